@@ -1,0 +1,227 @@
+"""The runtime tool layer (AgentTool), tool results, and the agent events.
+
+Event names and payload fields are Pi's (`packages/agent/src/types.ts`, spec 15.1), so Pi's RPC
+documentation describes these events too. `message_update` carries only the assistant-message
+event (Pi TARGET), never the cumulative message: traffic grows linearly with the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    AutoRetryEnd,
+    AutoRetryStart,
+    ConstrainedSampling,
+    Message,
+    TextContent,
+    Tool,
+    ToolCall,
+    ToolResultContent,
+    ToolResultMessage,
+    Wire,
+)
+
+# --- tool results -------------------------------------------------------------------------------
+
+
+class AgentToolResult(Wire):
+    content: list[ToolResultContent] = msgspec.field(default_factory=list)
+    details: Any = UNSET
+    # Set by a tool (or after_tool_call) to end the run after this batch (spec 15.8).
+    terminate: bool | UnsetType = UNSET
+
+
+def text_result(text: str, details: Any = UNSET) -> AgentToolResult:
+    return AgentToolResult(content=[TextContent(text=text)], details=details)
+
+
+class ToolError(Exception):
+    """Raised by a tool's execute: the message becomes the error result's text, verbatim (spec 2.4)."""
+
+
+class ToolErrorWithResult(ToolError):
+    """A failure that keeps its details (spec 1.5 LATER: bash's non-zero exit keeps truncation)."""
+
+    def __init__(self, message: str, details: Any = UNSET) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+OnUpdate = Callable[[AgentToolResult], None]
+
+
+@dataclass
+class AbortSignal:
+    """Read-only view of a run's abort state for code that wants to look (Pi's AbortSignal).
+
+    Cancellation itself is structured: the loop runs every tool inside a CancelScope that abort
+    cancels, so a tool only needs to clean up on the way out (STYLE rules 5-7).
+    """
+
+    aborted: bool = False
+
+
+ExecuteFn = Callable[[str, Any, AbortSignal, OnUpdate], Awaitable[AgentToolResult]]
+
+
+@dataclass(eq=False)
+class AgentTool:
+    """Spec 1.3: a declaration plus what the loop needs to run it.
+
+    `parameters` is either a msgspec Struct type (the one declaration that gives the JSON Schema,
+    the validator with Pi's lenient conversion, and the type execute receives) or a plain JSON
+    Schema dict (extensions, MCP, clients), validated through the JSON-Schema branch.
+    """
+
+    name: str
+    label: str
+    description: str
+    parameters: type[msgspec.Struct] | dict[str, Any]
+    execute: ExecuteFn
+    constrained_sampling: ConstrainedSampling | UnsetType = UNSET
+    prepare_arguments: Callable[[Any], Any] | None = None
+    execution_mode: Literal["parallel", "sequential"] = "parallel"
+    # Text of the error result when abort cancels this tool; gets the last streamed partial.
+    aborted_text: Callable[[AgentToolResult | None], str] | None = None
+    _declaration: Tool | None = field(default=None, repr=False)
+
+    def declaration(self) -> Tool:
+        if self._declaration is None:
+            from pi_rpc.ai.validation import json_schema_of
+
+            self._declaration = Tool(
+                name=self.name,
+                description=self.description,
+                parameters=json_schema_of(self.parameters),
+                constrained_sampling=self.constrained_sampling,
+            )
+        return self._declaration
+
+
+# --- hooks --------------------------------------------------------------------------------------
+
+
+class BlockCall(msgspec.Struct, kw_only=True):
+    """Returned by before_tool_call to refuse a call (spec 15.9)."""
+
+    reason: str | None = None
+    terminate: bool = False
+
+
+class ResultOverride(msgspec.Struct, kw_only=True):
+    """Returned by after_tool_call: each field given replaces the original wholesale."""
+
+    content: list[ToolResultContent] | UnsetType = UNSET
+    details: Any = UNSET
+    is_error: bool | UnsetType = UNSET
+    terminate: bool | UnsetType = UNSET
+
+
+@dataclass
+class BeforeToolCall:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any  # the validated arguments; a hook may mutate them (spec 3.8)
+
+
+@dataclass
+class AfterToolCall:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    result: AgentToolResult
+    is_error: bool
+
+
+BeforeToolCallHook = Callable[[BeforeToolCall], Awaitable[BlockCall | None]]
+AfterToolCallHook = Callable[[AfterToolCall], Awaitable[ResultOverride | None]]
+
+
+# --- events -------------------------------------------------------------------------------------
+
+
+class AgentStart(Wire, tag_field="type", tag="agent_start"):
+    pass
+
+
+class AgentEnd(Wire, tag_field="type", tag="agent_end"):
+    messages: list[Message]
+
+
+class TurnStart(Wire, tag_field="type", tag="turn_start"):
+    pass
+
+
+class TurnEnd(Wire, tag_field="type", tag="turn_end"):
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+
+
+class MessageStart(Wire, tag_field="type", tag="message_start"):
+    message: Message
+
+
+class MessageUpdate(Wire, tag_field="type", tag="message_update"):
+    assistant_message_event: AssistantMessageEvent
+
+
+class MessageEnd(Wire, tag_field="type", tag="message_end"):
+    message: Message
+
+
+class ToolExecutionStart(Wire, tag_field="type", tag="tool_execution_start"):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+
+
+class ToolExecutionUpdate(Wire, tag_field="type", tag="tool_execution_update"):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    partial_result: AgentToolResult
+
+
+class ToolExecutionEnd(Wire, tag_field="type", tag="tool_execution_end"):
+    tool_call_id: str
+    tool_name: str
+    result: AgentToolResult
+    is_error: bool
+    duration_ms: int | UnsetType = UNSET
+
+
+class QueueUpdate(Wire, tag_field="type", tag="queue_update"):
+    steering: list[str]
+    follow_up: list[str]
+
+
+class AgentSettled(Wire, tag_field="type", tag="agent_settled"):
+    """The session is idle again: after agent_end, and once queued work has drained."""
+
+
+AgentEvent = (
+    AgentStart
+    | AgentEnd
+    | TurnStart
+    | TurnEnd
+    | MessageStart
+    | MessageUpdate
+    | MessageEnd
+    | ToolExecutionStart
+    | ToolExecutionUpdate
+    | ToolExecutionEnd
+    | AutoRetryStart
+    | AutoRetryEnd
+    | QueueUpdate
+    | AgentSettled
+)
+
+Emit = Callable[[AgentEvent], None]

@@ -1,0 +1,261 @@
+"""AssistantBuilder: the one partial-message accumulator every provider writes into.
+
+Providers translate their vendor events into calls on this builder, keyed by the vendor's own part
+id (an index, an item id); the builder owns content indices, the partial AssistantMessage, the
+streamed events and the final message. A provider never builds a message itself (STYLE rule 10),
+and once called it never raises: it returns `finish()` or `fail()` (STYLE rule 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import msgspec
+
+from pi_rpc.ai.partial_json import parse_streaming_json
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    AutoRetryEnd,
+    AutoRetryStart,
+    DoneEvent,
+    ErrorEvent,
+    Model,
+    ProviderEvent,
+    StartEvent,
+    StopReason,
+    TextContent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingContent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCall,
+    ToolcallDeltaEvent,
+    ToolcallEndEvent,
+    ToolcallStartEvent,
+    Usage,
+)
+from pi_rpc.ai.usage import price_usage
+
+EmitProviderEvent = Callable[[ProviderEvent], None]
+
+
+class _OpenPart(msgspec.Struct):
+    index: int
+    kind: str  # "text" | "thinking" | "toolCall"
+    json: str = ""  # raw argument JSON of a tool call, as streamed
+
+
+class AssistantBuilder:
+    def __init__(self, model: Model, emit: EmitProviderEvent | None = None) -> None:
+        self.model = model
+        self._emit = emit or (lambda event: None)
+        self.message = AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
+        self._open: dict[Hashable, _OpenPart] = {}
+        self._started = False
+        self._finished = False
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._emit(StartEvent())
+
+    def reset(self) -> None:
+        """Drop everything streamed so far (a retried request starts from nothing)."""
+        self.message = AssistantMessage(
+            content=[], api=self.model.api, provider=self.model.provider, model=self.model.id
+        )
+        self._open.clear()
+
+    def set_usage(self, usage: Usage) -> None:
+        self.message.usage = price_usage(usage, self.model.cost)
+
+    def set_response_model(self, model_id: str) -> None:
+        if model_id:
+            self.message.model = model_id
+
+    # --- text -----------------------------------------------------------------------------------
+
+    def text_delta(self, key: Hashable, delta: str) -> None:
+        part = self._part(key, "text")
+        block = self.message.content[part.index]
+        assert isinstance(block, TextContent)
+        block.text += delta
+        if delta:
+            self._emit(TextDeltaEvent(content_index=part.index, delta=delta))
+
+    def text_end(self, key: Hashable, signature: str | None = None) -> None:
+        part = self._open.pop(key, None)
+        if part is None or part.kind != "text":
+            return
+        block = self.message.content[part.index]
+        assert isinstance(block, TextContent)
+        if signature:
+            block.text_signature = signature
+        self._emit(TextEndEvent(content_index=part.index, content=block.text))
+
+    # --- thinking -------------------------------------------------------------------------------
+
+    def thinking_delta(self, key: Hashable, delta: str) -> None:
+        part = self._part(key, "thinking")
+        block = self.message.content[part.index]
+        assert isinstance(block, ThinkingContent)
+        block.thinking += delta
+        if delta:
+            self._emit(ThinkingDeltaEvent(content_index=part.index, delta=delta))
+
+    def thinking_signature(self, key: Hashable, signature: str) -> None:
+        block = self.message.content[self._part(key, "thinking").index]
+        assert isinstance(block, ThinkingContent)
+        block.thinking_signature = (block.thinking_signature or "") + signature
+
+    def thinking_end(self, key: Hashable, signature: str | None = None, redacted: bool = False) -> None:
+        part = self._open.pop(key, None)
+        if part is None or part.kind != "thinking":
+            return
+        block = self.message.content[part.index]
+        assert isinstance(block, ThinkingContent)
+        if signature:
+            block.thinking_signature = signature
+        if redacted:
+            block.redacted = True
+        self._emit(ThinkingEndEvent(content_index=part.index, content=block.thinking))
+
+    # --- tool calls -----------------------------------------------------------------------------
+
+    def toolcall_start(self, key: Hashable, call_id: str, name: str) -> None:
+        if key in self._open:
+            return
+        self._open_part(key, "toolCall", ToolCall(id=call_id, name=name, arguments={}))
+        index = self._open[key].index
+        self._emit(ToolcallStartEvent(content_index=index, id=call_id, name=name))
+
+    def has_toolcall(self, key: Hashable) -> bool:
+        part = self._open.get(key)
+        return part is not None and part.kind == "toolCall"
+
+    def toolcall_delta(self, key: Hashable, fragment: str) -> None:
+        part = self._open.get(key)
+        if part is None or part.kind != "toolCall" or not fragment:
+            return
+        part.json += fragment
+        block = self.message.content[part.index]
+        assert isinstance(block, ToolCall)
+        block.arguments = parse_streaming_json(part.json)
+        self._emit(ToolcallDeltaEvent(content_index=part.index, delta=fragment, arguments=block.arguments))
+
+    def toolcall_end(self, key: Hashable, arguments: dict[str, Any] | None = None) -> None:
+        """Close a tool call. Arguments that are not valid JSON are kept as far as they parse;
+        the validation point then tells the model exactly what was wrong."""
+        part = self._open.pop(key, None)
+        if part is None or part.kind != "toolCall":
+            return
+        block = self.message.content[part.index]
+        assert isinstance(block, ToolCall)
+        if arguments is not None:
+            block.arguments = arguments
+        else:
+            block.arguments = parse_streaming_json(part.json)
+        self._emit(ToolcallEndEvent(content_index=part.index, tool_call=block))
+
+    def set_toolcall_id(self, key: Hashable, call_id: str) -> None:
+        part = self._open.get(key)
+        if part is not None and part.kind == "toolCall" and call_id:
+            block = self.message.content[part.index]
+            assert isinstance(block, ToolCall)
+            block.id = call_id
+
+    # --- retry notifications --------------------------------------------------------------------
+
+    def retry_start(self, attempt: int, max_attempts: int, delay_ms: int, error_message: str) -> None:
+        self._emit(AutoRetryStart(attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms,
+                                  error_message=error_message))
+
+    def retry_end(self, success: bool, attempt: int, final_error: str | None = None) -> None:
+        event = AutoRetryEnd(success=success, attempt=attempt)
+        if final_error is not None:
+            event.final_error = final_error
+        self._emit(event)
+
+    # --- endings --------------------------------------------------------------------------------
+
+    def finish(self, stop_reason: StopReason | None = None) -> AssistantMessage:
+        """End normally. Without an explicit reason: `toolUse` if any tool call, else `stop`."""
+        if stop_reason in ("error", "aborted"):
+            return self.fail(stop_reason, self.message.error_message or "Unknown error")
+        self._close_all()
+        if stop_reason is None:
+            has_calls = any(isinstance(block, ToolCall) for block in self.message.content)
+            stop_reason = "toolUse" if has_calls else "stop"
+        self.message.stop_reason = stop_reason
+        self.start()
+        if not self._finished:
+            self._finished = True
+            assert stop_reason in ("stop", "length", "toolUse")
+            self._emit(DoneEvent(reason=stop_reason, usage=self.message.usage))
+        return self.message
+
+    def fail(self, stop_reason: StopReason, error_message: str) -> AssistantMessage:
+        """End with `error` or `aborted`; what streamed so far stays in the message."""
+        reason = "aborted" if stop_reason == "aborted" else "error"
+        self._close_all(emit=False)
+        self.message.stop_reason = reason
+        self.message.error_message = error_message
+        self.start()
+        if not self._finished:
+            self._finished = True
+            self._emit(ErrorEvent(reason=reason, error_message=error_message, usage=self.message.usage))
+        return self.message
+
+    # --- internals ------------------------------------------------------------------------------
+
+    def _part(self, key: Hashable, kind: str) -> _OpenPart:
+        part = self._open.get(key)
+        if part is not None and part.kind == kind:
+            return part
+        if part is not None:  # a vendor reused a key for another kind: close the old part first
+            self._close(key)
+        block: TextContent | ThinkingContent = TextContent(text="") if kind == "text" else ThinkingContent(
+            thinking=""
+        )
+        self._open_part(key, kind, block)
+        index = self._open[key].index
+        self._emit(TextStartEvent(content_index=index) if kind == "text"
+                   else ThinkingStartEvent(content_index=index))
+        return self._open[key]
+
+    def _open_part(self, key: Hashable, kind: str, block: TextContent | ThinkingContent | ToolCall) -> None:
+        self.start()
+        self.message.content.append(block)
+        self._open[key] = _OpenPart(index=len(self.message.content) - 1, kind=kind)
+
+    def _close(self, key: Hashable) -> None:
+        part = self._open.get(key)
+        if part is None:
+            return
+        if part.kind == "text":
+            self.text_end(key)
+        elif part.kind == "thinking":
+            self.thinking_end(key)
+        else:
+            self.toolcall_end(key)
+
+    def _close_all(self, emit: bool = True) -> None:
+        for key in list(self._open):
+            if emit:
+                self._close(key)
+            else:
+                part = self._open.pop(key)
+                if part.kind == "toolCall":
+                    block = self.message.content[part.index]
+                    assert isinstance(block, ToolCall)
+                    block.arguments = parse_streaming_json(part.json)

@@ -1,0 +1,312 @@
+"""Messages, content blocks, usage, models and the assistant-message stream events.
+
+Field names follow Pi's model layer (`packages/ai/src/types.ts`): camelCase on the wire through
+msgspec's `rename="camel"`, snake_case in Python. Every tag is written by hand, never derived.
+"Absent" is `UNSET` (omitted from JSON); "explicitly empty" is `None`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+
+class Wire(msgspec.Struct, rename="camel", kw_only=True):
+    """Base of every message that crosses a boundary: camelCase on the wire."""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# --- content blocks -----------------------------------------------------------------------------
+
+
+class TextContent(Wire, tag_field="type", tag="text"):
+    text: str
+    text_signature: str | UnsetType = UNSET
+
+
+class ThinkingContent(Wire, tag_field="type", tag="thinking"):
+    thinking: str
+    # Opaque provider token that must be sent back verbatim to replay the thinking block.
+    thinking_signature: str | UnsetType = UNSET
+    redacted: bool | UnsetType = UNSET
+
+
+class ImageContent(Wire, tag_field="type", tag="image"):
+    data: str  # base64
+    mime_type: str
+
+
+class ToolCall(Wire, tag_field="type", tag="toolCall"):
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    # Provider-specific replay token (e.g. Responses API item id); never shown to the model.
+    thought_signature: str | UnsetType = UNSET
+
+
+UserContent = TextContent | ImageContent
+AssistantContent = TextContent | ThinkingContent | ToolCall
+ToolResultContent = TextContent | ImageContent
+
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+# --- usage and cost -----------------------------------------------------------------------------
+
+
+class Cost(Wire):
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = 0.0
+
+
+class Usage(Wire):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = msgspec.field(default_factory=Cost)
+
+
+# --- tool declarations (what the model sees) ----------------------------------------------------
+
+
+class JsonSchemaSampling(Wire, tag_field="type", tag="json_schema"):
+    strict: Literal["prefer", "require"] = "prefer"
+
+
+class GrammarVariants(Wire):
+    openai_lark: str | UnsetType = UNSET
+    openai_regex: str | UnsetType = UNSET
+
+
+class GrammarSampling(Wire, tag_field="type", tag="grammar"):
+    variants: GrammarVariants
+
+
+ConstrainedSampling = JsonSchemaSampling | GrammarSampling
+
+
+class Tool(Wire):
+    """The declaration layer (spec 1.2): name, description, JSON Schema parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    constrained_sampling: ConstrainedSampling | UnsetType = UNSET
+
+
+class ToolRef(Wire):
+    name: str
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+class UserMessage(Wire, tag_field="role", tag="user"):
+    content: str | list[UserContent]
+    timestamp: int = msgspec.field(default_factory=now_ms)
+
+
+class AssistantMessage(Wire, tag_field="role", tag="assistant"):
+    content: list[AssistantContent]
+    api: str
+    provider: str
+    model: str
+    usage: Usage = msgspec.field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | UnsetType = UNSET
+    timestamp: int = msgspec.field(default_factory=now_ms)
+
+
+class ToolResultMessage(Wire, tag_field="role", tag="toolResult"):
+    tool_call_id: str
+    tool_name: str
+    content: list[ToolResultContent]
+    is_error: bool
+    # JSON value for editors and logs; the model never sees it (spec 2.1).
+    details: Any = UNSET
+    timestamp: int = msgspec.field(default_factory=now_ms)
+
+
+class SystemMessage(Wire, tag_field="role", tag="system"):
+    """A transcript entry that (re)declares the callable tools (spec 15.11)."""
+
+    content: str = ""
+    tools_added: list[Tool] | UnsetType = UNSET
+    tools_removed: list[ToolRef] | UnsetType = UNSET
+    timestamp: int = msgspec.field(default_factory=now_ms)
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
+
+
+def declared_tools(messages: list[Message]) -> list[Tool]:
+    """Replay every system message's tool delta, in order (spec 15.11)."""
+    declared: dict[str, Tool] = {}
+    for message in messages:
+        if not isinstance(message, SystemMessage):
+            continue
+        for ref in message.tools_removed or ():
+            declared.pop(ref.name, None)
+        for tool in message.tools_added or ():
+            declared.pop(tool.name, None)
+            declared[tool.name] = tool
+    return list(declared.values())
+
+
+def text_of(content: str | list[Any]) -> str:
+    """The plain text of a message's content (text blocks joined by newlines)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.text for block in content if isinstance(block, TextContent))
+
+
+# --- models -------------------------------------------------------------------------------------
+
+Api = Literal["anthropic-messages", "openai-completions", "openai-responses", "faux"]
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+class ModelCost(Wire):
+    """Dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+class Model(Wire):
+    id: str
+    name: str
+    api: str
+    provider: str
+    base_url: str = ""
+    reasoning: bool = False
+    input: list[Literal["text", "image"]] = msgspec.field(default_factory=lambda: ["text"])
+    cost: ModelCost = msgspec.field(default_factory=ModelCost)
+    context_window: int = 128_000
+    max_tokens: int = 16_384
+    headers: dict[str, str] | UnsetType = UNSET
+    # Per-server quirks of OpenAI-compatible APIs (Pi's `compat`); opaque to everything but providers.
+    compat: dict[str, Any] | UnsetType = UNSET
+
+
+class Context(msgspec.Struct, kw_only=True):
+    """What one model request sees. `tools` is the replay of the transcript's declarations."""
+
+    system_prompt: str
+    messages: list[Message]
+    tools: list[Tool] = msgspec.field(default_factory=list)
+
+
+# --- assistant-message stream events (Pi's AssistantMessageEvent, without cumulative partials) ---
+
+
+class StartEvent(Wire, tag_field="type", tag="start"):
+    pass
+
+
+class TextStartEvent(Wire, tag_field="type", tag="text_start"):
+    content_index: int
+
+
+class TextDeltaEvent(Wire, tag_field="type", tag="text_delta"):
+    content_index: int
+    delta: str
+
+
+class TextEndEvent(Wire, tag_field="type", tag="text_end"):
+    content_index: int
+    content: str
+
+
+class ThinkingStartEvent(Wire, tag_field="type", tag="thinking_start"):
+    content_index: int
+
+
+class ThinkingDeltaEvent(Wire, tag_field="type", tag="thinking_delta"):
+    content_index: int
+    delta: str
+
+
+class ThinkingEndEvent(Wire, tag_field="type", tag="thinking_end"):
+    content_index: int
+    content: str
+
+
+class ToolcallStartEvent(Wire, tag_field="type", tag="toolcall_start"):
+    content_index: int
+    id: str
+    name: str
+
+
+class ToolcallDeltaEvent(Wire, tag_field="type", tag="toolcall_delta"):
+    content_index: int
+    delta: str
+    # The arguments parsed so far from the partial JSON, so editors can show them filling in.
+    arguments: dict[str, Any]
+
+
+class ToolcallEndEvent(Wire, tag_field="type", tag="toolcall_end"):
+    content_index: int
+    tool_call: ToolCall
+
+
+class DoneEvent(Wire, tag_field="type", tag="done"):
+    reason: Literal["stop", "length", "toolUse"]
+    usage: Usage
+
+
+class ErrorEvent(Wire, tag_field="type", tag="error"):
+    reason: Literal["error", "aborted"]
+    error_message: str
+    usage: Usage
+
+
+AssistantMessageEvent = (
+    StartEvent
+    | TextStartEvent
+    | TextDeltaEvent
+    | TextEndEvent
+    | ThinkingStartEvent
+    | ThinkingDeltaEvent
+    | ThinkingEndEvent
+    | ToolcallStartEvent
+    | ToolcallDeltaEvent
+    | ToolcallEndEvent
+    | DoneEvent
+    | ErrorEvent
+)
+
+
+# --- retry events (emitted by providers, forwarded unchanged by the agent) ----------------------
+
+
+class AutoRetryStart(Wire, tag_field="type", tag="auto_retry_start"):
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+class AutoRetryEnd(Wire, tag_field="type", tag="auto_retry_end"):
+    success: bool
+    attempt: int
+    final_error: str | UnsetType = UNSET
+
+
+ProviderEvent = AssistantMessageEvent | AutoRetryStart | AutoRetryEnd
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,1 @@
+"""The built-in tools. The registry lives in `pi_rpc.tools.registry`."""
