@@ -18,3 +18,21 @@ def price_usage(usage: Usage, cost: ModelCost) -> Usage:
     total = usage.total_tokens or (usage.input + usage.output + usage.cache_read + usage.cache_write)
     return Usage(input=usage.input, output=usage.output, cache_read=usage.cache_read,
                  cache_write=usage.cache_write, total_tokens=total, cost=priced)
+
+
+def add_usage(a: Usage, b: Usage) -> Usage:
+    """Sum of two usages, tokens and cost alike (a run's total over its turns)."""
+    return Usage(
+        input=a.input + b.input,
+        output=a.output + b.output,
+        cache_read=a.cache_read + b.cache_read,
+        cache_write=a.cache_write + b.cache_write,
+        total_tokens=a.total_tokens + b.total_tokens,
+        cost=Cost(
+            input=a.cost.input + b.cost.input,
+            output=a.cost.output + b.cost.output,
+            cache_read=a.cost.cache_read + b.cost.cache_read,
+            cache_write=a.cost.cache_write + b.cost.cache_write,
+            total=a.cost.total + b.cost.total,
+        ),
+    )

@@ -1,0 +1,3 @@
+from pi_rpc.modes.cli import main
+
+main()

@@ -1,0 +1,183 @@
+"""The agent loop (spec 15.2-15.4, 15.11): turns of stream -> tool batch -> results, until done.
+
+`run_loop` owns no state between runs: the Agent passes the context (transcript and tools), the
+queues as callables, and the RunControl that abort uses. Events go through one synchronous `emit`
+(STYLE rule 11), so an event is on its way before the next await can be cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pi_rpc.agent.control import RunControl
+from pi_rpc.agent.tool_calls import BatchConfig, execute_tool_calls, not_executed_results
+from pi_rpc.agent.types import (
+    AfterToolCallHook,
+    AgentEnd,
+    AgentStart,
+    AgentTool,
+    BeforeToolCallHook,
+    Emit,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from pi_rpc.ai.registry import StreamFn, StreamOptions
+from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    AutoRetryEnd,
+    AutoRetryStart,
+    Context,
+    Message,
+    Model,
+    ProviderEvent,
+    StartEvent,
+    SystemMessage,
+    ToolCall,
+    ToolRef,
+    declared_tools,
+)
+
+ABORTED_MESSAGE = "Operation aborted"
+
+
+@dataclass
+class LoopConfig:
+    model: Model
+    stream_fn: StreamFn
+    options: StreamOptions
+    system_prompt: Callable[[], str]
+    # Read before every turn, so tools (de)activated during a run reach the next request (spec 15.0).
+    tools: Callable[[], list[AgentTool]]
+    steering: Callable[[], list[Message]] = field(default=lambda: [])
+    follow_ups: Callable[[], list[Message]] = field(default=lambda: [])
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    before_tool_call: BeforeToolCallHook | None = None
+    after_tool_call: AfterToolCallHook | None = None
+    should_stop_after_turn: Callable[[], bool] | None = None
+
+
+async def run_loop(
+    prompts: list[Message], transcript: list[Message], config: LoopConfig, control: RunControl, emit: Emit
+) -> list[Message]:
+    """Run until the model stops; appends to `transcript` and returns the new messages."""
+    new_messages: list[Message] = []
+
+    def append(message: Message) -> None:
+        transcript.append(message)
+        new_messages.append(message)
+
+    emit(AgentStart())
+    emit(TurnStart())
+    pending: list[Message] = list(prompts) + config.steering()
+    first_turn = True
+    while True:
+        more_tool_calls = True
+        while more_tool_calls or pending:
+            if not first_turn:
+                emit(TurnStart())
+            first_turn = False
+            tools = config.tools()
+            for message in declare_tool_changes(transcript, pending, tools):
+                emit(MessageStart(message=message))
+                emit(MessageEnd(message=message))
+                append(message)
+            pending = []
+
+            assistant = await stream_assistant(transcript, tools, config, control, emit)
+            append(assistant)
+            if assistant.stop_reason in ("error", "aborted"):
+                emit(TurnEnd(message=assistant, tool_results=[]))
+                emit(AgentEnd(messages=new_messages))
+                return new_messages
+
+            calls = [block for block in assistant.content if isinstance(block, ToolCall)]
+            results = []
+            terminate = False
+            if calls and assistant.stop_reason == "length":
+                results = not_executed_results(calls, emit)
+            elif calls:
+                batch = BatchConfig(tools=tools, emit=emit, control=control,
+                                    sequential=config.tool_execution == "sequential",
+                                    before_tool_call=config.before_tool_call,
+                                    after_tool_call=config.after_tool_call)
+                results, terminate = await execute_tool_calls(assistant, calls, batch)
+            for result in results:
+                append(result)
+            emit(TurnEnd(message=assistant, tool_results=results))
+
+            if terminate or control.aborted:
+                emit(AgentEnd(messages=new_messages))
+                return new_messages
+            if config.should_stop_after_turn is not None and config.should_stop_after_turn():
+                emit(AgentEnd(messages=new_messages))
+                return new_messages
+            more_tool_calls = bool(calls)
+            pending = config.steering()
+        pending = config.follow_ups()
+        if not pending:
+            break
+    emit(AgentEnd(messages=new_messages))
+    return new_messages
+
+
+def declare_tool_changes(
+    transcript: list[Message], pending: list[Message], tools: list[AgentTool]
+) -> list[Message]:
+    """`pending` with a system message declaring the tool delta, if there is one (spec 15.11)."""
+    declared = {tool.name: tool for tool in declared_tools(transcript)}
+    for message in pending:  # a pending system message already declares its own changes
+        if isinstance(message, SystemMessage):
+            for ref in message.tools_removed or ():
+                declared.pop(ref.name, None)
+            for tool in message.tools_added or ():
+                declared[tool.name] = tool
+    current = {tool.name: tool.declaration() for tool in tools}
+    added = [decl for name, decl in current.items() if declared.get(name) != decl]
+    removed = [ToolRef(name=name) for name in declared if name not in current]
+    if not added and not removed:
+        return pending
+    delta = SystemMessage()
+    if added:
+        delta.tools_added = added
+    if removed:
+        delta.tools_removed = removed
+    position = next((i for i, m in enumerate(pending) if not isinstance(m, SystemMessage)), len(pending))
+    return [*pending[:position], delta, *pending[position:]]
+
+
+async def stream_assistant(
+    transcript: list[Message], tools: list[AgentTool], config: LoopConfig, control: RunControl, emit: Emit
+) -> AssistantMessage:
+    """One model request: message_start, an update per stream event, message_end."""
+    started = False
+
+    def on_event(event: ProviderEvent) -> None:
+        nonlocal started
+        if isinstance(event, AutoRetryStart | AutoRetryEnd):
+            emit(event)
+            return
+        if not started:
+            started = True
+            emit(MessageStart(message=builder.message))
+        if not isinstance(event, StartEvent):
+            emit(MessageUpdate(assistant_message_event=event))
+
+    builder = AssistantBuilder(config.model, on_event)
+    context = Context(system_prompt=config.system_prompt(), messages=list(transcript),
+                      tools=[tool.declaration() for tool in tools])
+    message: AssistantMessage | None = None
+    with control.scope() as scope:
+        try:
+            message = await config.stream_fn(config.model, context, config.options, builder)
+        except Exception as exc:  # a provider broke its contract; the run still ends cleanly
+            message = builder.fail("error", f"{type(exc).__name__}: {exc}")
+    if scope.cancelled_caught or message is None or control.aborted and message.stop_reason != "error":
+        message = builder.fail("aborted", ABORTED_MESSAGE)
+    emit(MessageEnd(message=message))
+    return message

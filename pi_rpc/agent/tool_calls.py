@@ -1,0 +1,260 @@
+"""Executing one assistant message's tool calls (spec 3, 15.5-15.10).
+
+Per call: lookup -> prepare_arguments -> validate (the ONE validation point) -> before_tool_call ->
+execute -> after_tool_call. Every failure becomes an error result; the batch never stops because a
+tool failed. Parallel batches prepare in source order, run concurrently, emit `tool_execution_end`
+in completion order and append results in source order.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import msgspec
+from msgspec import UNSET
+
+from pi_rpc.agent.control import RunControl
+from pi_rpc.agent.types import (
+    AfterToolCall,
+    AfterToolCallHook,
+    AgentTool,
+    AgentToolResult,
+    BeforeToolCall,
+    BeforeToolCallHook,
+    Emit,
+    MessageEnd,
+    MessageStart,
+    ToolErrorWithResult,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+)
+from pi_rpc.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from pi_rpc.ai.validation import validate_tool_arguments
+
+ABORTED_TEXT = "Operation aborted"
+LENGTH_TEXT = (
+    'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments '
+    "may be truncated. Re-issue the tool call with complete arguments."
+)
+
+
+@dataclass
+class BatchConfig:
+    tools: list[AgentTool]
+    emit: Emit
+    control: RunControl
+    sequential: bool = False
+    before_tool_call: BeforeToolCallHook | None = None
+    after_tool_call: AfterToolCallHook | None = None
+
+
+@dataclass
+class _Prepared:
+    call: ToolCall
+    tool: AgentTool
+    args: Any
+
+
+@dataclass
+class _Outcome:
+    call: ToolCall
+    result: AgentToolResult
+    is_error: bool
+
+
+def error_result(message: str, details: Any = None) -> AgentToolResult:
+    return AgentToolResult(content=[TextContent(text=message)], details={} if details is None else details)
+
+
+async def execute_tool_calls(
+    assistant: AssistantMessage, calls: list[ToolCall], config: BatchConfig
+) -> tuple[list[ToolResultMessage], bool]:
+    """Run a batch; returns the result messages in source order and whether the run terminates."""
+    by_name = {tool.name: tool for tool in config.tools}
+    sequential = config.sequential or any(
+        (tool := by_name.get(call.name)) is not None and tool.execution_mode == "sequential" for call in calls
+    )
+    if sequential:
+        outcomes = await _run_sequential(assistant, calls, by_name, config)
+    else:
+        outcomes = await _run_parallel(assistant, calls, by_name, config)
+    messages = [_to_message(outcome) for outcome in outcomes]
+    for message in messages:
+        config.emit(MessageStart(message=message))
+        config.emit(MessageEnd(message=message))
+    terminate = bool(outcomes) and all(outcome.result.terminate is True for outcome in outcomes)
+    return messages, terminate
+
+
+def not_executed_results(calls: list[ToolCall], emit: Emit) -> list[ToolResultMessage]:
+    """A `length`-truncated response: no call runs, each gets an explanatory error (spec 15.4d)."""
+    messages = []
+    for call in calls:
+        emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
+        result = error_result(LENGTH_TEXT.format(name=call.name))
+        emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result, is_error=True))
+        message = _to_message(_Outcome(call, result, True))
+        emit(MessageStart(message=message))
+        emit(MessageEnd(message=message))
+        messages.append(message)
+    return messages
+
+
+async def _run_sequential(
+    assistant: AssistantMessage, calls: list[ToolCall], by_name: dict[str, AgentTool], config: BatchConfig
+) -> list[_Outcome]:
+    outcomes = []
+    for call in calls:
+        config.emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
+        started = time.monotonic()
+        if config.control.aborted:
+            # Every call still gets a result, so the transcript stays valid for the next request.
+            outcome = _Outcome(call, error_result(ABORTED_TEXT), True)
+        else:
+            prepared = await _prepare(assistant, call, by_name, config)
+            if isinstance(prepared, _Outcome):
+                outcome = prepared
+            else:
+                outcome = await _execute(assistant, prepared, config)
+        _emit_end(config, outcome, started)
+        outcomes.append(outcome)
+    return outcomes
+
+
+async def _run_parallel(
+    assistant: AssistantMessage, calls: list[ToolCall], by_name: dict[str, AgentTool], config: BatchConfig
+) -> list[_Outcome]:
+    outcomes: list[_Outcome | None] = [None] * len(calls)
+    started: list[float] = [0.0] * len(calls)
+    runnable: list[tuple[int, _Prepared]] = []
+    for index, call in enumerate(calls):
+        config.emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
+        started[index] = time.monotonic()
+        prepared: _Prepared | _Outcome
+        if config.control.aborted:
+            prepared = _Outcome(call, error_result(ABORTED_TEXT), True)
+        else:
+            prepared = await _prepare(assistant, call, by_name, config)
+        if isinstance(prepared, _Outcome):
+            outcomes[index] = prepared
+            _emit_end(config, prepared, started[index])
+        else:
+            runnable.append((index, prepared))
+
+    async def run_one(index: int, prepared: _Prepared) -> None:
+        outcome = await _execute(assistant, prepared, config)
+        outcomes[index] = outcome
+        _emit_end(config, outcome, started[index])
+
+    async with anyio.create_task_group() as group:
+        for index, prepared in runnable:
+            group.start_soon(run_one, index, prepared)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+async def _prepare(
+    assistant: AssistantMessage, call: ToolCall, by_name: dict[str, AgentTool], config: BatchConfig
+) -> _Prepared | _Outcome:
+    tool = by_name.get(call.name)
+    if tool is None:
+        return _Outcome(call, error_result(f"Tool {call.name} not found"), True)
+    try:
+        raw: Any = call.arguments
+        if tool.prepare_arguments is not None:
+            raw = tool.prepare_arguments(raw)
+        args = validate_tool_arguments(tool.name, tool.parameters, raw)
+    except Exception as exc:  # shim or validation: the model reads the message and retries
+        return _Outcome(call, error_result(str(exc)), True)
+    if config.before_tool_call is not None:
+        blocked = None
+        with config.control.scope() as scope:
+            try:
+                blocked = await config.before_tool_call(BeforeToolCall(assistant, call, args))
+            except Exception as exc:
+                return _Outcome(call, error_result(str(exc)), True)
+        if scope.cancelled_caught or config.control.aborted:
+            return _Outcome(call, error_result(ABORTED_TEXT), True)
+        if blocked is not None:
+            result = error_result(blocked.reason or "Tool execution was blocked")
+            if blocked.terminate:
+                result.terminate = True
+            return _Outcome(call, result, True)
+    return _Prepared(call, tool, args)
+
+
+async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: BatchConfig) -> _Outcome:
+    call, tool = prepared.call, prepared.tool
+    settled = False
+    last_partial: AgentToolResult | None = None
+
+    def on_update(partial: AgentToolResult) -> None:
+        nonlocal last_partial
+        if settled:  # updates after execute settled are ignored (spec 15.10)
+            return
+        last_partial = partial
+        config.emit(ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, args=call.arguments,
+                                        partial_result=partial))
+
+    result: AgentToolResult | None = None
+    is_error = False
+    with config.control.scope() as scope:
+        try:
+            result = await tool.execute(call.id, prepared.args, config.control.signal, on_update)
+        except ToolErrorWithResult as exc:
+            result, is_error = error_result(str(exc), exc.details if exc.details is not UNSET else None), True
+        except Exception as exc:  # a tool's failure is the model's information, never a crash
+            result, is_error = error_result(str(exc) or type(exc).__name__), True
+    settled = True
+    if scope.cancelled_caught or result is None:
+        text = tool.aborted_text(last_partial) if tool.aborted_text is not None else ABORTED_TEXT
+        details = last_partial.details if last_partial is not None and last_partial.details is not UNSET else {}
+        result, is_error = error_result(text, details), True
+    if config.after_tool_call is not None:
+        result, is_error = await _after(assistant, prepared, result, is_error, config)
+    return _Outcome(call, result, is_error)
+
+
+async def _after(
+    assistant: AssistantMessage, prepared: _Prepared, result: AgentToolResult, is_error: bool,
+    config: BatchConfig,
+) -> tuple[AgentToolResult, bool]:
+    assert config.after_tool_call is not None
+    try:
+        override = await config.after_tool_call(
+            AfterToolCall(assistant, prepared.call, prepared.args, result, is_error)
+        )
+    except Exception as exc:
+        return error_result(str(exc)), True
+    if override is None:
+        return result, is_error
+    # Each field given replaces the original wholesale; no deep merge (spec 15.9).
+    changes: dict[str, Any] = {}
+    for name in ("content", "details", "terminate"):
+        value = getattr(override, name)
+        if value is not UNSET:
+            changes[name] = value
+    if changes:
+        result = msgspec.structs.replace(result, **changes)
+    if override.is_error is not UNSET:
+        is_error = bool(override.is_error)
+    return result, is_error
+
+
+def _emit_end(config: BatchConfig, outcome: _Outcome, started: float) -> None:
+    config.emit(ToolExecutionEnd(
+        tool_call_id=outcome.call.id, tool_name=outcome.call.name, result=outcome.result,
+        is_error=outcome.is_error, duration_ms=int((time.monotonic() - started) * 1000),
+    ))
+
+
+def _to_message(outcome: _Outcome) -> ToolResultMessage:
+    message = ToolResultMessage(tool_call_id=outcome.call.id, tool_name=outcome.call.name,
+                                content=list(outcome.result.content), is_error=outcome.is_error)
+    if outcome.result.details is not UNSET:
+        message.details = outcome.result.details
+    return message
+

@@ -1,0 +1,90 @@
+"""`pi-rpc`: argv, logging to stderr, the model choice, then the daemon (or the demo)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+import anyio
+
+import pi_rpc
+from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers
+from pi_rpc.session.session import SessionConfig
+from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
+
+_log = logging.getLogger("pi_rpc")
+
+
+def _names(value: str) -> list[str]:
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pi-rpc",
+        description="The Pi coding agent as a JSON-RPC daemon on stdio (see protocol/PROTOCOL.md).",
+        epilog=tools_help() + "\n\nSubcommand:\n  pi-rpc demo      run the guided demo in this terminal",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"pi-rpc {pi_rpc.__version__}")
+    parser.add_argument("--cwd", default=os.getcwd(), help="workspace the tools work in (default: .)")
+    parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
+    parser.add_argument("--model", help="model id")
+    parser.add_argument("--api", choices=["anthropic-messages", "openai-completions", "openai-responses"],
+                        help="wire API of a custom endpoint (with --base-url)")
+    parser.add_argument("--base-url", help="base URL of any compatible server, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument("--script", help="scripted-model script (JSON); forces the scripted model")
+    parser.add_argument("--tools", type=_names, help="allowlist: only these tools exist and are active")
+    parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
+    parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
+                        help="LSP base framing (Content-Length headers, default) or JSON lines")
+    parser.add_argument("--thinking", default="off",
+                        choices=["off", "minimal", "low", "medium", "high", "xhigh"])
+    parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"))
+    return parser
+
+
+def build_session_config(args: argparse.Namespace) -> SessionConfig:
+    cwd = os.path.abspath(os.path.expanduser(args.cwd))
+    if not os.path.isdir(cwd):
+        raise ModelSetupError(f"--cwd {cwd} is not a directory")
+    for name in unknown_tool_names([*(args.tools or []), *args.exclude_tools]):
+        _log.warning("Unknown tool %r ignored", name)
+    selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools)
+    choice = choose_model(provider=args.provider, model_id=args.model, api=args.api,
+                          base_url=args.base_url, script=args.script)
+    available, resolve = model_resolvers(choice)
+    return SessionConfig(
+        cwd=cwd, model=choice, tools=create_tool_definitions(cwd, selection.registered()),
+        active_tools=selection.initial_active(), thinking_level=args.thinking,
+        available_models=available, resolve_model=resolve,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["demo"]:
+        from pi_rpc.demo.client import main as demo_main
+
+        demo_main(argv[1:])
+        return
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="pi-rpc %(levelname)s %(name)s: %(message)s")
+    # pygls logs every outbound body at INFO and every error reply with a traceback; the
+    # daemon logs what matters itself (rpc.py, server.py).
+    logging.getLogger("pygls").setLevel(logging.CRITICAL)
+    try:
+        config = build_session_config(args)
+    except ModelSetupError as exc:
+        print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
+        sys.exit(2)
+    from pi_rpc.modes.jsonrpc.server import Daemon
+
+    anyio.run(Daemon(config, framing=args.framing).run)
+    sys.stderr.flush()
+    # A reader thread may still sit in read(0): leave without waiting for it.
+    os._exit(0)

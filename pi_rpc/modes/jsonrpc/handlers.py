@@ -1,0 +1,104 @@
+"""One thin async function per method: convert, call the session, return its Struct."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from msgspec import UNSET
+from pygls.exceptions import JsonRpcServerError
+
+import pi_rpc
+from pi_rpc.modes.jsonrpc.protocol import (
+    BUSY,
+    NOT_FOUND,
+    PROTOCOL_VERSION,
+    ActiveTools,
+    Empty,
+    InitializeParams,
+    InitializeResult,
+    MessageList,
+    ModelList,
+    PromptParams,
+    QueueContents,
+    QueueParams,
+    ServerInfo,
+    SetActiveToolsParams,
+    SetModelParams,
+    ToolList,
+    to_image,
+)
+from pi_rpc.modes.jsonrpc.rpc import Rpc
+from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionBusyError
+from pi_rpc.session.types import PromptOutcome, SessionState
+
+
+def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
+             on_exit: Callable[[], None]) -> None:
+    @rpc.method("initialize", InitializeParams)
+    async def initialize(params: InitializeParams) -> InitializeResult:
+        return InitializeResult(
+            server_info=ServerInfo(name="pi-rpc", version=pi_rpc.__version__),
+            protocol_version=PROTOCOL_VERSION, cwd=session.cwd, model=session.choice.model,
+            scripted=session.choice.scripted, tools=session.tool_infos(),
+        )
+
+    @rpc.method("shutdown", Empty)
+    async def shutdown(params: Empty) -> None:
+        await session.abort()
+        on_shutdown()
+
+    @rpc.notification("exit", Empty)
+    def exit_(params: Empty) -> None:
+        on_exit()
+
+    @rpc.method("prompt", PromptParams)
+    async def prompt(params: PromptParams) -> PromptOutcome:
+        behaviour = None if params.streaming_behavior is UNSET else params.streaming_behavior
+        try:
+            return await session.prompt(params.message, [to_image(i) for i in params.images], behaviour)
+        except SessionBusyError as exc:
+            raise JsonRpcServerError(str(exc), BUSY) from exc
+
+    @rpc.method("abort", Empty)
+    async def abort(params: Empty) -> None:
+        await session.abort()
+
+    @rpc.method("steer", QueueParams)
+    async def steer(params: QueueParams) -> None:
+        session.steer(params.message, [to_image(i) for i in params.images])
+
+    @rpc.method("followUp", QueueParams)
+    async def follow_up(params: QueueParams) -> None:
+        session.follow_up(params.message, [to_image(i) for i in params.images])
+
+    @rpc.method("clearQueue", Empty)
+    async def clear_queue(params: Empty) -> QueueContents:
+        steering, follow_ups = session.clear_queue()
+        return QueueContents(steering=steering, follow_up=follow_ups)
+
+    @rpc.method("tools/list", Empty)
+    async def tools_list(params: Empty) -> ToolList:
+        return ToolList(tools=session.tool_infos())
+
+    @rpc.method("tools/setActive", SetActiveToolsParams)
+    async def tools_set_active(params: SetActiveToolsParams) -> ActiveTools:
+        return ActiveTools(active=session.set_active_tools(params.names))
+
+    @rpc.method("state", Empty)
+    async def state(params: Empty) -> SessionState:
+        return session.state()
+
+    @rpc.method("messages", Empty)
+    async def messages(params: Empty) -> MessageList:
+        return MessageList(messages=list(session.messages))
+
+    @rpc.method("models/list", Empty)
+    async def models_list(params: Empty) -> ModelList:
+        return ModelList(models=session.available_models())
+
+    @rpc.method("model/set", SetModelParams)
+    async def model_set(params: SetModelParams):  # type: ignore[no-untyped-def]
+        try:
+            return session.set_model(params.provider, params.model_id)
+        except ModelNotFoundError as exc:
+            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc

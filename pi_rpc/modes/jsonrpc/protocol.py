@@ -1,0 +1,139 @@
+"""THE wire surface of the JSON-RPC mode: every params and result Struct, the method tables.
+
+This module is the single input to schema generation (`python -m pi_rpc.modes.jsonrpc.schema`);
+the agent events, messages and session reports are declared where they belong and re-exported here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from pi_rpc.agent.types import AgentEvent
+from pi_rpc.ai.types import ImageContent, Message, Model, Wire
+from pi_rpc.session.types import PromptOutcome, SessionState, ToolInfo
+
+PROTOCOL_VERSION = 1
+
+# JSON-RPC error codes beyond the standard ones (-32099..-32000 is the server range).
+BUSY = -32002  # a run is in progress and the request cannot be queued
+NOT_FOUND = -32004  # a named model does not exist
+
+
+class Empty(Wire, forbid_unknown_fields=False):
+    """Params of a method that takes none (absent `params` is accepted too)."""
+
+
+class ClientInfo(Wire, kw_only=True):
+    name: str
+    version: str | UnsetType = UNSET
+
+
+class InitializeParams(Wire, kw_only=True):
+    client_info: ClientInfo | UnsetType = UNSET
+
+
+class ServerInfo(Wire, kw_only=True):
+    name: str
+    version: str
+
+
+class InitializeResult(Wire, kw_only=True):
+    server_info: ServerInfo
+    protocol_version: int
+    cwd: str
+    model: Model
+    scripted: bool
+    tools: list[ToolInfo]
+
+
+class ImageInput(Wire, kw_only=True):
+    data: str  # base64
+    mime_type: str
+
+
+class PromptParams(Wire, kw_only=True):
+    message: str
+    images: list[ImageInput] = msgspec.field(default_factory=list)
+    streaming_behavior: Literal["steer", "followUp"] | UnsetType = UNSET
+
+
+class QueueParams(Wire, kw_only=True):
+    message: str
+    images: list[ImageInput] = msgspec.field(default_factory=list)
+
+
+class QueueContents(Wire, kw_only=True):
+    steering: list[str]
+    follow_up: list[str]
+
+
+class ToolList(Wire, kw_only=True):
+    tools: list[ToolInfo]
+
+
+class SetActiveToolsParams(Wire, kw_only=True):
+    names: list[str]
+
+
+class ActiveTools(Wire, kw_only=True):
+    active: list[str]
+
+
+class MessageList(Wire, kw_only=True):
+    messages: list[Message]
+
+
+class ModelList(Wire, kw_only=True):
+    models: list[Model]
+
+
+class SetModelParams(Wire, kw_only=True):
+    provider: str
+    model_id: str
+
+
+class AgentEventNotification(Wire, kw_only=True):
+    """`agent/event` notification: params is the event itself."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["agent/event"] = "agent/event"
+    params: AgentEvent
+
+
+def to_image(image: ImageInput) -> ImageContent:
+    return ImageContent(data=image.data, mime_type=image.mime_type)
+
+
+# method -> (params type, result type); result None means the result is JSON null.
+METHODS: dict[str, tuple[type[Any], Any]] = {
+    "initialize": (InitializeParams, InitializeResult),
+    "shutdown": (Empty, None),
+    "prompt": (PromptParams, PromptOutcome),
+    "abort": (Empty, None),
+    "steer": (QueueParams, None),
+    "followUp": (QueueParams, None),
+    "clearQueue": (Empty, QueueContents),
+    "tools/list": (Empty, ToolList),
+    "tools/setActive": (SetActiveToolsParams, ActiveTools),
+    "state": (Empty, SessionState),
+    "messages": (Empty, MessageList),
+    "models/list": (Empty, ModelList),
+    "model/set": (SetModelParams, Model),
+}
+
+# client -> server notifications
+CLIENT_NOTIFICATIONS: dict[str, type[Any]] = {"exit": Empty}
+
+# server -> client notifications
+SERVER_NOTIFICATIONS: dict[str, Any] = {"agent/event": AgentEvent}
+
+__all__ = [
+    "PROTOCOL_VERSION", "BUSY", "NOT_FOUND", "METHODS", "CLIENT_NOTIFICATIONS", "SERVER_NOTIFICATIONS",
+    "AgentEvent", "Message", "Model", "PromptOutcome", "SessionState", "ToolInfo",
+    "Empty", "ClientInfo", "InitializeParams", "ServerInfo", "InitializeResult", "ImageInput",
+    "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",
+    "MessageList", "ModelList", "SetModelParams", "AgentEventNotification", "to_image",
+]

@@ -1,0 +1,205 @@
+"""The daemon's I/O: stdin frames in, dispatch, framed messages out, and a clean exit.
+
+Stdout belongs to the protocol. At start the daemon keeps a private duplicate of fd 1 for its
+writer and points fd 1 (and `sys.stdout`) at stderr, so a stray print, a library or a child process
+cannot corrupt the stream. Every way out (stdin closed, `exit`, SIGTERM/SIGINT) aborts the run,
+kills every process group a tool started, and exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+import msgspec
+from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcParseError
+
+from pi_rpc.agent.types import AgentEvent
+from pi_rpc.modes.jsonrpc import handlers
+from pi_rpc.modes.jsonrpc.framing import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    FrameError,
+    JsonlFrameReader,
+    LspFrameReader,
+    encode_jsonl,
+    encode_lsp,
+)
+from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
+from pi_rpc.modes.jsonrpc.rpc import Rpc
+from pi_rpc.session.session import AgentSession, SessionConfig
+from pi_rpc.tools.process import kill_all_process_groups
+
+_log = logging.getLogger(__name__)
+
+Framing = Literal["lsp", "jsonl"]
+READ_CHUNK = 1 << 16
+# How long a graceful abort may take at exit before children are killed regardless.
+EXIT_ABORT_SECONDS = 5.0
+
+
+class StdoutSink:
+    """Frames and writes bodies to the protocol fd without ever blocking the event loop."""
+
+    def __init__(self, fd: int, framing: Framing) -> None:
+        self._fd = fd
+        self._frame = encode_lsp if framing == "lsp" else encode_jsonl
+        self._transport: asyncio.WriteTransport | None = None
+        self._closed = False
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
+            self._transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
+        except (ValueError, OSError):
+            self._transport = None  # a regular file: plain blocking writes are fine there
+
+    def send(self, body: bytes) -> None:
+        if self._closed:
+            return
+        data = self._frame(body)
+        if self._transport is not None:
+            if self._transport.is_closing():
+                self._closed = True
+                return
+            self._transport.write(data)
+            return
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+        except OSError:
+            self._closed = True  # the client is gone; stdin EOF will end the daemon
+
+    async def drain(self) -> None:
+        """Wait until what was written has left our buffer (bounded by the caller)."""
+        while self._transport is not None and not self._transport.is_closing():
+            if self._transport.get_write_buffer_size() == 0:
+                return
+            await anyio.sleep(0.01)
+
+
+def claim_stdout() -> int:
+    """Keep a private copy of fd 1 for the protocol; point fd 1 and sys.stdout at stderr."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_fd
+
+
+class Daemon:
+    def __init__(self, config: SessionConfig, framing: Framing = "lsp",
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin_fd: int = 0,
+                 stdout_fd: int | None = None) -> None:
+        self.config = config
+        self.framing: Framing = framing
+        self.max_message_bytes = max_message_bytes
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self._stop = anyio.Event()
+        self._shutting_down = False
+
+    async def run(self) -> None:
+        out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
+        sink = StdoutSink(out_fd, self.framing)
+        await sink.open()
+        rpc = Rpc(sink)
+        async with anyio.create_task_group() as tasks:
+            session = AgentSession(self.config, tasks)
+            session.subscribe(_event_forwarder(rpc))
+            handlers.register(rpc, session, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
+            tasks.start_soon(self._read_stdin, rpc)
+            tasks.start_soon(self._watch_signals)
+            await self._stop.wait()
+            with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
+                await session.abort()
+            kill_all_process_groups()
+            with anyio.move_on_after(2, shield=True):
+                await sink.drain()
+            tasks.cancel_scope.cancel("daemon exiting")
+
+    def _begin_shutdown(self) -> None:
+        self._shutting_down = True
+
+    async def _read_stdin(self, rpc: Rpc) -> None:
+        reader = (LspFrameReader if self.framing == "lsp" else JsonlFrameReader)(self.max_message_bytes)
+        while True:
+            chunk = await anyio.to_thread.run_sync(_read_chunk, self.stdin_fd, abandon_on_cancel=True)
+            frames = reader.feed(chunk) if chunk else reader.finish()
+            for frame in frames:
+                self._dispatch(rpc, frame)
+            if not chunk:
+                _log.info("stdin closed; exiting")
+                self._stop.set()
+                return
+
+    def _dispatch(self, rpc: Rpc, frame: bytes | FrameError) -> None:
+        if isinstance(frame, FrameError):
+            _log.error("framing error: %s", frame.message)
+            return
+        try:
+            message = msgspec.json.decode(frame)
+        except msgspec.DecodeError as exc:
+            _log.error("unparsable message: %s", exc)
+            rpc.send_error(None, JsonRpcParseError(f"Parse error: {exc}"))
+            return
+        problem = _invalid_request(message)
+        if problem is not None:
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            rpc.send_error(msg_id if isinstance(msg_id, str | int) else None, JsonRpcInvalidRequest(problem))
+            return
+        if self._shutting_down and message.get("method") != "exit":
+            if "id" in message and "method" in message:
+                rpc.send_error(message["id"], JsonRpcInvalidRequest("Server is shutting down"))
+            return
+        rpc.handle(message)
+
+    async def _watch_signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            async for signum in signals:
+                _log.info("signal %s; exiting", signal.Signals(signum).name)
+                self._stop.set()
+                return
+
+
+def _read_chunk(fd: int) -> bytes:
+    try:
+        return os.read(fd, READ_CHUNK)
+    except OSError:
+        return b""
+
+
+def _invalid_request(message: Any) -> str | None:
+    if isinstance(message, list):
+        return "Invalid Request: batch messages are not supported"
+    if not isinstance(message, dict):
+        return "Invalid Request: a message must be a JSON object"
+    if message.get("jsonrpc") != "2.0":
+        return 'Invalid Request: "jsonrpc" must be "2.0"'
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return 'Invalid Request: "method" must be a string'
+        if "id" in message and not isinstance(message["id"], str | int):
+            return 'Invalid Request: "id" must be a string or a number'
+        if "params" in message and not isinstance(message["params"], dict | list | None):
+            return 'Invalid Request: "params" must be an object or an array'
+        return None
+    if "id" in message and ("result" in message or "error" in message):
+        return None  # a response to one of our requests
+    return 'Invalid Request: no "method"'
+
+
+def _event_forwarder(rpc: Rpc) -> Callable[[AgentEvent], None]:
+    def forward(event: AgentEvent) -> None:
+        rpc.send_notification(AgentEventNotification(params=event))
+
+    return forward

@@ -1,0 +1,259 @@
+"""AgentSession: the one object every mode drives.
+
+It owns the agent, the tool registry versus the active tools, the model, and the runs. A run is a
+task of the session's own task group, not of the request that started it: a client that cancels
+its request gets a graceful abort (agent_end, results for every call), never a torn-down run.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import anyio
+import anyio.abc
+
+from pi_rpc.agent.agent import Agent, QueueMode
+from pi_rpc.agent.loop import LoopConfig
+from pi_rpc.agent.types import AgentEvent, AgentSettled, AgentTool
+from pi_rpc.ai.registry import StreamFn, StreamOptions
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    Model,
+    TextContent,
+    ThinkingLevel,
+    Usage,
+    UserContent,
+    UserMessage,
+)
+from pi_rpc.ai.usage import add_usage
+from pi_rpc.session.system_prompt import build_system_prompt
+from pi_rpc.session.types import PromptOutcome, SessionState, ToolInfo
+from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
+
+_log = logging.getLogger(__name__)
+
+StreamingBehavior = Literal["steer", "followUp"]
+
+BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+
+
+class SessionBusyError(RuntimeError):
+    pass
+
+
+class ModelNotFoundError(LookupError):
+    pass
+
+
+@dataclass
+class ModelChoice:
+    """A model and how to reach it."""
+
+    model: Model
+    stream_fn: StreamFn
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    scripted: bool = False
+
+
+@dataclass
+class SessionConfig:
+    cwd: str
+    model: ModelChoice
+    tools: dict[str, ToolDefinition]
+    active_tools: list[str]
+    thinking_level: ThinkingLevel = "off"
+    # Every model a client may switch to, and how to reach each.
+    available_models: Callable[[], list[Model]] = field(default=lambda: [])
+    resolve_model: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
+    append_system_prompt: str | None = None
+
+
+class AgentSession:
+    def __init__(self, config: SessionConfig, task_group: anyio.abc.TaskGroup) -> None:
+        self.config = config
+        self.cwd = config.cwd
+        self.session_id = uuid.uuid4().hex
+        self.agent = Agent()
+        self.choice = config.model
+        self.thinking_level: ThinkingLevel = config.thinking_level
+        self._tasks = task_group
+        self._definitions = dict(config.tools)
+        self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
+        self._agent_tools: dict[str, AgentTool] = {}
+        self._system_prompt = ""
+        self._rebuild_system_prompt()
+        self._busy = False
+        self._settled = anyio.Event()
+        self._settled.set()
+
+    # --- events ---------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
+        return self.agent.subscribe(listener)
+
+    # --- tools ----------------------------------------------------------------------------------
+
+    def tool_infos(self) -> list[ToolInfo]:
+        return [
+            ToolInfo(name=name, label=definition.label, description=definition.description,
+                     parameters=self._agent_tool(name).declaration().parameters, active=name in self._active)
+            for name, definition in self._definitions.items()
+        ]
+
+    @property
+    def active_tools(self) -> list[str]:
+        return list(self._active)
+
+    def set_active_tools(self, names: Sequence[str]) -> list[str]:
+        """Only registered names activate; unknown ones are ignored (spec 5.5). Next turn sees it."""
+        self._active = [name for name in dict.fromkeys(names) if name in self._definitions]
+        self._rebuild_system_prompt()
+        return self.active_tools
+
+    def _agent_tool(self, name: str) -> AgentTool:
+        tool = self._agent_tools.get(name)
+        if tool is None:
+            tool = self._agent_tools[name] = wrap_tool_definition(self._definitions[name], self._tool_context)
+        return tool
+
+    def _tool_context(self) -> ToolContext:
+        return ToolContext(cwd=self.cwd, model=self.choice.model, session_id=self.session_id,
+                           thinking_level=self.thinking_level)
+
+    def _rebuild_system_prompt(self) -> None:
+        self._system_prompt = build_system_prompt(
+            [self._definitions[name] for name in self._active], self.cwd, self.config.append_system_prompt
+        )
+
+    # --- model ----------------------------------------------------------------------------------
+
+    def set_model(self, provider: str, model_id: str) -> Model:
+        choice = self.config.resolve_model(provider, model_id)
+        if choice is None:
+            raise ModelNotFoundError(f"Model not found: {provider}/{model_id}")
+        self.choice = choice
+        return choice.model
+
+    def available_models(self) -> list[Model]:
+        models = self.config.available_models()
+        current = self.choice.model
+        if not any(m.provider == current.provider and m.id == current.id for m in models):
+            models = [current, *models]
+        return models
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._busy
+
+    async def prompt(
+        self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
+    ) -> PromptOutcome:
+        """Start a run and wait for its end, or queue the message into the running one."""
+        message = user_message(text, images)
+        if self._busy:
+            if streaming_behavior == "steer":
+                self.agent.steer(message)
+                return PromptOutcome(queued="steer")
+            if streaming_behavior == "followUp":
+                self.agent.follow_up(message)
+                return PromptOutcome(queued="followUp")
+            raise SessionBusyError(BUSY_TEXT)
+        self._busy = True
+        self._settled = anyio.Event()
+        outcome: list[PromptOutcome] = []
+        self._tasks.start_soon(self._run, [message], outcome)
+        try:
+            await self._settled.wait()
+        except BaseException:
+            # The request was cancelled ($/cancelRequest, client gone): abort the run gracefully.
+            with anyio.CancelScope(shield=True):
+                await self.abort()
+            raise
+        return outcome[0]
+
+    def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.agent.steer(user_message(text, images))
+
+    def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.agent.follow_up(user_message(text, images))
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        return self.agent.clear_queues()
+
+    async def abort(self) -> None:
+        """Abort the run, if any, and return once the session is idle."""
+        self.agent.abort()
+        await self._settled.wait()
+
+    async def _run(self, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
+        new_messages: list[Message] = []
+        try:
+            new_messages = await self.agent.prompt(prompts, self._loop_config())
+        except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
+            _log.exception("run failed")
+            outcome.append(PromptOutcome(stop_reason="error", error_message=str(exc)))
+        finally:
+            if not outcome:
+                outcome.append(run_outcome(new_messages))
+            self._busy = False
+            self.agent.emit(AgentSettled())
+            self._settled.set()
+
+    def _loop_config(self) -> LoopConfig:
+        choice = self.choice
+        options = StreamOptions(api_key=choice.api_key, thinking_level=self.thinking_level,
+                                headers=dict(choice.headers), session_id=self.session_id)
+        return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
+                          system_prompt=lambda: self._system_prompt,
+                          tools=lambda: [self._agent_tool(name) for name in self._active])
+
+    # --- state ----------------------------------------------------------------------------------
+
+    def set_queue_modes(self, steering: QueueMode | None = None, follow_up: QueueMode | None = None) -> None:
+        if steering is not None:
+            self.agent.steering_mode = steering
+        if follow_up is not None:
+            self.agent.follow_up_mode = follow_up
+
+    def state(self) -> SessionState:
+        return SessionState(
+            model=self.choice.model, thinking_level=self.thinking_level, is_streaming=self._busy,
+            steering_mode=self.agent.steering_mode, follow_up_mode=self.agent.follow_up_mode,
+            session_id=self.session_id, message_count=len(self.agent.messages),
+            pending_message_count=self.agent.pending_count, cwd=self.cwd, active_tools=self.active_tools,
+            scripted=self.choice.scripted,
+        )
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.agent.messages
+
+
+def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
+    if not images:
+        return UserMessage(content=text)
+    content: list[UserContent] = [TextContent(text=text), *images]
+    return UserMessage(content=content)
+
+
+def run_outcome(new_messages: list[Message]) -> PromptOutcome:
+    assistants = [m for m in new_messages if isinstance(m, AssistantMessage)]
+    usage = Usage()
+    for message in assistants:
+        usage = add_usage(usage, message.usage)
+    if not assistants:
+        return PromptOutcome(stop_reason="aborted", usage=usage)
+    last = assistants[-1]
+    outcome = PromptOutcome(stop_reason=last.stop_reason, usage=usage)
+    if last.error_message:
+        outcome.error_message = last.error_message
+    return outcome

@@ -1,0 +1,42 @@
+"""What the session reports to any mode: run outcomes, tool listings, state. Wire Structs, so the
+JSON-RPC mode returns them as they are (protocol.py re-exports them)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from msgspec import UNSET, UnsetType
+
+from pi_rpc.ai.types import Model, StopReason, ThinkingLevel, Usage, Wire
+
+
+class PromptOutcome(Wire, kw_only=True):
+    """How the run that a prompt started ended."""
+
+    stop_reason: StopReason | UnsetType = UNSET
+    usage: Usage | UnsetType = UNSET
+    error_message: str | UnsetType = UNSET
+    # Set instead of the above when the prompt was queued into a running run.
+    queued: Literal["steer", "followUp"] | UnsetType = UNSET
+
+
+class ToolInfo(Wire, kw_only=True):
+    name: str
+    label: str
+    description: str
+    parameters: dict[str, Any]
+    active: bool
+
+
+class SessionState(Wire, kw_only=True):
+    model: Model
+    thinking_level: ThinkingLevel
+    is_streaming: bool
+    steering_mode: Literal["all", "one-at-a-time"]
+    follow_up_mode: Literal["all", "one-at-a-time"]
+    session_id: str
+    message_count: int
+    pending_message_count: int
+    cwd: str
+    active_tools: list[str]
+    scripted: bool

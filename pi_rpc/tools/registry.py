@@ -1,0 +1,76 @@
+"""All built-in tools, and which of them are registered and active (spec 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from pi_rpc.tools.base import ToolDefinition
+from pi_rpc.tools.bash import create_bash_tool
+from pi_rpc.tools.edit import create_edit_tool
+from pi_rpc.tools.find import create_find_tool
+from pi_rpc.tools.grep import create_grep_tool
+from pi_rpc.tools.ls import create_ls_tool
+from pi_rpc.tools.powershell import create_powershell_tool
+from pi_rpc.tools.read import create_read_tool
+from pi_rpc.tools.write import create_write_tool
+
+# Order and one-line summaries of `pi --help` (spec 5.2).
+BUILTIN_TOOLS: dict[str, tuple[str, Callable[[str], ToolDefinition]]] = {
+    "read": ("Read file contents", create_read_tool),
+    "bash": ("Execute bash commands", create_bash_tool),
+    "powershell": ("Execute PowerShell commands on Windows", create_powershell_tool),
+    "edit": ("Edit files with find/replace", create_edit_tool),
+    "write": ("Write files (creates/overwrites)", create_write_tool),
+    "grep": ("Search file contents (read-only, off by default)", create_grep_tool),
+    "find": ("Find files by glob pattern (read-only, off by default)", create_find_tool),
+    "ls": ("List directory contents (read-only, off by default)", create_ls_tool),
+}
+DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+
+
+class ToolSelection:
+    """Spec 5.6 / 5.9: the allowlist narrows the registry itself; the denylist removes names."""
+
+    def __init__(
+        self,
+        allow: Sequence[str] | None = None,
+        exclude: Sequence[str] = (),
+        default_tools: Sequence[str] | None = None,
+        no_tools: bool = False,
+    ) -> None:
+        self.allow = list(allow) if allow is not None else None
+        self.exclude = list(exclude)
+        self.default_tools = list(default_tools) if default_tools is not None else None
+        self.no_tools = no_tools
+
+    def allowed(self, name: str) -> bool:
+        return (self.allow is None or name in self.allow) and name not in self.exclude
+
+    def registered(self) -> list[str]:
+        return [name for name in BUILTIN_TOOLS if self.allowed(name)]
+
+    def initial_active(self) -> list[str]:
+        if self.allow is not None:
+            wanted = self.allow
+        elif self.no_tools:
+            wanted = []
+        else:
+            wanted = self.default_tools if self.default_tools is not None else list(DEFAULT_ACTIVE_TOOLS)
+        registered = set(self.registered())
+        return [name for name in wanted if name in registered]
+
+
+def unknown_tool_names(names: Sequence[str]) -> list[str]:
+    return [name for name in names if name not in BUILTIN_TOOLS]
+
+
+def create_tool_definitions(cwd: str, names: Sequence[str]) -> dict[str, ToolDefinition]:
+    return {name: BUILTIN_TOOLS[name][1](cwd) for name in names}
+
+
+def tools_help() -> str:
+    """The `Built-in Tool Names:` block of --help, exactly as Pi prints it (spec 5.2)."""
+    width = max(len(name) for name in BUILTIN_TOOLS)
+    lines = ["Built-in Tool Names:"]
+    lines += [f"  {name.ljust(width)} - {summary}" for name, (summary, _) in BUILTIN_TOOLS.items()]
+    return "\n".join(lines)
