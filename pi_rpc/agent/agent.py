@@ -9,10 +9,12 @@ every run emits exactly one `agent_end`.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Literal
 
 import anyio
+import msgspec
 
 from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.loop import LoopConfig, run_loop
@@ -101,6 +103,7 @@ class Agent:
             raise AgentBusyError(BUSY_PROMPT)
         control = self._control = RunControl()
         self._idle = anyio.Event()
+        config.options = msgspec.structs.replace(config.options, run_id=uuid.uuid4().hex)
         config.steering = lambda: self._drain(self._steering, self.steering_mode)
         config.follow_ups = lambda: self._drain(self._follow_ups, self.follow_up_mode)
         ended = False

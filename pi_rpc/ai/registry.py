@@ -25,6 +25,8 @@ class StreamOptions(msgspec.Struct, kw_only=True):
     thinking_level: ThinkingLevel = "off"
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     session_id: str | None = None
+    # The agent run this request belongs to; every request of one run carries the same id.
+    run_id: str | None = None
     max_retries: int = 3
     # Seconds without a byte from the server before a stream counts as dead.
     idle_timeout: float = 120.0

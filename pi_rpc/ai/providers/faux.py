@@ -1,9 +1,9 @@
 """The scripted model: streams a script's assistant turns through the same builder as a real API.
 
 It serves the tests, the demo (no API key set) and the editor clients' tests. The script format is
-documented in protocol/PROTOCOL.md ("Scripted model"). Each user prompt starts the next unused reply
-whose `match` regex finds the prompt text; each model request in that run takes the reply's next
-turn. Pauses are real awaits, so abort cancels them exactly as it cancels an HTTP stream.
+documented in protocol/PROTOCOL.md ("Scripted model"). Each run starts the next unused reply whose
+`match` regex finds the prompt text; each model request in that run (after tools, steering or
+follow-ups) takes the reply's next turn. Pauses are real awaits, so abort cancels them exactly as it cancels an HTTP stream.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pi_rpc.ai.types import (
     Context,
     Model,
     StopReason,
-    ToolResultMessage,
     Usage,
     UserMessage,
     text_of,
@@ -88,12 +87,15 @@ class ScriptPlayer:
         self._used: set[int] = set()
         self._reply: Reply | None = None
         self._turn = 0
+        self._run_id: str | None = None
         self._ids = itertools.count(1)
 
-    def next_turn(self, context: Context) -> list[Step] | None:
-        last = context.messages[-1] if context.messages else None
-        if not isinstance(last, ToolResultMessage):
-            self._start_reply(last.content if isinstance(last, UserMessage) else "")
+    def next_turn(self, context: Context, run_id: str | None) -> list[Step] | None:
+        """A new run starts the next matching reply; later requests of the run take its turns."""
+        if run_id is None or run_id != self._run_id:
+            self._run_id = run_id
+            prompt = next((m.content for m in reversed(context.messages) if isinstance(m, UserMessage)), "")
+            self._start_reply(prompt)
         if self._reply is None or self._turn >= len(self._reply.turns):
             return None
         turn = self._reply.turns[self._turn]
@@ -193,7 +195,7 @@ class FauxProvider:
     async def stream(
         self, model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
     ) -> AssistantMessage:
-        return await play_turn(self.player.next_turn(context), self.player, builder)
+        return await play_turn(self.player.next_turn(context, options.run_id), self.player, builder)
 
 
 async def stream(model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder) -> AssistantMessage:
