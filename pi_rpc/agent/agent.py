@@ -44,6 +44,7 @@ class Agent:
         self._control: RunControl | None = None
         self._idle = anyio.Event()
         self._idle.set()
+        self.last_run_aborted = False
 
     # --- observation ----------------------------------------------------------------------------
 
@@ -130,6 +131,7 @@ class Agent:
             emit(AgentEnd(messages=[failure]))
             return [failure]
         finally:
+            self.last_run_aborted = control.aborted
             self._control = None
             self._idle.set()
 

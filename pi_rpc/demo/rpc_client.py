@@ -47,8 +47,10 @@ class DaemonClient:
         self._closed = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
+        self._stderr_reader: threading.Thread | None = None
         if stderr is subprocess.PIPE:
-            threading.Thread(target=self._read_stderr, daemon=True).start()
+            self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+            self._stderr_reader.start()
 
     # --- sending --------------------------------------------------------------------------------
 
@@ -168,13 +170,34 @@ class DaemonClient:
             self.proc.kill()
             self.proc.wait()
             raise
+        finally:
+            self._release_pipes()
+
+    def _release_pipes(self) -> None:
+        for thread in (self._reader, self._stderr_reader):
+            if thread is not None:
+                thread.join(5)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
     def __enter__(self) -> DaemonClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.terminate()
+
+    def terminate(self) -> None:
+        """Make sure the child is gone and every pipe is closed (for fixtures and error paths)."""
         if self.proc.poll() is None:
             try:
                 self.close(timeout=15)
+                return
             except subprocess.TimeoutExpired:
                 pass
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        self._release_pipes()

@@ -203,7 +203,7 @@ class AgentSession:
             outcome.append(PromptOutcome(stop_reason="error", error_message=str(exc)))
         finally:
             if not outcome:
-                outcome.append(run_outcome(new_messages))
+                outcome.append(run_outcome(new_messages, aborted=self.agent.last_run_aborted))
             self._busy = False
             self.agent.emit(AgentSettled())
             self._settled.set()
@@ -245,7 +245,7 @@ def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     return UserMessage(content=content)
 
 
-def run_outcome(new_messages: list[Message]) -> PromptOutcome:
+def run_outcome(new_messages: list[Message], aborted: bool = False) -> PromptOutcome:
     assistants = [m for m in new_messages if isinstance(m, AssistantMessage)]
     usage = Usage()
     for message in assistants:
@@ -253,7 +253,7 @@ def run_outcome(new_messages: list[Message]) -> PromptOutcome:
     if not assistants:
         return PromptOutcome(stop_reason="aborted", usage=usage)
     last = assistants[-1]
-    outcome = PromptOutcome(stop_reason=last.stop_reason, usage=usage)
+    outcome = PromptOutcome(stop_reason="aborted" if aborted else last.stop_reason, usage=usage)
     if last.error_message:
         outcome.error_message = last.error_message
     return outcome

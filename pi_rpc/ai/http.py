@@ -1,0 +1,257 @@
+"""Provider HTTP core: client factory, retrying send, HTTP error text, SSE iteration.
+
+Every provider streams over the same pieces, so every provider fails the same way: an HTTP error
+becomes readable text (the provider's own JSON message when it sent one), 429/5xx/529 are retried
+with exponential backoff that honours `retry-after`, and each retry is announced through the
+builder (`auto_retry_start` / `auto_retry_end`). API keys are scrubbed from every text produced
+here, and nothing here logs headers or bodies.
+
+Cancellation is never caught: leaving `open_stream` by cancellation closes the response at once,
+which closes the TCP connection because the body was not read to its end.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import msgspec
+from httpx_sse import EventSource, ServerSentEvent, SSEError
+
+from pi_rpc.ai.stream import AssistantBuilder
+
+_log = logging.getLogger(__name__)
+
+# Backoff: attempt n waits RETRY_BASE_DELAY_MS * 2**(n-1), like Pi's auto-retry (2s, 4s, 8s).
+RETRY_BASE_DELAY_MS = 2000
+# A server asking to wait longer than this is not retried: the error is reported instead.
+MAX_RETRY_DELAY_MS = 60_000
+# Multiplies every real sleep (not the reported delay); tests set it near zero.
+RETRY_TIME_SCALE = 1.0
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_MAX_BODY_IN_ERROR = 500
+
+
+class ProviderError(Exception):
+    """A request failed for good; `str(exc)` is the text for the assistant message."""
+
+
+def make_timeout(idle_timeout: float) -> httpx.Timeout:
+    # `read` bounds the gap between two chunks, which is what "the stream went quiet" means.
+    return httpx.Timeout(connect=10.0, read=idle_timeout, write=30.0, pool=10.0)
+
+
+def create_client(
+    idle_timeout: float, *, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """An AsyncClient with explicit timeouts. Redirects are not followed (an API never needs them,
+    and following one could send the key elsewhere)."""
+    return httpx.AsyncClient(timeout=make_timeout(idle_timeout), transport=transport, follow_redirects=False)
+
+
+def join_url(base_url: str, path: str) -> str:
+    return base_url.rstrip("/") + "/" + path.lstrip("/")
+
+
+# --- error text ---------------------------------------------------------------------------------
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+def error_message_from_body(body: bytes | str) -> str | None:
+    """The human message inside a provider's JSON error body, if any.
+
+    Shapes seen: Anthropic `{"type":"error","error":{"type","message"}}`, OpenAI
+    `{"error":{"message"}}`, Ollama/llama.cpp `{"error":"..."}`, FastAPI/vLLM `{"detail":...}`,
+    others `{"message":"..."}`; some servers wrap it in a one-element list.
+    """
+    try:
+        data: Any = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(data, list) and data:
+        data = data[0]
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            return message
+    if isinstance(error, str) and error:
+        return error
+    for key in ("message", "detail"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if value:
+            return msgspec.json.encode(value).decode()
+    return None
+
+
+def http_error_text(response: httpx.Response, secrets: Iterable[str | None] = ()) -> str:
+    """`"<status> <reason>: <provider message>"` from a response whose body has been read."""
+    head = f"{response.status_code} {response.reason_phrase}".strip()
+    body = response.content
+    message = error_message_from_body(body)
+    if message is None:
+        message = body.decode("utf-8", "replace").strip()[:_MAX_BODY_IN_ERROR]
+    text = f"{head}: {message}" if message else head
+    return redact(text, secrets)
+
+
+def transport_error_text(exc: Exception, secrets: Iterable[str | None] = ()) -> str:
+    """Readable text for a failure below HTTP (connect, read timeout, dropped stream, bad SSE)."""
+    detail = str(exc)
+    if isinstance(exc, httpx.ReadTimeout):
+        text = "Request timed out: no data received from the server"
+    elif isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+        text = "Connection timed out"
+    elif isinstance(exc, httpx.ConnectError):
+        text = f"Connection error: {detail}" if detail else "Connection error"
+    elif isinstance(exc, httpx.RemoteProtocolError):
+        text = f"Connection closed before the response completed: {detail}" if detail else (
+            "Connection closed before the response completed")
+    elif isinstance(exc, SSEError):
+        text = f"Malformed event stream: {detail}"
+    else:
+        text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return redact(text, secrets)
+
+
+# --- retry --------------------------------------------------------------------------------------
+
+
+def retry_after_ms(headers: httpx.Headers) -> int | None:
+    """The server's requested wait: `retry-after-ms`, or `retry-after` in seconds or as a date."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0, int(float(raw_ms)))
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0, int(float(raw) * 1000))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0, int((when.timestamp() - time.time()) * 1000))
+
+
+def backoff_ms(attempt: int) -> int:
+    return int(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1))
+
+
+async def _sleep_ms(delay_ms: int) -> None:
+    await anyio.sleep(delay_ms / 1000 * RETRY_TIME_SCALE)
+
+
+async def _close(response: httpx.Response) -> None:
+    # Shielded and bounded: closing must happen even while the caller is being cancelled.
+    with anyio.move_on_after(5, shield=True):
+        await response.aclose()
+
+
+@asynccontextmanager
+async def open_stream(
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    builder: AssistantBuilder,
+    *,
+    max_retries: int,
+    secrets: Iterable[str | None] = (),
+) -> AsyncIterator[httpx.Response]:
+    """Send `request` (streaming), retrying 429/5xx/529 and failed connects with backoff.
+
+    Yields the first response with a status below 400. Raises `ProviderError` when the request
+    fails for good. Retry events go through `builder.retry_start/retry_end`: one start per retry,
+    and one end once a retried request got through or the retries ran out.
+    """
+    secrets = tuple(secrets)
+    attempt = 0
+    while True:
+        server_delay: int | None = None
+        try:
+            response = await client.send(request, stream=True)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            error, retryable = transport_error_text(exc, secrets), True
+        else:
+            if response.status_code < 400:
+                if attempt:
+                    builder.retry_end(True, attempt)
+                try:
+                    yield response
+                finally:
+                    await _close(response)
+                return
+            try:
+                await response.aread()
+            except httpx.HTTPError:
+                pass  # the status alone still makes a readable error
+            finally:
+                await _close(response)
+            error = http_error_text(response, secrets)
+            retryable = response.status_code in RETRYABLE_STATUS
+            server_delay = retry_after_ms(response.headers)
+        delay = backoff_ms(attempt + 1) if server_delay is None else server_delay
+        if not retryable or attempt >= max_retries or delay > MAX_RETRY_DELAY_MS:
+            if attempt:
+                builder.retry_end(False, attempt, error)
+            raise ProviderError(error)
+        attempt += 1
+        _log.info("request failed (%s), retry %d/%d in %d ms", error, attempt, max_retries, delay)
+        builder.retry_start(attempt, max_retries, delay, error)
+        await _sleep_ms(delay)
+
+
+async def aiter_sse(
+    response: httpx.Response, secrets: Iterable[str | None] = ()
+) -> AsyncGenerator[ServerSentEvent, None]:
+    """The response's server-sent events, parsed by httpx-sse (never by `aiter_lines`, which also
+    splits on U+2028). A 2xx body that is not an event stream is a `ProviderError` carrying the
+    server's message: some compatible servers answer errors with status 200 and a JSON body."""
+    content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if content_type and content_type != "text/event-stream":
+        await response.aread()
+        message = error_message_from_body(response.content)
+        if message is None:
+            snippet = response.content.decode("utf-8", "replace").strip()[:_MAX_BODY_IN_ERROR]
+            message = f"Expected an event stream, got {content_type!r}" + (f": {snippet}" if snippet else "")
+        raise ProviderError(redact(message, secrets))
+    if not content_type:
+        # A server that omits the header still streams SSE; httpx-sse insists on the header.
+        response.headers["content-type"] = "text/event-stream"
+    events = EventSource(response).aiter_sse()
+    try:
+        async for event in events:
+            yield event
+    finally:
+        await events.aclose()
+
+
+def failure_text(exc: Exception, secrets: Iterable[str | None] = ()) -> str:
+    """The assistant-message error text for anything a provider's stream can raise."""
+    if isinstance(exc, ProviderError):
+        return str(exc)
+    return transport_error_text(exc, secrets)
+
+
+STREAM_ERRORS: tuple[type[Exception], ...] = (ProviderError, httpx.HTTPError, httpx.StreamError, SSEError)

@@ -1,0 +1,485 @@
+"""OpenAI Chat Completions (`openai-completions`), for OpenAI and compatible servers.
+
+Wire format: `POST {base_url}/chat/completions` with `stream: true`; the answer is SSE whose data
+lines are `chat.completion.chunk` objects and finally `[DONE]`. Base URL convention as in Pi:
+`https://api.openai.com/v1` (the `/v1` is part of the base).
+
+Compatible servers (Ollama, llama.cpp server, vLLM, LM Studio, OpenRouter) differ in known ways,
+all tolerated here: usage missing or in the last content chunk, tool-call ids absent or repeated,
+a tool-call `index` missing or reused, arguments sent whole (even as an object) instead of
+streamed, reasoning under `reasoning_content` or `reasoning`, `finish_reason` spelled differently,
+no `[DONE]`, errors as a JSON body with status 200 or as an `error` chunk mid-stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from typing import Any, Literal
+
+import msgspec
+
+from pi_rpc.ai import http
+from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Model,
+    StopReason,
+    SystemMessage,
+    TextContent,
+    ThinkingContent,
+    ThinkingLevel,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
+
+
+# --- per-server differences (Pi's `compat`) -----------------------------------------------------
+
+
+class Compat(msgspec.Struct, kw_only=True):
+    supports_store: bool = False
+    supports_developer_role: bool = False
+    supports_reasoning_effort: bool = True
+    supports_usage_in_streaming: bool = True
+    supports_xhigh: bool = False
+    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
+    requires_tool_result_name: bool = False
+    requires_thinking_as_text: bool = False
+    # openai: `reasoning_effort`; openrouter: `reasoning: {effort}`; qwen: `enable_thinking`.
+    thinking_format: Literal["openai", "openrouter", "qwen"] = "openai"
+
+
+def get_compat(model: Model) -> Compat:
+    """Defaults detected from the base URL, overridden by `model.compat` (Pi's camelCase keys).
+    Unknown hosts get the most widely accepted dialect (`system` role, `max_tokens`, no `store`)."""
+    url = model.base_url or DEFAULT_BASE_URL
+    compat = Compat()
+    if "api.openai.com" in url:
+        compat = Compat(supports_store=True, supports_developer_role=True,
+                        max_tokens_field="max_completion_tokens")
+    elif "openrouter.ai" in url:
+        compat = Compat(thinking_format="openrouter")
+    elif "api.x.ai" in url:
+        compat = Compat(supports_reasoning_effort=False)
+    elif "mistral.ai" in url:
+        compat = Compat(requires_tool_result_name=True, requires_thinking_as_text=True)
+    if model.compat:
+        overrides = {_snake(k): v for k, v in model.compat.items()
+                     if _snake(k) in Compat.__struct_fields__}
+        compat = msgspec.structs.replace(compat, **overrides)
+    return compat
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+# --- request ------------------------------------------------------------------------------------
+
+
+def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    if options.api_key:  # local servers need none: then no Authorization header at all
+        headers["authorization"] = f"Bearer {options.api_key}"
+    headers.update(model.headers or {})
+    headers.update(options.headers)
+    return headers
+
+
+def reasoning_effort(level: ThinkingLevel, compat: Compat, official: bool) -> str:
+    if level == "xhigh" and not compat.supports_xhigh:
+        return "high"
+    if level == "minimal" and not official:
+        return "low"  # `minimal` is OpenAI's own; compatible servers know low/medium/high
+    return level
+
+
+def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    compat = get_compat(model)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context, compat),
+        "stream": True,
+    }
+    if compat.supports_usage_in_streaming:
+        body["stream_options"] = {"include_usage": True}
+    if compat.supports_store:
+        body["store"] = False
+    if options.max_tokens is not msgspec.UNSET:
+        body[compat.max_tokens_field] = options.max_tokens
+    if options.temperature is not msgspec.UNSET:
+        body["temperature"] = options.temperature
+    if context.tools:
+        body["tools"] = [convert_tool(tool) for tool in context.tools]
+    if model.reasoning and options.thinking_level != "off":
+        effort = reasoning_effort(options.thinking_level, compat, "api.openai.com" in (model.base_url or
+                                                                                         DEFAULT_BASE_URL))
+        if compat.thinking_format == "openrouter":
+            body["reasoning"] = {"effort": effort}
+        elif compat.thinking_format == "qwen":
+            body["enable_thinking"] = True
+        elif compat.supports_reasoning_effort:
+            body["reasoning_effort"] = effort
+    elif model.reasoning and compat.thinking_format == "qwen":
+        body["enable_thinking"] = False
+    return body
+
+
+def convert_tool(tool: Tool) -> dict[str, Any]:
+    return {"type": "function",
+            "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}
+
+
+def _image_part(image: ImageContent) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+
+
+def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
+    if isinstance(message.content, str):
+        return {"role": "user", "content": message.content}
+    parts: list[dict[str, Any]] = []
+    for item in message.content:
+        if isinstance(item, TextContent):
+            parts.append({"type": "text", "text": item.text})
+        elif "image" in model.input:
+            parts.append(_image_part(item))
+    return {"role": "user", "content": parts} if parts else None
+
+
+def _assistant(message: AssistantMessage, compat: Compat) -> dict[str, Any] | None:
+    texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text]
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking]
+    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    out: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if thinking:
+        if compat.requires_thinking_as_text:
+            joined = "\n".join(f"<thinking>\n{b.thinking}\n</thinking>" for b in thinking)
+            out["content"] = joined + ("\n" + out["content"] if out["content"] else "")
+        elif thinking[0].thinking_signature in REASONING_FIELDS:
+            # The field the server streamed its reasoning in; servers such as llama.cpp with
+            # gpt-oss want it back there on the next turn.
+            out[str(thinking[0].thinking_signature)] = "\n".join(b.thinking for b in thinking)
+    if calls:
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": msgspec.json.encode(c.arguments).decode()}}
+            for c in calls
+        ]
+    if not out["content"] and not calls:
+        return None  # nothing to replay (an aborted turn); servers reject empty assistant turns
+    return out
+
+
+def _tool_result(message: ToolResultMessage, model: Model, compat: Compat) -> list[dict[str, Any]]:
+    text = "\n".join(c.text for c in message.content if isinstance(c, TextContent))
+    images = [c for c in message.content if isinstance(c, ImageContent)]
+    sendable = images if "image" in model.input else []
+    if not text:
+        text = "(see attached image)" if sendable else ("(image omitted: model does not support images)"
+                                                        if images else "")
+    result: dict[str, Any] = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
+    if compat.requires_tool_result_name:
+        result["name"] = message.tool_name
+    out = [result]
+    if sendable:
+        # Tool messages carry text only; images follow as a user turn.
+        out.append({"role": "user", "content": [{"type": "text", "text": TOOL_RESULT_IMAGES_TEXT},
+                                                *(_image_part(i) for i in sendable)]})
+    return out
+
+
+def convert_messages(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        out.append({"role": role, "content": context.system_prompt})
+    for message in context.messages:
+        if isinstance(message, SystemMessage):
+            continue  # tool deltas only; the tool list arrives through `context.tools`
+        if isinstance(message, UserMessage):
+            converted = _user(message, model)
+            if converted:
+                out.append(converted)
+        elif isinstance(message, AssistantMessage):
+            converted = _assistant(message, compat)
+            if converted:
+                out.append(converted)
+        elif isinstance(message, ToolResultMessage):
+            out.extend(_tool_result(message, model, compat))
+    return out
+
+
+# --- stream chunks (only the fields we read) ----------------------------------------------------
+
+
+class _Function(msgspec.Struct):
+    name: str | None = None
+    arguments: Any = None  # a string fragment; some servers send the whole object
+
+
+class _ToolCallDelta(msgspec.Struct):
+    index: int | None = None
+    id: str | None = None
+    function: _Function | None = None
+
+
+class _Delta(msgspec.Struct):
+    content: str | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+    reasoning_text: str | None = None
+    tool_calls: list[_ToolCallDelta] | None = None
+
+
+class _Choice(msgspec.Struct):
+    index: int = 0
+    delta: _Delta | None = None
+    finish_reason: str | None = None
+
+
+class _PromptDetails(msgspec.Struct):
+    cached_tokens: int | None = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    prompt_tokens_details: _PromptDetails | None = None
+    prompt_cache_hit_tokens: int | None = None  # DeepSeek's spelling of cached prompt tokens
+
+
+class Chunk(msgspec.Struct):
+    choices: list[_Choice] | None = None
+    usage: _Usage | None = None
+    error: Any = None
+
+
+_DECODE = msgspec.json.Decoder(Chunk).decode
+
+_FINISH_REASONS: dict[str, StopReason] = {
+    "stop": "stop", "eos": "stop", "end_turn": "stop", "stop_sequence": "stop",
+    "length": "length", "max_tokens": "length", "model_length": "length",
+    "tool_calls": "toolUse", "function_call": "toolUse", "tool_use": "toolUse",
+    "content_filter": "error", "error": "error",
+}
+
+
+class _Slot(msgspec.Struct):
+    key: tuple[str, int]
+    id: str | None
+    name: str | None
+    started: bool = False
+    pending: str = ""  # argument text that arrived before the name
+    args: str = ""
+    whole: dict[str, Any] | None = None  # arguments a server repeated whole after streaming them
+
+
+class _StreamState:
+    def __init__(self, builder: AssistantBuilder) -> None:
+        self.builder = builder
+        self.seq = 0
+        self.current: tuple[str, int] | None = None  # the open text or thinking part
+        self.slots: dict[int, _Slot] = {}
+        self.all_slots: list[_Slot] = []
+        self.used_ids: set[str] = set()
+        self.finish_reason: str | None = None
+        self.done = False
+
+    def apply(self, data: str) -> None:
+        data = data.strip()
+        if data == "[DONE]":
+            self.done = True
+            return
+        if not data:
+            return  # keep-alive
+        try:
+            chunk = _DECODE(data)
+        except msgspec.ValidationError:
+            _log.debug("skipping a chunk of unexpected shape")  # tolerate what we do not read
+            return
+        except msgspec.DecodeError as exc:
+            raise http.ProviderError(f"Malformed event stream: {exc}") from None
+        if chunk.error:
+            message = http.error_message_from_body(msgspec.json.encode({"error": chunk.error}))
+            raise http.ProviderError(message or "Unknown error")
+        self.builder.start()
+        if chunk.usage is not None:
+            self._usage(chunk.usage)
+        for choice in chunk.choices or ():
+            if choice.index != 0:
+                continue
+            if choice.delta is not None:
+                self._delta(choice.delta)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+
+    # --- content --------------------------------------------------------------------------------
+
+    def _delta(self, delta: _Delta) -> None:
+        for field in REASONING_FIELDS:
+            text = getattr(delta, field)
+            if text:  # servers that send two spellings send the same text twice: take the first
+                opening = self.current is None or self.current[0] != "thinking"
+                key = self._switch("thinking")
+                self.builder.thinking_delta(key, text)
+                if opening:
+                    # The "signature" of compatible-server reasoning is the field it came in (as in
+                    # Pi), so a replay sends it back under that name.
+                    self.builder.thinking_signature(key, field)
+                break
+        if delta.content:
+            self.builder.text_delta(self._switch("text"), delta.content)
+        for call in delta.tool_calls or ():
+            self._tool_call(call)
+
+    def _switch(self, kind: str) -> tuple[str, int]:
+        if self.current is not None and self.current[0] == kind:
+            return self.current
+        self._close_current()
+        self.seq += 1
+        self.current = (kind, self.seq)
+        return self.current
+
+    def _close_current(self) -> None:
+        if self.current is None:
+            return
+        if self.current[0] == "text":
+            self.builder.text_end(self.current)
+        else:
+            self.builder.thinking_end(self.current)
+        self.current = None
+
+    # --- tool calls -----------------------------------------------------------------------------
+
+    def _tool_call(self, delta: _ToolCallDelta) -> None:
+        function = delta.function or _Function()
+        index = delta.index
+        if index is None:
+            # No index: a delta naming a call starts one; a bare fragment continues the last.
+            starts_new = bool(delta.id or function.name) or not self.all_slots
+            index = len(self.all_slots) if starts_new else self._index_of(self.all_slots[-1])
+        slot = self.slots.get(index)
+        if slot is not None and delta.id and slot.id and delta.id != slot.id and function.name:
+            self._end_slot(slot)  # the server reused an index for a new call
+            slot = None
+        if slot is None:
+            self.seq += 1
+            slot = _Slot(key=("tool", self.seq), id=delta.id, name=function.name)
+            self.slots[index] = slot
+            self.all_slots.append(slot)
+        else:
+            slot.id = slot.id or delta.id
+            slot.name = slot.name or function.name
+        fragment = function.arguments
+        if fragment is not None and not isinstance(fragment, str):
+            fragment = msgspec.json.encode(fragment).decode()
+        if slot.name and not slot.started:
+            self._start_slot(slot)
+        if not fragment:
+            return
+        if not slot.started:
+            slot.pending += fragment
+            return
+        self._arguments(slot, fragment)
+
+    def _index_of(self, slot: _Slot) -> int:
+        return next(i for i, s in self.slots.items() if s is slot)
+
+    def _start_slot(self, slot: _Slot) -> None:
+        call_id = slot.id or f"call_{uuid.uuid4().hex[:24]}"
+        if call_id in self.used_ids:  # results are matched by id, so ids must be unique
+            call_id = f"{call_id}_{len(self.used_ids)}"
+        self.used_ids.add(call_id)
+        slot.id = call_id
+        slot.started = True
+        self.builder.toolcall_start(slot.key, call_id, slot.name or "")
+        if slot.pending:
+            pending, slot.pending = slot.pending, ""
+            self._arguments(slot, pending)
+
+    def _arguments(self, slot: _Slot, fragment: str) -> None:
+        if slot.args and fragment.lstrip().startswith("{") and _is_object(slot.args):
+            # Complete arguments followed by a whole copy: keep the copy, do not concatenate.
+            decoded = msgspec.json.decode(fragment) if _is_object(fragment) else None
+            slot.whole = decoded if isinstance(decoded, dict) else slot.whole
+            return
+        slot.args += fragment
+        self.builder.toolcall_delta(slot.key, fragment)
+
+    def _end_slot(self, slot: _Slot) -> None:
+        if not slot.started:
+            self._start_slot(slot)
+        self.builder.toolcall_end(slot.key, slot.whole)
+
+    # --- usage and end --------------------------------------------------------------------------
+
+    def _usage(self, usage: _Usage) -> None:
+        details = usage.prompt_tokens_details
+        cached = (details.cached_tokens if details else None) or usage.prompt_cache_hit_tokens or 0
+        prompt = usage.prompt_tokens or 0
+        output = usage.completion_tokens or 0
+        # OpenAI counts cached tokens inside prompt_tokens; we report them separately.
+        self.builder.set_usage(Usage(input=max(0, prompt - cached), output=output, cache_read=cached,
+                                     total_tokens=usage.total_tokens or prompt + output))
+
+    def result(self) -> AssistantMessage:
+        self._close_current()
+        for slot in self.all_slots:
+            if self.builder.has_toolcall(slot.key) or not slot.started:
+                self._end_slot(slot)
+        if self.finish_reason is None and not self.done:
+            return self.builder.fail("error", "Stream ended before the message was complete")
+        reason = _FINISH_REASONS.get(self.finish_reason or "stop", "stop")
+        if reason == "error":
+            return self.builder.fail("error", f"The model stopped with reason: {self.finish_reason}")
+        if self.all_slots and reason == "stop":
+            reason = "toolUse"  # Ollama and some llama.cpp builds say "stop" after tool calls
+        return self.builder.finish(reason)
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(msgspec.json.decode(text), dict)
+    except msgspec.DecodeError:
+        return False
+
+
+# --- entry point --------------------------------------------------------------------------------
+
+
+async def stream(
+    model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
+) -> AssistantMessage:
+    """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
+    secrets = (options.api_key,)
+    url = http.join_url(model.base_url or DEFAULT_BASE_URL, "/chat/completions")
+    state = _StreamState(builder)
+    try:
+        body = build_request_body(model, context, options)
+        async with http.create_client(options.idle_timeout) as client:
+            request = client.build_request("POST", url, json=body, headers=build_headers(model, options))
+            async with http.open_stream(client, request, builder, max_retries=options.max_retries,
+                                        secrets=secrets) as response:
+                async with contextlib.aclosing(http.aiter_sse(response, secrets)) as events:
+                    async for sse in events:
+                        state.apply(sse.data)
+                        if state.done:
+                            break
+    except http.STREAM_ERRORS as exc:
+        return builder.fail("error", http.failure_text(exc, secrets))
+    return state.result()

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pi_rpc.demo.rpc_client import DaemonClient
+
+SCRIPTS = Path(__file__).parent / "scripts"
+SAMPLE = Path(__file__).parents[2] / "pi_rpc" / "demo" / "workspace"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    shutil.copytree(SAMPLE, ws)
+    return ws
+
+
+def daemon_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # The e2e tests pin the scripted model: no real provider, whatever the developer's shell has.
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.fixture
+def spawn(workspace: Path) -> Iterator[Callable[..., DaemonClient]]:
+    clients: list[DaemonClient] = []
+
+    def start(*args: str, framing: str = "lsp", script: str = "e2e.json") -> DaemonClient:
+        argv = ["--cwd", str(workspace), "--script", str(SCRIPTS / script), *args]
+        client = DaemonClient(argv, framing=framing, env=daemon_env())
+        clients.append(client)
+        return client
+
+    yield start
+    for client in clients:
+        if client.proc.poll() is None:
+            client.proc.kill()
+            client.proc.wait()
+        client.terminate()
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids whose command line contains `marker` (to prove a tool's children are gone)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(entry))
+    return found

@@ -1,0 +1,338 @@
+"""The daemon as a subprocess over real pipes, in both framings (issue 4; spec 15.1, 16)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_rpc.demo.rpc_client import DaemonClient, RpcError
+
+from .conftest import processes_with
+
+pytestmark = pytest.mark.e2e
+
+Spawn = Callable[..., DaemonClient]
+
+
+def wait_gone(marker: str, timeout: float = 10) -> list[int]:
+    """Processes still alive with `marker` after the daemon had `timeout` seconds to reap them."""
+    deadline = time.monotonic() + timeout
+    while (alive := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_initialize_and_tools_list(spawn: Spawn, framing: str) -> None:
+    client = spawn(framing=framing)
+    init = client.request("initialize", {"clientInfo": {"name": "pytest"}})
+    assert init["serverInfo"]["name"] == "pi-rpc"
+    assert init["scripted"] is True and init["model"]["api"] == "faux"
+    tools = client.request("tools/list")["tools"]
+    assert [t["name"] for t in tools] == ["read", "bash", "powershell", "edit", "write", "grep", "find", "ls"]
+    active = {t["name"] for t in tools if t["active"]}
+    assert active == {"read", "bash", "edit", "write"}  # spec 5.3
+    read = next(t for t in tools if t["name"] == "read")
+    assert read["parameters"]["required"] == ["path"] and read["label"] == "read"
+    assert client.close() == 0
+
+
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_scripted_session_runs_real_tools(spawn: Spawn, workspace: Path, framing: str) -> None:
+    """read, grep, edit, write, bash and text, with events in order and truncation details."""
+    client = spawn("--tools", "read,bash,edit,write,grep", framing=framing)
+    result = client.request("prompt", {"message": "tour"})
+    assert result["stopReason"] == "stop"
+    assert result["usage"]["totalTokens"] > 0
+
+    events = client.events()
+    types = [e["type"] for e in events]
+    assert types[0] == "agent_start" and types[-2:] == ["agent_end", "agent_settled"]
+    assert types.count("agent_end") == 1 and types.count("turn_start") == 4 == types.count("turn_end")
+
+    # message_update carries deltas only, never a cumulative message (issue 4).
+    updates = [e for e in events if e["type"] == "message_update"]
+    assert all(set(e) == {"type", "assistantMessageEvent"} for e in updates)
+    text = "".join(e["assistantMessageEvent"].get("delta", "") for e in updates
+                   if e["assistantMessageEvent"]["type"] == "text_delta")
+    assert text == "Reading the project.All done: fixed the greeting."
+
+    ends = {e["toolName"]: e for e in events if e["type"] == "tool_execution_end"}
+    assert set(ends) == {"read", "grep", "edit", "write", "bash"}
+    assert not any(e["isError"] for e in ends.values())
+    for end in ends.values():
+        start = next(i for i, e in enumerate(events) if e["type"] == "tool_execution_start"
+                     and e["toolCallId"] == end["toolCallId"])
+        assert start < events.index(end)
+    assert "Helo" in ends["read"]["result"]["content"][0]["text"]
+    assert "greet.py:" in ends["grep"]["result"]["content"][0]["text"]
+    assert ends["edit"]["result"]["content"][0]["text"] == "Successfully replaced 1 block(s) in src/greet.py."
+
+    bash = ends["bash"]["result"]
+    details = bash["details"]
+    assert details["truncation"]["truncated"] is True and details["truncation"]["totalLines"] == 4001
+    log = Path(details["fullOutputPath"])
+    assert log.read_text().splitlines()[0] == "Hello, Ada!"
+    assert bash["content"][0]["text"].endswith(
+        f"[Showing lines 2002-4001 of 4001. Full output: {details['fullOutputPath']}]")
+    assert any(e["type"] == "tool_execution_update" and e["toolName"] == "bash" for e in events)
+
+    assert "Hello, {name}!" in (workspace / "src" / "greet.py").read_text()
+    assert (workspace / "notes" / "NOTES.md").read_text() == "fixed\n"
+    messages = client.request("messages")["messages"]
+    assert [m["role"] for m in messages][:3] == ["system", "user", "assistant"]
+    assert client.close() == 0
+
+
+def test_broken_tool_arguments_reach_the_model_as_an_error(spawn: Spawn) -> None:
+    """spec 3.6/3.7: a model's broken JSON arguments → model-readable validation error, run goes on."""
+    client = spawn()
+    assert client.request("prompt", {"message": "bad args"})["stopReason"] == "stop"
+    end = next(e for e in client.events() if e["type"] == "tool_execution_end")
+    assert end["isError"] is True
+    text = end["result"]["content"][0]["text"]
+    # 42 converts to "42" as TypeBox does (spec 3.4); "x" is no number.
+    assert text == ('Validation failed for tool "read":\n  - offset: must be number\n\n'
+                    'Received arguments:\n{\n  "path": 42,\n  "offset": "x"\n}')
+    client.close()
+
+
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_abort_mid_bash_kills_the_process_group(spawn: Spawn, framing: str) -> None:
+    client = spawn(framing=framing)
+    prompt_id = client.request_nowait("prompt", {"message": "slow"})
+    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
+                          and "started" in str(e["partialResult"]["content"]))
+    assert processes_with("sleep 987.5"), "the tool's child should be running before the abort"
+    assert client.request("abort") is None  # resolves once idle
+    assert wait_gone("sleep 987.5", timeout=0.5) == []
+    outcome = client.result(prompt_id)
+    assert outcome["stopReason"] == "aborted"
+    end = next(e for e in client.events() if e["type"] == "tool_execution_end")
+    assert end["isError"] is True
+    assert end["result"]["content"][0]["text"] == "started\n\n\nCommand aborted"  # output keeps its newline (spec 9.13)
+    assert client.request("state")["isStreaming"] is False
+    # The daemon stays up and serves the next prompt.
+    assert client.request("prompt", {"message": "again"})["stopReason"] == "stop"
+    assert client.close() == 0
+
+
+def test_cancel_request_aborts_the_pending_prompt(spawn: Spawn) -> None:
+    client = spawn()
+    prompt_id = client.request_nowait("prompt", {"message": "stream forever"})
+    client.wait_for_event(lambda e: e["type"] == "message_update")
+    client.notify("$/cancelRequest", {"id": prompt_id})
+    response = client.response(prompt_id)
+    assert response["error"]["code"] == -32800
+    client.wait_for_type("agent_settled")
+    events = client.events()
+    assert [e["type"] for e in events].count("agent_end") == 1
+    assistant = next(e["message"] for e in events if e["type"] == "message_end"
+                     and e["message"]["role"] == "assistant")
+    assert assistant["stopReason"] == "aborted" and assistant["content"][0]["text"] == "ti"
+    assert client.request("state")["isStreaming"] is False
+    client.close()
+
+
+def test_prompt_while_running_needs_a_streaming_behaviour(spawn: Spawn) -> None:
+    """spec 15.12 (session level): refused without streamingBehavior, queued with it."""
+    client = spawn()
+    first = client.request_nowait("prompt", {"message": "stream forever"})
+    client.wait_for_event(lambda e: e["type"] == "message_update")
+    with pytest.raises(RpcError) as refused:
+        client.request("prompt", {"message": "second"})
+    assert refused.value.code == -32002
+    assert "streamingBehavior" in refused.value.message
+    assert client.request("prompt", {"message": "later", "streamingBehavior": "followUp"}) == {"queued": "followUp"}
+    client.request("steer", {"message": "steer me"})
+    queue = client.wait_for_type("queue_update", start=0)
+    assert queue["type"] == "queue_update"
+    assert client.request("clearQueue") == {"steering": ["steer me"], "followUp": ["later"]}
+    client.request("abort")
+    assert client.result(first)["stopReason"] == "aborted"
+    client.close()
+
+
+def test_tools_set_active_changes_the_list(spawn: Spawn) -> None:
+    client = spawn()
+    assert client.request("tools/setActive", {"names": ["read", "grep", "nope"]}) == {"active": ["read", "grep"]}
+    tools = client.request("tools/list")["tools"]
+    assert {t["name"] for t in tools if t["active"]} == {"read", "grep"}
+    assert client.request("state")["activeTools"] == ["read", "grep"]
+    client.close()
+
+
+def test_models_list_and_set(spawn: Spawn) -> None:
+    client = spawn()
+    models = client.request("models/list")["models"]
+    assert {"provider": "faux", "id": "scripted"}.items() <= models[0].items()
+    assert client.request("model/set", {"provider": "faux", "modelId": "scripted"})["id"] == "scripted"
+    with pytest.raises(RpcError) as missing:
+        client.request("model/set", {"provider": "nope", "modelId": "x"})
+    assert missing.value.message == "Model not found: nope/x"
+    client.close()
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+
+def served(client: DaemonClient) -> bool:
+    return client.request("state")["isStreaming"] is False
+
+
+def error_of(client: DaemonClient, before: int) -> dict[str, Any]:
+    """The first error response with id null that arrived after message index `before`."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for message in client.messages[before:]:
+            if "error" in message and message.get("id") is None:
+                return message["error"]
+        time.sleep(0.01)
+    raise AssertionError("no error response arrived")
+
+
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_malformed_json_gets_parse_error_and_the_next_message_is_served(spawn: Spawn, framing: str) -> None:
+    client = spawn(framing=framing)
+    before = len(client.messages)
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": '
+    client.send_raw(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) if framing == "lsp" else body + b"\n")
+    assert error_of(client, before)["code"] == -32700
+    assert served(client)
+    client.close()
+
+
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_invalid_utf8_is_a_parse_error(spawn: Spawn, framing: str) -> None:
+    client = spawn(framing=framing)
+    before = len(client.messages)
+    body = b'{"jsonrpc": "2.0", "id": 7, "method": "state", "params": {"x": "\xff\xfe"}}'
+    client.send_raw(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) if framing == "lsp" else body + b"\n")
+    assert error_of(client, before)["code"] == -32700
+    assert served(client)
+    client.close()
+
+
+def test_unknown_method_and_bad_params(spawn: Spawn) -> None:
+    client = spawn()
+    with pytest.raises(RpcError) as unknown:
+        client.request("tools/explode")
+    assert unknown.value.code == -32601
+    with pytest.raises(RpcError) as bad:
+        client.request("prompt", {"message": 12})
+    assert bad.value.code == -32602
+    assert "`$.message`" in bad.value.message and "Expected `str`" in bad.value.message
+    with pytest.raises(RpcError) as missing:
+        client.request("tools/setActive", {})
+    assert missing.value.code == -32602 and "names" in missing.value.message
+    with pytest.raises(RpcError) as invalid:
+        client.request("prompt", {"message": "x", "streamingBehavior": "later"})
+    assert invalid.value.code == -32602 and "streamingBehavior" in invalid.value.message
+    assert served(client)
+    client.close()
+
+
+def test_invalid_requests(spawn: Spawn) -> None:
+    client = spawn()
+    for body in (b"[]", b'"just a string"', b'{"id": 3, "method": "state"}', b'{"jsonrpc": "2.0", "id": 4}'):
+        before = len(client.messages)
+        client.send_raw(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        deadline = time.monotonic() + 30
+        while not any("error" in m for m in client.messages[before:]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        errors = [m["error"] for m in client.messages[before:] if "error" in m]
+        assert errors and errors[0]["code"] == -32600, body
+    assert served(client)
+    client.close()
+
+
+def test_bad_headers_are_reported_on_stderr_and_skipped(spawn: Spawn) -> None:
+    client = spawn()
+    client.send_raw(b"Content-Length: banana\r\n\r\n")
+    client.send_raw(b"X-Nothing-Useful: yes\r\n\r\n{}")
+    client.send_raw(b"this is not a header at all\r\n\r\n")
+    assert served(client)
+    assert client.request("state")["messageCount"] == 0
+    client.close()
+    assert any("framing error" in line for line in client.stderr_lines)
+
+
+def test_oversized_message_is_skipped_without_buffering_it(spawn: Spawn) -> None:
+    """A 100 MB frame: a clear error on stderr, the stream resyncs, the daemon answers."""
+    client = spawn()
+    size = 100 * 1024 * 1024
+    client.send_raw(b"Content-Length: %d\r\n\r\n" % size)
+    chunk = b"x" * (1 << 20)
+    for _ in range(100):
+        client.send_raw(chunk)
+    assert served(client)
+    client.close()
+    assert any("exceeds the limit" in line for line in client.stderr_lines)
+
+
+def test_jsonl_separators_inside_strings(spawn: Spawn) -> None:
+    """spec 16.1: U+2028/U+2029 are not record separators, and go out escaped."""
+    client = spawn(framing="jsonl")
+    message = "line\u2028separator\u2029para"
+    client.request("prompt", {"message": message})
+    user = client.request("messages")["messages"][0]
+    assert user["role"] in ("user", "system")
+    users = [m for m in client.request("messages")["messages"] if m["role"] == "user"]
+    assert users[0]["content"] == message
+    client.close()
+
+
+def test_crlf_jsonl_records_are_accepted(spawn: Spawn) -> None:
+    client = spawn(framing="jsonl")
+    client.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": "state"}\r\n')
+    assert client.result(99)["isStreaming"] is False
+    client.close()
+
+
+# --- stdout and shutdown ------------------------------------------------------------------------
+
+
+def test_stdout_fd_is_private(spawn: Spawn) -> None:
+    """fd 1 of the daemon points at stderr, so nothing but the writer reaches the protocol pipe."""
+    client = spawn()
+    served(client)
+    pid = client.proc.pid
+    assert os.readlink(f"/proc/{pid}/fd/1") == os.readlink(f"/proc/{pid}/fd/2")
+    client.close()
+
+
+def test_stdin_closing_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
+    client = spawn()
+    client.request_nowait("prompt", {"message": "slow"})
+    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
+                          and "started" in str(e["partialResult"]["content"]))
+    assert client.close() == 0
+    assert wait_gone("sleep 987.5", timeout=0.5) == []
+
+
+def test_sigterm_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
+    client = spawn()
+    client.request_nowait("prompt", {"message": "slow"})
+    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
+                          and "started" in str(e["partialResult"]["content"]))
+    client.proc.send_signal(signal.SIGTERM)
+    assert client.proc.wait(30) == 0
+    assert wait_gone("sleep 987.5", timeout=0.5) == []
+    types = [e["type"] for e in client.events()]
+    assert types.count("agent_end") == 1
+
+
+def test_shutdown_then_exit(spawn: Spawn) -> None:
+    client = spawn()
+    assert client.request("shutdown") is None
+    with pytest.raises(RpcError) as refused:
+        client.request("state")
+    assert refused.value.code == -32600
+    client.notify("exit")
+    assert client.proc.wait(30) == 0

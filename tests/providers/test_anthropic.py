@@ -1,0 +1,486 @@
+"""Anthropic Messages provider against a real 127.0.0.1 server speaking the Messages SSE format."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import pytest
+
+from pi_rpc.ai.providers import anthropic
+from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    AutoRetryEnd,
+    AutoRetryStart,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    ImageContent,
+    Model,
+    ModelCost,
+    ProviderEvent,
+    SystemMessage,
+    TextContent,
+    TextDeltaEvent,
+    ThinkingContent,
+    ThinkingDeltaEvent,
+    Tool,
+    ToolCall,
+    ToolcallDeltaEvent,
+    ToolcallEndEvent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+from .sse_server import (
+    Delay,
+    SSEServer,
+    fixture_bytes,
+    fixture_events,
+    json_reply,
+    sse_event,
+    sse_reply,
+)
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk-ant-api03-SECRET-KEY-value"
+
+
+def _model(server: SSEServer, **kw: Any) -> Model:
+    return Model(
+        id="claude-sonnet-4-5",
+        name="Claude",
+        api="anthropic-messages",
+        provider="anthropic",
+        base_url=server.url,
+        reasoning=True,
+        input=["text", "image"],
+        max_tokens=64_000,
+        cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75),
+        **kw,
+    )
+
+
+def _context(**kw: Any) -> Context:
+    return Context(system_prompt="You are helpful.", messages=[UserMessage(content="hi")], **kw)
+
+
+async def _run(
+    server: SSEServer,
+    options: StreamOptions | None = None,
+    context: Context | None = None,
+    model: Model | None = None,
+) -> tuple[AssistantMessage, list[ProviderEvent]]:
+    events: list[ProviderEvent] = []
+    m = model or _model(server)
+    builder = AssistantBuilder(m, events.append)
+    opts = options or StreamOptions(api_key=KEY, max_retries=0, idle_timeout=5)
+    message = await anthropic.stream(m, context or _context(), opts, builder)
+    return message, events
+
+
+def _types(events: list[ProviderEvent]) -> list[str]:
+    return [str(type(e).__struct_config__.tag) for e in events]
+
+
+# --- happy paths --------------------------------------------------------------------------------
+
+
+async def test_text_stream_events_usage_and_request(sse_server: SSEServer) -> None:
+    sse_server.script(sse_reply(fixture_events("anthropic_text.sse")))
+    message, events = await _run(sse_server)
+    assert message.stop_reason == "stop"
+    assert message.content == [TextContent(text="Hello, wo\u2028rld!")]  # U+2028 is not a line break
+    assert message.model == "claude-sonnet-4-5"  # the configured id, which replay compares against
+    assert _types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    usage = message.usage
+    assert (usage.input, usage.output, usage.cache_read, usage.cache_write) == (25, 15, 100, 10)
+    assert usage.total_tokens == 150
+    assert usage.cost.total == pytest.approx((25 * 3 + 15 * 15 + 100 * 0.3 + 10 * 3.75) / 1e6)
+
+    request = sse_server.requests[0]
+    assert request.path == "/v1/messages"
+    assert request.headers["x-api-key"] == KEY
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert "fine-grained-tool-streaming-2025-05-14" in request.headers["anthropic-beta"]
+    body = request.json
+    assert body["stream"] is True and body["model"] == "claude-sonnet-4-5"
+    assert body["system"] == [
+        {"type": "text", "text": "You are helpful.", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
+    ]
+    assert "thinking" not in body
+
+
+async def test_one_byte_chunks_give_the_same_message(sse_server: SSEServer) -> None:
+    sse_server.script(sse_reply(fixture_bytes("anthropic_thinking_tools.sse", 1)))
+    sliced, _ = await _run(sse_server)
+    sse_server.script(sse_reply(fixture_events("anthropic_thinking_tools.sse")))
+    whole, _ = await _run(sse_server)
+    assert sliced.content == whole.content and sliced.stop_reason == whole.stop_reason == "toolUse"
+
+
+async def test_thinking_signature_and_two_tool_calls(sse_server: SSEServer) -> None:
+    """Issue items 1 and 7: signatures kept; toolcall_delta carries the arguments parsed so far."""
+    sse_server.script(sse_reply(fixture_events("anthropic_thinking_tools.sse")))
+    message, events = await _run(sse_server)
+    assert message.stop_reason == "toolUse"
+    assert message.content == [
+        ThinkingContent(
+            thinking="The user wants two files. I will read both.",
+            thinking_signature="EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+        ),
+        TextContent(text="Reading both files."),
+        ToolCall(id="toolu_01A", name="read", arguments={"path": "src/main.py", "limit": 20}),
+        ToolCall(id="toolu_01B", name="read", arguments={"path": "README.md"}),
+    ]
+    thinking = [e.delta for e in events if isinstance(e, ThinkingDeltaEvent)]
+    assert thinking == ["The user wants two files. ", "I will read both."]
+    partial = [e.arguments for e in events if isinstance(e, ToolcallDeltaEvent) and e.content_index == 2]
+    assert partial == [
+        {"path": "src/ma"},
+        {"path": "src/main.py", "limit": 2},
+        {"path": "src/main.py", "limit": 20},
+    ]
+    ends = [e.tool_call.id for e in events if isinstance(e, ToolcallEndEvent)]
+    assert ends == ["toolu_01A", "toolu_01B"]
+    assert isinstance(events[-1], DoneEvent) and events[-1].reason == "toolUse"
+    assert message.usage.input == 472 and message.usage.output == 89
+
+
+async def test_tool_input_sent_whole_in_block_start(sse_server: SSEServer) -> None:
+    sse_server.script(
+        sse_reply(
+            [
+                sse_event({"type": "message_start", "message": {"model": "m", "usage": {"input_tokens": 3}}}),
+                sse_event(
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "ls",
+                            "input": {"path": "."},
+                        },
+                    }
+                ),
+                sse_event({"type": "content_block_stop", "index": 0}),
+                sse_event(
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "tool_use"},
+                        "usage": {"output_tokens": 4},
+                    }
+                ),
+                sse_event({"type": "message_stop"}),
+            ]
+        )
+    )
+    message, _ = await _run(sse_server)
+    assert message.content == [ToolCall(id="t1", name="ls", arguments={"path": "."})]
+
+
+async def test_redacted_thinking_kept_for_replay(sse_server: SSEServer) -> None:
+    sse_server.script(
+        sse_reply(
+            [
+                sse_event({"type": "message_start", "message": {"model": "m", "usage": {}}}),
+                sse_event(
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "redacted_thinking", "data": "OPAQUE"},
+                    }
+                ),
+                sse_event({"type": "content_block_stop", "index": 0}),
+                sse_event({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}),
+                sse_event({"type": "message_stop"}),
+            ]
+        )
+    )
+    message, _ = await _run(sse_server)
+    assert message.stop_reason == "length"
+    assert message.content == [
+        ThinkingContent(thinking="[Reasoning redacted]", thinking_signature="OPAQUE", redacted=True)
+    ]
+    replay = anthropic.convert_messages([message], _model(sse_server))
+    assert replay == [{"role": "assistant", "content": [{"type": "redacted_thinking", "data": "OPAQUE"}]}]
+
+
+# --- request body -------------------------------------------------------------------------------
+
+
+def test_convert_messages_full_transcript() -> None:
+    """Spec 1.2a (input_schema), 15.11 (system messages carry only tool deltas, not sent)."""
+    model = Model(
+        id="claude-sonnet-4-5",
+        name="c",
+        api="anthropic-messages",
+        provider="anthropic",
+        input=["text", "image"],
+    )
+    png = ImageContent(data="iVBORw0KGgo=", mime_type="image/png")
+    messages = [
+        SystemMessage(tools_added=[Tool(name="read", description="Read", parameters={})]),
+        UserMessage(content=[TextContent(text="look"), png]),
+        AssistantMessage(
+            api="anthropic-messages",
+            provider="anthropic",
+            model="m",
+            content=[
+                ThinkingContent(thinking="hmm", thinking_signature="SIG"),
+                ThinkingContent(thinking="unsigned"),
+                TextContent(text=" "),
+                ToolCall(id="call|1", name="read", arguments={"path": "a"}),
+                ToolCall(id="t2", name="bash", arguments={"command": "ls"}),
+            ],
+        ),
+        ToolResultMessage(
+            tool_call_id="call|1", tool_name="read", content=[TextContent(text="A"), png], is_error=False
+        ),
+        ToolResultMessage(
+            tool_call_id="t2", tool_name="bash", content=[TextContent(text="boom")], is_error=True
+        ),
+    ]
+    out = anthropic.convert_messages(messages, model)
+    assert out == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "SIG"},
+                {"type": "text", "text": "unsigned"},
+                {"type": "tool_use", "id": "call_1", "name": "read", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": "ls"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "is_error": False,
+                    "content": [
+                        {"type": "text", "text": "A"},
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+                        },
+                    ],
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t2",
+                    "content": "boom",
+                    "is_error": True,
+                    "cache_control": {"type": "ephemeral"},
+                },
+            ],
+        },
+    ]
+
+
+def test_tools_and_thinking_budget_in_body() -> None:
+    model = Model(
+        id="claude-sonnet-4-5",
+        name="c",
+        api="anthropic-messages",
+        provider="anthropic",
+        reasoning=True,
+        max_tokens=64_000,
+    )
+    tool = Tool(
+        name="read",
+        description="Read a file",
+        parameters={
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+    )
+    options = StreamOptions(api_key=KEY, thinking_level="medium", temperature=0.5)
+    body = anthropic.build_request_body(model, Context(system_prompt="", messages=[], tools=[tool]), options)
+    assert body["tools"] == [
+        {
+            "name": "read",
+            "description": "Read a file",
+            "input_schema": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}},
+                "required": ["path"],
+            },
+        }
+    ]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert body["max_tokens"] == 64_000 // 3 + 8192
+    assert "temperature" not in body and "system" not in body
+    off = anthropic.build_request_body(model, _context(), StreamOptions(temperature=0.5))
+    assert "thinking" not in off and off["temperature"] == 0.5
+    adaptive = Model(
+        id="claude-opus-4-6", name="o", api="anthropic-messages", provider="anthropic", reasoning=True
+    )
+    body = anthropic.build_request_body(adaptive, _context(), StreamOptions(thinking_level="xhigh"))
+    assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "max"}
+
+
+# --- errors and retry ---------------------------------------------------------------------------
+
+
+async def test_401_is_an_error_message_without_the_key(
+    sse_server: SSEServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    sse_server.script(
+        json_reply(
+            401,
+            {
+                "type": "error",
+                "error": {"type": "authentication_error", "message": f"invalid x-api-key {KEY}"},
+            },
+        )
+    )
+    message, events = await _run(sse_server, StreamOptions(api_key=KEY, max_retries=3, idle_timeout=5))
+    assert message.stop_reason == "error"
+    assert message.error_message == "401 Unauthorized: invalid x-api-key [redacted]"
+    assert len(sse_server.requests) == 1  # not retried
+    assert isinstance(events[-1], ErrorEvent) and events[-1].error_message == message.error_message
+    assert not any(isinstance(e, AutoRetryStart) for e in events)
+    assert all(KEY not in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize("status", [429, 500, 529])
+async def test_retryable_status_then_success(sse_server: SSEServer, status: int) -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    sse_server.script(
+        json_reply(status, error), json_reply(status, error), sse_reply(fixture_events("anthropic_text.sse"))
+    )
+    message, events = await _run(sse_server, StreamOptions(api_key=KEY, max_retries=3, idle_timeout=5))
+    assert message.stop_reason == "stop" and message.content == [TextContent(text="Hello, wo\u2028rld!")]
+    retries = [e for e in events if isinstance(e, AutoRetryStart | AutoRetryEnd)]
+    reason = {429: "Too Many Requests", 500: "Internal Server Error", 529: "Overloaded"}[status]
+    assert retries == [
+        AutoRetryStart(
+            attempt=1, max_attempts=3, delay_ms=2000, error_message=f"{status} {reason}: Overloaded"
+        ),
+        AutoRetryStart(
+            attempt=2, max_attempts=3, delay_ms=4000, error_message=f"{status} {reason}: Overloaded"
+        ),
+        AutoRetryEnd(success=True, attempt=2),
+    ]
+    assert len(sse_server.requests) == 3
+
+
+async def test_retry_after_is_honoured_and_retries_run_out(sse_server: SSEServer) -> None:
+    error = {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}}
+    sse_server.script(json_reply(429, error, {"retry-after": "7"}), json_reply(429, error))
+    message, events = await _run(sse_server, StreamOptions(api_key=KEY, max_retries=1, idle_timeout=5))
+    assert message.stop_reason == "error"
+    assert message.error_message == "429 Too Many Requests: Slow down"
+    assert [e for e in events if isinstance(e, AutoRetryStart | AutoRetryEnd)] == [
+        AutoRetryStart(
+            attempt=1, max_attempts=1, delay_ms=7000, error_message="429 Too Many Requests: Slow down"
+        ),
+        AutoRetryEnd(success=False, attempt=1, final_error="429 Too Many Requests: Slow down"),
+    ]
+
+
+async def test_error_event_mid_stream(sse_server: SSEServer) -> None:
+    events = fixture_events("anthropic_text.sse")[:4]
+    events.append(
+        sse_event({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "error")
+    )
+    sse_server.script(sse_reply(events))
+    message, _ = await _run(sse_server)
+    assert message.stop_reason == "error"
+    assert message.error_message == "overloaded_error: Overloaded"
+    assert message.content == [TextContent(text="Hello")]
+
+
+async def test_malformed_sse_data_is_an_error(sse_server: SSEServer) -> None:
+    events = fixture_events("anthropic_text.sse")[:2] + [
+        b'event: content_block_delta\ndata: {"type":"con\n\n'
+    ]
+    sse_server.script(sse_reply(events))
+    message, _ = await _run(sse_server)
+    assert message.stop_reason == "error"
+    assert str(message.error_message).startswith("Malformed event stream")
+
+
+async def test_connection_dropped_mid_stream(sse_server: SSEServer) -> None:
+    sse_server.script(sse_reply(fixture_events("anthropic_text.sse"), drop_after=4))
+    message, events = await _run(sse_server)
+    assert message.stop_reason == "error"
+    assert str(message.error_message).startswith("Connection closed before the response completed")
+    assert message.content == [TextContent(text="Hello")]
+    assert isinstance(events[-1], ErrorEvent)
+
+
+async def test_clean_close_without_message_stop(sse_server: SSEServer) -> None:
+    sse_server.script(sse_reply(fixture_events("anthropic_text.sse")[:4]))
+    message, _ = await _run(sse_server)
+    assert message.stop_reason == "error"
+    assert message.error_message == "Stream ended before the message was complete"
+
+
+async def test_stalled_server_hits_the_idle_timeout(sse_server: SSEServer) -> None:
+    sse_server.script(sse_reply(fixture_events("anthropic_text.sse")[:4], stall=True))
+    message, _ = await _run(sse_server, StreamOptions(api_key=KEY, max_retries=3, idle_timeout=0.3))
+    assert message.stop_reason == "error"
+    assert message.error_message == "Request timed out: no data received from the server"
+    assert len(sse_server.requests) == 1
+
+
+async def test_abort_mid_stream_closes_the_connection(sse_server: SSEServer) -> None:
+    """Spec 15.13: abort cancels the provider stream; the server sees the connection close."""
+    sse_server.script(sse_reply(fixture_events("anthropic_text.sse")[:4] + [Delay(0.01)], stall=True))
+    model = _model(sse_server)
+    events: list[ProviderEvent] = []
+    with anyio.CancelScope() as scope:
+
+        def emit(event: ProviderEvent) -> None:
+            events.append(event)
+            if isinstance(event, TextDeltaEvent):
+                scope.cancel()
+
+        builder = AssistantBuilder(model, emit)
+        await anthropic.stream(model, _context(), StreamOptions(api_key=KEY, idle_timeout=30), builder)
+    assert scope.cancelled_caught
+    message = builder.fail("aborted", "Operation aborted")
+    assert message.stop_reason == "aborted" and message.content == [TextContent(text="Hello")]
+    with anyio.fail_after(5):
+        await sse_server.requests[0].disconnected.wait()
+
+
+async def test_missing_key_is_an_error(sse_server: SSEServer) -> None:
+    message, _ = await _run(sse_server, StreamOptions(max_retries=0))
+    assert message.stop_reason == "error"
+    assert message.error_message == "No API key for provider: anthropic"
+    assert sse_server.requests == []
+
+
+async def test_connect_refused_is_an_error() -> None:
+    model = Model(
+        id="c", name="c", api="anthropic-messages", provider="anthropic", base_url="http://127.0.0.1:9"
+    )
+    builder = AssistantBuilder(model)
+    message = await anthropic.stream(model, _context(), StreamOptions(api_key=KEY, max_retries=0), builder)
+    assert message.stop_reason == "error"
+    assert str(message.error_message).startswith("Connection error")
