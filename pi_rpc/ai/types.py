@@ -199,6 +199,8 @@ class Model(Wire):
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | UnsetType = UNSET
+    # Pi's `thinkingLevelMap`: level -> value sent to the API, `None` = level unsupported.
+    thinking_level_map: dict[str, str | None] | UnsetType = UNSET
     # Per-server quirks of OpenAI-compatible APIs (Pi's `compat`); opaque to everything but providers.
     compat: dict[str, Any] | UnsetType = UNSET
 
