@@ -9,7 +9,7 @@ and once called it never raises: it returns `finish()` or `fail()` (STYLE rule 9
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -206,7 +206,7 @@ class AssistantBuilder:
 
     def fail(self, stop_reason: StopReason, error_message: str) -> AssistantMessage:
         """End with `error` or `aborted`; what streamed so far stays in the message."""
-        reason = "aborted" if stop_reason == "aborted" else "error"
+        reason: Literal["error", "aborted"] = "aborted" if stop_reason == "aborted" else "error"
         self._close_all(emit=False)
         self.message.stop_reason = reason
         self.message.error_message = error_message

@@ -1,0 +1,205 @@
+"""The edit tool (spec 11): exact-text replacements in one file, all applied or none."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import anyio
+import msgspec
+from msgspec import Meta
+
+from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError
+from pi_rpc.ai.types import JsonSchemaSampling, TextContent
+from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.edit_diff import (
+    apply_edits_to_normalized_content,
+    detect_line_ending,
+    generate_diff_string,
+    generate_unified_patch,
+    normalize_to_lf,
+    restore_line_endings,
+    strip_bom,
+)
+from pi_rpc.tools.fs import error_code, node_error_message, write_file_atomic
+from pi_rpc.tools.mutation_queue import with_file_mutation_queue
+from pi_rpc.tools.paths import resolve_to_cwd
+
+DESCRIPTION = (
+    "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
+    "non-overlapping region of the original file. If two changes affect the same block or nearby lines, "
+    "merge them into one edit instead of emitting overlapping edits. Do not include large unchanged "
+    "regions just to connect distant changes."
+)
+PROMPT_SNIPPET = (
+    "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
+)
+PROMPT_GUIDELINES = [
+    "Use edit for precise changes (edits[].oldText must match exactly)",
+    "When changing multiple separate locations in one file, use one edit call with multiple entries "
+    "in edits[] instead of multiple edit calls",
+    "Each edits[].oldText is matched against the original file, not after earlier edits are applied. "
+    "Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+    "Keep edits[].oldText as small as possible while still being unique in the file. "
+    "Do not pad with large unchanged regions.",
+]
+EDITS_DESCRIPTION = (
+    "One or more targeted replacements. Each edit is matched against the original file, not incrementally. "
+    "Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, "
+    "merge them into one edit instead."
+)
+OLD_TEXT_DESCRIPTION = (
+    "Exact text for one targeted replacement. It must be unique in the original file and must not "
+    "overlap with any other edits[].oldText in the same call."
+)
+EMPTY_EDITS = "Edit tool input is invalid. edits must contain at least one replacement."
+
+
+class ReplaceEdit(msgspec.Struct, rename="camel", kw_only=True):
+    old_text: Annotated[str, Meta(description=OLD_TEXT_DESCRIPTION)]
+    new_text: Annotated[str, Meta(description="Replacement text for this targeted edit.")]
+
+
+class EditParams(msgspec.Struct, rename="camel", kw_only=True):
+    path: Annotated[str, Meta(description="Path to the file to edit (relative or absolute)")]
+    edits: Annotated[list[ReplaceEdit], Meta(description=EDITS_DESCRIPTION)]
+
+
+@dataclass
+class EditOperations:
+    """Spec 1.10: where edit reads and writes; replace it to edit elsewhere (SSH, editor buffers)."""
+
+    read_file: Callable[[str], Awaitable[bytes]]
+    write_file: Callable[[str, str], Awaitable[None]]
+    # Raises when the file cannot be both read and written.
+    access: Callable[[str], Awaitable[None]]
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _check_read_write(path: str) -> None:
+    os.stat(path)
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+
+async def _local_read_file(path: str) -> bytes:
+    return await anyio.to_thread.run_sync(_read_bytes, path)
+
+
+async def _local_write_file(path: str, content: str) -> None:
+    await write_file_atomic(path, content.encode("utf-8"))
+
+
+async def _local_access(path: str) -> None:
+    await anyio.to_thread.run_sync(_check_read_write, path)
+
+
+def local_edit_operations() -> EditOperations:
+    return EditOperations(read_file=_local_read_file, write_file=_local_write_file, access=_local_access)
+
+
+def _is_single_edit(value: Any) -> bool:
+    return isinstance(value, dict) and "oldText" in value and "newText" in value
+
+
+def prepare_edit_arguments(raw: Any) -> Any:
+    """Spec 11.3: accept the shapes models still send, before validation sees them."""
+    if not isinstance(raw, dict):
+        return raw
+    args = dict(raw)
+    edits = args.get("edits")
+    if isinstance(edits, str):
+        try:
+            parsed = json.loads(edits)
+        except ValueError:
+            parsed = None  # validation reports the string
+        if isinstance(parsed, list):
+            args["edits"] = parsed
+        elif _is_single_edit(parsed):
+            args["edits"] = [parsed]
+    elif _is_single_edit(edits):
+        args["edits"] = [edits]
+    old_text, new_text = args.get("oldText"), args.get("newText")
+    if isinstance(old_text, str) and isinstance(new_text, str):
+        current = args.get("edits")
+        args["edits"] = [
+            *(current if isinstance(current, list) else []),
+            {"oldText": old_text, "newText": new_text},
+        ]
+        del args["oldText"], args["newText"]
+    return raw if args == raw else args
+
+
+def _access_failure(path: str, exc: Exception) -> ToolError:
+    code = error_code(exc)
+    # Pi renders a code-less error with JS String(error), i.e. "Error: {message}".
+    reason = f"Error code: {code}" if code else f"Error: {exc}"
+    return ToolError(f"Could not edit file: {path}. {reason}.")
+
+
+def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> ToolDefinition:
+    ops = operations or local_edit_operations()
+
+    async def execute(
+        call_id: str, params: EditParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+    ) -> AgentToolResult:
+        if not params.edits:
+            raise ToolError(EMPTY_EDITS)
+        path = params.path
+        absolute = resolve_to_cwd(path, ctx.cwd or cwd)
+
+        async def mutate() -> AgentToolResult:
+            try:
+                await ops.access(absolute)
+            except Exception as exc:
+                raise _access_failure(path, exc) from exc
+            try:
+                raw = await ops.read_file(absolute)
+            except OSError as exc:
+                raise ToolError(node_error_message(exc, "open", absolute)) from exc
+            bom, content = strip_bom(raw.decode("utf-8", errors="replace"))
+            ending = detect_line_ending(content)
+            base, new = apply_edits_to_normalized_content(normalize_to_lf(content), params.edits, path)
+            try:
+                await ops.write_file(absolute, bom + restore_line_endings(new, ending))
+            except OSError as exc:
+                raise ToolError(node_error_message(exc, "open", absolute)) from exc
+            diff, first_changed = generate_diff_string(base, new)
+            details: dict[str, Any] = {"diff": diff, "patch": generate_unified_patch(path, base, new)}
+            if first_changed is not None:
+                details["firstChangedLine"] = first_changed
+            text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
+            return AgentToolResult(content=[TextContent(text=text)], details=details)
+
+        return await with_file_mutation_queue(absolute, mutate)
+
+    return ToolDefinition(
+        name="edit",
+        label="edit",
+        description=DESCRIPTION,
+        parameters=EditParams,
+        execute=execute,
+        prompt_snippet=PROMPT_SNIPPET,
+        prompt_guidelines=list(PROMPT_GUIDELINES),
+        constrained_sampling=JsonSchemaSampling(strict="prefer"),
+        prepare_arguments=prepare_edit_arguments,
+    )
+
+
+__all__ = [
+    "DESCRIPTION",
+    "EditOperations",
+    "EditParams",
+    "ReplaceEdit",
+    "create_edit_tool",
+    "local_edit_operations",
+    "prepare_edit_arguments",
+]

@@ -1,0 +1,389 @@
+"""Matching and diffing for the edit tool (spec 11.5-11.8).
+
+Edits are matched against one LF-normalised original: exactly first, then in a "fuzzy" view
+(NFKC, trailing whitespace stripped, typographic quotes, dashes and spaces made ASCII). When any
+edit needs the fuzzy view, all of them are matched in it, and only the lines the replacements touch
+are taken from the fuzzy text; every other line keeps its original bytes.
+
+The line diff is difflib's (no autojunk), grouped like jsdiff's `diffLines`; on ambiguous inputs
+the grouping can differ from jsdiff's Myers implementation (spec 17.5).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from pi_rpc.agent.types import ToolError
+
+LineEnding = Literal["\r\n", "\n"]
+
+_SINGLE_QUOTES = re.compile("[\u2018\u2019\u201a\u201b]")
+_DOUBLE_QUOTES = re.compile("[\u201c\u201d\u201e\u201f]")
+_DASHES = re.compile("[\u2010-\u2015\u2212]")
+_SPACES = re.compile("[\u00a0\u2002-\u200a\u202f\u205f\u3000]")
+_LINES_WITH_ENDINGS = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+class EditLike(Protocol):
+    @property
+    def old_text(self) -> str: ...
+
+    @property
+    def new_text(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Edit:
+    old_text: str
+    new_text: str
+
+
+# --- line endings and BOM ------------------------------------------------------------------------
+
+
+def detect_line_ending(content: str) -> LineEnding:
+    """CRLF when the first line feed is part of a CRLF, else LF (spec 11.5 step 3)."""
+    lf = content.find("\n")
+    if lf == -1:
+        return "\n"
+    return "\r\n" if lf > 0 and content[lf - 1] == "\r" else "\n"
+
+
+def normalize_to_lf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def restore_line_endings(text: str, ending: LineEnding) -> str:
+    return text.replace("\n", "\r\n") if ending == "\r\n" else text
+
+
+def strip_bom(content: str) -> tuple[str, str]:
+    """(bom, text): the model never includes the invisible U+FEFF in oldText."""
+    return ("\ufeff", content[1:]) if content.startswith("\ufeff") else ("", content)
+
+
+def normalize_for_fuzzy_match(text: str) -> str:
+    """Spec 11.6: the view in which near-misses (trailing spaces, smart quotes, dashes) match."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    text = _SINGLE_QUOTES.sub("'", text)
+    text = _DOUBLE_QUOTES.sub('"', text)
+    text = _DASHES.sub("-", text)
+    return _SPACES.sub(" ", text)
+
+
+# --- applying edits ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Match:
+    index: int  # position of the edit in the call
+    start: int
+    length: int
+    new_text: str
+
+    @property
+    def end(self) -> int:
+        return self.start + self.length
+
+
+def _splice(content: str, matches: Sequence[_Match], offset: int = 0) -> str:
+    """Replace from last to first so earlier offsets stay valid."""
+    for match in sorted(matches, key=lambda m: m.start, reverse=True):
+        start = match.start - offset
+        content = content[:start] + match.new_text + content[start + match.length :]
+    return content
+
+
+def _line_spans(content: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for line in _LINES_WITH_ENDINGS.findall(content):
+        spans.append((position, position + len(line)))
+        position += len(line)
+    return spans
+
+
+def _touched_lines(spans: list[tuple[int, int]], match: _Match) -> tuple[int, int]:
+    """Half-open range of the lines a replacement covers."""
+    first = next((i for i, (start, end) in enumerate(spans) if start <= match.start < end), -1)
+    if first == -1:
+        raise ValueError("Replacement range is outside the base content.")
+    last = first
+    while last < len(spans) and spans[last][1] < match.end:
+        last += 1
+    if last >= len(spans):
+        raise ValueError("Replacement range is outside the base content.")
+    return first, last + 1
+
+
+def _splice_preserving_lines(original: str, fuzzy: str, matches: list[_Match]) -> str:
+    """Apply fuzzy-space matches, copying every untouched line from the original (spec 11.6)."""
+    original_lines = _LINES_WITH_ENDINGS.findall(original)
+    spans = _line_spans(fuzzy)
+    if len(original_lines) != len(spans):
+        raise ValueError(
+            "Cannot preserve unchanged lines because the base content has a different line count."
+        )
+    groups: list[tuple[int, int, list[_Match]]] = []
+    for match in sorted(matches, key=lambda m: m.start):
+        first, last = _touched_lines(spans, match)
+        if groups and first < groups[-1][1]:
+            start, end, members = groups[-1]
+            groups[-1] = (start, max(end, last), [*members, match])
+        else:
+            groups.append((first, last, [match]))
+    pieces: list[str] = []
+    copied_up_to = 0
+    for first, last, members in groups:
+        pieces.extend(original_lines[copied_up_to:first])
+        block_start, block_end = spans[first][0], spans[last - 1][1]
+        pieces.append(_splice(fuzzy[block_start:block_end], members, block_start))
+        copied_up_to = last
+    pieces.extend(original_lines[copied_up_to:])
+    return "".join(pieces)
+
+
+def _find(content: str, old_text: str) -> tuple[int, int, bool]:
+    """(start, length, fuzzy) of the first match, exact before fuzzy; start -1 if none."""
+    exact = content.find(old_text)
+    if exact != -1:
+        return exact, len(old_text), False
+    fuzzy_old = normalize_for_fuzzy_match(old_text)
+    fuzzy = normalize_for_fuzzy_match(content).find(fuzzy_old)
+    return fuzzy, len(fuzzy_old), fuzzy != -1
+
+
+def _count_occurrences(content: str, old_text: str) -> int:
+    return normalize_for_fuzzy_match(content).count(normalize_for_fuzzy_match(old_text))
+
+
+def _not_found(path: str, index: int, total: int) -> ToolError:
+    if total == 1:
+        return ToolError(
+            f"Could not find the exact text in {path}. "
+            "The old text must match exactly including all whitespace and newlines."
+        )
+    return ToolError(
+        f"Could not find edits[{index}] in {path}. The oldText must match exactly including all whitespace "
+        "and newlines."
+    )
+
+
+def _duplicate(path: str, index: int, total: int, count: int) -> ToolError:
+    if total == 1:
+        return ToolError(
+            f"Found {count} occurrences of the text in {path}. "
+            "The text must be unique. Please provide more context to make it unique."
+        )
+    return ToolError(
+        f"Found {count} occurrences of edits[{index}] in {path}. "
+        "Each oldText must be unique. Please provide more context to make it unique."
+    )
+
+
+def _no_change(path: str, total: int) -> ToolError:
+    if total == 1:
+        return ToolError(
+            f"No changes made to {path}. The replacement produced identical content. "
+            "This might indicate an issue with special characters or the text not existing as expected."
+        )
+    return ToolError(f"No changes made to {path}. The replacements produced identical content.")
+
+
+def apply_edits_to_normalized_content(content: str, edits: Sequence[EditLike], path: str) -> tuple[str, str]:
+    """Spec 11.6: (base, new) for LF-normalised `content`; raises ToolError, all or nothing."""
+    normalized = [Edit(normalize_to_lf(e.old_text), normalize_to_lf(e.new_text)) for e in edits]
+    total = len(normalized)
+    for i, edit in enumerate(normalized):
+        if not edit.old_text:
+            raise ToolError(
+                f"oldText must not be empty in {path}."
+                if total == 1
+                else f"edits[{i}].oldText must not be empty in {path}."
+            )
+    use_fuzzy = any(_find(content, edit.old_text)[2] for edit in normalized)
+    base = normalize_for_fuzzy_match(content) if use_fuzzy else content
+    matches: list[_Match] = []
+    for i, edit in enumerate(normalized):
+        start, length, _ = _find(base, edit.old_text)
+        if start == -1:
+            raise _not_found(path, i, total)
+        count = _count_occurrences(base, edit.old_text)
+        if count > 1:
+            raise _duplicate(path, i, total, count)
+        matches.append(_Match(i, start, length, edit.new_text))
+    ordered = sorted(matches, key=lambda m: m.start)
+    for previous, current in zip(ordered, ordered[1:], strict=False):
+        if previous.end > current.start:
+            raise ToolError(
+                f"edits[{previous.index}] and edits[{current.index}] overlap in {path}. "
+                "Merge them into one edit or target disjoint regions."
+            )
+    new = _splice_preserving_lines(content, base, matches) if use_fuzzy else _splice(base, matches)
+    if new == content:
+        raise _no_change(path, total)
+    return content, new
+
+
+# --- diffs ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class DiffPart:
+    """One run of jsdiff's `diffLines` output: lines keep their trailing newline."""
+
+    lines: list[str]
+    added: bool = False
+    removed: bool = False
+
+
+def _tokens(text: str) -> list[str]:
+    return _LINES_WITH_ENDINGS.findall(text)
+
+
+def diff_lines(old: str, new: str) -> list[DiffPart]:
+    """Line diff as runs of equal / removed / added lines (removals before additions)."""
+    a, b = _tokens(old), _tokens(new)
+    parts: list[DiffPart] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            parts.append(DiffPart(a[i1:i2]))
+            continue
+        if i2 > i1:
+            parts.append(DiffPart(a[i1:i2], removed=True))
+        if j2 > j1:
+            parts.append(DiffPart(b[j1:j2], added=True))
+    return parts
+
+
+def _strip_endings(lines: list[str]) -> list[str]:
+    return [line[:-1] if line.endswith("\n") else line for line in lines]
+
+
+def generate_diff_string(old: str, new: str, context_lines: int = 4) -> tuple[str, int | None]:
+    """Spec 11.7: the display diff and the new-file line number of the first change."""
+    width = len(str(max(len(old.split("\n")), len(new.split("\n")))))
+    out: list[str] = []
+    old_no = new_no = 1
+    first_changed: int | None = None
+    parts = diff_lines(old, new)
+
+    def context(lines: list[str]) -> None:
+        nonlocal old_no, new_no
+        for line in lines:
+            out.append(f" {str(old_no).rjust(width)} {line}")
+            old_no += 1
+            new_no += 1
+
+    def skip(count: int) -> None:
+        nonlocal old_no, new_no
+        if count > 0:
+            out.append(f" {' ' * width} ...")
+            old_no += count
+            new_no += count
+
+    last_was_change = False
+    for i, part in enumerate(parts):
+        lines = _strip_endings(part.lines)
+        if part.added or part.removed:
+            if first_changed is None:
+                first_changed = new_no
+            for line in lines:
+                if part.added:
+                    out.append(f"+{str(new_no).rjust(width)} {line}")
+                    new_no += 1
+                else:
+                    out.append(f"-{str(old_no).rjust(width)} {line}")
+                    old_no += 1
+            last_was_change = True
+            continue
+        next_is_change = i + 1 < len(parts) and (parts[i + 1].added or parts[i + 1].removed)
+        if last_was_change and next_is_change:
+            if len(lines) <= context_lines * 2:
+                context(lines)
+            else:
+                context(lines[:context_lines])
+                skip(len(lines) - 2 * context_lines)
+                context(lines[-context_lines:])
+        elif last_was_change:
+            context(lines[:context_lines])
+            skip(len(lines) - min(len(lines), context_lines))
+        elif next_is_change:
+            hidden = max(0, len(lines) - context_lines)
+            skip(hidden)
+            context(lines[hidden:])
+        else:
+            old_no += len(lines)
+            new_no += len(lines)
+        last_was_change = False
+    return "\n".join(out), first_changed
+
+
+def generate_unified_patch(path: str, old: str, new: str, context_lines: int = 4) -> str:
+    """Spec 11.8: a unified diff with file headers only, as jsdiff's createTwoFilesPatch."""
+    parts = diff_lines(old, new)
+    hunks: list[tuple[int, int, int, int, list[str]]] = []
+    old_no = new_no = 1
+    hunk_old = hunk_new = 0  # 0: no hunk open
+    body: list[str] = []
+    for i, part in enumerate(parts):
+        if part.added or part.removed:
+            if not hunk_old:
+                lead = parts[i - 1].lines[-context_lines:] if i > 0 and context_lines > 0 else []
+                body = [" " + line for line in lead]
+                hunk_old, hunk_new = old_no - len(lead), new_no - len(lead)
+            body += [("+" if part.added else "-") + line for line in part.lines]
+            if part.added:
+                new_no += len(part.lines)
+            else:
+                old_no += len(part.lines)
+            continue
+        if hunk_old:
+            if len(part.lines) <= context_lines * 2 and i < len(parts) - 1:
+                body += [" " + line for line in part.lines]
+            else:
+                tail = part.lines[:context_lines]
+                body += [" " + line for line in tail]
+                hunks.append(
+                    (hunk_old, old_no - hunk_old + len(tail), hunk_new, new_no - hunk_new + len(tail), body)
+                )
+                hunk_old = hunk_new = 0
+        old_no += len(part.lines)
+        new_no += len(part.lines)
+    if hunk_old:
+        hunks.append((hunk_old, old_no - hunk_old, hunk_new, new_no - hunk_new, body))
+    out = [f"--- {path}", f"+++ {path}"]
+    for old_start, old_count, new_start, new_count, lines in hunks:
+        # Unified diff quirk: an empty side's start is one lower than expected.
+        out.append(
+            f"@@ -{old_start - 1 if old_count == 0 else old_start},{old_count} "
+            f"+{new_start - 1 if new_count == 0 else new_start},{new_count} @@"
+        )
+        for line in lines:
+            if line.endswith("\n"):
+                out.append(line[:-1])
+            else:
+                out.append(line)
+                out.append("\\ No newline at end of file")
+    return "\n".join(out) + "\n"
+
+
+__all__ = [
+    "DiffPart",
+    "Edit",
+    "apply_edits_to_normalized_content",
+    "detect_line_ending",
+    "diff_lines",
+    "generate_diff_string",
+    "generate_unified_patch",
+    "normalize_for_fuzzy_match",
+    "normalize_to_lf",
+    "restore_line_endings",
+    "strip_bom",
+]

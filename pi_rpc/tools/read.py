@@ -1,0 +1,202 @@
+"""The read tool (spec 8): a text file's lines, paged with offset/limit, or an image attachment."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import anyio
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError
+from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent, ToolResultContent
+from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.fs import node_error_message
+from pi_rpc.tools.images import detect_supported_image_mime_type_from_file, process_image
+from pi_rpc.tools.paths import resolve_read_path
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+
+DESCRIPTION = (
+    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). "
+    "Images are sent as attachments. For text files, output is truncated to "
+    f"{DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). "
+    "Use offset/limit for large files. When you need the full file, continue with offset until complete."
+)
+PROMPT_SNIPPET = "Read file contents"
+PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
+NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
+
+
+class ReadParams(msgspec.Struct, rename="camel", kw_only=True):
+    path: Annotated[str, Meta(description="Path to the file to read (relative or absolute)")]
+    offset: (
+        Annotated[float, Meta(description="Line number to start reading from (1-indexed)")] | UnsetType
+    ) = UNSET
+    limit: Annotated[float, Meta(description="Maximum number of lines to read")] | UnsetType = UNSET
+
+
+@dataclass
+class ReadOperations:
+    """Spec 1.10: where read gets its bytes; replace it to read from elsewhere (SSH, editor buffers)."""
+
+    read_file: Callable[[str], Awaitable[bytes]]
+    # Raises (an OSError for the usual Node-style text) when the file cannot be read.
+    access: Callable[[str], Awaitable[None]]
+    # None for non-images; leaving it unset reads every file as text.
+    detect_image_mime_type: Callable[[str], Awaitable[str | None]] | None = None
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def _check_readable(path: str) -> None:
+    os.stat(path)  # ENOENT / ENOTDIR / ELOOP with the OS's own errno
+    if not os.access(path, os.R_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+
+async def _local_read_file(path: str) -> bytes:
+    return await anyio.to_thread.run_sync(_read_bytes, path)
+
+
+async def _local_access(path: str) -> None:
+    await anyio.to_thread.run_sync(_check_readable, path)
+
+
+async def _local_detect(path: str) -> str | None:
+    return await anyio.to_thread.run_sync(detect_supported_image_mime_type_from_file, path)
+
+
+def local_read_operations() -> ReadOperations:
+    return ReadOperations(
+        read_file=_local_read_file, access=_local_access, detect_image_mime_type=_local_detect
+    )
+
+
+def _js_number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _non_vision_note(model: Model | None) -> str | None:
+    if model is None or "image" in model.input:
+        return None
+    return NON_VISION_NOTE
+
+
+def _image_result(data: bytes, mime_type: str, auto_resize: bool, model: Model | None) -> AgentToolResult:
+    processed = process_image(data, mime_type, auto_resize=auto_resize)
+    note = _non_vision_note(model)
+    if not processed.ok:
+        lines = [f"Read image file [{mime_type}]", processed.message]
+        if note:
+            lines.append(note)
+        return AgentToolResult(content=[TextContent(text="\n".join(lines))])
+    lines = [f"Read image file [{processed.mime_type}]", *processed.hints]
+    if note:
+        lines.append(note)
+    content: list[ToolResultContent] = [
+        TextContent(text="\n".join(lines)),
+        ImageContent(data=processed.data, mime_type=processed.mime_type),
+    ]
+    return AgentToolResult(content=content)
+
+
+def text_page(text: str, path: str, offset: float | None, limit: float | None) -> AgentToolResult:
+    """Spec 8.7-8.8: the selected lines plus the one continuation notice that applies."""
+    all_lines = text.split("\n")
+    total = len(all_lines)
+    start = max(0, int(offset) - 1) if offset else 0
+    shown_start = start + 1
+    if start >= total:
+        shown_offset = _js_number(offset) if offset is not None else "0"
+        raise ToolError(f"Offset {shown_offset} is beyond end of file ({total} lines total)")
+    user_limited: int | None = None
+    if limit is not None:
+        end = min(start + int(limit), total)
+        selected = "\n".join(all_lines[start:end])
+        user_limited = end - start
+    else:
+        selected = "\n".join(all_lines[start:])
+    content, truncation = truncate_head(selected)
+    details: Any = UNSET
+    limit_text = format_size(DEFAULT_MAX_BYTES)
+    if truncation.first_line_exceeds_limit:
+        size = format_size(len(all_lines[start].encode("utf-8")))
+        output = (
+            f"[Line {shown_start} is {size}, exceeds {limit_text} limit. "
+            f"Use bash: sed -n '{shown_start}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
+        )
+        details = {"truncation": truncation}
+    elif truncation.truncated:
+        end_shown = shown_start + truncation.output_lines - 1
+        bound = "" if truncation.truncated_by == "lines" else f" ({limit_text} limit)"
+        output = (
+            f"{content}\n\n[Showing lines {shown_start}-{end_shown} of {total}{bound}. "
+            f"Use offset={end_shown + 1} to continue.]"
+        )
+        details = {"truncation": truncation}
+    elif user_limited is not None and start + user_limited < total:
+        remaining = total - (start + user_limited)
+        next_offset = start + user_limited + 1
+        output = f"{content}\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
+    else:
+        output = content
+    return AgentToolResult(content=[TextContent(text=output)], details=details)
+
+
+def create_read_tool(
+    cwd: str, *, operations: ReadOperations | None = None, auto_resize_images: bool = True
+) -> ToolDefinition:
+    ops = operations or local_read_operations()
+
+    async def execute(
+        call_id: str, params: ReadParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+    ) -> AgentToolResult:
+        effective_cwd = ctx.cwd or cwd  # spec 1.9
+        absolute = await anyio.to_thread.run_sync(resolve_read_path, params.path, effective_cwd)
+        try:
+            await ops.access(absolute)
+        except OSError as exc:
+            raise ToolError(node_error_message(exc, "access", absolute)) from exc
+        try:
+            mime_type = await ops.detect_image_mime_type(absolute) if ops.detect_image_mime_type else None
+            data = await ops.read_file(absolute)
+        except OSError as exc:
+            # Node opens a directory fine and fails on the read that follows.
+            syscall = "read" if exc.errno == errno.EISDIR else "open"
+            raise ToolError(node_error_message(exc, syscall, absolute)) from exc
+        if mime_type:
+            return await anyio.to_thread.run_sync(
+                _image_result, data, mime_type, auto_resize_images, ctx.model
+            )
+        offset = None if params.offset is UNSET else params.offset
+        limit = None if params.limit is UNSET else params.limit
+        return text_page(data.decode("utf-8", errors="replace"), params.path, offset, limit)
+
+    return ToolDefinition(
+        name="read",
+        label="read",
+        description=DESCRIPTION,
+        parameters=ReadParams,
+        execute=execute,
+        prompt_snippet=PROMPT_SNIPPET,
+        prompt_guidelines=list(PROMPT_GUIDELINES),
+        constrained_sampling=JsonSchemaSampling(strict="prefer"),
+    )
+
+
+__all__ = [
+    "DESCRIPTION",
+    "NON_VISION_NOTE",
+    "ReadOperations",
+    "ReadParams",
+    "create_read_tool",
+    "local_read_operations",
+    "text_page",
+]

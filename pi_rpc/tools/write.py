@@ -1,0 +1,97 @@
+"""The write tool (spec 12): create or overwrite a whole file, creating parent folders.
+
+The local default writes atomically (temporary file, fsync, rename; see `fs.write_file_atomic`), an
+improvement over Pi's in-place overwrite (spec 12.3): an abort or crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+import anyio
+import msgspec
+from msgspec import Meta
+
+from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
+from pi_rpc.ai.types import JsonSchemaSampling
+from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.fs import node_error_message, write_file_atomic
+from pi_rpc.tools.mutation_queue import with_file_mutation_queue
+from pi_rpc.tools.paths import resolve_to_cwd
+
+DESCRIPTION = (
+    "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
+    "Automatically creates parent directories."
+)
+PROMPT_SNIPPET = "Create or overwrite files"
+PROMPT_GUIDELINES = ["Use write only for new files or complete rewrites."]
+
+
+class WriteParams(msgspec.Struct, rename="camel", kw_only=True):
+    path: Annotated[str, Meta(description="Path to the file to write (relative or absolute)")]
+    content: Annotated[str, Meta(description="Content to write to the file")]
+
+
+@dataclass
+class WriteOperations:
+    """Spec 1.10: where write puts files; replace it to write elsewhere (SSH, editor buffers)."""
+
+    write_file: Callable[[str, str], Awaitable[None]]
+    # Creates the folder and any missing parents; an existing folder is not an error.
+    mkdir: Callable[[str], Awaitable[None]]
+
+
+async def _local_write_file(path: str, content: str) -> None:
+    await write_file_atomic(path, content.encode("utf-8"))
+
+
+def _make_dirs(path: str) -> None:
+    os.makedirs(path, exist_ok=True)
+
+
+async def _local_mkdir(path: str) -> None:
+    await anyio.to_thread.run_sync(_make_dirs, path)
+
+
+def local_write_operations() -> WriteOperations:
+    return WriteOperations(write_file=_local_write_file, mkdir=_local_mkdir)
+
+
+def create_write_tool(cwd: str, *, operations: WriteOperations | None = None) -> ToolDefinition:
+    ops = operations or local_write_operations()
+
+    async def execute(
+        call_id: str, params: WriteParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+    ) -> AgentToolResult:
+        absolute = resolve_to_cwd(params.path, ctx.cwd or cwd)
+
+        async def mutate() -> AgentToolResult:
+            folder = os.path.dirname(absolute)
+            try:
+                await ops.mkdir(folder)
+            except OSError as exc:
+                raise ToolError(node_error_message(exc, "mkdir", exc.filename or folder)) from exc
+            try:
+                await ops.write_file(absolute, params.content)
+            except OSError as exc:
+                raise ToolError(node_error_message(exc, "open", absolute)) from exc
+            return text_result(f"Successfully wrote to {params.path}")  # spec 12.4 TARGET
+
+        return await with_file_mutation_queue(absolute, mutate)
+
+    return ToolDefinition(
+        name="write",
+        label="write",
+        description=DESCRIPTION,
+        parameters=WriteParams,
+        execute=execute,
+        prompt_snippet=PROMPT_SNIPPET,
+        prompt_guidelines=list(PROMPT_GUIDELINES),
+        constrained_sampling=JsonSchemaSampling(strict="prefer"),
+    )
+
+
+__all__ = ["DESCRIPTION", "WriteOperations", "WriteParams", "create_write_tool", "local_write_operations"]
