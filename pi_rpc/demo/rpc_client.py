@@ -32,11 +32,13 @@ class RpcError(Exception):
 
 class DaemonClient:
     def __init__(self, args: Sequence[str] = (), *, framing: str = "lsp", cwd: str | None = None,
-                 env: dict[str, str] | None = None, stderr: Any = subprocess.PIPE) -> None:
+                 env: dict[str, str] | None = None, stderr: Any = subprocess.PIPE,
+                 on_notification: Callable[[Json], None] | None = None) -> None:
         command = [sys.executable, "-m", "pi_rpc", "--framing", framing, *args]
         self.framing = framing
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                      cwd=cwd, env=env)
+        self._on_notification = on_notification
         self._ids = itertools.count(1)
         self._lock = threading.Condition()
         self._responses: dict[Any, Json] = {}
@@ -146,6 +148,8 @@ class DaemonClient:
                 self.server_requests.append(message)
             elif "method" in message:
                 self.notifications.append(message)
+                if self._on_notification is not None:
+                    self._on_notification(message)
             else:
                 self._responses[message.get("id")] = message
             self._lock.notify_all()

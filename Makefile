@@ -1,0 +1,34 @@
+# The two commands of the README: `make demo` and `make test`. Everything they need is installed
+# here, into .venv, from the project's own pyproject.toml.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+
+.PHONY: demo test lint schema transcripts clean
+
+$(INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(INSTALLED)
+	$(BIN)/pi-rpc demo
+
+test: $(INSTALLED)
+	$(BIN)/ruff check pi_rpc tests
+	$(BIN)/python -m pytest -n 2
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check pi_rpc tests
+	$(BIN)/mypy pi_rpc
+
+schema: $(INSTALLED)
+	$(BIN)/python -m pi_rpc.modes.jsonrpc.schema
+
+transcripts: $(INSTALLED)
+	$(BIN)/python -m pi_rpc.demo.transcripts record
+
+clean:
+	rm -rf $(VENV) build *.egg-info
