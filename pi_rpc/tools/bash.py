@@ -1,0 +1,425 @@
+"""The bash tool (spec 9), and the shell-tool core that powershell shares.
+
+A command runs through replaceable `BashOperations` (local by default) in its own process group,
+streams its merged output into an OutputAccumulator, and reports throttled snapshots through
+on_update. Abort and timeout kill the whole group; both, and a non-zero exit, end as error results
+that still carry the output and the truncation notice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, Protocol
+
+import anyio
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorWithResult
+from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
+from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
+from pi_rpc.tools.process import run_process_group
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
+
+log = logging.getLogger(__name__)
+
+BASH_UPDATE_THROTTLE_SECONDS = 0.1  # spec 9.11
+MAX_TIMEOUT_MS = 2_147_483_647  # spec 9.4: the largest timer delay Node accepts
+SESSION_ENV_VARS = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL")
+SESSION_ENV_GUIDELINE = "You can inspect PI_* environment variables for current model and session details."
+
+
+class BashParams(msgspec.Struct, kw_only=True):
+    command: Annotated[str, Meta(description="Shell command to execute")]
+    timeout: (
+        Annotated[float, Meta(description="Timeout in seconds (optional, no default timeout)")] | UnsetType
+    ) = UNSET
+
+
+class BashDetails(Wire):
+    """`details` of a bash result or update; both fields absent unless the output was truncated."""
+
+    truncation: Truncation | UnsetType = UNSET
+    full_output_path: str | UnsetType = UNSET
+
+
+OnData = Callable[[bytes], None]
+
+
+class BashOperations(Protocol):
+    """Where a command runs (spec 1.10, 9.14): local by default, replaceable (e.g. SSH).
+
+    Returns the exit code, or None when there is none. Abort and timeout arrive as cancellation
+    (the tool enforces `timeout` with a cancel scope; it is passed on for runners that want it).
+    Must call on_data on the event-loop thread, and never after returning.
+    """
+
+    # `timeout` is Pi's runner contract (informational); the tool's cancel scope enforces it.
+    async def exec(
+        self,
+        command: str,
+        cwd: str,
+        on_data: OnData,
+        timeout: float | None,  # noqa: ASYNC109
+        env: Mapping[str, str],
+    ) -> int | None: ...
+
+
+@dataclass
+class SpawnContext:
+    command: str
+    cwd: str
+    env: dict[str, str]
+
+
+SpawnHook = Callable[[SpawnContext], SpawnContext]
+
+
+# --- local execution ----------------------------------------------------------------------------
+
+
+def resolve_bash_shell(shell_path: str | None) -> list[str]:
+    """Spec 9.5 (Unix): configured shell, else /bin/bash, else bash on PATH, else sh."""
+    if shell_path:
+        if not os.path.exists(shell_path):
+            raise ToolError(f"Custom shell path not found: {shell_path}")
+        return [shell_path, "-c"]
+    if os.path.exists("/bin/bash"):
+        return ["/bin/bash", "-c"]
+    return [shutil.which("bash") or "sh", "-c"]
+
+
+@dataclass
+class LocalShellOperations:
+    """Runs the command in a local shell, in its own process group (spec 9.6)."""
+
+    shell_name: str = "bash"  # as it appears in "Cannot execute {shell_name} commands."
+    shell_path: str | None = None
+    resolve_shell: Callable[[str | None], list[str]] = resolve_bash_shell
+    command_prefix: str = ""  # shell setup that is not part of the tool's commandPrefix
+
+    async def exec(
+        self,
+        command: str,
+        cwd: str,
+        on_data: OnData,
+        timeout: float | None,  # noqa: ASYNC109
+        env: Mapping[str, str],
+    ) -> int | None:
+        argv = [*self.resolve_shell(self.shell_path), f"{self.command_prefix}{command}"]
+        if not await anyio.Path(cwd).is_dir():
+            raise ToolError(
+                f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands."
+            )
+        try:
+            return await run_process_group(argv, cwd, env, on_data)
+        except OSError as exc:  # e.g. the shell binary vanished: a tool error, never a crash
+            raise ToolError(str(exc)) from exc
+
+
+# --- text of results ----------------------------------------------------------------------------
+
+
+def truncation_notice(truncation: Truncation, full_output_path: str | None, last_line_bytes: int) -> str:
+    """The bracketed pointer to the full output appended to truncated text (spec 9.12)."""
+    end = truncation.total_lines
+    start = end - truncation.output_lines + 1
+    if truncation.last_line_partial:
+        return (
+            f"\n\n[Showing last {format_size(truncation.output_bytes)} of line {end} "
+            f"(line is {format_size(last_line_bytes)}). Full output: {full_output_path}]"
+        )
+    if truncation.truncated_by == "lines":
+        return f"\n\n[Showing lines {start}-{end} of {end}. Full output: {full_output_path}]"
+    return (
+        f"\n\n[Showing lines {start}-{end} of {end} ({format_size(DEFAULT_MAX_BYTES)} limit). "
+        f"Full output: {full_output_path}]"
+    )
+
+
+def format_output(
+    snapshot: OutputSnapshot, *, last_line_bytes: int, empty_text: str = "(no output)"
+) -> tuple[str, BashDetails | UnsetType]:
+    """Result text and details from a snapshot (Pi's formatOutput); reused for user commands."""
+    text = snapshot.content or empty_text
+    truncation = snapshot.truncation
+    if not truncation.truncated:
+        return text, UNSET
+    details = BashDetails(truncation=truncation, full_output_path=snapshot.full_output_path or UNSET)
+    return text + truncation_notice(truncation, snapshot.full_output_path, last_line_bytes), details
+
+
+def append_status(text: str, status: str) -> str:
+    return f"{text}\n\n{status}" if text else status
+
+
+def format_timeout(seconds: float) -> str:
+    """As the model passed it, JS style: 5 -> "5", 1.5 -> "1.5"."""
+    return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
+
+
+def validate_timeout(timeout: float | UnsetType) -> float | None:
+    """Spec 9.4, checked before anything starts."""
+    if isinstance(timeout, UnsetType):
+        return None
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ToolError("Invalid timeout: must be a finite number of seconds")
+    if timeout * 1000 > MAX_TIMEOUT_MS:
+        raise ToolError(f"Invalid timeout: maximum is {MAX_TIMEOUT_MS / 1000} seconds")
+    return float(timeout)
+
+
+def session_environment(ctx: ToolContext | None, expose: bool) -> dict[str, str]:
+    """Spec 9.7: the daemon's environment, with PI_* describing this session (or removed)."""
+    env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
+    if not expose or ctx is None:
+        return env
+    if ctx.session_id:
+        env["PI_SESSION_ID"] = ctx.session_id
+    if ctx.session_file:
+        env["PI_SESSION_FILE"] = ctx.session_file
+    if ctx.model is not None:
+        env["PI_PROVIDER"] = ctx.model.provider
+        env["PI_MODEL"] = ctx.model.id
+    if ctx.thinking_level:
+        env["PI_REASONING_LEVEL"] = ctx.thinking_level
+    return env
+
+
+# --- streaming updates --------------------------------------------------------------------------
+
+
+class UpdateThrottle:
+    """At most one update per interval: leading edge at once, else one trailing emit (spec 9.11)."""
+
+    def __init__(self, emit: Callable[[], None], interval: float = BASH_UPDATE_THROTTLE_SECONDS) -> None:
+        self._emit = emit
+        self._interval = interval
+        self._last = -math.inf
+        self._dirty = False
+        self._wake = anyio.Event()
+
+    def request(self) -> None:
+        self._dirty = True
+        if anyio.current_time() - self._last >= self._interval:
+            self.flush()
+        else:
+            self._wake.set()
+
+    def flush(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        self._last = anyio.current_time()
+        self._emit()
+
+    async def run_trailing(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            delay = self._last + self._interval - anyio.current_time()
+            if delay > 0:
+                await anyio.sleep(delay)
+            self.flush()
+
+
+# --- the shared shell tool ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShellToolConfig:
+    name: str
+    label: str
+    shell_name: str  # "bash" / "PowerShell", as in the description
+    prompt_snippet: str
+    temp_file_prefix: str
+    guidelines: list[str] = field(default_factory=lambda: [SESSION_ENV_GUIDELINE])
+
+    @property
+    def description(self) -> str:
+        article = "a bash" if self.shell_name == "bash" else f"a {self.shell_name}"
+        return (
+            f"Execute {article} command in the current working directory. Returns stdout and stderr. "
+            f"Output is truncated to last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB "
+            "(whichever is hit first). If truncated, full output is saved to a temp file. "
+            "Optionally provide a timeout in seconds."
+        )
+
+
+BASH_CONFIG = ShellToolConfig(
+    name="bash",
+    label="bash",
+    shell_name="bash",
+    prompt_snippet="Execute bash commands (ls, grep, find, etc.)",
+    temp_file_prefix="pi-bash",
+)
+
+
+def _details_fields(details: Any) -> tuple[Truncation | None, str | None]:
+    """Read a partial result's details whether it is still a BashDetails or became a dict."""
+    if isinstance(details, BashDetails):
+        truncation = details.truncation if isinstance(details.truncation, Truncation) else None
+        path = details.full_output_path if isinstance(details.full_output_path, str) else None
+        return truncation, path
+    if isinstance(details, dict):
+        raw = details.get("truncation")
+        truncation = msgspec.convert(raw, Truncation) if isinstance(raw, dict) else raw
+        return (truncation if isinstance(truncation, Truncation) else None), details.get("fullOutputPath")
+    return None, None
+
+
+def create_shell_tool_definition(
+    cwd: str,
+    config: ShellToolConfig,
+    operations: BashOperations,
+    *,
+    command_prefix: str | None = None,
+    expose_session_environment: bool = True,
+    spawn_hook: SpawnHook | None = None,
+) -> ToolDefinition:
+    # Last-line sizes of aborted runs, keyed by their unique full-output path: the partial result
+    # that aborted_text receives has no room for it, and the partial-line notice needs it.
+    aborted_last_line_bytes: dict[str, int] = {}
+
+    async def execute(
+        call_id: str, params: BashParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+    ) -> AgentToolResult:
+        timeout = validate_timeout(params.timeout)
+        command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
+        spawn = SpawnContext(command, ctx.cwd or cwd, session_environment(ctx, expose_session_environment))
+        if spawn_hook is not None:
+            spawn = spawn_hook(replace(spawn, env=dict(spawn.env)))
+        output = OutputAccumulator(temp_file_prefix=config.temp_file_prefix)
+
+        def emit_update() -> None:
+            snap = output.snapshot(persist_if_truncated=True)
+            details = BashDetails(
+                truncation=snap.truncation if snap.truncation.truncated else UNSET,
+                full_output_path=snap.full_output_path or UNSET,
+            )
+            on_update(AgentToolResult(content=[TextContent(text=snap.content)], details=details))
+
+        throttle = UpdateThrottle(emit_update)
+        accepting = True
+
+        def on_data(chunk: bytes) -> None:
+            if accepting:
+                output.append(chunk)
+                throttle.request()
+
+        def finish_output() -> OutputSnapshot:
+            nonlocal accepting
+            accepting = False
+            output.finish()
+            throttle.flush()
+            snap = output.snapshot(persist_if_truncated=True)
+            output.close_temp_file()
+            return snap
+
+        on_update(AgentToolResult(content=[], details=UNSET))
+        try:
+            code, timed_out = await _run_with_updates(operations, spawn, timeout, on_data, throttle)
+        except BaseException:
+            # Abort (cancellation) or a runner error: flush what was seen (no awaits), re-raise.
+            try:
+                snap = finish_output()
+            except Exception:  # e.g. the log file's disk is full: the original error matters more
+                log.exception("could not flush the output of an interrupted %s command", config.name)
+            else:
+                if snap.full_output_path is not None:
+                    if len(aborted_last_line_bytes) >= 64:
+                        aborted_last_line_bytes.pop(next(iter(aborted_last_line_bytes)))
+                    aborted_last_line_bytes[snap.full_output_path] = output.last_line_bytes
+            raise
+
+        snap = finish_output()
+        if timed_out:
+            text, details = format_output(snap, last_line_bytes=output.last_line_bytes, empty_text="")
+            assert timeout is not None
+            raise ToolErrorWithResult(
+                append_status(text, f"Command timed out after {format_timeout(timeout)} seconds"), details
+            )
+        text, details = format_output(snap, last_line_bytes=output.last_line_bytes)
+        if code is None:
+            raise ToolErrorWithResult(f"{text}\n\nCommand terminated without an exit code", details)
+        if code != 0:
+            raise ToolErrorWithResult(f"{text}\n\nCommand exited with code {code}", details)
+        return AgentToolResult(content=[TextContent(text=text)], details=details)
+
+    def aborted_text(last_partial: AgentToolResult | None) -> str:
+        if last_partial is None:
+            return "Command aborted"
+        content = next((b.text for b in last_partial.content if isinstance(b, TextContent)), "")
+        truncation, path = _details_fields(last_partial.details)
+        if truncation is None:
+            return append_status(content, "Command aborted")
+        last_line = truncation.output_bytes
+        if path is not None:
+            last_line = aborted_last_line_bytes.pop(path, last_line)
+        snap = OutputSnapshot(content=content, truncation=truncation, full_output_path=path)
+        text, _ = format_output(snap, last_line_bytes=last_line, empty_text="")
+        return append_status(text, "Command aborted")
+
+    return ToolDefinition(
+        name=config.name,
+        label=config.label,
+        description=config.description,
+        parameters=BashParams,
+        execute=execute,
+        prompt_snippet=config.prompt_snippet,
+        prompt_guidelines=list(config.guidelines) if expose_session_environment else [],
+        constrained_sampling=JsonSchemaSampling(strict="prefer"),
+        aborted_text=aborted_text,
+    )
+
+
+async def _run_with_updates(
+    operations: BashOperations,
+    spawn: SpawnContext,
+    timeout: float | None,  # noqa: ASYNC109 - enforced here, with a cancel scope
+    on_data: OnData,
+    throttle: UpdateThrottle,
+) -> tuple[int | None, bool]:
+    """Run the command beside the trailing-update timer; returns (exit code, timed out)."""
+    code: int | None = None
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(throttle.run_trailing)
+        try:
+            with anyio.move_on_after(math.inf if timeout is None else timeout) as deadline:
+                code = await operations.exec(spawn.command, spawn.cwd, on_data, timeout, spawn.env)
+        except Exception as exc:  # re-raised below, unwrapped from the task group's ExceptionGroup
+            error = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    return code, deadline.cancelled_caught
+
+
+def create_bash_tool(
+    cwd: str,
+    *,
+    operations: BashOperations | None = None,
+    command_prefix: str | None = None,
+    shell_path: str | None = None,
+    expose_session_environment: bool = True,
+    spawn_hook: SpawnHook | None = None,
+) -> ToolDefinition:
+    ops = operations
+    if ops is None:
+        ops = LocalShellOperations(shell_name="bash", shell_path=shell_path)
+    return create_shell_tool_definition(
+        cwd,
+        BASH_CONFIG,
+        ops,
+        command_prefix=command_prefix,
+        expose_session_environment=expose_session_environment,
+        spawn_hook=spawn_hook,
+    )
