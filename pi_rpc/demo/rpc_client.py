@@ -119,6 +119,18 @@ class DaemonClient:
                 raise TimeoutError("expected event did not arrive")
             return found[0]
 
+    def wait_for_message(self, predicate: Callable[[Json], bool], timeout: float = 60, start: int = 0) -> Json:
+        """The first received message at index >= start that matches (responses included)."""
+        with self._lock:
+            found: list[Json] = []
+
+            def ready() -> bool:
+                found[:] = [m for m in self.messages[start:] if predicate(m)][:1]
+                return bool(found) or self._closed
+            if not self._lock.wait_for(ready, timeout) or not found:
+                raise TimeoutError("expected message did not arrive")
+            return found[0]
+
     def wait_for_type(self, event_type: str, timeout: float = 60, start: int = 0) -> Json:
         return self.wait_for_event(lambda e: e.get("type") == event_type, timeout, start)
 

@@ -20,21 +20,28 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def daemon_env() -> dict[str, str]:
+def daemon_env(home: Path | None = None) -> dict[str, str]:
+    """The developer's environment minus anything that could pick a real provider."""
     env = dict(os.environ)
-    # The e2e tests pin the scripted model: no real provider, whatever the developer's shell has.
-    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         env.pop(name, None)
+    if home is not None:  # no models.json of the developer's either
+        env["HOME"] = str(home)
+        env["XDG_CONFIG_HOME"] = str(home / ".config")
     return env
 
 
 @pytest.fixture
-def spawn(workspace: Path) -> Iterator[Callable[..., DaemonClient]]:
+def spawn(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., DaemonClient]]:
     clients: list[DaemonClient] = []
+    home = tmp_path / "home"
+    home.mkdir()
 
-    def start(*args: str, framing: str = "lsp", script: str = "e2e.json") -> DaemonClient:
-        argv = ["--cwd", str(workspace), "--script", str(SCRIPTS / script), *args]
-        client = DaemonClient(argv, framing=framing, env=daemon_env())
+    def start(*args: str, framing: str = "lsp", script: str | None = "e2e.json") -> DaemonClient:
+        argv = ["--cwd", str(workspace), *args]
+        if script is not None:
+            argv += ["--script", str(SCRIPTS / script)]
+        client = DaemonClient(argv, framing=framing, env=daemon_env(home))
         clients.append(client)
         return client
 

@@ -21,7 +21,8 @@ Spawn = Callable[..., DaemonClient]
 
 
 def wait_gone(marker: str, timeout: float = 10) -> list[int]:
-    """Processes still alive with `marker` after the daemon had `timeout` seconds to reap them."""
+    """Processes still alive with `marker` after the daemon had `timeout` seconds to reap them.
+    (Polling: nothing signals another process's death to us; the bound is a guard, not a claim.)"""
     deadline = time.monotonic() + timeout
     while (alive := processes_with(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -188,13 +189,9 @@ def served(client: DaemonClient) -> bool:
 
 def error_of(client: DaemonClient, before: int) -> dict[str, Any]:
     """The first error response with id null that arrived after message index `before`."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        for message in client.messages[before:]:
-            if "error" in message and message.get("id") is None:
-                return message["error"]
-        time.sleep(0.01)
-    raise AssertionError("no error response arrived")
+    message = client.wait_for_message(lambda m: "error" in m and m.get("id") is None, timeout=30, start=before)
+    error: dict[str, Any] = message["error"]
+    return error
 
 
 @pytest.mark.parametrize("framing", ["lsp", "jsonl"])
@@ -243,11 +240,8 @@ def test_invalid_requests(spawn: Spawn) -> None:
     for body in (b"[]", b'"just a string"', b'{"id": 3, "method": "state"}', b'{"jsonrpc": "2.0", "id": 4}'):
         before = len(client.messages)
         client.send_raw(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        deadline = time.monotonic() + 30
-        while not any("error" in m for m in client.messages[before:]) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        errors = [m["error"] for m in client.messages[before:] if "error" in m]
-        assert errors and errors[0]["code"] == -32600, body
+        error = client.wait_for_message(lambda m: "error" in m, timeout=30, start=before)["error"]
+        assert error["code"] == -32600, body
     assert served(client)
     client.close()
 
