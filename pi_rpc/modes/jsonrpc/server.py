@@ -21,7 +21,7 @@ import anyio.abc
 import msgspec
 from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcParseError
 
-from pi_rpc.agent.types import AgentEvent
+from pi_rpc.agent.types import AgentEvent, ToolExecutionUpdate
 from pi_rpc.modes.jsonrpc import handlers
 from pi_rpc.modes.jsonrpc.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -79,6 +79,10 @@ class StdoutSink:
         except OSError:
             self._closed = True  # the client is gone; stdin EOF will end the daemon
 
+    def backlog(self) -> int:
+        """Bytes written but not yet taken by the client."""
+        return self._transport.get_write_buffer_size() if self._transport is not None else 0
+
     async def drain(self) -> None:
         """Wait until what was written has left our buffer (bounded by the caller)."""
         while self._transport is not None and not self._transport.is_closing():
@@ -115,7 +119,7 @@ class Daemon:
         rpc = Rpc(sink)
         async with anyio.create_task_group() as tasks:
             session = AgentSession(self.config, tasks)
-            session.subscribe(_event_forwarder(rpc))
+            session.subscribe(_event_forwarder(rpc, sink))
             handlers.register(rpc, session, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
             tasks.start_soon(self._read_stdin, rpc)
             tasks.start_soon(self._watch_signals)
@@ -198,8 +202,16 @@ def _invalid_request(message: Any) -> str | None:
     return 'Invalid Request: no "method"'
 
 
-def _event_forwarder(rpc: Rpc) -> Callable[[AgentEvent], None]:
+# Past this much unread output, live tool snapshots are skipped: each one carries the whole
+# accumulated output, so the next one (or tool_execution_end) loses nothing, and a client that
+# reads slowly cannot make the daemon buffer a 200 MB build log one snapshot at a time.
+MAX_BACKLOG_FOR_UPDATES = 4 * 1024 * 1024
+
+
+def _event_forwarder(rpc: Rpc, sink: StdoutSink) -> Callable[[AgentEvent], None]:
     def forward(event: AgentEvent) -> None:
+        if isinstance(event, ToolExecutionUpdate) and sink.backlog() > MAX_BACKLOG_FOR_UPDATES:
+            return
         rpc.send_notification(AgentEventNotification(params=event))
 
     return forward
