@@ -1,0 +1,178 @@
+-- Pure formatting: the markdown lines of each chat block. No buffer access here, so the
+-- renderer can be tested from recorded events alone.
+local util = require("pi_rpc.util")
+
+local M = {}
+
+-- The key argument of each built-in tool, shown inline in the tool's header line.
+local PRIMARY = {
+  bash = "command",
+  powershell = "command",
+  read = "path",
+  write = "path",
+  edit = "path",
+  ls = "path",
+  grep = "pattern",
+  find = "pattern",
+}
+
+local function scalar(v)
+  local t = type(v)
+  return t == "string" or t == "number" or t == "boolean"
+end
+
+local function clip(s, max)
+  if #s > max then
+    return s:sub(1, max) .. "…"
+  end
+  return s
+end
+
+--- A one-line summary of a tool call's arguments: the key argument in backticks, then the
+--- other short scalar arguments as key=value; long strings and tables show their size only.
+---@param name string
+---@param args table?
+---@return string
+function M.args_summary(name, args)
+  if type(args) ~= "table" then
+    return ""
+  end
+  local parts = {}
+  local key = PRIMARY[name]
+  local primary = key and args[key]
+  if type(primary) == "string" then
+    local first, rest = primary:match("^([^\n]*)\n(.*)$")
+    local shown = first and (first .. " …") or primary
+    parts[#parts + 1] = "`" .. clip(shown, 120):gsub("`", "'") .. "`"
+  end
+  local keys = vim.tbl_keys(args)
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local v = args[k]
+    if k ~= key and v ~= vim.NIL then
+      if scalar(v) and #tostring(v) <= 40 and not tostring(v):find("\n") then
+        parts[#parts + 1] = k .. "=" .. tostring(v)
+      elseif type(v) == "string" then
+        parts[#parts + 1] = ("%s=<%d lines>"):format(k, select(2, v:gsub("\n", "")) + 1)
+      elseif type(v) == "table" then
+        parts[#parts + 1] = ("%s=<%d items>"):format(k, #v > 0 and #v or vim.tbl_count(v))
+      end
+    end
+  end
+  return table.concat(parts, " ")
+end
+
+--- A code fence longer than any backtick run in `text`, so output never closes it early.
+---@param text string
+---@return string
+function M.fence(text)
+  local longest = 2
+  for run in text:gmatch("`+") do
+    longest = math.max(longest, #run)
+  end
+  return string.rep("`", longest + 1)
+end
+
+local NOTICE = "^%[Showing .-Full output: (.-)%]$"
+
+--- Splits Pi's truncation notice off a tool result text.
+--- Returns the text without the notice line (and the blank line before it), the notice, and
+--- the full-output path named in it.
+---@param text string
+---@return string body, string? notice, string? path
+function M.split_notice(text)
+  local lines = vim.split(text, "\n", { plain = true })
+  for i = #lines, math.max(1, #lines - 4), -1 do
+    local path = lines[i]:match(NOTICE)
+    if path then
+      local notice = lines[i]
+      local first = (i > 1 and lines[i - 1] == "") and i - 1 or i
+      local keep = {}
+      for j = 1, #lines do
+        if j < first or j > i then
+          keep[#keep + 1] = lines[j]
+        end
+      end
+      return table.concat(keep, "\n"), notice, path
+    end
+  end
+  return text, nil, nil
+end
+
+---@class pi_rpc.ToolState
+---@field id string
+---@field name string
+---@field args table?
+---@field status "pending"|"running"|"done"|"error"
+---@field output string text so far (live) or the result text (finished)
+---@field details table?
+
+---@param tool pi_rpc.ToolState
+---@param icons table
+---@return string
+function M.tool_header(tool, icons)
+  local summary = M.args_summary(tool.name, tool.args)
+  local head = "**" .. tool.name .. "**"
+  if summary ~= "" then
+    head = head .. " " .. summary
+  end
+  local status = tool.status
+  return ("%s — %s %s"):format(head, icons[status] or "", status)
+end
+
+--- The lines of a tool block and the range (1-based, inclusive) to fold once it finished.
+---@param tool pi_rpc.ToolState
+---@param opts {icons: table, live_output_lines: integer, open_key: string?}
+---@return string[] lines, integer? fold_from, integer? fold_to, string? full_output_path
+function M.tool_lines(tool, opts)
+  local lines = { "", M.tool_header(tool, opts.icons) }
+  local finished = tool.status == "done" or tool.status == "error"
+  local body, notice, path = tool.output or "", nil, nil
+  if finished then
+    body, notice, path = M.split_notice(body)
+  end
+  path = util.get(tool.details, "fullOutputPath") or path
+  body = body:gsub("\n$", "") -- the closing fence already ends the last line
+  local out = body ~= "" and vim.split(body, "\n", { plain = true }) or {}
+  if not finished and #out > opts.live_output_lines then
+    local hidden = #out - opts.live_output_lines
+    out = vim.list_slice(out, hidden + 1)
+    table.insert(out, 1, ("… %d earlier lines"):format(hidden))
+  end
+  local fold_from, fold_to
+  if #out > 0 then
+    local fence = M.fence(body)
+    lines[#lines + 1] = fence .. "text"
+    fold_from = #lines
+    vim.list_extend(lines, out)
+    lines[#lines + 1] = fence
+    fold_to = #lines
+  end
+  if notice then
+    local hint = opts.open_key and ("  (" .. opts.open_key .. ": open full output)") or ""
+    lines[#lines + 1] = notice .. hint
+  end
+  return lines, finished and fold_from or nil, finished and fold_to or nil, path
+end
+
+--- Lines of user message content: text as is, images named.
+---@param content any
+---@return string[]
+function M.user_lines(content)
+  local lines = { "", "## You", "" }
+  vim.list_extend(lines, vim.split(util.content_text(content), "\n", { plain = true }))
+  return lines
+end
+
+--- Renders a fold's one-line summary.
+---@param first string the fold's first line
+---@param count integer
+---@return string
+function M.fold_text(first, count)
+  if first:match("^`+text$") then
+    return ("  ▸ %d lines of output (za to open)"):format(count - 2)
+  end
+  return ("  ▸ thinking, %d lines (za to open)"):format(count)
+end
+
+return M

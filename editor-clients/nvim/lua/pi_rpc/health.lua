@@ -1,0 +1,57 @@
+-- :checkhealth pi_rpc
+local M = {}
+
+function M.check()
+  local health = vim.health
+  local config = require("pi_rpc.config")
+  local daemon = require("pi_rpc.daemon")
+  health.start("pi-rpc")
+  if vim.fn.has("nvim-0.10") == 1 then
+    health.ok("Neovim " .. tostring(vim.version()))
+  else
+    health.error("Neovim 0.10 or newer is required")
+  end
+  local exe = config.options.cmd[1]
+  if vim.fn.executable(exe) == 1 then
+    health.ok(("daemon executable: %s"):format(vim.fn.exepath(exe)))
+  else
+    health.error(
+      ("daemon executable not found: %s"):format(exe),
+      { "pip install pi-rpc (or set `cmd` in setup() to the full path of pi-rpc)" }
+    )
+  end
+  local argv, cwd = config.daemon_argv()
+  health.info("command: " .. table.concat(argv, " "))
+  if vim.fn.isdirectory(cwd) == 1 then
+    health.ok("working directory: " .. cwd)
+  else
+    health.error("working directory does not exist: " .. cwd)
+  end
+  health.info("daemon log: " .. daemon.log_path() .. " (:PiLog)")
+
+  if vim.fn.executable(exe) ~= 1 then
+    return
+  end
+  -- A real round trip: start the daemon if needed and wait for `initialize`.
+  daemon.ensure()
+  local ready = vim.wait(10000, daemon.is_ready, 20)
+  if not ready then
+    health.error("the daemon did not answer `initialize` within 10 s", { "see " .. daemon.log_path() })
+    return
+  end
+  local info = daemon.info or {}
+  local server = info.serverInfo or {}
+  health.ok(
+    ("daemon answers: %s %s, protocol %s"):format(server.name, server.version, tostring(info.protocolVersion))
+  )
+  local model = info.model or {}
+  local scripted = info.scripted == true and " (scripted model: no API key found)" or ""
+  health.info(("model: %s/%s%s"):format(tostring(model.provider), tostring(model.id), scripted))
+  if info.scripted == true then
+    health.warn("no provider API key is set, so the scripted model answers", {
+      "export ANTHROPIC_API_KEY or OPENAI_API_KEY before starting Neovim",
+    })
+  end
+end
+
+return M

@@ -1,0 +1,207 @@
+-- pi_rpc.nvim: the Pi coding agent in Neovim, through the pi-rpc daemon.
+local config = require("pi_rpc.config")
+local daemon = require("pi_rpc.daemon")
+local status = require("pi_rpc.status")
+local util = require("pi_rpc.util")
+
+local M = {}
+
+local wired = false
+
+-- Route daemon events to the chat buffer and the statusline, once.
+local function wire()
+  if wired then
+    return
+  end
+  wired = true
+  daemon.on_event(function(ev)
+    status.apply(ev)
+    require("pi_rpc.chat").apply(ev)
+  end)
+  daemon.on_lifecycle(function(what, detail)
+    if what == "ready" then
+      status.reset("idle")
+    elseif what == "died" then
+      status.reset("stopped")
+      require("pi_rpc.chat").interrupt(detail)
+    elseif what == "stopped" then
+      status.reset("stopped")
+    end
+  end)
+end
+
+local function set_global_keymaps(keys)
+  local function map(mode, lhs, rhs, desc)
+    if lhs then
+      vim.keymap.set(mode, lhs, rhs, { desc = desc, silent = true })
+    end
+  end
+  map("n", keys.prompt, function()
+    M.open_input("prompt")
+  end, "pi-rpc: prompt")
+  map("x", keys.send_selection, ":PiPrompt<CR>", "pi-rpc: prompt about the selection")
+  map("n", keys.abort, M.abort, "pi-rpc: abort")
+  map("n", keys.toggle_chat, M.toggle_chat, "pi-rpc: toggle the chat")
+end
+
+--- Configure the plugin (optional: commands work with the defaults).
+---@param opts table?
+function M.setup(opts)
+  local o = config.setup(opts)
+  wire()
+  set_global_keymaps(o.keymaps or {})
+end
+
+local function open_chat()
+  if config.options.chat.auto_open then
+    require("pi_rpc.window").open_chat(false)
+  end
+end
+
+--- Sends a prompt; while a run is going it is queued per `while_streaming`.
+---@param text string
+---@param cb fun(err: table?, result: table?)?
+function M.prompt(text, cb)
+  wire()
+  open_chat()
+  local params = { message = text, streamingBehavior = config.options.while_streaming }
+  daemon.request("prompt", params, function(err, result)
+    if err then
+      util.notify("prompt failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    elseif result and result.queued then
+      util.notify(("queued as %s"):format(result.queued == "steer" and "steering" or "a follow-up"))
+    elseif result then
+      require("pi_rpc.chat").run_ended(result)
+    end
+    if cb then
+      cb(err, result)
+    end
+  end)
+end
+
+local function queue(method, text)
+  wire()
+  open_chat()
+  daemon.request(method, { message = text }, function(err)
+    if err then
+      util.notify(method .. " failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    end
+  end)
+end
+
+--- Queues a steering message (delivered after the current tool batch).
+function M.steer(text)
+  queue("steer", text)
+end
+
+--- Queues a follow-up (delivered when the agent would otherwise stop).
+function M.follow_up(text)
+  queue("followUp", text)
+end
+
+--- Aborts the run; the daemon kills what the tools started.
+---@param cb fun()?
+function M.abort(cb)
+  if not daemon.is_running() then
+    if cb then
+      cb()
+    end
+    return
+  end
+  daemon.request("abort", nil, function(err)
+    if err then
+      util.notify("abort failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    end
+    if cb then
+      cb()
+    end
+  end)
+end
+
+--- A new session. The protocol has no new-session method yet, so this restarts the daemon.
+---@param cb fun()?
+function M.new_session(cb)
+  wire()
+  require("pi_rpc.chat").clear()
+  status.reset("stopped")
+  daemon.restart(cb)
+end
+
+--- Markdown context for lines `l1`..`l2` of the current buffer: file, range and the text.
+---@param l1 integer
+---@param l2 integer
+---@param buf integer?
+---@return string[]
+function M.selection_context(l1, l2, buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(buf)
+  local path = name ~= "" and vim.fn.fnamemodify(name, ":.") or "[No Name]"
+  local text = vim.api.nvim_buf_get_lines(buf, l1 - 1, l2, false)
+  local fence = require("pi_rpc.format").fence(table.concat(text, "\n"))
+  local lines = { ("From `%s`, lines %d-%d:"):format(path, l1, l2), fence .. (vim.bo[buf].filetype or "") }
+  vim.list_extend(lines, text)
+  lines[#lines + 1] = fence
+  return lines
+end
+
+--- :PiPrompt [text] with an optional range: the range becomes context; no text opens the input.
+---@param text string
+---@param l1 integer?
+---@param l2 integer?
+function M.prompt_command(text, l1, l2)
+  local context = l1 and M.selection_context(l1, l2) or nil
+  if text == "" then
+    M.open_input("prompt", context)
+    return
+  end
+  if context then
+    text = table.concat(context, "\n") .. "\n\n" .. text
+  end
+  M.prompt(text)
+end
+
+---@param mode "prompt"|"steer"|"followUp"
+---@param prefill string[]?
+function M.open_input(mode, prefill)
+  wire()
+  daemon.ensure() -- start the daemon while the user types
+  open_chat()
+  return require("pi_rpc.input").open(mode, prefill)
+end
+
+function M.toggle_chat()
+  wire()
+  require("pi_rpc.window").toggle_chat()
+end
+
+--- :PiTools [name]: pick a tool to toggle, or toggle `name`.
+function M.tools(name)
+  wire()
+  if name and name ~= "" then
+    require("pi_rpc.pickers").toggle_tool(name)
+  else
+    require("pi_rpc.pickers").tools()
+  end
+end
+
+--- :PiModel [provider/model]
+function M.model(spec)
+  wire()
+  if spec and spec ~= "" then
+    require("pi_rpc.pickers").set_model(spec)
+  else
+    require("pi_rpc.pickers").models()
+  end
+end
+
+function M.open_log()
+  require("pi_rpc.window").open_file(daemon.log_path())
+end
+
+--- Statusline component: "π idle", "π streaming", "π bash" (the running tool), "π stopped".
+---@return string
+function M.statusline()
+  return status.text()
+end
+
+return M

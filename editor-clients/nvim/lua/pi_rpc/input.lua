@@ -1,0 +1,70 @@
+-- The prompt input buffer: a markdown scratch split whose text is sent on submit.
+local config = require("pi_rpc.config")
+
+local M = {}
+
+local TITLES = {
+  prompt = "Prompt",
+  steer = "Steer (delivered after the current tool batch)",
+  followUp = "Follow-up (delivered when the agent would stop)",
+}
+
+---@param mode "prompt"|"steer"|"followUp"
+---@param prefill string[]?
+function M.open(mode, prefill)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].filetype = "markdown"
+  vim.b[buf].pi_rpc_input_mode = mode
+  local lines = vim.deepcopy(prefill or {})
+  if #lines > 0 then
+    vim.list_extend(lines, { "", "" }) -- a blank line, then the line the cursor starts on
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, #lines > 0 and lines or { "" })
+  local win = require("pi_rpc.window").open_input(buf)
+  local keys = config.options.keymaps.input or {}
+  vim.api.nvim_set_option_value(
+    "winbar",
+    ("%s  (%s: send, %s: close)"):format(TITLES[mode], keys.submit_normal or "", keys.close or ""),
+    { win = win, scope = "local" }
+  )
+
+  local function submit()
+    local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+    vim.cmd("stopinsert")
+    if text == "" then
+      return
+    end
+    local pi = require("pi_rpc")
+    if mode == "steer" then
+      pi.steer(text)
+    elseif mode == "followUp" then
+      pi.follow_up(text)
+    else
+      pi.prompt(text)
+    end
+  end
+  local function close()
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_close(win, true)
+    end
+  end
+  if keys.submit_normal then
+    vim.keymap.set("n", keys.submit_normal, submit, { buffer = buf, desc = "pi-rpc: send" })
+  end
+  if keys.submit_insert then
+    vim.keymap.set("i", keys.submit_insert, submit, { buffer = buf, desc = "pi-rpc: send" })
+  end
+  if keys.close then
+    vim.keymap.set("n", keys.close, close, { buffer = buf, desc = "pi-rpc: close" })
+  end
+  vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
+  vim.cmd("startinsert")
+  return buf, win, submit
+end
+
+return M

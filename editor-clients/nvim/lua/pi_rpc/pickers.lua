@@ -1,0 +1,112 @@
+-- :PiTools and :PiModel: vim.ui.select over tools/list and models/list, so Telescope,
+-- fzf-lua or dressing.nvim take over when the user has them.
+local daemon = require("pi_rpc.daemon")
+local util = require("pi_rpc.util")
+
+local M = {}
+
+local function fail(what, err)
+  util.notify(what .. " failed: " .. tostring(err and err.message or err), vim.log.levels.ERROR)
+end
+
+--- Toggles one tool on or off; `cb(active_names)` runs with the daemon's answer.
+---@param name string
+---@param cb fun(active: string[])?
+function M.toggle_tool(name, cb)
+  daemon.request("tools/list", nil, function(err, result)
+    if err then
+      return fail("tools/list", err)
+    end
+    local active, known = {}, false
+    for _, tool in ipairs(result.tools or {}) do
+      local on = tool.active == true
+      if tool.name == name then
+        known = true
+        on = not on
+      end
+      if on then
+        active[#active + 1] = tool.name
+      end
+    end
+    if not known then
+      util.notify("unknown tool: " .. name, vim.log.levels.WARN)
+      return
+    end
+    daemon.request("tools/setActive", { names = active }, function(serr, set)
+      if serr then
+        return fail("tools/setActive", serr)
+      end
+      local now = set.active or {}
+      local on = vim.tbl_contains(now, name)
+      util.notify(("%s %s (active: %s)"):format(name, on and "on" or "off", table.concat(now, ", ")))
+      if cb then
+        cb(now)
+      end
+    end)
+  end)
+end
+
+--- Lists every registered tool with its state; choosing one toggles it.
+function M.tools()
+  daemon.request("tools/list", nil, function(err, result)
+    if err then
+      return fail("tools/list", err)
+    end
+    vim.ui.select(result.tools or {}, {
+      prompt = "Toggle a tool",
+      format_item = function(tool)
+        local desc = (tool.description or ""):match("^[^\n.]*") or ""
+        return ("[%s] %-10s %s"):format(tool.active and "x" or " ", tool.name, desc)
+      end,
+    }, function(tool)
+      if tool then
+        M.toggle_tool(tool.name)
+      end
+    end)
+  end)
+end
+
+---@param spec string "provider/modelId"
+---@param cb fun(model: table)?
+function M.set_model(spec, cb)
+  local provider, model_id = spec:match("^([^/]+)/(.+)$")
+  if not provider then
+    util.notify("expected provider/model, got " .. spec, vim.log.levels.WARN)
+    return
+  end
+  daemon.request("model/set", { provider = provider, modelId = model_id }, function(err, model)
+    if err then
+      return fail("model/set", err)
+    end
+    if daemon.info then
+      daemon.info.model = model
+    end
+    util.notify(("model: %s/%s"):format(model.provider, model.id))
+    if cb then
+      cb(model)
+    end
+  end)
+end
+
+--- Picks a model from models/list.
+function M.models()
+  daemon.request("models/list", nil, function(err, result)
+    if err then
+      return fail("models/list", err)
+    end
+    local current = daemon.info and daemon.info.model or {}
+    vim.ui.select(result.models or {}, {
+      prompt = "Model",
+      format_item = function(m)
+        local mark = (m.provider == current.provider and m.id == current.id) and "* " or "  "
+        return mark .. m.provider .. "/" .. m.id .. (m.name and m.name ~= m.id and ("  " .. m.name) or "")
+      end,
+    }, function(m)
+      if m then
+        M.set_model(m.provider .. "/" .. m.id)
+      end
+    end)
+  end)
+end
+
+return M

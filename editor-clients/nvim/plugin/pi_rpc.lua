@@ -1,0 +1,82 @@
+-- Commands and the exit hook; everything else loads on first use.
+if vim.g.loaded_pi_rpc then
+  return
+end
+vim.g.loaded_pi_rpc = true
+
+if vim.fn.has("nvim-0.10") ~= 1 then
+  vim.notify("pi-rpc needs Neovim 0.10 or newer", vim.log.levels.ERROR)
+  return
+end
+
+local function pi()
+  return require("pi_rpc")
+end
+
+local command = vim.api.nvim_create_user_command
+
+command("PiPrompt", function(a)
+  if a.range > 0 then
+    pi().prompt_command(a.args, a.line1, a.line2)
+  else
+    pi().prompt_command(a.args)
+  end
+end, { nargs = "*", range = true, desc = "pi-rpc: send a prompt (a range adds those lines as context)" })
+
+command("PiSteer", function(a)
+  if a.args == "" then
+    pi().open_input("steer")
+  else
+    pi().steer(a.args)
+  end
+end, { nargs = "*", desc = "pi-rpc: steer the running agent" })
+
+command("PiFollowUp", function(a)
+  if a.args == "" then
+    pi().open_input("followUp")
+  else
+    pi().follow_up(a.args)
+  end
+end, { nargs = "*", desc = "pi-rpc: queue a follow-up" })
+
+command("PiAbort", function()
+  pi().abort()
+end, { desc = "pi-rpc: abort the run" })
+
+command("PiTools", function(a)
+  pi().tools(a.args)
+end, {
+  nargs = "?",
+  desc = "pi-rpc: list tools and toggle one",
+  complete = function()
+    return { "read", "bash", "edit", "write", "grep", "find", "ls", "powershell" }
+  end,
+})
+
+command("PiModel", function(a)
+  pi().model(a.args)
+end, { nargs = "?", desc = "pi-rpc: choose the model (provider/model)" })
+
+command("PiNew", function()
+  pi().new_session()
+end, { desc = "pi-rpc: new session (restarts the daemon)" })
+
+command("PiChat", function()
+  pi().toggle_chat()
+end, { desc = "pi-rpc: toggle the chat window" })
+
+command("PiLog", function()
+  pi().open_log()
+end, { desc = "pi-rpc: open the daemon's log" })
+
+vim.api.nvim_create_autocmd("VimLeavePre", {
+  group = vim.api.nvim_create_augroup("pi_rpc", { clear = true }),
+  desc = "pi-rpc: stop the daemon",
+  callback = function()
+    -- Only a daemon that was started needs stopping; don't load the plugin just to exit.
+    local daemon = package.loaded["pi_rpc.daemon"]
+    if daemon then
+      daemon.stop_sync()
+    end
+  end,
+})

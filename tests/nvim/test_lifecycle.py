@@ -1,0 +1,127 @@
+"""Daemon lifecycle: started on first use, stopped with Neovim, restarted when it dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import pytest
+
+from .conftest import cmdline, live_group_members, require_daemon, stat_fields, wait_exit
+
+pytestmark = pytest.mark.nvim
+
+
+@pytest.fixture(autouse=True)
+def _daemon() -> None:
+    require_daemon()
+
+
+def quit_editor(ed: Any) -> None:
+    try:
+        ed.nvim.command("qa!")
+    except (OSError, EOFError):
+        pass  # Neovim closed the pipe while exiting: that is the point
+
+
+def test_daemon_starts_on_first_use_only(make_editor: Any) -> None:
+    ed = make_editor()
+    assert ed.lua("return require('pi_rpc.daemon').is_running()") is False
+    assert ed.lua("return require('pi_rpc').statusline()") == "π stopped"
+    ed.request("state")
+    assert ed.lua("return require('pi_rpc.daemon').is_ready()") is True
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
+    assert "starting: " in ed.log_file.read_text()
+
+
+def test_quitting_neovim_during_a_run_leaves_no_process(make_editor: Any, tmp_path: Any) -> None:
+    """VimLeavePre sends shutdown (which aborts the run, spec 15.13) and exit: neither the daemon
+    nor the command it was running survives Neovim."""
+    marker = f"pi-nvim-quit-{tmp_path.name}"
+    ed = make_editor(
+        {
+            "replies": [
+                {
+                    "turns": [
+                        [
+                            {
+                                "toolCall": {
+                                    "name": "bash",
+                                    "arguments": {"command": f"printf 'go-%s\\n' {marker}; sleep 30; :"},
+                                }
+                            }
+                        ],
+                    ]
+                }
+            ]
+        }
+    )
+    ed.nvim.command("PiPrompt run it")
+    ed.wait_chat(f"go-{marker}")
+    daemon = ed.daemon_pid()
+    shells = [
+        int(p)
+        for p in os.listdir("/proc")
+        if p.isdigit() and marker in cmdline(int(p)) and "sleep 30" in cmdline(int(p))
+    ]
+    assert len(shells) == 1
+    fields = stat_fields(shells[0])
+    assert fields is not None
+    group = live_group_members(int(fields[2]))
+
+    quit_editor(ed)
+    assert wait_exit(daemon), "the daemon outlived Neovim"
+    for pid in group:
+        assert wait_exit(pid), f"process {pid} of the run outlived Neovim"
+    # A graceful stop (shutdown, then exit), not the daemon noticing its stdin close.
+    assert "daemon exited (code 0, signal 0)" in ed.log_file.read_text()
+
+
+def test_a_dead_daemon_is_restarted_with_a_message(make_editor: Any) -> None:
+    ed = make_editor()
+    old = ed.daemon_pid()
+    os.kill(old, signal.SIGKILL)
+    ed.wait("vim.fn.execute('messages'):find('exited unexpectedly', 1, true) ~= nil")
+    ed.wait("require('pi_rpc.daemon').is_ready()")
+    new = ed.daemon_pid()
+    assert new != old
+    messages = ed.messages()
+    assert (
+        f"pi-rpc: the daemon exited unexpectedly (code 0, signal {int(signal.SIGKILL)}); restarting. Log: "
+        in (messages)
+    )
+    assert "**Error:** the daemon exited unexpectedly" in ed.chat_text()
+    assert ed.request("state")["result"]["messageCount"] == 0
+
+
+def test_pinew_starts_a_fresh_daemon_and_clears_the_chat(make_editor: Any) -> None:
+    ed = make_editor({"replies": [{"turns": [[{"text": "Hello there."}]]}]})
+    ed.nvim.command("PiPrompt hi")
+    ed.wait(
+        "require('pi_rpc.status').phase() == 'idle' and "
+        "require('pi_rpc.chat').text():find('Hello there.', 1, true) ~= nil"
+    )
+    old = ed.daemon_pid()
+    ed.nvim.command("PiNew")
+    assert wait_exit(old)
+    ed.wait("require('pi_rpc.daemon').is_ready()")
+    assert ed.daemon_pid() != old
+    assert ed.chat_lines() == [""]
+    assert ed.request("state")["result"]["messageCount"] == 0
+
+
+def test_checkhealth_reports_a_real_round_trip(make_editor: Any) -> None:
+    ed = make_editor()
+    ed.nvim.command("checkhealth pi_rpc")
+    text = "\n".join(ed.nvim.current.buffer[:])
+    assert "daemon answers: pi-rpc 0.1.0, protocol 1" in text
+    assert "model: faux/scripted (scripted model: no API key found)" in text
+
+
+def test_pilog_opens_the_daemon_log(make_editor: Any) -> None:
+    ed = make_editor()
+    ed.request("state")
+    ed.nvim.command("PiLog")
+    assert ed.nvim.current.buffer.name == str(ed.log_file)
+    assert "starting: " in "\n".join(ed.nvim.current.buffer[:])

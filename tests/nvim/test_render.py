@@ -1,0 +1,234 @@
+"""Rendering from recorded agent events, in a real Neovim but without the daemon."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .conftest import Editor
+
+pytestmark = pytest.mark.nvim
+
+FOLDCLOSED = """
+local win, lnum = ...
+return vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(lnum) end)
+"""
+NOTICE = "[Showing lines 2001-4000 of 4000. Full output: /tmp/pi-bash-0123456789abcdef.log]"
+
+
+def apply(ed: Editor, events: list[dict[str, Any]]) -> None:
+    ed.lua(
+        """
+        for _, ev in ipairs(...) do
+          require('pi_rpc.status').apply(ev)
+          require('pi_rpc.chat').apply(ev)
+        end
+        """,
+        events,
+    )
+
+
+def update(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "message_update", "assistantMessageEvent": {"type": kind, **fields}}
+
+
+def test_text_streams_in_place_from_deltas(make_editor: Any) -> None:
+    """spec 16.6: message_update carries deltas only; the chat appends them as they come."""
+    ed = make_editor()
+    apply(
+        ed,
+        [
+            {"type": "agent_start"},
+            {"type": "message_start", "message": {"role": "user", "content": "hi", "timestamp": 1}},
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            update("thinking_start", contentIndex=0),
+            update("thinking_delta", contentIndex=0, delta="Let me"),
+            update("thinking_delta", contentIndex=0, delta=" look.\nSecond"),
+            update("text_start", contentIndex=1),
+            update("text_delta", contentIndex=1, delta="Hel"),
+        ],
+    )
+    assert ed.chat_lines() == ["## You", "", "hi", "", "## Pi", "", "> Let me look.", "> Second", "", "Hel"]
+    apply(ed, [update("text_delta", contentIndex=1, delta="lo\nworld")])
+    assert ed.chat_lines()[-2:] == ["Hello", "world"]
+    assert ed.lua("return require('pi_rpc').statusline()") == "π streaming"
+
+
+def test_tool_status_live_output_and_folded_truncated_result(make_editor: Any) -> None:
+    """spec 9.11, 9.12, 15.1: a tool shows running -> live output -> done, its result folded,
+    Pi's truncation notice visible outside the fold."""
+    ed = make_editor()
+    ed.lua("require('pi_rpc.window').open_chat(true)")
+    args = {"command": "seq 1 4000"}
+    apply(
+        ed,
+        [
+            {"type": "agent_start"},
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            update("toolcall_start", contentIndex=0, id="call_1", name="bash"),
+            update(
+                "toolcall_end",
+                contentIndex=0,
+                toolCall={"type": "toolCall", "id": "call_1", "name": "bash", "arguments": args},
+            ),
+            {"type": "tool_execution_start", "toolCallId": "call_1", "toolName": "bash", "args": args},
+            {
+                "type": "tool_execution_update",
+                "toolCallId": "call_1",
+                "toolName": "bash",
+                "args": args,
+                "partialResult": {
+                    "content": [{"type": "text", "text": "\n".join(map(str, range(1, 101)))}],
+                    "details": None,
+                },
+            },
+        ],
+    )
+    lines = ed.chat_lines()
+    assert "**bash** `seq 1 4000` — ⏳ running" in lines
+    assert "… 70 earlier lines" in lines and lines[-2:] == ["100", "```"]
+    assert ed.lua("return require('pi_rpc').statusline()") == "π bash"
+
+    text = "\n".join(map(str, range(2001, 4001))) + "\n\n" + NOTICE
+    details = {
+        "truncation": {"truncated": True, "truncatedBy": "lines", "totalLines": 4000},
+        "fullOutputPath": "/tmp/pi-bash-0123456789abcdef.log",
+    }
+    apply(
+        ed,
+        [
+            {
+                "type": "tool_execution_end",
+                "toolCallId": "call_1",
+                "toolName": "bash",
+                "result": {"content": [{"type": "text", "text": text}], "details": details},
+                "isError": False,
+            },
+        ],
+    )
+    lines = ed.chat_lines()
+    header = lines.index("**bash** `seq 1 4000` — ✓ done")
+    assert lines[header + 1] == "```text" and lines[header + 2] == "2001"
+    assert lines[header + 2001] == "4000" and lines[header + 2002] == "```"
+    assert lines[header + 3] != NOTICE and lines[-1] == NOTICE + "  (go: open full output)"
+    win = ed.lua("return require('pi_rpc.window').chat_win()")
+    closed = ed.lua(FOLDCLOSED, win, header + 3)
+    assert closed == header + 2  # the fence line, 1-based, starts the closed fold
+    assert ed.lua(FOLDCLOSED, win, len(lines)) == -1  # the notice stays visible
+    assert ed.lua("return require('pi_rpc.chat').block_at(...).full_output_path", len(lines)) == (
+        "/tmp/pi-bash-0123456789abcdef.log"
+    )
+    assert ed.lua("return require('pi_rpc').statusline()") == "π streaming"
+
+
+def test_error_result_keeps_status_line_and_notice(make_editor: Any) -> None:
+    """spec 9.13: on a non-zero exit the notice is still part of the text, before the status."""
+    ed = make_editor()
+    text = "tail\n\n" + NOTICE + "\n\nCommand exited with code 2"
+    apply(
+        ed,
+        [
+            {"type": "tool_execution_start", "toolCallId": "c", "toolName": "bash", "args": {"command": "x"}},
+            {
+                "type": "tool_execution_end",
+                "toolCallId": "c",
+                "toolName": "bash",
+                "result": {"content": [{"type": "text", "text": text}], "details": None},
+                "isError": True,
+            },
+        ],
+    )
+    assert ed.chat_lines()[-7:] == [
+        "**bash** `x` — ✗ error",
+        "```text",
+        "tail",
+        "",
+        "Command exited with code 2",
+        "```",
+        NOTICE + "  (go: open full output)",
+    ]
+
+
+def test_output_with_backticks_gets_a_longer_fence(make_editor: Any) -> None:
+    ed = make_editor()
+    apply(
+        ed,
+        [
+            {
+                "type": "tool_execution_end",
+                "toolCallId": "c",
+                "toolName": "read",
+                "args": {"path": "a.md"},
+                "result": {"content": [{"type": "text", "text": "````lua\nx\n````"}]},
+                "isError": False,
+            },
+        ],
+    )
+    assert ed.chat_lines()[-5:] == ["`````text", "````lua", "x", "````", "`````"]
+
+
+def test_errors_aborts_and_retries_are_shown(make_editor: Any) -> None:
+    """spec 15.4c, 15.13, 16.6: error/aborted assistant messages and auto-retry notices."""
+    ed = make_editor()
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            {
+                "type": "auto_retry_start",
+                "attempt": 1,
+                "maxAttempts": 3,
+                "delayMs": 2000,
+                "errorMessage": "overloaded",
+            },
+            {
+                "type": "message_end",
+                "message": {
+                    "role": "assistant",
+                    "content": [],
+                    "stopReason": "error",
+                    "errorMessage": "boom",
+                },
+            },
+            {
+                "type": "message_end",
+                "message": {
+                    "role": "assistant",
+                    "content": [],
+                    "stopReason": "aborted",
+                    "errorMessage": None,
+                },
+            },
+            {"type": "agent_end", "messages": []},
+        ],
+    )
+    assert ed.chat_lines()[-5:] == [
+        "_Retrying (1/3) in 2.0s: overloaded_",
+        "",
+        "**Error:** boom",
+        "",
+        "_Aborted._",
+    ]
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
+
+
+def test_statusline_counts_queued_messages(make_editor: Any) -> None:
+    """spec 16.6 queue_update."""
+    ed = make_editor()
+    apply(ed, [{"type": "agent_start"}, {"type": "queue_update", "steering": ["a"], "followUp": ["b", "c"]}])
+    assert ed.lua("return require('pi_rpc').statusline()") == "π streaming (3 queued)"
+    assert ed.lua("return vim.g.pi_rpc_status") == "π streaming (3 queued)"
+
+
+def test_selection_context_names_file_and_lines(make_editor: Any) -> None:
+    ed = make_editor()
+    (ed.workspace / "m.py").write_text("a = 1\nb = 2\nc = 3\n")
+    ed.nvim.command("edit m.py")
+    assert ed.lua("return require('pi_rpc').selection_context(2, 3)") == [
+        "From `m.py`, lines 2-3:",
+        "```python",
+        "b = 2",
+        "c = 3",
+        "```",
+    ]
