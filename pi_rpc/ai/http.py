@@ -8,12 +8,17 @@ here, and nothing here logs headers or bodies.
 
 Cancellation is never caught: leaving `open_stream` by cancellation closes the response at once,
 which closes the TCP connection because the body was not read to its end.
+
+Environment: `PI_RPC_RETRY_BASE_MS` (a non-negative integer, read at import) replaces the base
+backoff of 2000 ms, so retry n waits base * 2**(n-1) ms. Tests that run the daemon as a
+subprocess set it small; a value that is not a non-negative integer is ignored with a warning.
 """
 
 from __future__ import annotations
 
 import email.utils
 import logging
+import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -28,8 +33,27 @@ from pi_rpc.ai.stream import AssistantBuilder
 
 _log = logging.getLogger(__name__)
 
+RETRY_BASE_ENV = "PI_RPC_RETRY_BASE_MS"
+DEFAULT_RETRY_BASE_DELAY_MS = 2000
+
+
+def _retry_base_from_env() -> int:
+    raw = os.environ.get(RETRY_BASE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_RETRY_BASE_DELAY_MS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        _log.warning("%s=%r is not a non-negative integer; using %d ms", RETRY_BASE_ENV, raw,
+                     DEFAULT_RETRY_BASE_DELAY_MS)
+        return DEFAULT_RETRY_BASE_DELAY_MS
+    return value
+
+
 # Backoff: attempt n waits RETRY_BASE_DELAY_MS * 2**(n-1), like Pi's auto-retry (2s, 4s, 8s).
-RETRY_BASE_DELAY_MS = 2000
+RETRY_BASE_DELAY_MS = _retry_base_from_env()
 # A server asking to wait longer than this is not retried: the error is reported instead.
 MAX_RETRY_DELAY_MS = 60_000
 # Multiplies every real sleep (not the reported delay); tests set it near zero.

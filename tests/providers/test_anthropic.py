@@ -19,6 +19,7 @@ from pi_rpc.ai.types import (
     DoneEvent,
     ErrorEvent,
     ImageContent,
+    JsonSchemaSampling,
     Model,
     ModelCost,
     ProviderEvent,
@@ -233,7 +234,7 @@ def test_convert_messages_full_transcript() -> None:
         AssistantMessage(
             api="anthropic-messages",
             provider="anthropic",
-            model="m",
+            model="claude-sonnet-4-5",  # same model: its signed thinking replays as thinking
             content=[
                 ThinkingContent(thinking="hmm", thinking_signature="SIG"),
                 ThinkingContent(thinking="unsigned"),
@@ -484,3 +485,127 @@ async def test_connect_refused_is_an_error() -> None:
     message = await anthropic.stream(model, _context(), StreamOptions(api_key=KEY, max_retries=0), builder)
     assert message.stop_reason == "error"
     assert str(message.error_message).startswith("Connection error")
+
+
+# --- constrained sampling (spec 4.3/4.4) and cross-provider replay --------------------------------
+
+READ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+    "required": ["path"],
+}
+
+
+def _text_reply() -> Any:
+    return sse_reply([
+        sse_event({"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
+        sse_event({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": "ok"}}),
+        sse_event({"type": "content_block_stop", "index": 0}),
+        sse_event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        sse_event({"type": "message_stop"}),
+    ])
+
+
+async def test_strict_tool_on_a_model_with_strict_tools(sse_server: SSEServer) -> None:
+    """spec 4.3/4.4: prefer + `supportsStrictTools` -> `strict: true` and the strict schema."""
+    sse_server.script(_text_reply())
+    strict_tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
+                       constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    plain_tool = Tool(name="ls", description="List", parameters=READ_SCHEMA)
+    model = _model(sse_server, compat={"supportsStrictTools": True})
+    message, _ = await _run(sse_server, context=_context(tools=[strict_tool, plain_tool]), model=model)
+    assert message.stop_reason == "stop"
+    assert sse_server.requests[0].json["tools"] == [
+        {
+            "name": "read",
+            "description": "Read",
+            "strict": True,
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                },
+                "required": ["path", "limit"],
+                "additionalProperties": False,
+            },
+        },
+        {"name": "ls", "description": "List", "input_schema": READ_SCHEMA},
+    ]
+
+
+async def test_prefer_without_strict_tools_sends_the_tool_as_declared(sse_server: SSEServer) -> None:
+    """spec 4.3: prefer + no support -> non-strict, no `strict` field."""
+    sse_server.script(_text_reply())
+    tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
+                constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    await _run(sse_server, context=_context(tools=[tool]))
+    assert sse_server.requests[0].json["tools"] == [
+        {"name": "read", "description": "Read", "input_schema": READ_SCHEMA}
+    ]
+
+
+async def test_require_that_cannot_be_met_fails_before_any_request(sse_server: SSEServer) -> None:
+    """spec 4.3: the exact error texts, for no support and for a schema that cannot be strict."""
+    tool = Tool(name="edit", description="Edit", parameters=READ_SCHEMA,
+                constrained_sampling=JsonSchemaSampling(strict="require"))
+    message, events = await _run(sse_server, context=_context(tools=[tool]))
+    assert message.stop_reason == "error"
+    assert message.error_message == (
+        'Tool "edit" requires JSON-schema constrained sampling, but strict tools are unsupported.'
+    )
+    assert isinstance(events[-1], ErrorEvent)
+
+    loose = Tool(name="bash", description="Run", constrained_sampling=JsonSchemaSampling(strict="require"),
+                 parameters={"type": "object", "properties": {"x": {"type": "string"}},
+                             "additionalProperties": True})
+    model = _model(sse_server, compat={"supportsStrictTools": True})
+    message, _ = await _run(sse_server, context=_context(tools=[loose]), model=model)
+    assert message.error_message == (
+        'Tool "bash" requires JSON-schema constrained sampling, but '
+        "schema-valued or true additionalProperties is unsupported."
+    )
+    assert sse_server.requests == []
+
+
+def test_replay_of_another_providers_turn() -> None:
+    """A Responses turn replayed to Claude: its reasoning becomes text, its `call|item` ids are
+    made valid for the Messages API on both the call and the result, an unanswered call gets an
+    error result, and an aborted turn is left out."""
+    model = Model(id="claude-sonnet-4-5", name="c", api="anthropic-messages", provider="anthropic")
+    long_id = "call_A|fc_" + "Z" * 80 + "+/="
+    messages = [
+        UserMessage(content="go"),
+        AssistantMessage(
+            api="openai-responses", provider="openai", model="gpt-5", stop_reason="toolUse",
+            content=[
+                ThinkingContent(thinking="Plan it", thinking_signature='{"type":"reasoning"}'),
+                ToolCall(id=long_id, name="read", arguments={"path": "a"}, thought_signature="fc_1"),
+                ToolCall(id="call_B", name="bash", arguments={"command": "ls"}),
+            ],
+        ),
+        ToolResultMessage(tool_call_id=long_id, tool_name="read", content=[TextContent(text="A")],
+                          is_error=False),
+        AssistantMessage(api="anthropic-messages", provider="anthropic", model="claude-sonnet-4-5",
+                         stop_reason="aborted", content=[TextContent(text="half")]),
+        UserMessage(content="continue"),
+    ]
+    out = anthropic.convert_messages(messages, model)
+    call_id = ("call_A_fc_" + "Z" * 80)[:64]
+    assert out == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Plan it"},
+            {"type": "tool_use", "id": call_id, "name": "read", "input": {"path": "a"}},
+            {"type": "tool_use", "id": "call_B", "name": "bash", "input": {"command": "ls"}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call_id, "content": "A", "is_error": False},
+            {"type": "tool_result", "tool_use_id": "call_B", "content": "No result provided",
+             "is_error": True},
+        ]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "continue", "cache_control": {"type": "ephemeral"}},
+        ]},
+    ]

@@ -181,3 +181,18 @@ def test_sse_any_chunking_gives_the_same_events(cuts: list[int]) -> None:
     bounds = [0, *sorted(cuts), len(_STREAM)]
     chunks = [_STREAM[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     assert anyio.run(_parse, chunks) == _EXPECTED
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, 2000), ("", 2000), ("25", 25), ("0", 0), ("-5", 2000), ("fast", 2000)],
+)
+def test_retry_base_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int
+) -> None:
+    """`PI_RPC_RETRY_BASE_MS` sets the base backoff (a daemon subprocess cannot be patched)."""
+    if value is None:
+        monkeypatch.delenv("PI_RPC_RETRY_BASE_MS", raising=False)
+    else:
+        monkeypatch.setenv("PI_RPC_RETRY_BASE_MS", value)
+    assert http._retry_base_from_env() == expected

@@ -20,6 +20,8 @@ from pi_rpc.ai.types import (
     DoneEvent,
     ErrorEvent,
     ImageContent,
+    JsonSchemaSampling,
+    Message,
     Model,
     ProviderEvent,
     SystemMessage,
@@ -495,3 +497,106 @@ async def test_keepalives_and_unexpected_chunk_shapes_are_skipped(sse_server: SS
     )
     message, _ = await _run(sse_server)
     assert message.content == [TextContent(text="ab")] and message.stop_reason == "stop"
+
+
+# --- constrained sampling (spec 4.3/4.4) and cross-provider replay --------------------------------
+
+READ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+    "required": ["path"],
+}
+
+
+def _stop_reply() -> Any:
+    return sse_reply([_chunk({"content": "ok"}), _chunk({}, "stop"), b"data: [DONE]\n\n"])
+
+
+async def test_strict_tool_on_a_server_with_strict_mode(sse_server: SSEServer) -> None:
+    """spec 4.3/4.4: prefer + `supportsStrictMode` -> `strict: true` and the strict schema; a tool
+    that asked for nothing says `strict: false`."""
+    sse_server.script(_stop_reply())
+    strict_tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
+                       constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    plain_tool = Tool(name="ls", description="List", parameters=READ_SCHEMA)
+    model = _model(sse_server.url + "/v1", compat={"supportsStrictMode": True})
+    message, _ = await _run(sse_server, model=model, context=_context(tools=[strict_tool, plain_tool]))
+    assert message.stop_reason == "stop"
+    assert sse_server.requests[0].json["tools"] == [
+        {"type": "function", "function": {
+            "name": "read",
+            "description": "Read",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                },
+                "required": ["path", "limit"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        }},
+        {"type": "function", "function": {
+            "name": "ls", "description": "List", "parameters": READ_SCHEMA, "strict": False,
+        }},
+    ]
+
+
+async def test_prefer_on_a_server_without_strict_mode_sends_the_tool_as_declared(
+    sse_server: SSEServer,
+) -> None:
+    """spec 4.3: prefer + no support -> non-strict and no `strict` field (local servers reject it)."""
+    sse_server.script(_stop_reply())
+    tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
+                constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    await _run(sse_server, context=_context(tools=[tool]))
+    assert sse_server.requests[0].json["tools"] == [
+        {"type": "function", "function": {"name": "read", "description": "Read", "parameters": READ_SCHEMA}}
+    ]
+
+
+async def test_require_without_strict_mode_fails_before_any_request(sse_server: SSEServer) -> None:
+    """spec 4.3: require + no support -> the exact error, as the assistant message, no request."""
+    tool = Tool(name="edit", description="Edit", parameters=READ_SCHEMA,
+                constrained_sampling=JsonSchemaSampling(strict="require"))
+    message, events = await _run(sse_server, context=_context(tools=[tool]))
+    assert message.stop_reason == "error"
+    assert message.error_message == (
+        'Tool "edit" requires JSON-schema constrained sampling, but strict tools are unsupported.'
+    )
+    assert isinstance(events[-1], ErrorEvent)
+    assert sse_server.requests == []
+
+
+def test_replay_of_another_providers_turn() -> None:
+    """A Responses turn replayed over Chat Completions: `call|item` ids keep their call part (on
+    the call and on its result), reasoning becomes text, an unanswered call gets an error result."""
+    model = Model(id="llama", name="l", api="openai-completions", provider="local",
+                  base_url="http://127.0.0.1:8080/v1")
+    messages: list[Message] = [
+        UserMessage(content="go"),
+        AssistantMessage(
+            api="openai-responses", provider="openai", model="gpt-5", stop_reason="toolUse",
+            content=[
+                ThinkingContent(thinking="Plan it", thinking_signature='{"type":"reasoning"}'),
+                ToolCall(id="call_A|fc_+/=long", name="read", arguments={"path": "a"}),
+                ToolCall(id="call_B", name="bash", arguments={"command": "ls"}),
+            ],
+        ),
+        ToolResultMessage(tool_call_id="call_A|fc_+/=long", tool_name="read",
+                          content=[TextContent(text="A")], is_error=False),
+        UserMessage(content="continue"),
+    ]
+    body = oc.build_request_body(model, Context(system_prompt="", messages=messages), StreamOptions())
+    assert body["messages"] == [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "Plan it", "tool_calls": [
+            {"id": "call_A", "type": "function", "function": {"name": "read", "arguments": '{"path":"a"}'}},
+            {"id": "call_B", "type": "function",
+             "function": {"name": "bash", "arguments": '{"command":"ls"}'}},
+        ]},
+        {"role": "tool", "tool_call_id": "call_A", "content": "A"},
+        {"role": "tool", "tool_call_id": "call_B", "content": "No result provided"},
+        {"role": "user", "content": "continue"},
+    ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 from typing import Any
 
 import msgspec
@@ -18,6 +17,8 @@ import msgspec
 from pi_rpc.ai import http
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.strict_schema import ConstrainedSamplingError, resolve_json_schema_strict, tool_parameters
+from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
     AssistantMessage,
     Context,
@@ -51,7 +52,6 @@ _ADAPTIVE_EFFORT: dict[ThinkingLevel, str] = {
 }
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 _CACHE_CONTROL = {"type": "ephemeral"}
-_TOOL_ID_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 # --- request ------------------------------------------------------------------------------------
@@ -62,9 +62,15 @@ def supports_adaptive_thinking(model_id: str) -> bool:
     return any(tag in model_id for tag in ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"))
 
 
-def normalize_tool_call_id(call_id: str) -> str:
+def normalize_tool_call_id(call_id: str, source: AssistantMessage | None = None) -> str:
     # The API accepts ^[a-zA-Z0-9_-]+$ up to 64 characters; ids from other providers may not fit.
-    return _TOOL_ID_INVALID.sub("_", call_id)[:64] or "tool_call"
+    return sanitize_tool_call_id(call_id, 64, "tool_call")
+
+
+def supports_strict_tools(model: Model) -> bool:
+    """`strict: true` tools; the catalogue sets `supportsStrictTools` for built-in Claude models."""
+    value = model.compat.get("supportsStrictTools") if isinstance(model.compat, dict) else None
+    return value is True
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
@@ -84,6 +90,7 @@ def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """Raises `ConstrainedSamplingError` for a tool whose `require` cannot be met (spec 4.3)."""
     base_max = options.max_tokens or max(1, model.max_tokens // 3)
     body: dict[str, Any] = {
         "model": model.id,
@@ -94,7 +101,9 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     if context.system_prompt:
         body["system"] = [{"type": "text", "text": context.system_prompt, "cache_control": _CACHE_CONTROL}]
     if context.tools:
-        body["tools"] = [convert_tool(tool) for tool in context.tools]
+        strict_ok = supports_strict_tools(model)
+        body["tools"] = [convert_tool(tool, resolve_json_schema_strict(tool, strict_ok))
+                         for tool in context.tools]
     thinking = options.thinking_level != "off" and model.reasoning
     if thinking:
         _add_thinking(body, model, options.thinking_level, base_max)
@@ -118,18 +127,21 @@ def _add_thinking(body: dict[str, Any], model: Model, level: ThinkingLevel, base
     body["thinking"] = {"type": "enabled", "budget_tokens": budget}
 
 
-def convert_tool(tool: Tool) -> dict[str, Any]:
-    """Spec 1.2a: the schema's `properties` and `required` become the tool's `input_schema`."""
-    schema = tool.parameters
-    return {
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": {
-            "type": "object",
-            "properties": schema.get("properties", {}),
-            "required": schema.get("required", []),
-        },
+def convert_tool(tool: Tool, strict: bool | None = None) -> dict[str, Any]:
+    """Spec 1.2a: the schema's `properties` and `required` become the tool's `input_schema`.
+    Strict (spec 4.3/4.4): the whole strict schema goes, and the tool says `strict: true`."""
+    schema = tool_parameters(tool, strict)
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": schema.get("properties", {}),
+        "required": schema.get("required", []),
     }
+    declared: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    if strict:
+        declared["strict"] = True
+        input_schema = {**schema, **input_schema}  # keeps `additionalProperties: false`
+    declared["input_schema"] = input_schema
+    return declared
 
 
 def _image_block(image: ImageContent) -> dict[str, Any]:
@@ -164,11 +176,11 @@ def _assistant_blocks(content: list[TextContent | ThinkingContent | ToolCall]) -
             elif signature.strip():
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": signature})
             else:
-                # Without its signature (an aborted stream) the API rejects a thinking block;
+                # Without its signature (a stream that ended early) the API rejects a thinking block;
                 # plain text keeps what was thought without tags the model might imitate.
                 blocks.append({"type": "text", "text": block.thinking})
         else:
-            blocks.append({"type": "tool_use", "id": normalize_tool_call_id(block.id),
+            blocks.append({"type": "tool_use", "id": block.id,
                            "name": block.name, "input": block.arguments})
     return blocks
 
@@ -183,7 +195,7 @@ def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, An
         content = [{"type": "text", "text": t} for t in texts if t] or [
             {"type": "text", "text": "(see attached image)"}]
         content.extend(_image_block(image) for image in images)
-    return {"type": "tool_result", "tool_use_id": normalize_tool_call_id(message.tool_call_id),
+    return {"type": "tool_result", "tool_use_id": message.tool_call_id,
             "content": content, "is_error": message.is_error}
 
 
@@ -191,9 +203,9 @@ def convert_messages(messages: list[Any], model: Model) -> list[dict[str, Any]]:
     """Our transcript as Messages API turns. Consecutive tool results share one user turn; the
     last user turn's last block carries the cache mark, so the whole history is cached (Pi)."""
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for message in transform_messages(messages, model, normalize_tool_call_id):
         if isinstance(message, SystemMessage):
-            continue  # tool deltas only; the tool list arrives through `context.tools`
+            continue  # not sent: the tool list arrives through `context.tools`
         if isinstance(message, UserMessage):
             blocks = _user_blocks(message, model)
             if blocks:
@@ -436,6 +448,9 @@ async def stream(
     state = _StreamState(builder)
     try:
         body = build_request_body(model, context, options)
+    except ConstrainedSamplingError as exc:
+        return builder.fail("error", str(exc))
+    try:
         async with http.create_client(options.idle_timeout) as client:
             request = client.build_request("POST", url, json=body, headers=build_headers(model, options))
             async with http.open_stream(client, request, builder, max_retries=options.max_retries,

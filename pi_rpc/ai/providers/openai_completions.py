@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
@@ -23,6 +24,8 @@ import msgspec
 from pi_rpc.ai import http
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.strict_schema import ConstrainedSamplingError, resolve_json_schema_strict, tool_parameters
+from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
     AssistantMessage,
     Context,
@@ -59,6 +62,8 @@ class Compat(msgspec.Struct, kw_only=True):
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
     requires_tool_result_name: bool = False
     requires_thinking_as_text: bool = False
+    # `strict` on function tools (constrained sampling, spec 4); only servers known to take it.
+    supports_strict_mode: bool = False
     # openai: `reasoning_effort`; openrouter: `reasoning: {effort}`; qwen: `enable_thinking`.
     thinking_format: Literal["openai", "openrouter", "qwen"] = "openai"
 
@@ -109,6 +114,7 @@ def reasoning_effort(level: ThinkingLevel, compat: Compat, official: bool) -> st
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """Raises `ConstrainedSamplingError` for a tool whose `require` cannot be met (spec 4.3)."""
     compat = get_compat(model)
     body: dict[str, Any] = {
         "model": model.id,
@@ -124,7 +130,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     if options.temperature is not msgspec.UNSET:
         body["temperature"] = options.temperature
     if context.tools:
-        body["tools"] = [convert_tool(tool) for tool in context.tools]
+        body["tools"] = [convert_tool(tool, compat) for tool in context.tools]
     if model.reasoning and options.thinking_level != "off":
         effort = reasoning_effort(options.thinking_level, compat, "api.openai.com" in (model.base_url or
                                                                                          DEFAULT_BASE_URL))
@@ -139,9 +145,15 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     return body
 
 
-def convert_tool(tool: Tool) -> dict[str, Any]:
-    return {"type": "function",
-            "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}
+def convert_tool(tool: Tool, compat: Compat | None = None) -> dict[str, Any]:
+    supports_strict = compat is not None and compat.supports_strict_mode
+    strict = resolve_json_schema_strict(tool, supports_strict)
+    function: dict[str, Any] = {"name": tool.name, "description": tool.description,
+                                "parameters": tool_parameters(tool, strict)}
+    if supports_strict:
+        # Said either way where the server knows the field, as the Responses provider does.
+        function["strict"] = strict is True
+    return {"type": "function", "function": function}
 
 
 def _image_part(image: ImageContent) -> dict[str, Any]:
@@ -202,14 +214,27 @@ def _tool_result(message: ToolResultMessage, model: Model, compat: Compat) -> li
     return out
 
 
+def normalize_tool_call_id(model: Model) -> Callable[[str, AssistantMessage], str]:
+    """Pi's rule: a Responses-style `call|item` id keeps its call part, and OpenAI itself takes at
+    most 40 characters; other servers take what they are given."""
+    official = model.provider == "openai" or "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
+
+    def normalize(call_id: str, source: AssistantMessage) -> str:
+        if "|" in call_id:
+            return sanitize_tool_call_id(call_id.split("|", 1)[0], 40)
+        return call_id[:40] if official else call_id
+
+    return normalize
+
+
 def convert_messages(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
         out.append({"role": role, "content": context.system_prompt})
-    for message in context.messages:
+    for message in transform_messages(context.messages, model, normalize_tool_call_id(model)):
         if isinstance(message, SystemMessage):
-            continue  # tool deltas only; the tool list arrives through `context.tools`
+            continue  # not sent, as before: the tool list arrives through `context.tools`
         if isinstance(message, UserMessage):
             converted = _user(message, model)
             if converted:
@@ -471,6 +496,9 @@ async def stream(
     state = _StreamState(builder)
     try:
         body = build_request_body(model, context, options)
+    except ConstrainedSamplingError as exc:
+        return builder.fail("error", str(exc))
+    try:
         async with http.create_client(options.idle_timeout) as client:
             request = client.build_request("POST", url, json=body, headers=build_headers(model, options))
             async with http.open_stream(client, request, builder, max_retries=options.max_retries,

