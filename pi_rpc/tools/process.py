@@ -107,15 +107,18 @@ async def run_process_group(
     if the program cannot be started. On any exceptional exit (cancellation included) the whole
     process group is killed before the exception propagates.
     """
-    proc = await anyio.open_process(
-        list(argv),
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if on_stderr is not None else subprocess.STDOUT,
-        start_new_session=os.name != "nt",
-    )
+    # Shielded: an abort landing mid-spawn would make asyncio kill only the direct child and
+    # orphan the rest of the group; once we hold the pid, the handler below kills the group.
+    with anyio.CancelScope(shield=True):
+        proc = await anyio.open_process(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if on_stderr is not None else subprocess.STDOUT,
+            start_new_session=os.name != "nt",
+        )
     pid = proc.pid
     register_process_group(pid)
     async with proc:  # closing reaps the child, shielded

@@ -21,7 +21,7 @@ import anyio.abc
 from msgspec import UnsetType
 
 from pi_rpc.agent.types import ToolError
-from pi_rpc.tools.process import exit_code_of, kill_process_group
+from pi_rpc.tools.process import exit_code_of, kill_process_group, register_process_group
 
 RG_NOT_AVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
 
@@ -113,6 +113,7 @@ async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine) -> RgRun
             stderr=subprocess.PIPE,
             start_new_session=os.name != "nt",
         )
+    register_process_group(proc.pid)  # so the daemon's exit path kills it too
     stderr = bytearray()
     async with proc:  # closing reaps the child, shielded
         try:
