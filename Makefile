@@ -18,6 +18,7 @@ demo: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(BIN)/ruff check pi_rpc tests
+	$(BIN)/mypy pi_rpc
 	$(BIN)/python -m pytest -n 2
 
 lint: $(INSTALLED)

@@ -57,7 +57,7 @@ ARGS = ["--tools", "read,bash,edit,write,grep"]
 
 def normalize(value: Any, workspace: str) -> Any:
     if isinstance(value, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             if key in ("timestamp", "durationMs"):
                 out[key] = 0

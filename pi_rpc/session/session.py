@@ -170,7 +170,8 @@ class AgentSession:
         self._busy = True
         self._settled = anyio.Event()
         outcome: list[PromptOutcome] = []
-        self._tasks.start_soon(self._run, [message], outcome)
+        prompts: list[Message] = [message]
+        self._tasks.start_soon(self._run, prompts, outcome)
         try:
             await self._settled.wait()
         except BaseException:

@@ -3,7 +3,8 @@
 It serves the tests, the demo (no API key set) and the editor clients' tests. The script format is
 documented in protocol/PROTOCOL.md ("Scripted model"). Each run starts the next unused reply whose
 `match` regex finds the prompt text; each model request in that run (after tools, steering or
-follow-ups) takes the reply's next turn. Pauses are real awaits, so abort cancels them exactly as it cancels an HTTP stream.
+follow-ups) takes the reply's next turn. Pauses are real awaits, so abort cancels them exactly as
+it cancels an HTTP stream.
 """
 
 from __future__ import annotations

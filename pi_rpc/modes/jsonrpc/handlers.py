@@ -8,6 +8,7 @@ from msgspec import UNSET
 from pygls.exceptions import JsonRpcServerError
 
 import pi_rpc
+from pi_rpc.ai.types import Model
 from pi_rpc.modes.jsonrpc.protocol import (
     BUSY,
     NOT_FOUND,
@@ -57,7 +58,7 @@ def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
         try:
             return await session.prompt(params.message, [to_image(i) for i in params.images], behaviour)
         except SessionBusyError as exc:
-            raise JsonRpcServerError(str(exc), BUSY) from exc
+            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
 
     @rpc.method("abort", Empty)
     async def abort(params: Empty) -> None:
@@ -97,8 +98,8 @@ def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
         return ModelList(models=session.available_models())
 
     @rpc.method("model/set", SetModelParams)
-    async def model_set(params: SetModelParams):  # type: ignore[no-untyped-def]
+    async def model_set(params: SetModelParams) -> Model:
         try:
             return session.set_model(params.provider, params.model_id)
         except ModelNotFoundError as exc:
-            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc
+            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]

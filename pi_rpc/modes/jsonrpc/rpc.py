@@ -74,7 +74,7 @@ def _keep_raw(obj: dict[str, Any], cls: type) -> Any:
 
 
 def make_converter() -> Any:
-    converter = default_converter()
+    converter = default_converter()  # type: ignore[no-untyped-call]
     for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(cls, _keep_raw)
     return converter

@@ -11,7 +11,12 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.modes.jsonrpc.protocol import CLIENT_NOTIFICATIONS, METHODS, PROTOCOL_VERSION, SERVER_NOTIFICATIONS
+from pi_rpc.modes.jsonrpc.protocol import (
+    CLIENT_NOTIFICATIONS,
+    METHODS,
+    PROTOCOL_VERSION,
+    SERVER_NOTIFICATIONS,
+)
 
 DEFAULT_PATH = Path(__file__).resolve().parents[3] / "protocol" / "schema.json"
 
