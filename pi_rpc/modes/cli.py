@@ -9,10 +9,12 @@ import sys
 from collections.abc import Sequence
 
 import anyio
+from msgspec import UNSET
 
 import pi_rpc
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers
 from pi_rpc.session.session import SessionConfig
+from pi_rpc.session.settings import SettingsError, load_settings, resolve_default_tools
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
 
 _log = logging.getLogger("pi_rpc")
@@ -53,7 +55,9 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         raise ModelSetupError(f"--cwd {cwd} is not a directory")
     for name in unknown_tool_names([*(args.tools or []), *args.exclude_tools]):
         _log.warning("Unknown tool %r ignored", name)
-    selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools)
+    settings = load_settings()
+    default_tools = None if settings.default_tools is UNSET else resolve_default_tools(settings.default_tools)
+    selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
     choice = choose_model(provider=args.provider, model_id=args.model, api=args.api,
                           base_url=args.base_url, script=args.script)
     available, resolve = model_resolvers(choice)
@@ -61,6 +65,8 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         cwd=cwd, model=choice, tools=create_tool_definitions(cwd, selection.registered()),
         active_tools=selection.initial_active(), thinking_level=args.thinking,
         available_models=available, resolve_model=resolve,
+        steering_mode=settings.steering_mode or "one-at-a-time",
+        follow_up_mode=settings.follow_up_mode or "one-at-a-time",
     )
 
 
@@ -79,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
     try:
         config = build_session_config(args)
-    except ModelSetupError as exc:
+    except (ModelSetupError, SettingsError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
     from pi_rpc.modes.jsonrpc.server import Daemon

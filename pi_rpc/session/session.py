@@ -73,6 +73,8 @@ class SessionConfig:
     available_models: Callable[[], list[Model]] = field(default=lambda: [])
     resolve_model: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
     append_system_prompt: str | None = None
+    steering_mode: QueueMode = "one-at-a-time"
+    follow_up_mode: QueueMode = "one-at-a-time"
 
 
 class AgentSession:
@@ -81,6 +83,8 @@ class AgentSession:
         self.cwd = config.cwd
         self.session_id = uuid.uuid4().hex
         self.agent = Agent()
+        self.agent.steering_mode = config.steering_mode
+        self.agent.follow_up_mode = config.follow_up_mode
         self.choice = config.model
         self.thinking_level: ThinkingLevel = config.thinking_level
         self._tasks = task_group
