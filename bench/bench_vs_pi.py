@@ -1,0 +1,272 @@
+"""pi-rpc against Pi itself (`pi --mode rpc`), same workloads, same loopback model server.
+
+Run: `.venv/bin/python bench/bench_vs_pi.py [--runs 5] [--long-deltas 5000] [--stress-deltas 20000]`
+
+Workloads (each daemon is started fresh for every run; medians over the runs are reported):
+  (a) cold start: spawn -> first `text_delta` on stdout, handshake and a one-line prompt sent at once
+  (b) long answer: `--long-deltas` tiny SSE text deltas -> wall time from the prompt to
+      `agent_end`, bytes the daemon wrote to stdout for the run, its peak RSS (VmHWM)
+  (b+) the same with `--stress-deltas` deltas, once per daemon: does it finish, and at what cost
+  (c) tool turn: the model calls bash `seq 1 200000`, then answers -> wall time, peak RSS
+  (d) idle RSS: VmRSS once the daemon has answered its first request and sat for half a second
+
+Pi is installed from npm into bench/.pi/ (node_modules is gitignored) on first use. It runs with a
+throwaway HOME and agent dir whose models.json points at the loopback server, offline, without a
+session file. When it cannot be installed or run, pi-rpc is still measured and the output says
+"Pi: unavailable (<reason>)".
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from daemons import (
+    DaemonDied,
+    DaemonSpec,
+    RunningDaemon,
+    Sandbox,
+    ensure_pi,
+    median,
+    pi_rpc_spec,
+    pi_spec,
+    pi_version,
+    source_revision,
+)
+from loopback import LoopbackModel
+
+_log = logging.getLogger("bench_vs_pi")
+
+IDLE_SETTLE_S = 0.5  # how long a fresh daemon sits before its idle RSS is read
+START_TIMEOUT_S = 60.0
+RUN_TIMEOUT_S = 120.0
+
+SpecFor = Callable[[str], DaemonSpec]  # workspace -> how to start the daemon there
+
+LONG_PROMPT = "[[long]] Write a long answer."
+STRESS_PROMPT = "[[stress]] Write a very long answer."
+TOOL_PROMPT = "[[tool]] Count to 200000 with bash."
+
+
+@dataclass
+class Figures:
+    """Every run's value per metric for one daemon, and why a metric has no value."""
+
+    values: dict[str, list[float]] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def add(self, metric: str, value: float) -> None:
+        self.values.setdefault(metric, []).append(value)
+
+    def median(self, metric: str) -> float | None:
+        found = self.values.get(metric)
+        return median(found) if found else None
+
+
+def died_summary(exc: DaemonDied, daemon: RunningDaemon, sent: float) -> str:
+    """One line: how long it lasted, how much it wrote, how big it got, and the error."""
+    error = re.search(r"^\s*(\w*Error\b.*)$", exc.stderr, re.MULTILINE)
+    code = re.search(r"code: '(\w+)'", exc.stderr)
+    what = error.group(1).strip() if error else f"exit status {exc.returncode}"
+    if code and code.group(1) not in what:
+        what += f" ({code.group(1)})"
+    return (f"died after {time.perf_counter() - sent:.0f} s with {daemon.stdout_bytes / 2**20:.1f} MiB "
+            f"written and RSS >= {daemon.sampled_peak_kib / 1024:.0f} MiB: {what}")
+
+
+class Bench:
+    def __init__(self, model: LoopbackModel, sandbox: Sandbox) -> None:
+        self.model = model
+        self.sandbox = sandbox
+
+    def _expect(self, name: str, before: int, kinds: list[str]) -> None:
+        got = self.model.requests[before:]
+        if got != kinds:
+            raise RuntimeError(f"{name}: the model server answered {got}, expected {kinds}")
+
+    def cold_start(self, spec_for: SpecFor, figures: Figures) -> None:
+        cwd = self.sandbox.workspace()
+        spec = spec_for(cwd)
+        before = len(self.model.requests)
+        with RunningDaemon(spec, cwd) as daemon:
+            # An editor sends its handshake and the prompt without waiting: so do we.
+            daemon.send(spec.ready_request + spec.prompt_request("Say hello in one line."))
+            first = daemon.wait("text_delta", START_TIMEOUT_S)
+            daemon.wait("agent_end", RUN_TIMEOUT_S)
+            daemon.close()
+        self._expect(spec.name, before, ["short"])
+        figures.add("cold_start_s", first.at - daemon.started_at)
+
+    def warm_run(self, spec_for: SpecFor, prompt: str, kinds: list[str], prefix: str, figures: Figures) -> None:
+        """Start, read idle RSS, then one prompt: wall time, stdout bytes and peak RSS of the run."""
+        cwd = self.sandbox.workspace()
+        spec = spec_for(cwd)
+        with RunningDaemon(spec, cwd) as daemon:
+            daemon.send(spec.ready_request)
+            ready = daemon.wait("ready", START_TIMEOUT_S)
+            time.sleep(IDLE_SETTLE_S)  # a measurement interval, not a wait for an event
+            idle = daemon.status()
+            before = len(self.model.requests)
+            sent = daemon.send(spec.prompt_request(prompt))
+            try:
+                end = daemon.wait("agent_end", RUN_TIMEOUT_S)
+            except DaemonDied as exc:
+                figures.failures[prefix] = died_summary(exc, daemon, sent)
+                _log.warning("%s: %s", spec.name, exc)
+                return
+            except TimeoutError:
+                figures.failures[prefix] = f"no agent_end within {RUN_TIMEOUT_S:.0f} s"
+                return
+            peak = daemon.status()
+            report = daemon.close()
+        self._expect(spec.name, before, kinds)
+        figures.add("idle_rss_mib", idle["VmRSS"] / 1024)
+        figures.add(f"{prefix}_wall_s", end.at - sent)
+        figures.add(f"{prefix}_stdout_mib", (report.stdout_bytes - ready.stdout_bytes) / 2**20)
+        figures.add(f"{prefix}_peak_rss_mib", peak["VmHWM"] / 1024)
+
+    def run_all(self, contenders: list[Contender], runs: int, stress: bool) -> None:
+        """Workload by workload, the daemons taking turns run by run, so a change in the machine's
+        load (other jobs share these cores) falls on both alike."""
+        _log.info("(a) cold start x%d", runs)
+        self._rounds(contenders, runs, lambda c: self.cold_start(c.spec_for, c.figures))
+        _log.info("(b) long answer x%d", runs)
+        self._rounds(contenders, runs, lambda c: self.warm_run(c.spec_for, LONG_PROMPT, ["long"], "long", c.figures))
+        _log.info("(c) tool turn x%d", runs)
+        self._rounds(contenders, runs,
+                     lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures))
+        if stress:
+            _log.info("(b+) stress answer x1")
+            self._rounds(contenders, 1,
+                         lambda c: self.warm_run(c.spec_for, STRESS_PROMPT, ["stress"], "stress", c.figures))
+
+    @staticmethod
+    def _rounds(contenders: list[Contender], runs: int, one: Callable[[Contender], None]) -> None:
+        for _ in range(runs):
+            for contender in list(contenders):
+                try:
+                    one(contender)
+                except (TimeoutError, RuntimeError, OSError) as exc:
+                    if not contender.may_fail:
+                        raise
+                    # Pi broke in a way the workload did not expect: stop measuring it at all.
+                    contender.broken = f"it failed while running: {exc}"
+                    contenders.remove(contender)
+
+
+@dataclass
+class Contender:
+    name: str
+    spec_for: SpecFor
+    figures: Figures
+    may_fail: bool = False
+    broken: str = ""
+
+
+ROWS = [
+    ("(a) cold start -> first text_delta", "cold_start_s", "s"),
+    ("(b) long answer: prompt -> agent_end", "long_wall_s", "s"),
+    ("(b) long answer: stdout written", "long_stdout_mib", "MiB"),
+    ("(b) long answer: peak RSS (VmHWM)", "long_peak_rss_mib", "MiB"),
+    ("(b+) stress answer: prompt -> agent_end", "stress_wall_s", "s"),
+    ("(b+) stress answer: stdout written", "stress_stdout_mib", "MiB"),
+    ("(b+) stress answer: peak RSS (VmHWM)", "stress_peak_rss_mib", "MiB"),
+    ("(c) tool turn (seq 1 200000): wall", "tool_wall_s", "s"),
+    ("(c) tool turn: peak RSS (VmHWM)", "tool_peak_rss_mib", "MiB"),
+    ("(c) tool turn: stdout written", "tool_stdout_mib", "MiB"),
+    ("(d) idle RSS after startup", "idle_rss_mib", "MiB"),
+]
+
+
+def _fmt(value: float | None, unit: str, failed: bool) -> str:
+    if value is None:
+        return "FAILED" if failed else "-"
+    if unit == "s":
+        return f"{value:.3f} s"
+    return f"{value:.2f} MiB" if value < 10 else f"{value:.1f} MiB"
+
+
+def render(ours: Figures, pi: Figures | None, pi_note: str) -> str:
+    head = f"{'workload':<42} {'pi-rpc':>13} {'Pi':>13} {'pi-rpc/Pi':>10}"
+    lines = [head, "-" * len(head)]
+    for label, metric, unit in ROWS:
+        prefix = metric.split("_", 1)[0]
+        mine = ours.median(metric)
+        theirs = pi.median(metric) if pi is not None else None
+        ratio = f"{mine / theirs:.3f}" if mine is not None and theirs else "-"
+        theirs_text = _fmt(theirs, unit, pi is not None and prefix in pi.failures)
+        lines.append(f"{label:<42} {_fmt(mine, unit, prefix in ours.failures):>13} {theirs_text:>13} {ratio:>10}")
+    for name, figures in (("pi-rpc", ours), ("Pi", pi)):
+        for prefix, why in (figures.failures.items() if figures is not None else ()):
+            lines.append(f"{name} failed ({prefix}): {why}")
+    if pi is None:
+        lines.append(f"Pi: unavailable ({pi_note})")
+    return "\n".join(lines)
+
+
+def spreads(name: str, figures: Figures) -> str:
+    parts = [f"{metric} {min(v):.3g}..{max(v):.3g}" for metric, v in figures.values.items()]
+    return f"{name} min..max: " + "; ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5, help="runs per workload and daemon (median reported)")
+    parser.add_argument("--long-deltas", type=int, default=5_000, help="SSE text deltas in workload (b)")
+    parser.add_argument("--stress-deltas", type=int, default=20_000,
+                        help="SSE text deltas in workload (b+), run once per daemon; 0 skips it")
+    parser.add_argument("--no-install", action="store_true", help="do not npm-install Pi when it is missing")
+    parser.add_argument("--skip-pi", action="store_true", help="measure pi-rpc only")
+    parser.add_argument("--pi-rpc-src", metavar="DIR",
+                        help="run the pi_rpc package found in DIR (e.g. a `git archive` snapshot) "
+                             "instead of the installed one")
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
+
+    node, pi_note = (None, "--skip-pi given") if args.skip_pi else ensure_pi(install=not args.no_install)
+    revision = source_revision(args.pi_rpc_src)
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    sandbox = Sandbox()
+    ours = Figures()
+    pi: Figures | None = None
+    stress = args.stress_deltas > 0
+    try:
+        with LoopbackModel(long_deltas=args.long_deltas, stress_deltas=max(args.stress_deltas, 1)) as model:
+            url = model.base_url
+            source = args.pi_rpc_src
+            contenders = [Contender("pi-rpc", lambda cwd: pi_rpc_spec(sandbox, url, cwd, source), ours)]
+            if node is not None:
+                pi_node = node
+                pi = Figures()
+                contenders.append(Contender("Pi", lambda _cwd: pi_spec(sandbox, url, pi_node), pi, may_fail=True))
+            all_contenders = list(contenders)
+            Bench(model, sandbox).run_all(contenders, args.runs, stress)
+            for contender in all_contenders:
+                if contender.broken:
+                    pi, pi_note = None, contender.broken
+            sizes = {kind: model.body_bytes(kind) / 2**20 for kind in ("long", "stress")}
+    finally:
+        sandbox.cleanup()
+    load_after = os.getloadavg()
+
+    version = f" {pi_version()}" if pi is not None else ""
+    print(f"pi-rpc {revision} vs Pi{version}: median of {args.runs} runs ((b+) once), "  # noqa: T201
+          f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after, "
+          f"{time.perf_counter() - started:.0f} s in all")
+    print(f"(b) {args.long_deltas} deltas = {sizes['long']:.2f} MiB of SSE; "  # noqa: T201
+          f"(b+) {args.stress_deltas} deltas = {sizes['stress']:.2f} MiB; ratios below 1 favour pi-rpc")
+    print(render(ours, pi, pi_note))  # noqa: T201
+    print(spreads("pi-rpc", ours))  # noqa: T201
+    if pi is not None:
+        print(spreads("Pi", pi))  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()
