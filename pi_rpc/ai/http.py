@@ -1,4 +1,5 @@
-"""Provider HTTP core: client factory, retrying send, HTTP error text, SSE iteration.
+"""Provider HTTP core: client factory, retrying send, HTTP error text, SSE iteration, and the
+request-to-message driver (`stream_sse`) every HTTP provider ends with.
 
 Every provider streams over the same pieces, so every provider fails the same way: an HTTP error
 becomes readable text (the provider's own JSON message when it sent one), 429/5xx/529 are retried
@@ -21,15 +22,17 @@ import logging
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import aclosing, asynccontextmanager
+from typing import Any, Protocol
 
 import anyio
 import httpx
 import msgspec
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
+from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.types import AssistantMessage
 
 _log = logging.getLogger(__name__)
 
@@ -279,3 +282,48 @@ def failure_text(exc: Exception, secrets: Iterable[str | None] = ()) -> str:
 
 
 STREAM_ERRORS: tuple[type[Exception], ...] = (ProviderError, httpx.HTTPError, httpx.StreamError, SSEError)
+
+
+# --- the provider driver ------------------------------------------------------------------------
+
+
+class SseState(Protocol):
+    """A provider's per-message stream state: turns one event's data into builder calls."""
+
+    @property
+    def finished(self) -> bool:
+        """True once the event that ends the message has arrived (later events are not read)."""
+        ...
+
+    def apply(self, data: str) -> None: ...
+
+    def result(self) -> AssistantMessage:
+        """The finished or failed message once the stream is over."""
+        ...
+
+
+async def stream_sse(
+    url: str,
+    body: Any,
+    headers: dict[str, str],
+    options: StreamOptions,
+    builder: AssistantBuilder,
+    state: SseState,
+) -> AssistantMessage:
+    """POST `body` as JSON to `url` and feed each server-sent event to `state` until it is
+    finished. Never raises, except cancellation (which closes the socket): every request, HTTP
+    or stream failure ends the message with `stop_reason="error"` (STYLE rule 9)."""
+    secrets = (options.api_key,)
+    try:
+        async with create_client(options.idle_timeout) as client:
+            request = client.build_request("POST", url, json=body, headers=headers)
+            async with open_stream(client, request, builder, max_retries=options.max_retries,
+                                   secrets=secrets) as response:
+                async with aclosing(aiter_sse(response, secrets)) as events:
+                    async for sse in events:
+                        state.apply(sse.data)
+                        if state.finished:
+                            break
+    except STREAM_ERRORS as exc:
+        return builder.fail("error", failure_text(exc, secrets))
+    return state.result()

@@ -7,7 +7,7 @@ unclosed brackets) and decoded. What cannot be completed yet is dropped, never g
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -45,9 +45,15 @@ def _candidates(closed: str, text: str) -> list[str]:
     return out
 
 
-def _drop_last_token(text: str) -> str:
-    """Remove the last incomplete member: back up to the previous ',' '{' or '[' outside strings."""
-    stack_positions: list[int] = []
+class _Scan(NamedTuple):
+    outside: list[tuple[int, str]]  # each character outside strings (quotes excluded), by index
+    in_string: bool  # the text ends inside a string
+    escaped: bool  # ... right after a backslash
+
+
+def _scan(text: str) -> _Scan:
+    """The one pass both repairs need: which characters are structure, and how the text ends."""
+    outside: list[tuple[int, str]] = []
     in_string = escaped = False
     for index, char in enumerate(text):
         if in_string:
@@ -59,36 +65,33 @@ def _drop_last_token(text: str) -> str:
                 in_string = False
         elif char == '"':
             in_string = True
-        elif char in ",{[":
-            stack_positions.append(index)
-    if not stack_positions:
+        else:
+            outside.append((index, char))
+    return _Scan(outside, in_string, escaped)
+
+
+def _drop_last_token(text: str) -> str:
+    """Remove the last incomplete member: back up to the previous ',' '{' or '[' outside strings."""
+    cuts = [index for index, char in _scan(text).outside if char in ",{["]
+    if not cuts:
         return ""
-    cut = stack_positions[-1]
+    cut = cuts[-1]
     return text[:cut] if text[cut] == "," else text[: cut + 1]
 
 
 def _close(text: str) -> str:
+    scan = _scan(text)
     closers: list[str] = []
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "{":
+    for _, char in scan.outside:
+        if char == "{":
             closers.append("}")
         elif char == "[":
             closers.append("]")
         elif char in "}]" and closers:
             closers.pop()
     body = text
-    if in_string:
-        if escaped:
+    if scan.in_string:
+        if scan.escaped:
             body = body[:-1]
         body += '"'
     stripped = body.rstrip()

@@ -199,6 +199,16 @@ class AgentSession:
         self.agent.abort()
         await self._settled.wait()
 
+    async def new_session(self) -> str:
+        """Abort any run, forget the transcript and the queues; tools and model stay as they are.
+        When idle nothing here awaits, so requests sent after it see the new session."""
+        if self._busy:
+            await self.abort()
+        self.agent.clear_queues()
+        self.agent.messages.clear()
+        self.session_id = uuid.uuid4().hex
+        return self.session_id
+
     async def _run(self, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
         new_messages: list[Message] = []
         try:

@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio.to_thread
 import msgspec
@@ -29,17 +29,16 @@ from msgspec import UNSET, Meta, UnsetType
 
 from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
 from pi_rpc.tools.base import ToolContext, ToolDefinition
-from pi_rpc.tools.paths import resolve_to_cwd
-from pi_rpc.tools.ripgrep import (
-    NO_LINE_LIMIT,
-    RgLocator,
+from pi_rpc.tools.listing import (
+    Notice,
     as_count,
-    locate_rg,
+    finish_listing,
+    local_exists,
     path_argument,
-    require_rg,
-    run_rg,
 )
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from pi_rpc.tools.paths import resolve_to_cwd
+from pi_rpc.tools.ripgrep import RgLocator, locate_rg, require_rg, run_rg
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_LIMIT = 1000
 NO_FILES = "No files found matching pattern"
@@ -70,15 +69,11 @@ class GlobOptions:
     limit: int
 
 
-async def _exists(path: str) -> bool:
-    return await anyio.to_thread.run_sync(os.access, path, os.F_OK)
-
-
 @dataclass
 class FindOperations:
     """Pi's FindOperations (spec 1.10, 13.14). With `glob` set, the backend does the matching."""
 
-    exists: Callable[[str], Awaitable[bool]] = _exists
+    exists: Callable[[str], Awaitable[bool]] = local_exists
     # glob(pattern, search_path, options) -> relative or absolute paths; None means local ripgrep.
     glob: Callable[[str, str, GlobOptions], Awaitable[list[str]]] | None = None
 
@@ -191,18 +186,8 @@ def relativize(result: str, search_path: str) -> str:
 
 
 def _finish(results: list[str], limit: int, limit_notice: str) -> AgentToolResult:
-    output, truncation = truncate_head("\n".join(results), max_lines=NO_LINE_LIMIT)
-    details: dict[str, Any] = {}
-    notices: list[str] = []
-    if len(results) >= limit:
-        notices.append(limit_notice)
-        details["resultLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return text_result(output, details if details else UNSET)
+    reached = Notice(limit_notice, "resultLimitReached", limit) if len(results) >= limit else None
+    return finish_listing(results, reached)
 
 
 class _Lister:

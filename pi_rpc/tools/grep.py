@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio.to_thread
 import msgspec
@@ -14,23 +13,16 @@ from msgspec import UNSET, Meta, UnsetType
 
 from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
 from pi_rpc.tools.base import ToolContext, ToolDefinition
-from pi_rpc.tools.paths import resolve_to_cwd
-from pi_rpc.tools.ripgrep import (
-    NO_LINE_LIMIT,
-    RgLocator,
+from pi_rpc.tools.listing import (
+    Notice,
     as_count,
-    locate_rg,
+    finish_listing,
+    local_is_directory,
     path_argument,
-    require_rg,
-    run_rg,
 )
-from pi_rpc.tools.truncate import (
-    DEFAULT_MAX_BYTES,
-    GREP_MAX_LINE_LENGTH,
-    format_size,
-    truncate_head,
-    truncate_line,
-)
+from pi_rpc.tools.paths import resolve_to_cwd
+from pi_rpc.tools.ripgrep import RgLocator, locate_rg, require_rg, run_rg
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 
 DEFAULT_LIMIT = 100
 
@@ -68,10 +60,6 @@ class GrepParams(msgspec.Struct, rename="camel", kw_only=True):
     ) = UNSET
 
 
-async def _is_directory(path: str) -> bool:
-    return stat.S_ISDIR((await anyio.to_thread.run_sync(os.stat, path)).st_mode)
-
-
 def _read_text(path: str) -> str:
     # Node's readFile(p, "utf-8") replaces invalid bytes with U+FFFD; so do we.
     with open(path, encoding="utf-8", errors="replace", newline="") as f:
@@ -87,7 +75,7 @@ class GrepOperations:
     """Pi's GrepOperations (spec 1.10): replaceable I/O around the ripgrep search."""
 
     # Raises if the path does not exist.
-    is_directory: Callable[[str], Awaitable[bool]] = _is_directory
+    is_directory: Callable[[str], Awaitable[bool]] = local_is_directory
     # Reads a file for context lines.
     read_file: Callable[[str], Awaitable[str]] = _read_file
 
@@ -184,23 +172,15 @@ def _argv(rg: str, params: GrepParams, search_path: str) -> list[str]:
 
 
 def _finish(lines: list[str], limit: int, limit_reached: bool, lines_truncated: bool) -> AgentToolResult:
-    output, truncation = truncate_head("\n".join(lines), max_lines=NO_LINE_LIMIT)
-    details: dict[str, Any] = {}
-    notices: list[str] = []
+    limit_notice = None
     if limit_reached:
-        notices.append(f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern")
-        details["matchLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation
+        text = f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
+        limit_notice = Notice(text, "matchLimitReached", limit)
+    after: list[Notice] = []
     if lines_truncated:
-        notices.append(
-            f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        )
-        details["linesTruncated"] = True
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return text_result(output, details if details else UNSET)
+        text = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+        after.append(Notice(text, "linesTruncated", True))
+    return finish_listing(lines, limit_notice, *after)
 
 
 def create_grep_tool(

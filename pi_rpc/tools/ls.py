@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import os
-import stat
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio.to_thread
 import msgspec
@@ -17,12 +15,18 @@ from msgspec import UNSET, Meta, UnsetType
 from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
 from pi_rpc.tools.base import ToolContext, ToolDefinition
 from pi_rpc.tools.fs import node_error_message
+from pi_rpc.tools.listing import (
+    Notice,
+    as_count,
+    finish_listing,
+    local_exists,
+    local_is_directory,
+    path_argument,
+)
 from pi_rpc.tools.paths import resolve_to_cwd
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES
 
 DEFAULT_LIMIT = 500
-# Pi passes Number.MAX_SAFE_INTEGER as maxLines: the entry limit already caps the rows.
-NO_LINE_LIMIT = 2**53 - 1
 
 DESCRIPTION = (
     "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "
@@ -41,15 +45,6 @@ class LsParams(msgspec.Struct, rename="camel", kw_only=True):
     ) = UNSET
 
 
-async def _exists(path: str) -> bool:
-    return await anyio.to_thread.run_sync(os.access, path, os.F_OK)
-
-
-async def _is_directory(path: str) -> bool:
-    # os.stat follows symlinks, as Node's fs.stat does.
-    return stat.S_ISDIR((await anyio.to_thread.run_sync(os.stat, path)).st_mode)
-
-
 async def _readdir(path: str) -> list[str]:
     return await anyio.to_thread.run_sync(os.listdir, path)
 
@@ -58,9 +53,9 @@ async def _readdir(path: str) -> list[str]:
 class LsOperations:
     """Pi's LsOperations (spec 1.10). Pi's `stat(p).isDirectory()` is `is_directory(p)` here."""
 
-    exists: Callable[[str], Awaitable[bool]] = _exists
+    exists: Callable[[str], Awaitable[bool]] = local_exists
     # Raises OSError if the path cannot be stat'ed.
-    is_directory: Callable[[str], Awaitable[bool]] = _is_directory
+    is_directory: Callable[[str], Awaitable[bool]] = local_is_directory
     readdir: Callable[[str], Awaitable[list[str]]] = _readdir
 
 
@@ -73,12 +68,6 @@ def sort_key(name: str) -> tuple[str, str, str]:
     lowered = name.lower()
     base = "".join(ch for ch in unicodedata.normalize("NFKD", lowered) if not unicodedata.combining(ch))
     return base, lowered, name
-
-
-def _limit_of(value: float | UnsetType) -> int:
-    if isinstance(value, UnsetType) or not math.isfinite(value):
-        return DEFAULT_LIMIT
-    return max(1, math.ceil(value))
 
 
 async def _entries(ops: LsOperations, dir_path: str, names: list[str], limit: int) -> tuple[list[str], bool]:
@@ -96,18 +85,8 @@ async def _entries(ops: LsOperations, dir_path: str, names: list[str], limit: in
 
 
 def _finish(results: list[str], limit: int, limit_reached: bool) -> AgentToolResult:
-    output, truncation = truncate_head("\n".join(results), max_lines=NO_LINE_LIMIT)
-    details: dict[str, Any] = {}
-    notices: list[str] = []
-    if limit_reached:
-        notices.append(f"{limit} entries limit reached. Use limit={limit * 2} for more")
-        details["entryLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return text_result(output, details if details else UNSET)
+    text = f"{limit} entries limit reached. Use limit={limit * 2} for more"
+    return finish_listing(results, Notice(text, "entryLimitReached", limit) if limit_reached else None)
 
 
 def create_ls_tool(cwd: str, *, operations: LsOperations | None = None) -> ToolDefinition:
@@ -117,9 +96,8 @@ def create_ls_tool(cwd: str, *, operations: LsOperations | None = None) -> ToolD
     async def execute(
         call_id: str, params: LsParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
     ) -> AgentToolResult:
-        path = params.path if isinstance(params.path, str) and params.path else "."
-        dir_path = resolve_to_cwd(path, ctx.cwd or cwd)
-        limit = _limit_of(params.limit)
+        dir_path = resolve_to_cwd(path_argument(params.path), ctx.cwd or cwd)
+        limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
         if not await ops.exists(dir_path):
             raise ToolError(f"Path not found: {dir_path}")
         if not await ops.is_directory(dir_path):

@@ -8,7 +8,6 @@ can pass their own and simulate a machine without ripgrep.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import subprocess
@@ -18,7 +17,6 @@ from dataclasses import dataclass
 
 import anyio
 import anyio.abc
-from msgspec import UnsetType
 
 from pi_rpc.agent.types import ToolError
 from pi_rpc.tools.process import exit_code_of, kill_process_group, register_process_group
@@ -27,9 +25,6 @@ RG_NOT_AVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
 
 # Enough for any real error report; a flood of per-file warnings must not grow without bound.
 _MAX_STDERR_BYTES = 64 * 1024
-
-# Pi passes Number.MAX_SAFE_INTEGER as maxLines: the result limit already caps the rows.
-NO_LINE_LIMIT = 2**53 - 1
 
 RgLocator = Callable[[], str | None]
 # Gets each stdout line (without its newline); returns False to stop reading and kill rg.
@@ -131,18 +126,3 @@ async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine) -> RgRun
             raise
     text = stderr.decode("utf-8", errors="replace")
     return RgRun(code=None if stopped else exit_code_of(returncode), stderr=text, stopped=stopped)
-
-
-# --- argument helpers shared by the ripgrep-backed tools ----------------------------------------
-
-
-def as_count(value: float | UnsetType, default: int) -> int:
-    """A JSON number argument as a whole count; a fraction rounds up (Pi compares with >=)."""
-    if isinstance(value, UnsetType) or not math.isfinite(value):
-        return default
-    return math.ceil(value)
-
-
-def path_argument(path: str | UnsetType) -> str:
-    """Pi's `path || "."`: absent or empty means the effective cwd."""
-    return path if isinstance(path, str) and path else "."

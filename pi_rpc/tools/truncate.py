@@ -8,8 +8,9 @@ beside the `Truncation` record, not inside it, so `details.truncation` never rep
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, localcontext
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pi_rpc.ai.types import Wire
 
@@ -61,16 +62,35 @@ def _byte_len(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def _untruncated(text: str, lines: int, size: int, max_lines: int, max_bytes: int) -> tuple[str, Truncation]:
-    return text, Truncation(
-        truncated=False,
-        truncated_by=None,
-        total_lines=lines,
-        total_bytes=size,
-        output_lines=lines,
-        output_bytes=size,
-        last_line_partial=False,
-        first_line_exceeds_limit=False,
+class _Kept(NamedTuple):
+    """What one direction kept of a text that is over a limit."""
+
+    content: str
+    lines: int
+    size: int
+    by: TruncatedBy | None
+    last_line_partial: bool = False
+    first_line_exceeds_limit: bool = False
+
+
+def _truncate(
+    text: str, max_lines: int, max_bytes: int, keep: Callable[[list[str], int], _Kept]
+) -> tuple[str, Truncation]:
+    """The part both directions share: count, return untouched text that fits, else ask `keep`
+    (given the lines and the total byte size) what survives."""
+    lines = split_lines(text)
+    total_bytes = _byte_len(text)
+    truncated = len(lines) > max_lines or total_bytes > max_bytes
+    kept = keep(lines, total_bytes) if truncated else _Kept(text, len(lines), total_bytes, None)
+    return kept.content, Truncation(
+        truncated=truncated,
+        truncated_by=kept.by,
+        total_lines=len(lines),
+        total_bytes=total_bytes,
+        output_lines=kept.lines,
+        output_bytes=kept.size,
+        last_line_partial=kept.last_line_partial,
+        first_line_exceeds_limit=kept.first_line_exceeds_limit,
         max_lines=max_lines,
         max_bytes=max_bytes,
     )
@@ -102,30 +122,14 @@ def truncate_head(
     text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> tuple[str, Truncation]:
     """Keep the beginning, whole lines only (spec 7.6); used by read."""
-    lines = split_lines(text)
-    total_bytes = _byte_len(text)
-    if len(lines) <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(text, len(lines), total_bytes, max_lines, max_bytes)
 
-    first_too_big = bool(lines) and _byte_len(lines[0]) > max_bytes
-    by: TruncatedBy = "bytes"
-    taken: list[str] = []
-    size = 0
-    if not first_too_big:
+    def keep(lines: list[str], total_bytes: int) -> _Kept:
+        if lines and _byte_len(lines[0]) > max_bytes:
+            return _Kept("", 0, 0, "bytes", first_line_exceeds_limit=True)
         taken, size, limit = _collect(lines, max_lines, max_bytes)
-        by = _stopped_by(limit, total_bytes, max_bytes)
-    return "\n".join(taken), Truncation(
-        truncated=True,
-        truncated_by=by,
-        total_lines=len(lines),
-        total_bytes=total_bytes,
-        output_lines=len(taken),
-        output_bytes=size,
-        last_line_partial=False,
-        first_line_exceeds_limit=first_too_big,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+        return _Kept("\n".join(taken), len(taken), size, _stopped_by(limit, total_bytes, max_bytes))
+
+    return _truncate(text, max_lines, max_bytes, keep)
 
 
 def utf8_tail(data: bytes, max_bytes: int) -> bytes:
@@ -140,32 +144,16 @@ def truncate_tail(
     text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> tuple[str, Truncation]:
     """Keep the end, whole lines except an oversized last line (spec 7.7); used by bash."""
-    lines = split_lines(text)
-    total_bytes = _byte_len(text)
-    if len(lines) <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(text, len(lines), total_bytes, max_lines, max_bytes)
 
-    last = lines[-1].encode("utf-8") if lines else b""
-    by: TruncatedBy = "bytes"
-    if len(last) > max_bytes and max_lines > 0:
-        kept = utf8_tail(last, max_bytes)
-        content, out_lines, out_bytes, partial = kept.decode("utf-8"), 1, len(kept), True
-    else:
-        taken, out_bytes, limit = _collect(lines[::-1], max_lines, max_bytes)
-        content, out_lines, partial = "\n".join(reversed(taken)), len(taken), False
-        by = _stopped_by(limit, total_bytes, max_bytes)
-    return content, Truncation(
-        truncated=True,
-        truncated_by=by,
-        total_lines=len(lines),
-        total_bytes=total_bytes,
-        output_lines=out_lines,
-        output_bytes=out_bytes,
-        last_line_partial=partial,
-        first_line_exceeds_limit=False,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    def keep(lines: list[str], total_bytes: int) -> _Kept:
+        last = lines[-1].encode("utf-8") if lines else b""
+        if len(last) > max_bytes and max_lines > 0:
+            kept = utf8_tail(last, max_bytes)
+            return _Kept(kept.decode("utf-8"), 1, len(kept), "bytes", last_line_partial=True)
+        taken, size, limit = _collect(lines[::-1], max_lines, max_bytes)
+        return _Kept("\n".join(reversed(taken)), len(taken), size, _stopped_by(limit, total_bytes, max_bytes))
+
+    return _truncate(text, max_lines, max_bytes, keep)
 
 
 def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:

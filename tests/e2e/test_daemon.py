@@ -330,3 +330,16 @@ def test_shutdown_then_exit(spawn: Spawn) -> None:
     assert refused.value.code == -32600
     client.notify("exit")
     assert client.proc.wait(30) == 0
+
+
+def test_session_new_starts_an_empty_transcript(spawn: Spawn) -> None:
+    client = spawn()
+    first_id = client.request("state")["sessionId"]
+    client.request("prompt", {"message": "hello"})
+    assert client.request("state")["messageCount"] > 0
+    new_id = client.request("session/new")["sessionId"]
+    state = client.request("state")
+    assert new_id != first_id and state["sessionId"] == new_id
+    assert state["messageCount"] == 0 and client.request("messages") == {"messages": []}
+    assert client.request("prompt", {"message": "hello again"})["stopReason"] == "stop"
+    client.close()

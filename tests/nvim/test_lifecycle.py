@@ -95,20 +95,21 @@ def test_a_dead_daemon_is_restarted_with_a_message(make_editor: Any) -> None:
     assert ed.request("state")["result"]["messageCount"] == 0
 
 
-def test_pinew_starts_a_fresh_daemon_and_clears_the_chat(make_editor: Any) -> None:
+def test_pinew_starts_an_empty_session_and_clears_the_chat(make_editor: Any) -> None:
     ed = make_editor({"replies": [{"turns": [[{"text": "Hello there."}]]}]})
     ed.nvim.command("PiPrompt hi")
     ed.wait(
         "require('pi_rpc.status').phase() == 'idle' and "
         "require('pi_rpc.chat').text():find('Hello there.', 1, true) ~= nil"
     )
-    old = ed.daemon_pid()
+    old_pid = ed.daemon_pid()
+    old_session = ed.request("state")["result"]["sessionId"]
     ed.nvim.command("PiNew")
-    assert wait_exit(old)
     ed.wait("require('pi_rpc.daemon').is_ready()")
-    assert ed.daemon_pid() != old
+    state = ed.request("state")["result"]
+    assert state["messageCount"] == 0 and state["sessionId"] != old_session
+    assert ed.daemon_pid() == old_pid  # the same daemon: no restart needed
     assert ed.chat_lines() == [""]
-    assert ed.request("state")["result"]["messageCount"] == 0
 
 
 def test_checkhealth_reports_a_real_round_trip(make_editor: Any) -> None:

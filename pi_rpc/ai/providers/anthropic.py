@@ -8,7 +8,6 @@ Base URL convention as in Pi: `https://api.anthropic.com`, without `/v1`.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import Any
 
@@ -343,6 +342,10 @@ class _StreamState:
         self.stop_reason: str | None = None
         self.stopped = False
 
+    @property
+    def finished(self) -> bool:
+        return self.stopped
+
     def apply(self, data: str) -> None:
         if not data.strip():
             return  # keep-alive
@@ -441,7 +444,6 @@ async def stream(
     model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
 ) -> AssistantMessage:
     """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    secrets = (options.api_key,)
     if not options.api_key:
         return builder.fail("error", f"No API key for provider: {model.provider}")
     url = http.join_url(model.base_url or DEFAULT_BASE_URL, "/v1/messages")
@@ -450,16 +452,4 @@ async def stream(
         body = build_request_body(model, context, options)
     except ConstrainedSamplingError as exc:
         return builder.fail("error", str(exc))
-    try:
-        async with http.create_client(options.idle_timeout) as client:
-            request = client.build_request("POST", url, json=body, headers=build_headers(model, options))
-            async with http.open_stream(client, request, builder, max_retries=options.max_retries,
-                                        secrets=secrets) as response:
-                async with contextlib.aclosing(http.aiter_sse(response, secrets)) as events:
-                    async for sse in events:
-                        state.apply(sse.data)
-                        if state.stopped:
-                            break
-    except http.STREAM_ERRORS as exc:
-        return builder.fail("error", http.failure_text(exc, secrets))
-    return state.result()
+    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)

@@ -13,7 +13,6 @@ no `[DONE]`, errors as a JSON body with status 200 or as an `error` chunk mid-st
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -325,6 +324,10 @@ class _StreamState:
         self.finish_reason: str | None = None
         self.done = False
 
+    @property
+    def finished(self) -> bool:
+        return self.done
+
     def apply(self, data: str) -> None:
         data = data.strip()
         if data == "[DONE]":
@@ -491,23 +494,10 @@ async def stream(
     model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
 ) -> AssistantMessage:
     """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    secrets = (options.api_key,)
     url = http.join_url(model.base_url or DEFAULT_BASE_URL, "/chat/completions")
     state = _StreamState(builder)
     try:
         body = build_request_body(model, context, options)
     except ConstrainedSamplingError as exc:
         return builder.fail("error", str(exc))
-    try:
-        async with http.create_client(options.idle_timeout) as client:
-            request = client.build_request("POST", url, json=body, headers=build_headers(model, options))
-            async with http.open_stream(client, request, builder, max_retries=options.max_retries,
-                                        secrets=secrets) as response:
-                async with contextlib.aclosing(http.aiter_sse(response, secrets)) as events:
-                    async for sse in events:
-                        state.apply(sse.data)
-                        if state.done:
-                            break
-    except http.STREAM_ERRORS as exc:
-        return builder.fail("error", http.failure_text(exc, secrets))
-    return state.result()
+    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)

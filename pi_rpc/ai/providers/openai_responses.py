@@ -14,7 +14,6 @@ included, from `ThinkingContent.thinking_signature` (its JSON); a function call'
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
@@ -336,6 +335,10 @@ class _StreamState:
         self.reasoning_blocks: dict[str, ThinkingContent] = {}
         self.terminal: _Response | None = None
 
+    @property
+    def finished(self) -> bool:
+        return self.terminal is not None
+
     def apply(self, data: str) -> None:
         if data.strip() == "[DONE]":
             return
@@ -536,7 +539,6 @@ async def stream(
     model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
 ) -> AssistantMessage:
     """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    secrets = (options.api_key,)
     has_auth_header = any(name.lower() == "authorization" for name in options.headers)
     if not options.api_key and not has_auth_header:
         return builder.fail("error", f"No API key for provider: {model.provider}")
@@ -546,17 +548,5 @@ async def stream(
         return builder.fail("error", str(exc))
     state = _StreamState(builder, _grammar_props(model, context))
     url = http.join_url(model.base_url or OPENAI_BASE_URL, "/responses")
-    try:
-        async with http.create_client(options.idle_timeout) as client:
-            request = client.build_request("POST", url, json=body, headers=build_headers(model, options))
-            async with http.open_stream(client, request, builder, max_retries=options.max_retries,
-                                        secrets=secrets) as response:
-                async with contextlib.aclosing(http.aiter_sse(response, secrets)) as events:
-                    async for sse in events:
-                        state.apply(sse.data)
-                        if state.terminal is not None:
-                            break
-    except http.STREAM_ERRORS as exc:
-        return builder.fail("error", http.failure_text(exc, secrets))
-    return state.result()
+    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)
 

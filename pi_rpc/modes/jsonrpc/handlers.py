@@ -19,6 +19,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     InitializeResult,
     MessageList,
     ModelList,
+    NewSession,
     PromptParams,
     QueueContents,
     QueueParams,
@@ -103,3 +104,7 @@ def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
             return session.set_model(params.provider, params.model_id)
         except ModelNotFoundError as exc:
             raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
+
+    @rpc.method("session/new", Empty)
+    async def session_new(params: Empty) -> NewSession:
+        return NewSession(session_id=await session.new_session())

@@ -95,6 +95,10 @@ class SetModelParams(Wire, kw_only=True):
     model_id: str
 
 
+class NewSession(Wire, kw_only=True):
+    session_id: str
+
+
 class AgentEventNotification(Wire, kw_only=True):
     """`agent/event` notification: params is the event itself."""
 
@@ -122,6 +126,7 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "messages": (Empty, MessageList),
     "models/list": (Empty, ModelList),
     "model/set": (SetModelParams, Model),
+    "session/new": (Empty, NewSession),
 }
 
 # client -> server notifications
@@ -135,5 +140,5 @@ __all__ = [
     "AgentEvent", "Message", "Model", "PromptOutcome", "SessionState", "ToolInfo",
     "Empty", "ClientInfo", "InitializeParams", "ServerInfo", "InitializeResult", "ImageInput",
     "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",
-    "MessageList", "ModelList", "SetModelParams", "AgentEventNotification", "to_image",
+    "MessageList", "ModelList", "SetModelParams", "NewSession", "AgentEventNotification", "to_image",
 ]

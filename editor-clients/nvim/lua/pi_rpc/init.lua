@@ -118,13 +118,25 @@ function M.abort(cb)
   end)
 end
 
---- A new session. The protocol has no new-session method yet, so this restarts the daemon.
+--- A new session: `session/new` aborts any run and empties the transcript; the daemon stays.
+--- A daemon that is not running is simply (re)started, which is a new session too.
 ---@param cb fun()?
 function M.new_session(cb)
   wire()
   require("pi_rpc.chat").clear()
-  status.reset("stopped")
-  daemon.restart(cb)
+  if not daemon.is_running() then
+    status.reset("stopped")
+    daemon.restart(cb)
+    return
+  end
+  daemon.request("session/new", vim.empty_dict(), function(err)
+    if err then
+      util.notify("new session failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    end
+    if cb then
+      cb()
+    end
+  end)
 end
 
 --- Markdown context for lines `l1`..`l2` of the current buffer: file, range and the text.
