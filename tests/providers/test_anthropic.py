@@ -25,7 +25,6 @@ from pi_rpc.ai.types import (
     ProviderEvent,
     SystemMessage,
     TextContent,
-    TextDeltaEvent,
     ThinkingContent,
     ThinkingDeltaEvent,
     Tool,
@@ -36,6 +35,15 @@ from pi_rpc.ai.types import (
     UserMessage,
 )
 
+from .helpers import (
+    READ_SCHEMA,
+    STRICT_READ_SCHEMA,
+    STRICT_UNSUPPORTED,
+    abort_at_first_text_delta,
+    event_types,
+    run_provider,
+    sampling_tool,
+)
 from .sse_server import (
     Delay,
     SSEServer,
@@ -76,16 +84,8 @@ async def _run(
     context: Context | None = None,
     model: Model | None = None,
 ) -> tuple[AssistantMessage, list[ProviderEvent]]:
-    events: list[ProviderEvent] = []
-    m = model or _model(server)
-    builder = AssistantBuilder(m, events.append)
     opts = options or StreamOptions(api_key=KEY, max_retries=0, idle_timeout=5)
-    message = await anthropic.stream(m, context or _context(), opts, builder)
-    return message, events
-
-
-def _types(events: list[ProviderEvent]) -> list[str]:
-    return [str(type(e).__struct_config__.tag) for e in events]
+    return await run_provider(anthropic.stream, model or _model(server), context or _context(), opts)
 
 
 # --- happy paths --------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ async def test_text_stream_events_usage_and_request(sse_server: SSEServer) -> No
     assert message.stop_reason == "stop"
     assert message.content == [TextContent(text="Hello, wo\u2028rld!")]  # U+2028 is not a line break
     assert message.model == "claude-sonnet-4-5"  # the configured id, which replay compares against
-    assert _types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert event_types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
     usage = message.usage
     assert (usage.input, usage.output, usage.cache_read, usage.cache_write) == (25, 15, 100, 10)
     assert usage.total_tokens == 150
@@ -452,18 +452,8 @@ async def test_stalled_server_hits_the_idle_timeout(sse_server: SSEServer) -> No
 async def test_abort_mid_stream_closes_the_connection(sse_server: SSEServer) -> None:
     """Spec 15.13: abort cancels the provider stream; the server sees the connection close."""
     sse_server.script(sse_reply(fixture_events("anthropic_text.sse")[:4] + [Delay(0.01)], stall=True))
-    model = _model(sse_server)
-    events: list[ProviderEvent] = []
-    with anyio.CancelScope() as scope:
-
-        def emit(event: ProviderEvent) -> None:
-            events.append(event)
-            if isinstance(event, TextDeltaEvent):
-                scope.cancel()
-
-        builder = AssistantBuilder(model, emit)
-        await anthropic.stream(model, _context(), StreamOptions(api_key=KEY, idle_timeout=30), builder)
-    assert scope.cancelled_caught
+    options = StreamOptions(api_key=KEY, idle_timeout=30)
+    builder, _ = await abort_at_first_text_delta(anthropic.stream, _model(sse_server), _context(), options)
     message = builder.fail("aborted", "Operation aborted")
     assert message.stop_reason == "aborted" and message.content == [TextContent(text="Hello")]
     with anyio.fail_after(5):
@@ -489,13 +479,6 @@ async def test_connect_refused_is_an_error() -> None:
 
 # --- constrained sampling (spec 4.3/4.4) and cross-provider replay --------------------------------
 
-READ_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["path"],
-}
-
-
 def _text_reply() -> Any:
     return sse_reply([
         sse_event({"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
@@ -510,8 +493,7 @@ def _text_reply() -> Any:
 async def test_strict_tool_on_a_model_with_strict_tools(sse_server: SSEServer) -> None:
     """spec 4.3/4.4: prefer + `supportsStrictTools` -> `strict: true` and the strict schema."""
     sse_server.script(_text_reply())
-    strict_tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
-                       constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    strict_tool = sampling_tool("read", "Read", "prefer")
     plain_tool = Tool(name="ls", description="List", parameters=READ_SCHEMA)
     model = _model(sse_server, compat={"supportsStrictTools": True})
     message, _ = await _run(sse_server, context=_context(tools=[strict_tool, plain_tool]), model=model)
@@ -521,15 +503,7 @@ async def test_strict_tool_on_a_model_with_strict_tools(sse_server: SSEServer) -
             "name": "read",
             "description": "Read",
             "strict": True,
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                },
-                "required": ["path", "limit"],
-                "additionalProperties": False,
-            },
+            "input_schema": STRICT_READ_SCHEMA,
         },
         {"name": "ls", "description": "List", "input_schema": READ_SCHEMA},
     ]
@@ -538,8 +512,7 @@ async def test_strict_tool_on_a_model_with_strict_tools(sse_server: SSEServer) -
 async def test_prefer_without_strict_tools_sends_the_tool_as_declared(sse_server: SSEServer) -> None:
     """spec 4.3: prefer + no support -> non-strict, no `strict` field."""
     sse_server.script(_text_reply())
-    tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
-                constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    tool = sampling_tool("read", "Read", "prefer")
     await _run(sse_server, context=_context(tools=[tool]))
     assert sse_server.requests[0].json["tools"] == [
         {"name": "read", "description": "Read", "input_schema": READ_SCHEMA}
@@ -548,13 +521,10 @@ async def test_prefer_without_strict_tools_sends_the_tool_as_declared(sse_server
 
 async def test_require_that_cannot_be_met_fails_before_any_request(sse_server: SSEServer) -> None:
     """spec 4.3: the exact error texts, for no support and for a schema that cannot be strict."""
-    tool = Tool(name="edit", description="Edit", parameters=READ_SCHEMA,
-                constrained_sampling=JsonSchemaSampling(strict="require"))
+    tool = sampling_tool("edit", "Edit", "require")
     message, events = await _run(sse_server, context=_context(tools=[tool]))
     assert message.stop_reason == "error"
-    assert message.error_message == (
-        'Tool "edit" requires JSON-schema constrained sampling, but strict tools are unsupported.'
-    )
+    assert message.error_message == STRICT_UNSUPPORTED
     assert isinstance(events[-1], ErrorEvent)
 
     loose = Tool(name="bash", description="Run", constrained_sampling=JsonSchemaSampling(strict="require"),

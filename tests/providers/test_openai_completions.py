@@ -11,7 +11,6 @@ import pytest
 
 from pi_rpc.ai.providers import openai_completions as oc
 from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
     AssistantMessage,
     AutoRetryEnd,
@@ -20,13 +19,11 @@ from pi_rpc.ai.types import (
     DoneEvent,
     ErrorEvent,
     ImageContent,
-    JsonSchemaSampling,
     Message,
     Model,
     ProviderEvent,
     SystemMessage,
     TextContent,
-    TextDeltaEvent,
     ThinkingContent,
     Tool,
     ToolCall,
@@ -35,6 +32,15 @@ from pi_rpc.ai.types import (
     UserMessage,
 )
 
+from .helpers import (
+    READ_SCHEMA,
+    STRICT_READ_SCHEMA,
+    STRICT_UNSUPPORTED,
+    abort_at_first_text_delta,
+    event_types,
+    run_provider,
+    sampling_tool,
+)
 from .sse_server import SSEServer, fixture_bytes, fixture_events, json_reply, sse_event, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -64,15 +70,8 @@ async def _run(
     model: Model | None = None,
     context: Context | None = None,
 ) -> tuple[AssistantMessage, list[ProviderEvent]]:
-    events: list[ProviderEvent] = []
-    m = model or _model(server.url + "/v1")
-    builder = AssistantBuilder(m, events.append)
     opts = options or StreamOptions(api_key=KEY, max_retries=0, idle_timeout=5)
-    return await oc.stream(m, context or _context(), opts, builder), events
-
-
-def _types(events: list[ProviderEvent]) -> list[str]:
-    return [str(type(e).__struct_config__.tag) for e in events]
+    return await run_provider(oc.stream, model or _model(server.url + "/v1"), context or _context(), opts)
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
@@ -87,7 +86,7 @@ async def test_text_usage_and_request(sse_server: SSEServer) -> None:
     message, events = await _run(sse_server)
     assert message.stop_reason == "stop"
     assert message.content == [TextContent(text="Hi there\u2028!")]
-    assert _types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert event_types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
     u = message.usage
     assert (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens) == (20, 9, 100, 0, 129)
 
@@ -425,7 +424,7 @@ async def test_500_without_retry_after_then_success(sse_server: SSEServer) -> No
         ),
         AutoRetryEnd(success=True, attempt=1),
     ]
-    assert _types(events)[-1] == "done"
+    assert event_types(events)[-1] == "done"
 
 
 async def test_429_retry_after_ms_and_zero_retries(sse_server: SSEServer) -> None:
@@ -470,15 +469,7 @@ async def test_abort_closes_the_connection(sse_server: SSEServer) -> None:
     """Spec 15.13: abort cancels the stream at once; the server sees the client go away."""
     sse_server.script(sse_reply(fixture_events("openai_text.sse")[:2], stall=True))
     model = _model(sse_server.url + "/v1")
-    with anyio.CancelScope() as scope:
-
-        def emit(event: ProviderEvent) -> None:
-            if isinstance(event, TextDeltaEvent):
-                scope.cancel()
-
-        builder = AssistantBuilder(model, emit)
-        await oc.stream(model, _context(), StreamOptions(idle_timeout=30), builder)
-    assert scope.cancelled_caught
+    await abort_at_first_text_delta(oc.stream, model, _context(), StreamOptions(idle_timeout=30))
     with anyio.fail_after(5):
         await sse_server.requests[0].disconnected.wait()
 
@@ -501,13 +492,6 @@ async def test_keepalives_and_unexpected_chunk_shapes_are_skipped(sse_server: SS
 
 # --- constrained sampling (spec 4.3/4.4) and cross-provider replay --------------------------------
 
-READ_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["path"],
-}
-
-
 def _stop_reply() -> Any:
     return sse_reply([_chunk({"content": "ok"}), _chunk({}, "stop"), b"data: [DONE]\n\n"])
 
@@ -516,8 +500,7 @@ async def test_strict_tool_on_a_server_with_strict_mode(sse_server: SSEServer) -
     """spec 4.3/4.4: prefer + `supportsStrictMode` -> `strict: true` and the strict schema; a tool
     that asked for nothing says `strict: false`."""
     sse_server.script(_stop_reply())
-    strict_tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
-                       constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    strict_tool = sampling_tool("read", "Read", "prefer")
     plain_tool = Tool(name="ls", description="List", parameters=READ_SCHEMA)
     model = _model(sse_server.url + "/v1", compat={"supportsStrictMode": True})
     message, _ = await _run(sse_server, model=model, context=_context(tools=[strict_tool, plain_tool]))
@@ -526,15 +509,7 @@ async def test_strict_tool_on_a_server_with_strict_mode(sse_server: SSEServer) -
         {"type": "function", "function": {
             "name": "read",
             "description": "Read",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string"},
-                    "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                },
-                "required": ["path", "limit"],
-                "additionalProperties": False,
-            },
+            "parameters": STRICT_READ_SCHEMA,
             "strict": True,
         }},
         {"type": "function", "function": {
@@ -548,8 +523,7 @@ async def test_prefer_on_a_server_without_strict_mode_sends_the_tool_as_declared
 ) -> None:
     """spec 4.3: prefer + no support -> non-strict and no `strict` field (local servers reject it)."""
     sse_server.script(_stop_reply())
-    tool = Tool(name="read", description="Read", parameters=READ_SCHEMA,
-                constrained_sampling=JsonSchemaSampling(strict="prefer"))
+    tool = sampling_tool("read", "Read", "prefer")
     await _run(sse_server, context=_context(tools=[tool]))
     assert sse_server.requests[0].json["tools"] == [
         {"type": "function", "function": {"name": "read", "description": "Read", "parameters": READ_SCHEMA}}
@@ -558,13 +532,10 @@ async def test_prefer_on_a_server_without_strict_mode_sends_the_tool_as_declared
 
 async def test_require_without_strict_mode_fails_before_any_request(sse_server: SSEServer) -> None:
     """spec 4.3: require + no support -> the exact error, as the assistant message, no request."""
-    tool = Tool(name="edit", description="Edit", parameters=READ_SCHEMA,
-                constrained_sampling=JsonSchemaSampling(strict="require"))
+    tool = sampling_tool("edit", "Edit", "require")
     message, events = await _run(sse_server, context=_context(tools=[tool]))
     assert message.stop_reason == "error"
-    assert message.error_message == (
-        'Tool "edit" requires JSON-schema constrained sampling, but strict tools are unsupported.'
-    )
+    assert message.error_message == STRICT_UNSUPPORTED
     assert isinstance(events[-1], ErrorEvent)
     assert sse_server.requests == []
 

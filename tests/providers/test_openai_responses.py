@@ -16,7 +16,6 @@ import pytest
 from pi_rpc.ai.models import get_model
 from pi_rpc.ai.providers import openai_responses
 from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
     AssistantMessage,
     AutoRetryEnd,
@@ -27,12 +26,10 @@ from pi_rpc.ai.types import (
     GrammarSampling,
     GrammarVariants,
     ImageContent,
-    JsonSchemaSampling,
     Model,
     ProviderEvent,
     SystemMessage,
     TextContent,
-    TextDeltaEvent,
     ThinkingContent,
     Tool,
     ToolCall,
@@ -41,16 +38,20 @@ from pi_rpc.ai.types import (
     UserMessage,
 )
 
+from .helpers import (
+    READ_SCHEMA,
+    STRICT_READ_SCHEMA,
+    STRICT_UNSUPPORTED,
+    abort_at_first_text_delta,
+    event_types,
+    run_provider,
+    sampling_tool,
+)
 from .sse_server import Delay, SSEServer, json_reply, sse_event, sse_reply
 
 pytestmark = pytest.mark.anyio
 
 KEY = "sk-proj-SECRET-KEY-value-0123"
-READ_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["path"],
-}
 
 
 # --- wire-format helpers ------------------------------------------------------------------------
@@ -227,16 +228,8 @@ async def _run(
     context: Context | None = None,
     model: Model | None = None,
 ) -> tuple[AssistantMessage, list[ProviderEvent]]:
-    events: list[ProviderEvent] = []
-    m = model or _model(server)
-    builder = AssistantBuilder(m, events.append)
     opts = options or StreamOptions(api_key=KEY, max_retries=0, idle_timeout=5)
-    message = await openai_responses.stream(m, context or _context(), opts, builder)
-    return message, events
-
-
-def _types(events: list[ProviderEvent]) -> list[str]:
-    return [type(e).__struct_config__.tag for e in events]  # type: ignore[attr-defined]
+    return await run_provider(openai_responses.stream, model or _model(server), context or _context(), opts)
 
 
 # --- text, reasoning, tool calls ------------------------------------------------------------------
@@ -250,7 +243,7 @@ async def test_text_stream_events_usage_and_request(sse_server: SSEServer) -> No
     assert message.stop_reason == "stop"
     assert message.content == [TextContent(text="Hello, wo\u2028rld!", text_signature="msg_1")]
     assert message.model == "gpt-5.1"  # the requested id, which replay compares against
-    assert _types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
+    assert event_types(events) == ["start", "text_start", "text_delta", "text_delta", "text_end", "done"]
     usage = message.usage
     assert (usage.input, usage.output, usage.cache_read, usage.total_tokens) == (200, 50, 1000, 1250)
     # gpt-5.1: $1.25 in, $10 out, $0.125 cached, per million tokens
@@ -296,7 +289,7 @@ async def test_reasoning_summary_then_text(sse_server: SSEServer) -> None:
     }
     assert isinstance(text, TextContent) and text.text == "Answer"
     assert json.loads(text.text_signature) == {"v": 1, "id": "msg_1", "phase": "final_answer"}  # type: ignore[arg-type]
-    assert _types(events)[:6] == [
+    assert event_types(events)[:6] == [
         "start",
         "thinking_start",
         "thinking_delta",
@@ -329,7 +322,7 @@ async def test_one_function_call(sse_server: SSEServer) -> None:
     deltas = [e for e in events if isinstance(e, ToolcallDeltaEvent)]
     assert [d.delta for d in deltas] == ['{"pa', 'th": "a.t', 'xt"}']
     assert deltas[-1].arguments == {"path": "a.txt"}
-    assert _types(events) == [
+    assert event_types(events) == [
         "start",
         "toolcall_start",
         "toolcall_delta",
@@ -508,12 +501,7 @@ def test_thinking_levels_map_to_reasoning_effort() -> None:
 async def test_strict_tool_declared_with_the_strict_schema(sse_server: SSEServer) -> None:
     """spec 4.3/4.4: json_schema prefer on a strict-capable model -> strict: true, rewritten schema."""
     sse_server.script(sse_reply(Wire().message(0, ["ok"]).completed().events))
-    tool = Tool(
-        name="read",
-        description="Read",
-        parameters=READ_SCHEMA,
-        constrained_sampling=JsonSchemaSampling(strict="prefer"),
-    )
+    tool = sampling_tool("read", "Read", "prefer")
     await _run(sse_server, context=_context(tools=[tool]))
     assert sse_server.requests[0].json["tools"] == [
         {
@@ -521,15 +509,7 @@ async def test_strict_tool_declared_with_the_strict_schema(sse_server: SSEServer
             "name": "read",
             "description": "Read",
             "strict": True,
-            "parameters": {
-                "type": "object",
-                "required": ["path", "limit"],
-                "additionalProperties": False,
-                "properties": {
-                    "path": {"type": "string"},
-                    "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-                },
-            },
+            "parameters": STRICT_READ_SCHEMA,
         }
     ]
 
@@ -538,12 +518,7 @@ async def test_prefer_falls_back_silently_on_a_server_without_strict(sse_server:
     """spec 4.3: prefer + no strict support -> the tool goes as declared, without `strict`."""
     sse_server.script(sse_reply(Wire().message(0, ["ok"]).completed().events))
     model = _model(sse_server, compat={})
-    tool = Tool(
-        name="read",
-        description="Read",
-        parameters=READ_SCHEMA,
-        constrained_sampling=JsonSchemaSampling(strict="prefer"),
-    )
+    tool = sampling_tool("read", "Read", "prefer")
     message, _ = await _run(sse_server, context=_context(tools=[tool]), model=model)
     assert message.stop_reason == "stop"
     assert sse_server.requests[0].json["tools"] == [
@@ -554,17 +529,10 @@ async def test_prefer_falls_back_silently_on_a_server_without_strict(sse_server:
 async def test_require_without_strict_support_fails_before_any_request(sse_server: SSEServer) -> None:
     """spec 4.3: require + no strict support -> the exact error, and no request is sent."""
     model = _model(sse_server, compat={})
-    tool = Tool(
-        name="edit",
-        description="Edit",
-        parameters=READ_SCHEMA,
-        constrained_sampling=JsonSchemaSampling(strict="require"),
-    )
+    tool = sampling_tool("edit", "Edit", "require")
     message, events = await _run(sse_server, context=_context(tools=[tool]), model=model)
     assert message.stop_reason == "error"
-    assert message.error_message == (
-        'Tool "edit" requires JSON-schema constrained sampling, but strict tools are unsupported.'
-    )
+    assert message.error_message == STRICT_UNSUPPORTED
     assert isinstance(events[-1], ErrorEvent)
     assert sse_server.requests == []
 
@@ -730,18 +698,8 @@ async def test_abort_mid_stream_closes_the_connection(sse_server: SSEServer) -> 
     """Spec 15.13: abort cancels the provider stream; the server sees the connection close."""
     events = Wire().message(0, ["Hello"]).events[:5] + [Delay(0.01)]
     sse_server.script(sse_reply(events, stall=True))
-    model = _model(sse_server)
-    seen: list[ProviderEvent] = []
-    with anyio.CancelScope() as scope:
-
-        def emit(event: ProviderEvent) -> None:
-            seen.append(event)
-            if isinstance(event, TextDeltaEvent):
-                scope.cancel()
-
-        builder = AssistantBuilder(model, emit)
-        await openai_responses.stream(model, _context(), StreamOptions(api_key=KEY, idle_timeout=30), builder)
-    assert scope.cancelled_caught
+    options = StreamOptions(api_key=KEY, idle_timeout=30)
+    builder, _ = await abort_at_first_text_delta(openai_responses.stream, _model(sse_server), _context(), options)
     message = builder.fail("aborted", "Operation aborted")
     assert message.stop_reason == "aborted" and message.content == [TextContent(text="Hello")]
     with anyio.fail_after(5):

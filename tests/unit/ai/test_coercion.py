@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.validation import ToolArgumentsError, validate_tool_arguments
+from pi_rpc.ai.validation import validate_tool_arguments
+
+from .helpers import error_lines, validation_error
 
 _text = st.text(max_size=8)
 
@@ -43,7 +45,7 @@ def _scalars(**override: Any) -> Scalars:
 
 
 def _scalar_errors(**override: Any) -> list[str]:
-    return _error_lines(_fails("t", Scalars, {**_VALID_SCALARS, **override}))
+    return error_lines(validation_error("t", Scalars, {**_VALID_SCALARS, **override}))
 
 
 class Choice(msgspec.Struct, kw_only=True):
@@ -52,17 +54,6 @@ class Choice(msgspec.Struct, kw_only=True):
     value: float | str = ""
     label: str | None = None
     timeout: float | UnsetType = UNSET
-
-
-def _fails(name: str, params: Any, args: Any) -> str:
-    with pytest.raises(ToolArgumentsError) as info:
-        validate_tool_arguments(name, params, args)
-    return str(info.value)
-
-
-def _error_lines(message: str) -> list[str]:
-    body = message.split("\n\nReceived arguments:\n")[0]
-    return body.splitlines()[1:]
 
 
 # --- 3.4 TypeBox conversion (builder schemas) -----------------------------------------------------
@@ -173,7 +164,7 @@ def test_typebox_union_keeps_valid_members_else_tries_each(raw: Any, expected: A
 def test_typebox_literal_converts_only_toward_its_own_value() -> None:
     """spec 3.4 literal: "2" becomes the literal 2; a non-member stays and fails the enum."""
     assert validate_tool_arguments("t", Choice, {"mode": "slow", "level": "2"}).level == 2
-    assert _error_lines(_fails("t", Choice, {"mode": "medium"})) == [
+    assert error_lines(validation_error("t", Choice, {"mode": "medium"})) == [
         "  - mode: must be equal to one of the allowed values"
     ]
 
@@ -239,7 +230,7 @@ def test_ajv_coercion(type_: Any, raw: Any, expected: Any) -> None:
 )
 def test_ajv_coercion_refusals(type_: str, raw: Any, message: str) -> None:
     """spec 3.5: what AJV does not coerce (no "1"->true, no "null"->null, no array wrapping)."""
-    assert _error_lines(_fails("t", _one(type_), {"v": raw})) == [f"  - v: {message}"]
+    assert error_lines(validation_error("t", _one(type_), {"v": raw})) == [f"  - v: {message}"]
 
 
 def test_ajv_unions_nested_objects_and_additional_properties() -> None:
@@ -277,7 +268,7 @@ def test_dict_schema_tool_returns_a_dict_without_defaults() -> None:
 def test_dict_schema_does_not_get_typebox_conversion() -> None:
     """spec 17.4: "1" is a TypeBox boolean but not an AJV one."""
     assert _scalars(boolean="1").boolean is True
-    assert _error_lines(_fails("t", _one("boolean"), {"v": "1"})) == ["  - v: must be boolean"]
+    assert error_lines(validation_error("t", _one("boolean"), {"v": "1"})) == ["  - v: must be boolean"]
 
 
 _choice = st.builds(

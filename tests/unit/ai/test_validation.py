@@ -7,12 +7,13 @@ import json
 from typing import Annotated, Any, Literal
 
 import msgspec
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.ai.validation import ToolArgumentsError, json_schema_of, validate_tool_arguments
+from pi_rpc.ai.validation import json_schema_of, validate_tool_arguments
+
+from .helpers import error_lines, validation_error
 
 # --- test Structs (builder schemas) ---------------------------------------------------------------
 
@@ -50,17 +51,6 @@ class Defaults(msgspec.Struct, rename="camel", kw_only=True):
 
 class Strict(msgspec.Struct, forbid_unknown_fields=True):
     name: str
-
-
-def _fails(name: str, params: Any, args: Any) -> str:
-    with pytest.raises(ToolArgumentsError) as info:
-        validate_tool_arguments(name, params, args)
-    return str(info.value)
-
-
-def _error_lines(message: str) -> list[str]:
-    body = message.split("\n\nReceived arguments:\n")[0]
-    return body.splitlines()[1:]
 
 
 # --- schema export (spec 1.2a) ------------------------------------------------------------------
@@ -128,11 +118,11 @@ def test_optional_null_is_deleted() -> None:
 
 def test_required_null_is_kept_then_fails() -> None:
     """spec 3.3.2: a required null is kept; a literal has no null conversion, so the check fails."""
-    assert _error_lines(_fails("t", Pick, {"mode": None})) == [
+    assert error_lines(validation_error("t", Pick, {"mode": None})) == [
         "  - mode: must be equal to one of the allowed values"
     ]
     schema = {"type": "object", "properties": {"where": {"type": "object"}}, "required": ["where"]}
-    assert _error_lines(_fails("t", schema, {"where": None})) == ["  - where: must be object"]
+    assert error_lines(validation_error("t", schema, {"where": None})) == ["  - where: must be object"]
 
 
 def test_nullable_declared_property_keeps_null() -> None:
@@ -205,7 +195,7 @@ def test_null_normalisation_descends_into_the_selected_union_member() -> None:
 
 def test_tagged_union_error_names_the_selected_member_field() -> None:
     """spec 3.6: a union failure reports the fields of the member the tag selects."""
-    lines = _error_lines(_fails("t", Action, {"action": {"kind": "move", "to": []}}))
+    lines = error_lines(validation_error("t", Action, {"action": {"kind": "move", "to": []}}))
     assert lines == ["  - action.to: must be string"]
 
 
@@ -216,7 +206,7 @@ def test_null_normalisation_keeps_ref_properties() -> None:
         "type": "object",
         "properties": {"at": {"$ref": "#/$defs/Point"}},
     }
-    assert _error_lines(_fails("t", schema, {"at": None})) == ["  - at: must be object"]
+    assert error_lines(validation_error("t", schema, {"at": None})) == ["  - at: must be object"]
 
 
 # --- plain JSON Schema tools -------------------------------------------------------------------
@@ -230,7 +220,7 @@ def test_dict_schema_with_refs_and_draft07() -> None:
         "properties": {"count": {"$ref": "#/definitions/Count"}},
     }
     assert validate_tool_arguments("t", schema, {"count": "3"}) == {"count": 3}
-    assert _error_lines(_fails("t", schema, {"count": "0"})) == ["  - count: must be >= 1"]
+    assert error_lines(validation_error("t", schema, {"count": "0"})) == ["  - count: must be >= 1"]
 
 
 # --- defaults, extras ------------------------------------------------------------------------------
@@ -251,10 +241,10 @@ def test_extra_properties_are_allowed_by_default() -> None:
 
 def test_additional_properties_false_rejects_extras() -> None:
     schema = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}
-    assert _error_lines(_fails("t", schema, {"q": "x", "bogus": 1})) == [
+    assert error_lines(validation_error("t", schema, {"q": "x", "bogus": 1})) == [
         "  - root: must NOT have additional properties"
     ]
-    assert _error_lines(_fails("t", Strict, {"name": "x", "bogus": 1})) == [
+    assert error_lines(validation_error("t", Strict, {"name": "x", "bogus": 1})) == [
         "  - root: must NOT have additional properties"
     ]
 
@@ -264,7 +254,7 @@ def test_additional_properties_false_rejects_extras() -> None:
 
 def test_error_message_one_error() -> None:
     """spec 3.6: header, one line per error, blank line, received arguments."""
-    assert _fails("read", ReadParams, {"path": ["x"]}) == (
+    assert validation_error("read", ReadParams, {"path": ["x"]}) == (
         'Validation failed for tool "read":\n'
         "  - path: must be string\n"
         "\n"
@@ -279,7 +269,7 @@ def test_error_message_one_error() -> None:
 
 def test_error_message_missing_required_at_root() -> None:
     """spec 3.6: missing `path` at root is reported at `path`, names comma-separated, once."""
-    assert _fails("edit", EditParams, {}) == (
+    assert validation_error("edit", EditParams, {}) == (
         'Validation failed for tool "edit":\n'
         "  - path: must have required properties path, edits\n"
         "\n"
@@ -291,14 +281,14 @@ def test_error_message_missing_required_at_root() -> None:
 def test_error_message_several_errors_and_nested_paths() -> None:
     """spec 3.6: all errors reported; nested path like `edits.0.newText`."""
     args = {"path": "f", "edits": [{"oldText": "a"}, {"oldText": [], "newText": "b"}], "limit": 0}
-    message = _fails("edit", EditParams, args)
-    assert _error_lines(message) == [
+    message = validation_error("edit", EditParams, args)
+    assert error_lines(message) == [
         "  - edits.0.newText: must have required properties newText",
         "  - edits.1.oldText: must be string",
     ]
     assert message.endswith("Received arguments:\n" + json.dumps(args, indent=2))
-    several = _fails("read", ReadParams, {"path": {}, "limit": 0, "offset": "x"})
-    assert _error_lines(several) == [
+    several = validation_error("read", ReadParams, {"path": {}, "limit": 0, "offset": "x"})
+    assert error_lines(several) == [
         "  - path: must be string",
         "  - offset: must be number",
         "  - limit: must be >= 1",
@@ -306,7 +296,7 @@ def test_error_message_several_errors_and_nested_paths() -> None:
 
 
 def test_error_message_root_type_and_empty_array() -> None:
-    assert _fails("read", ReadParams, []) == (
+    assert validation_error("read", ReadParams, []) == (
         'Validation failed for tool "read":\n  - root: must be object\n\nReceived arguments:\n[]'
     )
 
@@ -322,7 +312,7 @@ def test_received_arguments_are_the_original_with_non_ascii_kept() -> None:
         "big": 1e21,
         "empty": {},
     }
-    message = _fails("edit", EditParams, args)
+    message = validation_error("edit", EditParams, args)
     assert message.split("Received arguments:\n")[1] == (
         "{\n"
         '  "path": [],\n'
@@ -338,10 +328,10 @@ def test_received_arguments_are_the_original_with_non_ascii_kept() -> None:
 
 def test_union_failure_is_reported_readably() -> None:
     """spec 3.6 (LATER MAY): a union reports the member the value was meant for, or the union."""
-    lines = _error_lines(_fails("edit", EditParams, {"path": "f", "edits": [], "first": {"oldText": "a"}}))
+    lines = error_lines(validation_error("edit", EditParams, {"path": "f", "edits": [], "first": {"oldText": "a"}}))
     assert lines == ["  - first.newText: must have required properties newText"]
     schema = {"type": "object", "properties": {"v": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]}}}
-    assert _error_lines(_fails("t", schema, {"v": "x"})) == ["  - v: must match a schema in anyOf"]
+    assert error_lines(validation_error("t", schema, {"v": "x"})) == ["  - v: must match a schema in anyOf"]
 
 
 # --- immutability and idempotence ----------------------------------------------------------------

@@ -14,11 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError
-from pi_rpc.ai.types import JsonSchemaSampling, TextContent
-from pi_rpc.ai.validation import validate_tool_arguments
+from pi_rpc.agent.types import AgentToolResult, ToolError
+from pi_rpc.ai.types import JsonSchemaSampling
 from pi_rpc.tools import fs
-from pi_rpc.tools.base import ToolContext
 from pi_rpc.tools.edit import EditOperations, EditParams, create_edit_tool, prepare_edit_arguments
 from pi_rpc.tools.edit_diff import (
     Edit,
@@ -30,11 +28,9 @@ from pi_rpc.tools.edit_diff import (
     normalize_for_fuzzy_match,
 )
 
+from .helpers import run_tool, text_of
+
 pytestmark = pytest.mark.anyio
-
-
-def _ignore(_: AgentToolResult) -> None:
-    return None
 
 
 def _names(folder: Path) -> list[str]:
@@ -44,20 +40,13 @@ def _names(folder: Path) -> list[str]:
 async def _edit(cwd: Path, args: dict[str, Any], operations: EditOperations | None = None) -> AgentToolResult:
     tool = create_edit_tool(str(cwd), operations=operations)
     assert tool.prepare_arguments is not None
-    params = validate_tool_arguments("edit", EditParams, tool.prepare_arguments(args))
-    return await tool.execute("call", params, AbortSignal(), _ignore, ToolContext(cwd=str(cwd)))
+    return await run_tool(tool, args, cwd)
 
 
 async def _error(cwd: Path, args: dict[str, Any]) -> str:
     with pytest.raises(ToolError) as info:
         await _edit(cwd, args)
     return str(info.value)
-
-
-def _text(result: AgentToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 def _one(old: str, new: str, path: str = "f.txt") -> dict[str, Any]:
@@ -163,7 +152,7 @@ async def test_legacy_shape_runs_end_to_end(tmp_path: Path) -> None:
     """spec 11.3 then 11.5.7: the shim's output validates and executes."""
     (tmp_path / "f.txt").write_text("hello world\n")
     result = await _edit(tmp_path, {"path": "f.txt", "oldText": "world", "newText": "there"})
-    assert _text(result) == "Successfully replaced 1 block(s) in f.txt."
+    assert text_of(result) == "Successfully replaced 1 block(s) in f.txt."
     assert (tmp_path / "f.txt").read_text() == "hello there\n"
 
 
@@ -217,7 +206,7 @@ async def test_operations_route_io_elsewhere() -> None:
     result = await _edit(
         Path("/ws"), _one("x = 1", "x = 2", "a.py"), EditOperations(read_file, write_file, access)
     )
-    assert _text(result) == "Successfully replaced 1 block(s) in a.py."
+    assert text_of(result) == "Successfully replaced 1 block(s) in a.py."
     assert buffers == {"/ws/a.py": b"x = 2\n"}
 
 
@@ -266,7 +255,7 @@ async def test_multiple_edits_match_the_original(tmp_path: Path) -> None:
             "edits": [{"oldText": "gamma", "newText": "alpha"}, {"oldText": "alpha", "newText": "A"}],
         },
     )
-    assert _text(result) == "Successfully replaced 2 block(s) in f.txt."
+    assert text_of(result) == "Successfully replaced 2 block(s) in f.txt."
     assert (tmp_path / "f.txt").read_text() == "A\nbeta\nalpha\n"
 
 
@@ -361,7 +350,7 @@ async def test_fuzzy_match_keeps_untouched_lines_byte_for_byte(tmp_path: Path) -
     original = "title = \u2018Caf\u00e9\u2019   \nnote = \u201cleave \u2014 me\u201d  \nvalue = 1\n"
     target.write_text(original)
     result = await _edit(tmp_path, _one("title = 'Café'\n", "title = 'Bar'\n", "f.py"))
-    assert _text(result) == "Successfully replaced 1 block(s) in f.py."
+    assert text_of(result) == "Successfully replaced 1 block(s) in f.py."
     assert target.read_text() == "title = 'Bar'\nnote = \u201cleave \u2014 me\u201d  \nvalue = 1\n"
 
 

@@ -13,29 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from msgspec import UNSET
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError
-from pi_rpc.ai.types import TextContent
-from pi_rpc.ai.validation import json_schema_of, validate_tool_arguments
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import ToolError
+from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.find import FindOperations, GlobOptions, create_find_tool, glob_to_regex, relativize
-from pi_rpc.tools.truncate import Truncation
+
+from .helpers import byte_limited_body, run_tool, text_of
 
 pytestmark = pytest.mark.anyio
 
 
-async def run(tool: ToolDefinition, args: dict[str, Any], cwd: Path | str) -> AgentToolResult:
-    params = validate_tool_arguments(tool.name, tool.parameters, args)
-    return await tool.execute("call-1", params, AbortSignal(), lambda _: None, ToolContext(cwd=str(cwd)))
-
-
-def text_of(result: AgentToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
 async def find(cwd: Path, **args: Any) -> str:
-    return text_of(await run(create_find_tool(str(cwd)), args, cwd))
+    return text_of(await run_tool(create_find_tool(str(cwd)), args, cwd))
 
 
 def touch(root: Path, *rels: str) -> None:
@@ -195,14 +183,14 @@ async def test_an_ignored_file_is_not_resurrected_by_the_pattern(tmp_path: Path)
 async def test_search_path_and_effective_cwd(tmp_path: Path) -> None:
     """spec 13.12, 1.9: results relative to the search path; ctx.cwd wins"""
     touch(tmp_path, "ws/src/a.ts")
-    result = await run(create_find_tool("/nonexistent"), {"pattern": "*.ts", "path": "src"}, tmp_path / "ws")
+    result = await run_tool(create_find_tool("/nonexistent"), {"pattern": "*.ts", "path": "src"}, tmp_path / "ws")
     assert text_of(result) == "a.ts"
 
 
 async def test_no_files(tmp_path: Path) -> None:
     """spec 13.12: `No files found matching pattern`, details undefined"""
     touch(tmp_path, "a.txt")
-    result = await run(create_find_tool(str(tmp_path)), {"pattern": "*.rs"}, tmp_path)
+    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.rs"}, tmp_path)
     assert text_of(result) == "No files found matching pattern"
     assert result.details is UNSET
     (tmp_path / "empty").mkdir()
@@ -228,7 +216,7 @@ async def test_missing_ripgrep(tmp_path: Path) -> None:
     """spec 13.11 (rg stands in for fd): a clear error when the binary is absent"""
     tool = create_find_tool(str(tmp_path), locate=lambda: None)
     with pytest.raises(ToolError) as info:
-        await run(tool, {"pattern": "*"}, tmp_path)
+        await run_tool(tool, {"pattern": "*"}, tmp_path)
     assert str(info.value) == "ripgrep (rg) is not available and could not be downloaded"
 
 
@@ -238,7 +226,7 @@ async def test_failure_without_output_reports_stderr(tmp_path: Path) -> None:
     fake.write_text("#!/bin/sh\necho '  broken walk  ' >&2\nexit 2\n")
     fake.chmod(0o755)
     with pytest.raises(ToolError) as info:
-        await run(create_find_tool(str(tmp_path), locate=lambda: str(fake)), {"pattern": "*"}, tmp_path)
+        await run_tool(create_find_tool(str(tmp_path), locate=lambda: str(fake)), {"pattern": "*"}, tmp_path)
     assert str(info.value) == "broken walk"
 
 
@@ -247,7 +235,7 @@ async def test_failure_with_output_is_tolerated(tmp_path: Path) -> None:
     fake = tmp_path / "fake-rg"
     fake.write_text("#!/bin/sh\nprintf 'a.ts\\r\\n\\nb/c.ts\\n'\necho 'permission denied' >&2\nexit 2\n")
     fake.chmod(0o755)
-    result = await run(
+    result = await run_tool(
         create_find_tool(str(tmp_path), locate=lambda: str(fake)), {"pattern": "*.ts"}, tmp_path
     )
     assert text_of(result) == "a.ts\nb/c.ts"
@@ -259,7 +247,7 @@ async def test_failure_with_output_is_tolerated(tmp_path: Path) -> None:
 async def test_result_limit(tmp_path: Path) -> None:
     """spec 13.13: `{L} results limit reached. Use limit={2L} for more, or refine pattern`"""
     touch(tmp_path, *(f"f{i}.txt" for i in range(5)))
-    result = await run(create_find_tool(str(tmp_path)), {"pattern": "*.txt", "limit": 3}, tmp_path)
+    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.txt", "limit": 3}, tmp_path)
     assert text_of(result) == (
         "f0.txt\nf1.txt\nf2.txt\n\n[3 results limit reached. Use limit=6 for more, or refine pattern]"
     )
@@ -269,7 +257,7 @@ async def test_result_limit(tmp_path: Path) -> None:
 async def test_result_count_equal_to_limit_counts_as_reached(tmp_path: Path) -> None:
     """spec 13.13: the notice appears when result count >= limit"""
     touch(tmp_path, "a.txt", "b.txt")
-    result = await run(create_find_tool(str(tmp_path)), {"pattern": "*.txt", "limit": 2}, tmp_path)
+    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.txt", "limit": 2}, tmp_path)
     assert text_of(result).endswith("\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]")
 
 
@@ -277,13 +265,9 @@ async def test_byte_limit(tmp_path: Path) -> None:
     """spec 13.13: bytes-only truncateHead, `50.0KB limit reached`, details.truncation"""
     names = [f"{i:04d}_{'n' * 200}.txt" for i in range(300)]
     touch(tmp_path, *names)
-    result = await run(create_find_tool(str(tmp_path)), {"pattern": "*.txt"}, tmp_path)
-    body, notice = text_of(result).split("\n\n")
-    assert notice == "[50.0KB limit reached]"
+    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.txt"}, tmp_path)
+    body, _ = byte_limited_body(result)
     assert body.split("\n") == names[: len(body.split("\n"))]
-    assert isinstance(result.details, dict) and set(result.details) == {"truncation"}
-    truncation = result.details["truncation"]
-    assert isinstance(truncation, Truncation) and truncation.truncated_by == "bytes"
 
 
 # --- custom glob operation (remote backends) -----------------------------------------------------
@@ -301,7 +285,7 @@ async def test_custom_glob_operation(tmp_path: Path) -> None:
         return ["/remote/ws/a.ts", "sub/b.ts", "/remote/ws/dir/"]
 
     tool = create_find_tool("/remote/ws", operations=FindOperations(exists=exists, glob=glob))
-    result = await run(tool, {"pattern": "*.ts", "limit": 3}, "/remote/ws")
+    result = await run_tool(tool, {"pattern": "*.ts", "limit": 3}, "/remote/ws")
     assert text_of(result) == "a.ts\nsub/b.ts\ndir/\n\n[3 results limit reached]"
     assert result.details == {"resultLimitReached": 3}
     assert calls == [
@@ -309,7 +293,7 @@ async def test_custom_glob_operation(tmp_path: Path) -> None:
     ]
 
     with pytest.raises(ToolError) as info:
-        await run(tool, {"pattern": "*", "path": "/elsewhere"}, "/remote/ws")
+        await run_tool(tool, {"pattern": "*", "path": "/elsewhere"}, "/remote/ws")
     assert str(info.value) == "Path not found: /elsewhere"
 
 

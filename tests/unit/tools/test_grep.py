@@ -15,30 +15,18 @@ import msgspec
 import pytest
 from msgspec import UNSET
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError
-from pi_rpc.ai.types import TextContent
-from pi_rpc.ai.validation import json_schema_of, validate_tool_arguments
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import AgentToolResult, ToolError
+from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.grep import GrepOperations, create_grep_tool
 from pi_rpc.tools.ripgrep import RG_NOT_AVAILABLE, locate_rg
-from pi_rpc.tools.truncate import Truncation
+
+from .helpers import byte_limited_body, run_tool, text_of
 
 pytestmark = pytest.mark.anyio
 
 
-async def run(tool: ToolDefinition, args: dict[str, Any], cwd: Path | str) -> AgentToolResult:
-    params = validate_tool_arguments(tool.name, tool.parameters, args)
-    return await tool.execute("call-1", params, AbortSignal(), lambda _: None, ToolContext(cwd=str(cwd)))
-
-
-def text_of(result: AgentToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
 async def grep(cwd: Path, **args: Any) -> AgentToolResult:
-    return await run(create_grep_tool(str(cwd)), args, cwd)
+    return await run_tool(create_grep_tool(str(cwd)), args, cwd)
 
 
 def write(path: Path, text: str) -> Path:
@@ -107,7 +95,7 @@ async def test_missing_ripgrep_is_a_clear_error(tmp_path: Path) -> None:
     """spec 13.3: `ripgrep (rg) is not available and could not be downloaded`"""
     tool = create_grep_tool(str(tmp_path), locate=lambda: None)
     with pytest.raises(ToolError) as info:
-        await run(tool, {"pattern": "x"}, tmp_path)
+        await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value) == RG_NOT_AVAILABLE == "ripgrep (rg) is not available and could not be downloaded"
 
 
@@ -116,7 +104,7 @@ async def test_spawn_failure(tmp_path: Path) -> None:
     not_executable = write(tmp_path / "rg", "")
     tool = create_grep_tool(str(tmp_path), locate=lambda: str(not_executable))
     with pytest.raises(ToolError) as info:
-        await run(tool, {"pattern": "x"}, tmp_path)
+        await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value).startswith("Failed to run ripgrep: ")
     assert "Permission denied" in str(info.value)
 
@@ -158,7 +146,7 @@ async def test_path_not_found(tmp_path: Path) -> None:
 async def test_effective_cwd_comes_from_the_context(tmp_path: Path) -> None:
     """spec 1.9: ctx.cwd wins over the construction cwd"""
     write(tmp_path / "ws" / "a.txt", "needle\n")
-    result = await run(create_grep_tool("/nonexistent"), {"pattern": "needle"}, tmp_path / "ws")
+    result = await run_tool(create_grep_tool("/nonexistent"), {"pattern": "needle"}, tmp_path / "ws")
     assert text_of(result) == "a.txt:1: needle"
 
 
@@ -218,7 +206,7 @@ async def test_silent_failure_names_the_exit_code(tmp_path: Path) -> None:
     fake.chmod(0o755)
     tool = create_grep_tool(str(tmp_path), locate=lambda: str(fake))
     with pytest.raises(ToolError) as info:
-        await run(tool, {"pattern": "x"}, tmp_path)
+        await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value) == "ripgrep exited with code 3"
 
 
@@ -248,7 +236,7 @@ async def test_unreadable_file_for_context(tmp_path: Path) -> None:
         raise OSError("gone")
 
     tool = create_grep_tool(str(tmp_path), operations=GrepOperations(read_file=fail))
-    result = await run(tool, {"pattern": "needle", "context": 2}, tmp_path)
+    result = await run_tool(tool, {"pattern": "needle", "context": 2}, tmp_path)
     assert text_of(result) == "a.txt:2: (unable to read file)"
 
 
@@ -260,7 +248,7 @@ async def test_custom_is_directory_operation(tmp_path: Path) -> None:
 
     tool = create_grep_tool(str(tmp_path), operations=GrepOperations(is_directory=missing))
     with pytest.raises(ToolError) as info:
-        await run(tool, {"pattern": "x"}, tmp_path)
+        await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value) == f"Path not found: {tmp_path}"
 
 
@@ -311,18 +299,11 @@ async def test_byte_limit_notice(tmp_path: Path) -> None:
     """spec 13.8: bytes-only truncateHead at 50KB, `50.0KB limit reached`, details.truncation"""
     write(tmp_path / "a.txt", "".join(f"needle {i:03d} {'y' * 480}\n" for i in range(150)))
     result = await grep(tmp_path, pattern="needle", limit=200)
-    text = text_of(result)
-    body, notice = text.split("\n\n")
-    assert notice == "[50.0KB limit reached]"
+    body, truncation = byte_limited_body(result)
     assert len(body.encode()) <= 51200
-    details = result.details
-    assert isinstance(details, dict) and set(details) == {"truncation"}
-    truncation = details["truncation"]
-    assert isinstance(truncation, Truncation)
-    assert truncation.truncated and truncation.truncated_by == "bytes"
     assert truncation.max_bytes == 51200
     assert truncation.max_lines == 2**53 - 1  # Number.MAX_SAFE_INTEGER, as Pi
-    assert msgspec.to_builtins(details)["truncation"]["truncatedBy"] == "bytes"
+    assert msgspec.to_builtins(result.details)["truncation"]["truncatedBy"] == "bytes"
 
 
 async def test_notices_are_joined_in_order(tmp_path: Path) -> None:
@@ -366,7 +347,7 @@ async def test_abort_kills_the_process_group(tmp_path: Path) -> None:
     async def search() -> None:
         nonlocal cancelled
         try:
-            await run(tool, {"pattern": "x"}, tmp_path)
+            await run_tool(tool, {"pattern": "x"}, tmp_path)
         except anyio.get_cancelled_exc_class():
             cancelled = True
             raise
@@ -391,7 +372,7 @@ async def test_match_limit_kills_the_process_group(tmp_path: Path) -> None:
     results: list[AgentToolResult] = []
 
     async def search() -> None:
-        results.append(await run(tool, {"pattern": "hit", "limit": 2}, tmp_path))
+        results.append(await run_tool(tool, {"pattern": "hit", "limit": 2}, tmp_path))
 
     with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:

@@ -10,29 +10,17 @@ from typing import Any
 import pytest
 from msgspec import UNSET
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError
-from pi_rpc.ai.types import TextContent
-from pi_rpc.ai.validation import json_schema_of, validate_tool_arguments
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import AgentToolResult, ToolError
+from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.ls import LsOperations, create_ls_tool
-from pi_rpc.tools.truncate import Truncation
+
+from .helpers import byte_limited_body, run_tool, text_of
 
 pytestmark = pytest.mark.anyio
 
 
-async def run(tool: ToolDefinition, args: dict[str, Any], cwd: Path | str) -> AgentToolResult:
-    params = validate_tool_arguments(tool.name, tool.parameters, args)
-    return await tool.execute("call-1", params, AbortSignal(), lambda _: None, ToolContext(cwd=str(cwd)))
-
-
-def text_of(result: AgentToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
 async def ls(cwd: Path, **args: Any) -> AgentToolResult:
-    return await run(create_ls_tool(str(cwd)), args, cwd)
+    return await run_tool(create_ls_tool(str(cwd)), args, cwd)
 
 
 def test_declaration() -> None:
@@ -92,7 +80,7 @@ async def test_path_argument_and_effective_cwd(tmp_path: Path) -> None:
     """spec 13.15, 1.9: path relative to ctx.cwd, which wins over the construction cwd"""
     (tmp_path / "ws" / "src").mkdir(parents=True)
     (tmp_path / "ws" / "src" / "a.py").write_text("x")
-    result = await run(create_ls_tool("/nonexistent"), {"path": "src"}, tmp_path / "ws")
+    result = await run_tool(create_ls_tool("/nonexistent"), {"path": "src"}, tmp_path / "ws")
     assert text_of(result) == "a.py"
 
 
@@ -119,7 +107,7 @@ async def test_readdir_failure(tmp_path: Path) -> None:
 
     tool = create_ls_tool(str(tmp_path), operations=LsOperations(readdir=denied))
     with pytest.raises(ToolError) as info:
-        await run(tool, {}, tmp_path)
+        await run_tool(tool, {}, tmp_path)
     assert str(info.value) == f"Cannot read directory: EACCES: permission denied, scandir '{tmp_path}'"
 
 
@@ -155,12 +143,8 @@ async def test_byte_limit(tmp_path: Path) -> None:
     for name in names:
         (tmp_path / name).write_text("x")
     result = await ls(tmp_path)
-    body, notice = text_of(result).split("\n\n")
-    assert notice == "[50.0KB limit reached]"
+    body, _ = byte_limited_body(result)
     assert body.split("\n") == names[: len(body.split("\n"))]
-    assert isinstance(result.details, dict) and set(result.details) == {"truncation"}
-    truncation = result.details["truncation"]
-    assert isinstance(truncation, Truncation) and truncation.truncated_by == "bytes"
 
 
 async def test_both_notices(tmp_path: Path) -> None:

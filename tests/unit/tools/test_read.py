@@ -14,22 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError
+from pi_rpc.agent.types import AgentToolResult, ToolError
 from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent
-from pi_rpc.ai.validation import validate_tool_arguments
 from pi_rpc.tools import images
-from pi_rpc.tools.base import ToolContext
 from pi_rpc.tools.images import process_image, sniff_image_mime_type
 from pi_rpc.tools.read import ReadOperations, ReadParams, create_read_tool, text_page
 from pi_rpc.tools.truncate import Truncation
 
+from .helpers import run_tool
+
 pytestmark = pytest.mark.anyio
 
 NON_VISION = "[Current model does not support images. The image will be omitted from this request.]"
-
-
-def _ignore(_: AgentToolResult) -> None:
-    return None
 
 
 def _model(*inputs: str) -> Model:
@@ -39,9 +35,7 @@ def _model(*inputs: str) -> Model:
 async def _read(
     cwd: Path, args: dict[str, Any], model: Model | None = None, **options: Any
 ) -> AgentToolResult:
-    tool = create_read_tool(str(cwd), **options)
-    params = validate_tool_arguments("read", ReadParams, args)
-    return await tool.execute("call", params, AbortSignal(), _ignore, ToolContext(cwd=str(cwd), model=model))
+    return await run_tool(create_read_tool(str(cwd), **options), args, cwd, model=model)
 
 
 def _texts(result: AgentToolResult) -> list[str]:
@@ -193,9 +187,7 @@ async def test_directory_is_an_error(tmp_path: Path) -> None:
 async def test_macos_variant_and_effective_cwd(tmp_path: Path) -> None:
     """spec 6.3 via read, and 1.9: ctx.cwd wins over the construction cwd."""
     (tmp_path / "Shot 1.02\u202fPM.txt").write_text("found")
-    tool = create_read_tool("/nonexistent")
-    params = ReadParams(path="Shot 1.02 PM.txt")
-    result = await tool.execute("c", params, AbortSignal(), _ignore, ToolContext(cwd=str(tmp_path)))
+    result = await run_tool(create_read_tool("/nonexistent"), {"path": "Shot 1.02 PM.txt"}, tmp_path)
     assert _text(result) == "found"
 
 
@@ -346,8 +338,6 @@ async def test_operations_route_io_elsewhere() -> None:
         calls.append(f"access {path}")
 
     tool = create_read_tool("/project", operations=ReadOperations(read_file=read_file, access=access))
-    result = await tool.execute(
-        "c", ReadParams(path="src/x.py"), AbortSignal(), _ignore, ToolContext(cwd="/project")
-    )
+    result = await run_tool(tool, {"path": "src/x.py"}, "/project")
     assert _text(result) == "from the editor buffer"
     assert calls == ["access /project/src/x.py", "read /project/src/x.py"]

@@ -12,18 +12,15 @@ import anyio.from_thread
 import msgspec
 import pytest
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError
-from pi_rpc.ai.types import JsonSchemaSampling, TextContent
+from pi_rpc.agent.types import AgentToolResult, ToolError
+from pi_rpc.ai.types import JsonSchemaSampling
 from pi_rpc.tools import fs
-from pi_rpc.tools.base import ToolContext
 from pi_rpc.tools.fs import write_file_atomic
 from pi_rpc.tools.write import WriteOperations, WriteParams, create_write_tool
 
+from .helpers import run_tool, text_of
+
 pytestmark = pytest.mark.anyio
-
-
-def _ignore(_: AgentToolResult) -> None:
-    return None
 
 
 def _names(folder: Path) -> list[str]:
@@ -31,15 +28,7 @@ def _names(folder: Path) -> list[str]:
 
 
 async def _write(cwd: Path, path: str, content: str, ctx_cwd: Path | None = None) -> AgentToolResult:
-    tool = create_write_tool(str(cwd))
-    ctx = ToolContext(cwd=str(ctx_cwd or cwd))
-    return await tool.execute("call", WriteParams(path=path, content=content), AbortSignal(), _ignore, ctx)
-
-
-def _text(result: AgentToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
+    return await run_tool(create_write_tool(str(cwd)), {"path": path, "content": content}, ctx_cwd or cwd)
 
 
 def test_declaration() -> None:
@@ -69,7 +58,7 @@ def test_declaration() -> None:
 async def test_creates_parents_and_reports_the_path_as_given(tmp_path: Path) -> None:
     """spec 12.3, 12.4 TARGET: `Successfully wrote to {path}`, parents created."""
     result = await _write(tmp_path, "deep/er/new.txt", "héllo\n")
-    assert _text(result) == "Successfully wrote to deep/er/new.txt"
+    assert text_of(result) == "Successfully wrote to deep/er/new.txt"
     assert result.details is msgspec.UNSET
     assert (tmp_path / "deep/er/new.txt").read_bytes() == "héllo\n".encode()
 
@@ -206,9 +195,8 @@ async def test_operations_route_io_elsewhere(tmp_path: Path) -> None:
         folders.append(path)
 
     tool = create_write_tool("/remote", operations=WriteOperations(write_file=write_file, mkdir=mkdir))
-    ctx = ToolContext(cwd="/remote")
-    result = await tool.execute("c", WriteParams(path="a/b.txt", content="hi"), AbortSignal(), _ignore, ctx)
-    assert _text(result) == "Successfully wrote to a/b.txt"
+    result = await run_tool(tool, {"path": "a/b.txt", "content": "hi"}, "/remote")
+    assert text_of(result) == "Successfully wrote to a/b.txt"
     assert files == {"/remote/a/b.txt": "hi"}
     assert folders == ["/remote/a"]
     assert _names(tmp_path) == []
