@@ -8,7 +8,7 @@ beside the `Truncation` record, not inside it, so `details.truncation` never rep
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Literal, NamedTuple
 
@@ -59,7 +59,8 @@ def split_lines(text: str) -> list[str]:
 
 
 def _byte_len(text: str) -> int:
-    return len(text.encode("utf-8"))
+    # Output is mostly ASCII; counting is then free, encoding would copy the whole line.
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 class _Kept(NamedTuple):
@@ -96,7 +97,7 @@ def _truncate(
     )
 
 
-def _collect(lines: list[str], max_lines: int, max_bytes: int) -> tuple[list[str], int, TruncatedBy | None]:
+def _collect(lines: Iterable[str], max_lines: int, max_bytes: int) -> tuple[list[str], int, TruncatedBy | None]:
     """Take whole lines in the given order while both limits hold; say which limit stopped it."""
     taken: list[str] = []
     size = 0
@@ -150,7 +151,7 @@ def truncate_tail(
         if len(last) > max_bytes and max_lines > 0:
             kept = utf8_tail(last, max_bytes)
             return _Kept(kept.decode("utf-8"), 1, len(kept), "bytes", last_line_partial=True)
-        taken, size, limit = _collect(lines[::-1], max_lines, max_bytes)
+        taken, size, limit = _collect(reversed(lines), max_lines, max_bytes)
         return _Kept("\n".join(reversed(taken)), len(taken), size, _stopped_by(limit, total_bytes, max_bytes))
 
     return _truncate(text, max_lines, max_bytes, keep)
