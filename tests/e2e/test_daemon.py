@@ -343,3 +343,37 @@ def test_session_new_starts_an_empty_transcript(spawn: Spawn) -> None:
     assert state["messageCount"] == 0 and client.request("messages") == {"messages": []}
     assert client.request("prompt", {"message": "hello again"})["stopReason"] == "stop"
     client.close()
+
+
+def peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_200_mb_of_output_streams_through_bounded_memory(spawn: Spawn) -> None:
+    """issue 3/4: the daemon's peak memory stays bounded while 200 MB of output streams; the
+    full log holds every byte. (A bound on memory, which cannot flake, not on time.)"""
+    client = spawn()
+    baseline = peak_rss_kib(client.proc.pid)
+    assert client.request("prompt", {"message": "flood"}, timeout=300)["stopReason"] == "stop"
+    end = next(e for e in client.events() if e["type"] == "tool_execution_end")
+    details = end["result"]["details"]
+    total = 200 * 1024 * 1024
+    assert details["truncation"]["totalBytes"] == total
+    assert Path(details["fullOutputPath"]).stat().st_size == details["truncation"]["totalBytes"]
+    growth_mib = (peak_rss_kib(client.proc.pid) - baseline) / 1024
+    assert growth_mib < 64, f"daemon grew by {growth_mib:.0f} MiB while streaming 200 MB"
+    Path(details["fullOutputPath"]).unlink()
+    client.close()
+
+
+def test_prompt_with_an_image_keeps_it_in_the_transcript(spawn: Spawn) -> None:
+    client = spawn()
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    client.request("prompt", {"message": "what is this?", "images": [{"data": png, "mimeType": "image/png"}]})
+    user = next(m for m in client.request("messages")["messages"] if m["role"] == "user")
+    assert user["content"] == [{"type": "text", "text": "what is this?"},
+                               {"type": "image", "data": png, "mimeType": "image/png"}]
+    client.close()
