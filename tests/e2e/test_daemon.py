@@ -377,3 +377,36 @@ def test_prompt_with_an_image_keeps_it_in_the_transcript(spawn: Spawn) -> None:
     assert user["content"] == [{"type": "text", "text": "what is this?"},
                                {"type": "image", "data": png, "mimeType": "image/png"}]
     client.close()
+
+
+def test_a_large_prompt_is_accepted(spawn: Spawn) -> None:
+    """issue 4: messages up to the 64 MiB cap (e.g. a prompt with images) are accepted."""
+    client = spawn()
+    data = "A" * (20 * 1024 * 1024)
+    outcome = client.request("prompt", {"message": "big", "images": [{"data": data, "mimeType": "image/png"}]})
+    assert outcome["stopReason"] == "stop"
+    client.close()
+
+
+def test_a_dead_client_ends_the_daemon_and_its_children(workspace: Path, tmp_path: Path) -> None:
+    """Both pipes of the client gone mid-run: the daemon kills the tool's group and exits 0."""
+    import subprocess
+    import sys
+
+    from .conftest import SCRIPTS, daemon_env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pi_rpc", "--framing", "jsonl", "--cwd", str(workspace),
+         "--script", str(SCRIPTS / "e2e.json")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(tmp_path),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"message":"slow"}}\n')
+    proc.stdin.flush()
+    for line in proc.stdout:
+        if b"tool_execution_update" in line and b"started" in line:
+            break
+    proc.stdout.close()
+    proc.stdin.close()
+    assert proc.wait(30) == 0
+    assert wait_gone("sleep 987.5", timeout=0.5) == []
