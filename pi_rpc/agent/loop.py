@@ -111,12 +111,14 @@ async def run_loop(
                 append(result)
             emit(TurnEnd(message=assistant, tool_results=results))
 
-            if terminate or control.aborted:
+            if terminate:
                 emit(AgentEnd(messages=new_messages))
                 return new_messages
             if config.should_stop_after_turn is not None and config.should_stop_after_turn():
                 emit(AgentEnd(messages=new_messages))
                 return new_messages
+            # After an aborted batch the loop goes on as Pi's does: the next request's scope is born
+            # cancelled, so the run ends with an `aborted` assistant message without reaching the model.
             more_tool_calls = bool(calls)
             pending = config.steering()
         pending = config.follow_ups()

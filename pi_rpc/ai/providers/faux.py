@@ -121,6 +121,8 @@ class ScriptPlayer:
 
 
 async def play_turn(steps: list[Step] | None, player: ScriptPlayer, builder: AssistantBuilder) -> AssistantMessage:
+    # Like a real request, nothing streams before the first await: an aborted run stops here.
+    await anyio.lowlevel.checkpoint()
     builder.start()
     if steps is None:
         builder.text_delta(0, NO_REPLY_TEXT)

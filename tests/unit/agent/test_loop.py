@@ -372,6 +372,9 @@ async def test_abort_during_a_tool_gives_every_call_a_result() -> None:
     results = tool_results(agent)
     assert [(r.is_error, result_text(r)) for r in results] == [(True, "Operation aborted")] * 2
     assert not any(isinstance(m, AssistantMessage) and text_of(m.content) == "never asked" for m in agent.messages)
+    # As in Pi, the run ends with an aborted assistant message; the model is never reached.
+    last = agent.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted" and last.content == []
     assert len(rec.of(AgentEnd)) == 1
     assert not agent.is_running
 

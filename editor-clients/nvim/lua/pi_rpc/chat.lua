@@ -300,8 +300,8 @@ function M.apply(ev)
   end
 end
 
---- Notes how a run ended when no assistant message said so (an abort during a tool batch
---- ends the run without an aborted assistant message).
+--- Notes how a run ended when no assistant message said so (e.g. a `$/cancelRequest` that
+--- raced the run's end); the daemon normally ends an aborted run with an aborted message.
 ---@param result table the `prompt` result
 function M.run_ended(result)
   local s = chat()
