@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="pi-rpc-demo-"))
     shutil.copytree(WORKSPACE, scratch, dirs_exist_ok=True)
     renderer = Renderer(sys.stdout, style)
-    client = DaemonClient(["--cwd", str(scratch)], on_notification=renderer, stderr=None)
+    # --no-session: the scratch workspace is thrown away, so its transcript need not be kept.
+    client = DaemonClient(["--cwd", str(scratch), "--no-session"], on_notification=renderer, stderr=None)
     try:
         info = client.request("initialize", {"clientInfo": {"name": "pi-rpc demo"}})
         model = info["model"]

@@ -52,7 +52,7 @@ SCENARIOS: dict[str, list[tuple[str, Json | None]]] = {
         ("model/set", {"provider": "nope", "modelId": "x"}),
     ],
 }
-ARGS = ["--tools", "read,bash,edit,write,grep"]
+ARGS = ["--tools", "read,bash,edit,write,grep", "--no-session"]
 
 
 def normalize(value: Any, workspace: str) -> Any:

@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
     parser.add_argument("--thinking", default="off",
                         choices=["off", "minimal", "low", "medium", "high", "xhigh"])
+    parser.add_argument("--no-session", action="store_true",
+                        help="keep the transcript in memory only (no session file)")
     parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"))
     return parser
 
@@ -67,6 +69,7 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         available_models=available, resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
+        persist=not args.no_session,
     )
 
 

@@ -11,6 +11,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import anyio
@@ -18,7 +19,7 @@ import anyio.abc
 
 from pi_rpc.agent.agent import Agent, QueueMode
 from pi_rpc.agent.loop import LoopConfig
-from pi_rpc.agent.types import AgentEvent, AgentSettled, AgentTool
+from pi_rpc.agent.types import AgentEvent, AgentSettled, AgentTool, MessageEnd
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -27,13 +28,16 @@ from pi_rpc.ai.types import (
     Model,
     TextContent,
     ThinkingLevel,
+    ToolCall,
+    ToolResultMessage,
     Usage,
     UserContent,
     UserMessage,
 )
 from pi_rpc.ai.usage import add_usage
+from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
 from pi_rpc.session.system_prompt import build_system_prompt
-from pi_rpc.session.types import PromptOutcome, SessionState, ToolInfo
+from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, TokenTotals, ToolInfo
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
 
 _log = logging.getLogger(__name__)
@@ -48,6 +52,10 @@ class SessionBusyError(RuntimeError):
 
 
 class ModelNotFoundError(LookupError):
+    pass
+
+
+class SessionNotFoundError(LookupError):
     pass
 
 
@@ -75,6 +83,9 @@ class SessionConfig:
     append_system_prompt: str | None = None
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
+    # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
+    persist: bool = True
+    session_root: Path | None = None
 
 
 class AgentSession:
@@ -96,11 +107,61 @@ class AgentSession:
         self._busy = False
         self._settled = anyio.Event()
         self._settled.set()
+        self._file: SessionFile | None = None
+        self.agent.subscribe(self._persist)
 
     # --- events ---------------------------------------------------------------------------------
 
     def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
         return self.agent.subscribe(listener)
+
+    # --- persistence ----------------------------------------------------------------------------
+
+    def _persist(self, event: AgentEvent) -> None:
+        if not self.config.persist or not isinstance(event, MessageEnd):
+            return
+        if self._file is None:  # created on the first message: an unused daemon leaves no file
+            self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
+        self._file.append(event.message)
+
+    @property
+    def session_file(self) -> str | None:
+        return str(self._file.path) if self._file is not None else None
+
+    def list_sessions(self) -> list[SessionSummary]:
+        return list_sessions(self.cwd, self.config.session_root)
+
+    async def load_session(self, session_id: str) -> int:
+        """Abort any run and continue a stored session of this workspace; returns its size."""
+        path = find_session(self.cwd, session_id, self.config.session_root)
+        if path is None:
+            raise SessionNotFoundError(f"Session not found: {session_id}")
+        header, messages = load_session(path)
+        if self._busy:
+            await self.abort()
+        self.agent.clear_queues()
+        self.agent.messages[:] = messages
+        self.session_id = header.id
+        self._file = SessionFile(path=path, session_id=header.id)
+        return len(messages)
+
+    def stats(self) -> SessionStats:
+        messages = self.agent.messages
+        assistants = [m for m in messages if isinstance(m, AssistantMessage)]
+        usage = Usage()
+        for message in assistants:
+            usage = add_usage(usage, message.usage)
+        return SessionStats(
+            session_id=self.session_id, session_file=self.session_file,
+            user_messages=sum(isinstance(m, UserMessage) for m in messages),
+            assistant_messages=len(assistants),
+            tool_calls=sum(isinstance(b, ToolCall) for m in assistants for b in m.content),
+            tool_results=sum(isinstance(m, ToolResultMessage) for m in messages),
+            total_messages=len(messages),
+            tokens=TokenTotals(input=usage.input, output=usage.output, cache_read=usage.cache_read,
+                               cache_write=usage.cache_write, total=usage.total_tokens),
+            cost=usage.cost.total,
+        )
 
     # --- tools ----------------------------------------------------------------------------------
 
@@ -207,6 +268,7 @@ class AgentSession:
         self.agent.clear_queues()
         self.agent.messages.clear()
         self.session_id = uuid.uuid4().hex
+        self._file = None
         return self.session_id
 
     async def _run(self, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
@@ -245,7 +307,7 @@ class AgentSession:
             steering_mode=self.agent.steering_mode, follow_up_mode=self.agent.follow_up_mode,
             session_id=self.session_id, message_count=len(self.agent.messages),
             pending_message_count=self.agent.pending_count, cwd=self.cwd, active_tools=self.active_tools,
-            scripted=self.choice.scripted,
+            scripted=self.choice.scripted, session_file=self.session_file,
         )
 
     @property

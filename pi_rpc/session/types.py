@@ -40,3 +40,26 @@ class SessionState(Wire, kw_only=True):
     cwd: str
     active_tools: list[str]
     scripted: bool
+    session_file: str | None
+
+
+class TokenTotals(Wire, kw_only=True):
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    total: int
+
+
+class SessionStats(Wire, kw_only=True):
+    """Pi's `get_session_stats`: counts, tokens and dollars of the current transcript."""
+
+    session_id: str
+    session_file: str | None
+    user_messages: int
+    assistant_messages: int
+    tool_calls: int
+    tool_results: int
+    total_messages: int
+    tokens: TokenTotals
+    cost: float

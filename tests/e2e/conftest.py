@@ -28,6 +28,7 @@ def daemon_env(home: Path | None = None) -> dict[str, str]:
     if home is not None:  # no models.json of the developer's either
         env["HOME"] = str(home)
         env["XDG_CONFIG_HOME"] = str(home / ".config")
+        env["XDG_DATA_HOME"] = str(home / ".local" / "share")
     return env
 
 

@@ -410,3 +410,40 @@ def test_a_dead_client_ends_the_daemon_and_its_children(workspace: Path, tmp_pat
     proc.stdin.close()
     assert proc.wait(30) == 0
     assert wait_gone("sleep 987.5", timeout=0.5) == []
+
+
+def test_sessions_persist_and_resume(spawn: Spawn) -> None:
+    """The transcript is kept on disk, message by message; a new daemon can list and resume it."""
+    first = spawn()
+    first.request("prompt", {"message": "hello"})
+    state = first.request("state")
+    path = Path(state["sessionFile"])
+    lines = path.read_text().splitlines()
+    assert '"type":"session"' in lines[0] and len(lines) == 1 + state["messageCount"]
+    stats = first.request("session/stats")
+    assert stats["userMessages"] == 1 and stats["assistantMessages"] == 1 and stats["tokens"]["total"] > 0
+    session_id = state["sessionId"]
+    first.close()
+
+    second = spawn()
+    listed = second.request("session/list")["sessions"]
+    assert [s["sessionId"] for s in listed] == [session_id] and listed[0]["firstMessage"] == "hello"
+    loaded = second.request("session/load", {"sessionId": session_id})
+    assert loaded == {"sessionId": session_id, "messageCount": state["messageCount"]}
+    restored = second.request("messages")["messages"]
+    assert [m["role"] for m in restored] == ["system", "user", "assistant"] and restored[1]["content"] == "hello"
+    second.request("prompt", {"message": "and again"})
+    assert second.request("state")["sessionFile"] == str(path)
+    assert len(path.read_text().splitlines()) > len(lines)
+    with pytest.raises(RpcError) as missing:
+        second.request("session/load", {"sessionId": "nope"})
+    assert missing.value.code == -32004 and missing.value.message == "Session not found: nope"
+    second.close()
+
+
+def test_no_session_keeps_nothing_on_disk(spawn: Spawn) -> None:
+    client = spawn("--no-session")
+    client.request("prompt", {"message": "hello"})
+    assert client.request("state")["sessionFile"] is None
+    assert client.request("session/list") == {"sessions": []}
+    client.close()

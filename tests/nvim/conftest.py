@@ -143,8 +143,19 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neovim and the daemon it spawns inherit this: the scripted model, no real sessions or
+    config of the developer's."""
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("PI_RPC_SESSION_DIR", str(tmp_path / "sessions"))
+
+
 @pytest.fixture
-def make_editor(tmp_path: Path, workspace: Path) -> Iterator[Any]:
+def make_editor(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    isolated_environment(tmp_path, monkeypatch)
     editors: list[Editor] = []
 
     def make(script: dict[str, Any] | None = None, **setup: Any) -> Editor:

@@ -17,6 +17,8 @@ from pi_rpc.modes.jsonrpc.protocol import (
     Empty,
     InitializeParams,
     InitializeResult,
+    LoadedSession,
+    LoadSessionParams,
     MessageList,
     ModelList,
     NewSession,
@@ -24,14 +26,15 @@ from pi_rpc.modes.jsonrpc.protocol import (
     QueueContents,
     QueueParams,
     ServerInfo,
+    SessionList,
     SetActiveToolsParams,
     SetModelParams,
     ToolList,
     to_image,
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
-from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionBusyError
-from pi_rpc.session.types import PromptOutcome, SessionState
+from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
 
 
 def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
@@ -108,3 +111,19 @@ def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
     @rpc.method("session/new", Empty)
     async def session_new(params: Empty) -> NewSession:
         return NewSession(session_id=await session.new_session())
+
+    @rpc.method("session/list", Empty)
+    async def session_list(params: Empty) -> SessionList:
+        return SessionList(sessions=session.list_sessions())
+
+    @rpc.method("session/load", LoadSessionParams)
+    async def session_load(params: LoadSessionParams) -> LoadedSession:
+        try:
+            count = await session.load_session(params.session_id)
+        except SessionNotFoundError as exc:
+            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
+        return LoadedSession(session_id=session.session_id, message_count=count)
+
+    @rpc.method("session/stats", Empty)
+    async def session_stats(params: Empty) -> SessionStats:
+        return session.stats()

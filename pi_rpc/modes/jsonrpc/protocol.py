@@ -13,7 +13,8 @@ from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.types import ImageContent, Message, Model, Wire
-from pi_rpc.session.types import PromptOutcome, SessionState, ToolInfo
+from pi_rpc.session.store import SessionSummary
+from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, ToolInfo
 
 PROTOCOL_VERSION = 1
 
@@ -99,6 +100,19 @@ class NewSession(Wire, kw_only=True):
     session_id: str
 
 
+class SessionList(Wire, kw_only=True):
+    sessions: list[SessionSummary]
+
+
+class LoadSessionParams(Wire, kw_only=True):
+    session_id: str
+
+
+class LoadedSession(Wire, kw_only=True):
+    session_id: str
+    message_count: int
+
+
 class AgentEventNotification(Wire, kw_only=True):
     """`agent/event` notification: params is the event itself."""
 
@@ -127,6 +141,9 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "models/list": (Empty, ModelList),
     "model/set": (SetModelParams, Model),
     "session/new": (Empty, NewSession),
+    "session/list": (Empty, SessionList),
+    "session/load": (LoadSessionParams, LoadedSession),
+    "session/stats": (Empty, SessionStats),
 }
 
 # client -> server notifications
@@ -140,5 +157,6 @@ __all__ = [
     "AgentEvent", "Message", "Model", "PromptOutcome", "SessionState", "ToolInfo",
     "Empty", "ClientInfo", "InitializeParams", "ServerInfo", "InitializeResult", "ImageInput",
     "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",
-    "MessageList", "ModelList", "SetModelParams", "NewSession", "AgentEventNotification", "to_image",
+    "MessageList", "ModelList", "SetModelParams", "NewSession", "SessionList", "LoadSessionParams",
+    "LoadedSession", "SessionStats", "SessionSummary", "AgentEventNotification", "to_image",
 ]
