@@ -19,6 +19,7 @@ from typing import Literal
 import msgspec
 import platformdirs
 
+from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
 
 _log = logging.getLogger(__name__)
@@ -46,7 +47,6 @@ class SessionSummary(Wire, kw_only=True):
 
 _decode_header = msgspec.json.Decoder(SessionHeader).decode
 _decode_message = msgspec.json.Decoder(Message).decode
-_encoder = msgspec.json.Encoder()
 
 
 def sessions_root() -> Path:
@@ -75,12 +75,12 @@ class SessionFile:
         started = datetime.datetime.now(datetime.UTC)
         path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
         session = cls(path=path, session_id=session_id)
-        session._write(_encoder.encode(SessionHeader(version=SESSION_FORMAT_VERSION, id=session_id, cwd=cwd,
+        session._write(encode_json(SessionHeader(version=SESSION_FORMAT_VERSION, id=session_id, cwd=cwd,
                                                      timestamp=started.isoformat())))
         return session
 
     def append(self, message: Message) -> None:
-        self._write(_encoder.encode(message))
+        self._write(encode_json(message))
 
     def _write(self, line: bytes) -> None:
         if self.mode == "off":

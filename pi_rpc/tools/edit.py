@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError
+from pi_rpc.ai.json_text import displayable
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent
 from pi_rpc.tools.base import ToolContext, ToolDefinition
 from pi_rpc.tools.edit_diff import (
@@ -95,7 +96,8 @@ async def _local_read_file(path: str) -> bytes:
 
 
 async def _local_write_file(path: str, content: str) -> None:
-    await write_file_atomic(path, content.encode("utf-8"))
+    # surrogateescape: bytes that were not UTF-8 when read go back to disk unchanged.
+    await write_file_atomic(path, content.encode("utf-8", errors="surrogateescape"))
 
 
 async def _local_access(path: str) -> None:
@@ -165,7 +167,9 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
                 raw = await ops.read_file(absolute)
             except OSError as exc:
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
-            bom, content = strip_bom(raw.decode("utf-8", errors="replace"))
+            # Not "replace" (Pi's Node decoding): a Latin-1 byte elsewhere in the file would be
+            # rewritten as U+FFFD. surrogateescape keeps every undecodable byte for the write back.
+            bom, content = strip_bom(raw.decode("utf-8", errors="surrogateescape"))
             ending = detect_line_ending(content)
             base, new = apply_edits_to_normalized_content(normalize_to_lf(content), params.edits, path)
             try:
@@ -173,7 +177,8 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
             except OSError as exc:
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
             diff, first_changed = generate_diff_string(base, new)
-            details: dict[str, Any] = {"diff": diff, "patch": generate_unified_patch(path, base, new)}
+            patch = generate_unified_patch(path, base, new)
+            details: dict[str, Any] = {"diff": displayable(diff), "patch": displayable(patch)}
             if first_changed is not None:
                 details["firstChangedLine"] = first_changed
             text = f"Successfully replaced {len(params.edits)} block(s) in {path}."

@@ -13,6 +13,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
+from pi_rpc.ai.json_text import displayable
 from pi_rpc.tools.base import ToolContext, ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.listing import (
@@ -107,6 +108,8 @@ def create_ls_tool(cwd: str, *, operations: LsOperations | None = None) -> ToolD
         except OSError as exc:
             raise ToolError(f"Cannot read directory: {node_error_message(exc, 'scandir', dir_path)}") from exc
         results, limit_reached = await _entries(ops, dir_path, names, limit)
+        # A name that is not UTF-8 was kept for stat as surrogates; the listing shows U+FFFD.
+        results = [displayable(name) for name in results]
         if not results:
             return text_result("(empty directory)")
         return _finish(results, limit, limit_reached)

@@ -60,7 +60,8 @@ def split_lines(text: str) -> list[str]:
 
 def _byte_len(text: str) -> int:
     # Output is mostly ASCII; counting is then free, encoding would copy the whole line.
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    # surrogatepass: a lone surrogate (an undecodable byte kept by Python) must not crash counting.
+    return len(text) if text.isascii() else len(text.encode("utf-8", errors="surrogatepass"))
 
 
 class _Kept(NamedTuple):

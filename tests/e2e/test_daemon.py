@@ -447,3 +447,16 @@ def test_no_session_keeps_nothing_on_disk(spawn: Spawn) -> None:
     assert client.request("state")["sessionFile"] is None
     assert client.request("session/list") == {"sessions": []}
     client.close()
+
+
+def test_a_file_name_that_is_not_utf8_does_not_break_the_event_stream(spawn: Spawn, workspace: Path) -> None:
+    """Undecodable bytes reach the client as U+FFFD instead of making events unencodable."""
+    import os
+
+    os.close(os.open(os.path.join(os.fsencode(workspace), b"caf\xe9.txt"), os.O_CREAT | os.O_WRONLY))
+    client = spawn("--tools", "ls")
+    assert client.request("prompt", {"message": "list files"})["stopReason"] == "stop"
+    end = next(e for e in client.events() if e["type"] == "tool_execution_end")
+    assert "caf\ufffd.txt" in end["result"]["content"][0]["text"]
+    assert [e["type"] for e in client.events()][-2:] == ["agent_end", "agent_settled"]
+    client.close()

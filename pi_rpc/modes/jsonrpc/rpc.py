@@ -24,11 +24,12 @@ from pygls.protocol import (
 )
 from pygls.server import JsonRPCServer
 
+from pi_rpc.ai.json_text import encode_json
+
 _log = logging.getLogger(__name__)
 
 P = TypeVar("P", bound=msgspec.Struct)
 
-_ENCODER = msgspec.json.Encoder()
 
 
 class BodySink(Protocol):
@@ -46,7 +47,7 @@ class PiProtocol(JsonRPCProtocol):
         if not data or self.sink is None:
             return
         try:
-            body = _ENCODER.encode(self._to_wire(data))
+            body = encode_json(self._to_wire(data))
         except (TypeError, msgspec.EncodeError):
             _log.exception("cannot encode an outgoing message")
             return
@@ -127,7 +128,7 @@ class Rpc:
 
     def send_notification(self, message: msgspec.Struct) -> None:
         """Send a prebuilt notification Struct (encoded straight to bytes, no dict copy)."""
-        self.sink.send(_ENCODER.encode(message))
+        self.sink.send(encode_json(message))
 
     def handle(self, message: dict[str, Any]) -> None:
         """Dispatch one decoded JSON-RPC message (already checked to be a JSON-RPC object)."""
@@ -142,4 +143,4 @@ class Rpc:
         payload: dict[str, Any] = {"code": error.code, "message": error.message}
         if error.data is not None:
             payload["data"] = error.data
-        self.sink.send(_ENCODER.encode({"jsonrpc": "2.0", "id": msg_id, "error": payload}))
+        self.sink.send(encode_json({"jsonrpc": "2.0", "id": msg_id, "error": payload}))

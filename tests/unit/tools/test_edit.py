@@ -501,3 +501,16 @@ async def test_abort_mid_write_keeps_the_old_file(tmp_path: Path, monkeypatch: p
     assert scope.cancelled_caught
     assert target.read_text() == "before\n"
     assert _names(tmp_path) == ["f.txt"]
+
+
+@pytest.mark.anyio
+async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
+    """Improvement over Pi (which decodes with replacement): a Latin-1 byte elsewhere in the
+    file is written back unchanged, and the diff shows it as U+FFFD."""
+    target = tmp_path / "legacy.txt"
+    target.write_bytes(b"caf\xe9 au lait\nprice = 1\n")
+    result = await run_tool(create_edit_tool(str(tmp_path)),
+                            {"path": "legacy.txt", "edits": [{"oldText": "price = 1", "newText": "price = 2"}]},
+                            str(tmp_path))
+    assert target.read_bytes() == b"caf\xe9 au lait\nprice = 2\n"
+    assert "caf\ufffd au lait" in result.details["patch"]

@@ -1,0 +1,40 @@
+"""JSON encoding that survives strings JSON cannot carry.
+
+Python keeps undecodable bytes of file names and file contents as lone surrogates
+(surrogateescape); UTF-8 has no encoding for them, so one odd file name in a listing would make a
+whole event unencodable. The fast path encodes as is; only a failure pays for a scrubbing copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def encode_json(value: Any) -> bytes:
+    try:
+        return _ENCODER.encode(value)
+    except UnicodeEncodeError:
+        return _ENCODER.encode(_scrub(msgspec.to_builtins(value)))
+
+
+def displayable(text: str) -> str:
+    """`text` with undecodable bytes (and any other lone surrogate) shown as U+FFFD."""
+    try:
+        raw = text.encode("utf-8", errors="surrogateescape")  # the original bytes, if that is what they are
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", errors="surrogatepass")
+    return raw.decode("utf-8", errors="replace")
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return displayable(value)
+    if isinstance(value, dict):
+        return {_scrub(key): _scrub(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrub(item) for item in value]
+    return value
