@@ -20,6 +20,7 @@ import anyio.abc
 from pi_rpc.agent.agent import Agent, QueueMode
 from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import AgentEvent, AgentSettled, AgentTool, MessageEnd
+from pi_rpc.ai.models import clamp_thinking_level, supported_thinking_levels
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -204,7 +205,16 @@ class AgentSession:
         if choice is None:
             raise ModelNotFoundError(f"Model not found: {provider}/{model_id}")
         self.choice = choice
+        self.thinking_level = clamp_thinking_level(choice.model, self.thinking_level)
         return choice.model
+
+    def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
+        """Clamped to what the model supports (Pi's clampThinkingLevel); next request uses it."""
+        self.thinking_level = clamp_thinking_level(self.choice.model, level)
+        return self.thinking_level
+
+    def thinking_levels(self) -> list[ThinkingLevel]:
+        return supported_thinking_levels(self.choice.model)
 
     def available_models(self) -> list[Model]:
         models = self.config.available_models()

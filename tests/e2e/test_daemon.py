@@ -460,3 +460,14 @@ def test_a_file_name_that_is_not_utf8_does_not_break_the_event_stream(spawn: Spa
     assert "caf\ufffd.txt" in end["result"]["content"][0]["text"]
     assert [e["type"] for e in client.events()][-2:] == ["agent_end", "agent_settled"]
     client.close()
+
+
+def test_thinking_level_is_clamped_to_the_model(spawn: Spawn) -> None:
+    client = spawn()
+    # The scripted model has no reasoning: every level clamps to "off".
+    assert client.request("thinking/set", {"level": "high"}) == {"level": "off", "available": ["off"]}
+    assert client.request("state")["thinkingLevel"] == "off"
+    with pytest.raises(RpcError) as bad:
+        client.request("thinking/set", {"level": "extreme"})
+    assert bad.value.code == -32602
+    client.close()

@@ -29,6 +29,8 @@ from pi_rpc.modes.jsonrpc.protocol import (
     SessionList,
     SetActiveToolsParams,
     SetModelParams,
+    SetThinkingParams,
+    ThinkingLevels,
     ToolList,
     to_image,
 )
@@ -127,3 +129,8 @@ def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
     @rpc.method("session/stats", Empty)
     async def session_stats(params: Empty) -> SessionStats:
         return session.stats()
+
+    @rpc.method("thinking/set", SetThinkingParams)
+    async def thinking_set(params: SetThinkingParams) -> ThinkingLevels:
+        level = session.set_thinking_level(params.level)
+        return ThinkingLevels(level=level, available=session.thinking_levels())

@@ -12,7 +12,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent.types import AgentEvent
-from pi_rpc.ai.types import ImageContent, Message, Model, Wire
+from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
 from pi_rpc.session.store import SessionSummary
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, ToolInfo
 
@@ -113,6 +113,15 @@ class LoadedSession(Wire, kw_only=True):
     message_count: int
 
 
+class SetThinkingParams(Wire, kw_only=True):
+    level: ThinkingLevel
+
+
+class ThinkingLevels(Wire, kw_only=True):
+    level: ThinkingLevel
+    available: list[ThinkingLevel]
+
+
 class AgentEventNotification(Wire, kw_only=True):
     """`agent/event` notification: params is the event itself."""
 
@@ -140,6 +149,7 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "messages": (Empty, MessageList),
     "models/list": (Empty, ModelList),
     "model/set": (SetModelParams, Model),
+    "thinking/set": (SetThinkingParams, ThinkingLevels),
     "session/new": (Empty, NewSession),
     "session/list": (Empty, SessionList),
     "session/load": (LoadSessionParams, LoadedSession),
@@ -158,5 +168,6 @@ __all__ = [
     "Empty", "ClientInfo", "InitializeParams", "ServerInfo", "InitializeResult", "ImageInput",
     "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",
     "MessageList", "ModelList", "SetModelParams", "NewSession", "SessionList", "LoadSessionParams",
-    "LoadedSession", "SessionStats", "SessionSummary", "AgentEventNotification", "to_image",
+    "LoadedSession", "SessionStats", "SessionSummary", "SetThinkingParams", "ThinkingLevels",
+    "AgentEventNotification", "to_image",
 ]
