@@ -149,9 +149,7 @@ class AgentSession:
     def stats(self) -> SessionStats:
         messages = self.agent.messages
         assistants = [m for m in messages if isinstance(m, AssistantMessage)]
-        usage = Usage()
-        for message in assistants:
-            usage = add_usage(usage, message.usage)
+        usage = total_usage(assistants)
         return SessionStats(
             session_id=self.session_id, session_file=self.session_file,
             user_messages=sum(isinstance(m, UserMessage) for m in messages),
@@ -191,7 +189,7 @@ class AgentSession:
 
     def _tool_context(self) -> ToolContext:
         return ToolContext(cwd=self.cwd, model=self.choice.model, session_id=self.session_id,
-                           thinking_level=self.thinking_level)
+                           session_file=self.session_file, thinking_level=self.thinking_level)
 
     def _rebuild_system_prompt(self) -> None:
         self._system_prompt = build_system_prompt(
@@ -325,6 +323,13 @@ class AgentSession:
         return self.agent.messages
 
 
+def total_usage(assistants: Sequence[AssistantMessage]) -> Usage:
+    usage = Usage()
+    for message in assistants:
+        usage = add_usage(usage, message.usage)
+    return usage
+
+
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     if not images:
         return UserMessage(content=text)
@@ -334,9 +339,7 @@ def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
 
 def run_outcome(new_messages: list[Message], aborted: bool = False) -> PromptOutcome:
     assistants = [m for m in new_messages if isinstance(m, AssistantMessage)]
-    usage = Usage()
-    for message in assistants:
-        usage = add_usage(usage, message.usage)
+    usage = total_usage(assistants)
     if not assistants:
         return PromptOutcome(stop_reason="aborted", usage=usage)
     last = assistants[-1]
