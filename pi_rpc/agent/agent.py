@@ -100,10 +100,19 @@ class Agent:
     # --- runs -----------------------------------------------------------------------------------
 
     async def prompt(self, prompts: list[Message], config: LoopConfig) -> list[Message]:
+        return await self.run(self.begin_run(), prompts, config)
+
+    def begin_run(self) -> RunControl:
+        """Claim the agent for a run, synchronously: an abort that arrives before the run's task
+        has started is recorded on the returned control and takes effect as the run begins."""
         if self._control is not None:
             raise AgentBusyError(BUSY_PROMPT)
-        control = self._control = RunControl()
+        self._control = RunControl()
         self._idle = anyio.Event()
+        return self._control
+
+    async def run(self, control: RunControl, prompts: list[Message], config: LoopConfig) -> list[Message]:
+        """Run the loop on a control from `begin_run`."""
         config.options = msgspec.structs.replace(config.options, run_id=uuid.uuid4().hex)
         config.steering = lambda: self._drain(self._steering, self.steering_mode)
         config.follow_ups = lambda: self._drain(self._follow_ups, self.follow_up_mode)

@@ -7,11 +7,14 @@ whole event unencodable. The fast path encodes as is; only a failure pays for a 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 
 _ENCODER = msgspec.json.Encoder()
+# A Python str holds no surrogate pairs, so any surrogate in one stands alone.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def encode_json(value: Any) -> bytes:
@@ -22,12 +25,8 @@ def encode_json(value: Any) -> bytes:
 
 
 def displayable(text: str) -> str:
-    """`text` with undecodable bytes (and any other lone surrogate) shown as U+FFFD."""
-    try:
-        raw = text.encode("utf-8", errors="surrogateescape")  # the original bytes, if that is what they are
-    except UnicodeEncodeError:
-        raw = text.encode("utf-8", errors="surrogatepass")
-    return raw.decode("utf-8", errors="replace")
+    """`text` with each lone surrogate (an undecodable byte Python kept, or a stray escape) as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _scrub(value: Any) -> Any:

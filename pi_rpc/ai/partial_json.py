@@ -19,7 +19,12 @@ def parse_streaming_json(text: str) -> dict[str, Any]:
     try:
         value = msgspec.json.decode(text)
     except msgspec.DecodeError:
-        value = _decode_prefix(text)
+        try:
+            value = _decode_prefix(text)
+        except RecursionError:
+            return {}
+    except RecursionError:  # nesting deeper than any real arguments: nothing usable
+        return {}
     return value if isinstance(value, dict) else {}
 
 

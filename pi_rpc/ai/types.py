@@ -257,8 +257,9 @@ class ToolcallStartEvent(Wire, tag_field="type", tag="toolcall_start"):
 class ToolcallDeltaEvent(Wire, tag_field="type", tag="toolcall_delta"):
     content_index: int
     delta: str
-    # The arguments parsed so far from the partial JSON, so editors can show them filling in.
-    arguments: dict[str, Any]
+    # The arguments parsed so far from the partial JSON, so editors can show them filling in:
+    # on every delta while short, then whenever they have grown by a quarter (ai/stream.py).
+    arguments: dict[str, Any] | UnsetType = UNSET
 
 
 class ToolcallEndEvent(Wire, tag_field="type", tag="toolcall_end"):

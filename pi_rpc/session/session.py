@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 
 from pi_rpc.agent.agent import Agent, QueueMode
+from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import AgentEvent, AgentSettled, AgentTool, MessageEnd
 from pi_rpc.ai.models import clamp_thinking_level, supported_thinking_levels
@@ -134,12 +135,15 @@ class AgentSession:
 
     async def load_session(self, session_id: str) -> int:
         """Abort any run and continue a stored session of this workspace; returns its size."""
+        if self._busy:  # first: the run's last messages must reach the file before it is read
+            await self.abort()
         path = find_session(self.cwd, session_id, self.config.session_root)
         if path is None:
             raise SessionNotFoundError(f"Session not found: {session_id}")
-        header, messages = load_session(path)
-        if self._busy:
-            await self.abort()
+        try:
+            header, messages = load_session(path)
+        except (OSError, ValueError, IndexError) as exc:
+            raise SessionNotFoundError(f"Session {session_id} cannot be read: {exc}") from exc
         self.agent.clear_queues()
         self.agent.messages[:] = messages
         self.session_id = header.id
@@ -240,11 +244,12 @@ class AgentSession:
                 self.agent.follow_up(message)
                 return PromptOutcome(queued="followUp")
             raise SessionBusyError(BUSY_TEXT)
+        control = self.agent.begin_run()  # before any await: an abort sent next finds the run
         self._busy = True
         self._settled = anyio.Event()
         outcome: list[PromptOutcome] = []
         prompts: list[Message] = [message]
-        self._tasks.start_soon(self._run, prompts, outcome)
+        self._tasks.start_soon(self._run, control, prompts, outcome)
         try:
             await self._settled.wait()
         except BaseException:
@@ -279,10 +284,10 @@ class AgentSession:
         self._file = None
         return self.session_id
 
-    async def _run(self, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
+    async def _run(self, control: RunControl, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
         new_messages: list[Message] = []
         try:
-            new_messages = await self.agent.prompt(prompts, self._loop_config())
+            new_messages = await self.agent.run(control, prompts, self._loop_config())
         except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
             _log.exception("run failed")
             outcome.append(PromptOutcome(stop_reason="error", error_message=str(exc)))

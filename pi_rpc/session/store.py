@@ -9,6 +9,7 @@ crash loses at most the line being written, and a torn last line is skipped on l
 from __future__ import annotations
 
 import datetime
+import glob
 import logging
 import os
 import re
@@ -55,7 +56,8 @@ def sessions_root() -> Path:
 
 
 def workspace_folder(cwd: str, root: Path | None = None) -> Path:
-    """A readable, collision-free folder name for a workspace path (like Pi's `--path--` names)."""
+    """A readable folder name for a workspace path (like Pi's `--path--` names). Two paths can
+    share one (`/a-b`, `/a/b`): readers check each file's recorded `cwd`."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", cwd.strip("/")) or "root"
     return (root or sessions_root()) / slug
 
@@ -109,8 +111,11 @@ def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
 
 
 def find_session(cwd: str, session_id: str, root: Path | None = None) -> Path | None:
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", session_id):
+        return None  # ids are ours (hex); anything else, "../x" or "*", names no session
     folder = workspace_folder(cwd, root)
-    matches = sorted(folder.glob(f"*_{session_id}.jsonl")) if folder.is_dir() else []
+    # Escaped all the same: the pattern must only ever match this one id.
+    matches = sorted(folder.glob(f"*_{glob.escape(session_id)}.jsonl")) if folder.is_dir() else []
     return matches[-1] if matches else None
 
 
@@ -124,6 +129,8 @@ def list_sessions(cwd: str, root: Path | None = None) -> list[SessionSummary]:
         try:
             header, messages = load_session(path)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError, IndexError):
+            continue
+        if header.cwd != cwd:
             continue
         first = next((text_of(m.content) for m in messages if isinstance(m, UserMessage)), "")
         modified = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -86,13 +87,17 @@ def _read_bytes(path: str) -> bytes:
 
 
 def _check_read_write(path: str) -> None:
-    os.stat(path)
+    mode = os.stat(path).st_mode
     if not os.access(path, os.R_OK | os.W_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    if not stat.S_ISREG(mode):  # a FIFO or device would block the read, and cannot be replaced
+        raise OSError(errno.EINVAL, "not a regular file", path)
 
 
 async def _local_read_file(path: str) -> bytes:
-    return await anyio.to_thread.run_sync(_read_bytes, path)
+    return await anyio.to_thread.run_sync(_read_bytes, path, abandon_on_cancel=True)
 
 
 async def _local_write_file(path: str, content: str) -> None:
@@ -101,7 +106,7 @@ async def _local_write_file(path: str, content: str) -> None:
 
 
 async def _local_access(path: str) -> None:
-    await anyio.to_thread.run_sync(_check_read_write, path)
+    await anyio.to_thread.run_sync(_check_read_write, path, abandon_on_cancel=True)
 
 
 def local_edit_operations() -> EditOperations:
@@ -184,7 +189,10 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
             text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
             return AgentToolResult(content=[TextContent(text=text)], details=details)
 
-        return await with_file_mutation_queue(absolute, mutate)
+        try:
+            return await with_file_mutation_queue(absolute, mutate)
+        except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
+            raise _access_failure(path, exc) from exc
 
     return ToolDefinition(
         name="edit",

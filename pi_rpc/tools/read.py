@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -50,27 +51,45 @@ class ReadOperations:
     detect_image_mime_type: Callable[[str], Awaitable[str | None]] | None = None
 
 
+# Reading decodes and splits the whole file; past this size that costs too much memory, and a
+# model gets more from a shell command that looks at part of the file anyway.
+MAX_READ_BYTES = 128 * 1024 * 1024
+
+
 def _read_bytes(path: str) -> bytes:
     with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size > MAX_READ_BYTES:
+            raise ToolError(
+                f"{path} is {format_size(size)}, more than read loads at once ({format_size(MAX_READ_BYTES)}). "
+                f"Use bash to look at part of it, e.g. sed -n '1,200p' {path} or tail -c {DEFAULT_MAX_BYTES} {path}"
+            )
         return file.read()
 
 
 def _check_readable(path: str) -> None:
-    os.stat(path)  # ENOENT / ENOTDIR / ELOOP with the OS's own errno
+    mode = os.stat(path).st_mode  # ENOENT / ENOTDIR / ELOOP with the OS's own errno
     if not os.access(path, os.R_OK):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        # A FIFO or a device (/dev/stdin is the daemon's own protocol pipe) would block or eat
+        # input; Pi would hang here. Directories fall through to Node's EISDIR text.
+        raise ToolError(f"Cannot read {path}: not a regular file (a pipe, socket or device)")
 
 
+# abandon_on_cancel: a read stuck in the kernel (a hung network mount) must not hold up an
+# abort or the daemon's exit; the thread finishes on its own and its result is dropped.
 async def _local_read_file(path: str) -> bytes:
-    return await anyio.to_thread.run_sync(_read_bytes, path)
+    return await anyio.to_thread.run_sync(_read_bytes, path, abandon_on_cancel=True)
 
 
 async def _local_access(path: str) -> None:
-    await anyio.to_thread.run_sync(_check_readable, path)
+    await anyio.to_thread.run_sync(_check_readable, path, abandon_on_cancel=True)
 
 
 async def _local_detect(path: str) -> str | None:
-    return await anyio.to_thread.run_sync(detect_supported_image_mime_type_from_file, path)
+    return await anyio.to_thread.run_sync(detect_supported_image_mime_type_from_file, path,
+                                          abandon_on_cancel=True)
 
 
 def local_read_operations() -> ReadOperations:

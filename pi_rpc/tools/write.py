@@ -80,7 +80,10 @@ def create_write_tool(cwd: str, *, operations: WriteOperations | None = None) ->
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
             return text_result(f"Successfully wrote to {params.path}")  # spec 12.4 TARGET
 
-        return await with_file_mutation_queue(absolute, mutate)
+        try:
+            return await with_file_mutation_queue(absolute, mutate)
+        except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
+            raise ToolError(node_error_message(exc, "open", absolute)) from exc
 
     return ToolDefinition(
         name="write",

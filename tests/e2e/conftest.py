@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import select
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -67,3 +68,47 @@ def processes_with(marker: str) -> list[int]:
         if marker in cmdline:
             found.append(int(entry))
     return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (children listed by the kernel, recursively)."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                children = Path(f"/proc/{current}/task/{tid}/children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                found.append(child)
+                pending.append(child)
+    return found
+
+
+def watch(pids: list[int]) -> list[int]:
+    """pidfds for `pids`: they stay valid across reparenting and tell exactly when each exits."""
+    fds = []
+    for pid in pids:
+        try:
+            fds.append(os.pidfd_open(pid))
+        except ProcessLookupError:
+            continue
+    return fds
+
+
+def still_running(fds: list[int], guard: float = 30.0) -> int:
+    """How many watched processes have not exited; waits for each (the guard only stops a hang)."""
+    running = 0
+    for fd in fds:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(guard * 1000):
+            running += 1
+        os.close(fd)
+    return running

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,20 +13,18 @@ import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient, RpcError
 
-from .conftest import processes_with
+from .conftest import descendants, still_running, watch
 
 pytestmark = pytest.mark.e2e
 
 Spawn = Callable[..., DaemonClient]
 
 
-def wait_gone(marker: str, timeout: float = 10) -> list[int]:
-    """Processes still alive with `marker` after the daemon had `timeout` seconds to reap them.
-    (Polling: nothing signals another process's death to us; the bound is a guard, not a claim.)"""
-    deadline = time.monotonic() + timeout
-    while (alive := processes_with(marker)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return alive
+def watch_tool_processes(daemon_pid: int) -> list[int]:
+    """pidfds of the processes the daemon's running tool started (never another test's)."""
+    fds = watch(descendants(daemon_pid))
+    assert fds, "the tool's processes should be running"
+    return fds
 
 
 @pytest.mark.parametrize("framing", ["lsp", "jsonl"])
@@ -110,9 +108,9 @@ def test_abort_mid_bash_kills_the_process_group(spawn: Spawn, framing: str) -> N
     prompt_id = client.request_nowait("prompt", {"message": "slow"})
     client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
                           and "started" in str(e["partialResult"]["content"]))
-    assert processes_with("sleep 987.5"), "the tool's child should be running before the abort"
+    tool_processes = watch_tool_processes(client.proc.pid)
     assert client.request("abort") is None  # resolves once idle
-    assert wait_gone("sleep 987.5", timeout=0.5) == []
+    assert still_running(tool_processes) == 0
     outcome = client.result(prompt_id)
     assert outcome["stopReason"] == "aborted"
     end = next(e for e in client.events() if e["type"] == "tool_execution_end")
@@ -216,8 +214,9 @@ def test_invalid_utf8_is_a_parse_error(spawn: Spawn, framing: str) -> None:
     client.close()
 
 
-def test_unknown_method_and_bad_params(spawn: Spawn) -> None:
-    client = spawn()
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_unknown_method_and_bad_params(spawn: Spawn, framing: str) -> None:
+    client = spawn(framing=framing)
     with pytest.raises(RpcError) as unknown:
         client.request("tools/explode")
     assert unknown.value.code == -32601
@@ -257,14 +256,18 @@ def test_bad_headers_are_reported_on_stderr_and_skipped(spawn: Spawn) -> None:
     assert any("framing error" in line for line in client.stderr_lines)
 
 
-def test_oversized_message_is_skipped_without_buffering_it(spawn: Spawn) -> None:
+@pytest.mark.parametrize("framing", ["lsp", "jsonl"])
+def test_oversized_message_is_skipped_without_buffering_it(spawn: Spawn, framing: str) -> None:
     """A 100 MB frame: a clear error on stderr, the stream resyncs, the daemon answers."""
-    client = spawn()
+    client = spawn(framing=framing)
     size = 100 * 1024 * 1024
-    client.send_raw(b"Content-Length: %d\r\n\r\n" % size)
+    if framing == "lsp":
+        client.send_raw(b"Content-Length: %d\r\n\r\n" % size)
     chunk = b"x" * (1 << 20)
     for _ in range(100):
         client.send_raw(chunk)
+    if framing == "jsonl":
+        client.send_raw(b"\n")
     assert served(client)
     client.close()
     assert any("exceeds the limit" in line for line in client.stderr_lines)
@@ -306,8 +309,9 @@ def test_stdin_closing_during_a_run_kills_children_and_exits_zero(spawn: Spawn) 
     client.request_nowait("prompt", {"message": "slow"})
     client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
                           and "started" in str(e["partialResult"]["content"]))
+    tool_processes = watch_tool_processes(client.proc.pid)
     assert client.close() == 0
-    assert wait_gone("sleep 987.5", timeout=0.5) == []
+    assert still_running(tool_processes) == 0
 
 
 def test_sigterm_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
@@ -315,9 +319,10 @@ def test_sigterm_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> Non
     client.request_nowait("prompt", {"message": "slow"})
     client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
                           and "started" in str(e["partialResult"]["content"]))
+    tool_processes = watch_tool_processes(client.proc.pid)
     client.proc.send_signal(signal.SIGTERM)
     assert client.proc.wait(30) == 0
-    assert wait_gone("sleep 987.5", timeout=0.5) == []
+    assert still_running(tool_processes) == 0
     types = [e["type"] for e in client.events()]
     assert types.count("agent_end") == 1
 
@@ -404,12 +409,14 @@ def test_a_dead_client_ends_the_daemon_and_its_children(workspace: Path, tmp_pat
     proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"message":"slow"}}\n')
     proc.stdin.flush()
     for line in proc.stdout:
-        if b"tool_execution_update" in line and b"started" in line:
+        event = json.loads(line).get("params", {})
+        if event.get("type") == "tool_execution_update" and "started" in str(event["partialResult"]["content"]):
             break
+    tool_processes = watch_tool_processes(proc.pid)
     proc.stdout.close()
     proc.stdin.close()
     assert proc.wait(30) == 0
-    assert wait_gone("sleep 987.5", timeout=0.5) == []
+    assert still_running(tool_processes) == 0
 
 
 def test_sessions_persist_and_resume(spawn: Spawn) -> None:
@@ -470,4 +477,83 @@ def test_thinking_level_is_clamped_to_the_model(spawn: Spawn) -> None:
     with pytest.raises(RpcError) as bad:
         client.request("thinking/set", {"level": "extreme"})
     assert bad.value.code == -32602
+    client.close()
+
+
+def test_a_broken_image_is_refused_at_the_wire(spawn: Spawn) -> None:
+    client = spawn()
+    with pytest.raises(RpcError) as bad:
+        client.request("prompt", {"message": "x", "images": [{"data": "!!!not base64", "mimeType": "image/png"}]})
+    assert bad.value.code == -32602 and "$.images[0].data" in bad.value.message
+    with pytest.raises(RpcError) as html:
+        client.request("prompt", {"message": "x", "images": [{"data": "AAAA", "mimeType": "text/html"}]})
+    assert html.value.code == -32602 and "$.images[0].mimeType" in html.value.message
+    assert client.request("state")["messageCount"] == 0
+    client.close()
+
+
+
+def test_deeply_nested_json_is_a_parse_error_not_a_crash(spawn: Spawn) -> None:
+    client = spawn(framing="jsonl")
+    before = len(client.messages)
+    client.send_raw(b'{"jsonrpc":"2.0","id":5,"method":"state","params":{"a":' + b"[" * 5000 + b"]" * 5000 + b"}}\n")
+    assert error_of(client, before)["code"] == -32700
+    assert served(client)
+    client.close()
+
+
+def test_a_lone_surrogate_escape_from_a_javascript_client_is_accepted(spawn: Spawn) -> None:
+    client = spawn(framing="jsonl")
+    client.send_raw(b'{"jsonrpc":"2.0","id":42,"method":"prompt","params":{"message":"odd \\ud800 text"}}\n')
+    assert client.result(42)["stopReason"] == "stop"
+    users = [m for m in client.request("messages")["messages"] if m["role"] == "user"]
+    assert users[0]["content"] == "odd \ufffd text"
+    client.close()
+
+
+def test_an_abort_sent_right_after_the_prompt_is_not_lost(spawn: Spawn) -> None:
+    """Pipelined: the run's task has not started when abort arrives; it must still take effect."""
+    client = spawn(framing="jsonl")
+    client.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"message":"slow"}}\n'
+                    b'{"jsonrpc":"2.0","id":2,"method":"abort"}\n')
+    assert client.result(2) is None
+    assert client.result(1)["stopReason"] == "aborted"
+    assert not any(e["type"] == "tool_execution_start" for e in client.events())
+    client.close()
+
+
+def test_cancel_request_without_an_id_is_ignored_silently(spawn: Spawn) -> None:
+    """A notification is never answered, even a malformed one."""
+    client = spawn(framing="jsonl")
+    before = len(client.messages)
+    client.send_raw(b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":[1]}\n'
+                    b'{"jsonrpc":"2.0","method":"$/cancelRequest"}\n')
+    assert served(client)
+    assert [m for m in client.messages[before:] if "error" in m] == []
+    client.close()
+
+
+def test_exit_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
+    client = spawn()
+    client.request_nowait("prompt", {"message": "slow"})
+    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
+                          and "started" in str(e["partialResult"]["content"]))
+    tool_processes = watch_tool_processes(client.proc.pid)
+    client.notify("exit")
+    assert client.proc.wait(30) == 0
+    assert still_running(tool_processes) == 0
+
+
+def test_loading_the_current_session_during_a_run_keeps_every_message(spawn: Spawn) -> None:
+    client = spawn()
+    prompt_id = client.request_nowait("prompt", {"message": "slow"})
+    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
+                          and "started" in str(e["partialResult"]["content"]))
+    state = client.request("state")
+    loaded = client.request("session/load", {"sessionId": state["sessionId"]})
+    assert client.result(prompt_id)["stopReason"] == "aborted"
+    on_disk = Path(state["sessionFile"]).read_text().splitlines()[1:]
+    assert loaded["messageCount"] == len(on_disk) == len(client.request("messages")["messages"])
+    with pytest.raises(RpcError):
+        client.request("session/load", {"sessionId": "*"})
     client.close()

@@ -180,7 +180,8 @@ async def _stream_tool_call(
         builder.toolcall_delta(key, raw[start : start + size])
         if step.delay_ms:
             await anyio.sleep(step.delay_ms / 1000)
-    await anyio.lowlevel.checkpoint()
+        else:
+            await anyio.lowlevel.checkpoint()  # a long call must not hold the event loop
     builder.toolcall_end(key)
 
 

@@ -99,8 +99,11 @@ class LspFrameReader:
         return body
 
     def _header_end(self) -> tuple[int, int] | None:
-        crlf = self._buffer.find(b"\r\n\r\n")
-        lf = self._buffer.find(b"\n\n")
+        # Only the head of the buffer can hold headers: searching a 60 MB body for a blank line
+        # on every chunk that arrives made large messages quadratic.
+        limit = MAX_HEADER_BYTES + 4
+        crlf = self._buffer.find(b"\r\n\r\n", 0, limit)
+        lf = self._buffer.find(b"\n\n", 0, limit)
         candidates = [(i, i + 4) for i in (crlf,) if i >= 0] + [(i, i + 2) for i in (lf,) if i >= 0]
         return min(candidates) if candidates else None
 

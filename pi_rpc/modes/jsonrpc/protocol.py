@@ -6,6 +6,7 @@ the agent events, messages and session reports are declared where they belong an
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Literal
 
 import msgspec
@@ -20,7 +21,7 @@ PROTOCOL_VERSION = 1
 
 # JSON-RPC error codes beyond the standard ones (-32099..-32000 is the server range).
 BUSY = -32002  # a run is in progress and the request cannot be queued
-NOT_FOUND = -32004  # a named model does not exist
+NOT_FOUND = -32004  # a named model or session does not exist
 
 
 class Empty(Wire, forbid_unknown_fields=False):
@@ -51,8 +52,10 @@ class InitializeResult(Wire, kw_only=True):
 
 
 class ImageInput(Wire, kw_only=True):
-    data: str  # base64
-    mime_type: str
+    # bytes: msgspec checks the base64 here, at the wire, so a broken image is a -32602 now rather
+    # than a provider's 400 on every later request of the session.
+    data: bytes
+    mime_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
 
 
 class PromptParams(Wire, kw_only=True):
@@ -131,7 +134,7 @@ class AgentEventNotification(Wire, kw_only=True):
 
 
 def to_image(image: ImageInput) -> ImageContent:
-    return ImageContent(data=image.data, mime_type=image.mime_type)
+    return ImageContent(data=base64.b64encode(image.data).decode("ascii"), mime_type=image.mime_type)
 
 
 # method -> (params type, result type); result None means the result is JSON null.

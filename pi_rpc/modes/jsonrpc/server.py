@@ -9,12 +9,13 @@ kills every process group a tool started, and exits 0.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import anyio
 import anyio.abc
@@ -147,21 +148,32 @@ class Daemon:
                 return
 
     def _dispatch(self, rpc: Rpc, frame: bytes | FrameError) -> None:
+        try:
+            self._dispatch_frame(rpc, frame)
+        except Exception:  # one bad message must never end the reader, and with it the daemon
+            _log.exception("message dropped: handling it failed")
+
+    def _dispatch_frame(self, rpc: Rpc, frame: bytes | FrameError) -> None:
         if isinstance(frame, FrameError):
             _log.error("framing error: %s", frame.message)
             return
-        try:
-            message = msgspec.json.decode(frame)
-        except msgspec.DecodeError as exc:
-            _log.error("unparsable message: %s", exc)
-            rpc.send_error(None, JsonRpcParseError(f"Parse error: {exc}"))
+        message = _decode(frame)
+        if isinstance(message, ParseFailure):
+            _log.error("unparsable message: %s", message.reason)
+            rpc.send_error(None, JsonRpcParseError(f"Parse error: {message.reason}"))
             return
         problem = _invalid_request(message)
         if problem is not None:
             msg_id = message.get("id") if isinstance(message, dict) else None
             rpc.send_error(msg_id if isinstance(msg_id, str | int) else None, JsonRpcInvalidRequest(problem))
             return
-        if self._shutting_down and message.get("method") != "exit":
+        method = message.get("method")
+        if method == "$/cancelRequest" and "id" not in message:
+            params = message.get("params")
+            if not isinstance(params, dict) or not isinstance(params.get("id"), str | int):
+                _log.warning("$/cancelRequest without a request id ignored")  # notifications get no reply
+                return
+        if self._shutting_down and method != "exit":
             if "id" in message and "method" in message:
                 rpc.send_error(message["id"], JsonRpcInvalidRequest("Server is shutting down"))
             return
@@ -173,6 +185,26 @@ class Daemon:
                 _log.info("signal %s; exiting", signal.Signals(signum).name)
                 self._stop.set()
                 return
+
+
+class ParseFailure(NamedTuple):
+    reason: str
+
+
+def _decode(frame: bytes) -> Any:
+    """JSON text -> value. msgspec first (fast, strict UTF-8); the standard library as a second
+    opinion for what msgspec refuses but JSON allows (a lone surrogate escape such as "\\ud800"
+    from a JavaScript client). Nesting too deep for either is a parse error, not a crash."""
+    try:
+        return msgspec.json.decode(frame)
+    except msgspec.DecodeError as exc:
+        first = str(exc)
+    except RecursionError:
+        return ParseFailure("nesting is too deep")
+    try:
+        return json.loads(frame)
+    except (ValueError, RecursionError):
+        return ParseFailure(first)
 
 
 def _read_chunk(fd: int) -> bytes:

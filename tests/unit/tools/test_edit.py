@@ -514,3 +514,20 @@ async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
                             str(tmp_path))
     assert target.read_bytes() == b"caf\xe9 au lait\nprice = 2\n"
     assert "caf\ufffd au lait" in result.details["patch"]
+
+
+@pytest.mark.anyio
+async def test_a_fifo_cannot_be_edited(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ToolError, match="Could not edit file: pipe. Error code: EINVAL."):
+        await run_tool(create_edit_tool(str(tmp_path)),
+                       {"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))
+
+
+@pytest.mark.anyio
+async def test_a_symlink_loop_gets_node_style_text(tmp_path: Path) -> None:
+    os.symlink("b", tmp_path / "a")
+    os.symlink("a", tmp_path / "b")
+    with pytest.raises(ToolError, match=r"^Could not edit file: a\. Error code: ELOOP\.$"):
+        await run_tool(create_edit_tool(str(tmp_path)),
+                       {"path": "a", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))

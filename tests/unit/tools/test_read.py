@@ -341,3 +341,25 @@ async def test_operations_route_io_elsewhere() -> None:
     result = await run_tool(tool, {"path": "src/x.py"}, "/project")
     assert _text(result) == "from the editor buffer"
     assert calls == ["access /project/src/x.py", "read /project/src/x.py"]
+
+
+@pytest.mark.anyio
+async def test_a_fifo_is_refused_instead_of_blocking(tmp_path: Path) -> None:
+    """Improvement over Pi (whose read would hang): pipes and devices are not read."""
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ToolError, match="not a regular file"):
+        await run_tool(create_read_tool(str(tmp_path)), {"path": "pipe"}, str(tmp_path))
+
+
+@pytest.mark.anyio
+async def test_a_huge_file_is_refused_with_a_way_to_read_part_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_rpc.tools import read as read_module
+
+    monkeypatch.setattr(read_module, "MAX_READ_BYTES", 1024)
+    (tmp_path / "big.log").write_bytes(b"x\n" * 1000)
+    with pytest.raises(ToolError) as refused:
+        await run_tool(create_read_tool(str(tmp_path)), {"path": "big.log"}, str(tmp_path))
+    assert "more than read loads at once (1.0KB)" in str(refused.value)
+    assert "sed -n '1,200p'" in str(refused.value)

@@ -200,3 +200,11 @@ async def test_operations_route_io_elsewhere(tmp_path: Path) -> None:
     assert files == {"/remote/a/b.txt": "hi"}
     assert folders == ["/remote/a"]
     assert _names(tmp_path) == []
+
+
+@pytest.mark.anyio
+async def test_a_symlink_loop_gets_node_style_text(tmp_path: Path) -> None:
+    os.symlink("b", tmp_path / "a")
+    os.symlink("a", tmp_path / "b")
+    with pytest.raises(ToolError, match=r"^ELOOP: too many symbolic links encountered, open '.*/a'$"):
+        await run_tool(create_write_tool(str(tmp_path)), {"path": "a", "content": "x"}, str(tmp_path))
