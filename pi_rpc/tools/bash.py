@@ -198,16 +198,18 @@ def session_environment(ctx: ToolContext | None, expose: bool) -> dict[str, str]
 class UpdateThrottle:
     """At most one update per interval: leading edge at once, else one trailing emit (spec 9.11)."""
 
-    def __init__(self, emit: Callable[[], None], interval: float = BASH_UPDATE_THROTTLE_SECONDS) -> None:
+    def __init__(self, emit: Callable[[], None], interval: float = BASH_UPDATE_THROTTLE_SECONDS,
+                 clock: Callable[[], float] = anyio.current_time) -> None:
         self._emit = emit
         self._interval = interval
+        self._clock = clock
         self._last = -math.inf
         self._dirty = False
         self._wake = anyio.Event()
 
     def request(self) -> None:
         self._dirty = True
-        if anyio.current_time() - self._last >= self._interval:
+        if self._clock() - self._last >= self._interval:
             self.flush()
         else:
             self._wake.set()
@@ -216,14 +218,14 @@ class UpdateThrottle:
         if not self._dirty:
             return
         self._dirty = False
-        self._last = anyio.current_time()
+        self._last = self._clock()
         self._emit()
 
     async def run_trailing(self) -> None:
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
-            delay = self._last + self._interval - anyio.current_time()
+            delay = self._last + self._interval - self._clock()
             if delay > 0:
                 await anyio.sleep(delay)
             self.flush()

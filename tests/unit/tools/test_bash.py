@@ -17,7 +17,7 @@ from msgspec import UNSET, UnsetType
 from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError, ToolErrorWithResult
 from pi_rpc.ai.types import JsonSchemaSampling, Model, TextContent
 from pi_rpc.tools.base import ToolContext, ToolDefinition
-from pi_rpc.tools.bash import BashDetails, BashParams, SpawnContext, create_bash_tool
+from pi_rpc.tools.bash import BashDetails, BashParams, SpawnContext, UpdateThrottle, create_bash_tool
 from pi_rpc.tools.powershell import create_powershell_tool
 from pi_rpc.tools.process import kill_all_process_groups, live_process_groups, run_process_group
 
@@ -436,7 +436,25 @@ async def test_first_update_is_immediate_and_later_ones_trail(ctx: ToolContext) 
     texts = [text_of(u) for u in updates]
     assert texts[0] == "" and texts[1].startswith("one\n")
     assert texts[-1] == "one\ntwo\nthree\n"
-    assert len(texts) <= 4
+
+
+def test_throttle_leading_edge_then_one_trailing_emit() -> None:
+    """spec 9.11 with a fake clock: at most one emit per 100 ms; a burst becomes one trailing emit."""
+    now = [0.0]
+    emitted: list[float] = []
+    throttle = UpdateThrottle(lambda: emitted.append(now[0]), interval=0.1, clock=lambda: now[0])
+    throttle.request()  # leading edge: at once
+    for t in (0.01, 0.05, 0.09):
+        now[0] = t
+        throttle.request()  # inside the window: held
+    assert emitted == [0.0]
+    now[0] = 0.1
+    throttle.flush()  # what the trailing timer does when the window closes
+    assert emitted == [0.0, 0.1]
+    throttle.flush()  # nothing new since: no empty emit
+    now[0] = 0.35
+    throttle.request()  # a quiet gap: leading edge again
+    assert emitted == [0.0, 0.1, 0.35]
 
 
 async def test_session_environment(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
