@@ -126,3 +126,27 @@ def test_pilog_opens_the_daemon_log(make_editor: Any) -> None:
     ed.nvim.command("PiLog")
     assert ed.nvim.current.buffer.name == str(ed.log_file)
     assert "starting: " in "\n".join(ed.nvim.current.buffer[:])
+
+
+def test_pisessions_resumes_a_stored_conversation(make_editor: Any) -> None:
+    """The daemon keeps each conversation on disk; :PiSessions brings one back into the chat."""
+    ed = make_editor({"replies": [
+        {"turns": [[{"text": "Reading it."}, {"toolCall": {"name": "read", "arguments": {"path": "README.md"}}}],
+                   [{"text": "It says hello."}]]},
+        {"repeat": True, "turns": [[{"text": "Anything else?"}]]},
+    ]})
+    ed.nvim.command("PiPrompt what does the readme say")
+    ed.wait("require('pi_rpc.status').phase() == 'idle' and "
+            "require('pi_rpc.chat').text():find('It says hello.', 1, true) ~= nil")
+    first = ed.request("state")["result"]["sessionId"]
+    ed.nvim.command("PiNew")
+    ed.wait("require('pi_rpc.chat').text():find('It says hello.', 1, true) == nil")
+    # vim.ui.select stands in for the user's choice: the newest stored session that is not empty.
+    ed.lua("vim.ui.select = function(items, _, on_choice) "
+           "for _, s in ipairs(items) do if s.messageCount > 0 then return on_choice(s) end end end")
+    ed.nvim.command("PiSessions")
+    ed.wait("require('pi_rpc.chat').text():find('It says hello.', 1, true) ~= nil")
+    text = ed.chat_text()
+    assert "what does the readme say" in text and "Reading it." in text and "read" in text
+    state = ed.request("state")["result"]
+    assert state["sessionId"] == first and state["messageCount"] > 0

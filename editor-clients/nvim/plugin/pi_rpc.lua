@@ -57,6 +57,10 @@ command("PiModel", function(a)
   pi().model(a.args)
 end, { nargs = "?", desc = "pi-rpc: choose the model (provider/model)" })
 
+command("PiSessions", function()
+  pi().sessions()
+end, { desc = "pi-rpc: resume a stored session of this workspace" })
+
 command("PiNew", function()
   pi().new_session()
 end, { desc = "pi-rpc: new session (restarts the daemon)" })

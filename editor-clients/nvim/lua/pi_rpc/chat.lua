@@ -273,6 +273,53 @@ local function on_tool_event(ev)
   render_tool(block)
 end
 
+--- Renders a stored transcript (from `messages`) as if it had just streamed: the chat of a
+--- resumed session looks like the one the user left.
+---@param messages table[]
+function M.replay(messages)
+  M.clear()
+  local results = {}
+  for _, m in ipairs(messages) do
+    if m.role == "toolResult" then
+      results[m.toolCallId] = m
+    end
+  end
+  local function update(e)
+    M.apply({ type = "message_update", assistantMessageEvent = e })
+  end
+  for _, m in ipairs(messages) do
+    if m.role == "user" then
+      M.apply({ type = "message_start", message = m })
+    elseif m.role == "assistant" then
+      M.apply({ type = "message_start", message = m })
+      for i, block in ipairs(m.content or {}) do
+        local idx = i - 1
+        if block.type == "text" then
+          update({ type = "text_start", contentIndex = idx })
+          update({ type = "text_delta", contentIndex = idx, delta = block.text })
+        elseif block.type == "thinking" then
+          update({ type = "thinking_start", contentIndex = idx })
+          update({ type = "thinking_delta", contentIndex = idx, delta = block.thinking })
+          update({ type = "thinking_end", contentIndex = idx, content = block.thinking })
+        elseif block.type == "toolCall" then
+          update({ type = "toolcall_end", contentIndex = idx, toolCall = block })
+          local r = results[block.id]
+          if r then
+            M.apply({
+              type = "tool_execution_end",
+              toolCallId = block.id,
+              toolName = block.name,
+              result = { content = r.content, details = r.details },
+              isError = r.isError,
+            })
+          end
+        end
+      end
+      M.apply({ type = "message_end", message = m })
+    end
+  end
+end
+
 --- Applies one `agent/event` to the chat buffer.
 ---@param ev table
 function M.apply(ev)

@@ -206,6 +206,12 @@ function M.model(spec)
   end
 end
 
+--- :PiSessions: resume a stored session of this workspace.
+function M.sessions()
+  wire()
+  require("pi_rpc.pickers").sessions()
+end
+
 function M.open_log()
   require("pi_rpc.window").open_file(daemon.log_path())
 end

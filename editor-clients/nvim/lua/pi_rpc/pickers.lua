@@ -109,4 +109,46 @@ function M.models()
   end)
 end
 
+--- Picks a stored session of this workspace (newest first) and continues it.
+---@param cb fun(loaded: table)?
+function M.sessions(cb)
+  daemon.request("session/list", nil, function(err, result)
+    if err then
+      return fail("session/list", err)
+    end
+    local sessions = result.sessions or {}
+    if #sessions == 0 then
+      util.notify("no stored sessions for this workspace")
+      return
+    end
+    vim.ui.select(sessions, {
+      prompt = "Resume a session",
+      format_item = function(s)
+        local when = (s.modified or ""):gsub("T", " "):sub(1, 16)
+        local first = (s.firstMessage or ""):gsub("\n", " ")
+        return ("%s  %3d msgs  %s"):format(when, s.messageCount or 0, first:sub(1, 60))
+      end,
+    }, function(s)
+      if not s then
+        return
+      end
+      daemon.request("session/load", { sessionId = s.sessionId }, function(lerr, loaded)
+        if lerr then
+          return fail("session/load", lerr)
+        end
+        daemon.request("messages", nil, function(merr, m)
+          if merr then
+            return fail("messages", merr)
+          end
+          require("pi_rpc.chat").replay(m.messages or {})
+          util.notify(("resumed session with %d messages"):format(loaded.messageCount or 0))
+          if cb then
+            cb(loaded)
+          end
+        end)
+      end)
+    end)
+  end)
+end
+
 return M
