@@ -46,7 +46,7 @@ from pi_rpc.ai.types import (
     Usage,
     UserMessage,
 )
-from pi_rpc.modes.jsonrpc.framing import encode_lsp
+from pi_rpc.modes.framing import encode_lsp
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.tools.output import OutputAccumulator
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_tail

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.modes.jsonrpc.framing import JsonlFrameReader, LspFrameReader, encode_jsonl, encode_lsp
+from pi_rpc.modes.framing import JsonlFrameReader, LspFrameReader, encode_jsonl, encode_lsp
 
 Json = dict[str, Any]
 

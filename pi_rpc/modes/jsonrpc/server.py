@@ -8,12 +8,8 @@ kills every process group a tool started, and exits 0.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import os
-import signal
-import sys
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
@@ -23,8 +19,7 @@ import msgspec
 from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcParseError
 
 from pi_rpc.agent.types import AgentEvent, ToolExecutionUpdate
-from pi_rpc.modes.jsonrpc import handlers
-from pi_rpc.modes.jsonrpc.framing import (
+from pi_rpc.modes.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     FrameError,
     JsonlFrameReader,
@@ -32,75 +27,15 @@ from pi_rpc.modes.jsonrpc.framing import (
     encode_jsonl,
     encode_lsp,
 )
+from pi_rpc.modes.jsonrpc import handlers
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.modes.jsonrpc.rpc import Rpc
+from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
 from pi_rpc.session.session import AgentSession, SessionConfig
-from pi_rpc.tools.process import kill_all_process_groups
 
 _log = logging.getLogger(__name__)
 
 Framing = Literal["lsp", "jsonl"]
-READ_CHUNK = 1 << 16
-# How long a graceful abort may take at exit before children are killed regardless.
-EXIT_ABORT_SECONDS = 5.0
-
-
-class StdoutSink:
-    """Frames and writes bodies to the protocol fd without ever blocking the event loop."""
-
-    def __init__(self, fd: int, framing: Framing) -> None:
-        self._fd = fd
-        self._frame = encode_lsp if framing == "lsp" else encode_jsonl
-        self._transport: asyncio.WriteTransport | None = None
-        self._closed = False
-
-    async def open(self) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
-            self._transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
-        except (ValueError, OSError):
-            self._transport = None  # a regular file: plain blocking writes are fine there
-
-    def send(self, body: bytes) -> None:
-        if self._closed:
-            return
-        data = self._frame(body)
-        if self._transport is not None:
-            if self._transport.is_closing():
-                self._closed = True
-                return
-            self._transport.write(data)
-            return
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-        except OSError:
-            self._closed = True  # the client is gone; stdin EOF will end the daemon
-
-    def backlog(self) -> int:
-        """Bytes written but not yet taken by the client."""
-        return self._transport.get_write_buffer_size() if self._transport is not None else 0
-
-    async def drain(self) -> None:
-        """Wait until what was written has left our buffer (bounded by the caller)."""
-        while self._transport is not None and not self._transport.is_closing():
-            if self._transport.get_write_buffer_size() == 0:
-                return
-            await anyio.sleep(0.01)
-
-
-def claim_stdout() -> int:
-    """Keep a private copy of fd 1 for the protocol; point fd 1 and sys.stdout at stderr."""
-    sys.stdout.flush()
-    protocol_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return protocol_fd
-
-
 class Daemon:
     def __init__(self, config: SessionConfig, framing: Framing = "lsp",
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin_fd: int = 0,
@@ -115,7 +50,7 @@ class Daemon:
 
     async def run(self) -> None:
         out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
-        sink = StdoutSink(out_fd, self.framing)
+        sink = StdoutSink(out_fd, encode_lsp if self.framing == "lsp" else encode_jsonl)
         await sink.open()
         rpc = Rpc(sink)
         async with anyio.create_task_group() as tasks:
@@ -123,13 +58,9 @@ class Daemon:
             session.subscribe(_event_forwarder(rpc, sink))
             handlers.register(rpc, session, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
             tasks.start_soon(self._read_stdin, rpc)
-            tasks.start_soon(self._watch_signals)
+            tasks.start_soon(watch_signals, self._stop)
             await self._stop.wait()
-            with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
-                await session.abort()
-            kill_all_process_groups()
-            with anyio.move_on_after(2, shield=True):
-                await sink.drain()
+            await wind_down(session, sink)
             tasks.cancel_scope.cancel("daemon exiting")
 
     def _begin_shutdown(self) -> None:
@@ -138,7 +69,7 @@ class Daemon:
     async def _read_stdin(self, rpc: Rpc) -> None:
         reader = (LspFrameReader if self.framing == "lsp" else JsonlFrameReader)(self.max_message_bytes)
         while True:
-            chunk = await anyio.to_thread.run_sync(_read_chunk, self.stdin_fd, abandon_on_cancel=True)
+            chunk = await read_chunk(self.stdin_fd)
             frames = reader.feed(chunk) if chunk else reader.finish()
             for frame in frames:
                 self._dispatch(rpc, frame)
@@ -179,13 +110,6 @@ class Daemon:
             return
         rpc.handle(message)
 
-    async def _watch_signals(self) -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
-            async for signum in signals:
-                _log.info("signal %s; exiting", signal.Signals(signum).name)
-                self._stop.set()
-                return
-
 
 class ParseFailure(NamedTuple):
     reason: str
@@ -205,13 +129,6 @@ def _decode(frame: bytes) -> Any:
         return json.loads(frame)
     except (ValueError, RecursionError):
         return ParseFailure(first)
-
-
-def _read_chunk(fd: int) -> bytes:
-    try:
-        return os.read(fd, READ_CHUNK)
-    except OSError:
-        return b""
 
 
 def _invalid_request(message: Any) -> str | None:

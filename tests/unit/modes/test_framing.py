@@ -6,7 +6,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_rpc.modes.jsonrpc.framing import (
+from pi_rpc.modes.framing import (
     FrameError,
     JsonlFrameReader,
     LspFrameReader,
