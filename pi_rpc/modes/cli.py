@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
+    parser.add_argument("--mode", choices=["jsonrpc", "pi"], default="jsonrpc",
+                        help="jsonrpc (default; see protocol/PROTOCOL.md) or pi: Pi's own `--mode rpc` "
+                             "JSON lines, for clients written for Pi")
     parser.add_argument("--thinking", default="off",
                         choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     parser.add_argument("--no-session", action="store_true",
@@ -91,9 +94,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (ModelSetupError, SettingsError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
-    from pi_rpc.modes.jsonrpc.server import Daemon
+    if args.mode == "pi":
+        from pi_rpc.modes.pi.server import PiDaemon
 
-    anyio.run(Daemon(config, framing=args.framing).run)
+        anyio.run(PiDaemon(config).run)
+    else:
+        from pi_rpc.modes.jsonrpc.server import Daemon
+
+        anyio.run(Daemon(config, framing=args.framing).run)
     sys.stderr.flush()
     # A reader thread may still sit in read(0): leave without waiting for it.
     os._exit(0)

@@ -235,6 +235,24 @@ class AgentSession:
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
     ) -> PromptOutcome:
         """Start a run and wait for its end, or queue the message into the running one."""
+        started = self.start_prompt(text, images, streaming_behavior)
+        if isinstance(started, PromptOutcome):
+            return started
+        try:
+            await self._settled.wait()
+        except BaseException:
+            # The request was cancelled ($/cancelRequest, client gone): abort the run gracefully.
+            with anyio.CancelScope(shield=True):
+                await self.abort()
+            raise
+        return started[0]
+
+    def start_prompt(
+        self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
+    ) -> PromptOutcome | list[PromptOutcome]:
+        """Synchronously start a run (the returned list receives its outcome when it settles), or
+        queue the message into the running one (its PromptOutcome says so). Nothing here awaits,
+        so a request handled after this one already sees the session busy."""
         message = user_message(text, images)
         if self._busy:
             if streaming_behavior == "steer":
@@ -244,20 +262,13 @@ class AgentSession:
                 self.agent.follow_up(message)
                 return PromptOutcome(queued="followUp")
             raise SessionBusyError(BUSY_TEXT)
-        control = self.agent.begin_run()  # before any await: an abort sent next finds the run
+        control = self.agent.begin_run()  # an abort sent next finds the run
         self._busy = True
         self._settled = anyio.Event()
         outcome: list[PromptOutcome] = []
         prompts: list[Message] = [message]
         self._tasks.start_soon(self._run, control, prompts, outcome)
-        try:
-            await self._settled.wait()
-        except BaseException:
-            # The request was cancelled ($/cancelRequest, client gone): abort the run gracefully.
-            with anyio.CancelScope(shield=True):
-                await self.abort()
-            raise
-        return outcome[0]
+        return outcome
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         self.agent.steer(user_message(text, images))

@@ -1,0 +1,162 @@
+"""`pi-rpc --mode pi`: Pi's own RPC protocol (JSON lines, spec 16) over the same session core.
+
+A client written for `pi --mode rpc` drives this daemon unchanged: commands in, `response` lines
+and the agent events out. The events are the session's own, whose names and fields are Pi's;
+only the command set and the response envelope differ from the JSON-RPC mode.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import msgspec
+from msgspec import UNSET
+
+from pi_rpc.agent.types import AgentEvent
+from pi_rpc.ai.json_text import encode_json
+from pi_rpc.ai.types import AssistantMessage, text_of
+from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
+from pi_rpc.modes.pi import commands as c
+from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
+from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionBusyError, SessionConfig
+
+_log = logging.getLogger(__name__)
+
+
+class CommandFailed(Exception):
+    """A command that cannot be carried out: its message is the response's `error`."""
+
+
+class PiDaemon:
+    def __init__(self, config: SessionConfig, stdin_fd: int = 0, stdout_fd: int | None = None,
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        self.config = config
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.max_message_bytes = max_message_bytes
+        self._stop = anyio.Event()
+
+    async def run(self) -> None:
+        out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
+        self.sink = StdoutSink(out_fd, encode_jsonl)
+        await self.sink.open()
+        async with anyio.create_task_group() as tasks:
+            self.tasks = tasks
+            self.session = AgentSession(self.config, tasks)
+            self.session.subscribe(self._forward)
+            tasks.start_soon(self._read_stdin)
+            tasks.start_soon(watch_signals, self._stop)
+            await self._stop.wait()  # end of stdin is a clean shutdown (spec 16.4)
+            await wind_down(self.session, self.sink)
+            tasks.cancel_scope.cancel("daemon exiting")
+
+    def _forward(self, event: AgentEvent) -> None:
+        self.sink.send(encode_json(event))
+
+    def _respond(self, response: c.Response) -> None:
+        self.sink.send(encode_json(response))
+
+    async def _read_stdin(self) -> None:
+        reader = JsonlFrameReader(self.max_message_bytes)
+        while True:
+            chunk = await read_chunk(self.stdin_fd)
+            for frame in reader.feed(chunk) if chunk else reader.finish():
+                if isinstance(frame, FrameError):
+                    _log.error("framing error: %s", frame.message)
+                else:
+                    self.tasks.start_soon(self._handle, frame)
+            if not chunk:
+                self._stop.set()
+                return
+
+    async def _handle(self, frame: bytes) -> None:
+        try:
+            raw = json.loads(frame)
+        except (ValueError, RecursionError) as exc:
+            self._respond(c.Response(command="parse", success=False, error=f"Failed to parse command: {exc}"))
+            return
+        kind = raw.get("type") if isinstance(raw, dict) else None
+        msg_id = raw.get("id", UNSET) if isinstance(raw, dict) else UNSET
+        if not isinstance(msg_id, str | int):
+            msg_id = UNSET
+        command_type = c.COMMAND_TYPES.get(kind) if isinstance(kind, str) else None
+        if command_type is None or not isinstance(kind, str):
+            # Pi answers an unknown type without the command's id (spec 16.4).
+            self._respond(c.Response(command=str(kind), success=False, error=f"Unknown command: {kind}"))
+            return
+        try:
+            command = msgspec.convert(raw, command_type)
+            data = await self._execute(command)
+        except (msgspec.ValidationError, CommandFailed) as exc:
+            self._respond(c.Response(command=kind, id=msg_id, success=False, error=str(exc)))
+            return
+        except Exception as exc:  # a handler failing is the client's error response, never a crash
+            _log.exception("command %s failed", kind)
+            self._respond(c.Response(command=kind, id=msg_id, success=False, error=str(exc)))
+            return
+        self._respond(c.Response(command=kind, id=msg_id, success=True, data=data))
+
+    async def _execute(self, command: c.Command) -> Any:  # noqa: PLR0911 - one arm per command
+        session = self.session
+        match command:
+            case c.Prompt(message=message, images=images, streaming_behavior=behaviour):
+                try:
+                    session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
+                except SessionBusyError as exc:
+                    raise CommandFailed(str(exc)) from exc
+                return UNSET  # answered once accepted; the run streams as events (spec 16.5)
+            case c.Steer(message=message, images=images):
+                session.steer(message, images)
+                return UNSET
+            case c.FollowUp(message=message, images=images):
+                session.follow_up(message, images)
+                return UNSET
+            case c.Abort():
+                await session.abort()
+                return UNSET
+            case c.NewSession():
+                await session.new_session()
+                return {"cancelled": False}
+            case c.GetState():
+                return self._state()
+            case c.GetMessages():
+                return {"messages": session.messages}
+            case c.SetModel(provider=provider, model_id=model_id):
+                try:
+                    return session.set_model(provider, model_id)
+                except ModelNotFoundError as exc:
+                    raise CommandFailed(str(exc)) from exc
+            case c.GetAvailableModels():
+                return {"models": session.available_models()}
+            case c.SetThinkingLevel(level=level):
+                session.set_thinking_level(level)
+                return UNSET
+            case c.GetAvailableThinkingLevels():
+                return {"levels": session.thinking_levels()}
+            case c.SetSteeringMode(mode=mode):
+                session.set_queue_modes(steering=mode)
+                return UNSET
+            case c.SetFollowUpMode(mode=mode):
+                session.set_queue_modes(follow_up=mode)
+                return UNSET
+            case c.GetSessionStats():
+                return session.stats()
+            case c.ClearQueue():
+                steering, follow_ups = session.clear_queue()
+                return {"steering": steering, "followUp": follow_ups}
+            case c.GetLastAssistantText():
+                last = next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
+                return {"text": text_of(last.content) if last is not None else None}
+        raise CommandFailed(f"Unknown command: {type(command).__name__}")
+
+    def _state(self) -> c.PiState:
+        state = self.session.state()
+        return c.PiState(
+            model=state.model, thinking_level=state.thinking_level, is_streaming=state.is_streaming,
+            is_compacting=False, steering_mode=state.steering_mode, follow_up_mode=state.follow_up_mode,
+            session_file=state.session_file, session_id=state.session_id, auto_compaction_enabled=False,
+            message_count=state.message_count, pending_message_count=state.pending_message_count,
+        )
