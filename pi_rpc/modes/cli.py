@@ -43,9 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
-    parser.add_argument("--mode", choices=["jsonrpc", "pi"], default="jsonrpc",
-                        help="jsonrpc (default; see protocol/PROTOCOL.md) or pi: Pi's own `--mode rpc` "
-                             "JSON lines, for clients written for Pi")
+    parser.add_argument("--mode", choices=["jsonrpc", "pi", "acp"], default="jsonrpc",
+                        help="jsonrpc (default; see protocol/PROTOCOL.md), pi: Pi's own `--mode rpc` "
+                             "JSON lines, for clients written for Pi, or acp: the Agent Client Protocol "
+                             "(Zed and other ACP editors)")
     parser.add_argument("--thinking", default="off",
                         choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     parser.add_argument("--no-session", action="store_true",
@@ -98,6 +99,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from pi_rpc.modes.pi.server import PiDaemon
 
         anyio.run(PiDaemon(config).run)
+    elif args.mode == "acp":
+        from pi_rpc.modes.acp.server import AcpDaemon
+
+        anyio.run(AcpDaemon(config).run)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon
 

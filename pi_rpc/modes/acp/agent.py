@@ -1,0 +1,220 @@
+"""The ACP agent side: one AgentSession per ACP session; each method maps names and payloads.
+
+Runs, tools, aborts and persistence are the session's; this module only translates. Updates are
+written synchronously from the session's event listener, so an editor sees them in event order
+and always before the `session/prompt` response that ends the turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+import anyio.abc
+from acp import PROTOCOL_VERSION, RequestError
+from acp.helpers import SessionUpdate, session_notification
+from acp.meta import CLIENT_METHODS
+from acp.schema import (
+    AgentCapabilities,
+    AudioContentBlock,
+    BlobResourceContents,
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    StopReason,
+    TextContentBlock,
+)
+from acp.utils import serialize_params
+
+import pi_rpc
+from pi_rpc.agent.types import AgentEvent
+from pi_rpc.ai.types import ImageContent
+from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
+from pi_rpc.session.session import AgentSession, SessionBusyError, SessionConfig, SessionNotFoundError
+from pi_rpc.session.store import list_sessions
+from pi_rpc.tools.registry import create_tool_definitions
+
+_log = logging.getLogger(__name__)
+
+PromptBlock = (
+    TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
+)
+Send = Callable[[dict[str, Any]], None]
+
+# Our run outcomes as ACP stop reasons; "error" is answered as a JSON-RPC error instead.
+STOP_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "toolUse": "end_turn",
+    "length": "max_tokens",
+    "aborted": "cancelled",
+}
+
+
+class AcpAgent:
+    """What the SDK's router calls (acp.interfaces.Agent); unimplemented methods answer -32601."""
+
+    def __init__(self, config: SessionConfig, tasks: anyio.abc.TaskGroup, send: Send) -> None:
+        self.config = config
+        self.tasks = tasks
+        self.send = send
+        self.sessions: dict[str, AgentSession] = {}
+        self._prompts = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def on_connect(self, conn: Any) -> None:
+        """The SDK hands us the client connection; every update goes out through `send` instead."""
+
+    async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
+                         client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            # ACP: echo the client's version when we speak it, else answer with ours.
+            protocol_version=protocol_version if protocol_version == PROTOCOL_VERSION else PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="pi-rpc", title="Pi", version=pi_rpc.__version__),
+            auth_methods=[],
+        )
+
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
+                          mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        session = self._open(cwd, mcp_servers)
+        self._register(session.session_id, session)
+        return NewSessionResponse(session_id=session.session_id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
+        session = self._open(cwd, mcp_servers)
+        try:
+            await session.load_session(session_id)
+        except SessionNotFoundError as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from exc
+        previous = self.sessions.pop(session_id, None)
+        if previous is not None:
+            await previous.abort()
+        # ACP: the whole conversation is replayed as updates before the response.
+        self._send_updates(session_id, transcript_updates(session.messages, session.cwd))
+        self._register(session_id, session)
+        return LoadSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        folder = _absolute_dir(cwd) if cwd is not None else self.config.cwd
+        summaries = list_sessions(folder, self.config.session_root)
+        return ListSessionsResponse(sessions=[
+            SessionInfo(session_id=s.session_id, cwd=folder, title=s.first_message or None, updated_at=s.modified)
+            for s in summaries
+        ])
+
+    async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        text, images = prompt_input(prompt)
+        self._prompts += 1
+        self._idle = anyio.Event()
+        try:
+            outcome = await session.prompt(text, images)
+        except SessionBusyError as exc:
+            raise RequestError.invalid_request({"details": str(exc)}) from exc
+        finally:
+            self._prompts -= 1
+            if self._prompts == 0:
+                self._idle.set()
+        reason = outcome.stop_reason
+        if reason == "error" or not isinstance(reason, str):
+            message = outcome.error_message if isinstance(outcome.error_message, str) else "The run failed"
+            raise RequestError(-32603, message, {"stopReason": "error"})
+        return PromptResponse(stop_reason=STOP_REASONS[reason])
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            await session.abort()
+
+    async def close(self) -> None:
+        """Abort every session's run and wait until each prompt in flight has been answered
+        (bounded by the caller): the SDK writes a response as soon as its handler returns."""
+        async with anyio.create_task_group() as aborts:
+            for session in self.sessions.values():
+                aborts.start_soon(session.abort)
+        await self._idle.wait()
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _open(self, cwd: str, mcp_servers: Sequence[Any] | None) -> AgentSession:
+        folder = _absolute_dir(cwd)
+        if mcp_servers:
+            _log.warning("MCP servers are not supported; ignoring %d", len(mcp_servers))
+        # The tools resolve paths against the folder they were made for: make them for this one.
+        config = dataclasses.replace(self.config, cwd=folder,
+                                     tools=create_tool_definitions(folder, list(self.config.tools)))
+        return AgentSession(config, self.tasks)
+
+    def _register(self, session_id: str, session: AgentSession) -> None:
+        mapper = UpdateMapper(session.cwd)
+
+        def forward(event: AgentEvent) -> None:
+            self._send_updates(session_id, mapper.updates(event))
+
+        session.subscribe(forward)
+        self.sessions[session_id] = session
+
+    def _send_updates(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
+        for update in updates:
+            params = serialize_params(session_notification(session_id, update))
+            self.send({"jsonrpc": "2.0", "method": CLIENT_METHODS["session_update"], "params": params})
+
+    def _session(self, session_id: str) -> AgentSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"details": f"Session not found: {session_id}"})
+        return session
+
+
+def _absolute_dir(cwd: str) -> str:
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+        raise RequestError.invalid_params({"details": f"cwd must be an absolute path to a directory: {cwd}"})
+    return os.path.normpath(cwd)
+
+
+def prompt_input(blocks: Sequence[PromptBlock]) -> tuple[str, list[ImageContent]]:
+    """ACP prompt blocks as our prompt text and images. Mentions stay where the user put them;
+    embedded file contents follow the text, each wrapped with the URI it came from."""
+    parts: list[str] = []
+    context: list[str] = []
+    images: list[ImageContent] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ImageContentBlock):
+            images.append(ImageContent(data=block.data, mime_type=block.mime_type))
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"@{block.uri}")
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            parts.append(f"@{resource.uri}")
+            if isinstance(resource, BlobResourceContents):
+                if (resource.mime_type or "").startswith("image/"):
+                    images.append(ImageContent(data=resource.blob, mime_type=resource.mime_type or ""))
+                continue
+            context.append(f'<context ref="{resource.uri}">\n{resource.text}\n</context>')
+        # Audio is not advertised (promptCapabilities.audio = false) and is dropped.
+    text = "".join(parts)
+    return "\n\n".join([text, *context]) if context else text, images

@@ -1,0 +1,89 @@
+"""The ACP SDK's message transport over our stdio plumbing (modes/stdio.py, modes/framing.py).
+
+The SDK's own stdio streams would write to `sys.stdout` and silently drop a line that is not
+JSON. Plugging in at its message-level `Transport` seam keeps stdout private (claim_stdout),
+writes without blocking (StdoutSink) and lets us answer what the SDK cannot: a line that is not
+JSON gets -32700 and a JSON value that is not a request object gets -32600, both with `id: null`
+as JSON-RPC 2.0 requires, and the next line is served as usual.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import deque
+from typing import Any
+
+import msgspec
+
+from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader
+from pi_rpc.modes.stdio import StdoutSink, read_chunk
+
+_log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+class StdioTransport:
+    """JSON lines in from `stdin_fd`, out through `sink`; `receive` returns None at end of input."""
+
+    def __init__(self, stdin_fd: int, sink: StdoutSink, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        self._stdin_fd = stdin_fd
+        self._sink = sink
+        self._reader = JsonlFrameReader(max_message_bytes)
+        self._frames: deque[bytes | FrameError] = deque()
+        self._eof = False
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.send_now(message)
+
+    def send_now(self, message: dict[str, Any]) -> None:
+        """Write at once, in call order: session updates then the prompt's response."""
+        self._sink.send(msgspec.json.encode(message))
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            while self._frames:
+                message = self._decode(self._frames.popleft())
+                if message is not None:
+                    return message
+            if self._eof:
+                return None
+            chunk = await read_chunk(self._stdin_fd)
+            if chunk:
+                self._frames.extend(self._reader.feed(chunk))
+            else:
+                self._frames.extend(self._reader.finish())
+                self._eof = True
+
+    async def close(self) -> None:
+        self._eof = True
+
+    def _decode(self, frame: bytes | FrameError) -> dict[str, Any] | None:
+        if isinstance(frame, FrameError):
+            self._error(PARSE_ERROR, "Parse error", frame.message)
+            return None
+        try:
+            message = json.loads(frame)
+        except (ValueError, RecursionError) as exc:
+            self._error(PARSE_ERROR, "Parse error", str(exc))
+            return None
+        if not isinstance(message, dict):
+            self._error(INVALID_REQUEST, "Invalid request", "expected a JSON-RPC request object")
+            return None
+        method = message.get("method")
+        if "method" in message and not isinstance(method, str):
+            self._error(INVALID_REQUEST, "Invalid request", '"method" must be a string', message.get("id"))
+            return None
+        if method is None and "result" not in message and "error" not in message:
+            self._error(INVALID_REQUEST, "Invalid request", 'missing "method"', message.get("id"))
+            return None
+        return message
+
+    def _error(self, code: int, text: str, details: str, request_id: Any = None) -> None:
+        _log.warning("%s: %s", text, details)
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            request_id = None
+        self.send_now({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": code, "message": text, "data": {"details": details}}})

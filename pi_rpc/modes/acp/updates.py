@@ -1,0 +1,208 @@
+"""Our agent events as ACP `session/update` payloads: names and shapes only, no agent logic.
+
+A tool call is announced (`tool_call`, pending) when the model finishes writing it, goes
+`in_progress` when it starts executing, streams its partial output, and ends `completed` or
+`failed`. Every ACP `tool_call_update` replaces the call's whole content, which matches our
+partial results: each one is a snapshot of the output so far, not a delta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from acp.helpers import (
+    ContentBlock,
+    SessionUpdate,
+    ToolCallContentVariant,
+    start_tool_call,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+    update_user_message,
+)
+from acp.schema import ImageContentBlock, TextContentBlock, ToolCallLocation, ToolCallStatus, ToolKind
+
+from pi_rpc.agent.types import (
+    AgentEvent,
+    AgentToolResult,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+)
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    TextDeltaEvent,
+    ThinkingContent,
+    ThinkingDeltaEvent,
+    ToolCall,
+    ToolcallEndEvent,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_rpc.tools.paths import resolve_to_cwd
+
+# ACP's ToolKind lets an editor pick an icon and a presentation (diffs for edits, a terminal look
+# for execute). Tools not listed here are "other".
+TOOL_KINDS: dict[str, ToolKind] = {
+    "read": "read",
+    "ls": "read",
+    "grep": "search",
+    "find": "search",
+    "edit": "edit",
+    "write": "edit",
+    "bash": "execute",
+    "powershell": "execute",
+}
+TITLE_MAX_CHARS = 120
+
+
+def tool_kind(tool_name: str) -> ToolKind:
+    return TOOL_KINDS.get(tool_name, "other")
+
+
+def tool_title(tool_name: str, args: Mapping[str, Any]) -> str:
+    """What an editor shows on the call's row: the command for a shell, else name and target."""
+    command = args.get("command")
+    if tool_kind(tool_name) == "execute" and isinstance(command, str):
+        first_line = command.strip().splitlines()[0] if command.strip() else command
+        return _clip(first_line)
+    path, pattern = args.get("path"), args.get("pattern")
+    title = tool_name
+    if isinstance(pattern, str):
+        title += f" {pattern}"
+        if isinstance(path, str) and path:
+            title += f" in {path}"
+    elif isinstance(path, str) and path:
+        title += f" {path}"
+    return _clip(title)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= TITLE_MAX_CHARS else text[: TITLE_MAX_CHARS - 1] + "…"
+
+
+def tool_locations(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[ToolCallLocation]:
+    """The file a call touches, absolute as ACP requires ("follow along" in the editor)."""
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return [ToolCallLocation(path=cwd)] if tool_kind(tool_name) == "search" else []
+    offset = args.get("offset")
+    line = offset if tool_name == "read" and isinstance(offset, int) and offset >= 1 else None
+    return [ToolCallLocation(path=resolve_to_cwd(path, cwd), line=line)]
+
+
+def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[ToolCallContentVariant]:
+    """ACP diff blocks from the call's own arguments: each edit's old and new text, or the
+    content a write puts in place (ACP's `oldText` absent: we do not read the file before)."""
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return []
+    absolute = resolve_to_cwd(path, cwd)
+    if tool_name == "write" and isinstance(args.get("content"), str):
+        return [tool_diff_content(absolute, args["content"])]
+    if tool_name != "edit":
+        return []
+    edits = args.get("edits")
+    if not isinstance(edits, list):
+        edits = [args]  # the legacy single-edit form: oldText/newText at the top level
+    return [
+        tool_diff_content(absolute, edit["newText"], edit["oldText"])
+        for edit in edits
+        if isinstance(edit, dict) and isinstance(edit.get("oldText"), str) and isinstance(edit.get("newText"), str)
+    ]
+
+
+def content_blocks(content: Sequence[TextContent | ImageContent | ThinkingContent]) -> list[ContentBlock]:
+    blocks: list[ContentBlock] = []
+    for block in content:
+        if isinstance(block, TextContent):
+            blocks.append(TextContentBlock(type="text", text=block.text))
+        elif isinstance(block, ImageContent):
+            blocks.append(ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type))
+    return blocks
+
+
+def result_content(tool_name: str, args: Mapping[str, Any], cwd: str,
+                   content: Sequence[TextContent | ImageContent]) -> list[ToolCallContentVariant]:
+    """A result's text verbatim (truncation notices included), after the diffs of an edit."""
+    return [*tool_diffs(tool_name, args, cwd), *(tool_content(block) for block in content_blocks(content))]
+
+
+class UpdateMapper:
+    """Turns one session's agent events into ACP updates; remembers each call's name and args,
+    which later events (update, end) do not all carry."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def updates(self, event: AgentEvent) -> list[SessionUpdate]:
+        match event:
+            case MessageUpdate(assistant_message_event=TextDeltaEvent(delta=delta)):
+                return [update_agent_message_text(delta)]
+            case MessageUpdate(assistant_message_event=ThinkingDeltaEvent(delta=delta)):
+                return [update_agent_thought_text(delta)]
+            case MessageUpdate(assistant_message_event=ToolcallEndEvent(tool_call=call)):
+                return [self._announce(call.id, call.name, call.arguments, "pending")]
+            case ToolExecutionStart(tool_call_id=call_id, tool_name=name, args=args):
+                if call_id not in self._calls:  # not streamed by the model (e.g. a replayed batch)
+                    return [self._announce(call_id, name, args, "in_progress")]
+                return [update_tool_call(call_id, status="in_progress")]
+            case ToolExecutionUpdate(tool_call_id=call_id, partial_result=partial):
+                return [update_tool_call(call_id, content=self._content(call_id, partial))]
+            case ToolExecutionEnd(tool_call_id=call_id, result=result, is_error=is_error):
+                status: ToolCallStatus = "failed" if is_error else "completed"
+                content = self._content(call_id, result)
+                self._calls.pop(call_id, None)
+                return [update_tool_call(call_id, status=status, content=content)]
+        return []
+
+    def _announce(self, call_id: str, name: str, args: dict[str, Any], status: ToolCallStatus) -> SessionUpdate:
+        self._calls[call_id] = (name, args)
+        return start_tool_call(
+            call_id, tool_title(name, args), kind=tool_kind(name), status=status,
+            content=tool_diffs(name, args, self.cwd) or None,
+            locations=tool_locations(name, args, self.cwd) or None, raw_input=args,
+        )
+
+    def _content(self, call_id: str, result: AgentToolResult) -> list[ToolCallContentVariant]:
+        name, args = self._calls.get(call_id, ("", {}))
+        return result_content(name, args, self.cwd, result.content)
+
+
+def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpdate]:
+    """A stored transcript replayed as the updates a live run would have sent (`session/load`)."""
+    updates: list[SessionUpdate] = []
+    calls: dict[str, ToolCall] = {}
+    for message in messages:
+        if isinstance(message, UserMessage):
+            content = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
+            updates += [update_user_message(block) for block in content_blocks(content)]
+        elif isinstance(message, AssistantMessage):
+            for block in message.content:
+                if isinstance(block, TextContent) and block.text:
+                    updates.append(update_agent_message_text(block.text))
+                elif isinstance(block, ThinkingContent) and block.thinking:
+                    updates.append(update_agent_thought_text(block.thinking))
+                elif isinstance(block, ToolCall):
+                    calls[block.id] = block
+                    updates.append(start_tool_call(
+                        block.id, tool_title(block.name, block.arguments), kind=tool_kind(block.name),
+                        status="pending", locations=tool_locations(block.name, block.arguments, cwd) or None,
+                        raw_input=block.arguments,
+                    ))
+        elif isinstance(message, ToolResultMessage):
+            call = calls.get(message.tool_call_id)
+            name, args = (call.name, call.arguments) if call is not None else (message.tool_name, {})
+            updates.append(update_tool_call(
+                message.tool_call_id, status="failed" if message.is_error else "completed",
+                content=result_content(name, args, cwd, message.content),
+            ))
+    return updates

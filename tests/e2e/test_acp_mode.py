@@ -1,0 +1,275 @@
+"""`--mode acp`: the daemon as an ACP agent, driven by the official SDK's client side (and by
+raw JSON lines for what a well-behaved client never sends). The tool behaviour behind each update
+is spec 1 (tools), 15.1 (agent events) and 16.5 (abort); ACP only renames it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import acp
+import anyio
+import pytest
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
+
+from .conftest import SCRIPTS, daemon_env, descendants, still_running, watch
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+Json = dict[str, Any]
+
+
+class Editor:
+    """A minimal ACP client: records every message the agent sends, in wire order."""
+
+    def __init__(self) -> None:
+        self.received: list[Json] = []
+        self._waiters: list[tuple[Callable[[Json], bool], anyio.Event]] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        pass  # the raw messages (observe) are what the tests read
+
+    def observe(self, event: StreamEvent) -> None:
+        if event.direction is not StreamDirection.INCOMING:
+            return
+        self.received.append(event.message)
+        for predicate, ready in self._waiters:
+            if predicate(event.message):
+                ready.set()
+
+    async def wait_for(self, predicate: Callable[[Json], bool]) -> None:
+        ready = anyio.Event()
+        self._waiters.append((predicate, ready))
+        if any(predicate(message) for message in self.received):
+            ready.set()
+        with anyio.fail_after(60):  # a guard against a hang, not a timing assertion
+            await ready.wait()
+
+    def updates(self) -> list[Json]:
+        return [m["params"]["update"] for m in self.received if m.get("method") == "session/update"]
+
+
+def daemon_argv(workspace: Path, script: Path = SCRIPTS / "e2e.json") -> list[str]:
+    return ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--script", str(script),
+            "--tools", "read,bash,edit,write,grep"]
+
+
+@asynccontextmanager
+async def connect(workspace: Path, home: Path, script: Path = SCRIPTS / "e2e.json",
+                  ) -> AsyncIterator[tuple[ClientSideConnection, Editor, Any]]:
+    editor = Editor()
+    async with acp.spawn_agent_process(
+        editor, sys.executable, *daemon_argv(workspace, script), env=daemon_env(home),
+        transport_kwargs={"stderr": subprocess.DEVNULL}, observers=[editor.observe],
+    ) as (conn, process):
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        assert init.protocol_version == acp.PROTOCOL_VERSION
+        yield conn, editor, process
+
+
+async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, tmp_path: Path) -> None:
+    """spec 15.1 events as ACP updates: thought, message, five tool calls (read, grep, edit,
+    write, bash) each pending -> in_progress -> completed, the edit on disk, then end_turn."""
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        response = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("tour")])
+        assert response.stop_reason == "end_turn"
+
+        # The response is the last thing the turn sends: every update came before it.
+        last = editor.received[-1]
+        assert last.get("result") == {"stopReason": "end_turn"}
+        updates = editor.updates()
+        assert all(m["params"]["sessionId"] == session.session_id
+                   for m in editor.received if m.get("method") == "session/update")
+        kinds = [u["sessionUpdate"] for u in updates]
+        assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk") < kinds.index("tool_call")
+        thought = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_thought_chunk")
+        assert thought == "Read and search first."
+        said = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk")
+        assert said == "Reading the project.All done: fixed the greeting."
+
+        calls = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+        assert [(c["kind"], c["status"]) for c in calls] == [
+            ("read", "pending"), ("search", "pending"), ("edit", "pending"), ("edit", "pending"),
+            ("execute", "pending")]
+        assert calls[0]["title"] == "read README.md"
+        assert calls[0]["locations"] == [{"path": str(workspace / "README.md")}]
+        assert calls[1]["title"] == "grep Helo in src"
+        assert calls[4]["title"] == "python3 src/greet.py Ada; seq 1 4000"
+        for call in calls:
+            statuses = [u.get("status") for u in updates
+                        if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call["toolCallId"]]
+            assert [s for s in statuses if s] == ["in_progress", "completed"]
+
+        finals = {u["toolCallId"]: u for u in updates
+                  if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed"}
+        edit = finals[calls[2]["toolCallId"]]
+        assert edit["content"][0] == {"type": "diff", "path": str(workspace / "src" / "greet.py"),
+                                      "oldText": "Helo", "newText": "Hello"}
+        assert edit["content"][1]["content"]["text"] == "Successfully replaced 1 block(s) in src/greet.py."
+        write = finals[calls[3]["toolCallId"]]
+        assert write["content"][0] == {"type": "diff", "path": str(workspace / "notes" / "NOTES.md"),
+                                       "newText": "fixed\n"}
+        assert "greet.py:" in finals[calls[1]["toolCallId"]]["content"][0]["content"]["text"]
+        bash_text = finals[calls[4]["toolCallId"]]["content"][0]["content"]["text"]
+        # spec 1.5: the tail is kept and the truncation notice reaches the editor verbatim
+        assert bash_text.startswith("2001\n")
+        assert re.search(r"\n4000\n\n\[Showing lines 2002-4001 of 4001\. Full output: /\S+\.log\]$", bash_text)
+        assert (workspace / "src" / "greet.py").read_text().count('f"Hello, {name}!"') == 1
+        assert (workspace / "notes" / "NOTES.md").read_text() == "fixed\n"
+    assert process.returncode == 0
+
+
+async def test_cancel_during_bash_answers_cancelled_and_kills_the_tool(workspace: Path, tmp_path: Path) -> None:
+    """spec 16.5 abort via ACP `session/cancel`: the prompt answers `cancelled`, the bash call
+    ends `failed`, and `sleep 987.5` with its shell is gone."""
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        async with anyio.create_task_group() as tasks:
+            outcome: list[str] = []
+
+            async def prompt() -> None:
+                response = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("slow")])
+                outcome.append(response.stop_reason)
+
+            tasks.start_soon(prompt)
+            await editor.wait_for(lambda m: "started" in json.dumps(m.get("params", {}).get("update", {})
+                                                                    .get("content", "")))
+            tool_processes = watch(descendants(process.pid))
+            assert tool_processes
+            await conn.cancel(session_id=session.session_id)
+        assert outcome == ["cancelled"]
+        assert still_running(tool_processes) == 0
+        ends = [u for u in editor.updates() if u["sessionUpdate"] == "tool_call_update" and u.get("status")]
+        assert [u["status"] for u in ends] == ["in_progress", "failed"]
+    assert process.returncode == 0
+
+
+async def test_length_is_max_tokens_and_a_failed_run_is_a_json_rpc_error(workspace: Path, tmp_path: Path) -> None:
+    """Run outcomes (spec 15.4): `length` answers `max_tokens`; an `error` stop answers -32603
+    carrying the error text, after the text streamed before it."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [
+        {"match": "^cut", "turns": [[{"text": "half an ans"}, {"stop": "length"}]]},
+        {"match": "^fail", "turns": [[{"text": "partial"}, {"error": "upstream exploded"}]]},
+    ]}))
+    async with connect(workspace, tmp_path, script) as (conn, editor, process):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        cut = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("cut")])
+        assert cut.stop_reason == "max_tokens"
+        with pytest.raises(acp.RequestError) as error:
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("fail")])
+        assert (error.value.code, str(error.value), error.value.data) == (
+            -32603, "upstream exploded", {"stopReason": "error"})
+        said = [u["content"]["text"] for u in editor.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+        assert said == ["half an ans", "partial"]
+    assert process.returncode == 0
+
+
+class RawAgent:
+    """The daemon on raw JSON lines, for inputs the SDK's client would never produce."""
+
+    def __init__(self, workspace: Path, home: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, *daemon_argv(workspace)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(home))
+
+    def send(self, line: bytes) -> Json:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        return self.read()
+
+    def read(self) -> Json:
+        assert self.proc.stdout is not None
+        message: Json = json.loads(self.proc.stdout.readline())
+        return message
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(30)
+        self.proc.stdout.close()
+        return code
+
+
+def test_bad_input_gets_a_precise_error_and_the_next_request_is_served(workspace: Path, tmp_path: Path) -> None:
+    """JSON-RPC 2.0 error objects (-32700, -32600, -32601, -32602); end of stdin exits 0."""
+    agent = RawAgent(workspace, tmp_path)
+    try:
+        parse = agent.send(b"{not json")
+        assert parse["id"] is None and parse["error"]["code"] == -32700
+        assert parse["error"]["message"] == "Parse error"
+        assert agent.send(b"[1, 2]")["error"] == {
+            "code": -32600, "message": "Invalid request", "data": {"details": "expected a JSON-RPC request object"}}
+        unknown = agent.send(b'{"jsonrpc": "2.0", "id": 7, "method": "session/teleport", "params": {}}')
+        assert unknown == {"jsonrpc": "2.0", "id": 7, "error": {
+            "code": -32601, "message": "Method not found", "data": {"method": "session/teleport"}}}
+        missing = agent.send(b'{"jsonrpc": "2.0", "id": 8, "method": "session/new", "params": {}}')
+        assert missing["id"] == 8 and missing["error"]["code"] == -32602
+        relative = agent.send(b'{"jsonrpc": "2.0", "id": 9, "method": "session/new", '
+                              b'"params": {"cwd": "ws", "mcpServers": []}}')
+        assert relative["error"]["data"] == {"details": "cwd must be an absolute path to a directory: ws"}
+        init = agent.send(b'{"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {"protocolVersion": 1}}')
+        assert init["id"] == 10 and init["result"]["agentCapabilities"]["loadSession"] is True
+    finally:
+        code = agent.close()
+    assert code == 0
+
+
+async def test_a_stored_session_is_listed_and_loaded_with_its_history_replayed(workspace: Path, tmp_path: Path) -> None:
+    """ACP `session/list` and `session/load` over our session store: the transcript comes back
+    as updates before the response, and the loaded session takes the next prompt."""
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=first.session_id, prompt=[acp.text_block("tour")])
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        listed = await conn.list_sessions(cwd=str(workspace))
+        assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [
+            (first.session_id, str(workspace), "tour")]
+        await conn.load_session(cwd=str(workspace), session_id=first.session_id, mcp_servers=[])
+        replay = editor.updates()
+        assert replay[0] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "tour"}}
+        calls = [u for u in replay if u["sessionUpdate"] == "tool_call"]
+        assert [c["title"] for c in calls] == ["read README.md", "grep Helo in src", "edit src/greet.py",
+                                               "write notes/NOTES.md", "python3 src/greet.py Ada; seq 1 4000"]
+        assert [u["status"] for u in replay if u["sessionUpdate"] == "tool_call_update"] == ["completed"] * 5
+        assert replay[-1]["content"]["text"] == "All done: fixed the greeting."
+        again = await conn.prompt(session_id=first.session_id, prompt=[acp.text_block("list files")])
+        assert again.stop_reason == "end_turn"
+        answer = editor.received[-1]
+        assert answer == {"jsonrpc": "2.0", "id": answer["id"], "result": {"stopReason": "end_turn"}}
+        with pytest.raises(acp.RequestError) as error:
+            await conn.load_session(cwd=str(workspace), session_id="nope", mcp_servers=[])
+        assert error.value.data == {"details": "Session not found: nope"}
+    assert process.returncode == 0
+
+
+def test_end_of_stdin_during_a_run_exits_0_and_kills_the_tool(workspace: Path, tmp_path: Path) -> None:
+    """End of input is a clean shutdown (spec 16.4): the run is aborted, its prompt answered
+    `cancelled`, the bash call's processes are gone, and the exit status is 0."""
+    agent = RawAgent(workspace, tmp_path)
+    session = agent.send(b'{"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": '
+                         b'{"cwd": "%s", "mcpServers": []}}' % str(workspace).encode())["result"]["sessionId"]
+    prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "slow"}]}}
+    message = agent.send(json.dumps(prompt).encode())
+    while "started" not in json.dumps(message.get("params", {}).get("update", {}).get("content", "")):
+        message = agent.read()
+    tool_processes = watch(descendants(agent.proc.pid))
+    assert tool_processes
+    assert agent.proc.stdin is not None
+    agent.proc.stdin.close()
+    while "id" not in message:
+        message = agent.read()
+    assert message == {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "cancelled"}}
+    assert agent.proc.wait(30) == 0
+    assert still_running(tool_processes) == 0
+    assert agent.proc.stdout is not None
+    agent.proc.stdout.close()
