@@ -55,21 +55,6 @@ def spawn(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., DaemonClien
         client.terminate()
 
 
-def processes_with(marker: str) -> list[int]:
-    """Pids whose command line contains `marker` (to prove a tool's children are gone)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append(int(entry))
-    return found
-
-
 def descendants(pid: int) -> list[int]:
     """Every live descendant of `pid` (children listed by the kernel, recursively)."""
     found: list[int] = []
