@@ -1,4 +1,4 @@
-"""Dependencies point down: ai <- agent <- tools <- session <- modes (STYLE.md, section (b))."""
+"""Dependencies point down: ai <- agent <- tools <- session <- modes (docs/ARCHITECTURE.md, "Layers")."""
 
 from __future__ import annotations
 

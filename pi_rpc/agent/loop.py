@@ -2,7 +2,7 @@
 
 `run_loop` owns no state between runs: the Agent passes the context (transcript and tools), the
 queues as callables, and the RunControl that abort uses. Events go through one synchronous `emit`
-(STYLE rule 11), so an event is on its way before the next await can be cancelled.
+so an event is on its way before the next await can be cancelled.
 """
 
 from __future__ import annotations

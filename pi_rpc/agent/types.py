@@ -63,7 +63,7 @@ class AbortSignal:
     """Read-only view of a run's abort state for code that wants to look (Pi's AbortSignal).
 
     Cancellation itself is structured: the loop runs every tool inside a CancelScope that abort
-    cancels, so a tool only needs to clean up on the way out (STYLE rules 5-7).
+    cancels, so a tool only needs to clean up on the way out; there is no flag to poll.
     """
 
     aborted: bool = False

@@ -312,7 +312,7 @@ async def stream_sse(
 ) -> AssistantMessage:
     """POST `body` as JSON to `url` and feed each server-sent event to `state` until it is
     finished. Never raises, except cancellation (which closes the socket): every request, HTTP
-    or stream failure ends the message with `stop_reason="error"` (STYLE rule 9)."""
+    or stream failure ends the message with `stop_reason="error"`, for the loop to judge."""
     secrets = (options.api_key,)
     try:
         async with create_client(options.idle_timeout) as client:

@@ -2,7 +2,7 @@
 
 A provider is `async def stream(model, context, options, builder) -> AssistantMessage`. It
 translates its API's stream into builder calls and returns `builder.finish()` or `builder.fail()`;
-it never raises once called (STYLE rule 9). Cancellation is structured: the caller runs the call
+it never raises once called (failures travel in the message). Cancellation is structured: the caller runs the call
 in a CancelScope, and a cancelled provider simply lets the cancellation propagate (closing its HTTP
 stream on the way out); the caller then ends the message with `builder.fail("aborted", ...)`.
 """

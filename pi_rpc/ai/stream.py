@@ -2,8 +2,8 @@
 
 Providers translate their vendor events into calls on this builder, keyed by the vendor's own part
 id (an index, an item id); the builder owns content indices, the partial AssistantMessage, the
-streamed events and the final message. A provider never builds a message itself (STYLE rule 10),
-and once called it never raises: it returns `finish()` or `fail()` (STYLE rule 9).
+streamed events and the final message. A provider never builds a message itself (so all stream alike),
+and once called it never raises: it returns `finish()` or `fail()` (failures travel in the message).
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine) -> RgRun
     """Run rg in its own process group with stdin at /dev/null, streaming stdout to on_line.
 
     Raises OSError if rg cannot be started. On cancellation (abort) or any error the whole
-    group is killed before the exception propagates (STYLE rule 7).
+    group is killed before the exception propagates, grandchildren included.
     """
     # Shielded: an abort landing mid-spawn would leave a started child that only asyncio's
     # cleanup kills, without its group; it is seen at the first await below instead.
