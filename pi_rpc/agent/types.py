@@ -106,6 +106,23 @@ class AgentTool:
         return self._declaration
 
 
+class ToolPreview(Wire, kw_only=True):
+    """What a call is about to do, told before it runs, for the user who approves it.
+
+    For edit and write the change is computed from the current file, nothing written: `old_text`
+    and `new_text` are the whole file before and after (empty old text for a new file), `patch`
+    a unified diff with line numbers. For a shell tool, `command`.
+    """
+
+    title: str
+    path: str | UnsetType = UNSET  # absolute
+    command: str | UnsetType = UNSET
+    old_text: str | UnsetType = UNSET
+    new_text: str | UnsetType = UNSET
+    patch: str | UnsetType = UNSET
+
+
+
 # --- hooks --------------------------------------------------------------------------------------
 
 
@@ -203,6 +220,33 @@ class QueueUpdate(Wire, tag_field="type", tag="queue_update"):
     follow_up: list[str]
 
 
+class ApprovalRequest(Wire, kw_only=True):
+    """A tool call waiting for the user's approval: the call, and what it will do."""
+
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    cwd: str
+    title: str
+    preview: ToolPreview
+    # The rule "allow always" adds when the client names none, e.g. `bash(npm test:*)`.
+    suggested_rule: str
+
+
+ApprovalOutcome = Literal["allow", "allowAlways", "reject", "timeout", "cancelled"]
+
+
+class ToolApprovalRequest(Wire, tag_field="type", tag="tool_approval_request"):
+    """The run waits for the user to approve a tool call (between tool_execution_start and end)."""
+
+    request: ApprovalRequest
+
+
+class ToolApprovalEnd(Wire, tag_field="type", tag="tool_approval_end"):
+    tool_call_id: str
+    outcome: ApprovalOutcome
+
+
 class AgentSettled(Wire, tag_field="type", tag="agent_settled"):
     """The session is idle again: after agent_end, and once queued work has drained."""
 
@@ -221,6 +265,8 @@ AgentEvent = (
     | AutoRetryStart
     | AutoRetryEnd
     | QueueUpdate
+    | ToolApprovalRequest
+    | ToolApprovalEnd
     | AgentSettled
 )
 

@@ -12,9 +12,17 @@ import anyio
 from msgspec import UNSET
 
 import pi_rpc
+from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers
 from pi_rpc.session.session import SessionConfig
-from pi_rpc.session.settings import SettingsError, load_settings, resolve_default_tools
+from pi_rpc.session.settings import (
+    SettingsError,
+    load_settings,
+    load_workspace_permissions,
+    resolve_default_tools,
+    save_workspace_allow_rule,
+)
+from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
 
 _log = logging.getLogger("pi_rpc")
@@ -47,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="jsonrpc (default; see protocol/PROTOCOL.md), pi: Pi's own `--mode rpc` "
                              "JSON lines, for clients written for Pi, or acp: the Agent Client Protocol "
                              "(Zed and other ACP editors)")
+    parser.add_argument("--approval-policy", choices=APPROVAL_POLICIES,
+                        help="when tools wait for the user's approval: ask, acceptEdits (edits and writes in "
+                             "the workspace run), auto (everything runs, as in Pi), readOnly (nothing that "
+                             "changes files or runs commands). Default: settings.json permissions.defaultPolicy; "
+                             "else ask for a client that can show approvals and auto for one that cannot")
     parser.add_argument("--thinking", default="off",
                         choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     parser.add_argument("--no-session", action="store_true",
@@ -67,8 +80,17 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     choice = choose_model(provider=args.provider, model_id=args.model, api=args.api,
                           base_url=args.base_url, script=args.script)
     available, resolve = model_resolvers(choice)
+    files = FileRouter()
+    workspace_permissions = load_workspace_permissions(cwd)
+    permissions = settings.permissions
+    rules = ApprovalRules(allow=parse_rules([*permissions.allow, *workspace_permissions.allow]),
+                          deny=parse_rules([*permissions.deny, *workspace_permissions.deny]))
+    policy = args.approval_policy or (permissions.default_policy or None)
     return SessionConfig(
-        cwd=cwd, model=choice, tools=create_tool_definitions(cwd, selection.registered()),
+        cwd=cwd, model=choice, tools=create_tool_definitions(cwd, selection.registered(), files), files=files,
+        approval_policy=policy or "auto", approval_policy_configured=policy is not None, approval_rules=rules,
+        approval_timeout=permissions.timeout_seconds or None,
+        save_allow_rule=lambda rule: save_workspace_allow_rule(cwd, rule),
         active_tools=selection.initial_active(), thinking_level=args.thinking,
         available_models=available, resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
@@ -92,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
     try:
         config = build_session_config(args)
-    except (ModelSetupError, SettingsError) as exc:
+    except (ModelSetupError, SettingsError, RuleError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
     if args.mode == "pi":

@@ -20,7 +20,15 @@ import anyio.abc
 from pi_rpc.agent.agent import Agent, QueueMode
 from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.loop import LoopConfig
-from pi_rpc.agent.types import AgentEvent, AgentSettled, AgentTool, MessageEnd
+from pi_rpc.agent.types import (
+    AgentEvent,
+    AgentSettled,
+    AgentTool,
+    ApprovalRequest,
+    MessageEnd,
+    ToolApprovalEnd,
+    ToolApprovalRequest,
+)
 from pi_rpc.ai.models import clamp_thinking_level, supported_thinking_levels
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.types import (
@@ -37,10 +45,12 @@ from pi_rpc.ai.types import (
     UserMessage,
 )
 from pi_rpc.ai.usage import add_usage
+from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
 from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, TokenTotals, ToolInfo
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
+from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 
 _log = logging.getLogger(__name__)
 
@@ -88,6 +98,15 @@ class SessionConfig:
     # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
     persist: bool = True
     session_root: Path | None = None
+    # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
+    files: FileRouter = field(default_factory=FileRouter)
+    # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
+    approval_policy: ApprovalPolicy = "auto"
+    # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.
+    approval_policy_configured: bool = False
+    approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
+    approval_timeout: float | None = None
+    save_allow_rule: Callable[[str], None] | None = None
 
 
 class AgentSession:
@@ -111,6 +130,35 @@ class AgentSession:
         self._settled.set()
         self._file: SessionFile | None = None
         self.agent.subscribe(self._persist)
+        self.approvals = ApprovalGate(
+            lambda: self.cwd, self._definitions.get, self._tool_context, policy=config.approval_policy,
+            rules=config.approval_rules, timeout=config.approval_timeout, save_rule=config.save_allow_rule,
+        )
+        self.approvals.on_request = lambda request: self.agent.emit(ToolApprovalRequest(request=request))
+        self.approvals.on_resolved = lambda call_id, outcome: self.agent.emit(
+            ToolApprovalEnd(tool_call_id=call_id, outcome=outcome))
+
+    # --- the client's part: approvals and editor-owned files ------------------------------------
+
+    def set_approver(self, approver: Approver | None) -> None:
+        """The front end's way to ask the user; None for a client that cannot ask. A client that
+        can ask gets the "ask" policy unless the user configured one."""
+        self.approvals.approver = approver
+        if not self.config.approval_policy_configured:
+            self.approvals.policy = "ask" if approver is not None else self.config.approval_policy
+
+    def set_approval_policy(self, policy: ApprovalPolicy) -> ApprovalPolicy:
+        """Takes effect at the next tool call, in a running run too."""
+        self.approvals.policy = policy
+        return policy
+
+    @property
+    def pending_approvals(self) -> list[ApprovalRequest]:
+        return list(self.approvals.pending.values())
+
+    def set_editor_files(self, editor: EditorFiles | None) -> None:
+        """Serve read/edit/write of text files from the client (its buffers); None: the disk."""
+        self.config.files.editor = editor
 
     # --- events ---------------------------------------------------------------------------------
 
@@ -315,7 +363,8 @@ class AgentSession:
                                 headers=dict(choice.headers), session_id=self.session_id)
         return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
                           system_prompt=lambda: self._system_prompt,
-                          tools=lambda: [self._agent_tool(name) for name in self._active])
+                          tools=lambda: [self._agent_tool(name) for name in self._active],
+                          before_tool_call=self.approvals.check)
 
     # --- state ----------------------------------------------------------------------------------
 
@@ -332,6 +381,8 @@ class AgentSession:
             session_id=self.session_id, message_count=len(self.agent.messages),
             pending_message_count=self.agent.pending_count, cwd=self.cwd, active_tools=self.active_tools,
             scripted=self.choice.scripted, session_file=self.session_file,
+            approval_policy=self.approvals.policy,
+            pending_approvals=[request.tool_call_id for request in self.approvals.pending.values()],
         )
 
     @property

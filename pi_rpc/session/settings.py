@@ -7,14 +7,16 @@ keys are ignored: a Pi settings file carries much that a daemon has no use for.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 import platformdirs
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.session.approvals import ApprovalPolicy
 from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
 
 MIXED_MODIFIERS = "tool names cannot be mixed with +name or -name entries"
@@ -24,10 +26,22 @@ class SettingsError(ValueError):
     pass
 
 
+class PermissionSettings(msgspec.Struct, rename="camel", kw_only=True):
+    """`permissions`: rules applied before any approval is asked (pi_rpc/session/approvals.py)."""
+
+    allow: list[str] = msgspec.field(default_factory=list)
+    deny: list[str] = msgspec.field(default_factory=list)
+    # The policy of a session whose client does not choose one (user settings only).
+    default_policy: ApprovalPolicy | UnsetType = UNSET
+    # Seconds an approval request waits before the call is rejected; unset waits as long as it takes.
+    timeout_seconds: float | UnsetType = UNSET
+
+
 class Settings(msgspec.Struct, rename="camel", kw_only=True):
     default_tools: list[str] | UnsetType = UNSET
     steering_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
     follow_up_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
+    permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
 
 
 def settings_paths() -> list[Path]:
@@ -44,6 +58,42 @@ def load_settings(path: Path | None = None) -> Settings:
         return msgspec.json.decode(path.read_bytes(), type=Settings)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise SettingsError(f"{path}: {exc}") from exc
+
+
+def workspace_settings_path(cwd: str) -> Path:
+    """A workspace's own settings, where Pi keeps a project's: `<workspace>/.pi/settings.json`."""
+    return Path(cwd) / ".pi" / "settings.json"
+
+
+def load_workspace_permissions(cwd: str) -> PermissionSettings:
+    """The workspace's `permissions` rules. Its default policy is ignored: a repository must not
+    be able to turn approvals off for whoever opens it."""
+    path = workspace_settings_path(cwd)
+    if not path.is_file():
+        return PermissionSettings()
+    permissions = load_settings(path).permissions
+    permissions.default_policy = UNSET
+    permissions.timeout_seconds = UNSET
+    return permissions
+
+
+def save_workspace_allow_rule(cwd: str, rule: str) -> None:
+    """Add an allow rule to the workspace settings file, keeping everything else in it."""
+    path = workspace_settings_path(cwd)
+    try:
+        data: dict[str, Any] = msgspec.json.decode(path.read_bytes()) if path.is_file() else {}
+    except (OSError, msgspec.DecodeError) as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: expected a JSON object")
+    permissions = data.setdefault("permissions", {})
+    allow = permissions.setdefault("allow", [])
+    if rule not in allow:
+        allow.append(rule)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
+    os.replace(temporary, path)
 
 
 def resolve_default_tools(entries: Sequence[str]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai.types import Model, StopReason, ThinkingLevel, Usage, Wire
+from pi_rpc.session.approvals import ApprovalPolicy
 
 
 class PromptOutcome(Wire, kw_only=True):
@@ -41,6 +42,9 @@ class SessionState(Wire, kw_only=True):
     active_tools: list[str]
     scripted: bool
     session_file: str | None
+    approval_policy: ApprovalPolicy
+    # Tool calls waiting for the user's approval.
+    pending_approvals: list[str]
 
 
 class TokenTotals(Wire, kw_only=True):

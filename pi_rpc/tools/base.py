@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentTool, AgentToolResult, OnUpdate
+from pi_rpc.agent.types import AbortSignal, AgentTool, AgentToolResult, OnUpdate, ToolPreview
 from pi_rpc.ai.types import ConstrainedSampling, Model
 
 
@@ -28,6 +28,8 @@ class ToolContext:
     session_file: str | None = None
     thinking_level: str | None = None
 
+
+DefinitionPreview = Callable[[Any, ToolContext], Awaitable[ToolPreview]]
 
 DefinitionExecute = Callable[[str, Any, AbortSignal, OnUpdate, ToolContext], Awaitable[AgentToolResult]]
 
@@ -45,6 +47,10 @@ class ToolDefinition:
     prepare_arguments: Callable[[Any], Any] | None = None
     execution_mode: Literal["parallel", "sequential"] = "parallel"
     aborted_text: Callable[[AgentToolResult | None], str] | None = None
+    # Changes files or runs programs: approval policies ask before it runs (readOnly refuses it).
+    mutating: bool = False
+    # Describes the call before it runs (for approval requests); raising means "would fail anyway".
+    preview: DefinitionPreview | None = None
 
 
 def wrap_tool_definition(

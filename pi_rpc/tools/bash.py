@@ -20,7 +20,7 @@ import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorWithResult
+from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorWithResult, ToolPreview
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolContext, ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
@@ -378,7 +378,14 @@ def create_shell_tool_definition(
         prompt_guidelines=list(config.guidelines) if expose_session_environment else [],
         constrained_sampling=JsonSchemaSampling(strict="prefer"),
         aborted_text=aborted_text,
+        mutating=True,
+        preview=preview_command,
     )
+
+
+async def preview_command(params: BashParams, ctx: ToolContext) -> ToolPreview:
+    first_line = params.command.strip().split("\n", 1)[0]
+    return ToolPreview(title=f"Run {first_line}", command=params.command)
 
 
 async def _run_with_updates(

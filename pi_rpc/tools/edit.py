@@ -8,13 +8,13 @@ import os
 import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import anyio
 import msgspec
 from msgspec import Meta
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError
+from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolPreview
 from pi_rpc.ai.json_text import displayable
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent
 from pi_rpc.tools.base import ToolContext, ToolDefinition
@@ -152,6 +152,30 @@ def _access_failure(path: str, exc: Exception) -> ToolError:
     return ToolError(f"Could not edit file: {path}. {reason}.")
 
 
+class _PlannedEdit(NamedTuple):
+    base: str  # the file as LF-normalised text, before
+    new: str  # and after
+    written: str  # what goes back to the file: BOM and line endings restored
+
+
+async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[ReplaceEdit]) -> _PlannedEdit:
+    """Read the file and apply the edits in memory; nothing is written. Raises the tool's errors."""
+    try:
+        await ops.access(absolute)
+    except Exception as exc:
+        raise _access_failure(path, exc) from exc
+    try:
+        raw = await ops.read_file(absolute)
+    except OSError as exc:
+        raise ToolError(node_error_message(exc, "open", absolute)) from exc
+    # Not "replace" (Pi's Node decoding): a Latin-1 byte elsewhere in the file would be
+    # rewritten as U+FFFD. surrogateescape keeps every undecodable byte for the write back.
+    bom, content = strip_bom(raw.decode("utf-8", errors="surrogateescape"))
+    ending = detect_line_ending(content)
+    base, new = apply_edits_to_normalized_content(normalize_to_lf(content), edits, path)
+    return _PlannedEdit(base, new, bom + restore_line_endings(new, ending))
+
+
 def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> ToolDefinition:
     ops = operations or local_edit_operations()
 
@@ -164,25 +188,13 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
         absolute = resolve_to_cwd(path, ctx.cwd or cwd)
 
         async def mutate() -> AgentToolResult:
+            planned = await _plan_edit(ops, absolute, path, params.edits)
             try:
-                await ops.access(absolute)
-            except Exception as exc:
-                raise _access_failure(path, exc) from exc
-            try:
-                raw = await ops.read_file(absolute)
+                await ops.write_file(absolute, planned.written)
             except OSError as exc:
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
-            # Not "replace" (Pi's Node decoding): a Latin-1 byte elsewhere in the file would be
-            # rewritten as U+FFFD. surrogateescape keeps every undecodable byte for the write back.
-            bom, content = strip_bom(raw.decode("utf-8", errors="surrogateescape"))
-            ending = detect_line_ending(content)
-            base, new = apply_edits_to_normalized_content(normalize_to_lf(content), params.edits, path)
-            try:
-                await ops.write_file(absolute, bom + restore_line_endings(new, ending))
-            except OSError as exc:
-                raise ToolError(node_error_message(exc, "open", absolute)) from exc
-            diff, first_changed = generate_diff_string(base, new)
-            patch = generate_unified_patch(path, base, new)
+            diff, first_changed = generate_diff_string(planned.base, planned.new)
+            patch = generate_unified_patch(path, planned.base, planned.new)
             details: dict[str, Any] = {"diff": displayable(diff), "patch": displayable(patch)}
             if first_changed is not None:
                 details["firstChangedLine"] = first_changed
@@ -194,6 +206,17 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
         except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
             raise _access_failure(path, exc) from exc
 
+    async def preview(params: EditParams, ctx: ToolContext) -> ToolPreview:
+        if not params.edits:
+            raise ToolError(EMPTY_EDITS)
+        absolute = resolve_to_cwd(params.path, ctx.cwd or cwd)
+        planned = await _plan_edit(ops, absolute, params.path, params.edits)
+        return ToolPreview(
+            title=f"Edit {params.path}", path=absolute, old_text=displayable(planned.base),
+            new_text=displayable(planned.new),
+            patch=displayable(generate_unified_patch(params.path, planned.base, planned.new)),
+        )
+
     return ToolDefinition(
         name="edit",
         label="edit",
@@ -204,6 +227,8 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
         prompt_guidelines=list(PROMPT_GUIDELINES),
         constrained_sampling=JsonSchemaSampling(strict="prefer"),
         prepare_arguments=prepare_edit_arguments,
+        mutating=True,
+        preview=preview,
     )
 
 

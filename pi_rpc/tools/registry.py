@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import create_bash_tool
 from pi_rpc.tools.edit import create_edit_tool
+from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.find import create_find_tool
 from pi_rpc.tools.grep import create_grep_tool
 from pi_rpc.tools.ls import create_ls_tool
@@ -64,8 +65,18 @@ def unknown_tool_names(names: Sequence[str]) -> list[str]:
     return [name for name in names if name not in BUILTIN_TOOLS]
 
 
-def create_tool_definitions(cwd: str, names: Sequence[str]) -> dict[str, ToolDefinition]:
-    return {name: BUILTIN_TOOLS[name][1](cwd) for name in names}
+def create_tool_definitions(
+    cwd: str, names: Sequence[str], files: FileRouter | None = None
+) -> dict[str, ToolDefinition]:
+    """The named built-in tools; with a router, read/edit/write go through it (editor buffers)."""
+    routed: dict[str, Callable[[str], ToolDefinition]] = {}
+    if files is not None:
+        routed = {
+            "read": lambda cwd: create_read_tool(cwd, operations=files.read_operations()),
+            "edit": lambda cwd: create_edit_tool(cwd, operations=files.edit_operations()),
+            "write": lambda cwd: create_write_tool(cwd, operations=files.write_operations()),
+        }
+    return {name: routed.get(name, BUILTIN_TOOLS[name][1])(cwd) for name in names}
 
 
 def tools_help() -> str:

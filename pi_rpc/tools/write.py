@@ -15,9 +15,11 @@ import anyio
 import msgspec
 from msgspec import Meta
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
+from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolPreview, text_result
+from pi_rpc.ai.json_text import displayable
 from pi_rpc.ai.types import JsonSchemaSampling
 from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.edit_diff import generate_unified_patch
 from pi_rpc.tools.fs import node_error_message, write_file_atomic
 from pi_rpc.tools.mutation_queue import with_file_mutation_queue
 from pi_rpc.tools.paths import resolve_to_cwd
@@ -42,6 +44,8 @@ class WriteOperations:
     write_file: Callable[[str, str], Awaitable[None]]
     # Creates the folder and any missing parents; an existing folder is not an error.
     mkdir: Callable[[str], Awaitable[None]]
+    # The text a write would replace (None: no such file), for the preview an approval shows.
+    read_existing: Callable[[str], Awaitable[str | None]] | None = None
 
 
 async def _local_write_file(path: str, content: str) -> None:
@@ -57,7 +61,18 @@ async def _local_mkdir(path: str) -> None:
 
 
 def local_write_operations() -> WriteOperations:
-    return WriteOperations(write_file=_local_write_file, mkdir=_local_mkdir)
+    return WriteOperations(write_file=_local_write_file, mkdir=_local_mkdir, read_existing=_local_read_existing)
+
+
+async def _local_read_existing(path: str) -> str | None:
+    def read() -> str | None:
+        try:
+            with open(path, "rb") as file:
+                return file.read().decode("utf-8", errors="replace")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    return await anyio.to_thread.run_sync(read)
 
 
 def create_write_tool(cwd: str, *, operations: WriteOperations | None = None) -> ToolDefinition:
@@ -85,6 +100,17 @@ def create_write_tool(cwd: str, *, operations: WriteOperations | None = None) ->
         except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
             raise ToolError(node_error_message(exc, "open", absolute)) from exc
 
+    async def preview(params: WriteParams, ctx: ToolContext) -> ToolPreview:
+        absolute = resolve_to_cwd(params.path, ctx.cwd or cwd)
+        read_existing = ops.read_existing or _local_read_existing
+        old = await read_existing(absolute)
+        verb = "Overwrite" if old is not None else "Create"
+        return ToolPreview(
+            title=f"{verb} {params.path}", path=absolute, old_text=displayable(old or ""),
+            new_text=displayable(params.content),
+            patch=displayable(generate_unified_patch(params.path, old or "", params.content)),
+        )
+
     return ToolDefinition(
         name="write",
         label="write",
@@ -94,6 +120,8 @@ def create_write_tool(cwd: str, *, operations: WriteOperations | None = None) ->
         prompt_snippet=PROMPT_SNIPPET,
         prompt_guidelines=list(PROMPT_GUIDELINES),
         constrained_sampling=JsonSchemaSampling(strict="prefer"),
+        mutating=True,
+        preview=preview,
     )
 
 

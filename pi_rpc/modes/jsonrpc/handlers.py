@@ -9,11 +9,13 @@ from pygls.exceptions import JsonRpcServerError
 
 import pi_rpc
 from pi_rpc.ai.types import Model
+from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
 from pi_rpc.modes.jsonrpc.protocol import (
     BUSY,
     NOT_FOUND,
     PROTOCOL_VERSION,
     ActiveTools,
+    ApprovalPolicyResult,
     Empty,
     InitializeParams,
     InitializeResult,
@@ -28,6 +30,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     ServerInfo,
     SessionList,
     SetActiveToolsParams,
+    SetApprovalPolicyParams,
     SetModelParams,
     SetThinkingParams,
     ThinkingLevels,
@@ -39,15 +42,25 @@ from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionBusy
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
 
 
-def register(rpc: Rpc, session: AgentSession, on_shutdown: Callable[[], object],
+def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdown: Callable[[], object],
              on_exit: Callable[[], None]) -> None:
     @rpc.method("initialize", InitializeParams)
     async def initialize(params: InitializeParams) -> InitializeResult:
+        capabilities = params.capabilities
+        session.set_approver(client.approve if capabilities.approvals else None)
+        session.set_editor_files(client if capabilities.files else None)
+        if params.approval_policy is not UNSET:
+            session.set_approval_policy(params.approval_policy)
         return InitializeResult(
             server_info=ServerInfo(name="pi-rpc", version=pi_rpc.__version__),
             protocol_version=PROTOCOL_VERSION, cwd=session.cwd, model=session.choice.model,
             scripted=session.choice.scripted, tools=session.tool_infos(),
+            approval_policy=session.approvals.policy,
         )
+
+    @rpc.method("approval/setPolicy", SetApprovalPolicyParams)
+    async def approval_set_policy(params: SetApprovalPolicyParams) -> ApprovalPolicyResult:
+        return ApprovalPolicyResult(policy=session.set_approval_policy(params.policy))
 
     @rpc.method("shutdown", Empty)
     async def shutdown(params: Empty) -> None:

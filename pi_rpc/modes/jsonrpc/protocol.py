@@ -12,8 +12,9 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import AgentEvent
+from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
+from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
 from pi_rpc.session.store import SessionSummary
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, ToolInfo
 
@@ -33,8 +34,20 @@ class ClientInfo(Wire, kw_only=True):
     version: str | UnsetType = UNSET
 
 
+class ClientCapabilities(Wire, kw_only=True):
+    # The client answers `approval/request`: tool calls can wait for the user (see approvalPolicy).
+    approvals: bool = False
+    # The client answers `fs/readTextFile` and `fs/writeTextFile`: read, edit and write of text
+    # files go through the editor's buffers, unsaved changes included.
+    files: bool = False
+
+
 class InitializeParams(Wire, kw_only=True):
     client_info: ClientInfo | UnsetType = UNSET
+    capabilities: ClientCapabilities = msgspec.field(default_factory=ClientCapabilities)
+    # The session's approval policy; default: the configured one, else "ask" when the client
+    # declares approvals and "auto" when it does not.
+    approval_policy: ApprovalPolicy | UnsetType = UNSET
 
 
 class ServerInfo(Wire, kw_only=True):
@@ -49,6 +62,7 @@ class InitializeResult(Wire, kw_only=True):
     model: Model
     scripted: bool
     tools: list[ToolInfo]
+    approval_policy: ApprovalPolicy
 
 
 class ImageInput(Wire, kw_only=True):
@@ -125,6 +139,27 @@ class ThinkingLevels(Wire, kw_only=True):
     available: list[ThinkingLevel]
 
 
+class SetApprovalPolicyParams(Wire, kw_only=True):
+    policy: ApprovalPolicy
+
+
+class ApprovalPolicyResult(Wire, kw_only=True):
+    policy: ApprovalPolicy
+
+
+class ReadTextFileParams(Wire, kw_only=True):
+    path: str  # absolute
+
+
+class TextFileContent(Wire, kw_only=True):
+    content: str
+
+
+class WriteTextFileParams(Wire, kw_only=True):
+    path: str  # absolute
+    content: str
+
+
 class AgentEventNotification(Wire, kw_only=True):
     """`agent/event` notification: params is the event itself."""
 
@@ -157,6 +192,14 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "session/list": (Empty, SessionList),
     "session/load": (LoadSessionParams, LoadedSession),
     "session/stats": (Empty, SessionStats),
+    "approval/setPolicy": (SetApprovalPolicyParams, ApprovalPolicyResult),
+}
+
+# server -> client requests (only to a client that declared the matching capability)
+SERVER_REQUESTS: dict[str, tuple[type[Any], Any]] = {
+    "approval/request": (ApprovalRequest, ApprovalDecision),
+    "fs/readTextFile": (ReadTextFileParams, TextFileContent),
+    "fs/writeTextFile": (WriteTextFileParams, None),
 }
 
 # client -> server notifications
@@ -167,6 +210,8 @@ SERVER_NOTIFICATIONS: dict[str, Any] = {"agent/event": AgentEvent}
 
 __all__ = [
     "PROTOCOL_VERSION", "BUSY", "NOT_FOUND", "METHODS", "CLIENT_NOTIFICATIONS", "SERVER_NOTIFICATIONS",
+    "SERVER_REQUESTS", "ClientCapabilities", "SetApprovalPolicyParams", "ApprovalPolicyResult",
+    "ReadTextFileParams", "TextFileContent", "WriteTextFileParams", "ApprovalRequest", "ApprovalDecision",
     "AgentEvent", "Message", "Model", "PromptOutcome", "SessionState", "ToolInfo",
     "Empty", "ClientInfo", "InitializeParams", "ServerInfo", "InitializeResult", "ImageInput",
     "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",

@@ -16,6 +16,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     METHODS,
     PROTOCOL_VERSION,
     SERVER_NOTIFICATIONS,
+    SERVER_REQUESTS,
 )
 
 DEFAULT_PATH = Path(__file__).resolve().parents[3] / "protocol" / "schema.json"
@@ -23,7 +24,7 @@ DEFAULT_PATH = Path(__file__).resolve().parents[3] / "protocol" / "schema.json"
 
 def build_schema() -> dict[str, Any]:
     types: list[Any] = []
-    for params, result in METHODS.values():
+    for params, result in [*METHODS.values(), *SERVER_REQUESTS.values()]:
         types.append(params)
         if result is not None:
             types.append(result)
@@ -43,6 +44,7 @@ def build_schema() -> dict[str, Any]:
         "methods": {name: describe(p, r) for name, (p, r) in METHODS.items()},
         "clientNotifications": {name: {"params": by_type[p]} for name, p in CLIENT_NOTIFICATIONS.items()},
         "serverNotifications": {name: {"params": by_type[p]} for name, p in SERVER_NOTIFICATIONS.items()},
+        "serverRequests": {name: describe(p, r) for name, (p, r) in SERVER_REQUESTS.items()},
         "$defs": components,
     }
 

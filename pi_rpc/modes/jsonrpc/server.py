@@ -28,6 +28,7 @@ from pi_rpc.modes.framing import (
     encode_lsp,
 )
 from pi_rpc.modes.jsonrpc import handlers
+from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.modes.jsonrpc.rpc import Rpc
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
@@ -53,10 +54,11 @@ class Daemon:
         sink = StdoutSink(out_fd, encode_lsp if self.framing == "lsp" else encode_jsonl)
         await sink.open()
         rpc = Rpc(sink)
+        self._client = client = ClientRequests(sink)
         async with anyio.create_task_group() as tasks:
             session = AgentSession(self.config, tasks)
             session.subscribe(_event_forwarder(rpc, sink))
-            handlers.register(rpc, session, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
+            handlers.register(rpc, session, client, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
             tasks.start_soon(self._read_stdin, rpc)
             tasks.start_soon(watch_signals, self._stop)
             await self._stop.wait()
@@ -75,6 +77,7 @@ class Daemon:
                 self._dispatch(rpc, frame)
             if not chunk:
                 _log.info("stdin closed; exiting")
+                self._client.fail_all("the client closed its end of the pipe")
                 self._stop.set()
                 return
 
@@ -97,6 +100,10 @@ class Daemon:
         if problem is not None:
             msg_id = message.get("id") if isinstance(message, dict) else None
             rpc.send_error(msg_id if isinstance(msg_id, str | int) else None, JsonRpcInvalidRequest(problem))
+            return
+        if "method" not in message:  # a response: to one of our requests, or to nothing we sent
+            if not self._client.resolve(message):
+                _log.warning("response with id %r ignored: no request of ours has that id", message.get("id"))
             return
         method = message.get("method")
         if method == "$/cancelRequest" and "id" not in message:
