@@ -12,7 +12,7 @@ import anyio
 from msgspec import UNSET
 
 import pi_rpc
-from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers
+from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
 from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.settings import SettingsError, load_settings, resolve_default_tools
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
                         choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     parser.add_argument("--no-session", action="store_true",
                         help="keep the transcript in memory only (no session file)")
+    parser.add_argument("--pass-provider-keys-to-tools", action="store_true",
+                        help="let bash/powershell commands inherit the provider API key variables "
+                             "(withheld by default; settings.json: passProviderKeysToTools)")
     parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"))
     return parser
 
@@ -67,8 +70,11 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     choice = choose_model(provider=args.provider, model_id=args.model, api=args.api,
                           base_url=args.base_url, script=args.script)
     available, resolve = model_resolvers(choice)
+    pass_keys = args.pass_provider_keys_to_tools or settings.pass_provider_keys_to_tools
+    withheld_env = frozenset() if pass_keys else provider_key_variables()
     return SessionConfig(
-        cwd=cwd, model=choice, tools=create_tool_definitions(cwd, selection.registered()),
+        cwd=cwd, model=choice,
+        tools=create_tool_definitions(cwd, selection.registered(), withheld_env=withheld_env),
         active_tools=selection.initial_active(), thinking_level=args.thinking,
         available_models=available, resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",

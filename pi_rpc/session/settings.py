@@ -28,6 +28,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     default_tools: list[str] | UnsetType = UNSET
     steering_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
     follow_up_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
+    # Opt-in: bash/powershell children inherit the provider key variables (pi_rpc/tools/tool_env.py).
+    pass_provider_keys_to_tools: bool = False
 
 
 def settings_paths() -> list[Path]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import create_bash_tool
@@ -12,6 +12,7 @@ from pi_rpc.tools.grep import create_grep_tool
 from pi_rpc.tools.ls import create_ls_tool
 from pi_rpc.tools.powershell import create_powershell_tool
 from pi_rpc.tools.read import create_read_tool
+from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 from pi_rpc.tools.write import create_write_tool
 
 # Order and one-line summaries of `pi --help` (spec 5.2).
@@ -64,8 +65,15 @@ def unknown_tool_names(names: Sequence[str]) -> list[str]:
     return [name for name in names if name not in BUILTIN_TOOLS]
 
 
-def create_tool_definitions(cwd: str, names: Sequence[str]) -> dict[str, ToolDefinition]:
-    return {name: BUILTIN_TOOLS[name][1](cwd) for name in names}
+# The tools that start processes, and so take the environment variables their children must not see.
+_SHELL_TOOLS = {"bash": create_bash_tool, "powershell": create_powershell_tool}
+
+
+def create_tool_definitions(
+    cwd: str, names: Sequence[str], *, withheld_env: Collection[str] = PROVIDER_KEY_VARS
+) -> dict[str, ToolDefinition]:
+    return {name: _SHELL_TOOLS[name](cwd, withheld_env=withheld_env) if name in _SHELL_TOOLS
+            else BUILTIN_TOOLS[name][1](cwd) for name in names}
 
 
 def tools_help() -> str:
