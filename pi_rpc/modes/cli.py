@@ -15,6 +15,7 @@ import pi_rpc
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
 from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.settings import SettingsError, load_settings, resolve_default_tools
+from pi_rpc.tools.pending_writes import sweep_stale_temp_files
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
 
 _log = logging.getLogger("pi_rpc")
@@ -96,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # pygls logs every outbound body at INFO and every error reply with a traceback; the
     # daemon logs what matters itself (rpc.py, server.py).
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
+    sweep_stale_temp_files()  # what a killed daemon's atomic writes left in a workspace
     try:
         config = build_session_config(args)
     except (ModelSetupError, SettingsError) as exc:
