@@ -19,6 +19,13 @@ import anyio.from_thread
 import msgspec
 import pytest
 
+from pi_rpc.agent.agent import Agent
+from pi_rpc.agent.loop import LoopConfig
+from pi_rpc.agent.types import MessageEnd
+from pi_rpc.ai.providers.faux import FAUX_MODEL
+from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.types import AssistantMessage, Context, Model, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.e2e.conftest import daemon_env
 from tests.e2e.test_daemon_providers import Loopback, _serve
@@ -138,3 +145,30 @@ def test_no_path_shows_the_key(case: str, loopback: Loopback, tmp_path: Path) ->
     assert _everything_on_disk(sessions), "the failed turn is persisted"
     leaks = {where: text.count(KEY) for where, text in seen.items() if KEY in text}
     assert leaks == {}
+
+
+
+# --- a stream function that is not HTTP, or that breaks its contract -------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["fails", "raises"])
+async def test_the_loop_scrubs_any_stream_functions_errors(how: str) -> None:
+    async def echoing(model: Model, context: Context, options: StreamOptions,
+                      builder: AssistantBuilder) -> AssistantMessage:
+        if how == "raises":
+            raise RuntimeError(f"broken provider quoting {options.api_key}")
+        return builder.fail("error", f"rejected {options.headers['x-team-token']}")
+
+    agent = Agent()
+    ends: list[AssistantMessage] = []
+    agent.subscribe(lambda e: ends.append(e.message) if isinstance(e, MessageEnd)
+                    and isinstance(e.message, AssistantMessage) else None)
+    options = StreamOptions(api_key=KEY, headers={"x-team-token": "Bearer team-secret-123"})
+    config = LoopConfig(model=FAUX_MODEL, stream_fn=echoing, options=options, system_prompt=lambda: "",
+                        tools=lambda: [])
+    await agent.prompt([UserMessage(content="hi")], config)
+    (message,) = ends
+    assert message.stop_reason == "error" and isinstance(message.error_message, str)
+    assert "[redacted]" in message.error_message
+    assert KEY not in message.error_message and "team-secret-123" not in message.error_message
