@@ -26,6 +26,7 @@ from pi_rpc.agent.types import (
     TurnEnd,
     TurnStart,
 )
+from pi_rpc.ai.redact import request_secrets
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
@@ -171,6 +172,9 @@ async def stream_assistant(
             emit(MessageUpdate(assistant_message_event=event))
 
     builder = AssistantBuilder(config.model, on_event)
+    # Any stream function, HTTP or not, and a provider that breaks its contract alike: no error
+    # text of this message shows the key.
+    builder.keep_secret(*request_secrets(config.options.api_key, config.options.headers))
     context = Context(system_prompt=config.system_prompt(), messages=list(transcript),
                       tools=[tool.declaration() for tool in tools])
     message: AssistantMessage | None = None

@@ -166,6 +166,17 @@ def resolve_config_value(value: str, env: Mapping[str, str]) -> str | None:
     return value
 
 
+def referenced_env_names(value: str, env: Mapping[str, str]) -> set[str]:
+    """The environment variables a models.json value reads (the forms `resolve_config_value`
+    accepts): `$VAR` / `${VAR}` references, or the value itself when it names a set variable."""
+    if value.startswith("!"):
+        return set()
+    if "$" in value:
+        return {match.group(2) or match.group(3) for match in _ENV_REF.finditer(value)
+                if match.group(1) not in ("$", "!")}
+    return {value} if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) and value in env else set()
+
+
 # --- the registry --------------------------------------------------------------------------------
 
 
@@ -269,6 +280,17 @@ class ModelRegistry:
             if key:
                 headers["Authorization"] = f"Bearer {key}"
         return headers
+
+    def key_variable_names(self) -> set[str]:
+        """Every environment variable that a configured `apiKey` or header value reads: these hold
+        credentials, which tool processes must not inherit (pi_rpc/tools/tool_env.py)."""
+        names: set[str] = set()
+        for auth in self._auth.values():
+            templates = [auth.api_key or "", *auth.headers.values()]
+            templates += [value for headers in auth.model_headers.values() for value in headers.values()]
+            for template in templates:
+                names |= referenced_env_names(template, self._env)
+        return names
 
     def __repr__(self) -> str:
         return f"ModelRegistry({len(self._models)} models, config={self.config_path})"

@@ -5,7 +5,8 @@ Every provider streams over the same pieces, so every provider fails the same wa
 becomes readable text (the provider's own JSON message when it sent one), 429/5xx/529 are retried
 with exponential backoff that honours `retry-after`, and each retry is announced through the
 builder (`auto_retry_start` / `auto_retry_end`). API keys are scrubbed from every text produced
-here, and nothing here logs headers or bodies.
+here (`pi_rpc/ai/redact.py`), the builder scrubs every error text of the message with the same
+secrets, and nothing here logs headers or bodies.
 
 Cancellation is never caught: leaving `open_stream` by cancellation closes the response at once,
 which closes the TCP connection because the body was not read to its end.
@@ -30,6 +31,7 @@ import httpx
 import msgspec
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
+from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage
@@ -88,13 +90,6 @@ def join_url(base_url: str, path: str) -> str:
 
 
 # --- error text ---------------------------------------------------------------------------------
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 def error_message_from_body(body: bytes | str) -> str | None:
@@ -275,9 +270,11 @@ async def aiter_sse(
 
 
 def failure_text(exc: Exception, secrets: Iterable[str | None] = ()) -> str:
-    """The assistant-message error text for anything a provider's stream can raise."""
+    """The assistant-message error text for anything a provider's stream can raise. A
+    `ProviderError` raised by a provider's own event handling (an error event mid-stream) may
+    quote the key too: it is scrubbed like the rest."""
     if isinstance(exc, ProviderError):
-        return str(exc)
+        return redact(str(exc), secrets)
     return transport_error_text(exc, secrets)
 
 
@@ -313,7 +310,10 @@ async def stream_sse(
     """POST `body` as JSON to `url` and feed each server-sent event to `state` until it is
     finished. Never raises, except cancellation (which closes the socket): every request, HTTP
     or stream failure ends the message with `stop_reason="error"`, for the loop to judge."""
-    secrets = (options.api_key,)
+    secrets = request_secrets(options.api_key, headers)
+    # Every error text of this message, from any path below or from the provider's state, is
+    # scrubbed by the builder itself (the one redaction point).
+    builder.keep_secret(*secrets)
     try:
         async with create_client(options.idle_timeout) as client:
             request = client.build_request("POST", url, json=body, headers=headers)

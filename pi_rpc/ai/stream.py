@@ -14,6 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from pi_rpc.ai.partial_json import parse_streaming_json
+from pi_rpc.ai.redact import redact
 from pi_rpc.ai.types import (
     AssistantMessage,
     AutoRetryEnd,
@@ -72,6 +73,7 @@ class AssistantBuilder:
         self._open: dict[Hashable, _OpenPart] = {}
         self._started = False
         self._finished = False
+        self._secrets: set[str] = set()
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -194,16 +196,23 @@ class AssistantBuilder:
             assert isinstance(block, ToolCall)
             block.id = call_id
 
+    # --- secrets --------------------------------------------------------------------------------
+
+    def keep_secret(self, *secrets: str) -> None:
+        """Scrub these values (the request's key and credential headers) from every error text
+        this builder emits or stores, whichever path produced the text."""
+        self._secrets.update(secrets)
+
     # --- retry notifications --------------------------------------------------------------------
 
     def retry_start(self, attempt: int, max_attempts: int, delay_ms: int, error_message: str) -> None:
         self._emit(AutoRetryStart(attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms,
-                                  error_message=error_message))
+                                  error_message=redact(error_message, self._secrets)))
 
     def retry_end(self, success: bool, attempt: int, final_error: str | None = None) -> None:
         event = AutoRetryEnd(success=success, attempt=attempt)
         if final_error is not None:
-            event.final_error = final_error
+            event.final_error = redact(final_error, self._secrets)
         self._emit(event)
 
     # --- endings --------------------------------------------------------------------------------
@@ -227,6 +236,7 @@ class AssistantBuilder:
     def fail(self, stop_reason: StopReason, error_message: str) -> AssistantMessage:
         """End with `error` or `aborted`; what streamed so far stays in the message."""
         reason: Literal["error", "aborted"] = "aborted" if stop_reason == "aborted" else "error"
+        error_message = redact(error_message, self._secrets)
         self._close_all(emit=False)
         self.message.stop_reason = reason
         self.message.error_message = error_message

@@ -13,7 +13,7 @@ from msgspec import UNSET
 
 import pi_rpc
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
-from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers
+from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
 from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.settings import (
     SettingsError,
@@ -23,6 +23,7 @@ from pi_rpc.session.settings import (
     save_workspace_allow_rule,
 )
 from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.pending_writes import sweep_stale_temp_files
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
 
 _log = logging.getLogger("pi_rpc")
@@ -64,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                         choices=["off", "minimal", "low", "medium", "high", "xhigh"])
     parser.add_argument("--no-session", action="store_true",
                         help="keep the transcript in memory only (no session file)")
+    parser.add_argument("--pass-provider-keys-to-tools", action="store_true",
+                        help="let bash/powershell commands inherit the provider API key variables "
+                             "(withheld by default; settings.json: passProviderKeysToTools)")
     parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"))
     return parser
 
@@ -86,8 +90,11 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     rules = ApprovalRules(allow=parse_rules([*permissions.allow, *workspace_permissions.allow]),
                           deny=parse_rules([*permissions.deny, *workspace_permissions.deny]))
     policy = args.approval_policy or (permissions.default_policy or None)
+    pass_keys = args.pass_provider_keys_to_tools or settings.pass_provider_keys_to_tools
+    withheld_env = frozenset() if pass_keys else provider_key_variables()
     return SessionConfig(
-        cwd=cwd, model=choice, tools=create_tool_definitions(cwd, selection.registered(), files), files=files,
+        cwd=cwd, model=choice,
+        tools=create_tool_definitions(cwd, selection.registered(), files, withheld_env=withheld_env), files=files,
         approval_policy=policy or "auto", approval_policy_configured=policy is not None, approval_rules=rules,
         approval_timeout=permissions.timeout_seconds or None,
         save_allow_rule=lambda rule: save_workspace_allow_rule(cwd, rule),
@@ -112,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # pygls logs every outbound body at INFO and every error reply with a traceback; the
     # daemon logs what matters itself (rpc.py, server.py).
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
+    sweep_stale_temp_files()  # what a killed daemon's atomic writes left in a workspace
     try:
         config = build_session_config(args)
     except (ModelSetupError, SettingsError, RuleError) as exc:

@@ -16,6 +16,7 @@ from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load
 from pi_rpc.ai.registry import get_stream_fn
 from pi_rpc.ai.types import Model
 from pi_rpc.session.session import ModelChoice
+from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 
 # Environment variable with the key for each API, for endpoints named only by --base-url.
 _API_KEY_ENV = {
@@ -86,6 +87,16 @@ def choose_model(*, provider: str | None = None, model_id: str | None = None, ap
     if default is not None:
         return _choice(registry, default)
     return scripted_choice()
+
+
+def provider_key_variables() -> frozenset[str]:
+    """Every variable that holds a provider key: the known providers' and those models.json
+    reads. Tool processes do not inherit these unless the user opts in."""
+    try:
+        configured = _registry().key_variable_names()
+    except ModelSetupError:
+        configured = set()  # the same error stops the daemon at model choice; nothing to add
+    return PROVIDER_KEY_VARS | configured
 
 
 def _find(registry: ModelRegistry, provider: str | None, model_id: str | None) -> Model | None:

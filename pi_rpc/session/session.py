@@ -30,6 +30,7 @@ from pi_rpc.agent.types import (
     ToolApprovalRequest,
 )
 from pi_rpc.ai.models import clamp_thinking_level, supported_thinking_levels
+from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -349,7 +350,8 @@ class AgentSession:
             new_messages = await self.agent.run(control, prompts, self._loop_config())
         except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
             _log.exception("run failed")
-            outcome.append(PromptOutcome(stop_reason="error", error_message=str(exc)))
+            secrets = request_secrets(self.choice.api_key, self.choice.headers)
+            outcome.append(PromptOutcome(stop_reason="error", error_message=redact(str(exc), secrets)))
         finally:
             if not outcome:
                 outcome.append(run_outcome(new_messages, aborted=self.agent.last_run_aborted))

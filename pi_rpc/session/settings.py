@@ -42,6 +42,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     steering_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
     follow_up_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
     permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
+    # Opt-in: bash/powershell children inherit the provider key variables (pi_rpc/tools/tool_env.py).
+    pass_provider_keys_to_tools: bool = False
 
 
 def settings_paths() -> list[Path]:

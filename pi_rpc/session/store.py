@@ -1,18 +1,31 @@
 """Session persistence: one append-only JSON-lines file per session, as Pi keeps its sessions.
 
-`{data dir}/sessions/{workspace slug}/{started}_{session id}.jsonl`. The first line is a header
-(`{"type": "session", ...}`); every later line is one transcript message, appended when the
-message ends (Pi persists on `message_end` too). Appending whole lines and flushing each means a
-crash loses at most the line being written, and a torn last line is skipped on load, never fatal.
+`{data dir}/sessions/{workspace slug}-{hash}/{started}_{session id}.jsonl`. The first line is a
+header (`{"type": "session", ...}`); every later line is one transcript message, appended when
+the message ends (Pi persists on `message_end` too).
+
+Durability: each line goes to the kernel in one unbuffered write as it is appended, so a killed
+daemon loses at most the line being written. That torn fragment would swallow the next line
+appended after it, so every append first makes sure the file ends on a fresh line (a fragment
+that is not a whole message is cut off, and the log says so); loading skips, and logs, any line
+that is not a message. Nothing here is fsynced: a kill cannot lose what the kernel has.
+
+Privacy: transcripts hold prompts, code and tool output, so files are 0600 and folders 0700, and
+existing ones are narrowed when they are opened. Folders are keyed by a hash of the exact
+workspace path (the readable slug alone made `/x/a-b` and `/x/a/b` share one); sessions in the
+old slug-only folders are still found, by the `cwd` their header records.
 """
 
 from __future__ import annotations
 
 import datetime
 import glob
+import hashlib
 import logging
 import os
 import re
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -26,6 +39,9 @@ from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
 _log = logging.getLogger(__name__)
 
 SESSION_FORMAT_VERSION = 1
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_FOLDER_MODE = 0o700
+_TAIL_CHUNK = 64 * 1024
 
 
 class SessionHeader(Wire, tag_field="type", tag="session", kw_only=True):
@@ -55,11 +71,92 @@ def sessions_root() -> Path:
     return Path(override) if override else Path(platformdirs.user_data_dir("pi-rpc")) / "sessions"
 
 
+def _slug(cwd: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", cwd.strip("/")) or "root"
+
+
 def workspace_folder(cwd: str, root: Path | None = None) -> Path:
-    """A readable folder name for a workspace path (like Pi's `--path--` names). Two paths can
-    share one (`/a-b`, `/a/b`): readers check each file's recorded `cwd`."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", cwd.strip("/")) or "root"
-    return (root or sessions_root()) / slug
+    """The workspace's own folder: a readable slug (like Pi's `--path--` names) made unambiguous
+    by a hash of the exact path."""
+    digest = hashlib.sha256(cwd.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return (root or sessions_root()) / f"{_slug(cwd)}-{digest}"
+
+
+def legacy_workspace_folder(cwd: str, root: Path | None = None) -> Path:
+    """The slug-only folder of earlier versions, which two workspaces can share (`/a-b`, `/a/b`):
+    its files count only when their header records this `cwd`."""
+    return (root or sessions_root()) / _slug(cwd)
+
+
+# --- permissions ---------------------------------------------------------------------------------
+
+
+def _narrow(path: Path | int, mode: int) -> None:
+    """Take away group and other access (a path, or an open descriptor); never fatal."""
+    try:
+        current = stat.S_IMODE(os.stat(path).st_mode)
+        if current & 0o077:
+            if isinstance(path, int):
+                os.fchmod(path, current & mode)
+            else:
+                os.chmod(path, current & mode)
+    except OSError as exc:
+        _log.warning("cannot make %s private: %s", path, exc)
+
+
+def _private_folder(folder: Path) -> None:
+    # The sessions root and the workspace folder are ours; folders above them are the user's.
+    folder.parent.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
+    _narrow(folder.parent, PRIVATE_FOLDER_MODE)
+    folder.mkdir(mode=PRIVATE_FOLDER_MODE, exist_ok=True)
+    _narrow(folder, PRIVATE_FOLDER_MODE)
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def _is_record(fragment: bytes, first_line: bool) -> bool:
+    try:
+        (_decode_header if first_line else _decode_message)(fragment)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return True
+
+
+def _last_line_start(fd: int, size: int) -> int:
+    """Offset just after the last newline before `size` (0 when there is none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - _TAIL_CHUNK)
+        found = os.pread(fd, end - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
+
+
+def end_on_a_fresh_line(fd: int, path: Path) -> None:
+    """Make the file open at `fd` (read-write) end with a newline before anything is appended.
+
+    A last line without its newline was torn by a killed writer. Whole records only lost their
+    newline and get it back; anything else is cut off, since appending to it would corrupt the
+    next line too."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = _last_line_start(fd, size)
+    fragment = os.pread(fd, size - start, start)
+    if _is_record(fragment, first_line=start == 0):
+        os.write(fd, b"\n")
+        return
+    os.ftruncate(fd, start)
+    _log.warning("%s: dropped a torn last line (%d bytes) left by an interrupted write", path, size - start)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 @dataclass
@@ -73,7 +170,7 @@ class SessionFile:
     @classmethod
     def create(cls, cwd: str, session_id: str, root: Path | None = None) -> SessionFile:
         folder = workspace_folder(cwd, root)
-        folder.mkdir(parents=True, exist_ok=True)
+        _private_folder(folder)
         started = datetime.datetime.now(datetime.UTC)
         path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
         session = cls(path=path, session_id=session_id)
@@ -88,16 +185,28 @@ class SessionFile:
         if self.mode == "off":
             return
         try:
-            with open(self.path, "ab") as out:
-                out.write(line + b"\n")
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+            try:
+                _narrow(fd, PRIVATE_FILE_MODE)
+                end_on_a_fresh_line(fd, self.path)
+                _write_all(fd, line + b"\n")  # one unbuffered write: in the kernel when this returns
+            finally:
+                os.close(fd)
         except OSError as exc:
             # Persistence must never take the session down; say so once and stop trying.
             _log.error("cannot write session file %s: %s; persistence is off for this session", self.path, exc)
             self.mode = "off"
 
 
+# --- reading -------------------------------------------------------------------------------------
+
+
 def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
-    lines = path.read_bytes().split(b"\n")
+    """The header and every readable message; a line that is not one (torn by a killed writer)
+    is skipped and logged. Raises `OSError` or `ValueError` when the header is unreadable."""
+    _narrow(path, PRIVATE_FILE_MODE)
+    data = path.read_bytes()
+    lines = data.split(b"\n")
     header = _decode_header(lines[0])
     messages: list[Message] = []
     for number, line in enumerate(lines[1:], start=2):
@@ -106,31 +215,45 @@ def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
         try:
             messages.append(_decode_message(line))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            _log.warning("%s:%d skipped: %s", path, number, exc)
+            torn = " (torn last line)" if number == len(lines) and not data.endswith(b"\n") else ""
+            _log.warning("%s:%d skipped%s: %s", path, number, torn, exc)
     return header, messages
+
+
+def _recorded_cwd(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as source:
+            return _decode_header(source.readline()).cwd
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _session_files(cwd: str, root: Path | None, pattern: str) -> Iterator[Path]:
+    """This workspace's files matching `pattern`, from its own folder and the legacy one."""
+    for folder in (workspace_folder(cwd, root), legacy_workspace_folder(cwd, root)):
+        if not folder.is_dir():
+            continue
+        _narrow(folder, PRIVATE_FOLDER_MODE)
+        for path in folder.glob(pattern):
+            if _recorded_cwd(path) == cwd:
+                yield path
 
 
 def find_session(cwd: str, session_id: str, root: Path | None = None) -> Path | None:
     if not re.fullmatch(r"[A-Za-z0-9_-]+", session_id):
         return None  # ids are ours (hex); anything else, "../x" or "*", names no session
-    folder = workspace_folder(cwd, root)
     # Escaped all the same: the pattern must only ever match this one id.
-    matches = sorted(folder.glob(f"*_{glob.escape(session_id)}.jsonl")) if folder.is_dir() else []
+    matches = sorted(_session_files(cwd, root, f"*_{glob.escape(session_id)}.jsonl"), key=lambda p: p.name)
     return matches[-1] if matches else None
 
 
 def list_sessions(cwd: str, root: Path | None = None) -> list[SessionSummary]:
     """Stored sessions of this workspace, newest first."""
-    folder = workspace_folder(cwd, root)
-    if not folder.is_dir():
-        return []
     summaries = []
-    for path in folder.glob("*.jsonl"):
+    for path in _session_files(cwd, root, "*.jsonl"):
         try:
             header, messages = load_session(path)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError, IndexError):
-            continue
-        if header.cwd != cwd:
+        except (OSError, ValueError, IndexError):
             continue
         first = next((text_of(m.content) for m in messages if isinstance(m, UserMessage)), "")
         modified = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat()

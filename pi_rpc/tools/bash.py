@@ -12,7 +12,7 @@ import logging
 import math
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Protocol
 
@@ -25,6 +25,7 @@ from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolContext, ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
 from pi_rpc.tools.process import run_process_group
+from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, without_withheld
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
 
 log = logging.getLogger(__name__)
@@ -175,9 +176,12 @@ def validate_timeout(timeout: float | UnsetType) -> float | None:
     return float(timeout)
 
 
-def session_environment(ctx: ToolContext | None, expose: bool) -> dict[str, str]:
-    """Spec 9.7: the daemon's environment, with PI_* describing this session (or removed)."""
-    env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
+def session_environment(
+    ctx: ToolContext | None, expose: bool, withheld: Collection[str] = PROVIDER_KEY_VARS
+) -> dict[str, str]:
+    """Spec 9.7: the daemon's environment minus the provider keys (tools/tool_env.py), with PI_*
+    describing this session (or removed)."""
+    env = {k: v for k, v in without_withheld(os.environ, withheld).items() if k not in SESSION_ENV_VARS}
     if not expose or ctx is None:
         return env
     if ctx.session_id:
@@ -284,6 +288,7 @@ def create_shell_tool_definition(
     command_prefix: str | None = None,
     expose_session_environment: bool = True,
     spawn_hook: SpawnHook | None = None,
+    withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> ToolDefinition:
     # Last-line sizes of aborted runs, keyed by their unique full-output path: the partial result
     # that aborted_text receives has no room for it, and the partial-line notice needs it.
@@ -294,7 +299,8 @@ def create_shell_tool_definition(
     ) -> AgentToolResult:
         timeout = validate_timeout(params.timeout)
         command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
-        spawn = SpawnContext(command, ctx.cwd or cwd, session_environment(ctx, expose_session_environment))
+        spawn = SpawnContext(command, ctx.cwd or cwd, session_environment(ctx, expose_session_environment,
+                                                                            withheld_env))
         if spawn_hook is not None:
             spawn = spawn_hook(replace(spawn, env=dict(spawn.env)))
         output = OutputAccumulator(temp_file_prefix=config.temp_file_prefix)
@@ -420,6 +426,7 @@ def create_bash_tool(
     shell_path: str | None = None,
     expose_session_environment: bool = True,
     spawn_hook: SpawnHook | None = None,
+    withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> ToolDefinition:
     ops = operations
     if ops is None:
@@ -431,4 +438,5 @@ def create_bash_tool(
         command_prefix=command_prefix,
         expose_session_environment=expose_session_environment,
         spawn_hook=spawn_hook,
+        withheld_env=withheld_env,
     )

@@ -1,9 +1,11 @@
 """Local file primitives for the file tools: atomic writes and Node-style error messages.
 
 `write_file_atomic` improves on Pi's plain overwrite (spec 12.3): the bytes go to a temporary file
-in the same folder, are fsynced, and only then renamed over the target with `os.replace`. Readers
-see the old file or the new one, never a half-written one, and an abort or crash mid-write leaves
-the old content in place with no temporary file behind.
+in the same folder (`.{name}.pi-rpc.{hex}.tmp`), are fsynced, and only then renamed over the
+target with `os.replace`. Readers see the old file or the new one, never a half-written one, and
+an abort or a crash mid-write leaves the old content in place. An abort removes the temporary
+file at once; after a crash (a killed daemon) it stays until the next daemon starts, which
+removes it (tools/pending_writes.py).
 
 Error texts imitate Node's (`ENOENT: no such file or directory, access '/x'`) because the model
 reads them and Pi's spec pins some of them (8.4).
@@ -14,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
 
 import anyio
 import anyio.lowlevel
+
+from pi_rpc.tools.pending_writes import PENDING_WRITES, temp_name
 
 # libuv's wording for the errors file tools meet most; others fall back to the OS text.
 _UV_MESSAGES = {
@@ -115,6 +119,20 @@ def _fsync_dir(folder: str) -> None:
             os.close(fd)
 
 
+def _create_temp(folder: str, name: str) -> tuple[int, str]:
+    """A new temporary file beside the target, recorded as pending before it exists."""
+    while True:
+        temp = os.path.join(folder, temp_name(name, secrets.token_hex(6)))
+        PENDING_WRITES.begin(temp)
+        try:
+            return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), temp
+        except FileExistsError:
+            PENDING_WRITES.end()
+        except BaseException:
+            PENDING_WRITES.end()
+            raise
+
+
 async def write_file_atomic(path: str, data: bytes) -> None:
     """Replace `path` with `data` atomically, keeping the old file's mode and, where allowed, owner.
 
@@ -126,7 +144,7 @@ async def write_file_atomic(path: str, data: bytes) -> None:
     folder, name = os.path.split(target)
     existing = _existing(target)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_UMASK
-    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+    fd, temp = _create_temp(folder or ".", name)
     try:
         if existing is not None:
             _keep_owner(fd, existing)  # before _fill's chmod: chown clears set-id bits
@@ -138,6 +156,8 @@ async def write_file_atomic(path: str, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+    finally:
+        PENDING_WRITES.end()
     await anyio.to_thread.run_sync(_fsync_dir, folder or ".")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Collection
 
 from pi_rpc.agent.types import ToolError
 from pi_rpc.tools.base import ToolDefinition
@@ -13,6 +14,7 @@ from pi_rpc.tools.bash import (
     SpawnHook,
     create_shell_tool_definition,
 )
+from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 
 # Without it Windows PowerShell writes the console code page, not UTF-8.
 UTF8_OUTPUT_PREFIX = "try { [Console]::OutputEncoding=[System.Text.Encoding]::UTF8 } catch {}\n"
@@ -47,6 +49,7 @@ def create_powershell_tool(
     shell_path: str | None = None,
     expose_session_environment: bool = True,
     spawn_hook: SpawnHook | None = None,
+    withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> ToolDefinition:
     ops = operations
     if ops is None:
@@ -62,4 +65,5 @@ def create_powershell_tool(
         ops,
         expose_session_environment=expose_session_environment,
         spawn_hook=spawn_hook,
+        withheld_env=withheld_env,
     )

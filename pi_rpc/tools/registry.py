@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from functools import partial
 
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import create_bash_tool
@@ -13,6 +14,7 @@ from pi_rpc.tools.grep import create_grep_tool
 from pi_rpc.tools.ls import create_ls_tool
 from pi_rpc.tools.powershell import create_powershell_tool
 from pi_rpc.tools.read import create_read_tool
+from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 from pi_rpc.tools.write import create_write_tool
 
 # Order and one-line summaries of `pi --help` (spec 5.2).
@@ -65,18 +67,25 @@ def unknown_tool_names(names: Sequence[str]) -> list[str]:
     return [name for name in names if name not in BUILTIN_TOOLS]
 
 
+# The tools that start processes, and so take the environment variables their children must not see.
+_SHELL_TOOLS = {"bash": create_bash_tool, "powershell": create_powershell_tool}
+
+
 def create_tool_definitions(
-    cwd: str, names: Sequence[str], files: FileRouter | None = None
+    cwd: str, names: Sequence[str], files: FileRouter | None = None, *,
+    withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> dict[str, ToolDefinition]:
     """The named built-in tools; with a router, read/edit/write go through it (editor buffers)."""
-    routed: dict[str, Callable[[str], ToolDefinition]] = {}
+    factories: dict[str, Callable[[str], ToolDefinition]] = {
+        name: partial(create, withheld_env=withheld_env) for name, create in _SHELL_TOOLS.items()
+    }
     if files is not None:
-        routed = {
+        factories |= {
             "read": lambda cwd: create_read_tool(cwd, operations=files.read_operations()),
             "edit": lambda cwd: create_edit_tool(cwd, operations=files.edit_operations()),
             "write": lambda cwd: create_write_tool(cwd, operations=files.write_operations()),
         }
-    return {name: routed.get(name, BUILTIN_TOOLS[name][1])(cwd) for name in names}
+    return {name: factories.get(name, BUILTIN_TOOLS[name][1])(cwd) for name in names}
 
 
 def tools_help() -> str:
