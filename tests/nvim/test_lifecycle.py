@@ -117,7 +117,7 @@ def test_checkhealth_reports_a_real_round_trip(make_editor: Any) -> None:
     ed.nvim.command("checkhealth pi_rpc")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "daemon answers: pi-rpc 0.1.0, protocol 1" in text
-    assert "model: faux/scripted (scripted model: no API key found)" in text
+    assert "model: faux/scripted (scripted model: replies come from a script)" in text
 
 
 def test_pilog_opens_the_daemon_log(make_editor: Any) -> None:
