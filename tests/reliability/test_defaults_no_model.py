@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient, RpcError
-from pi_rpc.modes.jsonrpc.protocol import NO_MODEL
 from tests.e2e.conftest import daemon_env
 
 pytestmark = pytest.mark.e2e
@@ -58,7 +57,7 @@ def test_jsonrpc_serves_but_a_prompt_fails_clearly(project: Path, home: Path) ->
 
         with pytest.raises(RpcError) as failed:
             client.request("prompt", {"message": QUESTION})
-        assert failed.value.code == NO_MODEL == -32003
+        assert failed.value.code == -32003  # PROTOCOL.md: no model is configured
         assert all(name in failed.value.message for name in NAMED), failed.value.message
         assert client.events() == []  # no run started: nothing streamed, no tool ran
 
