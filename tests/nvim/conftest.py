@@ -160,12 +160,13 @@ def make_editor(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
     isolated_environment(tmp_path, monkeypatch)
     editors: list[Editor] = []
 
-    def make(script: dict[str, Any] | None = None, **setup: Any) -> Editor:
+    def make(script: dict[str, Any] | None = None, *, scripted: bool = True, **setup: Any) -> Editor:
+        """`scripted=False`: the plugin's default command as a user without a key runs it."""
         if script is not None:
             path = tmp_path / f"script{len(editors)}.json"
             path.write_text(json.dumps(script))
             setup["script"] = str(path)
-        else:  # the daemon never falls back to a script by itself: name the demo's explicitly
+        elif scripted:  # the daemon never falls back to a script by itself: name the demo's explicitly
             setup.setdefault("script", demo_script_path())
         editor = start_editor(workspace, tmp_path / "pi-rpc.log", setup)
         editors.append(editor)
