@@ -108,7 +108,7 @@ def _endpoint_key(base_url: str, api: str, api_key_env: str | None) -> str | Non
     # any other host gets none, so OPENAI_API_KEY never reaches a server it was not made for.
     registry = _registry()
     for model in registry.all():
-        if model.api == api and model.base_url.rstrip("/") == base_url:
+        if model.base_url.rstrip("/") == base_url:
             key = registry.api_key_for(model)
             if key is not None:
                 return key
