@@ -55,6 +55,14 @@ def config_paths() -> list[Path]:
     ]
 
 
+def no_model_message() -> str:
+    """What a user must do when no model is configured: names every place a key can come from."""
+    variables = ", ".join(names[0] for names in PROVIDER_ENV.values())
+    return (f"No model is configured. Set {variables}, or add a provider with its apiKey to "
+            f"{config_paths()[0]} (Pi's {config_paths()[1]} is read too), or start pi-rpc with "
+            "--base-url URL for a local server; a client can also pick a model with model/set.")
+
+
 # --- the file's shape (only the fields we use; unknown fields are ignored, as in Pi) -------------
 
 

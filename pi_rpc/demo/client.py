@@ -11,14 +11,16 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from pi_rpc.demo.rpc_client import DaemonClient
+from pi_rpc.session.models import ModelSetupError, choose_model, demo_script_path
 
 WORKSPACE = Path(__file__).resolve().parent / "workspace"
 
@@ -51,7 +53,6 @@ class Renderer:
     def __init__(self, out: Any, style: Style) -> None:
         self.out = out
         self.s = style
-        self.tool_started = threading.Event()
         self._in_text = False
 
     def write(self, text: str) -> None:
@@ -83,7 +84,6 @@ class Renderer:
     def on_tool_execution_start(self, event: dict[str, Any]) -> None:
         args = ", ".join(f"{k}={_short(v)}" for k, v in event["args"].items())
         self.write(f"\n{self.s.cyan}⚙ {event['toolName']}({args}){self.s.reset}")
-        self.tool_started.set()
 
     def on_tool_execution_update(self, event: dict[str, Any]) -> None:
         text = "".join(block.get("text", "") for block in event["partialResult"].get("content", []))
@@ -115,6 +115,24 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class DemoFailed(Exception):
+    """A prompt ended in an error: the demo stops there, the error already on screen."""
+
+
+def _demo_model_args() -> list[str]:
+    """The scripted model, on purpose, when no real model is configured; else nothing (the daemon
+    picks the real one). The daemon itself never falls back to the script."""
+    try:
+        configured = choose_model() is not None
+    except ModelSetupError:
+        configured = False  # the daemon will not start on this config either; the script will
+    return [] if configured else ["--script", demo_script_path()]
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through the finally below, which removes the scratch copy
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="pi-rpc demo", description=__doc__)
     parser.add_argument("--keep", action="store_true", help="keep the scratch workspace afterwards")
@@ -122,30 +140,26 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     style = Style(enabled=sys.stdout.isatty() and not args.no_color and "NO_COLOR" not in os.environ)
 
+    signal.signal(signal.SIGTERM, _on_sigterm)
     scratch = Path(tempfile.mkdtemp(prefix="pi-rpc-demo-"))
-    shutil.copytree(WORKSPACE, scratch, dirs_exist_ok=True)
     renderer = Renderer(sys.stdout, style)
-    # --no-session: the scratch workspace is thrown away, so its transcript need not be kept.
-    client = DaemonClient(["--cwd", str(scratch), "--no-session"], on_notification=renderer, stderr=None)
+    code = 0
+    client: DaemonClient | None = None
     try:
-        info = client.request("initialize", {"clientInfo": {"name": "pi-rpc demo"}})
-        model = info["model"]
-        who = "the built-in scripted model (no API key set)" if info["scripted"] else \
-            f"{model['provider']}/{model['id']}"
-        active = [t["name"] for t in info["tools"] if t["active"]]
-        renderer.write(f"{style.bold}pi-rpc demo{style.reset}: {who}\n"
-                       f"workspace: {scratch}\nactive tools: {', '.join(active)}\n")
-        for index, text in enumerate(PROMPTS):
-            renderer.write(f"\n{style.bold}{style.green}you>{style.reset} {text}")
-            if index == ABORT_PROMPT:
-                run_and_abort(client, renderer, text, style)
-            else:
-                outcome = client.request("prompt", {"message": text}, timeout=600)
-                renderer.write(f"{style.dim}[{outcome['stopReason']}, {outcome['usage']['totalTokens']} tokens]"
-                               f"{style.reset}\n")
-        renderer.write(f"\n{style.bold}Done.{style.reset} The daemon exits cleanly when its stdin closes.\n")
+        shutil.copytree(WORKSPACE, scratch, dirs_exist_ok=True)
+        # --no-session: the scratch workspace is thrown away, so its transcript need not be kept.
+        client = DaemonClient(["--cwd", str(scratch), "--no-session", *_demo_model_args()],
+                              on_notification=renderer, stderr=None)
+        run_demo(client, renderer, style, scratch)
+    except DemoFailed:
+        code = 1
+    except KeyboardInterrupt:
+        renderer.write("\n")
+        code = 130
     finally:
-        code = client.close()
+        if client is not None:
+            closed = _close_quietly(client)
+            code = code or closed
         if args.keep:
             renderer.write(f"workspace kept at {scratch}\n")
         else:
@@ -153,10 +167,59 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+def _close_quietly(client: DaemonClient) -> int:
+    """Close the daemon even while a second Ctrl-C or SIGTERM arrives: no traceback, no orphan."""
+    while True:
+        try:
+            return client.close()
+        except KeyboardInterrupt:
+            continue
+        except subprocess.TimeoutExpired:
+            return 1
+
+
+def run_demo(client: DaemonClient, renderer: Renderer, style: Style, scratch: Path) -> None:
+    info = client.request("initialize", {"clientInfo": {"name": "pi-rpc demo"}})
+    model = info["model"]
+    who = "the built-in scripted model (no API key set)" if info["scripted"] else \
+        f"{model['provider']}/{model['id']}"
+    active = [t["name"] for t in info["tools"] if t["active"]]
+    renderer.write(f"{style.bold}pi-rpc demo{style.reset}: {who}\n"
+                   f"workspace: {scratch}\nactive tools: {', '.join(active)}\n")
+    for index, text in enumerate(PROMPTS):
+        renderer.write(f"\n{style.bold}{style.green}you>{style.reset} {text}")
+        if index == ABORT_PROMPT:
+            run_and_abort(client, renderer, text, style)
+        else:
+            outcome = client.request("prompt", {"message": text}, timeout=600)
+            _report(outcome, renderer, style)
+            renderer.write(f"{style.dim}[{outcome['stopReason']}, {outcome['usage']['totalTokens']} tokens]"
+                           f"{style.reset}\n")
+    renderer.write(f"\n{style.bold}Done.{style.reset} The daemon exits cleanly when its stdin closes.\n")
+
+
+def _report(outcome: dict[str, Any], renderer: Renderer, style: Style) -> None:
+    """Stop at the first failed run, with its error on screen: the next prompts would fail alike."""
+    if outcome.get("stopReason") != "error":
+        return
+    renderer.write(f"\n{style.red}The model failed: {outcome.get('errorMessage', 'unknown error')}{style.reset}\n")
+    raise DemoFailed
+
+
 def run_and_abort(client: DaemonClient, renderer: Renderer, text: str, style: Style) -> None:
-    renderer.tool_started.clear()
     prompt_id = client.request_nowait("prompt", {"message": text})
-    renderer.tool_started.wait(timeout=120)
+    # Wait for the command to start, or for the run to end without one (a model error, or a model
+    # that chose not to run it): never for a fixed time in silence.
+    ended = client.wait_for_message(
+        lambda m: m.get("id") == prompt_id
+        or (m.get("method") == "agent/event" and m["params"]["type"] == "tool_execution_start"),
+        timeout=600,
+    )
+    if ended.get("id") == prompt_id:
+        outcome = client.result(prompt_id)
+        _report(outcome, renderer, style)
+        renderer.write(f"{style.dim}[{outcome['stopReason']}: no command to abort]{style.reset}\n")
+        return
     time.sleep(ABORT_AFTER_SECONDS)  # let the user see the command running before pressing "stop"
     renderer.write(f"\n{style.red}>>> abort{style.reset}")
     started = time.monotonic()

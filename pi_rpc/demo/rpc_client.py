@@ -34,7 +34,9 @@ class DaemonClient:
     def __init__(self, args: Sequence[str] = (), *, framing: str = "lsp", cwd: str | None = None,
                  env: dict[str, str] | None = None, stderr: Any = subprocess.PIPE,
                  on_notification: Callable[[Json], None] | None = None) -> None:
-        command = [sys.executable, "-m", "pi_rpc", "--framing", framing, *args]
+        # -P: the caller's current folder is not put on sys.path, so a `types.py` (or any module
+        # named like a standard one) there cannot replace the real one in the daemon.
+        command = [sys.executable, "-P", "-m", "pi_rpc", "--framing", framing, *args]
         self.framing = framing
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                      cwd=cwd, env=env)

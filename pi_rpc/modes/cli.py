@@ -12,6 +12,7 @@ import anyio
 from msgspec import UNSET
 
 import pi_rpc
+from pi_rpc.ai.config import no_model_message
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
 from pi_rpc.session.session import SessionConfig
@@ -47,7 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api", choices=["anthropic-messages", "openai-completions", "openai-responses"],
                         help="wire API of a custom endpoint (with --base-url)")
     parser.add_argument("--base-url", help="base URL of any compatible server, e.g. http://127.0.0.1:8080/v1")
-    parser.add_argument("--script", help="scripted-model script (JSON); forces the scripted model")
+    parser.add_argument("--api-key-env", metavar="NAME",
+                        help="environment variable holding the key for --base-url (default: no key is sent)")
+    parser.add_argument("--script", help="scripted-model script (JSON), for demos and tests: canned replies "
+                                         "whose tool calls really run in --cwd")
     parser.add_argument("--tools", type=_names, help="allowlist: only these tools exist and are active")
     parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
@@ -82,7 +86,9 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     default_tools = None if settings.default_tools is UNSET else resolve_default_tools(settings.default_tools)
     selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
     choice = choose_model(provider=args.provider, model_id=args.model, api=args.api,
-                          base_url=args.base_url, script=args.script)
+                          base_url=args.base_url, script=args.script, api_key_env=args.api_key_env)
+    if choice is None:
+        _log.warning("%s", no_model_message())
     available, resolve = model_resolvers(choice)
     files = FileRouter()
     workspace_permissions = load_workspace_permissions(cwd)

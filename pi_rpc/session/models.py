@@ -2,7 +2,12 @@
 
 The order of choice: an explicit script (the scripted model); an explicit endpoint
 (`--base-url` + `--api`); an explicit provider/model from the catalogue or models.json; the first
-provider with a key in the environment; otherwise the scripted model on the built-in demo script.
+provider with a key in the environment; otherwise none. The scripted model is never a silent
+fallback: it answers with canned tool calls, which in a user's real project would edit real files.
+With no model the daemon still serves, so a client can list models and pick one.
+
+A key goes only to the provider it belongs to: an explicit `--base-url` gets one only from
+`--api-key-env NAME`, or when it is the base URL of a configured provider (that provider's key).
 """
 
 from __future__ import annotations
@@ -14,16 +19,11 @@ from importlib import resources
 from pi_rpc.ai.config import ConfigError, ModelRegistry
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
 from pi_rpc.ai.registry import get_stream_fn
+from pi_rpc.ai.server_models import ModelListError, list_server_models
 from pi_rpc.ai.types import Model
 from pi_rpc.session.session import ModelChoice
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 
-# Environment variable with the key for each API, for endpoints named only by --base-url.
-_API_KEY_ENV = {
-    "anthropic-messages": "ANTHROPIC_API_KEY",
-    "openai-completions": "OPENAI_API_KEY",
-    "openai-responses": "OPENAI_API_KEY",
-}
 _DEFAULT_PROVIDER_FOR_API = {
     "anthropic-messages": "anthropic",
     "openai-completions": "openai",
@@ -60,17 +60,15 @@ def _choice(registry: ModelRegistry, model: Model) -> ModelChoice:
 
 
 def choose_model(*, provider: str | None = None, model_id: str | None = None, api: str | None = None,
-                 base_url: str | None = None, script: str | None = None) -> ModelChoice:
+                 base_url: str | None = None, script: str | None = None,
+                 api_key_env: str | None = None) -> ModelChoice | None:
+    """The session's first model; `None` when nothing is configured (no key, no script, no URL)."""
     if script is not None:
         return scripted_choice(script)
     if base_url is not None:
-        api = api or "openai-completions"
-        provider = provider or _DEFAULT_PROVIDER_FOR_API[api]
-        model = Model(id=model_id or "default", name=model_id or "default", api=api, provider=provider,
-                      base_url=base_url.rstrip("/"), input=["text", "image"])
-        # A local server may need no key at all: none set means no Authorization header.
-        key = os.environ.get(_API_KEY_ENV[api]) or None
-        return ModelChoice(model=model, stream_fn=get_stream_fn(api), api_key=key)
+        return _endpoint_choice(base_url, api or "openai-completions", provider, model_id, api_key_env)
+    if api_key_env is not None:
+        raise ModelSetupError("--api-key-env names the key for --base-url; give --base-url too")
     registry = _registry()
     if provider is not None or model_id is not None:
         found = _find(registry, provider, model_id)
@@ -86,7 +84,50 @@ def choose_model(*, provider: str | None = None, model_id: str | None = None, ap
     default = registry.default_model()
     if default is not None:
         return _choice(registry, default)
-    return scripted_choice()
+    return None
+
+
+def _endpoint_choice(base_url: str, api: str, provider: str | None, model_id: str | None,
+                     api_key_env: str | None) -> ModelChoice:
+    base_url = base_url.rstrip("/")
+    key = _endpoint_key(base_url, api, api_key_env)
+    if model_id is None:
+        model_id = _only_server_model(base_url, api, key)
+    model = Model(id=model_id, name=model_id, api=api, provider=provider or _DEFAULT_PROVIDER_FOR_API[api],
+                  base_url=base_url, input=["text", "image"])
+    # A local server may need no key at all: none means no Authorization header.
+    return ModelChoice(model=model, stream_fn=get_stream_fn(api), api_key=key)
+
+
+def _endpoint_key(base_url: str, api: str, api_key_env: str | None) -> str | None:
+    if api_key_env is not None:
+        key = os.environ.get(api_key_env)
+        if not key:
+            raise ModelSetupError(f"--api-key-env {api_key_env}: that environment variable is not set")
+        return key
+    # The URL of a configured provider (built in, or from models.json) gets that provider's key;
+    # any other host gets none, so OPENAI_API_KEY never reaches a server it was not made for.
+    registry = _registry()
+    for model in registry.all():
+        if model.base_url.rstrip("/") == base_url:
+            key = registry.api_key_for(model)
+            if key is not None:
+                return key
+    return None
+
+
+def _only_server_model(base_url: str, api: str, key: str | None) -> str:
+    if api == "anthropic-messages":
+        raise ModelSetupError("--base-url with --api anthropic-messages needs --model")
+    try:
+        ids = list_server_models(base_url, key)
+    except ModelListError as exc:
+        raise ModelSetupError(f"{exc}; name the model with --model") from None
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise ModelSetupError(f"{base_url}/models lists no model; name one with --model")
+    raise ModelSetupError(f"{base_url} serves several models; choose one with --model: {', '.join(ids)}")
 
 
 def provider_key_variables() -> frozenset[str]:
@@ -107,7 +148,7 @@ def _find(registry: ModelRegistry, provider: str | None, model_id: str | None) -
 
 
 def model_resolvers(
-    initial: ModelChoice,
+    initial: ModelChoice | None,
 ) -> tuple[Callable[[], list[Model]], Callable[[str, str], ModelChoice | None]]:
     """(models a client may pick, resolve one) for `models/list` and `model/set`."""
 
@@ -116,14 +157,12 @@ def model_resolvers(
             models = _registry().available()
         except ModelSetupError:
             models = []
-        if initial.scripted:
+        if initial is not None and initial.scripted:
             models = [FAUX_MODEL, *models]
         return models
 
     def resolve(provider: str, model_id: str) -> ModelChoice | None:
-        if initial.scripted and provider == FAUX_MODEL.provider and model_id == FAUX_MODEL.id:
-            return initial
-        if provider == initial.model.provider and model_id == initial.model.id:
+        if initial is not None and provider == initial.model.provider and model_id == initial.model.id:
             return initial
         try:
             registry = _registry()

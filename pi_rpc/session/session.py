@@ -29,6 +29,7 @@ from pi_rpc.agent.types import (
     ToolApprovalEnd,
     ToolApprovalRequest,
 )
+from pi_rpc.ai.config import no_model_message
 from pi_rpc.ai.models import clamp_thinking_level, supported_thinking_levels
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamFn, StreamOptions
@@ -68,6 +69,13 @@ class ModelNotFoundError(LookupError):
     pass
 
 
+class NoModelError(RuntimeError):
+    """A prompt while no model is configured; the message says how to configure one."""
+
+    def __init__(self) -> None:
+        super().__init__(no_model_message())
+
+
 class SessionNotFoundError(LookupError):
     pass
 
@@ -86,7 +94,7 @@ class ModelChoice:
 @dataclass
 class SessionConfig:
     cwd: str
-    model: ModelChoice
+    model: ModelChoice | None  # None: nothing configured; prompts fail until model/set picks one
     tools: dict[str, ToolDefinition]
     active_tools: list[str]
     thinking_level: ThinkingLevel = "off"
@@ -241,6 +249,7 @@ class AgentSession:
         return tool
 
     def _tool_context(self) -> ToolContext:
+        assert self.choice is not None  # tools run only inside a run, and a run needs a model
         return ToolContext(cwd=self.cwd, model=self.choice.model, session_id=self.session_id,
                            session_file=self.session_file, thinking_level=self.thinking_level)
 
@@ -259,16 +268,27 @@ class AgentSession:
         self.thinking_level = clamp_thinking_level(choice.model, self.thinking_level)
         return choice.model
 
+    @property
+    def model(self) -> Model | None:
+        return self.choice.model if self.choice is not None else None
+
+    @property
+    def scripted(self) -> bool:
+        return self.choice is not None and self.choice.scripted
+
     def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
-        """Clamped to what the model supports (Pi's clampThinkingLevel); next request uses it."""
-        self.thinking_level = clamp_thinking_level(self.choice.model, level)
+        """Clamped to what the model supports (Pi's clampThinkingLevel); next request uses it.
+        With no model yet the level is kept as asked and clamped when one is set."""
+        self.thinking_level = level if self.choice is None else clamp_thinking_level(self.choice.model, level)
         return self.thinking_level
 
     def thinking_levels(self) -> list[ThinkingLevel]:
-        return supported_thinking_levels(self.choice.model)
+        return ["off"] if self.choice is None else supported_thinking_levels(self.choice.model)
 
     def available_models(self) -> list[Model]:
         models = self.config.available_models()
+        if self.choice is None:
+            return models
         current = self.choice.model
         if not any(m.provider == current.provider and m.id == current.id for m in models):
             models = [current, *models]
@@ -302,6 +322,8 @@ class AgentSession:
         """Synchronously start a run (the returned list receives its outcome when it settles), or
         queue the message into the running one (its PromptOutcome says so). Nothing here awaits,
         so a request handled after this one already sees the session busy."""
+        if self.choice is None:
+            raise NoModelError()
         message = user_message(text, images)
         if self._busy:
             if streaming_behavior == "steer":
@@ -350,7 +372,8 @@ class AgentSession:
             new_messages = await self.agent.run(control, prompts, self._loop_config())
         except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
             _log.exception("run failed")
-            secrets = request_secrets(self.choice.api_key, self.choice.headers)
+            choice = self.choice
+            secrets = request_secrets(choice.api_key, choice.headers) if choice is not None else ()
             outcome.append(PromptOutcome(stop_reason="error", error_message=redact(str(exc), secrets)))
         finally:
             if not outcome:
@@ -361,6 +384,7 @@ class AgentSession:
 
     def _loop_config(self) -> LoopConfig:
         choice = self.choice
+        assert choice is not None  # start_prompt refuses to start a run without one
         options = StreamOptions(api_key=choice.api_key, thinking_level=self.thinking_level,
                                 headers=dict(choice.headers), session_id=self.session_id)
         return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
@@ -378,11 +402,11 @@ class AgentSession:
 
     def state(self) -> SessionState:
         return SessionState(
-            model=self.choice.model, thinking_level=self.thinking_level, is_streaming=self._busy,
+            model=self.model, thinking_level=self.thinking_level, is_streaming=self._busy,
             steering_mode=self.agent.steering_mode, follow_up_mode=self.agent.follow_up_mode,
             session_id=self.session_id, message_count=len(self.agent.messages),
             pending_message_count=self.agent.pending_count, cwd=self.cwd, active_tools=self.active_tools,
-            scripted=self.choice.scripted, session_file=self.session_file,
+            scripted=self.scripted, session_file=self.session_file,
             approval_policy=self.approvals.policy,
             pending_approvals=[request.tool_call_id for request in self.approvals.pending.values()],
         )

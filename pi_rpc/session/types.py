@@ -30,7 +30,7 @@ class ToolInfo(Wire, kw_only=True):
 
 
 class SessionState(Wire, kw_only=True):
-    model: Model
+    model: Model | None  # null: no model configured yet
     thinking_level: ThinkingLevel
     is_streaming: bool
     steering_mode: Literal["all", "one-at-a-time"]

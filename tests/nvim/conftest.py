@@ -12,6 +12,8 @@ from typing import Any
 import pynvim  # type: ignore[import-untyped]
 import pytest
 
+from pi_rpc.session.models import demo_script_path
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "editor-clients" / "nvim"
 BIN = ROOT / ".venv" / "bin"
@@ -144,8 +146,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Neovim and the daemon it spawns inherit this: the scripted model, no real sessions or
-    config of the developer's."""
+    """Neovim and the daemon it spawns inherit this: no key, no real sessions or config of the
+    developer's (so the model is the script each test names)."""
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
@@ -158,11 +160,14 @@ def make_editor(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
     isolated_environment(tmp_path, monkeypatch)
     editors: list[Editor] = []
 
-    def make(script: dict[str, Any] | None = None, **setup: Any) -> Editor:
+    def make(script: dict[str, Any] | None = None, *, scripted: bool = True, **setup: Any) -> Editor:
+        """`scripted=False`: the plugin's default command as a user without a key runs it."""
         if script is not None:
             path = tmp_path / f"script{len(editors)}.json"
             path.write_text(json.dumps(script))
             setup["script"] = str(path)
+        elif scripted:  # the daemon never falls back to a script by itself: name the demo's explicitly
+            setup.setdefault("script", demo_script_path())
         editor = start_editor(workspace, tmp_path / "pi-rpc.log", setup)
         editors.append(editor)
         return editor

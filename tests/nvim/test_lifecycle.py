@@ -117,7 +117,19 @@ def test_checkhealth_reports_a_real_round_trip(make_editor: Any) -> None:
     ed.nvim.command("checkhealth pi_rpc")
     text = "\n".join(ed.nvim.current.buffer[:])
     assert "daemon answers: pi-rpc 0.1.0, protocol 1" in text
-    assert "model: faux/scripted (scripted model: no API key found)" in text
+    assert "model: faux/scripted (scripted model: replies come from a script)" in text
+
+
+def test_without_a_key_health_and_prompt_say_what_to_set(make_editor: Any) -> None:
+    """Issue 9 item 11: the default command without a key gets no scripted model; the user is told."""
+    ed = make_editor(scripted=False)
+    ed.nvim.command("checkhealth pi_rpc")
+    text = "\n".join(ed.nvim.current.buffer[:])
+    assert "no model is configured, so prompts fail" in text
+    ed.nvim.command("PiPrompt Can you write a docstring for main()?")
+    ed.wait("vim.fn.execute('messages'):find('No model is configured', 1, true) ~= nil")
+    assert "OPENAI_API_KEY" in ed.messages()
+    assert not (ed.workspace / "NOTES.md").exists()
 
 
 def test_pilog_opens_the_daemon_log(make_editor: Any) -> None:

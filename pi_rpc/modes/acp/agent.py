@@ -45,7 +45,7 @@ import pi_rpc
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.types import ImageContent
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
-from pi_rpc.session.session import AgentSession, SessionBusyError, SessionConfig, SessionNotFoundError
+from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
 from pi_rpc.session.store import list_sessions
 from pi_rpc.tools.registry import create_tool_definitions
 
@@ -133,6 +133,9 @@ class AcpAgent:
             outcome = await session.prompt(text, images)
         except SessionBusyError as exc:
             raise RequestError.invalid_request({"details": str(exc)}) from exc
+        except NoModelError as exc:
+            # ACP's authMethods would let the editor offer a login; until then, a plain error.
+            raise RequestError(-32603, str(exc), {"details": str(exc)}) from exc
         finally:
             self._prompts -= 1
             if self._prompts == 0:

@@ -12,6 +12,7 @@ from pi_rpc.ai.types import Model
 from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
 from pi_rpc.modes.jsonrpc.protocol import (
     BUSY,
+    NO_MODEL,
     NOT_FOUND,
     PROTOCOL_VERSION,
     ActiveTools,
@@ -38,7 +39,13 @@ from pi_rpc.modes.jsonrpc.protocol import (
     to_image,
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
-from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.session import (
+    AgentSession,
+    ModelNotFoundError,
+    NoModelError,
+    SessionBusyError,
+    SessionNotFoundError,
+)
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
 
 
@@ -53,8 +60,8 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
             session.set_approval_policy(params.approval_policy)
         return InitializeResult(
             server_info=ServerInfo(name="pi-rpc", version=pi_rpc.__version__),
-            protocol_version=PROTOCOL_VERSION, cwd=session.cwd, model=session.choice.model,
-            scripted=session.choice.scripted, tools=session.tool_infos(),
+            protocol_version=PROTOCOL_VERSION, cwd=session.cwd, model=session.model,
+            scripted=session.scripted, tools=session.tool_infos(),
             approval_policy=session.approvals.policy,
         )
 
@@ -78,6 +85,8 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
             return await session.prompt(params.message, [to_image(i) for i in params.images], behaviour)
         except SessionBusyError as exc:
             raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+        except NoModelError as exc:
+            raise JsonRpcServerError(str(exc), NO_MODEL) from exc  # type: ignore[no-untyped-call]
 
     @rpc.method("abort", Empty)
     async def abort(params: Empty) -> None:

@@ -22,6 +22,7 @@ PROTOCOL_VERSION = 1
 
 # JSON-RPC error codes beyond the standard ones (-32099..-32000 is the server range).
 BUSY = -32002  # a run is in progress and the request cannot be queued
+NO_MODEL = -32003  # no model is configured: a prompt cannot run until one is set
 NOT_FOUND = -32004  # a named model or session does not exist
 
 
@@ -59,7 +60,7 @@ class InitializeResult(Wire, kw_only=True):
     server_info: ServerInfo
     protocol_version: int
     cwd: str
-    model: Model
+    model: Model | None  # null: no model is configured (no key, no --base-url, no --script)
     scripted: bool
     tools: list[ToolInfo]
     approval_policy: ApprovalPolicy

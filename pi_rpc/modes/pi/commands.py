@@ -110,7 +110,7 @@ class Response(Wire, tag_field="type", tag="response", kw_only=True):
 class PiState(Wire, kw_only=True):
     """`get_state` data, in Pi's shape (spec 16.5)."""
 
-    model: Model
+    model: Model | UnsetType = UNSET  # left out while no model is configured, as Pi's `model?`
     thinking_level: ThinkingLevel
     is_streaming: bool
     is_compacting: bool

