@@ -124,6 +124,7 @@ def test_no_path_shows_the_key(case: str, loopback: Loopback, tmp_path: Path) ->
     env.update({KEY_ENV[api]: KEY, "PI_RPC_RETRY_BASE_MS": "1", "PI_RPC_SESSION_DIR": str(sessions)})
     base_url = loopback.server.url + ("" if api == "anthropic-messages" else "/v1")
     argv = ["--cwd", str(workspace), "--api", api, "--base-url", base_url, "--model", "test-model",
+            "--api-key-env", KEY_ENV[api],
             "--log-level", "DEBUG"]
     with DaemonClient(argv, env=env) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
