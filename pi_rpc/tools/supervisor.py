@@ -4,8 +4,10 @@
 
     python -I -S supervisor.py LIFELINE_FD PROGRAM ARGS...
 
-with LIFELINE_FD one end of a socket pair whose other end only the daemon holds. The script uses
-the standard library only, so `-I -S` (no site, no user paths) keeps its start-up small.
+with LIFELINE_FD one end of a socket pair whose other end only the daemon holds. It runs for every
+shell command, so it starts as little as it can: `-I -S` (no site, no user paths), and the C
+modules `_signal` and `_ctypes` instead of `signal` and `ctypes`, whose imports (enum, functools)
+cost more than the rest of the script together.
 
 The process the daemon started (the "reporter") forks a "keeper" and exits with the command's
 exit status, so the daemon sees the command's own exit code as before (128 + n for signal n). The
@@ -24,14 +26,19 @@ gone from the tree cannot escape: the subreaper keeps it below the keeper.
 
 from __future__ import annotations
 
-import ctypes
+import _ctypes
 import os
 import select
-import signal
 import sys
 
+TYPE_CHECKING = False  # importing typing would cost more than this whole script
+if TYPE_CHECKING:
+    import signal as _signal  # the same names, with stubs
+else:
+    import _signal
+
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
-_FATAL_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+_FATAL_SIGNALS = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
 
 
 def exit_code_of_status(status: int) -> int:
@@ -86,7 +93,7 @@ def descendants_of(pid: int) -> list[int]:
 
 def _kill(pid: int, *, group: bool = False) -> None:
     try:
-        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+        (os.killpg if group else os.kill)(pid, _signal.SIGKILL)
     except OSError:
         pass  # already gone, or (a group) has no members left
 
@@ -100,10 +107,10 @@ class Keeper:
         self.command_pid = 0
         self.wake_in, wake_out = os.pipe()
         os.set_blocking(wake_out, False)
-        signal.set_wakeup_fd(wake_out)
-        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd hears it
+        _signal.set_wakeup_fd(wake_out)
+        _signal.signal(_signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd hears it
         for signum in _FATAL_SIGNALS:
-            signal.signal(signum, self._on_fatal)
+            _signal.signal(signum, self._on_fatal)
 
     def start(self, argv: list[str]) -> None:
         self.command_pid = os.fork()
@@ -179,9 +186,9 @@ def _exec_command(argv: list[str]) -> None:
     """In the forked child: own process group, Python's signal changes undone, then exec."""
     try:
         os.setpgid(0, 0)
-        signal.set_wakeup_fd(-1)
-        for signum in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ, *_FATAL_SIGNALS):
-            signal.signal(signum, signal.SIG_DFL)
+        _signal.set_wakeup_fd(-1)
+        for signum in (_signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ, *_FATAL_SIGNALS):
+            _signal.signal(signum, _signal.SIG_DFL)
         os.execvp(argv[0], argv)
     except OSError as exc:
         os.write(2, f"{argv[0]}: {exc.strerror}\n".encode())
@@ -190,10 +197,17 @@ def _exec_command(argv: list[str]) -> None:
         os._exit(127)
 
 
+class _CFunction(_ctypes.CFuncPtr):
+    _flags_ = _ctypes.FUNCFLAG_CDECL
+    _restype_ = None  # unused: a failure only means there is no subreaper
+
+
 def _become_subreaper() -> None:
     """Best effort: without it (old kernels, seccomp) the keeper still kills what stays below it."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc = _ctypes.dlopen(None)  # type: ignore[arg-type]  # None: the symbols already loaded
+        prctl = _CFunction(_ctypes.dlsym(libc, "prctl"))
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -222,7 +236,7 @@ def main(args: list[str]) -> int:
     report = b""
     while chunk := os.read(status_in, 16):
         report += chunk
-    return int(report) if report else 128 + signal.SIGKILL
+    return int(report) if report else 128 + _signal.SIGKILL
 
 
 if __name__ == "__main__":
