@@ -20,8 +20,10 @@ the kernel closed its end) it SIGKILLs the command's group and then every descen
 until none is left, and exits.
 
 Limits: subreapers exist on Linux only; `process.py` runs commands directly elsewhere, so there a
-daemon killed with SIGKILL leaves the command's processes running. A descendant that is already
-gone from the tree cannot escape: the subreaper keeps it below the keeper.
+daemon killed with SIGKILL leaves the command's processes running. On Linux no descendant can
+leave the tree (the subreaper adopts orphans), but one that runs as another user (a setuid
+program) cannot be signalled, and the keeper then waits for it to exit. The cost is one Python
+start-up per command (`bench/bench_spawn.py` measures it).
 """
 
 from __future__ import annotations
