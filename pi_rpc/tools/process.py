@@ -40,7 +40,8 @@ EXIT_SILENCE_SECONDS = 0.1
 KILL_CONFIRM_SECONDS = 5.0
 
 SUPERVISOR_SCRIPT = str(Path(__file__).with_name("supervisor.py"))
-SUPERVISED = sys.platform == "linux"
+# A real file is needed: the supervisor runs as a script (not from a zip, not through imports).
+SUPERVISED = sys.platform == "linux" and bool(sys.executable) and os.path.isfile(SUPERVISOR_SCRIPT)
 
 OnChunk = Callable[[bytes], None]
 
@@ -165,7 +166,8 @@ async def run_process_group(
             register_process_group(pgid, lifeline)
             code = await _collect(proc, on_chunk, on_stderr)
         except BaseException as exc:
-            # Before anyio's close, which would kill the direct child only.
+            # Before anyio's close, which would kill the direct child only. The lifeline is
+            # unregistered first, so that _end_supervision (not kill_process_group) closes it.
             _live_groups.pop(pgid, None)
             kill_process_group(pgid)
             if lifeline is not None:
@@ -183,13 +185,13 @@ async def _spawn(
     argv: Sequence[str], cwd: str, env: Mapping[str, str] | None, *, separate_stderr: bool
 ) -> _Spawned:
     stderr = subprocess.PIPE if separate_stderr else subprocess.STDOUT
-    if not SUPERVISED or not sys.executable:
+    if not SUPERVISED:
         proc = await anyio.open_process(
             list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=stderr, start_new_session=os.name != "nt",
         )
         return _Spawned(proc, None)
-    _check_program(argv[0], env)
+    _check_program(argv[0], cwd, env)
     ours, theirs = socket.socketpair()
     try:
         proc = await anyio.open_process(
@@ -206,12 +208,14 @@ async def _spawn(
     return _Spawned(proc, ours)
 
 
-def _check_program(program: str, env: Mapping[str, str] | None) -> None:
+def _check_program(program: str, cwd: str, env: Mapping[str, str] | None) -> None:
     """The OSError a direct spawn would raise for a missing program (the supervisor can't)."""
+    # A relative path is relative to the command's directory, not to ours.
+    located = os.path.join(cwd, program) if os.sep in program else program
     search_path = (os.environ if env is None else env).get("PATH", os.defpath)
-    if shutil.which(program, path=search_path) is not None:
+    if shutil.which(located, path=search_path) is not None:
         return
-    if os.sep in program and os.path.exists(program):
+    if os.sep in program and os.path.exists(located):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 

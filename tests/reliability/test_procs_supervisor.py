@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import uuid
+from pathlib import Path
 
 import anyio
 import pytest
@@ -34,7 +35,7 @@ def kill_leftovers(marker: str) -> None:
             pass
 
 
-async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: os.PathLike[str]) -> None:
+async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: Path) -> None:
     """Before the supervisor, abort killed the command's group only: setsid and nohup jobs lived on."""
     marker = new_marker()
     output: list[bytes] = []
@@ -52,7 +53,7 @@ async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: 
         kill_leftovers(marker)
 
 
-async def test_a_finished_command_leaves_its_jobs_until_the_daemon_exits(tmp_path: os.PathLike[str]) -> None:
+async def test_a_finished_command_leaves_its_jobs_until_the_daemon_exits(tmp_path: Path) -> None:
     """spec 9.9: background jobs outlive the call (not the daemon); exit kills every kind of them."""
     marker = new_marker()
     try:
@@ -68,7 +69,7 @@ async def test_a_finished_command_leaves_its_jobs_until_the_daemon_exits(tmp_pat
 
 
 @pytest.mark.skipif(not SUPERVISED, reason="Linux only")
-async def test_the_supervisor_leaves_when_the_last_descendant_does(tmp_path: os.PathLike[str]) -> None:
+async def test_the_supervisor_leaves_when_the_last_descendant_does(tmp_path: Path) -> None:
     """A background job that ends by itself takes its supervisor with it: none accumulate."""
     marker = new_marker()
     code = await run_process_group(["/bin/bash", "-c", f"(exec -a {marker} sleep 0.3) &"],
@@ -127,3 +128,20 @@ async def test_the_command_holds_no_descriptor_of_the_supervisor() -> None:
     fds = sorted(int(fd) for fd in b"".join(output).split())
     assert fds[:3] == [0, 1, 2]
     assert len(fds) == 4  # the 4th is the directory `ls` itself opened
+
+
+async def test_a_relative_program_is_found_in_the_commands_directory(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\necho ran in $PWD\n")
+    script.chmod(0o755)
+    output: list[bytes] = []
+    assert await run_process_group(["./run.sh"], str(tmp_path), None, output.append) == 0
+    assert b"".join(output) == f"ran in {tmp_path}\n".encode()
+
+
+async def test_a_program_that_cannot_run_is_the_os_error_of_a_direct_spawn(tmp_path: Path) -> None:
+    (tmp_path / "plain.txt").write_text("not a program\n")
+    with pytest.raises(PermissionError):
+        await run_process_group(["./plain.txt"], str(tmp_path), None, lambda _: None)
+    with pytest.raises(FileNotFoundError, match="No such file or directory: 'no-such-program-here'"):
+        await run_process_group(["no-such-program-here"], str(tmp_path), None, lambda _: None)
