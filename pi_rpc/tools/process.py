@@ -41,7 +41,8 @@ KILL_CONFIRM_SECONDS = 5.0
 
 SUPERVISOR_SCRIPT = str(Path(__file__).with_name("supervisor.py"))
 # A real file is needed: the supervisor runs as a script (not from a zip, not through imports).
-SUPERVISED = sys.platform == "linux" and bool(sys.executable) and os.path.isfile(SUPERVISOR_SCRIPT)
+SUPERVISED = (sys.platform == "linux" and bool(sys.executable) and os.path.isfile(SUPERVISOR_SCRIPT)
+              and hasattr(os, "memfd_create"))
 
 OnChunk = Callable[[bytes], None]
 
@@ -192,20 +193,39 @@ async def _spawn(
         )
         return _Spawned(proc, None)
     _check_program(argv[0], cwd, env)
+    argv_fd = _argv_file(argv)
     ours, theirs = socket.socketpair()
     try:
         proc = await anyio.open_process(
-            [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, str(theirs.fileno()), *argv],
+            [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, str(theirs.fileno()), str(argv_fd)],
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-            start_new_session=True, pass_fds=(theirs.fileno(),),
+            start_new_session=True, pass_fds=(theirs.fileno(), argv_fd),
         )
     except BaseException:
         ours.close()
         raise
     finally:
         theirs.close()  # from here on only the supervisor holds its end
+        os.close(argv_fd)
     ours.setblocking(False)
     return _Spawned(proc, ours)
+
+
+def _argv_file(argv: Sequence[str]) -> int:
+    """The command's arguments in an anonymous file, NUL-separated, for the supervisor to read.
+
+    Not on the supervisor's command line: there they would show twice in `ps` (and in anything
+    that looks for the command by its text), and a large command could exceed the size limit.
+    """
+    data = b"\0".join(os.fsencode(arg) for arg in argv)
+    if data.count(b"\0") != len(argv) - 1:
+        raise ValueError("embedded null byte")  # what a direct spawn raises
+    fd = os.memfd_create("pi-rpc-argv")
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _check_program(program: str, cwd: str, env: Mapping[str, str] | None) -> None:

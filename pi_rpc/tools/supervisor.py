@@ -2,9 +2,10 @@
 
 `pi_rpc.tools.process` starts every shell command as
 
-    python -I -S supervisor.py LIFELINE_FD PROGRAM ARGS...
+    python -I -S supervisor.py LIFELINE_FD ARGV_FD
 
-with LIFELINE_FD one end of a socket pair whose other end only the daemon holds. It runs for every
+with LIFELINE_FD one end of a socket pair whose other end only the daemon holds, and ARGV_FD an
+anonymous file holding the command's arguments, NUL-separated. It runs for every
 shell command, so it starts as little as it can: `-I -S` (no site, no user paths), and the C
 modules `_signal` and `_ctypes` instead of `signal` and `ctypes`, whose imports (enum, functools)
 cost more than the rest of the script together.
@@ -214,9 +215,17 @@ def _become_subreaper() -> None:
         pass
 
 
+def read_argv(fd: int) -> list[str]:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    os.close(fd)
+    return [os.fsdecode(arg) for arg in b"".join(chunks).split(b"\0")]
+
+
 def main(args: list[str]) -> int:
     lifeline = int(args[0])
-    argv = args[1:]
+    argv = read_argv(int(args[1]))
     os.set_inheritable(lifeline, False)  # the command must never hold it
     status_in, status_out = os.pipe()
     if os.fork() == 0:
