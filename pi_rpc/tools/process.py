@@ -39,10 +39,15 @@ EXIT_SILENCE_SECONDS = 0.1
 # How long an abort waits for the supervisor to confirm that the whole tree is gone.
 KILL_CONFIRM_SECONDS = 5.0
 
-SUPERVISOR_SCRIPT = str(Path(__file__).with_name("supervisor.py"))
-# A real file is needed: the supervisor runs as a script (not from a zip, not through imports).
-SUPERVISED = (sys.platform == "linux" and bool(sys.executable) and os.path.isfile(SUPERVISOR_SCRIPT)
-              and hasattr(os, "memfd_create"))
+SUPERVISOR_DIR = str(Path(__file__).parent)
+# Imported, not run as a script: a script is compiled on every start, a module loads its cached
+# bytecode. The directory goes last on the path, so it shadows nothing of the standard library.
+_SUPERVISOR_BOOT = (
+    "import sys; sys.path.append(sys.argv[1]); import supervisor; sys.exit(supervisor.main(sys.argv[2:]))"
+)
+# A real file is needed (not a zip): the supervisor is imported by a bare `python -I -S`.
+SUPERVISED = (sys.platform == "linux" and bool(sys.executable) and hasattr(os, "memfd_create")
+              and os.path.isfile(os.path.join(SUPERVISOR_DIR, "supervisor.py")))
 
 OnChunk = Callable[[bytes], None]
 
@@ -197,7 +202,8 @@ async def _spawn(
     ours, theirs = socket.socketpair()
     try:
         proc = await anyio.open_process(
-            [sys.executable, "-I", "-S", SUPERVISOR_SCRIPT, str(theirs.fileno()), str(argv_fd)],
+            [sys.executable, "-I", "-S", "-c", _SUPERVISOR_BOOT, SUPERVISOR_DIR, str(theirs.fileno()),
+             str(argv_fd)],
             cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
             start_new_session=True, pass_fds=(theirs.fileno(), argv_fd),
         )

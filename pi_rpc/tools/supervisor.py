@@ -1,14 +1,12 @@
 """The per-call supervisor: a tool's whole process tree dies with the daemon, however it dies.
 
-`pi_rpc.tools.process` starts every shell command as
-
-    python -I -S supervisor.py LIFELINE_FD ARGV_FD
-
-with LIFELINE_FD one end of a socket pair whose other end only the daemon holds, and ARGV_FD an
-anonymous file holding the command's arguments, NUL-separated. It runs for every
-shell command, so it starts as little as it can: `-I -S` (no site, no user paths), and the C
-modules `_signal` and `_ctypes` instead of `signal` and `ctypes`, whose imports (enum, functools)
-cost more than the rest of the script together.
+`pi_rpc.tools.process` starts every shell command through `main(LIFELINE_FD, ARGV_FD)` of this
+module, in a new `python -I -S` that imports it as the top-level module `supervisor`. LIFELINE_FD
+is one end of a socket pair whose other end only the daemon holds; ARGV_FD an anonymous file
+holding the command's arguments, NUL-separated. It runs for every shell command, so it starts as
+little as it can: no site and no user paths (`-I -S`), cached bytecode (imported, not run as a
+script), the standard library only, and the C modules `_signal` and `_ctypes` instead of `signal`
+and `ctypes`, whose imports (enum, functools) cost more than the rest of the module together.
 
 The process the daemon started (the "reporter") forks a "keeper" and exits with the command's
 exit status, so the daemon sees the command's own exit code as before (128 + n for signal n). The
