@@ -1,0 +1,150 @@
+"""`run_process_group` below its supervisor, in process: what abort kills, what a call returns.
+
+The daemon-level tests (kill -9, exit, stdin EOF) are in test_procs_lifetime.py; these drive the
+spawn path directly, so a failure points at the supervisor rather than at the daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_rpc.tools.process import SUPERVISED, kill_all_process_groups, run_process_group
+
+from .procs import KINDS, marked, poll_async, tree_command
+
+pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
+
+
+def new_marker() -> str:
+    return f"pi-procs-{uuid.uuid4().hex[:12]}"
+
+
+def kill_leftovers(marker: str) -> None:
+    for pid in marked(marker):
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+
+
+async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: Path) -> None:
+    """Before the supervisor, abort killed the command's group only: setsid and nohup jobs lived on."""
+    marker = new_marker()
+    output: list[bytes] = []
+    try:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run_process_group, ["/bin/bash", "-c", tree_command(marker, foreground=True)],
+                              str(tmp_path), None, output.append)
+                assert await poll_async(lambda: len(marked(marker)) == len(KINDS) + 1)
+                scope.cancel()
+        assert await poll_async(lambda: not marked(marker))
+        assert marked(marker) == []
+        assert b"".join(output) == b"started\n"
+    finally:
+        kill_leftovers(marker)
+
+
+async def test_a_finished_command_leaves_its_jobs_until_the_daemon_exits(tmp_path: Path) -> None:
+    """spec 9.9: background jobs outlive the call (not the daemon); exit kills every kind of them."""
+    marker = new_marker()
+    try:
+        code = await run_process_group(["/bin/bash", "-c", tree_command(marker, foreground=False)],
+                                       str(tmp_path), None, lambda _: None)
+        assert code == 0
+        assert await poll_async(lambda: len(marked(marker)) == len(KINDS))
+        kill_all_process_groups()  # what every way out of the daemon calls
+        assert await poll_async(lambda: not marked(marker))
+        assert marked(marker) == []
+    finally:
+        kill_leftovers(marker)
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_the_supervisor_leaves_when_the_last_descendant_does(tmp_path: Path) -> None:
+    """A background job that ends by itself takes its supervisor with it: none accumulate."""
+    marker = new_marker()
+    output: list[bytes] = []
+    command = f"echo $PPID; (exec -a {marker} sleep 0.3) &"
+    assert await run_process_group(["/bin/bash", "-c", command], str(tmp_path), None, output.append) == 0
+    keeper = int(b"".join(output))  # the shell's parent is the supervisor that watches the tree
+    assert keeper != os.getpid()
+    try:
+        watched = os.pidfd_open(keeper)
+    except ProcessLookupError:
+        return  # gone already
+    try:
+        assert await poll_async(lambda: not marked(marker) and select.select([watched], [], [], 0)[0] != [])
+    finally:
+        os.close(watched)
+
+
+async def test_the_command_line_of_the_supervisor_does_not_repeat_the_command() -> None:
+    """Only the command's own process shows its text in `ps` (and to tests that search for it)."""
+    marker = new_marker()
+    output: list[bytes] = []
+    command = f"cat /proc/$PPID/cmdline; echo {marker}"
+    assert await run_process_group(["/bin/sh", "-c", command], "/", None, output.append) == 0
+    keeper_cmdline, _, rest = b"".join(output).rpartition(b"\0")
+    assert marker.encode() not in keeper_cmdline
+    assert rest.endswith(marker.encode() + b"\n")
+
+
+@settings(max_examples=12)
+@given(code=st.integers(min_value=0, max_value=255))
+async def test_the_exit_code_is_the_commands_own(tmp_path_factory: pytest.TempPathFactory, code: int) -> None:
+    assert await run_process_group(["/bin/sh", "-c", f"exit {code}"], "/", None, lambda _: None) == code
+
+
+@pytest.mark.parametrize("signum", [1, 2, 9, 15])
+async def test_a_signal_death_is_128_plus_the_signal(signum: int) -> None:
+    assert await run_process_group(["/bin/sh", "-c", f"kill -{signum} $$"], "/", None, lambda _: None) == 128 + signum
+
+
+async def test_commands_get_default_signal_handling() -> None:
+    """Python ignores SIGPIPE; the command must not: `yes | head -1` ends quietly."""
+    output: list[bytes] = []
+    assert await run_process_group(["/bin/bash", "-c", "yes | head -1; trap -p"], "/", None, output.append) == 0
+    assert b"".join(output) == b"y\n"
+
+
+async def test_stdin_is_empty_and_stderr_merges_in_order() -> None:
+    output: list[bytes] = []
+    command = "cat; echo out; echo err >&2; echo out2"
+    assert await run_process_group(["/bin/sh", "-c", command], "/", None, output.append) == 0
+    assert b"".join(output) == b"out\nerr\nout2\n"
+
+
+async def test_the_command_holds_no_descriptor_of_the_supervisor() -> None:
+    """Only stdin, stdout and stderr reach the command; the lifeline would keep it watched forever."""
+    output: list[bytes] = []
+    assert await run_process_group(["/bin/sh", "-c", "ls /proc/self/fd"], "/", None, output.append) == 0
+    fds = sorted(int(fd) for fd in b"".join(output).split())
+    assert fds[:3] == [0, 1, 2]
+    assert len(fds) == 4  # the 4th is the directory `ls` itself opened
+
+
+async def test_a_relative_program_is_found_in_the_commands_directory(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\necho ran in $PWD\n")
+    script.chmod(0o755)
+    output: list[bytes] = []
+    assert await run_process_group(["./run.sh"], str(tmp_path), None, output.append) == 0
+    assert b"".join(output) == f"ran in {tmp_path}\n".encode()
+
+
+async def test_a_program_that_cannot_run_is_the_os_error_of_a_direct_spawn(tmp_path: Path) -> None:
+    (tmp_path / "plain.txt").write_text("not a program\n")
+    with pytest.raises(PermissionError):
+        await run_process_group(["./plain.txt"], str(tmp_path), None, lambda _: None)
+    with pytest.raises(FileNotFoundError, match="No such file or directory: 'no-such-program-here'"):
+        await run_process_group(["no-such-program-here"], str(tmp_path), None, lambda _: None)
