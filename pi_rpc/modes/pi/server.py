@@ -65,7 +65,10 @@ class PiDaemon:
             chunk = await read_chunk(self.stdin_fd)
             for frame in reader.feed(chunk) if chunk else reader.finish():
                 if isinstance(frame, FrameError):
+                    # A line that cannot be read still gets its answer, as unparsable input does.
                     _log.error("framing error: %s", frame.message)
+                    self._respond(c.Response(command="parse", success=False,
+                                             error=f"Failed to parse command: {frame.message}"))
                 else:
                     self.tasks.start_soon(self._handle, frame)
             if not chunk:
@@ -80,7 +83,7 @@ class PiDaemon:
             return
         kind = raw.get("type") if isinstance(raw, dict) else None
         msg_id = raw.get("id", UNSET) if isinstance(raw, dict) else UNSET
-        if not isinstance(msg_id, str | int):
+        if not isinstance(msg_id, str | int) or isinstance(msg_id, bool):  # `true` is not an id
             msg_id = UNSET
         command_type = c.COMMAND_TYPES.get(kind) if isinstance(kind, str) else None
         if command_type is None or not isinstance(kind, str):
