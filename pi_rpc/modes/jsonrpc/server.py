@@ -19,6 +19,7 @@ import msgspec
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 
 from pi_rpc.agent.types import AgentEvent, ToolExecutionUpdate
+from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     FrameError,
@@ -128,7 +129,7 @@ class Daemon:
         """`$/cancelRequest` is a notification; sent as a request (with an id) it is answered too."""
         params = message.get("params")
         target = params.get("id") if isinstance(params, dict) else None
-        if not _is_id(target):
+        if not is_request_id(target):
             if "id" in message:
                 rpc.send_error(message["id"], JsonRpcInvalidParams('Invalid params: no "id" of a request to cancel'))
             else:
@@ -162,14 +163,9 @@ def _decode(frame: bytes) -> Any:
         return ParseFailure(first)
 
 
-def _is_id(value: Any) -> bool:
-    # bool is an int in Python, but `true` is not a JSON-RPC id.
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
 def _reply_id(message: Any) -> Any:
     msg_id = message.get("id") if isinstance(message, dict) else None
-    return msg_id if _is_id(msg_id) else None
+    return msg_id if is_request_id(msg_id) else None
 
 
 def _is_response(message: Any) -> bool:
@@ -187,7 +183,7 @@ def _invalid_request(message: Any) -> str | None:
         return 'Invalid Request: no "method"'
     if not isinstance(message["method"], str):
         return 'Invalid Request: "method" must be a string'
-    if "id" in message and not _is_id(message["id"]):
+    if "id" in message and not is_request_id(message["id"]):
         return 'Invalid Request: "id" must be a string or an integer'
     if "params" in message and not isinstance(message["params"], dict | list | None):
         return 'Invalid Request: "params" must be an object or an array'
