@@ -1,9 +1,9 @@
 """Message framing on stdio: LSP base framing (`Content-Length`) and JSON lines.
 
 Both readers are incremental and bounded: bytes go in as they arrive, whole message bodies and
-framing errors come out. A body larger than the cap is skipped without being buffered, and a
-broken header is reported and skipped up to the next `Content-Length:` line, so one bad frame
-never costs the messages after it.
+framing errors come out. A body larger than the cap is skipped without being buffered, and bytes
+that are not a frame are reported and skipped up to the next `Content-Length:` wherever it starts,
+so one bad frame (or one stray byte written to our stdin) never costs the messages after it.
 """
 
 from __future__ import annotations
@@ -16,110 +16,216 @@ MAX_HEADER_BYTES = 8 * 1024
 
 _LINE_SEPARATOR = "\u2028".encode()
 _PARAGRAPH_SEPARATOR = "\u2029".encode()
-_CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d+)[ \t]*$", re.IGNORECASE)
-_HEADER = re.compile(rb"^[A-Za-z0-9-]+:.*$")
+# Where a frame can start again after bytes that are not one: the header, wherever it begins.
+_RESYNC = re.compile(rb"content-length:", re.IGNORECASE)
+_RESYNC_KEEP = len(b"content-length:") - 1  # a header split across reads may start this far back
+# A whole Content-Length header line inside a body. JSON cannot hold it (a raw line break is not
+# allowed inside a string, and the words are not JSON outside one), so a body that contains it
+# overran the next frame: its length was too large.
+_EMBEDDED_HEADER = re.compile(rb"content-length:[ \t]{0,8}\d{1,15}[ \t]{0,8}\r?\n", re.IGNORECASE)
+_EMBEDDED_OVERLAP = 64  # a header split across reads is found when the rest arrives
+_OVERRUN_LOOKBEHIND = 32  # how far a too-large length may have run into the next header
+_HEADER_LINE = re.compile(rb"([A-Za-z0-9-]+):[ \t]*([\x20-\x7e]*?)[ \t]*")
+_HEADER_PREFIX = re.compile(rb"[A-Za-z0-9-]*(?::[\x20-\x7e\t]*)?\r?")
+_LENGTH_VALUE = re.compile(rb"\d{1,15}")
+_PREVIEW_BYTES = 40
 
 
 @dataclass
 class FrameError:
-    """A framing problem; the reader has already skipped past it."""
+    """A framing problem; the reader has already skipped past it.
+
+    `json_lines` is set when the skipped bytes look like a JSON message sent without LSP headers,
+    so the daemon can name `--framing jsonl` to whoever is typing at it."""
 
     message: str
+    json_lines: bool = False
 
 
 Frame = bytes | FrameError
 
 
 class LspFrameReader:
+    """LSP base framing, strict in what it accepts and quick to recover.
+
+    A header block must be `Name: value` lines (printable ASCII, each name once) with exactly one
+    `Content-Length` of plain decimal digits, ended by a blank line (CRLF or bare LF). Anything
+    else is skipped up to the next `Content-Length:` wherever it starts (also in the middle of a
+    line or of the bad bytes themselves), and the skipped range is reported by stream offset.
+    """
+
     def __init__(self, max_body: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         self.max_body = max_body
         self._buffer = bytearray()
-        self._skip = 0  # bytes of an oversized body still to discard
-        self._resync = False  # after a bad header: drop lines until a Content-Length line
+        self._offset = 0  # stream offset of _buffer[0]
+        self._length: int | None = None  # body length of the frame whose headers were read
+        self._dropped = 0  # body bytes of an oversized frame already discarded
+        self._scanned = 0  # body bytes already searched for an embedded header
+        self._skip_start: int | None = None  # stream offset where an unfinished skipped range began
+        self._last_body_tail = b""  # end of the body just delivered, for a length that overran
+        self._overrun = 0  # how many of those bytes were put back as the next header's start
+        self._skip_reason = ""  # why the open skipped range began; empty once reported
+        self._skip_json = False
 
     def feed(self, data: bytes) -> list[Frame]:
-        frames: list[Frame] = []
-        if self._skip:
-            dropped = min(self._skip, len(data))
-            self._skip -= dropped
-            data = data[dropped:]
         self._buffer += data
-        while True:
-            frame = self._next()
-            if frame is None:
-                return frames
-            frames.append(frame)
+        frames: list[Frame] = []
+        while self._advance(frames):
+            pass
+        return frames
 
     def finish(self) -> list[Frame]:
         """End of input: a partial frame left over is an error, not a silent loss."""
-        if self._skip:
-            return [FrameError(f"input ended {self._skip} bytes before the end of a skipped message")]
-        if self._buffer.strip():
-            left = len(self._buffer)
-            self._buffer.clear()
-            return [FrameError(f"input ended inside a message ({left} bytes unread)")]
-        return []
+        frames: list[Frame] = []
+        end = self._offset + len(self._buffer)
+        if self._skip_start is not None:
+            frames.append(FrameError(f"input ended; skipped bytes {self._skip_start}..{end} without a frame"))
+        elif self._length is not None:
+            missing = self._length - self._dropped - len(self._buffer)
+            frames.append(FrameError(f"input ended {missing} bytes before the end of a message body"))
+        elif self._buffer.strip():
+            frames.append(FrameError(f"input ended inside a frame header ({len(self._buffer)} bytes unread)"))
+        self._drop(len(self._buffer))
+        return frames
 
-    def _next(self) -> Frame | None:
-        if self._resync and not self._drop_to_content_length():
-            return None
-        end = self._header_end()
-        if end is None:
-            if len(self._buffer) > MAX_HEADER_BYTES:
-                self._resync = True
-                self._buffer.clear()
-                return FrameError(f"no end of headers within {MAX_HEADER_BYTES} bytes; skipping to the next frame")
-            return None
-        head_end, body_start = end
-        header_lines = bytes(self._buffer[:head_end]).replace(b"\r\n", b"\n").split(b"\n")
-        length: int | None = None
-        for line in header_lines:
-            match = _CONTENT_LENGTH.match(line.strip())
-            if match:
-                length = int(match.group(1))
-            elif not _HEADER.match(line.strip()):
-                del self._buffer[:body_start]
-                self._resync = True
-                return FrameError(f"malformed header line {line[:80]!r}; skipping to the next frame")
-        if length is None:
-            del self._buffer[:body_start]
-            return FrameError("frame without a Content-Length header; skipped")
-        if length > self.max_body:
-            del self._buffer[:body_start]
-            dropped = min(length, len(self._buffer))
-            del self._buffer[:dropped]
-            self._skip = length - dropped
-            return FrameError(
-                f"message of {length} bytes exceeds the limit of {self.max_body} bytes; skipped"
-            )
-        if len(self._buffer) - body_start < length:
-            return None
-        body = bytes(self._buffer[body_start : body_start + length])
-        del self._buffer[: body_start + length]
-        return body
+    def _advance(self, frames: list[Frame]) -> bool:
+        """One step; False when more input is needed."""
+        if self._skip_start is not None:
+            return self._skip_to_header(frames, 0)
+        if self._length is None:
+            return self._read_headers(frames)
+        return self._read_body(frames)
 
-    def _header_end(self) -> tuple[int, int] | None:
-        # Only the head of the buffer can hold headers: searching a 60 MB body for a blank line
-        # on every chunk that arrives made large messages quadratic.
-        limit = MAX_HEADER_BYTES + 4
-        crlf = self._buffer.find(b"\r\n\r\n", 0, limit)
-        lf = self._buffer.find(b"\n\n", 0, limit)
-        candidates = [(i, i + 4) for i in (crlf,) if i >= 0] + [(i, i + 2) for i in (lf,) if i >= 0]
-        return min(candidates) if candidates else None
+    def _drop(self, count: int) -> None:
+        del self._buffer[:count]
+        self._offset += count
 
-    def _drop_to_content_length(self) -> bool:
+    def _read_headers(self, frames: list[Frame]) -> bool:
+        if not self._buffer:
+            return False
+        fields: dict[bytes, bytes] = {}
+        pos = 0
         while True:
-            newline = self._buffer.find(b"\n")
-            line_end = newline if newline >= 0 else len(self._buffer)
-            if _CONTENT_LENGTH.match(bytes(self._buffer[:line_end]).strip()) and newline >= 0:
-                self._resync = False
-                return True
+            newline = self._buffer.find(b"\n", pos, MAX_HEADER_BYTES)
             if newline < 0:
-                # Keep a possible partial "Content-Length" line; drop anything longer.
-                if len(self._buffer) > MAX_HEADER_BYTES:
-                    self._buffer.clear()
-                return False
-            del self._buffer[: newline + 1]
+                if len(self._buffer) >= MAX_HEADER_BYTES:
+                    return self._bad(frames, f"no end of headers within {MAX_HEADER_BYTES} bytes")
+                if not _HEADER_PREFIX.fullmatch(self._buffer, pos):
+                    return self._bad(frames, f"malformed header line {bytes(self._buffer[pos:pos + 80])!r}")
+                return False  # the rest of the header has not arrived yet
+            line = bytes(self._buffer[pos:newline]).removesuffix(b"\r")
+            pos = newline + 1
+            if not line:
+                break
+            match = _HEADER_LINE.fullmatch(line)
+            if match is None:
+                return self._bad(frames, f"malformed header line {line[:80]!r}")
+            name = match.group(1).lower()
+            if name in fields:
+                return self._bad(frames, f"duplicate header {match.group(1).decode()!r}")
+            fields[name] = match.group(2)
+        length = fields.get(b"content-length")
+        if length is None:
+            return self._bad(frames, "frame without a Content-Length header")
+        if not _LENGTH_VALUE.fullmatch(length):
+            return self._bad(frames, f"invalid Content-Length {length[:40]!r}")
+        self._drop(pos)
+        self._length, self._dropped, self._scanned = int(length), 0, 0
+        self._last_body_tail = b""
+        if self._length > self.max_body:
+            frames.append(
+                FrameError(f"message of {self._length} bytes exceeds the limit of {self.max_body} bytes; skipped")
+            )
+        return True
+
+    def _read_body(self, frames: list[Frame]) -> bool:
+        length = self._length
+        assert length is not None
+        remaining = length - self._dropped  # body bytes from _buffer[0] on
+        end = min(len(self._buffer), remaining)
+        scan_from = max(0, self._scanned - _EMBEDDED_OVERLAP)
+        embedded = None
+        if self._buffer.find(b"\n", scan_from, end) >= 0:  # memchr first: the regex is slower
+            embedded = _EMBEDDED_HEADER.search(self._buffer, scan_from, end)
+        self._scanned = end
+        if embedded is not None:
+            start = embedded.start()
+            body_offset = self._dropped + start
+            self._drop(start)
+            self._length = None
+            frames.append(FrameError(
+                f"message body (Content-Length {length}) holds the next frame's header after {body_offset} "
+                f"bytes: its length was too large; skipped it and resynchronised at byte {self._offset}"
+            ))
+            return True
+        if len(self._buffer) >= remaining:
+            body = bytes(self._buffer[:remaining])
+            self._drop(remaining)
+            self._length = None
+            if length > self.max_body:
+                return True  # reported when its header was read
+            self._last_body_tail = body[-_OVERRUN_LOOKBEHIND:]
+            frames.append(body)
+            return True
+        if length > self.max_body:
+            # Discard as it arrives: an oversized body is never buffered, only its last few bytes.
+            discard = max(0, len(self._buffer) - _EMBEDDED_OVERLAP)
+            self._drop(discard)
+            self._dropped += discard
+            self._scanned -= discard
+        return False
+
+    def _bad(self, frames: list[Frame], reason: str) -> bool:
+        """The bytes at the buffer's start are not a frame: skip to the next header after them."""
+        if self._last_body_tail and self._overran_into_header():
+            frames.append(FrameError(
+                f"{reason} at byte {self._offset + self._overrun}: resynchronised at a Content-Length header "
+                f"that began {self._overrun} bytes earlier, inside the message before "
+                "(was its Content-Length too large?)"
+            ))
+            return True
+        preview = bytes(self._buffer[:_PREVIEW_BYTES])
+        self._skip_start = self._offset
+        self._skip_reason = f"{reason} ({preview!r})"
+        self._skip_json = preview.lstrip()[:1] in (b"{", b"[")
+        return self._skip_to_header(frames, 1)
+
+    def _overran_into_header(self) -> bool:
+        """A too-large length ate the start of the next header: put those bytes back."""
+        tail = self._last_body_tail
+        self._last_body_tail = b""
+        joined = tail + bytes(self._buffer[: len(_RESYNC.pattern)])
+        starts = [m.start() for m in _RESYNC.finditer(joined) if m.start() < len(tail)]
+        if not starts:
+            return False
+        back = tail[starts[-1]:]
+        self._buffer[:0] = back
+        self._offset -= len(back)
+        self._overrun = len(back)
+        return True
+
+    def _skip_to_header(self, frames: list[Frame], start: int) -> bool:
+        """Drop bytes up to the next `Content-Length:`; report the range once when it starts and
+        once when it ends (a single line when both are already in view)."""
+        assert self._skip_start is not None
+        found = _RESYNC.search(self._buffer, start)
+        if found is None:
+            self._drop(max(0, len(self._buffer) - _RESYNC_KEEP))
+            if self._skip_reason:
+                frames.append(FrameError(f"{self._skip_reason} at byte {self._skip_start}; "
+                                         "skipping to the next Content-Length header", self._skip_json))
+                self._skip_reason = ""
+            return False
+        self._drop(found.start())
+        span = f"bytes {self._skip_start}..{self._offset}"
+        if self._skip_reason:
+            frames.append(FrameError(f"{self._skip_reason}: skipped {span}; resynchronised at a Content-Length header",
+                                     self._skip_json))
+        else:
+            frames.append(FrameError(f"skipped {span}; resynchronised at a Content-Length header"))
+        self._skip_start = None
+        self._skip_reason = ""
+        return True
 
 
 class JsonlFrameReader:

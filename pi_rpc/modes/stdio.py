@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import select
 import signal
 import sys
 from collections.abc import Callable
@@ -37,6 +38,11 @@ class StdoutSink:
         self._closed = False
 
     async def open(self) -> None:
+        if os.isatty(self._fd):
+            # A pipe transport would set O_NONBLOCK on the terminal's open file, which stdin and
+            # the shell share: the shell's next program would find it non-blocking. A person at a
+            # terminal reads slower than we write anyway, so plain blocking writes do here.
+            return
         loop = asyncio.get_running_loop()
         try:
             pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
@@ -89,10 +95,15 @@ async def read_chunk(fd: int) -> bytes:
 
 
 def _read_chunk(fd: int) -> bytes:
-    try:
-        return os.read(fd, READ_CHUNK)
-    except OSError:
-        return b""
+    while True:
+        try:
+            return os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            # Someone set O_NONBLOCK on the open file we share (a terminal's, with another
+            # program): "nothing yet" is not end of input, so wait until there is something.
+            select.select([fd], [], [])
+        except OSError:
+            return b""
 
 
 async def watch_signals(stop: anyio.Event) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader
 from pi_rpc.modes.stdio import StdoutSink, read_chunk
 
@@ -79,11 +80,15 @@ class StdioTransport:
         if method is None and "result" not in message and "error" not in message:
             self._error(INVALID_REQUEST, "Invalid request", 'missing "method"', message.get("id"))
             return None
+        if method is not None and "id" in message and not is_request_id(message["id"]):
+            self._error(INVALID_REQUEST, "Invalid request", '"id" must be a string or an integer')
+            return None
         return message
 
     def _error(self, code: int, text: str, details: str, request_id: Any = None) -> None:
         _log.warning("%s: %s", text, details)
-        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        if not is_request_id(request_id):
             request_id = None
         self.send_now({"jsonrpc": "2.0", "id": request_id,
                        "error": {"code": code, "message": text, "data": {"details": details}}})
+

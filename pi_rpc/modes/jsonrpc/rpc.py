@@ -139,6 +139,9 @@ class Rpc:
             return
         self.protocol.handle_message(structured)
 
+    def send_result(self, msg_id: Any, result: Any) -> None:
+        self.sink.send(encode_json({"jsonrpc": "2.0", "id": msg_id, "result": result}))
+
     def send_error(self, msg_id: Any, error: JsonRpcException) -> None:
         payload: dict[str, Any] = {"code": error.code, "message": error.message}
         if error.data is not None:

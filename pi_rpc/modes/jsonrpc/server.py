@@ -16,9 +16,10 @@ from typing import Any, Literal, NamedTuple
 import anyio
 import anyio.abc
 import msgspec
-from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 
 from pi_rpc.agent.types import AgentEvent, ToolExecutionUpdate
+from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     FrameError,
@@ -48,6 +49,7 @@ class Daemon:
         self.stdout_fd = stdout_fd
         self._stop = anyio.Event()
         self._shutting_down = False
+        self._hinted_json_lines = False
 
     async def run(self) -> None:
         out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
@@ -89,33 +91,61 @@ class Daemon:
 
     def _dispatch_frame(self, rpc: Rpc, frame: bytes | FrameError) -> None:
         if isinstance(frame, FrameError):
-            _log.error("framing error: %s", frame.message)
+            self._report_framing_error(frame)
             return
         message = _decode(frame)
         if isinstance(message, ParseFailure):
             _log.error("unparsable message: %s", message.reason)
             rpc.send_error(None, JsonRpcParseError(f"Parse error: {message.reason}"))
             return
+        if _is_response(message):
+            # Ours (approval/request, fs/…) go to the request that waits; any other is dropped:
+            # JSON-RPC forbids answering one, and pygls would take its id for a pending request's.
+            if not self._client.resolve(message):
+                _log.warning("ignored a response from the client (id %r): no request of ours has that id",
+                             message.get("id"))
+            return
         problem = _invalid_request(message)
         if problem is not None:
-            msg_id = message.get("id") if isinstance(message, dict) else None
-            rpc.send_error(msg_id if isinstance(msg_id, str | int) else None, JsonRpcInvalidRequest(problem))
+            rpc.send_error(_reply_id(message), JsonRpcInvalidRequest(problem))
             return
-        if "method" not in message:  # a response: to one of our requests, or to nothing we sent
-            if not self._client.resolve(message):
-                _log.warning("response with id %r ignored: no request of ours has that id", message.get("id"))
-            return
-        method = message.get("method")
-        if method == "$/cancelRequest" and "id" not in message:
-            params = message.get("params")
-            if not isinstance(params, dict) or not isinstance(params.get("id"), str | int):
-                _log.warning("$/cancelRequest without a request id ignored")  # notifications get no reply
-                return
+        method = message["method"]
+        is_request = "id" in message
         if self._shutting_down and method != "exit":
-            if "id" in message and "method" in message:
-                rpc.send_error(message["id"], JsonRpcInvalidRequest("Server is shutting down"))
+            if is_request:
+                rpc.send_error(message["id"], JsonRpcInvalidRequest("Invalid Request: the server is shutting down"))
             return
-        rpc.handle(message)
+        if method == "shutdown" and is_request:
+            self._shutting_down = True  # now, not when its handler runs: requests pipelined after it must not
+        if method == "$/cancelRequest":
+            self._cancel(rpc, message)
+            return
+        # Only the members JSON-RPC defines go on: an extra one is ignored, not a -32603.
+        rpc.handle({key: message[key] for key in _MEMBERS if key in message})
+
+    def _report_framing_error(self, error: FrameError) -> None:
+        _log.error("framing error: %s", error.message)
+        if error.json_lines and not self._hinted_json_lines:
+            self._hinted_json_lines = True
+            _log.error("the input looks like JSON lines, but this daemon reads LSP framing (Content-Length "
+                       "headers); start it with --framing jsonl to send one JSON message per line")
+
+    def _cancel(self, rpc: Rpc, message: dict[str, Any]) -> None:
+        """`$/cancelRequest` is a notification; sent as a request (with an id) it is answered too."""
+        params = message.get("params")
+        target = params.get("id") if isinstance(params, dict) else None
+        if not is_request_id(target):
+            if "id" in message:
+                rpc.send_error(message["id"], JsonRpcInvalidParams('Invalid params: no "id" of a request to cancel'))
+            else:
+                _log.warning("$/cancelRequest without a request id ignored")  # notifications get no reply
+            return
+        rpc.handle({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": target}})
+        if "id" in message:
+            rpc.send_result(message["id"], None)
+
+
+_MEMBERS = ("jsonrpc", "id", "method", "params")
 
 
 class ParseFailure(NamedTuple):
@@ -138,6 +168,15 @@ def _decode(frame: bytes) -> Any:
         return ParseFailure(first)
 
 
+def _reply_id(message: Any) -> Any:
+    msg_id = message.get("id") if isinstance(message, dict) else None
+    return msg_id if is_request_id(msg_id) else None
+
+
+def _is_response(message: Any) -> bool:
+    return isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
+
+
 def _invalid_request(message: Any) -> str | None:
     if isinstance(message, list):
         return "Invalid Request: batch messages are not supported"
@@ -145,17 +184,15 @@ def _invalid_request(message: Any) -> str | None:
         return "Invalid Request: a message must be a JSON object"
     if message.get("jsonrpc") != "2.0":
         return 'Invalid Request: "jsonrpc" must be "2.0"'
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return 'Invalid Request: "method" must be a string'
-        if "id" in message and not isinstance(message["id"], str | int):
-            return 'Invalid Request: "id" must be a string or a number'
-        if "params" in message and not isinstance(message["params"], dict | list | None):
-            return 'Invalid Request: "params" must be an object or an array'
-        return None
-    if "id" in message and ("result" in message or "error" in message):
-        return None  # a response to one of our requests
-    return 'Invalid Request: no "method"'
+    if "method" not in message:
+        return 'Invalid Request: no "method"'
+    if not isinstance(message["method"], str):
+        return 'Invalid Request: "method" must be a string'
+    if "id" in message and not is_request_id(message["id"]):
+        return 'Invalid Request: "id" must be a string or an integer'
+    if "params" in message and not isinstance(message["params"], dict | list | None):
+        return 'Invalid Request: "params" must be an object or an array'
+    return None
 
 
 # Past this much unread output, live tool snapshots are skipped: each one carries the whole

@@ -18,6 +18,7 @@ from msgspec import UNSET
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, text_of
+from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
@@ -65,7 +66,10 @@ class PiDaemon:
             chunk = await read_chunk(self.stdin_fd)
             for frame in reader.feed(chunk) if chunk else reader.finish():
                 if isinstance(frame, FrameError):
+                    # A line that cannot be read still gets its answer, as unparsable input does.
                     _log.error("framing error: %s", frame.message)
+                    self._respond(c.Response(command="parse", success=False,
+                                             error=f"Failed to parse command: {frame.message}"))
                 else:
                     self.tasks.start_soon(self._handle, frame)
             if not chunk:
@@ -80,7 +84,7 @@ class PiDaemon:
             return
         kind = raw.get("type") if isinstance(raw, dict) else None
         msg_id = raw.get("id", UNSET) if isinstance(raw, dict) else UNSET
-        if not isinstance(msg_id, str | int):
+        if not is_request_id(msg_id):
             msg_id = UNSET
         command_type = c.COMMAND_TYPES.get(kind) if isinstance(kind, str) else None
         if command_type is None or not isinstance(kind, str):
