@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-# The daemon fixtures of the end-to-end tests: a `pi-rpc` subprocess over real pipes.
+# The end-to-end tests' fixtures: a `pi-rpc` subprocess over real pipes, and a loopback provider.
 from tests.e2e.conftest import spawn, workspace
+from tests.e2e.test_daemon_providers import loopback
 
-__all__ = ["spawn", "workspace"]
+__all__ = ["loopback", "spawn", "workspace"]

@@ -10,12 +10,10 @@ DEBUG) is scanned for the key.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.from_thread
 import msgspec
 import pytest
 
@@ -28,8 +26,8 @@ from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.e2e.conftest import daemon_env
-from tests.e2e.test_daemon_providers import Loopback, _serve
-from tests.providers.sse_server import Reply, SSEServer, json_reply, sse_event, sse_reply
+from tests.e2e.test_daemon_providers import Loopback
+from tests.providers.sse_server import Reply, json_reply, sse_event, sse_reply
 
 pytestmark = pytest.mark.e2e
 
@@ -37,18 +35,6 @@ KEY = "sk-test-9f8e7d6c5b4a39281706"
 KEY_ENV = {"anthropic-messages": "ANTHROPIC_API_KEY", "openai-completions": "OPENAI_API_KEY",
            "openai-responses": "OPENAI_API_KEY"}
 ECHO = f"Invalid API key: {KEY} (header was 'Bearer {KEY}')"
-
-
-@pytest.fixture
-def loopback() -> Iterator[Loopback]:
-    with anyio.from_thread.start_blocking_portal() as portal:
-        server = portal.call(SSEServer)
-        serving, _ = portal.start_task(_serve, server)
-        try:
-            yield Loopback(portal, server)
-        finally:
-            serving.cancel()
-            portal.call(server.aclose)
 
 
 # --- key-echoing replies, one per error path ---------------------------------------------------------
