@@ -261,6 +261,11 @@ def test_end_of_stdin_during_a_run_exits_0_and_kills_the_tool(workspace: Path, t
               "params": {"sessionId": session, "prompt": [{"type": "text", "text": "slow"}]}}
     message = agent.send(json.dumps(prompt).encode())
     while "started" not in json.dumps(message.get("params", {}).get("update", {}).get("content", "")):
+        if message.get("method") == "session/request_permission":  # every ACP client answers it
+            assert agent.proc.stdin is not None
+            agent.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "outcome": {"outcome": "selected", "optionId": "allow"}}}).encode() + b"\n")
+            agent.proc.stdin.flush()
         message = agent.read()
     tool_processes = watch(descendants(agent.proc.pid))
     assert tool_processes
