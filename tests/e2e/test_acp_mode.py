@@ -233,7 +233,8 @@ async def test_a_stored_session_is_listed_and_loaded_with_its_history_replayed(w
         listed = await conn.list_sessions(cwd=str(workspace))
         assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [
             (first.session_id, str(workspace), "tour")]
-        await conn.load_session(cwd=str(workspace), session_id=first.session_id, mcp_servers=[])
+        loaded = await conn.load_session(cwd=str(workspace), session_id=first.session_id, mcp_servers=[])
+        assert loaded.modes is not None and loaded.modes.current_mode_id == "ask"
         replay = editor.updates()
         assert replay[0] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "tour"}}
         calls = [u for u in replay if u["sessionUpdate"] == "tool_call"]
