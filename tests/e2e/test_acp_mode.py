@@ -233,7 +233,8 @@ async def test_a_stored_session_is_listed_and_loaded_with_its_history_replayed(w
         listed = await conn.list_sessions(cwd=str(workspace))
         assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [
             (first.session_id, str(workspace), "tour")]
-        await conn.load_session(cwd=str(workspace), session_id=first.session_id, mcp_servers=[])
+        loaded = await conn.load_session(cwd=str(workspace), session_id=first.session_id, mcp_servers=[])
+        assert loaded.modes is not None and loaded.modes.current_mode_id == "ask"
         replay = editor.updates()
         assert replay[0] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "tour"}}
         calls = [u for u in replay if u["sessionUpdate"] == "tool_call"]
@@ -261,6 +262,11 @@ def test_end_of_stdin_during_a_run_exits_0_and_kills_the_tool(workspace: Path, t
               "params": {"sessionId": session, "prompt": [{"type": "text", "text": "slow"}]}}
     message = agent.send(json.dumps(prompt).encode())
     while "started" not in json.dumps(message.get("params", {}).get("update", {}).get("content", "")):
+        if message.get("method") == "session/request_permission":  # every ACP client answers it
+            assert agent.proc.stdin is not None
+            agent.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "outcome": {"outcome": "selected", "optionId": "allow"}}}).encode() + b"\n")
+            agent.proc.stdin.flush()
         message = agent.read()
     tool_processes = watch(descendants(agent.proc.pid))
     assert tool_processes

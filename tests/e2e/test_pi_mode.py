@@ -20,10 +20,10 @@ Json = dict[str, Any]
 
 
 class PiClient:
-    def __init__(self, workspace: Path, home: Path) -> None:
+    def __init__(self, workspace: Path, home: Path, *args: str, script: str = "e2e.json") -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pi_rpc", "--mode", "pi", "--cwd", str(workspace),
-             "--script", str(SCRIPTS / "e2e.json")],
+             "--script", str(SCRIPTS / script), *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(home),
         )
         self.lines: list[Json] = []

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import anyio.abc
 from acp import PROTOCOL_VERSION, RequestError
-from acp.helpers import SessionUpdate, session_notification
+from acp.helpers import SessionUpdate, session_notification, update_current_mode
 from acp.meta import CLIENT_METHODS
 from acp.schema import (
     AgentCapabilities,
@@ -36,6 +36,7 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SetSessionModeResponse,
     StopReason,
     TextContentBlock,
 )
@@ -44,9 +45,13 @@ from acp.utils import serialize_params
 import pi_rpc
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.types import ImageContent
+from pi_rpc.modes.acp.client_side import AcpSessionClient
+from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
+from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
 from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
 from pi_rpc.session.store import list_sessions
+from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.registry import create_tool_definitions
 
 _log = logging.getLogger(__name__)
@@ -73,15 +78,21 @@ class AcpAgent:
         self.tasks = tasks
         self.send = send
         self.sessions: dict[str, AgentSession] = {}
+        self.conn: Any = None  # acp.agent.connection.AgentSideConnection, for requests to the client
+        self.client_capabilities = ClientCapabilities()
         self._prompts = 0
         self._idle = anyio.Event()
         self._idle.set()
 
     def on_connect(self, conn: Any) -> None:
-        """The SDK hands us the client connection; every update goes out through `send` instead."""
+        """The SDK hands us the client connection: requests to the client (permission, files) go
+        through it; every update goes out through `send` instead, in event order."""
+        self.conn = conn
 
     async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
                          client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+        if client_capabilities is not None:
+            self.client_capabilities = client_capabilities
         return InitializeResponse(
             # ACP: echo the client's version when we speak it, else answer with ours.
             protocol_version=protocol_version if protocol_version == PROTOCOL_VERSION else PROTOCOL_VERSION,
@@ -98,7 +109,7 @@ class AcpAgent:
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = self._open(cwd, mcp_servers)
         self._register(session.session_id, session)
-        return NewSessionResponse(session_id=session.session_id)
+        return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
@@ -113,7 +124,17 @@ class AcpAgent:
         # ACP: the whole conversation is replayed as updates before the response.
         self._send_updates(session_id, transcript_updates(session.messages, session.cwd))
         self._register(session_id, session)
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=session_modes(session.approvals.policy))
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """A mode is an approval policy; it applies from the next tool call, in a running turn too."""
+        session = self._session(session_id)
+        policy = mode_policy(mode_id)
+        if policy is None:
+            raise RequestError.invalid_params({"details": f"Unknown mode: {mode_id}"})
+        session.set_approval_policy(policy)
+        self._send_updates(session_id, [update_current_mode(policy)])
+        return SetSessionModeResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
@@ -165,9 +186,16 @@ class AcpAgent:
         folder = _absolute_dir(cwd)
         if mcp_servers:
             _log.warning("MCP servers are not supported; ignoring %d", len(mcp_servers))
-        # The tools resolve paths against the folder they were made for: make them for this one.
-        config = dataclasses.replace(self.config, cwd=folder,
-                                     tools=create_tool_definitions(folder, list(self.config.tools)))
+        # The tools resolve paths against the folder they were made for, and read the files
+        # through this session's router: make them for this one. Rules that "allow always" adds
+        # belong to this session alone.
+        files = FileRouter()
+        rules = self.config.approval_rules
+        config = dataclasses.replace(
+            self.config, cwd=folder, files=files,
+            tools=create_tool_definitions(folder, list(self.config.tools), files),
+            approval_rules=ApprovalRules(allow=list(rules.allow), deny=list(rules.deny)),
+        )
         return AgentSession(config, self.tasks)
 
     def _register(self, session_id: str, session: AgentSession) -> None:
@@ -178,6 +206,22 @@ class AcpAgent:
 
         session.subscribe(forward)
         self.sessions[session_id] = session
+        if self.conn is None:  # no connection to ask through (a test driving the agent directly)
+            return
+
+        def cannot_ask() -> ApprovalDecision:
+            # The client answered "method not found": it cannot ask, so its session is what a
+            # client without approvals gets (auto unless configured), for this call and the next.
+            session.set_approver(None)
+            self._send_updates(session_id, [update_current_mode(session.approvals.policy)])
+            if session.approvals.policy == "auto":
+                return ApprovalDecision(outcome="allow")
+            return ApprovalDecision(outcome="reject", reason=f"approval policy {session.approvals.policy} needs "
+                                                             "the user's approval, and this client cannot ask for it")
+
+        client = AcpSessionClient(self.conn, session_id, self.client_capabilities.fs, cannot_ask)
+        session.set_approver(client.approve)
+        session.set_editor_files(client if client.serves_files else None)
 
     def _send_updates(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
         for update in updates:

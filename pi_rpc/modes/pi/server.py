@@ -21,6 +21,7 @@ from pi_rpc.ai.types import AssistantMessage, text_of
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
+from pi_rpc.modes.pi.extension_ui import PiDialogs
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
 from pi_rpc.session.session import AgentSession, ModelNotFoundError, NoModelError, SessionBusyError, SessionConfig
 
@@ -48,6 +49,11 @@ class PiDaemon:
             self.tasks = tasks
             self.session = AgentSession(self.config, tasks)
             self.session.subscribe(self._forward)
+            self.dialogs = PiDialogs(self.sink.send, lambda: self.session.approvals.timeout)
+            # Pi runs every tool at once: a Pi client is asked (confirm dialogs) only when the
+            # user chose a policy (--approval-policy, or permissions.defaultPolicy).
+            if self.config.approval_policy_configured:
+                self.session.set_approver(self.dialogs.approve)
             tasks.start_soon(self._read_stdin)
             tasks.start_soon(watch_signals, self._stop)
             await self._stop.wait()  # end of stdin is a clean shutdown (spec 16.4)
@@ -83,6 +89,10 @@ class PiDaemon:
             self._respond(c.Response(command="parse", success=False, error=f"Failed to parse command: {exc}"))
             return
         kind = raw.get("type") if isinstance(raw, dict) else None
+        if kind == "extension_ui_response":  # answers a dialog; Pi sends no response line for it
+            if not self.dialogs.resolve(raw):
+                _log.info("extension_ui_response ignored: no dialog open with its id")
+            return
         msg_id = raw.get("id", UNSET) if isinstance(raw, dict) else UNSET
         if not is_request_id(msg_id):
             msg_id = UNSET

@@ -1,0 +1,79 @@
+"""What one ACP session asks of the editor: permission for a tool call, and its files.
+
+An `AcpSessionClient` is the session's approver and its `EditorFiles`, over the SDK's agent-side
+connection. Files go through the editor only as far as it advertised (`fs.readTextFile`,
+`fs.writeTextFile`); the other direction keeps using the disk. ACP has no capability for
+permissions (every client must answer `session/request_permission`), so a client that answers
+"method not found" is taken at its word: `on_cannot_ask` decides, once, as for a client that
+cannot ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from acp import RequestError
+from acp.schema import FileSystemCapabilities
+
+from pi_rpc.agent.types import ApprovalRequest
+from pi_rpc.modes.acp.permissions import permission_decision, permission_options, permission_tool_call
+from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.tools.read import local_read_operations
+from pi_rpc.tools.write import local_write_operations
+
+METHOD_NOT_FOUND = -32601
+
+
+class ClientRequestError(RuntimeError):
+    """The editor failed a request: the tool call fails with this text."""
+
+
+class AcpSessionClient:
+    def __init__(self, conn: Any, session_id: str, fs: FileSystemCapabilities | None,
+                 on_cannot_ask: Callable[[], ApprovalDecision]) -> None:
+        self._conn = conn  # acp.agent.connection.AgentSideConnection
+        self._session_id = session_id
+        self._read_from_editor = bool(fs and fs.read_text_file)
+        self._write_to_editor = bool(fs and fs.write_text_file)
+        self._on_cannot_ask = on_cannot_ask
+        self._disk_read = local_read_operations().read_file
+        self._disk_write = local_write_operations().write_file
+
+    @property
+    def serves_files(self) -> bool:
+        return self._read_from_editor or self._write_to_editor
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        try:
+            response = await self._conn.request_permission(
+                session_id=self._session_id, tool_call=permission_tool_call(request),
+                options=permission_options(request))
+        except RequestError as exc:
+            if exc.code == METHOD_NOT_FOUND:
+                return self._on_cannot_ask()
+            raise ClientRequestError(f"The client failed session/request_permission: {exc}") from exc
+        return permission_decision(response.outcome)
+
+    async def read_text_file(self, path: str) -> str:
+        if not self._read_from_editor:
+            # surrogateescape: the router encodes it back the same way, so the bytes round-trip.
+            return (await self._disk_read(path)).decode("utf-8", errors="surrogateescape")
+        try:
+            response = await self._conn.read_text_file(session_id=self._session_id, path=path)
+        except RequestError as exc:
+            raise ClientRequestError(f"The client failed fs/read_text_file: {exc}") from exc
+        content: str = response.content
+        return content
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        if not self._write_to_editor:
+            await self._disk_write(path, content)
+            return
+        try:
+            await self._conn.write_text_file(session_id=self._session_id, path=path, content=content)
+        except RequestError as exc:
+            raise ClientRequestError(f"The client failed fs/write_text_file: {exc}") from exc
+
+
+__all__ = ["AcpSessionClient", "ClientRequestError"]
