@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import struct
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,6 +44,8 @@ class Reply:
     chunked: bool = True
     # Close the connection after sending this many body chunks (no terminating chunk).
     drop_after: int | None = None
+    # Reset the connection (TCP RST, as a crashed proxy does) after this many body chunks.
+    reset_after: int | None = None
     # After the body (or after `drop_after` chunks if both are set, never) keep the connection open
     # without sending anything until the client goes away.
     stall: bool = False
@@ -194,6 +198,9 @@ async def _send_reply(stream: SocketStream, reply: Reply) -> None:
             continue  # an empty chunk would end a chunked body
         if reply.drop_after is not None and sent >= reply.drop_after:
             return  # leaving the handler closes the socket mid-body
+        if reply.reset_after is not None and sent >= reply.reset_after:
+            _reset(stream)
+            return
         await stream.send(f"{len(item):x}\r\n".encode() + item + b"\r\n" if reply.chunked else item)
         sent += 1
     if reply.drop_after is not None:
@@ -202,6 +209,12 @@ async def _send_reply(stream: SocketStream, reply: Reply) -> None:
         await anyio.sleep_forever()
     if reply.chunked:
         await stream.send(b"0\r\n\r\n")
+
+
+def _reset(stream: SocketStream) -> None:
+    # SO_LINGER with a zero timeout makes the handler's close send RST instead of FIN.
+    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
