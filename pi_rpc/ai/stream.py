@@ -8,6 +8,7 @@ and once called it never raises: it returns `finish()` or `fail()` (STYLE rule 9
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, Literal
 
@@ -49,26 +50,40 @@ EmitProviderEvent = Callable[[ProviderEvent], None]
 # hundreds of MB to the editor).
 REPARSE_ALWAYS_BELOW = 512
 REPARSE_GROWTH = 1.25
+# TextParts: pieces at least this long are kept whole; shorter ones are joined in groups of this many.
+KEEP_PIECES_FROM = 512
+JOIN_SMALL_PIECES = 256
 
 
 class TextParts:
-    """Text that grows by appends in amortised linear time, read whole only when needed.
+    """Text that grows by appends in linear work, read whole only when needed.
 
-    `str +=` on an attribute copies the whole text on every delta: 320k deltas took a minute of
+    `str +=` on an attribute copies the whole text on every delta: 320k deltas took minutes of
     CPU and stalled the daemon meanwhile. Appends go to a list; reading joins it once and keeps
-    the result as the single piece, so reads between appends cost one join each.
+    the result as the single piece, so reads between appends cost one join each. Large pieces
+    are kept as they are (the same objects the delta events carry, so holding them twice costs
+    nothing); small ones are joined in groups, because each str costs about 50 bytes of header,
+    which would dwarf a 4-character delta.
     """
 
-    __slots__ = ("_pieces", "_size")
+    __slots__ = ("_pieces", "_small", "_size")
 
     def __init__(self, text: str = "") -> None:
-        self._pieces: list[str] = [text] if text else []
+        self._pieces: deque[str] = deque([text] if text else [])
+        self._small: list[str] = []  # recent small pieces, after `_pieces`
         self._size = len(text)
 
     def append(self, piece: str) -> None:
-        if piece:
+        if not piece:
+            return
+        self._size += len(piece)
+        if len(piece) >= KEEP_PIECES_FROM:
+            self._settle()
             self._pieces.append(piece)
-            self._size += len(piece)
+            return
+        self._small.append(piece)
+        if len(self._small) >= JOIN_SMALL_PIECES:
+            self._settle()
 
     def __len__(self) -> int:
         return self._size
@@ -77,9 +92,33 @@ class TextParts:
         return self._size > 0
 
     def text(self) -> str:
+        self._settle()
         if len(self._pieces) > 1:
-            self._pieces[:] = ["".join(self._pieces)]
+            whole = "".join(self._pieces)
+            self._pieces.clear()
+            self._pieces.append(whole)
         return self._pieces[0] if self._pieces else ""
+
+    def take(self, limit: int) -> str:
+        """Remove and return about `limit` characters from the front (a longer first piece is
+        cut at `limit`)."""
+        self._settle()
+        taken: list[str] = []
+        count = 0
+        while self._pieces and (not taken or count + len(self._pieces[0]) <= limit):
+            piece = self._pieces.popleft()
+            if len(piece) > limit:
+                piece, rest = piece[:limit], piece[limit:]
+                self._pieces.appendleft(rest)
+            taken.append(piece)
+            count += len(piece)
+        self._size -= count
+        return "".join(taken)
+
+    def _settle(self) -> None:
+        if self._small:
+            self._pieces.append("".join(self._small))
+            self._small.clear()
 
 
 class _OpenPart(msgspec.Struct):

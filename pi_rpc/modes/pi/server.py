@@ -18,6 +18,7 @@ from msgspec import UNSET
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, text_of
+from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
@@ -54,7 +55,7 @@ class PiDaemon:
             tasks.cancel_scope.cancel("daemon exiting")
 
     def _forward(self, event: AgentEvent) -> None:
-        self.sink.send(encode_json(event))
+        forward_event(self.sink, event, encode_json)
 
     def _respond(self, response: c.Response) -> None:
         self.sink.send(encode_json(response))
