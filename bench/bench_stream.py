@@ -3,8 +3,9 @@
 Run: `.venv/bin/python bench/bench_stream.py [--deltas 20000,80000,320000] [--pi-rpc-src DIR]`
 
 For each size the loopback model (`loopback.py`) answers one prompt with that many tiny text
-deltas, sent as fast as the socket takes them. As soon as the first `text_delta` reaches stdout
-the benchmark sends a `state` request and notes when its answer arrives. Figures per size:
+deltas, sent as fast as the socket takes them. Once about half of the run's output has reached
+stdout (by a byte estimate), the benchmark sends a `state` request and notes when its answer
+arrives. Figures per size:
 
 - `wall`: prompt written -> `agent_end` seen on stdout;
 - `state`: `state` written -> its answer seen, and how far through the run's stdout that answer
@@ -31,6 +32,8 @@ _log = logging.getLogger("bench_stream")
 PROMPT = "[[long]] Write a long answer."
 STATE_REQUEST = b'{"jsonrpc":"2.0","id":3,"method":"state"}\n'
 STATE_MARKER = b'"id":3,"result"'
+# About half the bytes one tiny text delta takes on stdout (a `message_update` notification line).
+HALF_DELTA_BYTES = 70
 START_TIMEOUT_S = 60.0
 RUN_TIMEOUT_S = 600.0
 
@@ -45,6 +48,8 @@ def measure(deltas: int, source: str | None) -> str:
                 daemon.wait("ready", START_TIMEOUT_S)
                 sent = daemon.send(spec.prompt_request(PROMPT))
                 daemon.wait("text_delta", RUN_TIMEOUT_S)
+                while daemon.stdout_bytes < deltas * HALF_DELTA_BYTES and "agent_end" not in daemon.seen:
+                    time.sleep(0.001)
                 state_sent = daemon.send(STATE_REQUEST)
                 state = daemon.wait("state", RUN_TIMEOUT_S)
                 end = daemon.wait("agent_end", RUN_TIMEOUT_S)
