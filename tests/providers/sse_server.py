@@ -36,10 +36,17 @@ class Delay:
 
 
 @dataclass
+class Gate:
+    """The body waits here until `opened` is set (an event of the server's own loop)."""
+
+    opened: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass
 class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    body: list[bytes | Delay] = field(default_factory=list)
+    body: list[bytes | Delay | Gate] = field(default_factory=list)
     content_type: str | None = "text/event-stream"
     chunked: bool = True
     # Close the connection after sending this many body chunks (no terminating chunk).
@@ -83,7 +90,7 @@ def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) ->
                  content_type="application/json", chunked=False)
 
 
-def sse_reply(events: Iterable[bytes | Delay], **kwargs: Any) -> Reply:
+def sse_reply(events: Iterable[bytes | Delay | Gate], **kwargs: Any) -> Reply:
     return Reply(body=list(events), **kwargs)
 
 
@@ -193,6 +200,9 @@ async def _send_reply(stream: SocketStream, reply: Reply) -> None:
     for item in reply.body:
         if isinstance(item, Delay):
             await anyio.sleep(item.seconds)
+            continue
+        if isinstance(item, Gate):
+            await item.opened.wait()
             continue
         if not item:
             continue  # an empty chunk would end a chunked body
