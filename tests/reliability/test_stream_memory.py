@@ -152,3 +152,43 @@ def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_by
     # session file's encoding of it.
     assert stalled_mib < 5 * ANSWER_MIB
     assert peak_mib < 6 * ANSWER_MIB
+
+
+def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, argv: list[str],
+                                                          tmp_path: Path) -> None:
+    pieces = [f"<{i}>" + "z" * 200 for i in range(20_000)]  # 4 MB of text
+    loopback.script(sse_reply(_answer(pieces)))
+    command = [sys.executable, "-m", "pi_rpc", "--mode", "acp", *argv]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=daemon_env(tmp_path))
+    assert proc.stdin is not None and proc.stdout is not None
+    out = proc.stdout.fileno()
+    received = bytearray()
+
+    def send(message: dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        _read_jsonl_until(out, b'"id":1,', received)
+        send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}})
+        _read_jsonl_until(out, b'"id":2,', received)
+        session = json.loads(bytes(received).splitlines()[-1])["result"]["sessionId"]
+        send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
+        loopback.portal.call(lambda: loopback.server.wait_for_request(1))
+        _wait_idle(proc.pid)  # the whole answer is in; the client has read none of it
+        _read_jsonl_until(out, b'"id":3,', received)
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
+        proc.stdout.close()
+    messages = [json.loads(line) for line in bytes(received).splitlines() if line.strip()]
+    chunks = [m["params"]["update"] for m in messages if m.get("method") == "session/update"
+              and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
+    assert "".join(c["content"]["text"] for c in chunks) == "".join(pieces)
+    assert messages[-1]["result"]["stopReason"] == "end_turn"
+    # One update per delta until about 1 MiB waits unread; the rest merged (20 000 without).
+    assert len(chunks) < len(pieces) / 4
