@@ -94,9 +94,9 @@ def proc_status_kib(pid: int) -> dict[str, int]:
 class RunningDaemon:
     """One daemon process, its stdout watched by a thread for the markers."""
 
-    def __init__(self, spec: DaemonSpec, cwd: str) -> None:
+    def __init__(self, spec: DaemonSpec, cwd: str, extra_markers: dict[str, bytes] | None = None) -> None:
         self.spec = spec
-        self._markers = {"ready": spec.ready_marker, **MARKERS}
+        self._markers = {"ready": spec.ready_marker, **MARKERS, **(extra_markers or {})}
         self.seen: dict[str, Sighting] = {}
         self._events = {name: threading.Event() for name in self._markers}
         self.stdout_bytes = 0

@@ -27,12 +27,14 @@ from contextlib import aclosing, asynccontextmanager
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 import httpx
 import msgspec
-from httpx_sse import EventSource, ServerSentEvent, SSEError
+from httpx_sse import ServerSentEvent, SSEError
 
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, SSELineTooLong, aiter_sse_bytes
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage
 
@@ -134,22 +136,38 @@ def http_error_text(response: httpx.Response, secrets: Iterable[str | None] = ()
     return redact(text, secrets)
 
 
-def transport_error_text(exc: Exception, secrets: Iterable[str | None] = ()) -> str:
-    """Readable text for a failure below HTTP (connect, read timeout, dropped stream, bad SSE)."""
+def display_url(url: httpx.URL | str) -> str:
+    """Where a request went, for error text: without query, fragment or credentials (a key can
+    travel in any of them)."""
+    return str(httpx.URL(url).copy_with(query=None, fragment=None, userinfo=b""))
+
+
+def transport_error_text(exc: Exception, secrets: Iterable[str | None] = (), *, url: str | None = None,
+                         received: int | None = None) -> str:
+    """Readable text for a failure below HTTP (connect, read timeout, dropped stream, bad SSE):
+    what happened, to which URL (when known), and how far into the response (`received` bytes
+    of body; None when no response had begun)."""
     detail = str(exc)
+    where = url or "the server"
+    after = "before a response arrived" if received is None else f"after {received} bytes of the response"
     if isinstance(exc, httpx.ReadTimeout):
-        text = "Request timed out: no data received from the server"
+        text = f"Request timed out: no data received from the server ({where}, {after})"
     elif isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
-        text = "Connection timed out"
+        text = f"Connection timed out: could not connect to {where}"
     elif isinstance(exc, httpx.ConnectError):
-        text = f"Connection error: {detail}" if detail else "Connection error"
+        text = f"Connection error: could not connect to {where}" + (f": {detail}" if detail else "")
     elif isinstance(exc, httpx.RemoteProtocolError):
-        text = f"Connection closed before the response completed: {detail}" if detail else (
-            "Connection closed before the response completed")
+        text = f"Connection closed before the response completed: {where} closed it {after}" + (
+            f": {detail}" if detail else "")
+    elif isinstance(exc, httpx.ReadError | httpx.WriteError):
+        midway = "mid-stream " if received else ""
+        text = f"Connection to {where} was reset {midway}{after}" + (f": {detail}" if detail else "")
+    elif isinstance(exc, SSELineTooLong):
+        text = f"{detail[:1].upper()}{detail[1:]} ({where}, {after})"
     elif isinstance(exc, SSEError):
-        text = f"Malformed event stream: {detail}"
+        text = f"Malformed event stream from {where}: {detail}"
     else:
-        text = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        text = f"{type(exc).__name__} ({where}, {after})" + (f": {detail}" if detail else "")
     return redact(text, secrets)
 
 
@@ -214,7 +232,7 @@ async def open_stream(
         try:
             response = await client.send(request, stream=True)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            error, retryable = transport_error_text(exc, secrets), True
+            error, retryable = transport_error_text(exc, secrets, url=display_url(request.url)), True
         else:
             if response.status_code < 400:
                 if attempt:
@@ -245,11 +263,12 @@ async def open_stream(
 
 
 async def aiter_sse(
-    response: httpx.Response, secrets: Iterable[str | None] = ()
+    response: httpx.Response, secrets: Iterable[str | None] = (), max_line_bytes: int = MAX_SSE_LINE_BYTES
 ) -> AsyncGenerator[ServerSentEvent, None]:
-    """The response's server-sent events, parsed by httpx-sse (never by `aiter_lines`, which also
-    splits on U+2028). A 2xx body that is not an event stream is a `ProviderError` carrying the
-    server's message: some compatible servers answer errors with status 200 and a JSON body."""
+    """The response's server-sent events (`pi_rpc.ai.sse`: never `aiter_lines`, which also splits
+    on U+2028; a line longer than `max_line_bytes` raises `SSELineTooLong`). A 2xx body that is
+    not an event stream is a `ProviderError` carrying the server's message: some compatible
+    servers answer errors with status 200 and a JSON body."""
     content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
     if content_type and content_type != "text/event-stream":
         await response.aread()
@@ -258,10 +277,8 @@ async def aiter_sse(
             snippet = response.content.decode("utf-8", "replace").strip()[:_MAX_BODY_IN_ERROR]
             message = f"Expected an event stream, got {content_type!r}" + (f": {snippet}" if snippet else "")
         raise ProviderError(redact(message, secrets))
-    if not content_type:
-        # A server that omits the header still streams SSE; httpx-sse insists on the header.
-        response.headers["content-type"] = "text/event-stream"
-    events = EventSource(response).aiter_sse()
+    # A server that omits the content-type header still streams SSE.
+    events = aiter_sse_bytes(response.aiter_bytes(), max_line_bytes)
     try:
         async for event in events:
             yield event
@@ -269,16 +286,21 @@ async def aiter_sse(
         await events.aclose()
 
 
-def failure_text(exc: Exception, secrets: Iterable[str | None] = ()) -> str:
+def failure_text(exc: Exception, secrets: Iterable[str | None] = (), *, url: str | None = None,
+                 received: int | None = None) -> str:
     """The assistant-message error text for anything a provider's stream can raise. A
     `ProviderError` raised by a provider's own event handling (an error event mid-stream) may
     quote the key too: it is scrubbed like the rest."""
     if isinstance(exc, ProviderError):
         return redact(str(exc), secrets)
-    return transport_error_text(exc, secrets)
+    return transport_error_text(exc, secrets, url=url, received=received)
 
 
-STREAM_ERRORS: tuple[type[Exception], ...] = (ProviderError, httpx.HTTPError, httpx.StreamError, SSEError)
+STREAM_ERRORS: tuple[type[Exception], ...] = (ProviderError, httpx.HTTPError, httpx.StreamError, SSEError,
+                                              SSELineTooLong)
+# The SSE loop yields to the event loop at least this often, so requests from the editor are
+# answered while a stream of tiny events pours in (a 64 KiB read can hold thousands of them).
+EVENTS_PER_CHECKPOINT = 64
 
 
 # --- the provider driver ------------------------------------------------------------------------
@@ -314,16 +336,22 @@ async def stream_sse(
     # Every error text of this message, from any path below or from the provider's state, is
     # scrubbed by the builder itself (the one redaction point).
     builder.keep_secret(*secrets)
+    response: httpx.Response | None = None
     try:
         async with create_client(options.idle_timeout) as client:
             request = client.build_request("POST", url, json=body, headers=headers)
             async with open_stream(client, request, builder, max_retries=options.max_retries,
                                    secrets=secrets) as response:
                 async with aclosing(aiter_sse(response, secrets)) as events:
+                    count = 0
                     async for sse in events:
                         state.apply(sse.data)
                         if state.finished:
                             break
+                        count += 1
+                        if count % EVENTS_PER_CHECKPOINT == 0:
+                            await anyio.lowlevel.checkpoint()
     except STREAM_ERRORS as exc:
-        return builder.fail("error", failure_text(exc, secrets))
+        received = response.num_bytes_downloaded if response is not None else None
+        return builder.fail("error", failure_text(exc, secrets, url=display_url(url), received=received))
     return state.result()

@@ -8,6 +8,7 @@ and once called it never raises: it returns `finish()` or `fail()` (failures tra
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, Literal
 
@@ -50,32 +51,104 @@ EmitProviderEvent = Callable[[ProviderEvent], None]
 # hundreds of MB to the editor).
 REPARSE_ALWAYS_BELOW = 512
 REPARSE_GROWTH = 1.25
+# TextParts: pieces at least this long are kept whole; shorter ones are joined in groups of this many.
+KEEP_PIECES_FROM = 512
+JOIN_SMALL_PIECES = 256
+
+
+class TextParts:
+    """Text that grows by appends in linear work, read whole only when needed.
+
+    `str +=` on an attribute copies the whole text on every delta: 320k deltas took minutes of
+    CPU and stalled the daemon meanwhile. Appends go to a list; reading joins it once and keeps
+    the result as the single piece, so reads between appends cost one join each. Large pieces
+    are kept as they are (the same objects the delta events carry, so holding them twice costs
+    nothing); small ones are joined in groups, because each str costs about 50 bytes of header,
+    which would dwarf a 4-character delta.
+    """
+
+    __slots__ = ("_pieces", "_small", "_size")
+
+    def __init__(self, text: str = "") -> None:
+        self._pieces: deque[str] = deque([text] if text else [])
+        self._small: list[str] = []  # recent small pieces, after `_pieces`
+        self._size = len(text)
+
+    def append(self, piece: str) -> None:
+        if not piece:
+            return
+        self._size += len(piece)
+        if len(piece) >= KEEP_PIECES_FROM:
+            self._settle()
+            self._pieces.append(piece)
+            return
+        self._small.append(piece)
+        if len(self._small) >= JOIN_SMALL_PIECES:
+            self._settle()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __bool__(self) -> bool:
+        return self._size > 0
+
+    def text(self) -> str:
+        self._settle()
+        if len(self._pieces) > 1:
+            whole = "".join(self._pieces)
+            self._pieces.clear()
+            self._pieces.append(whole)
+        return self._pieces[0] if self._pieces else ""
+
+    def take(self, limit: int) -> str:
+        """Remove and return about `limit` characters from the front (a longer first piece is
+        cut at `limit`)."""
+        self._settle()
+        taken: list[str] = []
+        count = 0
+        while self._pieces and (not taken or count + len(self._pieces[0]) <= limit):
+            piece = self._pieces.popleft()
+            if len(piece) > limit:
+                piece, rest = piece[:limit], piece[limit:]
+                self._pieces.appendleft(rest)
+            taken.append(piece)
+            count += len(piece)
+        self._size -= count
+        return "".join(taken)
+
+    def _settle(self) -> None:
+        if self._small:
+            self._pieces.append("".join(self._small))
+            self._small.clear()
 
 
 class _OpenPart(msgspec.Struct):
     index: int
     kind: str  # "text" | "thinking" | "toolCall"
-    fragments: list[str] = msgspec.field(default_factory=list)  # raw argument JSON, as streamed
-    size: int = 0
+    # Streamed text, thinking, or raw argument JSON; written into the block when it is read.
+    buffer: TextParts = msgspec.field(default_factory=TextParts)
     parsed_size: int = 0
-
-    def json(self) -> str:
-        if len(self.fragments) > 1:
-            self.fragments[:] = ["".join(self.fragments)]
-        return self.fragments[0] if self.fragments else ""
 
 
 class AssistantBuilder:
     def __init__(self, model: Model, emit: EmitProviderEvent | None = None) -> None:
         self.model = model
         self._emit = emit or (lambda event: None)
-        self.message = AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
+        self._message = AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
         self._open: dict[Hashable, _OpenPart] = {}
         self._started = False
         self._finished = False
         self._secrets: set[str] = set()
 
     # --- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def message(self) -> AssistantMessage:
+        """The message so far. Text still streaming is written into its block here, on read,
+        rather than on every delta."""
+        for part in self._open.values():
+            self._store_text(part)
+        return self._message
 
     @property
     def started(self) -> bool:
@@ -88,25 +161,23 @@ class AssistantBuilder:
 
     def reset(self) -> None:
         """Drop everything streamed so far (a retried request starts from nothing)."""
-        self.message = AssistantMessage(
+        self._message = AssistantMessage(
             content=[], api=self.model.api, provider=self.model.provider, model=self.model.id
         )
         self._open.clear()
 
     def set_usage(self, usage: Usage) -> None:
-        self.message.usage = price_usage(usage, self.model.cost)
+        self._message.usage = price_usage(usage, self.model.cost)
 
     def set_response_model(self, model_id: str) -> None:
         if model_id:
-            self.message.model = model_id
+            self._message.model = model_id
 
     # --- text -----------------------------------------------------------------------------------
 
     def text_delta(self, key: Hashable, delta: str) -> None:
         part = self._part(key, "text")
-        block = self.message.content[part.index]
-        assert isinstance(block, TextContent)
-        block.text += delta
+        part.buffer.append(delta)
         if delta:
             self._emit(TextDeltaEvent(content_index=part.index, delta=delta))
 
@@ -114,7 +185,7 @@ class AssistantBuilder:
         part = self._open.pop(key, None)
         if part is None or part.kind != "text":
             return
-        block = self.message.content[part.index]
+        block = self._store_text(part)
         assert isinstance(block, TextContent)
         if signature:
             block.text_signature = signature
@@ -124,14 +195,12 @@ class AssistantBuilder:
 
     def thinking_delta(self, key: Hashable, delta: str) -> None:
         part = self._part(key, "thinking")
-        block = self.message.content[part.index]
-        assert isinstance(block, ThinkingContent)
-        block.thinking += delta
+        part.buffer.append(delta)
         if delta:
             self._emit(ThinkingDeltaEvent(content_index=part.index, delta=delta))
 
     def thinking_signature(self, key: Hashable, signature: str) -> None:
-        block = self.message.content[self._part(key, "thinking").index]
+        block = self._message.content[self._part(key, "thinking").index]
         assert isinstance(block, ThinkingContent)
         block.thinking_signature = (block.thinking_signature or "") + signature
 
@@ -139,7 +208,7 @@ class AssistantBuilder:
         part = self._open.pop(key, None)
         if part is None or part.kind != "thinking":
             return
-        block = self.message.content[part.index]
+        block = self._store_text(part)
         assert isinstance(block, ThinkingContent)
         if signature:
             block.thinking_signature = signature
@@ -164,14 +233,14 @@ class AssistantBuilder:
         part = self._open.get(key)
         if part is None or part.kind != "toolCall" or not fragment:
             return
-        part.fragments.append(fragment)
-        part.size += len(fragment)
+        part.buffer.append(fragment)
+        size = len(part.buffer)
         event = ToolcallDeltaEvent(content_index=part.index, delta=fragment)
-        if part.size < REPARSE_ALWAYS_BELOW or part.size >= part.parsed_size * REPARSE_GROWTH:
-            block = self.message.content[part.index]
+        if size < REPARSE_ALWAYS_BELOW or size >= part.parsed_size * REPARSE_GROWTH:
+            block = self._message.content[part.index]
             assert isinstance(block, ToolCall)
-            block.arguments = parse_streaming_json(part.json())
-            part.parsed_size = part.size
+            block.arguments = parse_streaming_json(part.buffer.text())
+            part.parsed_size = size
             event.arguments = block.arguments
         self._emit(event)
 
@@ -181,18 +250,18 @@ class AssistantBuilder:
         part = self._open.pop(key, None)
         if part is None or part.kind != "toolCall":
             return
-        block = self.message.content[part.index]
+        block = self._message.content[part.index]
         assert isinstance(block, ToolCall)
         if arguments is not None:
             block.arguments = arguments
         else:
-            block.arguments = parse_streaming_json(part.json())
+            block.arguments = parse_streaming_json(part.buffer.text())
         self._emit(ToolcallEndEvent(content_index=part.index, tool_call=block))
 
     def set_toolcall_id(self, key: Hashable, call_id: str) -> None:
         part = self._open.get(key)
         if part is not None and part.kind == "toolCall" and call_id:
-            block = self.message.content[part.index]
+            block = self._message.content[part.index]
             assert isinstance(block, ToolCall)
             block.id = call_id
 
@@ -220,31 +289,31 @@ class AssistantBuilder:
     def finish(self, stop_reason: StopReason | None = None) -> AssistantMessage:
         """End normally. Without an explicit reason: `toolUse` if any tool call, else `stop`."""
         if stop_reason in ("error", "aborted"):
-            return self.fail(stop_reason, self.message.error_message or "Unknown error")
+            return self.fail(stop_reason, self._message.error_message or "Unknown error")
         self._close_all()
         if stop_reason is None:
-            has_calls = any(isinstance(block, ToolCall) for block in self.message.content)
+            has_calls = any(isinstance(block, ToolCall) for block in self._message.content)
             stop_reason = "toolUse" if has_calls else "stop"
-        self.message.stop_reason = stop_reason
+        self._message.stop_reason = stop_reason
         self.start()
         if not self._finished:
             self._finished = True
             assert stop_reason in ("stop", "length", "toolUse")
-            self._emit(DoneEvent(reason=stop_reason, usage=self.message.usage))
-        return self.message
+            self._emit(DoneEvent(reason=stop_reason, usage=self._message.usage))
+        return self._message
 
     def fail(self, stop_reason: StopReason, error_message: str) -> AssistantMessage:
         """End with `error` or `aborted`; what streamed so far stays in the message."""
         reason: Literal["error", "aborted"] = "aborted" if stop_reason == "aborted" else "error"
         error_message = redact(error_message, self._secrets)
         self._close_all(emit=False)
-        self.message.stop_reason = reason
-        self.message.error_message = error_message
+        self._message.stop_reason = reason
+        self._message.error_message = error_message
         self.start()
         if not self._finished:
             self._finished = True
-            self._emit(ErrorEvent(reason=reason, error_message=error_message, usage=self.message.usage))
-        return self.message
+            self._emit(ErrorEvent(reason=reason, error_message=error_message, usage=self._message.usage))
+        return self._message
 
     # --- internals ------------------------------------------------------------------------------
 
@@ -265,8 +334,8 @@ class AssistantBuilder:
 
     def _open_part(self, key: Hashable, kind: str, block: TextContent | ThinkingContent | ToolCall) -> None:
         self.start()
-        self.message.content.append(block)
-        self._open[key] = _OpenPart(index=len(self.message.content) - 1, kind=kind)
+        self._message.content.append(block)
+        self._open[key] = _OpenPart(index=len(self._message.content) - 1, kind=kind)
 
     def _close(self, key: Hashable) -> None:
         part = self._open.get(key)
@@ -286,6 +355,17 @@ class AssistantBuilder:
             else:
                 part = self._open.pop(key)
                 if part.kind == "toolCall":
-                    block = self.message.content[part.index]
+                    block = self._message.content[part.index]
                     assert isinstance(block, ToolCall)
-                    block.arguments = parse_streaming_json(part.json())
+                    block.arguments = parse_streaming_json(part.buffer.text())
+                else:
+                    self._store_text(part)
+
+    def _store_text(self, part: _OpenPart) -> TextContent | ThinkingContent | ToolCall:
+        """Write a text or thinking part's streamed text into its block; return the block."""
+        block = self._message.content[part.index]
+        if isinstance(block, TextContent):
+            block.text = part.buffer.text()
+        elif isinstance(block, ThinkingContent):
+            block.thinking = part.buffer.text()
+        return block

@@ -1,5 +1,6 @@
-"""What every stdio mode shares: a private protocol fd, a writer that never blocks, stdin
-chunks, signals, and the way out (abort the run, kill what the tools started, flush).
+"""What every stdio mode shares: a private protocol fd, a writer that never blocks (its bounded
+queue lives in modes/writer.py), stdin chunks, signals, and the way out (abort the run, kill what
+the tools started, flush).
 
 Stdout belongs to the protocol. At start a mode keeps a private duplicate of fd 1 for its writer
 and points fd 1 (and `sys.stdout`) at stderr, so a stray print, a library or a child process
@@ -8,76 +9,25 @@ cannot corrupt the stream.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import select
 import signal
 import sys
-from collections.abc import Callable
 
 import anyio
 
+from pi_rpc.modes.writer import StdoutSink
 from pi_rpc.session.session import AgentSession
 from pi_rpc.tools.process import kill_all_process_groups
+
+__all__ = ["StdoutSink", "claim_stdout", "read_chunk", "watch_signals", "wind_down"]
 
 _log = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 16
 # How long a graceful abort may take at exit before children are killed regardless.
 EXIT_ABORT_SECONDS = 5.0
-
-
-class StdoutSink:
-    """Frames and writes bodies to the protocol fd without ever blocking the event loop."""
-
-    def __init__(self, fd: int, frame: Callable[[bytes], bytes]) -> None:
-        self._fd = fd
-        self._frame = frame
-        self._transport: asyncio.WriteTransport | None = None
-        self._closed = False
-
-    async def open(self) -> None:
-        if os.isatty(self._fd):
-            # A pipe transport would set O_NONBLOCK on the terminal's open file, which stdin and
-            # the shell share: the shell's next program would find it non-blocking. A person at a
-            # terminal reads slower than we write anyway, so plain blocking writes do here.
-            return
-        loop = asyncio.get_running_loop()
-        try:
-            pipe = os.fdopen(self._fd, "wb", buffering=0, closefd=False)
-            self._transport, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
-        except (ValueError, OSError):
-            self._transport = None  # a regular file: plain blocking writes are fine there
-
-    def send(self, body: bytes) -> None:
-        if self._closed:
-            return
-        data = self._frame(body)
-        if self._transport is not None:
-            if self._transport.is_closing():
-                self._closed = True
-                return
-            self._transport.write(data)
-            return
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-        except OSError:
-            self._closed = True  # the client is gone; stdin EOF will end the daemon
-
-    def backlog(self) -> int:
-        """Bytes written but not yet taken by the client."""
-        return self._transport.get_write_buffer_size() if self._transport is not None else 0
-
-    async def drain(self) -> None:
-        """Wait until what was written has left our buffer (bounded by the caller)."""
-        while self._transport is not None and not self._transport.is_closing():
-            if self._transport.get_write_buffer_size() == 0:
-                return
-            await anyio.sleep(0.01)
 
 
 def claim_stdout() -> int:

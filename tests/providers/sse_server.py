@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import struct
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,14 +36,23 @@ class Delay:
 
 
 @dataclass
+class Gate:
+    """The body waits here until `opened` is set (an event of the server's own loop)."""
+
+    opened: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass
 class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    body: list[bytes | Delay] = field(default_factory=list)
+    body: list[bytes | Delay | Gate] = field(default_factory=list)
     content_type: str | None = "text/event-stream"
     chunked: bool = True
     # Close the connection after sending this many body chunks (no terminating chunk).
     drop_after: int | None = None
+    # Reset the connection (TCP RST, as a crashed proxy does) after this many body chunks.
+    reset_after: int | None = None
     # After the body (or after `drop_after` chunks if both are set, never) keep the connection open
     # without sending anything until the client goes away.
     stall: bool = False
@@ -79,7 +90,7 @@ def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) ->
                  content_type="application/json", chunked=False)
 
 
-def sse_reply(events: Iterable[bytes | Delay], **kwargs: Any) -> Reply:
+def sse_reply(events: Iterable[bytes | Delay | Gate], **kwargs: Any) -> Reply:
     return Reply(body=list(events), **kwargs)
 
 
@@ -190,10 +201,16 @@ async def _send_reply(stream: SocketStream, reply: Reply) -> None:
         if isinstance(item, Delay):
             await anyio.sleep(item.seconds)
             continue
+        if isinstance(item, Gate):
+            await item.opened.wait()
+            continue
         if not item:
             continue  # an empty chunk would end a chunked body
         if reply.drop_after is not None and sent >= reply.drop_after:
             return  # leaving the handler closes the socket mid-body
+        if reply.reset_after is not None and sent >= reply.reset_after:
+            _reset(stream)
+            return
         await stream.send(f"{len(item):x}\r\n".encode() + item + b"\r\n" if reply.chunked else item)
         sent += 1
     if reply.drop_after is not None:
@@ -202,6 +219,12 @@ async def _send_reply(stream: SocketStream, reply: Reply) -> None:
         await anyio.sleep_forever()
     if reply.chunked:
         await stream.send(b"0\r\n\r\n")
+
+
+def _reset(stream: SocketStream) -> None:
+    # SO_LINGER with a zero timeout makes the handler's close send RST instead of FIN.
+    raw = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 FIXTURES = Path(__file__).parent / "fixtures"

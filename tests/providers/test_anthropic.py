@@ -445,7 +445,7 @@ async def test_stalled_server_hits_the_idle_timeout(sse_server: SSEServer) -> No
     sse_server.script(sse_reply(fixture_events("anthropic_text.sse")[:4], stall=True))
     message, _ = await _run(sse_server, StreamOptions(api_key=KEY, max_retries=3, idle_timeout=0.3))
     assert message.stop_reason == "error"
-    assert message.error_message == "Request timed out: no data received from the server"
+    assert str(message.error_message).startswith("Request timed out: no data received from the server (http://127.0.0.1:")
     assert len(sse_server.requests) == 1
 
 

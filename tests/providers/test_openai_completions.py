@@ -461,7 +461,7 @@ async def test_dropped_connection_and_clean_close(sse_server: SSEServer) -> None
 async def test_stall_times_out(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply(fixture_events("openai_text.sse")[:2], stall=True))
     message, _ = await _run(sse_server, StreamOptions(api_key=KEY, idle_timeout=0.3))
-    assert message.error_message == "Request timed out: no data received from the server"
+    assert str(message.error_message).startswith("Request timed out: no data received from the server (http://127.0.0.1:")
     assert message.content == [TextContent(text="Hi")]
 
 

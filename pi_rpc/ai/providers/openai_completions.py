@@ -22,7 +22,7 @@ import msgspec
 
 from pi_rpc.ai import http
 from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import ConstrainedSamplingError, resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
@@ -309,7 +309,7 @@ class _Slot(msgspec.Struct):
     name: str | None
     started: bool = False
     pending: str = ""  # argument text that arrived before the name
-    args: str = ""
+    args: TextParts = msgspec.field(default_factory=TextParts)  # argument JSON streamed so far
     whole: dict[str, Any] | None = None  # arguments a server repeated whole after streaming them
 
 
@@ -441,12 +441,12 @@ class _StreamState:
             self._arguments(slot, pending)
 
     def _arguments(self, slot: _Slot, fragment: str) -> None:
-        if slot.args and fragment.lstrip().startswith("{") and _is_object(slot.args):
+        if slot.args and fragment.lstrip().startswith("{") and _is_object(slot.args.text()):
             # Complete arguments followed by a whole copy: keep the copy, do not concatenate.
             decoded = msgspec.json.decode(fragment) if _is_object(fragment) else None
             slot.whole = decoded if isinstance(decoded, dict) else slot.whole
             return
-        slot.args += fragment
+        slot.args.append(fragment)
         self.builder.toolcall_delta(slot.key, fragment)
 
     def _end_slot(self, slot: _Slot) -> None:

@@ -22,7 +22,7 @@ import msgspec
 from pi_rpc.ai import http
 from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
 from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import (
     ConstrainedSamplingError,
     grammar_input_properties,
@@ -321,7 +321,7 @@ class _Slot(msgspec.Struct):
     """What we know of one open output item, keyed by its output_index."""
 
     kind: str  # "text" | "thinking" | "toolCall" | "custom"
-    text: str = ""  # text, thinking or raw arguments/input streamed so far
+    text: TextParts = msgspec.field(default_factory=TextParts)  # text, thinking or raw arguments/input so far
     summary_index: int = 0
     input_property: str = ""
     block: Any = None  # the content block the builder made for this item
@@ -369,7 +369,7 @@ class _StreamState:
             self._arguments(i, event.delta)
         elif kind == "response.function_call_arguments.done":
             slot = self.slots.get(i)
-            if slot is not None and slot.kind == "toolCall" and event.arguments.startswith(slot.text):
+            if slot is not None and slot.kind == "toolCall" and event.arguments.startswith(slot.text.text()):
                 self._arguments(i, event.arguments[len(slot.text):])
         elif kind == "response.custom_tool_call_input.delta":
             self._custom_input(i, event.delta)
@@ -424,7 +424,7 @@ class _StreamState:
         slot = self.slots.get(i)
         if slot is None or slot.kind != kind:
             return
-        slot.text += delta
+        slot.text.append(delta)
         if kind == "text":
             self.builder.text_delta(i, delta)
         else:
@@ -433,7 +433,7 @@ class _StreamState:
     def _arguments(self, i: int, delta: str) -> None:
         slot = self.slots.get(i)
         if slot is not None and slot.kind == "toolCall" and delta:
-            slot.text += delta
+            slot.text.append(delta)
             self.builder.toolcall_delta(i, delta)
 
     def _custom_input(self, i: int, delta: str, slot: _Slot | None = None) -> None:
@@ -442,7 +442,7 @@ class _StreamState:
         if slot is None or slot.kind != "custom" or not delta:
             return
         prefix = "" if slot.text else "{" + json.dumps(slot.input_property) + ':"'
-        slot.text += delta
+        slot.text.append(delta)
         self.builder.toolcall_delta(i, prefix + json.dumps(delta, ensure_ascii=False)[1:-1])
 
     def _close(self, i: int, item: _Item) -> None:
@@ -455,25 +455,25 @@ class _StreamState:
         match item:
             case _MessageItem(id=item_id, content=parts, phase=phase) if slot.kind == "text":
                 final = "".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
-                if final.startswith(slot.text) and len(final) > len(slot.text):
+                if final.startswith(slot.text.text()) and len(final) > len(slot.text):
                     b.text_delta(i, final[len(slot.text):])
                 b.text_end(i, _encode_text_signature(item_id, phase) if item_id else None)
             case _ReasoningItem() if slot.kind == "thinking":
                 final = "\n\n".join(str(p.get("text", "")) for p in item.summary) or "\n\n".join(
                     str(p.get("text", "")) for p in item.content or ())
-                if final.startswith(slot.text) and len(final) > len(slot.text):
+                if final.startswith(slot.text.text()) and len(final) > len(slot.text):
                     b.thinking_delta(i, final[len(slot.text):])
                 b.thinking_end(i, signature=_reasoning_signature(item))
                 if isinstance(slot.block, ThinkingContent) and item.id:
                     self.reasoning_blocks[item.id] = slot.block
             case _FunctionCallItem(arguments=arguments) if slot.kind == "toolCall":
-                if arguments and arguments.startswith(slot.text):
+                if arguments and arguments.startswith(slot.text.text()):
                     self._arguments(i, arguments[len(slot.text):])
                 b.toolcall_end(i)
             case _CustomToolCallItem(input=text) if slot.kind == "custom":
-                if text.startswith(slot.text):
+                if text.startswith(slot.text.text()):
                     self._custom_input(i, text[len(slot.text):], slot)
-                b.toolcall_end(i, {slot.input_property: text or slot.text})
+                b.toolcall_end(i, {slot.input_property: text or slot.text.text()})
 
     def _backfill_reasoning(self, response: _Response) -> None:
         # Some deployments (Azure) send encrypted reasoning only in the final response object.

@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 from acp import PROTOCOL_VERSION, RequestError
 from acp.helpers import SessionUpdate, session_notification, update_current_mode
 from acp.meta import CLIENT_METHODS
@@ -43,8 +44,8 @@ from acp.schema import (
 from acp.utils import serialize_params
 
 import pi_rpc
-from pi_rpc.agent.types import AgentEvent
-from pi_rpc.ai.types import ImageContent
+from pi_rpc.agent.types import AgentEvent, MessageUpdate
+from pi_rpc.ai.types import ImageContent, TextDeltaEvent, ThinkingDeltaEvent
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
@@ -60,6 +61,9 @@ PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
 Send = Callable[[dict[str, Any]], None]
+# (key, text, message for a text): a streamed chunk the writer may merge with the previous chunk
+# of the same key while the client is behind (modes/writer.py).
+SendDelta = Callable[[Hashable, str, Callable[[str], dict[str, Any]]], None]
 
 # Our run outcomes as ACP stop reasons; "error" is answered as a JSON-RPC error instead.
 STOP_REASONS: dict[str, StopReason] = {
@@ -73,10 +77,12 @@ STOP_REASONS: dict[str, StopReason] = {
 class AcpAgent:
     """What the SDK's router calls (acp.interfaces.Agent); unimplemented methods answer -32601."""
 
-    def __init__(self, config: SessionConfig, tasks: anyio.abc.TaskGroup, send: Send) -> None:
+    def __init__(self, config: SessionConfig, tasks: anyio.abc.TaskGroup, send: Send,
+                 send_delta: SendDelta | None = None) -> None:
         self.config = config
         self.tasks = tasks
         self.send = send
+        self.send_delta = send_delta
         self.sessions: dict[str, AgentSession] = {}
         self.conn: Any = None  # acp.agent.connection.AgentSideConnection, for requests to the client
         self.client_capabilities = ClientCapabilities()
@@ -202,6 +208,14 @@ class AcpAgent:
         mapper = UpdateMapper(session.cwd)
 
         def forward(event: AgentEvent) -> None:
+            inner = event.assistant_message_event if isinstance(event, MessageUpdate) else None
+            if self.send_delta is not None and isinstance(inner, TextDeltaEvent | ThinkingDeltaEvent):
+                def message_for(text: str, inner: TextDeltaEvent | ThinkingDeltaEvent = inner) -> dict[str, Any]:
+                    merged = MessageUpdate(assistant_message_event=msgspec.structs.replace(inner, delta=text))
+                    return self._notification(session_id, mapper.updates(merged)[0])
+
+                self.send_delta((session_id, type(inner), inner.content_index), inner.delta, message_for)
+                return
             self._send_updates(session_id, mapper.updates(event))
 
         session.subscribe(forward)
@@ -225,8 +239,12 @@ class AcpAgent:
 
     def _send_updates(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
         for update in updates:
-            params = serialize_params(session_notification(session_id, update))
-            self.send({"jsonrpc": "2.0", "method": CLIENT_METHODS["session_update"], "params": params})
+            self.send(self._notification(session_id, update))
+
+    @staticmethod
+    def _notification(session_id: str, update: SessionUpdate) -> dict[str, Any]:
+        params = serialize_params(session_notification(session_id, update))
+        return {"jsonrpc": "2.0", "method": CLIENT_METHODS["session_update"], "params": params}
 
     def _session(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)

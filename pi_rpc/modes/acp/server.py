@@ -39,7 +39,7 @@ class AcpDaemon:
         await sink.open()
         transport = StdioTransport(self.stdin_fd, sink, self.max_message_bytes)
         async with anyio.create_task_group() as tasks:
-            agent = AcpAgent(self.config, tasks, transport.send_now)
+            agent = AcpAgent(self.config, tasks, transport.send_now, transport.send_delta)
             conn = AgentSideConnection(cast(acp.Agent, agent), transport, listening=False)
             tasks.start_soon(self._serve, conn)
             tasks.start_soon(watch_signals, self._stop)

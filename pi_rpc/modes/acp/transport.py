@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import deque
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import msgspec
@@ -42,6 +43,11 @@ class StdioTransport:
     def send_now(self, message: dict[str, Any]) -> None:
         """Write at once, in call order: session updates then the prompt's response."""
         self._sink.send(msgspec.json.encode(message))
+
+    def send_delta(self, key: Hashable, text: str, message_for: Callable[[str], dict[str, Any]]) -> None:
+        """A streamed chunk, in the same order as `send_now`; merged with the previous chunk of
+        `key` while the client is behind (modes/writer.py)."""
+        self._sink.send_delta(key, text, lambda merged: msgspec.json.encode(message_for(merged)))
 
     async def receive(self) -> dict[str, Any] | None:
         while True:

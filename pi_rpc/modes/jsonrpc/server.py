@@ -18,8 +18,10 @@ import anyio.abc
 import msgspec
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 
-from pi_rpc.agent.types import AgentEvent, ToolExecutionUpdate
+from pi_rpc.agent.types import AgentEvent
+from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.envelope import is_request_id
+from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     FrameError,
@@ -59,7 +61,7 @@ class Daemon:
         self._client = client = ClientRequests(sink)
         async with anyio.create_task_group() as tasks:
             session = AgentSession(self.config, tasks)
-            session.subscribe(_event_forwarder(rpc, sink))
+            session.subscribe(_event_forwarder(sink))
             handlers.register(rpc, session, client, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
             tasks.start_soon(self._read_stdin, rpc)
             tasks.start_soon(watch_signals, self._stop)
@@ -195,16 +197,11 @@ def _invalid_request(message: Any) -> str | None:
     return None
 
 
-# Past this much unread output, live tool snapshots are skipped: each one carries the whole
-# accumulated output, so the next one (or tool_execution_end) loses nothing, and a client that
-# reads slowly cannot make the daemon buffer a 200 MB build log one snapshot at a time.
-MAX_BACKLOG_FOR_UPDATES = 4 * 1024 * 1024
+def _event_forwarder(sink: StdoutSink) -> Callable[[AgentEvent], None]:
+    def encode(event: AgentEvent) -> bytes:
+        return encode_json(AgentEventNotification(params=event))
 
-
-def _event_forwarder(rpc: Rpc, sink: StdoutSink) -> Callable[[AgentEvent], None]:
     def forward(event: AgentEvent) -> None:
-        if isinstance(event, ToolExecutionUpdate) and sink.backlog() > MAX_BACKLOG_FOR_UPDATES:
-            return
-        rpc.send_notification(AgentEventNotification(params=event))
+        forward_event(sink, event, encode)
 
     return forward

@@ -19,6 +19,7 @@ from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, text_of
 from pi_rpc.modes.envelope import is_request_id
+from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
@@ -61,7 +62,7 @@ class PiDaemon:
             tasks.cancel_scope.cancel("daemon exiting")
 
     def _forward(self, event: AgentEvent) -> None:
-        self.sink.send(encode_json(event))
+        forward_event(self.sink, event, encode_json)
 
     def _respond(self, response: c.Response) -> None:
         self.sink.send(encode_json(response))

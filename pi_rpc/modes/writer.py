@@ -1,0 +1,209 @@
+"""The protocol writer: frames out to the client without blocking, with memory bounded when the
+client stops reading.
+
+Handing every message to an asyncio transport buffered without limit: a client that stopped
+reading during an 80 MB answer cost 161 MiB, and the terminal events (`message_end`, `turn_end`,
+`agent_end`) each carry the whole answer again. Here, at most about `HIGH_WATER` bytes of framed
+output wait for the pipe. Past that, messages queue unencoded: a lazily encoded message holds only
+a reference to objects the session keeps anyway, and consecutive streamed deltas of one content
+block merge into one pending delta (their texts joined), so a stalled client costs about the size
+of the text it has not read yet, never the size of every event. Nothing is dropped: once the
+client reads again it gets the same text, in fewer, larger deltas, followed by every other message
+in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections import deque
+from collections.abc import Callable, Hashable
+
+import anyio
+
+from pi_rpc.ai.stream import TextParts
+
+# Framed bytes handed to the pipe but not yet taken by the client, at most (plus one message).
+HIGH_WATER = 1 << 20
+# A merged delta is written out in pieces of at most this many characters, so a long pending run
+# never becomes one huge frame at once.
+MAX_DELTA_CHARS = 1 << 20
+
+Frame = Callable[[bytes], bytes]
+
+
+class _Encoded:
+    __slots__ = ("encode", "size")
+
+    def __init__(self, encode: Callable[[], bytes], size: int) -> None:
+        self.encode = encode
+        self.size = size  # bytes already held (0 for a lazy message)
+
+
+class _Delta:
+    """Consecutive deltas of one content block waiting for the client: their text and the newest
+    way to encode a delta carrying a given text."""
+
+    __slots__ = ("key", "text", "encode")
+
+    def __init__(self, key: Hashable, text: str, encode: Callable[[str], bytes]) -> None:
+        self.key = key
+        self.text = TextParts(text)
+        self.encode = encode
+
+    @property
+    def size(self) -> int:
+        return len(self.text)
+
+    def merge(self, text: str, encode: Callable[[str], bytes]) -> None:
+        self.text.append(text)
+        self.encode = encode
+
+
+class StdoutSink:
+    """Frames and writes bodies to the protocol fd without ever blocking the event loop."""
+
+    def __init__(self, fd: int, frame: Frame) -> None:
+        self._fd = fd
+        self._frame = frame
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._out: deque[memoryview] = deque()  # framed bytes, oldest first
+        self._out_bytes = 0
+        self._pending: deque[_Encoded | _Delta] = deque()  # not yet encoded, in order
+        self._pending_size = 0  # bytes or characters queued, roughly
+        self._watching = False
+        self._closed = False
+        self._drained: anyio.Event | None = None  # set once nothing is left to write
+
+    async def open(self) -> None:
+        if os.isatty(self._fd):
+            # O_NONBLOCK would be set on the terminal's open file, which stdin and the shell
+            # share: our reads would see EAGAIN and the shell's next program a non-blocking
+            # terminal. A person at a terminal reads slower than we write: plain blocking writes.
+            return
+        mode = os.fstat(self._fd).st_mode
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+            os.set_blocking(self._fd, False)
+            self._loop = asyncio.get_running_loop()
+        # A regular file takes plain blocking writes: it never fills up.
+
+    # --- what the modes call ---------------------------------------------------------------------
+
+    def send(self, body: bytes) -> None:
+        """Write a message (already encoded) after everything sent before it."""
+        if self._closed:
+            return
+        if self._pending or self._out_bytes >= HIGH_WATER:
+            self._queue(_Encoded(lambda: body, len(body)))
+        else:
+            self._write(self._frame(body))
+
+    def send_lazy(self, encode: Callable[[], bytes]) -> None:
+        """Like `send`, but encoded only when its turn comes: while the client is behind, only a
+        reference waits, not the encoded copy."""
+        if self._closed:
+            return
+        if self._pending or self._out_bytes >= HIGH_WATER:
+            self._queue(_Encoded(encode, 0))
+        else:
+            self._write(self._frame(encode()))
+
+    def send_delta(self, key: Hashable, text: str, encode: Callable[[str], bytes]) -> None:
+        """A streamed delta of the content block `key`; `encode(text)` gives the message carrying
+        `text` as its delta. While the client is behind, it joins the previous queued delta of
+        the same block when that is the last thing queued."""
+        if self._closed:
+            return
+        if not self._pending and self._out_bytes < HIGH_WATER:
+            self._write(self._frame(encode(text)))
+            return
+        last = self._pending[-1] if self._pending else None
+        if isinstance(last, _Delta) and last.key == key:
+            last.merge(text, encode)
+            self._pending_size += len(text)
+        else:
+            self._queue(_Delta(key, text, encode))
+
+    def backlog(self) -> int:
+        """Output not yet taken by the client: framed bytes plus what waits to be encoded."""
+        return self._out_bytes + self._pending_size
+
+    async def drain(self) -> None:
+        """Wait until everything has been taken by the client (bounded by the caller)."""
+        while not self._closed and (self._out or self._pending):
+            self._drained = anyio.Event()
+            await self._drained.wait()
+
+    # --- internals ----------------------------------------------------------------------------------
+
+    def _queue(self, item: _Encoded | _Delta) -> None:
+        self._pending.append(item)
+        self._pending_size += item.size
+        self._watch()
+
+    def _write(self, data: bytes) -> None:
+        self._out.append(memoryview(data))
+        self._out_bytes += len(data)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write what the pipe takes now; refill from the queue while below the high-water mark."""
+        while not self._closed:
+            while self._out:
+                try:
+                    written = os.write(self._fd, self._out[0])
+                except BlockingIOError:
+                    written = 0
+                except OSError:
+                    self._close()  # the client is gone; stdin EOF will end the daemon
+                    return
+                self._out_bytes -= written
+                if written < len(self._out[0]):
+                    self._out[0] = self._out[0][written:]
+                    self._watch()
+                    return
+                self._out.popleft()
+            if not self._pending:
+                self._unwatch()
+                self._set_drained()
+                return
+            self._refill()
+
+    def _refill(self) -> None:
+        while self._pending and self._out_bytes < HIGH_WATER:
+            item = self._pending[0]
+            if isinstance(item, _Delta):
+                text = item.text.take(MAX_DELTA_CHARS)
+                self._pending_size -= len(text)
+                if not item.size:
+                    self._pending.popleft()
+                data = self._frame(item.encode(text))
+            else:
+                self._pending.popleft()
+                self._pending_size -= item.size
+                data = self._frame(item.encode())
+            self._out.append(memoryview(data))
+            self._out_bytes += len(data)
+
+    def _watch(self) -> None:
+        if self._loop is not None and not self._watching and not self._closed:
+            self._loop.add_writer(self._fd, self._flush)
+            self._watching = True
+
+    def _unwatch(self) -> None:
+        if self._loop is not None and self._watching:
+            self._loop.remove_writer(self._fd)
+            self._watching = False
+
+    def _set_drained(self) -> None:
+        if self._drained is not None:
+            self._drained.set()
+
+    def _close(self) -> None:
+        self._closed = True
+        self._unwatch()
+        self._out.clear()
+        self._pending.clear()
+        self._out_bytes = self._pending_size = 0
+        self._set_drained()
