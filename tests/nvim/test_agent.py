@@ -39,12 +39,14 @@ def test_prompt_streams_and_tools_show_status_and_output(make_editor: Any) -> No
             [{"text": "Done."}],
         )
     )
-    # Snapshot the chat after every text delta: the text must grow piece by piece.
+    # Snapshot the chat after every text delta, rendering what is queued: the text must grow
+    # piece by piece.
     ed.lua("""
         _G.snapshots = {}
         require('pi_rpc.daemon').on_event(function(ev)
           local a = ev.assistantMessageEvent
           if a and a.type == 'text_delta' then
+            require('pi_rpc.chat').flush()
             table.insert(_G.snapshots, require('pi_rpc.chat').text())
           end
         end)
@@ -87,7 +89,7 @@ def test_truncated_bash_result_shows_notice_and_opens_the_log(make_editor: Any) 
     assert match, notices[0]
     path = match.group(1)
     header = lines.index("**bash** `seq 1 4000` — ✓ done")
-    assert lines[header + 2] == "2001" and lines[header + 2001] == "4000"
+    assert lines[header + 2] == "… 1960 earlier lines (go: all)" and lines[header + 42] == "4000"
 
     notice_lnum = lines.index(notices[0]) + 1
     ed.lua(

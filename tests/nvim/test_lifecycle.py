@@ -88,7 +88,7 @@ def test_a_dead_daemon_is_restarted_with_a_message(make_editor: Any) -> None:
     assert new != old
     messages = ed.messages()
     assert (
-        f"pi-rpc: the daemon exited unexpectedly (code 0, signal {int(signal.SIGKILL)}); restarting. Log: "
+        f"pi-rpc: the daemon exited unexpectedly (code 0, signal {int(signal.SIGKILL)})\nRestarting. Log: "
         in (messages)
     )
     assert "**Error:** the daemon exited unexpectedly" in ed.chat_text()

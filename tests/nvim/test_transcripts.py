@@ -26,7 +26,9 @@ local daemon = require('pi_rpc.daemon')
 local got = {}
 daemon.trace = function(kind, method, a, b)
   if kind == 'response' then
-    if method ~= 'shutdown' then
+    -- The plugin's own `state` after `initialize` (it learns the session id) is no part of
+    -- the transcript.
+    if method ~= 'shutdown' and not (method == 'state' and not daemon.is_ready()) then
       table.insert(got, { kind = kind, method = method, error = a, result = b })
     end
   else

@@ -16,7 +16,8 @@ local function wire()
   wired = true
   daemon.on_event(function(ev)
     status.apply(ev)
-    require("pi_rpc.chat").apply(ev)
+    require("pi_rpc.reload").on_event(ev)
+    require("pi_rpc.chat").push(ev)
   end)
   daemon.on_lifecycle(function(what, detail)
     if what == "ready" then
@@ -24,6 +25,11 @@ local function wire()
     elseif what == "died" then
       status.reset("stopped")
       require("pi_rpc.chat").interrupt(detail)
+    elseif what == "resumed" then
+      require("pi_rpc.chat").note("_The daemon was restarted; the conversation goes on._")
+    elseif what == "failed" then
+      status.reset("stopped")
+      require("pi_rpc.chat").note("**Error:** cannot start the daemon: " .. detail)
     elseif what == "stopped" then
       status.reset("stopped")
     end
@@ -65,13 +71,20 @@ function M.prompt(text, cb)
   wire()
   open_chat()
   local params = { message = text, streamingBehavior = config.options.while_streaming }
+  local chat = require("pi_rpc.chat")
+  local epoch = chat.epoch()
   daemon.request("prompt", params, function(err, result)
+    local same_chat = chat.epoch() == epoch -- not emptied by :PiNew since
     if err then
       util.notify("prompt failed: " .. tostring(err.message), vim.log.levels.ERROR)
+      -- A run that never started (no model configured, say) leaves the chat otherwise silent.
+      if same_chat and err.code ~= -32800 and not tostring(err.message):find("exited unexpectedly", 1, true) then
+        chat.note("**Error:** " .. tostring(err.message))
+      end
     elseif result and result.queued then
       util.notify(("queued as %s"):format(result.queued == "steer" and "steering" or "a follow-up"))
-    elseif result then
-      require("pi_rpc.chat").run_ended(result)
+    elseif result and same_chat then
+      chat.run_ended(result)
     end
     if cb then
       cb(err, result)
@@ -123,15 +136,22 @@ end
 ---@param cb fun()?
 function M.new_session(cb)
   wire()
-  require("pi_rpc.chat").clear()
+  local chat = require("pi_rpc.chat")
+  chat.clear()
   if not daemon.is_running() then
     status.reset("stopped")
     daemon.restart(cb)
     return
   end
-  daemon.request("session/new", vim.empty_dict(), function(err)
+  -- session/new aborts the run first; that run's last events arrive before its answer and
+  -- belong to the conversation just closed.
+  chat.discard()
+  daemon.request("session/new", vim.empty_dict(), function(err, result)
+    chat.accept()
     if err then
       util.notify("new session failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    else
+      daemon.session_id = util.get(result, "sessionId")
     end
     if cb then
       cb()
