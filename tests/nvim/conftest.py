@@ -18,7 +18,9 @@ import pynvim  # type: ignore[import-untyped]
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ROOT / "editor-clients" / "nvim"
+# PI_RPC_NVIM_PLUGIN points the tests at another copy of the plugin (e.g. an older commit's, to
+# see a new test fail against it).
+PLUGIN = Path(os.environ.get("PI_RPC_NVIM_PLUGIN", ROOT / "editor-clients" / "nvim"))
 BIN = ROOT / ".venv" / "bin"
 PI_RPC = BIN / "pi-rpc"
 DEMO_SCRIPT = ROOT / "pi_rpc" / "demo" / "script.json"

@@ -239,3 +239,38 @@ def test_visual_mapping_opens_the_input_with_context_and_submits(make_editor: An
     ed.nvim.feedkeys(ed.nvim.replace_termcodes("<Esc><CR>", True, False, True), "x", False)
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Because.', 1, true) ~= nil")
     assert "b = 2\n```\n\nwhy?" in ed.chat_text()
+
+
+def test_an_edit_shows_its_diff_and_reloads_the_edited_buffer(make_editor: Any) -> None:
+    """Issue 16: the chat shows the edit's diff, the buffer open on that file shows the new text
+    (no stale text beside a chat saying it is fixed), and `gf` jumps to the first change."""
+    ed = make_editor(
+        one_reply(
+            [
+                {
+                    "toolCall": {
+                        "name": "edit",
+                        "arguments": {"path": "greet.py", "edits": [{"oldText": "helo", "newText": "hello"}]},
+                    }
+                }
+            ],
+            [{"text": "Fixed."}],
+        )
+    )
+    (ed.workspace / "greet.py").write_text("import sys\n\nprint('helo')\n")
+    ed.nvim.command("edit greet.py")
+    source = ed.nvim.current.buffer
+    ed.nvim.command("PiPrompt fix the typo")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Fixed.', 1, true) ~= nil")
+    assert source[:] == ["import sys", "", "print('hello')"]
+    lines = ed.chat_lines()
+    header = lines.index("**edit** `greet.py` (1 edit) — ✓ done")
+    assert lines[header + 1] == "```diff"
+    assert "-print('helo')" in lines and "+print('hello')" in lines
+    ed.lua(
+        "local w = require('pi_rpc.window').open_chat(true) vim.api.nvim_win_set_cursor(w, { ..., 0 })",
+        header + 2,
+    )
+    ed.nvim.command("normal gf")
+    assert ed.nvim.current.buffer.name == str(ed.workspace / "greet.py")
+    assert ed.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 3

@@ -274,8 +274,10 @@ start = function(resume)
   local why = not_startable(argv)
   if why then
     log_line("cannot start: " .. why)
-    util.notify("cannot start the daemon: " .. why, vim.log.levels.ERROR)
     emit_life("failed", why)
+    vim.schedule(function() -- after the caller's own error handling
+      util.notify("cannot start the daemon: " .. why, vim.log.levels.ERROR)
+    end)
     return nil
   end
   log_line("starting: " .. table.concat(argv, " "))
