@@ -6,10 +6,10 @@ function M.check()
   local config = require("pi_rpc.config")
   local daemon = require("pi_rpc.daemon")
   health.start("pi-rpc")
-  if vim.fn.has("nvim-0.10") == 1 then
+  if vim.fn.has("nvim-0.11") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
   else
-    health.error("Neovim 0.10 or newer is required")
+    health.error("Neovim 0.11 or newer is required")
   end
   local exe = config.options.cmd[1]
   if vim.fn.executable(exe) == 1 then
@@ -44,7 +44,13 @@ function M.check()
   health.ok(
     ("daemon answers: %s %s, protocol %s"):format(server.name, server.version, tostring(info.protocolVersion))
   )
-  local model = info.model or {}
+  local model = require("pi_rpc.util").get(info, "model")
+  if type(model) ~= "table" then
+    health.error("the daemon has no model configured: a prompt will fail", {
+      "export ANTHROPIC_API_KEY or OPENAI_API_KEY before starting Neovim, or set provider/model",
+    })
+    return
+  end
   local scripted = info.scripted == true and " (scripted model: no API key found)" or ""
   health.info(("model: %s/%s%s"):format(tostring(model.provider), tostring(model.id), scripted))
   if info.scripted == true then
