@@ -367,3 +367,31 @@ def test_long_output_leaves_markdown_highlighting_intact(make_editor: Any) -> No
         header,
     )
     assert group == "Title"
+
+
+def test_a_burst_of_deltas_renders_in_a_few_writes_with_the_same_text(make_editor: Any) -> None:
+    """Issue 16: 20,000 deltas one buffer write each froze Neovim; queued events render together
+    (runs of deltas merged), and the chat ends up with exactly the streamed text."""
+    ed = make_editor()
+    result = ed.lua(
+        """
+        local chat = require('pi_rpc.chat')
+        local writes = 0
+        vim.api.nvim_buf_attach(chat.buf(), false, { on_lines = function() writes = writes + 1 end })
+        local function up(e) return { type = 'message_update', assistantMessageEvent = e } end
+        chat.push({ type = 'message_start', message = { role = 'assistant', content = {} } })
+        chat.push(up({ type = 'thinking_start', contentIndex = 0 }))
+        chat.push(up({ type = 'thinking_delta', contentIndex = 0, delta = 'hm' }))
+        chat.push(up({ type = 'text_start', contentIndex = 1 }))
+        local expected = {}
+        for i = 1, 20000 do
+          local d = ('w%d '):format(i) .. (i % 10 == 0 and '\\n' or '')
+          expected[#expected + 1] = d
+          chat.push(up({ type = 'text_delta', contentIndex = 1, delta = d }))
+        end
+        vim.wait(5000, function() return chat.text():find('w20000', 1, true) ~= nil end, 5)
+        return { writes = writes, text = chat.text(), expected = table.concat(expected) }
+        """
+    )
+    assert result["text"] == "## Pi\n\n> hm\n\n" + result["expected"]
+    assert result["writes"] < 20

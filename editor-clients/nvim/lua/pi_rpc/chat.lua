@@ -278,6 +278,14 @@ local function on_message_start(msg)
   end
 end
 
+-- A note's lines after a blank separator: buffer lines cannot hold a newline, and error texts
+-- (a daemon's stderr, a provider's message) often have several.
+local function note_lines(text)
+  local lines = { "" }
+  vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
+  return lines
+end
+
 local function on_message_end(msg)
   if msg.role ~= "assistant" then
     return
@@ -285,7 +293,7 @@ local function on_message_end(msg)
   local reason = msg.stopReason
   local err = util.get(msg, "errorMessage")
   if reason == "error" then
-    append({ "", "**Error:** " .. (err or "unknown error") })
+    append(note_lines("**Error:** " .. (err or "unknown error")))
   elseif reason == "aborted" then
     append({ "", "_Aborted._" })
   end
@@ -340,8 +348,10 @@ end
 
 -- Deltas of one content block that follow each other become one delta, and a tool's partial
 -- results (each holds all output so far) collapse to the newest: same text, far fewer writes.
+-- The daemon's event tables are left as they are (other listeners hold them too).
 local function merge(events)
-  local out, parts = {}, {}
+  local out = {}
+  local parts = {} ---@type table<integer, string[]> deltas by index in `out`
   for _, ev in ipairs(events) do
     local prev = out[#out]
     local a = prev and prev.type == "message_update" and prev.assistantMessageEvent or nil
@@ -353,8 +363,8 @@ local function merge(events)
       and a.type == b.type
       and a.contentIndex == b.contentIndex
     then
-      local list = parts[a] or { a.delta or "" }
-      parts[a] = list
+      local list = parts[#out] or { a.delta or "" }
+      parts[#out] = list
       list[#list + 1] = b.delta or ""
     elseif
       prev
@@ -367,8 +377,11 @@ local function merge(events)
       out[#out + 1] = ev
     end
   end
-  for a, list in pairs(parts) do
-    a.delta = table.concat(list)
+  for i, list in pairs(parts) do
+    local ev = out[i]
+    out[i] = setmetatable({
+      assistantMessageEvent = vim.tbl_extend("force", ev.assistantMessageEvent, { delta = table.concat(list) }),
+    }, { __index = ev })
   end
   return out
 end
@@ -468,7 +481,7 @@ end
 ---@param line string
 function M.note(line)
   M.flush()
-  append({ "", line })
+  append(note_lines(line))
 end
 
 --- Notes how a run ended when no assistant message said so (e.g. a `$/cancelRequest` that
@@ -481,8 +494,8 @@ function M.run_ended(result)
   local text = last and last.lines[#last.lines] or ""
   if result.stopReason == "aborted" and text ~= "_Aborted._" then
     append({ "", "_Aborted._" })
-  elseif result.stopReason == "error" and not text:find("^%*%*Error:%*%*") then
-    append({ "", "**Error:** " .. (util.get(result, "errorMessage") or "unknown error") })
+  elseif result.stopReason == "error" and not M.text():find("**Error:** " .. (util.get(result, "errorMessage") or "unknown error"), 1, true) then
+    append(note_lines("**Error:** " .. (util.get(result, "errorMessage") or "unknown error")))
   end
 end
 
@@ -498,7 +511,7 @@ function M.interrupt(why)
     end
   end
   s.tools = {}
-  append({ "", "**Error:** " .. why })
+  append(note_lines("**Error:** " .. why))
 end
 
 --- Starts over: an empty chat for a new session.
