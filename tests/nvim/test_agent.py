@@ -274,3 +274,27 @@ def test_an_edit_shows_its_diff_and_reloads_the_edited_buffer(make_editor: Any) 
     ed.nvim.command("normal gf")
     assert ed.nvim.current.buffer.name == str(ed.workspace / "greet.py")
     assert ed.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 3
+
+
+def test_buffer_and_diagnostics_go_along_as_context(make_editor: Any) -> None:
+    """Issue 16: `#buffer` and `#diagnostics` in the input send the buffer the input was opened
+    from and its diagnostics; `@` and `#` complete in the input."""
+    ed = make_editor({"replies": [{"match": "undefined name", "turns": [[{"text": "Got it."}]]}]})
+    (ed.workspace / "m.py").write_text("a = 1\nprint(b)\n")
+    (ed.workspace / "module_two.py").write_text("")
+    ed.nvim.command("edit m.py")
+    ed.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('t'), 0, "
+        "{ { lnum = 1, col = 6, severity = vim.diagnostic.severity.ERROR, message = \"undefined name 'b'\", "
+        "source = 'pyflakes' } })"
+    )
+    ed.nvim.command("PiPrompt")
+    assert ed.lua("return require('pi_rpc.context').omnifunc(0, '#dia')") == ["#diagnostics"]
+    assert ed.lua("return require('pi_rpc.context').omnifunc(0, '@module_')") == ["@module_two.py"]
+    ed.nvim.current.buffer[:] = ["fix #diagnostics in #buffer"]
+    ed.nvim.feedkeys(ed.nvim.replace_termcodes("<Esc><CR>", True, False, True), "x", False)
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Got it.', 1, true) ~= nil")
+    text = ed.chat_text()
+    assert "fix the diagnostics of `m.py` in `m.py`" in text
+    assert "- line 2, col 7, ERROR [pyflakes]: undefined name 'b'" in text
+    assert "```python\na = 1\nprint(b)\n```" in text
