@@ -5,7 +5,9 @@ writes N text deltas as fast as the pipe takes them, each stamped with its send 
 (CLOCK_MONOTONIC, the clock of Neovim's vim.uv.hrtime too). Inside Neovim:
 
 - stall: a libuv timer ticks every 5 ms; the longest gap between ticks, less 5 ms, is the
-  longest time the main loop could not run anything (a keypress would wait that long);
+  longest time the main loop could not run anything (a keypress would wait that long); the CPU
+  time Neovim used in that gap is given too, since on a loaded machine the gap also holds time
+  other processes had the CPU;
 - behind: each time the chat renders an event, now minus the event's send time; the largest is
   how far the display fell behind the stream.
 
@@ -76,11 +78,15 @@ def serve(deltas: int) -> None:
                 {"type": "message_update", "assistantMessageEvent": {"type": "text_start", "contentIndex": 0}},
             ]
             stdout.write(b"".join(frame(event(e)) for e in head))
+            stdout.flush()
             for i in range(deltas):
                 text = f"word{i} " + ("\n" if i % 10 == 9 else "")
                 ev = {"type": "message_update", "sentNs": time.monotonic_ns(),
                       "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": text}}
-                stdout.write(frame(event(ev)))
+                # Straight to the pipe: a buffered event would count its wait in our buffer.
+                data = frame(event(ev))
+                while data:
+                    data = data[os.write(stdout.fileno(), data):]
             stdout.write(frame(event({"type": "agent_end", "messages": [], "sentNs": time.monotonic_ns()})))
             stdout.write(frame({"jsonrpc": "2.0", "id": msg["id"], "result": {"stopReason": "stop"}}))
         else:
@@ -114,22 +120,30 @@ MEASURE = r"""
 local deltas = ...
 local uv = vim.uv
 local chat = require('pi_rpc.chat')
-local stats = { stall = 0, behind = 0, rendered = 0, ticks = 0 }
+local stats = { stall = 0, cpu_stall = 0, behind = 0, rendered = 0, ticks = 0 }
+local last_cpu = os.clock()
+local lags = {}
 local last = uv.hrtime()
 local timer = uv.new_timer()
 timer:start(5, 5, function()
   local now = uv.hrtime()
+  local cpu = os.clock()
   stats.stall = math.max(stats.stall, (now - last) / 1e6 - 5)
+  -- CPU time Neovim spent between two ticks: the stall it causes itself, without the time the
+  -- machine's other jobs held the CPU.
+  stats.cpu_stall = math.max(stats.cpu_stall, (cpu - last_cpu) * 1000)
   stats.ticks = stats.ticks + 1
-  last = now
+  last, last_cpu = now, cpu
 end)
 local apply = chat.apply
 chat.apply = function(ev)
   apply(ev)
   local sent = ev.sentNs
   if sent then
-    stats.behind = math.max(stats.behind, (uv.hrtime() - sent) / 1e6)
+    local lag = (uv.hrtime() - sent) / 1e6
+    stats.behind = math.max(stats.behind, lag)
     stats.rendered = stats.rendered + 1
+    lags[#lags + 1] = lag
   end
 end
 local done = false
@@ -144,6 +158,8 @@ chat.apply = apply
 stats.total_ms = (uv.hrtime() - started) / 1e6
 stats.lines = vim.api.nvim_buf_line_count(chat.buf())
 stats.done = done
+table.sort(lags)
+stats.median = lags[math.max(1, math.floor(#lags / 2))] or 0
 return stats
 """
 
@@ -209,8 +225,9 @@ def main() -> None:
     for name, prefill in (("empty chat", False), ("10,000-line chat", True)):
         s = run(nvim_bin, args.plugin, args.deltas, prefill)
         print(  # noqa: T201
-            f"{name:18} {args.deltas} deltas: longest stall {s['stall']:7.1f} ms, display behind at most "
-            f"{s['behind']:7.1f} ms, burst {s['total_ms']:7.0f} ms, {s['rendered']} renders, {s['lines']} lines"
+            f"{name:18} {args.deltas} deltas: longest stall {s['stall']:6.1f} ms ({s['cpu_stall']:5.1f} ms of CPU), "
+            "display behind at most "
+            f"{s['behind']:6.1f} ms (median {s['median']:5.1f}), burst {s['total_ms']:7.0f} ms, {s['rendered']} renders, {s['lines']} lines"
             + ("" if s["done"] else "  (prompt never answered)")
         )
     print(f"load {os.getloadavg()[0]:.2f}")  # noqa: T201

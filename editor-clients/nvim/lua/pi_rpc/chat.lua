@@ -34,6 +34,7 @@ local state = nil
 -- Events waiting for the next render, and whether a render is scheduled.
 local pending = {} ---@type table[]
 local scheduled = false
+local last_render = 0 -- vim.uv.hrtime() of the last render
 -- While a new session replaces a running one, the old run's late events are dropped.
 local discarding = false
 -- Counts clears, so a prompt's late result can tell the chat it ended in has been emptied.
@@ -400,18 +401,24 @@ function M.flush()
       util.notify("rendering an event failed: " .. tostring(err), vim.log.levels.ERROR)
     end
   end
+  last_render = vim.uv.hrtime()
 end
 
---- Queues a daemon event for the next render (within `chat.render_ms`).
+--- Queues a daemon event for rendering: at once when the last render is `chat.render_ms` old,
+--- else by a timer. The timer alone is not enough: its callback queues behind every
+--- notification already waiting, so in a burst it would fire late.
 ---@param ev table
 function M.push(ev)
   if discarding then
     return
   end
   pending[#pending + 1] = ev
-  if not scheduled then
+  local interval = opts().chat.render_ms
+  if vim.uv.hrtime() - last_render >= interval * 1e6 then
+    M.flush()
+  elseif not scheduled then
     scheduled = true
-    vim.defer_fn(M.flush, opts().chat.render_ms)
+    vim.defer_fn(M.flush, interval)
   end
 end
 
