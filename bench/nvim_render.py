@@ -177,8 +177,11 @@ def default_nvim() -> Path:
 def run(nvim_bin: Path, plugin: Path, deltas: int, prefill: bool) -> dict[str, Any]:
     import pynvim  # type: ignore[import-untyped]
 
-    nvim = pynvim.attach("child", argv=[str(nvim_bin), "--embed", "--headless", "--clean", "-n", "-i", "NONE"])
+    nvim = pynvim.attach("child", argv=[str(nvim_bin), "--embed", "--clean", "-n", "-i", "NONE"])
     try:
+        # A UI of 160x50 cells: Neovim then redraws as it would in a terminal (the chat window,
+        # its syntax, folds and wrapping), and those redraws count in the figures.
+        nvim.ui_attach(160, 50, rgb=True, ext_linegrid=True)
         nvim.command(f"set runtimepath^={plugin}")
         nvim.command("runtime plugin/pi_rpc.lua")
         cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", str(deltas)]
