@@ -395,3 +395,36 @@ def test_a_burst_of_deltas_renders_in_a_few_writes_with_the_same_text(make_edito
     )
     assert result["text"] == "## Pi\n\n> hm\n\n" + result["expected"]
     assert result["writes"] < 20
+
+
+def test_chat_keys_open_all_output_jump_messages_and_yank_code(make_editor: Any) -> None:
+    """`go` opens all of a long result (the chat keeps its tail), `]]`/`[[` move between
+    messages, `gy` yanks the fenced block under the cursor."""
+    ed = make_editor()
+    win = ed.lua("return require('pi_rpc.window').open_chat(true)")
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "user", "content": "count"}},
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            *tool_run("c", "bash", {"command": "seq 100"}, "\n".join(map(str, range(1, 101)))),
+            {"type": "message_start", "message": {"role": "user", "content": "again"}},
+        ],
+    )
+    ed.nvim.command("normal! gg")
+    ed.nvim.feedkeys("]]", "x", False)
+    assert ed.nvim.current.line == "## Pi"
+    ed.nvim.feedkeys("]]", "x", False)
+    assert ed.nvim.current.line == "## You" and ed.nvim.current.window.cursor[0] > 3
+    ed.nvim.feedkeys("[[", "x", False)
+    assert ed.nvim.current.line == "## Pi"
+    lines = ed.chat_lines()
+    last = lines.index("100") + 1
+    ed.lua("vim.api.nvim_win_set_cursor(..., { " + str(last) + ", 0 })", win)
+    ed.nvim.command("normal! zv")
+    ed.nvim.feedkeys("gy", "x", False)
+    yanked = ed.lua("return vim.fn.getreg('\"')").split("\n")
+    assert yanked[0] == "… 60 earlier lines (go: all)" and yanked[-2] == "100"
+    ed.nvim.feedkeys("go", "x", False)
+    assert ed.nvim.current.buffer.name.endswith("pi-rpc://output/c")
+    assert ed.nvim.current.buffer[:] == [str(n) for n in range(1, 101)]
