@@ -298,3 +298,22 @@ def test_buffer_and_diagnostics_go_along_as_context(make_editor: Any) -> None:
     assert "fix the diagnostics of `m.py` in `m.py`" in text
     assert "- line 2, col 7, ERROR [pyflakes]: undefined name 'b'" in text
     assert "```python\na = 1\nprint(b)\n```" in text
+
+
+def test_thinking_stats_clear_queue_and_edit_last_prompt(make_editor: Any) -> None:
+    """Commands for what the daemon already has: thinking/set, session/stats, clearQueue; and
+    :PiEdit brings the last prompt back into the input."""
+    ed = make_editor({"replies": [{"repeat": True, "turns": [[{"text": "Done."}]]}]})
+    ed.nvim.command("PiPrompt first try")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Done.', 1, true) ~= nil")
+    ed.nvim.command("PiThinking high")
+    ed.wait("vim.fn.execute('messages'):find('pi-rpc: thinking: ', 1, true) ~= nil")
+    assert "(this model has: off)" in ed.messages()  # the scripted model has no reasoning
+    ed.nvim.command("PiStats")
+    ed.wait("vim.fn.execute('messages'):find('tool calls; tokens in', 1, true) ~= nil")
+    assert re.search(r"pi-rpc: \d+ messages, 0 tool calls; tokens in \d+, out \d+, .* cost \$0\.0000", ed.messages())
+    ed.nvim.command("PiClearQueue")
+    ed.wait("vim.fn.execute('messages'):find('removed 0 queued messages', 1, true) ~= nil")
+    ed.nvim.command("PiEdit")
+    assert ed.nvim.current.buffer[0] == "first try"
+    assert ed.lua("return vim.b.pi_rpc_input_mode") == "prompt"
