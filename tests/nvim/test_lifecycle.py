@@ -198,12 +198,14 @@ def test_pinew_during_a_running_tool_leaves_the_new_chat_empty(make_editor: Any)
     """Issue 16: the aborted run's last events (the tool's error result, "Aborted") arrive after
     :PiNew emptied the chat; they belong to the old conversation."""
     ed = make_editor({"replies": [{"turns": [[{"toolCall": {"name": "bash", "arguments": {"command": "sleep 30"}}}]]}]})
+    ed.lua("_G.answered = false require('pi_rpc.daemon').trace = function(kind, method) "
+           "if kind == 'response' and method == 'prompt' then _G.answered = true end end")
     ed.nvim.command("PiPrompt wait")
     ed.wait("require('pi_rpc.chat').text():find('running', 1, true) ~= nil")
     ed.nvim.command("PiNew")
-    ed.wait(f"{IDLE} and require('pi_rpc.daemon').is_ready()")
-    # The old prompt's answer (aborted) arrives too; give the event loop a moment for it.
-    ed.lua("vim.wait(300, function() return false end) require('pi_rpc.chat').flush()")
+    # The old prompt's answer (aborted) comes last, after the run's final events.
+    ed.wait(f"_G.answered and {IDLE} and require('pi_rpc.daemon').is_ready()")
+    ed.lua("require('pi_rpc.chat').flush()")
     assert ed.chat_lines() == [""]
 
 
