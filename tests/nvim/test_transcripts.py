@@ -26,7 +26,9 @@ local daemon = require('pi_rpc.daemon')
 local got = {}
 daemon.trace = function(kind, method, a, b)
   if kind == 'response' then
-    if method ~= 'shutdown' then
+    -- The plugin's own `state` after `initialize` (it learns the session id) is no part of
+    -- the transcript.
+    if method ~= 'shutdown' and not (method == 'state' and not daemon.is_ready()) then
       table.insert(got, { kind = kind, method = method, error = a, result = b })
     end
   else
@@ -184,3 +186,19 @@ def test_replay_of_a_recorded_session(make_editor: Any, tmp_path: Path, workspac
     text = transcript.read_text(encoding="utf-8")
     assert "Full output: " in text and '"code": -32601' in text and '"code": -32602' in text
     replay(make_editor, transcript)
+
+
+def test_a_prompt_refused_for_want_of_a_model_says_why_in_the_chat(make_editor: Any, tmp_path: Path) -> None:
+    """With no key and no script the daemon serves, but a prompt fails naming what to set; the
+    chat says so rather than staying silent."""
+    reason = "No model configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or add one to models.json"
+    transcript = tmp_path / "no-model.jsonl"
+    entries = [
+        {"dir": "send", "msg": {"jsonrpc": "2.0", "id": 1, "method": "prompt", "params": {"message": "hi"}}},
+        {"dir": "recv", "msg": {"jsonrpc": "2.0", "id": 1, "error": {"code": -32003, "message": reason}}},
+    ]
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    ed = make_editor(cmd=[sys.executable, str(REPLAY_SERVER), str(transcript)])
+    ed.lua("pcall(vim.cmd, 'PiPrompt hi')")
+    ed.wait(f"require('pi_rpc.chat').text():find({json.dumps(reason)}, 1, true) ~= nil")
+    assert ed.chat_lines()[-1] == "**Error:** " + reason

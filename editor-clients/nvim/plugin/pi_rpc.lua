@@ -4,8 +4,8 @@ if vim.g.loaded_pi_rpc then
 end
 vim.g.loaded_pi_rpc = true
 
-if vim.fn.has("nvim-0.10") ~= 1 then
-  vim.notify("pi-rpc needs Neovim 0.10 or newer", vim.log.levels.ERROR)
+if vim.fn.has("nvim-0.11") ~= 1 then
+  vim.notify("pi-rpc needs Neovim 0.11 or newer", vim.log.levels.ERROR)
   return
 end
 
@@ -63,11 +63,33 @@ end, { desc = "pi-rpc: resume a stored session of this workspace" })
 
 command("PiNew", function()
   pi().new_session()
-end, { desc = "pi-rpc: new session (restarts the daemon)" })
+end, { desc = "pi-rpc: new session (aborts any run)" })
 
 command("PiChat", function()
   pi().toggle_chat()
 end, { desc = "pi-rpc: toggle the chat window" })
+
+command("PiEdit", function()
+  pi().edit_last()
+end, { desc = "pi-rpc: edit the last prompt and send it again" })
+
+command("PiThinking", function(a)
+  pi().thinking(a.args)
+end, {
+  nargs = "?",
+  desc = "pi-rpc: set the thinking level",
+  complete = function()
+    return { "off", "minimal", "low", "medium", "high", "xhigh" }
+  end,
+})
+
+command("PiStats", function()
+  pi().stats()
+end, { desc = "pi-rpc: token use and cost of the session" })
+
+command("PiClearQueue", function()
+  pi().clear_queue()
+end, { desc = "pi-rpc: drop queued steering and follow-up messages" })
 
 command("PiLog", function()
   pi().open_log()

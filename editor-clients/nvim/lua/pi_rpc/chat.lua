@@ -1,6 +1,10 @@
 -- The chat buffer: agent events in, markdown blocks out.
 -- The buffer is a list of blocks (header, text, thinking, tool); each block owns a run of lines
 -- and is rewritten in place, so a tool's status and live output update where they stand.
+-- Events from the daemon are queued and rendered together on a short timer (`push`), with runs
+-- of deltas merged first: a burst of thousands of deltas costs a few buffer writes, not one each.
+-- Folds are manual and made once per finished block, so a write never re-evaluates the folds of
+-- the whole buffer.
 local config = require("pi_rpc.config")
 local format = require("pi_rpc.format")
 local util = require("pi_rpc.util")
@@ -8,8 +12,9 @@ local util = require("pi_rpc.util")
 local M = {}
 
 ---@class pi_rpc.Block
----@field lines string[]
----@field fold_from integer? 1-based line within the block where a closed fold starts
+---@field lines string[] the block's lines; the first is a blank separator
+---@field skip integer 1 when the block starts the buffer and its blank separator is not shown
+---@field fold_from integer? line of `lines` where a closed fold starts
 ---@field fold_to integer?
 ---@field tool pi_rpc.ToolState?
 ---@field full_output_path string?
@@ -22,10 +27,18 @@ local M = {}
 ---@field tools table<string, pi_rpc.Block> by toolCallId
 ---@field content table<integer, pi_rpc.Block> text/thinking blocks of the streaming message
 ---@field last_role string?
----@field levels integer[]? fold level per line, rebuilt lazily
 
 ---@type pi_rpc.ChatState?
 local state = nil
+
+-- Events waiting for the next render, and whether a render is scheduled.
+local pending = {} ---@type table[]
+local scheduled = false
+local last_render = 0 -- vim.uv.hrtime() of the last render
+-- While a new session replaces a running one, the old run's late events are dropped.
+local discarding = false
+-- Counts clears, so a prompt's late result can tell the chat it ended in has been emptied.
+local epoch = 0
 
 local function opts()
   return config.options
@@ -41,24 +54,7 @@ local function new_buffer()
   bo.undolevels = -1
   bo.filetype = "markdown"
   bo.modifiable = false
-  local keys = opts().keymaps.chat or {}
-  local function map(lhs, fn, desc)
-    if lhs then
-      vim.keymap.set("n", lhs, fn, { buffer = buf, desc = desc, nowait = true })
-    end
-  end
-  map(keys.abort, function()
-    require("pi_rpc").abort()
-  end, "pi-rpc: abort the run")
-  map(keys.input, function()
-    require("pi_rpc").open_input("prompt")
-  end, "pi-rpc: write a prompt")
-  map(keys.open_full_output, function()
-    M.open_full_output()
-  end, "pi-rpc: open the full output of the tool under the cursor")
-  map(keys.close, function()
-    require("pi_rpc.window").close_chat()
-  end, "pi-rpc: close the chat")
+  require("pi_rpc.keys").chat_buffer(buf)
   return buf
 end
 
@@ -75,12 +71,16 @@ function M.buf()
   return chat().buf
 end
 
+local function shown(block)
+  return #block.lines - block.skip
+end
+
 --- First buffer row (0-based) of a block.
 local function row_of(s, block)
   local row = s.count
   for i = #s.blocks, 1, -1 do
     local b = s.blocks[i]
-    row = row - #b.lines
+    row = row - shown(b)
     if b == block then
       return row
     end
@@ -88,11 +88,13 @@ local function row_of(s, block)
   error("pi_rpc: block not in chat")
 end
 
--- Windows that show the last line keep following the output.
+-- Windows whose cursor is on the last line keep following the output. Asked before a write,
+-- against the buffer as it is then.
 local function followers(s)
+  local last = vim.api.nvim_buf_line_count(s.buf)
   local list = {}
   for _, win in ipairs(vim.fn.win_findbuf(s.buf)) do
-    if vim.api.nvim_win_get_cursor(win)[1] >= math.max(s.count, 1) then
+    if vim.api.nvim_win_get_cursor(win)[1] >= last then
       list[#list + 1] = win
     end
   end
@@ -101,37 +103,72 @@ end
 
 local function write(s, first, last, lines)
   local follow = followers(s)
-  s.levels = nil
   vim.bo[s.buf].modifiable = true
   vim.api.nvim_buf_set_lines(s.buf, first, last, false, lines)
   vim.bo[s.buf].modifiable = false
+  local bottom = vim.api.nvim_buf_line_count(s.buf)
   for _, win in ipairs(follow) do
-    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(s.buf), 0 })
+    vim.api.nvim_win_set_cursor(win, { bottom, 0 })
   end
 end
 
 -- Writes a block's new lines over its old ones at `row`. The block at the top of the buffer
--- drops its blank separator, and the first write replaces the line every buffer starts with.
+-- does not show its blank separator, and the first write replaces the line every buffer
+-- starts with.
 local function place(s, block, row, lines)
-  if row == 0 and lines[1] == "" then
-    lines = vim.list_slice(lines, 2)
-  end
-  local old = #block.lines
+  local old = shown(block)
   local was_empty = s.count == 0
   block.lines = lines
-  s.count = s.count + #lines - old
+  block.skip = (row == 0 and lines[1] == "") and 1 or 0
+  local visible = block.skip == 1 and vim.list_slice(lines, 2) or lines
+  s.count = s.count + #visible - old
   if was_empty then
-    write(s, 0, -1, lines)
+    write(s, 0, -1, visible)
   else
-    write(s, row, row + old, lines)
+    write(s, row, row + old, visible)
   end
+end
+
+-- Closes the block's fold in every window showing the chat (folds belong to windows).
+local function fold_in_windows(s, block)
+  if not block.fold_from then
+    return
+  end
+  local first = row_of(s, block) + block.fold_from - block.skip
+  local last = row_of(s, block) + block.fold_to - block.skip
+  if first < 1 or last < first then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(s.buf)) do
+    if vim.wo[win].foldmethod == "manual" then
+      vim.api.nvim_win_call(win, function()
+        vim.cmd(("silent! %d,%dfold"):format(first, last))
+      end)
+    end
+  end
+end
+
+--- Makes the folds of every folded block in `win` (a window that starts showing the chat).
+---@param win integer
+function M.refold(win)
+  local s = chat()
+  vim.api.nvim_win_call(win, function()
+    vim.cmd("silent! normal! zE")
+    local row = 0
+    for _, b in ipairs(s.blocks) do
+      if b.fold_from then
+        vim.cmd(("silent! %d,%dfold"):format(row + b.fold_from - b.skip, row + b.fold_to - b.skip))
+      end
+      row = row + shown(b)
+    end
+  end)
 end
 
 ---@param lines string[]
 ---@return pi_rpc.Block
 local function append(lines, extra)
   local s = chat()
-  local block = vim.tbl_extend("force", extra or {}, { lines = {} })
+  local block = vim.tbl_extend("force", extra or {}, { lines = {}, skip = 0 })
   s.blocks[#s.blocks + 1] = block
   place(s, block, s.count, lines)
   return block
@@ -147,7 +184,7 @@ end
 --- Appends streamed text to a block's last line; `prefix` starts every new line.
 local function append_text(block, delta, prefix)
   local s = chat()
-  local row = row_of(s, block) + #block.lines - 1
+  local row = row_of(s, block) + shown(block) - 1
   local pieces = vim.split(delta, "\n", { plain = true })
   local new = { block.lines[#block.lines] .. pieces[1] }
   for i = 2, #pieces do
@@ -165,13 +202,16 @@ local function render_tool(block)
   local lines, from, to, path = format.tool_lines(block.tool, {
     icons = o.icons,
     live_output_lines = o.chat.live_output_lines,
+    max_output_lines = o.chat.max_output_lines,
     open_key = o.keymaps.chat and o.keymaps.chat.open_full_output or nil,
   })
-  if o.chat.fold_results then
-    block.fold_from, block.fold_to = from, to
-  end
   block.full_output_path = path
+  block.fold_from, block.fold_to = nil, nil
   replace(block, lines)
+  if o.chat.fold_results and from then
+    block.fold_from, block.fold_to = from, to
+    fold_in_windows(chat(), block)
+  end
 end
 
 ---@return pi_rpc.Block
@@ -215,8 +255,7 @@ local function on_assistant_event(ev)
     local block = s.content[idx]
     if block and #block.lines > 2 then
       block.fold_from, block.fold_to = 2, #block.lines
-      s.levels = nil
-      replace(block, block.lines) -- rewriting the lines makes Neovim re-evaluate the folds
+      fold_in_windows(s, block)
     end
   elseif t == "toolcall_start" then
     ensure_tool(ev.id or ("#" .. tostring(idx)), ev.name)
@@ -240,6 +279,14 @@ local function on_message_start(msg)
   end
 end
 
+-- A note's lines after a blank separator: buffer lines cannot hold a newline, and error texts
+-- (a daemon's stderr, a provider's message) often have several.
+local function note_lines(text)
+  local lines = { "" }
+  vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
+  return lines
+end
+
 local function on_message_end(msg)
   if msg.role ~= "assistant" then
     return
@@ -247,7 +294,7 @@ local function on_message_end(msg)
   local reason = msg.stopReason
   local err = util.get(msg, "errorMessage")
   if reason == "error" then
-    append({ "", "**Error:** " .. (err or "unknown error") })
+    append(note_lines("**Error:** " .. (err or "unknown error")))
   elseif reason == "aborted" then
     append({ "", "_Aborted._" })
   end
@@ -271,6 +318,123 @@ local function on_tool_event(ev)
     tool.details = util.get(ev, "result", "details")
   end
   render_tool(block)
+end
+
+--- Applies one `agent/event` to the chat buffer at once (`push` batches them).
+---@param ev table
+function M.apply(ev)
+  local t = ev.type
+  if t == "message_start" then
+    on_message_start(ev.message or {})
+  elseif t == "message_update" then
+    ensure_assistant_header()
+    on_assistant_event(ev.assistantMessageEvent or {})
+  elseif t == "message_end" then
+    on_message_end(ev.message or {})
+  elseif t == "tool_execution_start" or t == "tool_execution_update" or t == "tool_execution_end" then
+    on_tool_event(ev)
+  elseif t == "auto_retry_start" then
+    local e = ev
+    append({
+      "",
+      ("_Retrying (%s/%s) in %.1fs: %s_"):format(
+        e.attempt or "?",
+        e.maxAttempts or "?",
+        (tonumber(e.delayMs) or 0) / 1000,
+        util.get(e, "errorMessage") or ""
+      ),
+    })
+  end
+end
+
+-- Deltas of one content block that follow each other become one delta, and a tool's partial
+-- results (each holds all output so far) collapse to the newest: same text, far fewer writes.
+-- The daemon's event tables are left as they are (other listeners hold them too).
+local function merge(events)
+  local out = {}
+  local parts = {} ---@type table<integer, string[]> deltas by index in `out`
+  for _, ev in ipairs(events) do
+    local prev = out[#out]
+    local a = prev and prev.type == "message_update" and prev.assistantMessageEvent or nil
+    local b = ev.type == "message_update" and ev.assistantMessageEvent or nil
+    if
+      a
+      and b
+      and (b.type == "text_delta" or b.type == "thinking_delta")
+      and a.type == b.type
+      and a.contentIndex == b.contentIndex
+    then
+      local list = parts[#out] or { a.delta or "" }
+      parts[#out] = list
+      list[#list + 1] = b.delta or ""
+    elseif
+      prev
+      and ev.type == "tool_execution_update"
+      and prev.type == ev.type
+      and prev.toolCallId == ev.toolCallId
+    then
+      out[#out] = ev
+    else
+      out[#out + 1] = ev
+    end
+  end
+  for i, list in pairs(parts) do
+    local ev = out[i]
+    out[i] = setmetatable({
+      assistantMessageEvent = vim.tbl_extend("force", ev.assistantMessageEvent, { delta = table.concat(list) }),
+    }, { __index = ev })
+  end
+  return out
+end
+
+--- Renders every queued event now.
+function M.flush()
+  scheduled = false
+  if #pending == 0 then
+    return
+  end
+  local events = merge(pending)
+  pending = {}
+  for _, ev in ipairs(events) do
+    local ok, err = pcall(M.apply, ev)
+    if not ok then
+      util.notify("rendering an event failed: " .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+  last_render = vim.uv.hrtime()
+end
+
+--- Queues a daemon event for rendering: at once when the last render is `chat.render_ms` old,
+--- else by a timer. The timer alone is not enough: its callback queues behind every
+--- notification already waiting, so in a burst it would fire late.
+---@param ev table
+function M.push(ev)
+  if discarding then
+    return
+  end
+  pending[#pending + 1] = ev
+  local interval = opts().chat.render_ms
+  if vim.uv.hrtime() - last_render >= interval * 1e6 then
+    M.flush()
+  elseif not scheduled then
+    scheduled = true
+    vim.defer_fn(M.flush, interval)
+  end
+end
+
+--- Drops daemon events until `accept()`: the old run's tail while a new session starts.
+function M.discard()
+  discarding = true
+  pending = {}
+end
+
+function M.accept()
+  discarding = false
+end
+
+---@return integer
+function M.epoch()
+  return epoch
 end
 
 --- Renders a stored transcript (from `messages`) as if it had just streamed: the chat of a
@@ -320,50 +484,32 @@ function M.replay(messages)
   end
 end
 
---- Applies one `agent/event` to the chat buffer.
----@param ev table
-function M.apply(ev)
-  local t = ev.type
-  if t == "message_start" then
-    on_message_start(ev.message or {})
-  elseif t == "message_update" then
-    ensure_assistant_header()
-    on_assistant_event(ev.assistantMessageEvent or {})
-  elseif t == "message_end" then
-    on_message_end(ev.message or {})
-  elseif t == "tool_execution_start" or t == "tool_execution_update" or t == "tool_execution_end" then
-    on_tool_event(ev)
-  elseif t == "auto_retry_start" then
-    local e = ev
-    append({
-      "",
-      ("_Retrying (%s/%s) in %.1fs: %s_"):format(
-        e.attempt or "?",
-        e.maxAttempts or "?",
-        (tonumber(e.delayMs) or 0) / 1000,
-        util.get(e, "errorMessage") or ""
-      ),
-    })
-  end
+--- Appends a note in the chat (a lifecycle message, a resumed session).
+---@param line string
+function M.note(line)
+  M.flush()
+  append(note_lines(line))
 end
 
 --- Notes how a run ended when no assistant message said so (e.g. a `$/cancelRequest` that
 --- raced the run's end); the daemon normally ends an aborted run with an aborted message.
 ---@param result table the `prompt` result
 function M.run_ended(result)
+  M.flush()
   local s = chat()
   local last = s.blocks[#s.blocks]
-  local shown = last and last.lines[#last.lines] or ""
-  if result.stopReason == "aborted" and shown ~= "_Aborted._" then
+  local text = last and last.lines[#last.lines] or ""
+  if result.stopReason == "aborted" and text ~= "_Aborted._" then
     append({ "", "_Aborted._" })
-  elseif result.stopReason == "error" and not shown:find("^%*%*Error:%*%*") then
-    append({ "", "**Error:** " .. (util.get(result, "errorMessage") or "unknown error") })
+  elseif result.stopReason == "error" and not M.text():find("**Error:** " .. (util.get(result, "errorMessage") or "unknown error"), 1, true) then
+    append(note_lines("**Error:** " .. (util.get(result, "errorMessage") or "unknown error")))
   end
 end
 
 --- Marks tools still running as failed (the daemon died under them) and notes it in the chat.
 ---@param why string
 function M.interrupt(why)
+  M.flush()
   local s = chat()
   for _, block in pairs(s.tools) do
     if block.tool.status == "running" or block.tool.status == "pending" then
@@ -372,20 +518,28 @@ function M.interrupt(why)
     end
   end
   s.tools = {}
-  append({ "", "**Error:** " .. why })
+  append(note_lines("**Error:** " .. why))
 end
 
 --- Starts over: an empty chat for a new session.
 function M.clear()
   local s = chat()
+  pending = {}
+  epoch = epoch + 1
   s.blocks, s.tools, s.content, s.count, s.last_role = {}, {}, {}, 0, nil
   write(s, 0, -1, {})
+  for _, win in ipairs(vim.fn.win_findbuf(s.buf)) do
+    vim.api.nvim_win_call(win, function()
+      vim.cmd("silent! normal! zE")
+    end)
+  end
 end
 
 --- The tool block at (or above) a buffer line.
 ---@param lnum integer 1-based
 ---@return pi_rpc.Block?
 function M.block_at(lnum)
+  M.flush()
   local s = chat()
   local row = 0
   local found
@@ -396,58 +550,46 @@ function M.block_at(lnum)
     if b.tool then
       found = b
     end
-    row = row + #b.lines
+    row = row + shown(b)
   end
   return found
 end
 
---- Opens the full output log of the truncated tool result under the cursor (or the last one).
-function M.open_full_output()
-  local s = chat()
+--- The tool under the cursor, or the newest one.
+---@return pi_rpc.Block?
+function M.tool_here()
   local block = M.block_at(vim.api.nvim_win_get_cursor(0)[1])
-  local path = block and block.full_output_path
-  if not path then
-    for i = #s.blocks, 1, -1 do
-      path = s.blocks[i].full_output_path
-      if path then
-        break
-      end
+  if block then
+    return block
+  end
+  local s = chat()
+  for i = #s.blocks, 1, -1 do
+    if s.blocks[i].tool then
+      return s.blocks[i]
     end
   end
-  if not path then
-    util.notify("no truncated tool output here", vim.log.levels.WARN)
+end
+
+--- Opens the whole output of the tool under the cursor: Pi's full output log when the result
+--- was truncated, else the result (or an edit's diff) in a scratch buffer.
+function M.open_full_output()
+  local block = M.tool_here()
+  if not block then
+    util.notify("no tool output here", vim.log.levels.WARN)
     return
   end
-  require("pi_rpc.window").open_file(path)
-end
-
-local function levels(s)
-  if s.levels then
-    return s.levels
+  if block.full_output_path then
+    require("pi_rpc.window").open_file(block.full_output_path)
+    return
   end
-  local lv = {}
-  local row = 0
-  for _, b in ipairs(s.blocks) do
-    for i = 1, #b.lines do
-      if b.fold_from and i >= b.fold_from and i <= b.fold_to then
-        lv[row + i] = i == b.fold_from and ">1" or 1
-      else
-        lv[row + i] = 0
-      end
-    end
-    row = row + #b.lines
-  end
-  s.levels = lv
-  return lv
-end
-
---- 'foldexpr' of the chat window: folds finished tool output and complete thinking.
-function M.foldexpr()
-  local s = state
-  if s == nil then
-    return 0
-  end
-  return levels(s)[vim.v.lnum] or 0
+  local tool = block.tool
+  local patch = util.get(tool.details, "patch")
+  local text = type(patch) == "string" and patch or tool.output or ""
+  require("pi_rpc.window").open_scratch(
+    "pi-rpc://output/" .. tool.id,
+    vim.split(text, "\n", { plain = true }),
+    type(patch) == "string" and "diff" or "text"
+  )
 end
 
 --- 'foldtext' of the chat window.

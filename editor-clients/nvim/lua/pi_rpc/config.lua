@@ -37,6 +37,8 @@ M.defaults = {
     fold_thinking = true, -- fold a thinking block once it is complete
     fold_results = true, -- fold tool output once the tool has finished
     live_output_lines = 30, -- tail of the output shown while a tool runs
+    max_output_lines = 40, -- tail of a finished result (or diff) shown; `go` opens all of it
+    render_ms = 30, -- events are rendered together at most this long after they arrive
   },
   icons = { running = "⏳", done = "✓", error = "✗", pending = "…" },
   keymaps = {
@@ -50,6 +52,10 @@ M.defaults = {
       abort = "<C-c>",
       input = "i",
       open_full_output = "go",
+      open_change = "gf", -- the file an edit changed, at its first changed line
+      next_message = "]]",
+      prev_message = "[[",
+      yank_code = "gy", -- the fenced block under the cursor
       close = "q",
     },
     -- Buffer-local mappings in the input buffer.

@@ -13,11 +13,15 @@ M.version = "0.1.0"
 ---@field exited boolean
 ---@field stopping boolean
 ---@field queue {[1]: string, [2]: any, [3]: fun(err: any, result: any)?}[]
+---@field log_offset integer size of the log when this daemon started: its stderr follows
+---@field resume string? the session to continue once initialized (after a crash)
 
 ---@type pi_rpc.Generation?
 local current = nil
 ---@type table? the initialize result of the running daemon
 M.info = nil
+---@type string? the session the daemon holds, continued by a daemon started after a crash
+M.session_id = nil
 local restarts = {} ---@type number[] uv.now() of recent restarts
 local event_listeners = {} ---@type fun(event: table)[]
 local life_listeners = {} ---@type fun(what: string, detail: any)[]
@@ -96,10 +100,28 @@ local function dispatch_event(method, params)
   end
 end
 
+-- The last lines the daemon wrote to stderr (appended to the log since it started).
+---@param gen pi_rpc.Generation
+---@return string
+local function stderr_tail(gen)
+  local f = io.open(M.log_path(), "r")
+  if not f then
+    return ""
+  end
+  f:seek("set", gen.log_offset)
+  local text = f:read("*a") or ""
+  f:close()
+  local lines = vim.tbl_filter(function(l)
+    return vim.trim(l) ~= ""
+  end, vim.split(text, "\n", { plain = true }))
+  return table.concat(vim.list_slice(lines, math.max(1, #lines - 4)), "\n")
+end
+
 local start -- forward declaration: handle_exit restarts
 
 ---@param gen pi_rpc.Generation
 local function handle_exit(gen, code, signal)
+  local tail = stderr_tail(gen) -- before this function's own log line
   log_line(("daemon exited (code %s, signal %s)"):format(code, signal))
   if gen ~= current then
     return -- an old daemon we already replaced
@@ -111,23 +133,32 @@ local function handle_exit(gen, code, signal)
     return
   end
   local msg = ("the daemon exited unexpectedly (code %s, signal %s)"):format(code, signal)
+  if tail ~= "" then
+    msg = msg .. ":\n" .. tail
+  end
   emit_life("died", msg)
   for _, call in ipairs(gen.queue) do
     if call[3] then
       call[3]({ code = -32603, message = msg }, nil)
     end
   end
+  if not gen.ready then
+    -- It never answered `initialize` (bad arguments, a broken install): another try would
+    -- fail the same way.
+    util.notify(msg .. "\nNot restarting. Log: " .. M.log_path() .. " (:PiLog)", vim.log.levels.ERROR)
+    return
+  end
   local now = vim.uv.now()
   restarts = vim.tbl_filter(function(t)
     return now - t < 60000
   end, restarts)
   if #restarts >= config.options.max_restarts then
-    util.notify(msg .. "; it keeps dying, not restarting. Log: " .. M.log_path(), vim.log.levels.ERROR)
+    util.notify(msg .. "\nIt keeps dying, not restarting. Log: " .. M.log_path(), vim.log.levels.ERROR)
     return
   end
   restarts[#restarts + 1] = now
-  util.notify(msg .. "; restarting. Log: " .. M.log_path() .. " (:PiLog)", vim.log.levels.WARN)
-  start()
+  util.notify(msg .. "\nRestarting. Log: " .. M.log_path() .. " (:PiLog)", vim.log.levels.WARN)
+  start(M.session_id)
 end
 
 ---@param gen pi_rpc.Generation
@@ -156,6 +187,60 @@ local function flush(gen)
   end
 end
 
+-- The steps after `initialize`, each a request whose answer starts the next; then "ready".
+---@param gen pi_rpc.Generation
+local function after_initialize(gen)
+  local o = config.options
+  local steps = {}
+  if o.provider and o.model then
+    steps[#steps + 1] = function(next_step)
+      send_now(gen, "model/set", { provider = o.provider, modelId = o.model }, function(err, model)
+        if err then
+          util.notify("model/set failed: " .. tostring(err.message), vim.log.levels.ERROR)
+        elseif M.info then
+          M.info.model = model
+        end
+        next_step()
+      end)
+    end
+  end
+  if gen.resume then
+    -- A restart after a crash continues the conversation the chat still shows.
+    steps[#steps + 1] = function(next_step)
+      send_now(gen, "session/load", { sessionId = gen.resume }, function(err)
+        if err then
+          log_line("could not resume session " .. gen.resume .. ": " .. tostring(err.message))
+        else
+          emit_life("resumed", gen.resume)
+        end
+        next_step()
+      end)
+    end
+  end
+  steps[#steps + 1] = function(next_step)
+    send_now(gen, "state", nil, function(err, result)
+      if not err and type(result) == "table" then
+        M.session_id = util.get(result, "sessionId")
+      end
+      next_step()
+    end)
+  end
+  local i = 0
+  local function next_step()
+    if gen ~= current then
+      return
+    end
+    i = i + 1
+    if steps[i] then
+      steps[i](next_step)
+    else
+      emit_life("ready", M.info)
+      flush(gen)
+    end
+  end
+  next_step()
+end
+
 ---@param gen pi_rpc.Generation
 local function initialize(gen)
   local params = { clientInfo = { name = "pi_rpc.nvim", version = M.version } }
@@ -168,30 +253,44 @@ local function initialize(gen)
       return
     end
     M.info = result
-    local o = config.options
-    if o.provider and o.model then
-      send_now(gen, "model/set", { provider = o.provider, modelId = o.model }, function(merr, model)
-        if merr then
-          util.notify("model/set failed: " .. tostring(merr.message), vim.log.levels.ERROR)
-        elseif M.info then
-          M.info.model = model
-        end
-        emit_life("ready", M.info)
-        flush(gen)
-      end)
-    else
-      emit_life("ready", M.info)
-      flush(gen)
-    end
+    after_initialize(gen)
   end)
 end
 
-start = function()
+--- Why the daemon cannot be started, or nil when its executable is there.
+---@param argv string[]
+---@return string?
+local function not_startable(argv)
+  if vim.fn.executable(argv[1]) == 1 then
+    return nil
+  end
+  return ("`%s` is not an executable on PATH. Install pi-rpc (pip install pi-rpc) or set `cmd` in "
+    .. "require('pi_rpc').setup() to its full path; :checkhealth pi_rpc"):format(argv[1])
+end
+
+---@param resume string? a session to continue
+start = function(resume)
   local argv, cwd = config.daemon_argv()
-  ---@type pi_rpc.Generation
-  local gen = { ready = false, exited = false, stopping = false, queue = {} }
-  current = gen
+  local why = not_startable(argv)
+  if why then
+    log_line("cannot start: " .. why)
+    emit_life("failed", why)
+    vim.schedule(function() -- after the caller's own error handling
+      util.notify("cannot start the daemon: " .. why, vim.log.levels.ERROR)
+    end)
+    return nil
+  end
   log_line("starting: " .. table.concat(argv, " "))
+  ---@type pi_rpc.Generation
+  local gen = {
+    ready = false,
+    exited = false,
+    stopping = false,
+    queue = {},
+    log_offset = vim.fn.getfsize(M.log_path()),
+    resume = resume,
+  }
+  current = gen
   local env = vim.tbl_extend("force", config.options.env or {}, { PI_RPC_NVIM_LOG = M.log_path() })
   local ok, client = pcall(vim.lsp.rpc.start, spawn_argv(argv), {
     notification = dispatch_event,
@@ -212,6 +311,7 @@ start = function()
   if not ok then
     current = nil
     util.notify("cannot start the daemon: " .. tostring(client), vim.log.levels.ERROR)
+    emit_life("failed", tostring(client))
     return nil
   end
   gen.client = client
@@ -231,7 +331,7 @@ function M.request(method, params, cb)
     gen = start()
     if gen == nil then
       if cb then
-        cb({ code = -32603, message = "the daemon could not be started" }, nil)
+        cb({ code = -32603, message = "the daemon could not be started (:PiLog)" }, nil)
       end
       return
     end
@@ -311,6 +411,7 @@ function M.restart(cb)
   end
   current = nil
   M.info = nil
+  M.session_id = nil
   start()
   if cb then
     M.request("state", nil, function()

@@ -16,6 +16,13 @@ local PRIMARY = {
   find = "pattern",
 }
 
+-- Arguments whose content the block shows otherwise (an edit's diff) or that are too bulky for
+-- the header line: summarised by count instead.
+local BULKY = {
+  edit = { edits = "edit" },
+  write = { content = "line" },
+}
+
 local function scalar(v)
   local t = type(v)
   return t == "string" or t == "number" or t == "boolean"
@@ -45,11 +52,15 @@ function M.args_summary(name, args)
     local shown = first and (first .. " …") or primary
     parts[#parts + 1] = "`" .. clip(shown, 120):gsub("`", "'") .. "`"
   end
+  local bulky = BULKY[name] or {}
   local keys = vim.tbl_keys(args)
   table.sort(keys)
   for _, k in ipairs(keys) do
     local v = args[k]
-    if k ~= key and v ~= vim.NIL then
+    if bulky[k] and v ~= vim.NIL then
+      local n = type(v) == "table" and #v or select(2, tostring(v):gsub("\n", "")) + 1
+      parts[#parts + 1] = ("(%d %s)"):format(n, M.plural(n, bulky[k]))
+    elseif k ~= key and v ~= vim.NIL then
       if scalar(v) and #tostring(v) <= 40 and not tostring(v):find("\n") then
         parts[#parts + 1] = k .. "=" .. tostring(v)
       elseif type(v) == "string" then
@@ -120,39 +131,58 @@ function M.tool_header(tool, icons)
   return ("%s — %s %s"):format(head, icons[status] or "", status)
 end
 
+-- A fenced block of `body`, at most `max` lines: the tail, under a line counting the rest.
+local function fenced(lines, body, info, max, hint)
+  local out = body ~= "" and vim.split(body, "\n", { plain = true }) or {}
+  if #out == 0 then
+    return nil
+  end
+  if max and #out > max then
+    local hidden = #out - max
+    out = vim.list_slice(out, hidden + 1)
+    table.insert(out, 1, ("… %d earlier %s%s"):format(hidden, M.plural(hidden, "line"), hint or ""))
+  end
+  local fence = M.fence(body)
+  lines[#lines + 1] = fence .. info
+  local from = #lines
+  vim.list_extend(lines, out)
+  lines[#lines + 1] = fence
+  return from, #lines
+end
+
 --- The lines of a tool block and the range (1-based, inclusive) to fold once it finished.
+--- An edit shows its diff, never folded; other output is folded when it is more than a line,
+--- except an error, which stays in view. Finished output longer than `max_output_lines` shows
+--- its tail only (the whole of it is a keypress away): a long block would break markdown
+--- highlighting after it and slow every redraw.
 ---@param tool pi_rpc.ToolState
----@param opts {icons: table, live_output_lines: integer, open_key: string?}
+---@param opts {icons: table, live_output_lines: integer, max_output_lines: integer?, open_key: string?}
 ---@return string[] lines, integer? fold_from, integer? fold_to, string? full_output_path
 function M.tool_lines(tool, opts)
   local lines = { "", M.tool_header(tool, opts.icons) }
   local finished = tool.status == "done" or tool.status == "error"
+  local hint = opts.open_key and (" (" .. opts.open_key .. ": all)") or ""
+  local patch = util.get(tool.details, "patch")
+  if tool.status == "done" and type(patch) == "string" and patch ~= "" then
+    fenced(lines, (patch:gsub("\n$", "")), "diff", opts.max_output_lines, hint)
+    return lines, nil, nil, nil
+  end
   local body, notice, path = tool.output or "", nil, nil
   if finished then
     body, notice, path = M.split_notice(body)
   end
   path = util.get(tool.details, "fullOutputPath") or path
   body = body:gsub("\n$", "") -- the closing fence already ends the last line
-  local out = body ~= "" and vim.split(body, "\n", { plain = true }) or {}
-  if not finished and #out > opts.live_output_lines then
-    local hidden = #out - opts.live_output_lines
-    out = vim.list_slice(out, hidden + 1)
-    table.insert(out, 1, ("… %d earlier lines"):format(hidden))
-  end
-  local fold_from, fold_to
-  if #out > 0 then
-    local fence = M.fence(body)
-    lines[#lines + 1] = fence .. "text"
-    fold_from = #lines
-    vim.list_extend(lines, out)
-    lines[#lines + 1] = fence
-    fold_to = #lines
-  end
+  local max = finished and opts.max_output_lines or opts.live_output_lines
+  local from, to = fenced(lines, body, "text", max, finished and hint or "")
   if notice then
-    local hint = opts.open_key and ("  (" .. opts.open_key .. ": open full output)") or ""
-    lines[#lines + 1] = notice .. hint
+    local open = opts.open_key and ("  (" .. opts.open_key .. ": open full output)") or ""
+    lines[#lines + 1] = notice .. open
   end
-  return lines, finished and fold_from or nil, finished and fold_to or nil, path
+  if tool.status ~= "done" or not from or to - from < 3 then
+    return lines, nil, nil, path
+  end
+  return lines, from, to, path
 end
 
 --- Lines of user message content: text as is, images named.
@@ -169,10 +199,17 @@ end
 ---@param count integer
 ---@return string
 function M.fold_text(first, count)
-  if first:match("^`+text$") then
-    return ("  ▸ %d lines of output (za to open)"):format(count - 2)
+  if first:match("^```+text$") then
+    return ("  ▸ %d %s of output (za to open)"):format(count - 2, M.plural(count - 2, "line"))
   end
-  return ("  ▸ thinking, %d lines (za to open)"):format(count)
+  return ("  ▸ thinking, %d %s (za to open)"):format(count, M.plural(count, "line"))
+end
+
+---@param n integer
+---@param word string
+---@return string
+function M.plural(n, word)
+  return n == 1 and word or word .. "s"
 end
 
 return M

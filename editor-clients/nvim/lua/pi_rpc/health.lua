@@ -6,10 +6,10 @@ function M.check()
   local config = require("pi_rpc.config")
   local daemon = require("pi_rpc.daemon")
   health.start("pi-rpc")
-  if vim.fn.has("nvim-0.10") == 1 then
+  if vim.fn.has("nvim-0.11") == 1 then
     health.ok("Neovim " .. tostring(vim.version()))
   else
-    health.error("Neovim 0.10 or newer is required")
+    health.error("Neovim 0.11 or newer is required")
   end
   local exe = config.options.cmd[1]
   if vim.fn.executable(exe) == 1 then

@@ -16,7 +16,8 @@ local function wire()
   wired = true
   daemon.on_event(function(ev)
     status.apply(ev)
-    require("pi_rpc.chat").apply(ev)
+    require("pi_rpc.reload").on_event(ev)
+    require("pi_rpc.chat").push(ev)
   end)
   daemon.on_lifecycle(function(what, detail)
     if what == "ready" then
@@ -24,6 +25,11 @@ local function wire()
     elseif what == "died" then
       status.reset("stopped")
       require("pi_rpc.chat").interrupt(detail)
+    elseif what == "resumed" then
+      require("pi_rpc.chat").note("_The daemon was restarted; the conversation goes on._")
+    elseif what == "failed" then
+      status.reset("stopped")
+      require("pi_rpc.chat").note("**Error:** cannot start the daemon: " .. detail)
     elseif what == "stopped" then
       status.reset("stopped")
     end
@@ -58,20 +64,31 @@ local function open_chat()
   end
 end
 
+-- The last prompt sent, for :PiEdit.
+local last_prompt = nil ---@type string?
+
 --- Sends a prompt; while a run is going it is queued per `while_streaming`.
 ---@param text string
 ---@param cb fun(err: table?, result: table?)?
 function M.prompt(text, cb)
   wire()
   open_chat()
+  last_prompt = text
   local params = { message = text, streamingBehavior = config.options.while_streaming }
+  local chat = require("pi_rpc.chat")
+  local epoch = chat.epoch()
   daemon.request("prompt", params, function(err, result)
+    local same_chat = chat.epoch() == epoch -- not emptied by :PiNew since
     if err then
       util.notify("prompt failed: " .. tostring(err.message), vim.log.levels.ERROR)
+      -- A run that never started (no model configured, say) leaves the chat otherwise silent.
+      if same_chat and err.code ~= -32800 and not tostring(err.message):find("exited unexpectedly", 1, true) then
+        chat.note("**Error:** " .. tostring(err.message))
+      end
     elseif result and result.queued then
       util.notify(("queued as %s"):format(result.queued == "steer" and "steering" or "a follow-up"))
-    elseif result then
-      require("pi_rpc.chat").run_ended(result)
+    elseif result and same_chat then
+      chat.run_ended(result)
     end
     if cb then
       cb(err, result)
@@ -123,15 +140,22 @@ end
 ---@param cb fun()?
 function M.new_session(cb)
   wire()
-  require("pi_rpc.chat").clear()
+  local chat = require("pi_rpc.chat")
+  chat.clear()
   if not daemon.is_running() then
     status.reset("stopped")
     daemon.restart(cb)
     return
   end
-  daemon.request("session/new", vim.empty_dict(), function(err)
+  -- session/new aborts the run first; that run's last events arrive before its answer and
+  -- belong to the conversation just closed.
+  chat.discard()
+  daemon.request("session/new", vim.empty_dict(), function(err, result)
+    chat.accept()
     if err then
       util.notify("new session failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    else
+      daemon.session_id = util.get(result, "sessionId")
     end
     if cb then
       cb()
@@ -210,6 +234,78 @@ end
 function M.sessions()
   wire()
   require("pi_rpc.pickers").sessions()
+end
+
+--- :PiEdit: the input prefilled with the last prompt, to change and send again.
+function M.edit_last()
+  if not last_prompt then
+    util.notify("no prompt sent yet", vim.log.levels.WARN)
+    return
+  end
+  M.open_input("prompt", vim.split(last_prompt, "\n", { plain = true }))
+end
+
+--- :PiThinking [level]: set the thinking level (the daemon clamps it to what the model has).
+---@param level string
+function M.thinking(level)
+  wire()
+  if level == "" then
+    local levels = { "off", "minimal", "low", "medium", "high", "xhigh" }
+    vim.ui.select(levels, { prompt = "Thinking level" }, function(choice)
+      if choice then
+        M.thinking(choice)
+      end
+    end)
+    return
+  end
+  daemon.request("thinking/set", { level = level }, function(err, result)
+    if err then
+      util.notify("thinking/set failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    else
+      util.notify(("thinking: %s (this model has: %s)"):format(
+        result.level,
+        table.concat(result.available or {}, ", ")
+      ))
+    end
+  end)
+end
+
+--- :PiStats: token use and cost of the session.
+function M.stats()
+  wire()
+  daemon.request("session/stats", nil, function(err, s)
+    if err then
+      util.notify("session/stats failed: " .. tostring(err.message), vim.log.levels.ERROR)
+      return
+    end
+    local t = s.tokens or {}
+    util.notify(
+      ("%d messages, %d tool calls; tokens in %d, out %d, cache read %d, write %d; cost $%.4f"):format(
+        s.totalMessages or 0,
+        s.toolCalls or 0,
+        t.input or 0,
+        t.output or 0,
+        t.cacheRead or 0,
+        t.cacheWrite or 0,
+        tonumber(s.cost) or 0
+      )
+    )
+  end)
+end
+
+--- :PiClearQueue: drop the queued steering and follow-up messages.
+function M.clear_queue()
+  if not daemon.is_running() then
+    return
+  end
+  daemon.request("clearQueue", nil, function(err, removed)
+    if err then
+      util.notify("clearQueue failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    else
+      local n = #(removed.steering or {}) + #(removed.followUp or {})
+      util.notify(("removed %d queued %s"):format(n, n == 1 and "message" or "messages"))
+    end
+  end)
 end
 
 function M.open_log()

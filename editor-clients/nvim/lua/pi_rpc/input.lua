@@ -12,11 +12,17 @@ local TITLES = {
 ---@param mode "prompt"|"steer"|"followUp"
 ---@param prefill string[]?
 function M.open(mode, prefill)
+  -- What #buffer and #diagnostics refer to: the buffer being edited, not the chat.
+  local origin = vim.api.nvim_get_current_buf()
+  if origin == require("pi_rpc.chat").buf() then
+    origin = vim.fn.winbufnr(vim.fn.winnr("#"))
+  end
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "markdown"
   vim.b[buf].pi_rpc_input_mode = mode
+  vim.bo[buf].omnifunc = "v:lua.require'pi_rpc.context'.omnifunc"
   local lines = vim.deepcopy(prefill or {})
   if #lines > 0 then
     vim.list_extend(lines, { "", "" }) -- a blank line, then the line the cursor starts on
@@ -26,7 +32,11 @@ function M.open(mode, prefill)
   local keys = config.options.keymaps.input or {}
   vim.api.nvim_set_option_value(
     "winbar",
-    ("%s  (%s: send, %s: close)"):format(TITLES[mode], keys.submit_normal or "", keys.close or ""),
+    ("%s  (%s: send, %s: close, @file #buffer #diagnostics, <C-x><C-o>: complete)"):format(
+      TITLES[mode],
+      keys.submit_normal or "",
+      keys.close or ""
+    ),
     { win = win, scope = "local" }
   )
 
@@ -39,6 +49,7 @@ function M.open(mode, prefill)
     if text == "" then
       return
     end
+    text = require("pi_rpc.context").expand(text, origin)
     local pi = require("pi_rpc")
     if mode == "steer" then
       pi.steer(text)

@@ -132,10 +132,14 @@ function M.sessions(cb)
       if not s then
         return
       end
+      -- Loading aborts any run: its last events belong to the chat being replaced.
+      require("pi_rpc.chat").discard()
       daemon.request("session/load", { sessionId = s.sessionId }, function(lerr, loaded)
+        require("pi_rpc.chat").accept()
         if lerr then
           return fail("session/load", lerr)
         end
+        daemon.session_id = loaded.sessionId
         daemon.request("messages", nil, function(merr, m)
           if merr then
             return fail("messages", merr)

@@ -62,8 +62,7 @@ function M.open_chat(focus)
     number = false,
     relativenumber = false,
     signcolumn = "no",
-    foldmethod = "expr",
-    foldexpr = "v:lua.require'pi_rpc.chat'.foldexpr()",
+    foldmethod = "manual", -- the chat makes each fold once; "expr" would redo all on every write
     foldtext = "v:lua.require'pi_rpc.chat'.foldtext()",
     foldlevel = 0,
     foldenable = true,
@@ -72,6 +71,7 @@ function M.open_chat(focus)
   }) do
     set_wo(win, name, value)
   end
+  require("pi_rpc.chat").refold(win)
   vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
   if not focus and vim.api.nvim_win_is_valid(prev) then
     vim.api.nvim_set_current_win(prev)
@@ -124,6 +124,31 @@ function M.open_file(path)
     end
   end
   vim.cmd("edit " .. vim.fn.fnameescape(path))
+end
+
+--- Shows `lines` in a read-only scratch buffer named `name` (reused when it exists).
+---@param name string
+---@param lines string[]
+---@param filetype string
+function M.open_scratch(name, lines, filetype)
+  local buf = vim.fn.bufnr(name)
+  if buf < 0 then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+    vim.bo[buf].bufhidden = "wipe"
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = filetype
+  local chat = M.chat_win()
+  if chat and vim.api.nvim_get_current_win() == chat then
+    vim.cmd("wincmd p")
+    if vim.api.nvim_get_current_win() == chat then
+      vim.cmd("aboveleft vsplit")
+    end
+  end
+  vim.api.nvim_win_set_buf(0, buf)
 end
 
 return M
