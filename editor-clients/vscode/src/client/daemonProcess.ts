@@ -79,9 +79,16 @@ export class DaemonProcess {
     if (this.child.exitCode === null && this.child.signalCode === null && this.child.pid !== undefined) {
       const polite = this.client.shutdown().catch(() => undefined);
       const timedOut = Symbol("timeout");
-      const within = (ms: number): Promise<unknown> =>
-        Promise.race([this.exited, new Promise((r) => setTimeout(() => r(timedOut), ms))]);
-      await polite;
+      const within = async (ms: number): Promise<unknown> => {
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise((r) => (timer = setTimeout(() => r(timedOut), ms)));
+        try {
+          return await Promise.race([this.exited, deadline]);
+        } finally {
+          clearTimeout(timer);
+        }
+      };
+      await within(graceMs).then(() => polite);
       if ((await within(graceMs)) === timedOut) {
         this.child.kill("SIGTERM");
         if ((await within(graceMs)) === timedOut) this.child.kill("SIGKILL");
