@@ -14,7 +14,7 @@ await Promise.all([
     platform: "node", format: "cjs", target: "node20", external: ["vscode"] }),
   esbuild.build({ ...common, entryPoints: ["src/webview/main.ts"], outfile: "dist/webview.js",
     platform: "browser", format: "iife", target: "chrome120" }),
-  esbuild.build({ ...common, entryPoints: ["media/chat.css"], outfile: "dist/webview.css" }),
+  esbuild.build({ ...common, entryPoints: ["media/chat.css"], outfile: "dist/webview.css", loader: { ".ttf": "dataurl" } }),
 ]);
 
 if (process.argv.includes("--tests")) {

@@ -78,24 +78,25 @@ export class DaemonProcess {
   async stop(graceMs = 2000): Promise<DaemonExit> {
     if (this.child.exitCode === null && this.child.signalCode === null && this.child.pid !== undefined) {
       const polite = this.client.shutdown().catch(() => undefined);
-      const timedOut = Symbol("timeout");
-      const within = async (ms: number): Promise<unknown> => {
-        let timer: NodeJS.Timeout | undefined;
-        const deadline = new Promise((r) => (timer = setTimeout(() => r(timedOut), ms)));
-        try {
-          return await Promise.race([this.exited, deadline]);
-        } finally {
-          clearTimeout(timer);
-        }
-      };
-      await within(graceMs).then(() => polite);
-      if ((await within(graceMs)) === timedOut) {
+      if (!(await this.exitsWithin(graceMs, polite))) {
         this.child.kill("SIGTERM");
-        if ((await within(graceMs)) === timedOut) this.child.kill("SIGKILL");
+        if (!(await this.exitsWithin(graceMs))) this.child.kill("SIGKILL");
       }
     }
     this.client.dispose();
     return this.exited;
+  }
+
+  /** Whether the process exits within `ms` (after `first` settles, when given). */
+  private async exitsWithin(ms: number, first?: Promise<unknown>): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    try {
+      if (first) await Promise.race([first, deadline]);
+      return await Promise.race([this.exited.then(() => true), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private exit(code: number | null, signal: NodeJS.Signals | null, spawnError?: NodeJS.ErrnoException): DaemonExit {

@@ -103,6 +103,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
       "default-src 'none'",
       `style-src ${webview.cspSource} 'unsafe-inline'`,
       `img-src ${webview.cspSource} data:`,
+      `font-src ${webview.cspSource} data:`,
       `script-src 'nonce-${nonce}'`,
     ].join("; ");
     return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">

@@ -221,7 +221,11 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
       card.status = event.isError ? "error" : "done";
       card.durationMs = event.durationMs ?? undefined;
       card.rev += 1;
-      if (state.running) state.activity = { kind: "streaming" };
+      if (state.running) {
+        // Parallel tools: the status names one still running, if any.
+        const other = Object.values(state.tools).find((t) => t.status === "running");
+        state.activity = other ? { kind: "tool", name: other.name } : { kind: "streaming" };
+      }
       break;
     }
     case "queue_update":

@@ -22,7 +22,10 @@ const app = document.getElementById("app")!;
 const header = el("div", "header");
 const modelButton = el("button", "chip model", "model");
 const thinkingButton = el("button", "chip thinking", "thinking");
-const toolsButton = el("button", "chip tools", "tools");
+const toolsButton = el("button", "chip tools");
+toolsButton.append(el("span", "codicon codicon-tools"), "tools");
+toolsButton.title = "Choose the active tools";
+thinkingButton.title = "Thinking level";
 const stats = el("span", "stats");
 header.append(modelButton, thinkingButton, toolsButton, stats);
 const problem = el("div", "problem hidden");
@@ -104,7 +107,7 @@ function createNode(item: ChatItem): HTMLElement {
     case "user": {
       const node = el("div", "msg user");
       node.append(el("div", "bubble", item.text));
-      if (item.images > 0) node.append(el("div", "images", `🖼 ${item.images} image${item.images > 1 ? "s" : ""}`));
+      if (item.images > 0) node.append(el("div", "images", `${item.images} image${item.images > 1 ? "s" : ""} attached`));
       return node;
     }
     case "assistant":
@@ -165,7 +168,7 @@ function renderQueue(): void {
 }
 
 function setStatus(status: ViewStatus): void {
-  modelButton.textContent = status.model ? `${status.scripted ? "🧪 " : ""}${status.model}` : "no model";
+  modelButton.replaceChildren(el("span", `codicon codicon-${status.scripted ? "beaker" : "sparkle"}`), status.model || "no model");
   modelButton.title = "Select model";
   thinkingButton.textContent = `thinking: ${status.thinkingLevel || "off"}`;
   stats.textContent = status.tokens > 0 ? `${status.tokens.toLocaleString()} tok · $${status.cost.toFixed(4)}` : "";

@@ -7,8 +7,9 @@ const LIVE_TAIL_LINES = 12;
 /** A finished result longer than this many lines starts collapsed. */
 const COLLAPSE_AFTER_LINES = 8;
 
+/** Codicon names per tool. */
 const ICONS: Record<string, string> = {
-  read: "📄", write: "📝", edit: "✏️", bash: "⌨️", grep: "🔍", find: "🔎", ls: "📁", powershell: "⌨️",
+  read: "file", write: "new-file", edit: "edit", bash: "terminal", grep: "search", find: "search", ls: "folder", powershell: "terminal",
 };
 
 export function toolSummary(card: ToolCard): string {
@@ -59,7 +60,7 @@ export function renderToolCard(card: ToolCard): HTMLElement {
   root.dataset.tool = card.name;
 
   const head = el("div", "tool-head");
-  head.append(el("span", "tool-icon", ICONS[card.name] ?? "🔧"), el("span", "tool-name", card.name),
+  head.append(el("span", `tool-icon codicon codicon-${ICONS[card.name] ?? "tools"}`), el("span", "tool-name", card.name),
     el("span", "tool-summary", toolSummary(card)), el("span", `tool-status status-${card.status}`, statusLabel(card)));
   root.append(head);
 
