@@ -22,7 +22,7 @@ if (process.argv.includes("--tests")) {
   await Promise.all([
     esbuild.build({ ...common, sourcemap: true, entryPoints: unit, outdir: "out/test/unit", platform: "node",
       format: "cjs", target: "node20", external: ["vscode", "json-schema-to-typescript"] }),
-    esbuild.build({ ...common, sourcemap: true, entryPoints: ["test/host/suite.ts"], outfile: "out/test/host/suite.js",
+    esbuild.build({ ...common, sourcemap: true, entryPoints: ["test/host/suite.ts", "test/host/bench.ts"], outdir: "out/test/host",
       platform: "node", format: "cjs", target: "node20", external: ["vscode"] }),
   ]);
 }

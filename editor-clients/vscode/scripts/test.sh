@@ -15,5 +15,5 @@ node scripts/gen-types.mjs --check
 npx tsc -p . --noEmit
 node scripts/build.mjs --production --tests
 node --test out/test/unit/
-npx vsce package --no-dependencies --allow-missing-repository --skip-license -o out/pi-vscode.vsix >/dev/null
+npx vsce package --no-dependencies --allow-missing-repository --skip-license --no-rewrite-relative-links -o out/pi-vscode.vsix >/dev/null
 node test/host/run.mjs

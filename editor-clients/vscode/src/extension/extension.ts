@@ -1,6 +1,6 @@
 // Entry point: one FolderSession per workspace folder, the chat view, the status bar and commands.
 import * as vscode from "vscode";
-import type { ImageInput } from "../protocol";
+import type { AgentEvent, ImageInput } from "../protocol";
 import type { SendMode, ViewToHost } from "../shared/bridge";
 import { ChatViewProvider } from "./chatView";
 import { pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
@@ -14,6 +14,8 @@ export interface PiApi {
   session(folder?: vscode.WorkspaceFolder): FolderSession | undefined;
   chatView: ChatViewProvider;
   statusText(): string;
+  /** Every agent event of every folder's daemon, as the host receives it. */
+  onDidReceiveEvent: vscode.Event<AgentEvent>;
 }
 
 const sessions = new Map<string, FolderSession>();
@@ -23,6 +25,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
   const statusBar = new PiStatusBar();
   const before = new BeforeContentProvider();
   let shown: FolderSession | undefined;
+  const eventEmitter = new vscode.EventEmitter<AgentEvent>();
 
   const currentFolder = (): vscode.WorkspaceFolder | undefined => {
     const uri = vscode.window.activeTextEditor?.document.uri;
@@ -47,6 +50,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
   const listener: SessionListener = {
     events: (session, events) => {
       if (session === shown) chatView.events(events);
+      for (const event of events) eventEmitter.fire(event);
     },
     reset: (session) => {
       if (session === shown) replay(session);
@@ -135,7 +139,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
   };
 
   context.subscriptions.push(
-    output, statusBar,
+    output, statusBar, eventEmitter,
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, before),
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("pi.openChat", () => chatView.reveal()),
@@ -195,7 +199,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
       if (session && session !== shown) show(session);
     }),
   );
-  return { session: (folder) => sessionFor(folder), chatView, statusText: () => statusBar.text };
+  return { session: (folder) => sessionFor(folder), chatView, statusText: () => statusBar.text, onDidReceiveEvent: eventEmitter.event };
 }
 
 export async function deactivate(): Promise<void> {

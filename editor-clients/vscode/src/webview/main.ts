@@ -70,7 +70,9 @@ function schedule(): void {
   });
 }
 
-function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks?: (StreamingMarkdown | HTMLElement)[] }): void {
+/** Returns true when a block has work left for the next frame. */
+function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks?: (StreamingMarkdown | HTMLElement)[] }): boolean {
+  let behind = false;
   entry.blocks ??= [];
   item.blocks.forEach((block, i) => {
     let view = entry.blocks![i];
@@ -93,13 +95,14 @@ function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks
       entry.node.append(host);
       entry.blocks![i] = view;
     }
-    if (view instanceof StreamingMarkdown) view.update(block.text);
+    if (view instanceof StreamingMarkdown && view.update(block.text)) behind = true;
   });
   entry.node.querySelector(":scope > .error")?.remove();
   if (item.stopReason === "error" || item.stopReason === "aborted") {
     const text = item.stopReason === "aborted" ? "Stopped." : item.errorMessage || "The model request failed.";
     entry.node.append(el("div", `error ${item.stopReason}`, text));
   }
+  return behind;
 }
 
 function createNode(item: ChatItem): HTMLElement {
@@ -119,7 +122,23 @@ function createNode(item: ChatItem): HTMLElement {
   }
 }
 
+/** Frame statistics, readable by the benchmark through the view's DOM. */
+const renderStats = { frames: 0, totalMs: 0, maxMs: 0 };
+const renderStatsNode = el("div", "hidden");
+renderStatsNode.id = "render-stats";
+document.body.append(renderStatsNode);
+
 function render(): void {
+  const started = performance.now();
+  renderItems();
+  const spent = performance.now() - started;
+  renderStats.frames += 1;
+  renderStats.totalMs += spent;
+  renderStats.maxMs = Math.max(renderStats.maxMs, spent);
+  renderStatsNode.textContent = JSON.stringify(renderStats);
+}
+
+function renderItems(): void {
   const seen = new Set<string>();
   for (const item of chat.items) {
     seen.add(item.key);
@@ -133,8 +152,11 @@ function render(): void {
       // Tool cards inside an assistant message change without the message's own revision.
       const toolRev = item.blocks.reduce((n, b) => n + (b.kind === "toolCall" ? (chat.tools[b.toolCallId]?.rev ?? 0) : 0), 0);
       const rev = item.rev * 100000 + toolRev;
-      if (entry.rev !== rev) renderAssistant(item, entry);
-      entry.rev = rev;
+      if (entry.rev !== rev) {
+        // A block still catching up keeps a stale revision, so the next frame continues it.
+        entry.rev = renderAssistant(item, entry) ? -1 : rev;
+        if (entry.rev === -1) schedule();
+      }
     }
   }
   for (const [key, entry] of nodes) {
@@ -205,7 +227,7 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
       input.focus();
       return;
     case "testQuery": {
-      render();
+      // No forced render: a query sees what the last animation frame drew, as the user does.
       const found = Array.from(document.querySelectorAll<HTMLElement>(data.selector));
       if (data.click) found[0]?.click();
       post({ type: "testResult", id: data.id, texts: found.map((n) => n.textContent ?? "") });

@@ -49,12 +49,16 @@ export function stablePrefixLength(text: string): number {
   return stable;
 }
 
+/** Characters of newly settled Markdown rendered per frame, so a burst never freezes the view. */
+const SETTLE_PER_FRAME = 24_000;
+
 /** One growing Markdown text bound to a DOM element. */
 export class StreamingMarkdown {
   private readonly settled: HTMLElement;
   private readonly tail: HTMLElement;
   private settledLength = 0;
   private text = "";
+  private renderedTail = "";
 
   constructor(readonly element: HTMLElement) {
     this.settled = document.createElement("div");
@@ -62,18 +66,32 @@ export class StreamingMarkdown {
     element.append(this.settled, this.tail);
   }
 
-  update(text: string): void {
-    if (text === this.text) return;
-    if (!text.startsWith(this.text.slice(0, this.settledLength))) {
+  /** Shows `text`; returns true while work is left for the next frame (a large burst). */
+  update(text: string): boolean {
+    if (text !== this.text && !text.startsWith(this.text.slice(0, this.settledLength))) {
       this.settled.innerHTML = "";
       this.settledLength = 0;
     }
     this.text = text;
     const stable = stablePrefixLength(text);
     if (stable > this.settledLength) {
-      this.settled.insertAdjacentHTML("beforeend", renderMarkdown(text.slice(this.settledLength, stable)));
-      this.settledLength = stable;
+      // Settle at most SETTLE_PER_FRAME characters, cut at a paragraph break when there is one.
+      const window = text.slice(0, this.settledLength + SETTLE_PER_FRAME);
+      const cut = stable - this.settledLength > SETTLE_PER_FRAME ? stablePrefixLength(window) : stable;
+      const end = cut > this.settledLength ? cut : stable;
+      // Each settled piece is its own box that the browser may skip laying out while off screen.
+      const piece = document.createElement("div");
+      piece.className = "settled";
+      piece.innerHTML = renderMarkdown(text.slice(this.settledLength, end));
+      this.settled.append(piece);
+      this.settledLength = end;
     }
-    this.tail.innerHTML = renderMarkdown(text.slice(this.settledLength));
+    const behind = stable > this.settledLength;
+    const tail = behind ? "" : text.slice(this.settledLength);
+    if (tail !== this.renderedTail) {
+      this.tail.innerHTML = tail ? renderMarkdown(tail) : "";
+      this.renderedTail = tail;
+    }
+    return behind;
   }
 }

@@ -18,6 +18,9 @@ const CODE_SERVER = join(HOST, "node_modules", "code-server", "out", "node", "en
 const OUT = join(EXT, "out", "host");
 const VSIX = join(EXT, "out", "pi-vscode.vsix");
 const PI_RPC = process.env.PI_RPC ?? join(REPO, ".venv", "bin", "pi-rpc");
+// The bench (bench/vscode_render.mjs) reuses this harness with its own suite and script.
+const SUITE = process.env.PI_VSCODE_SUITE ?? join(EXT, "out", "test", "host", "suite.js");
+const SCRIPT = process.env.PI_VSCODE_SCRIPT ?? join(EXT, "test", "host", "script.json");
 const { chromium } = createRequire(join(HOST, "package.json"))("playwright-core");
 
 const log = (...args) => console.log("[host]", ...args);
@@ -37,7 +40,7 @@ function prepare() {
     "extensions.autoUpdate": false, "extensions.autoCheckUpdates": false, "update.mode": "none",
     "workbench.colorTheme": "Default Dark Modern", "window.commandCenter": false, "workbench.tips.enabled": false,
     "pi.daemon.command": PI_RPC,
-    "pi.daemon.args": ["--script", join(EXT, "test", "host", "script.json")],
+    "pi.daemon.args": ["--script", SCRIPT],
   }, null, 2));
   return dirs;
 }
@@ -95,7 +98,7 @@ async function inHostSuite(context, port, dirs) {
   });
   const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
   const payload = [["extensionDevelopmentPath", remote(join(EXT, "test", "host", "runner"))],
-    ["extensionTestsPath", remote(join(EXT, "out", "test", "host", "suite.js"))]];
+    ["extensionTestsPath", remote(SUITE)]];
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws1)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
   const code = await Promise.race([exitCode, sleep(180_000).then(() => "timeout")]);
   await page.close();
@@ -107,6 +110,19 @@ async function screenshotChat(page, path) {
   await sidebar.screenshot({ path });
   writeFileSync(`${path}.done`, "");
   log("screenshot", path);
+}
+
+/** Drags the side bar's sash to the right, so the screenshot shows the chat at a usual width. */
+async function widenSidebar(page, by) {
+  const box = await page.locator(".part.sidebar").first().boundingBox();
+  if (!box) return;
+  const x = box.x + box.width + 1;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + by, y, { steps: 8 });
+  await page.mouse.up();
+  await sleep(400);
 }
 
 function daemonPids(marker) {
@@ -163,12 +179,13 @@ async function uiEndToEnd(context, port, dirs) {
   await input.waitFor({ timeout: 30_000 });
   await input.fill("tour");
   await input.press("Enter");
-  const answer = view.locator(".msg.assistant", { hasText: "The bash run printed" });
+  const answer = view.locator(".msg.assistant", { hasText: "opens the full log." });
   await answer.waitFor({ timeout: 60_000 });
   await view.locator(".tool[data-tool=edit] .status-done").waitFor();
   check(await view.locator(".tool[data-tool=bash] .tool-notice", { hasText: "Full output" }).count() === 1, "bash card shows Pi's truncation notice");
   check(await view.locator(".code-block .code-copy").count() >= 1, "code block has a Copy button");
   await sleep(300);
+  await widenSidebar(page, 180);
   await screenshotChat(page, join(OUT, "chat-after-tool-session.png"));
 
   // Model picker: models/list (now with the anthropic models the key unlocked), model/set.
@@ -233,7 +250,7 @@ async function main() {
       // already gone
     }
     await sleep(500);
-    for (const pid of daemonPids(join(EXT, "test", "host", "script.json"))) {
+    for (const pid of daemonPids(SCRIPT)) {
       log("FAIL: daemon left running after the host stopped:", pid);
       failed = true;
     }
