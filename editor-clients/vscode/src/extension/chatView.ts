@@ -86,7 +86,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     if (this.view && this.ready) void this.view.webview.postMessage({ type: "events", events } satisfies HostToView);
   }
 
-  /** For the in-host tests: the text of every element matching `selector`, optionally clicking the first. */
+  /** For the in-host tests: the text (a textarea's value) of every element matching `selector`, optionally clicking the first. */
   query(selector: string, click = false): Promise<string[]> {
     const id = ++this.nextTestId;
     return new Promise((resolve) => {

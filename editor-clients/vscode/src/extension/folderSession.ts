@@ -92,7 +92,8 @@ export class FolderSession implements vscode.Disposable {
       throw new Error(exit ? exitMessage(exit, settings.launch.command) : `Pi daemon failed to initialize: ${String(error)}`);
     }
     this.problem = this.info.model ? "" : NO_MODEL_PROBLEM;
-    if (this.sessionId) await this.resume(daemon);
+    // A session with no message yet has no file to load: a fresh one is just as good.
+    if (this.sessionId && this.chat.items.length > 0) await this.resume(daemon);
     await this.refreshState(daemon);
     this.listener.status(this);
     return daemon;

@@ -230,7 +230,8 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
       // No forced render: a query sees what the last animation frame drew, as the user does.
       const found = Array.from(document.querySelectorAll<HTMLElement>(data.selector));
       if (data.click) found[0]?.click();
-      post({ type: "testResult", id: data.id, texts: found.map((n) => n.textContent ?? "") });
+      const text = (n: HTMLElement): string => (n instanceof HTMLTextAreaElement ? n.value : (n.textContent ?? ""));
+      post({ type: "testResult", id: data.id, texts: found.map(text) });
       return;
     }
   }

@@ -8,6 +8,7 @@ import * as vscode from "vscode";
 
 interface Session {
   pid?: number;
+  send(text: string, images: unknown[], mode?: "steer" | "followUp"): Promise<void>;
   sessionId?: string;
   chat: { running: boolean; activity: { kind: string; name?: string }; items: { kind: string }[];
     tools: Record<string, { name: string; status: string; output: string }> };
@@ -102,6 +103,11 @@ const tests: [string, () => Promise<void>][] = [
     const pid = await until("the sleep to start", () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0));
     assert.ok(alive(pid));
     await until("the Stop button", async () => (await api.chatView.query("body.running .stop")).length > 0);
+    // While it runs, a follow-up is queued, shown above the input, and cleared with one click.
+    void session.send("afterwards, summarise", [], "followUp");
+    await until("the queued follow-up in the view", async () => (await api.chatView.query(".queue .queue-item")).join("").includes("afterwards, summarise"));
+    await api.chatView.query(".queue .clear-queue", true);
+    await until("the queue to be cleared", async () => (await api.chatView.query(".queue.hidden")).length === 1);
     await api.chatView.query(".stop", true);
     await until("the run to end", () => !session.chat.running, 5000);
     await until("the sleep process to be gone", () => !alive(pid), 5000);
@@ -122,6 +128,19 @@ const tests: [string, () => Promise<void>][] = [
     assert.equal(session.sessionId, sessionId);
     // The resumed chat still holds the earlier conversation.
     assert.ok((await api.chatView.query(".msg.user .bubble")).includes("tour"));
+  }],
+
+  ["Ask About Selection puts the selection, its file and line range in the input", async () => {
+    const document = await vscode.workspace.openTextDocument(join(folder(), "src", "greet.py"));
+    const editor = await vscode.window.showTextDocument(document);
+    editor.selection = new vscode.Selection(3, 0, 4, 100);
+    await vscode.commands.executeCommand("pi.askAboutSelection");
+    const [value] = await until("the input to hold the selection", async () => {
+      const texts = await api.chatView.query("textarea.input");
+      return texts[0]?.includes("def greet") ? texts : undefined;
+    });
+    assert.match(value, /^@src\/greet\.py#L4-L5\n```python\ndef greet/);
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
   }],
 
   ["a screenshot of the chat after a tool session", async () => {

@@ -56,6 +56,22 @@ describe("coalesceEvents", () => {
   });
 });
 
+describe("activity (the status bar's text)", () => {
+  test("while parallel tools run, the one still running is named after another ends", () => {
+    const chat = emptyChat();
+    const events: AgentEvent[] = [
+      { type: "agent_start" },
+      { type: "tool_execution_start", toolCallId: "r", toolName: "read", args: { path: "a" } },
+      { type: "tool_execution_start", toolCallId: "b", toolName: "bash", args: { command: "sleep 1" } },
+      { type: "tool_execution_end", toolCallId: "r", toolName: "read", result: { content: [] }, isError: false },
+    ];
+    for (const e of events) applyEvent(chat, e);
+    assert.deepEqual(chat.activity, { kind: "tool", name: "bash" });
+    applyEvent(chat, { type: "tool_execution_end", toolCallId: "b", toolName: "bash", result: { content: [] }, isError: false });
+    assert.deepEqual(chat.activity, { kind: "streaming" });
+  });
+});
+
 describe("reversePatch", () => {
   test("recovers the file before an edit from the file after it and the edit's patch", () => {
     const before = "import sys\n\n\ndef greet(name: str) -> str:\n    return f\"Helo, {name}!\"\n\n\nif __name__:\n    pass\n";
