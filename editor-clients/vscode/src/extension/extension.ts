@@ -127,7 +127,10 @@ export function activate(context: vscode.ExtensionContext): PiApi {
 
   const chatView = new ChatViewProvider(context.extensionUri, onViewMessage, () => {
     const session = shown ?? sessionFor();
-    if (session) show(session);
+    if (!session) return;
+    show(session);
+    // Opening the chat is a use: start the daemon, so a missing pi-rpc or model shows at once.
+    void session.ensure().catch((error: unknown) => session.reportError(error));
   });
 
   const guarded = (fn: () => unknown) => async () => {

@@ -88,8 +88,16 @@ export class FolderSession implements vscode.Disposable {
     try {
       this.info = await daemon.client.request("initialize", { clientInfo: { name: "vscode", version: "0.1.0" } });
     } catch (error) {
+      // One message for a failed start (the caller shows it), not a second one from onExit.
+      this.stopping = true;
       const exit = await Promise.race([daemon.exited, new Promise<undefined>((r) => setTimeout(r, 500))]);
-      throw new Error(exit ? exitMessage(exit, settings.launch.command) : `Pi daemon failed to initialize: ${String(error)}`);
+      const message = exit ? exitMessage(exit, settings.launch.command) : `Pi daemon failed to initialize: ${errorText(error)}`;
+      void daemon.stop();
+      this.daemon = undefined;
+      this.problem = message;
+      this.output.appendLine(`[pi] ${message}`);
+      this.listener.status(this);
+      throw new Error(message);
     }
     this.problem = this.info.model ? "" : NO_MODEL_PROBLEM;
     // A session with no message yet has no file to load: a fresh one is just as good.

@@ -150,6 +150,25 @@ const tests: [string, () => Promise<void>][] = [
     console.log(`@@screenshot ${path}`);
     await until("the screenshot", () => existsSync(`${path}.done`), 15_000);
   }],
+
+  ["when pi-rpc cannot be found, the chat says so and how to install it", async () => {
+    const config = vscode.workspace.getConfiguration("pi");
+    const previous = config.inspect<string>("daemon.command")?.globalValue;
+    await config.update("daemon.command", "/nonexistent/pi-rpc", vscode.ConfigurationTarget.Global);
+    try {
+      await until("the daemon to stop after the settings change", () => api.session()!.pid === undefined);
+      await vscode.commands.executeCommand("pi.newSession");
+      const [problem] = await until("the problem banner", async () => {
+        const texts = await api.chatView.query(".problem:not(.hidden)");
+        return texts.length > 0 ? texts : undefined;
+      });
+      assert.match(problem, /"\/nonexistent\/pi-rpc" was not found/);
+      assert.match(problem, /pipx install pi-rpc/);
+      assert.match(api.statusText(), /warning/);
+    } finally {
+      await config.update("daemon.command", previous, vscode.ConfigurationTarget.Global);
+    }
+  }],
 ];
 
 export async function run(): Promise<void> {
