@@ -229,6 +229,15 @@ async function uiEndToEnd(context, port, dirs) {
     left = before.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "));
   }
   check(left.length === 0, `reloading the window leaves no daemon (left: ${left.join(",") || "none"})`);
+
+  // Session history after the reload: session/list, then session/load replays the tool session.
+  await page.locator(".statusbar .statusbar-item", { hasText: "Pi" }).first().waitFor({ timeout: 60_000 });
+  await runCommand(page, "Pi: Sessions");
+  await pickItem(page, "tour");
+  const restored = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await restored.locator(".tool[data-tool=bash] .tool-notice").waitFor({ timeout: 20_000 })
+    .then(() => check(true, "Pi: Sessions reopened the tool session with its cards"),
+      () => check(false, "Pi: Sessions reopened the tool session with its cards"));
   await page.close();
   return failures;
 }
