@@ -2,7 +2,7 @@
 // ~16 ms at most) and turns the view's requests into session calls.
 import * as vscode from "vscode";
 import type { AgentEvent } from "../protocol";
-import type { HostToView, ViewToHost } from "../shared/bridge";
+import type { HostToView, TestAction, ViewToHost } from "../shared/bridge";
 import { coalesceEvents } from "../shared/chatModel";
 
 /** How long events wait to be sent together to the webview. */
@@ -86,12 +86,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     if (this.view && this.ready) void this.view.webview.postMessage({ type: "events", events } satisfies HostToView);
   }
 
-  /** For the in-host tests: the text (a textarea's value) of every element matching `selector`, optionally clicking the first. */
-  query(selector: string, click = false): Promise<string[]> {
+  /**
+   * For the in-host tests: the text (a textarea's value) of every element matching `selector`.
+   * `true` clicks the first; an action may instead replace its text as typing would (firing
+   * `input`) or press a key in it.
+   */
+  query(selector: string, action?: boolean | TestAction): Promise<string[]> {
     const id = ++this.nextTestId;
     return new Promise((resolve) => {
       this.testWaiters.set(id, resolve);
-      this.post({ type: "testQuery", id, selector, click });
+      this.post({ type: "testQuery", id, selector, action: action === true ? { click: true } : action || undefined });
     });
   }
 

@@ -21,7 +21,10 @@ export type HostToView =
   | { type: "status"; status: ViewStatus }
   | { type: "mentions"; requestId: number; files: string[] }
   | { type: "addContext"; text: string }
-  | { type: "testQuery"; id: number; selector: string; click: boolean };
+  /** For the in-host tests: read (and optionally click, type into, or press a key in) elements. */
+  | { type: "testQuery"; id: number; selector: string; action?: TestAction };
+
+export type TestAction = { click: true } | { type: string } | { key: string };
 
 export type SendMode = "steer" | "followUp";
 

@@ -229,7 +229,16 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
     case "testQuery": {
       // No forced render: a query sees what the last animation frame drew, as the user does.
       const found = Array.from(document.querySelectorAll<HTMLElement>(data.selector));
-      if (data.click) found[0]?.click();
+      const first = found[0];
+      const action = data.action;
+      if (first && action && "click" in action) first.click();
+      if (first instanceof HTMLTextAreaElement && action && "type" in action) {
+        first.focus();
+        first.value = action.type;
+        first.selectionStart = first.selectionEnd = first.value.length;
+        first.dispatchEvent(new Event("input"));
+      }
+      if (first && action && "key" in action) first.dispatchEvent(new KeyboardEvent("keydown", { key: action.key, bubbles: true }));
       const text = (n: HTMLElement): string => (n instanceof HTMLTextAreaElement ? n.value : (n.textContent ?? ""));
       post({ type: "testResult", id: data.id, texts: found.map(text) });
       return;

@@ -15,7 +15,11 @@ interface Session {
 }
 interface PiApi {
   session(): Session | undefined;
-  chatView: { query(selector: string, click?: boolean): Promise<string[]>; whenReady(): Promise<void>; post(message: unknown): void };
+  chatView: {
+    query(selector: string, action?: boolean | { type: string } | { key: string }): Promise<string[]>;
+    whenReady(): Promise<void>;
+    post(message: unknown): void;
+  };
   statusText(): string;
 }
 
@@ -141,6 +145,20 @@ const tests: [string, () => Promise<void>][] = [
     });
     assert.match(value, /^@src\/greet\.py#L4-L5\n```python\ndef greet/);
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+  }],
+
+  ["typing @ offers workspace files, and Enter puts the chosen one in the message", async () => {
+    await api.chatView.query("textarea.input", { type: "explain @gre" });
+    const offered = await until("the file suggestions", async () => {
+      const rows = await api.chatView.query(".mentions .mention");
+      return rows.length > 0 ? rows : undefined;
+    });
+    assert.deepEqual(offered, ["src/greet.py"]);
+    await api.chatView.query("textarea.input", { key: "Enter" });
+    const [value] = await api.chatView.query("textarea.input");
+    assert.equal(value, "explain @src/greet.py ");
+    assert.deepEqual(await api.chatView.query(".mentions.hidden"), [""]);
+    await api.chatView.query("textarea.input", { type: "" });
   }],
 
   ["a screenshot of the chat after a tool session", async () => {
