@@ -7,7 +7,7 @@
 // (other jobs share the machine: read the figures together with the load).
 import { execSync, spawnSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,3 +77,4 @@ console.log(`median: host loop delay p99 ${m((r) => r.hostLoopDelayMs.p99).toFix
   `host CPU ${m((r) => r.hostCpuMs)} ms; longest view frame ${m((r) => r.view.longestFrameMs)} ms; ` +
   `agent_end → final render ${m((r) => r.agentEndToFinalRenderMs)} ms`);
 console.log(`load after: ${load()}`);
+rmSync(dir, { recursive: true, force: true });

@@ -1,9 +1,9 @@
 // DaemonProcess against the real pi-rpc on the scripted model, over real pipes.
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { DaemonProcess, exitMessage } from "../../src/client/daemonProcess";
 import type { AgentEvent } from "../../src/protocol";
 import { PI_RPC } from "./helpers";
@@ -17,8 +17,14 @@ function alive(pid: number): boolean {
   }
 }
 
+const workspaces: string[] = [];
+after(() => {
+  for (const dir of workspaces) rmSync(dir, { recursive: true, force: true });
+});
+
 function workspace(): { dir: string; script: string } {
   const dir = mkdtempSync(join(tmpdir(), "pi-vscode-unit-"));
+  workspaces.push(dir);
   const script = join(dir, "script.json");
   writeFileSync(script, JSON.stringify({ replies: [
     { match: "slow", turns: [[{ toolCall: { name: "bash", arguments: { command: "sleep 30" } } }], [{ text: "slept" }]] },
