@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lint schema transcripts clean
+.PHONY: demo test test-vscode lint schema transcripts clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,12 @@ test: $(INSTALLED)
 	$(BIN)/ruff check pi_rpc tests
 	$(BIN)/mypy pi_rpc
 	$(BIN)/python -m pytest -n 2
+	$(MAKE) test-vscode
+
+# The VS Code extension: Node packages, code-server and Chromium are installed on first use and
+# cached (editor-clients/vscode/node_modules, .vscode-test-host); see editor-clients/vscode/README.md.
+test-vscode: $(INSTALLED)
+	editor-clients/vscode/scripts/test.sh
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check pi_rpc tests

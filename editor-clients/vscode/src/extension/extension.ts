@@ -1,0 +1,211 @@
+// Entry point: one FolderSession per workspace folder, the chat view, the status bar and commands.
+import * as vscode from "vscode";
+import type { AgentEvent, ImageInput } from "../protocol";
+import type { SendMode, ViewToHost } from "../shared/bridge";
+import { ChatViewProvider } from "./chatView";
+import { pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
+import { BEFORE_SCHEME, BeforeContentProvider, openDiff, openLog } from "./documents";
+import { errorText, FolderSession, type SessionListener } from "./folderSession";
+import { readSettings } from "./settings";
+import { PiStatusBar } from "./statusBar";
+
+/** What the extension exports, for the in-host tests (and other extensions). */
+export interface PiApi {
+  session(folder?: vscode.WorkspaceFolder): FolderSession | undefined;
+  chatView: ChatViewProvider;
+  statusText(): string;
+  /** Every agent event of every folder's daemon, as the host receives it. */
+  onDidReceiveEvent: vscode.Event<AgentEvent>;
+}
+
+const sessions = new Map<string, FolderSession>();
+
+export function activate(context: vscode.ExtensionContext): PiApi {
+  const output = vscode.window.createOutputChannel("Pi");
+  const statusBar = new PiStatusBar();
+  const before = new BeforeContentProvider();
+  let shown: FolderSession | undefined;
+  const eventEmitter = new vscode.EventEmitter<AgentEvent>();
+
+  const currentFolder = (): vscode.WorkspaceFolder | undefined => {
+    const uri = vscode.window.activeTextEditor?.document.uri;
+    return (uri && vscode.workspace.getWorkspaceFolder(uri)) ?? vscode.workspace.workspaceFolders?.[0];
+  };
+  const sessionFor = (folder = currentFolder()): FolderSession | undefined => {
+    if (!folder) return undefined;
+    let session = sessions.get(folder.uri.toString());
+    if (!session) {
+      session = new FolderSession(folder, () => readSettings(context.secrets, folder.uri), output, listener);
+      sessions.set(folder.uri.toString(), session);
+    }
+    return session;
+  };
+  const requireSession = (): FolderSession => {
+    const session = sessionFor();
+    if (!session) throw new Error("Open a folder first: Pi works in a workspace folder.");
+    if (shown !== session) show(session);
+    return session;
+  };
+
+  const listener: SessionListener = {
+    events: (session, events) => {
+      if (session === shown) chatView.events(events);
+      for (const event of events) eventEmitter.fire(event);
+    },
+    reset: (session) => {
+      if (session === shown) replay(session);
+    },
+    status: (session) => {
+      if (session !== shown) return;
+      chatView.post({ type: "status", status: session.status() });
+      statusBar.update(session);
+    },
+    notice: (session, level, text) => {
+      if (session === shown) chatView.post({ type: "notice", level, text });
+    },
+  };
+
+  const replay = (session: FolderSession): void => {
+    chatView.post({ type: "restore", chat: session.chat });
+    chatView.post({ type: "status", status: session.status() });
+  };
+  const show = (session: FolderSession): void => {
+    shown = session;
+    replay(session);
+    statusBar.update(session);
+  };
+
+  const send = async (text: string, images: ImageInput[] = [], mode?: SendMode): Promise<void> => {
+    const session = requireSession();
+    let behaviour = mode;
+    if (session.isRunning && !behaviour) {
+      const settings = await readSettings(context.secrets, session.folder.uri);
+      if (settings.followUpMode !== "ask") behaviour = settings.followUpMode;
+      else {
+        const pick = await vscode.window.showQuickPick(
+          [{ label: "Steer", description: "deliver after the current tool batch", mode: "steer" as const },
+           { label: "Follow up", description: "queue for when the agent would stop", mode: "followUp" as const }],
+          { title: "Pi is still working" });
+        if (!pick) return;
+        behaviour = pick.mode;
+      }
+    }
+    await session.send(text, images, behaviour);
+  };
+
+  const onViewMessage = async (message: ViewToHost): Promise<void> => {
+    const session = requireSession();
+    switch (message.type) {
+      case "send": return send(message.text, message.images, message.mode);
+      case "abort": return session.abort();
+      case "clearQueue": return session.clearQueue();
+      case "openLog": return openLog(session, message.toolCallId);
+      case "openDiff": return openDiff(session, message.toolCallId, before);
+      case "copy": return vscode.env.clipboard.writeText(message.text);
+      case "insertCode": {
+        const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme !== "output") ?? vscode.window.activeTextEditor;
+        if (!editor) throw new Error("No editor to insert into.");
+        await editor.edit((edit) => edit.replace(editor.selection, message.code));
+        return;
+      }
+      case "command": {
+        await vscode.commands.executeCommand(message.command);
+        return;
+      }
+      case "mentions": {
+        const pattern = message.query ? `**/*${message.query.replace(/[[\]{}*?]/g, "")}*` : "**/*";
+        const files = await vscode.workspace.findFiles(new vscode.RelativePattern(session.folder, pattern),
+          "**/{node_modules,.git,.venv,__pycache__}/**", 30);
+        chatView.post({ type: "mentions", requestId: message.requestId,
+          files: files.map((f) => vscode.workspace.asRelativePath(f, false)).sort() });
+        return;
+      }
+      default:
+        return;
+    }
+  };
+
+  const chatView = new ChatViewProvider(context.extensionUri, onViewMessage, () => {
+    const session = shown ?? sessionFor();
+    if (!session) return;
+    show(session);
+    // Opening the chat is a use: start the daemon, so a missing pi-rpc or model shows at once.
+    void session.ensure().catch((error: unknown) => session.reportError(error));
+  });
+
+  const guarded = (fn: () => unknown) => async () => {
+    try {
+      await fn();
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Pi: ${errorText(error)}`);
+    }
+  };
+
+  context.subscriptions.push(
+    output, statusBar, eventEmitter,
+    vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, before),
+    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand("pi.openChat", () => chatView.reveal()),
+    vscode.commands.registerCommand("pi.prompt", guarded(async () => {
+      const text = await vscode.window.showInputBox({ title: "Ask Pi", prompt: "What should Pi do?" });
+      if (!text) return;
+      chatView.reveal();
+      await send(text);
+    })),
+    vscode.commands.registerCommand("pi.askAboutSelection", guarded(() => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor || editor.selection.isEmpty) throw new Error("Select some code first.");
+      const { start, end } = editor.selection;
+      const path = vscode.workspace.asRelativePath(editor.document.uri, false);
+      const code = editor.document.getText(editor.selection);
+      const text = `@${path}#L${start.line + 1}-L${end.line + 1}\n\`\`\`${editor.document.languageId}\n${code}\n\`\`\`\n`;
+      requireSession();
+      chatView.reveal();
+      void chatView.whenReady().then(() => chatView.post({ type: "addContext", text }));
+    })),
+    vscode.commands.registerCommand("pi.abort", guarded(() => requireSession().abort())),
+    vscode.commands.registerCommand("pi.newSession", guarded(() => requireSession().newSession())),
+    vscode.commands.registerCommand("pi.sessions", guarded(() => pickSession(requireSession()))),
+    vscode.commands.registerCommand("pi.showTools", guarded(() => pickTools(requireSession()))),
+    vscode.commands.registerCommand("pi.selectModel", guarded(() => pickModel(requireSession()))),
+    vscode.commands.registerCommand("pi.selectThinking", guarded(() => pickThinking(requireSession()))),
+    vscode.commands.registerCommand("pi.showLog", () => output.show(true)),
+    vscode.commands.registerCommand("pi.restart", guarded(async () => {
+      const session = requireSession();
+      await session.stop();
+      await session.ensure();
+    })),
+    vscode.commands.registerCommand("pi.setApiKey", guarded(async () => {
+      if (!(await setApiKey(context.secrets))) return;
+      // Keys reach a daemon through its environment: idle daemons restart (into the same session).
+      for (const session of sessions.values()) {
+        if (session.isRunning || session.pid === undefined) continue;
+        await session.stop();
+        await session.ensure();
+      }
+    })),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration("pi")) return;
+      for (const session of sessions.values()) {
+        if (!session.isRunning && session.pid !== undefined) void session.stop();
+      }
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders((event) => {
+      for (const folder of event.removed) {
+        const key = folder.uri.toString();
+        void sessions.get(key)?.stop();
+        sessions.delete(key);
+      }
+    }),
+    vscode.window.onDidChangeActiveTextEditor(() => {
+      const session = sessionFor();
+      if (session && session !== shown) show(session);
+    }),
+  );
+  return { session: (folder) => sessionFor(folder), chatView, statusText: () => statusBar.text, onDidReceiveEvent: eventEmitter.event };
+}
+
+export async function deactivate(): Promise<void> {
+  await Promise.all([...sessions.values()].map((session) => session.stop()));
+  sessions.clear();
+}

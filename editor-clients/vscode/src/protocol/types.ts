@@ -1,0 +1,728 @@
+/* GENERATED FROM protocol/schema.json BY `npm run gen-types` -- DO NOT EDIT. */
+/* eslint-disable */
+export const PROTOCOL_VERSION = 1;
+
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "InitializeParams".
+ */
+export interface InitializeParams {
+clientInfo?: ClientInfo
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ClientInfo".
+ */
+export interface ClientInfo {
+name: string
+version?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "InitializeResult".
+ */
+export interface InitializeResult {
+serverInfo: ServerInfo
+protocolVersion: number
+cwd: string
+model: Model
+scripted: boolean
+tools: ToolInfo[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ServerInfo".
+ */
+export interface ServerInfo {
+name: string
+version: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "Model".
+ */
+export interface Model {
+id: string
+name: string
+api: string
+provider: string
+baseUrl?: string
+reasoning?: boolean
+input?: ("image" | "text")[]
+cost?: ModelCost
+contextWindow?: number
+maxTokens?: number
+headers?: {
+[k: string]: string
+}
+thinkingLevelMap?: {
+[k: string]: string | null
+}
+compat?: {
+
+}
+}
+/**
+ * Dollars per million tokens.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelCost".
+ */
+export interface ModelCost {
+input?: number
+output?: number
+cacheRead?: number
+cacheWrite?: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolInfo".
+ */
+export interface ToolInfo {
+name: string
+label: string
+description: string
+parameters: {
+
+}
+active: boolean
+}
+/**
+ * Params of a method that takes none (absent `params` is accepted too).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "Empty".
+ */
+export interface Empty {
+
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "PromptParams".
+ */
+export interface PromptParams {
+message: string
+images?: ImageInput[]
+streamingBehavior?: ("followUp" | "steer")
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ImageInput".
+ */
+export interface ImageInput {
+data: string
+mimeType: ("image/gif" | "image/jpeg" | "image/png" | "image/webp")
+}
+/**
+ * How the run that a prompt started ended.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "PromptOutcome".
+ */
+export interface PromptOutcome {
+stopReason?: ("aborted" | "error" | "length" | "stop" | "toolUse")
+usage?: Usage
+errorMessage?: string
+queued?: ("followUp" | "steer")
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+input?: number
+output?: number
+cacheRead?: number
+cacheWrite?: number
+totalTokens?: number
+cost?: Cost
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "Cost".
+ */
+export interface Cost {
+input?: number
+output?: number
+cacheRead?: number
+cacheWrite?: number
+total?: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueParams".
+ */
+export interface QueueParams {
+message: string
+images?: ImageInput[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueContents".
+ */
+export interface QueueContents {
+steering: string[]
+followUp: string[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolList".
+ */
+export interface ToolList {
+tools: ToolInfo[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SetActiveToolsParams".
+ */
+export interface SetActiveToolsParams {
+names: string[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ActiveTools".
+ */
+export interface ActiveTools {
+active: string[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionState".
+ */
+export interface SessionState {
+model: Model
+thinkingLevel: ("high" | "low" | "medium" | "minimal" | "off" | "xhigh")
+isStreaming: boolean
+steeringMode: ("all" | "one-at-a-time")
+followUpMode: ("all" | "one-at-a-time")
+sessionId: string
+messageCount: number
+pendingMessageCount: number
+cwd: string
+activeTools: string[]
+scripted: boolean
+sessionFile: (string | null)
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "MessageList".
+ */
+export interface MessageList {
+messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "UserMessage".
+ */
+export interface UserMessage {
+role: "user"
+content: (string | (TextContent | ImageContent)[])
+timestamp?: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TextContent".
+ */
+export interface TextContent {
+type: "text"
+text: string
+textSignature?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ImageContent".
+ */
+export interface ImageContent {
+type: "image"
+data: string
+mimeType: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "AssistantMessage".
+ */
+export interface AssistantMessage {
+role: "assistant"
+content: (TextContent | ThinkingContent | ToolCall)[]
+api: string
+provider: string
+model: string
+usage?: Usage
+stopReason?: ("aborted" | "error" | "length" | "stop" | "toolUse")
+errorMessage?: string
+timestamp?: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ThinkingContent".
+ */
+export interface ThinkingContent {
+type: "thinking"
+thinking: string
+thinkingSignature?: string
+redacted?: boolean
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolCall".
+ */
+export interface ToolCall {
+type: "toolCall"
+id: string
+name: string
+arguments: {
+
+}
+thoughtSignature?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolResultMessage".
+ */
+export interface ToolResultMessage {
+role: "toolResult"
+toolCallId: string
+toolName: string
+content: (TextContent | ImageContent)[]
+isError: boolean
+details?: unknown
+timestamp?: number
+}
+/**
+ * A transcript entry that (re)declares the callable tools (spec 15.11).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SystemMessage".
+ */
+export interface SystemMessage {
+role: "system"
+content?: string
+toolsAdded?: Tool[]
+toolsRemoved?: ToolRef[]
+timestamp?: number
+}
+/**
+ * The declaration layer (spec 1.2): name, description, JSON Schema parameters.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "Tool".
+ */
+export interface Tool {
+name: string
+description: string
+parameters: {
+
+}
+constrainedSampling?: (JsonSchemaSampling | GrammarSampling)
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "JsonSchemaSampling".
+ */
+export interface JsonSchemaSampling {
+type: "json_schema"
+strict?: ("prefer" | "require")
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "GrammarSampling".
+ */
+export interface GrammarSampling {
+type: "grammar"
+variants: GrammarVariants
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "GrammarVariants".
+ */
+export interface GrammarVariants {
+openaiLark?: string
+openaiRegex?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolRef".
+ */
+export interface ToolRef {
+name: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelList".
+ */
+export interface ModelList {
+models: Model[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SetModelParams".
+ */
+export interface SetModelParams {
+provider: string
+modelId: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SetThinkingParams".
+ */
+export interface SetThinkingParams {
+level: ("high" | "low" | "medium" | "minimal" | "off" | "xhigh")
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ThinkingLevels".
+ */
+export interface ThinkingLevels {
+level: ("high" | "low" | "medium" | "minimal" | "off" | "xhigh")
+available: ("high" | "low" | "medium" | "minimal" | "off" | "xhigh")[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "NewSession".
+ */
+export interface NewSession {
+sessionId: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionList".
+ */
+export interface SessionList {
+sessions: SessionSummary[]
+}
+/**
+ * One stored session, for `session/list`.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionSummary".
+ */
+export interface SessionSummary {
+sessionId: string
+path: string
+started: string
+modified: string
+messageCount: number
+firstMessage: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "LoadSessionParams".
+ */
+export interface LoadSessionParams {
+sessionId: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "LoadedSession".
+ */
+export interface LoadedSession {
+sessionId: string
+messageCount: number
+}
+/**
+ * Pi's `get_session_stats`: counts, tokens and dollars of the current transcript.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionStats".
+ */
+export interface SessionStats {
+sessionId: string
+sessionFile: (string | null)
+userMessages: number
+assistantMessages: number
+toolCalls: number
+toolResults: number
+totalMessages: number
+tokens: TokenTotals
+cost: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TokenTotals".
+ */
+export interface TokenTotals {
+input: number
+output: number
+cacheRead: number
+cacheWrite: number
+total: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "AgentStart".
+ */
+export interface AgentStart {
+type: "agent_start"
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "AgentEnd".
+ */
+export interface AgentEnd {
+type: "agent_end"
+messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TurnStart".
+ */
+export interface TurnStart {
+type: "turn_start"
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TurnEnd".
+ */
+export interface TurnEnd {
+type: "turn_end"
+message: AssistantMessage
+toolResults: ToolResultMessage[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "MessageStart".
+ */
+export interface MessageStart {
+type: "message_start"
+message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "MessageUpdate".
+ */
+export interface MessageUpdate {
+type: "message_update"
+assistantMessageEvent: (StartEvent | TextStartEvent | TextDeltaEvent | TextEndEvent | ThinkingStartEvent | ThinkingDeltaEvent | ThinkingEndEvent | ToolcallStartEvent | ToolcallDeltaEvent | ToolcallEndEvent | DoneEvent | ErrorEvent)
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "StartEvent".
+ */
+export interface StartEvent {
+type: "start"
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TextStartEvent".
+ */
+export interface TextStartEvent {
+type: "text_start"
+contentIndex: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TextDeltaEvent".
+ */
+export interface TextDeltaEvent {
+type: "text_delta"
+contentIndex: number
+delta: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TextEndEvent".
+ */
+export interface TextEndEvent {
+type: "text_end"
+contentIndex: number
+content: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ThinkingStartEvent".
+ */
+export interface ThinkingStartEvent {
+type: "thinking_start"
+contentIndex: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ThinkingDeltaEvent".
+ */
+export interface ThinkingDeltaEvent {
+type: "thinking_delta"
+contentIndex: number
+delta: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ThinkingEndEvent".
+ */
+export interface ThinkingEndEvent {
+type: "thinking_end"
+contentIndex: number
+content: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolcallStartEvent".
+ */
+export interface ToolcallStartEvent {
+type: "toolcall_start"
+contentIndex: number
+id: string
+name: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolcallDeltaEvent".
+ */
+export interface ToolcallDeltaEvent {
+type: "toolcall_delta"
+contentIndex: number
+delta: string
+arguments?: {
+
+}
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolcallEndEvent".
+ */
+export interface ToolcallEndEvent {
+type: "toolcall_end"
+contentIndex: number
+toolCall: ToolCall
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "DoneEvent".
+ */
+export interface DoneEvent {
+type: "done"
+reason: ("length" | "stop" | "toolUse")
+usage: Usage
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ErrorEvent".
+ */
+export interface ErrorEvent {
+type: "error"
+reason: ("aborted" | "error")
+errorMessage: string
+usage: Usage
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "MessageEnd".
+ */
+export interface MessageEnd {
+type: "message_end"
+message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolExecutionStart".
+ */
+export interface ToolExecutionStart {
+type: "tool_execution_start"
+toolCallId: string
+toolName: string
+args: {
+
+}
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolExecutionUpdate".
+ */
+export interface ToolExecutionUpdate {
+type: "tool_execution_update"
+toolCallId: string
+toolName: string
+args: {
+
+}
+partialResult: AgentToolResult
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "AgentToolResult".
+ */
+export interface AgentToolResult {
+content?: (TextContent | ImageContent)[]
+details?: unknown
+terminate?: boolean
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolExecutionEnd".
+ */
+export interface ToolExecutionEnd {
+type: "tool_execution_end"
+toolCallId: string
+toolName: string
+result: AgentToolResult
+isError: boolean
+durationMs?: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "AutoRetryStart".
+ */
+export interface AutoRetryStart {
+type: "auto_retry_start"
+attempt: number
+maxAttempts: number
+delayMs: number
+errorMessage: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "AutoRetryEnd".
+ */
+export interface AutoRetryEnd {
+type: "auto_retry_end"
+success: boolean
+attempt: number
+finalError?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "QueueUpdate".
+ */
+export interface QueueUpdate {
+type: "queue_update"
+steering: string[]
+followUp: string[]
+}
+/**
+ * The session is idle again: after agent_end, and once queued work has drained.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "AgentSettled".
+ */
+export interface AgentSettled {
+type: "agent_settled"
+}
+
+/** Every request: its params and result. */
+export interface Methods {
+  "initialize": { params: InitializeParams; result: InitializeResult };
+  "shutdown": { params: Empty; result: null };
+  "prompt": { params: PromptParams; result: PromptOutcome };
+  "abort": { params: Empty; result: null };
+  "steer": { params: QueueParams; result: null };
+  "followUp": { params: QueueParams; result: null };
+  "clearQueue": { params: Empty; result: QueueContents };
+  "tools/list": { params: Empty; result: ToolList };
+  "tools/setActive": { params: SetActiveToolsParams; result: ActiveTools };
+  "state": { params: Empty; result: SessionState };
+  "messages": { params: Empty; result: MessageList };
+  "models/list": { params: Empty; result: ModelList };
+  "model/set": { params: SetModelParams; result: Model };
+  "thinking/set": { params: SetThinkingParams; result: ThinkingLevels };
+  "session/new": { params: Empty; result: NewSession };
+  "session/list": { params: Empty; result: SessionList };
+  "session/load": { params: LoadSessionParams; result: LoadedSession };
+  "session/stats": { params: Empty; result: SessionStats };
+}
+/** Notifications the daemon sends. */
+export interface ServerNotifications {
+  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | AgentSettled;
+}
+/** Notifications the client sends. */
+export interface ClientNotifications {
+  "exit": Empty;
+}

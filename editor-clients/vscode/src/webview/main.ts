@@ -1,0 +1,390 @@
+// The chat webview: applies the host's event batches to a ChatState and redraws, once per
+// animation frame, only the items whose revision changed.
+import type { AgentEvent, ImageInput } from "../protocol";
+import type { HostToView, SendMode, ViewStatus, ViewToHost } from "../shared/bridge";
+import { addNotice, applyEvent, type AssistantItem, type ChatItem, type ChatState, emptyChat } from "../shared/chatModel";
+import { StreamingMarkdown } from "./markdown";
+import { renderToolCard } from "./toolCard";
+
+declare function acquireVsCodeApi(): { postMessage(message: ViewToHost): void };
+const vscode = acquireVsCodeApi();
+const post = (message: ViewToHost): void => vscode.postMessage(message);
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// ---- layout ----------------------------------------------------------------------------------
+const app = document.getElementById("app")!;
+const header = el("div", "header");
+const modelButton = el("button", "chip model", "model");
+const thinkingButton = el("button", "chip thinking", "thinking");
+const toolsButton = el("button", "chip tools");
+toolsButton.append(el("span", "codicon codicon-tools"), "tools");
+toolsButton.title = "Choose the active tools";
+thinkingButton.title = "Thinking level";
+const stats = el("span", "stats");
+header.append(modelButton, thinkingButton, toolsButton, stats);
+const problem = el("div", "problem hidden");
+const list = el("div", "messages");
+const empty = el("div", "empty");
+empty.innerHTML = "<h2>Pi</h2><p>Ask Pi to read, change or run things in this folder.</p>" +
+  "<p class='hint'><kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>@</kbd> mentions a file</p>";
+const queueBox = el("div", "queue hidden");
+const composer = el("div", "composer");
+const attachments = el("div", "attachments");
+const mentionBox = el("div", "mentions hidden");
+const input = el("textarea", "input");
+input.placeholder = "Ask Pi…  (@ to mention a file)";
+input.rows = 3;
+const controls = el("div", "controls");
+const modeSelect = el("select", "mode");
+modeSelect.title = "While Pi works, a message steers the run or waits as a follow-up";
+modeSelect.append(new Option("Steer", "steer"), new Option("Follow up", "followUp"));
+const sendButton = el("button", "send primary", "Send");
+const stopButton = el("button", "stop", "Stop");
+controls.append(modeSelect, el("span", "spacer"), stopButton, sendButton);
+composer.append(mentionBox, attachments, input, controls);
+app.append(header, problem, list, queueBox, composer);
+
+// ---- state and rendering ---------------------------------------------------------------------
+let chat: ChatState = emptyChat();
+const nodes = new Map<string, { rev: number; node: HTMLElement; blocks?: (StreamingMarkdown | HTMLElement)[] }>();
+let frameRequested = false;
+let stickToBottom = true;
+let images: ImageInput[] = [];
+
+list.addEventListener("scroll", () => {
+  stickToBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+});
+
+function schedule(): void {
+  if (frameRequested) return;
+  frameRequested = true;
+  requestAnimationFrame(() => {
+    frameRequested = false;
+    render();
+  });
+}
+
+/** Returns true when a block has work left for the next frame. */
+function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks?: (StreamingMarkdown | HTMLElement)[] }): boolean {
+  let behind = false;
+  entry.blocks ??= [];
+  item.blocks.forEach((block, i) => {
+    let view = entry.blocks![i];
+    if (block.kind === "toolCall") {
+      const card = chat.tools[block.toolCallId];
+      const fresh = card ? renderToolCard(card) : el("div");
+      if (view instanceof HTMLElement) view.replaceWith(fresh);
+      else entry.node.append(fresh);
+      entry.blocks![i] = fresh;
+      return;
+    }
+    if (!view) {
+      const host = block.kind === "thinking" ? el("details", "thinking") : el("div", "text markdown");
+      if (block.kind === "thinking") {
+        host.append(el("summary", undefined, "Thinking"));
+        const inner = el("div", "markdown");
+        host.append(inner);
+        view = new StreamingMarkdown(inner);
+      } else view = new StreamingMarkdown(host);
+      entry.node.append(host);
+      entry.blocks![i] = view;
+    }
+    if (view instanceof StreamingMarkdown && view.update(block.text)) behind = true;
+  });
+  entry.node.querySelector(":scope > .error")?.remove();
+  if (item.stopReason === "error" || item.stopReason === "aborted") {
+    const text = item.stopReason === "aborted" ? "Stopped." : item.errorMessage || "The model request failed.";
+    entry.node.append(el("div", `error ${item.stopReason}`, text));
+  }
+  return behind;
+}
+
+function createNode(item: ChatItem): HTMLElement {
+  switch (item.kind) {
+    case "user": {
+      const node = el("div", "msg user");
+      node.append(el("div", "bubble", item.text));
+      if (item.images > 0) node.append(el("div", "images", `${item.images} image${item.images > 1 ? "s" : ""} attached`));
+      return node;
+    }
+    case "assistant":
+      return el("div", "msg assistant");
+    case "notice":
+      return el("div", `notice ${item.level}`, item.text);
+    case "tool":
+      return renderToolCard(item);
+  }
+}
+
+/** Frame statistics, readable by the benchmark through the view's DOM. */
+const renderStats = { frames: 0, totalMs: 0, maxMs: 0 };
+const renderStatsNode = el("div", "hidden");
+renderStatsNode.id = "render-stats";
+document.body.append(renderStatsNode);
+
+function render(): void {
+  const started = performance.now();
+  renderItems();
+  const spent = performance.now() - started;
+  renderStats.frames += 1;
+  renderStats.totalMs += spent;
+  renderStats.maxMs = Math.max(renderStats.maxMs, spent);
+  renderStatsNode.textContent = JSON.stringify(renderStats);
+}
+
+function renderItems(): void {
+  const seen = new Set<string>();
+  for (const item of chat.items) {
+    seen.add(item.key);
+    let entry = nodes.get(item.key);
+    if (!entry) {
+      entry = { rev: -1, node: createNode(item) };
+      nodes.set(item.key, entry);
+      list.append(entry.node);
+    }
+    if (item.kind === "assistant") {
+      // Tool cards inside an assistant message change without the message's own revision.
+      const toolRev = item.blocks.reduce((n, b) => n + (b.kind === "toolCall" ? (chat.tools[b.toolCallId]?.rev ?? 0) : 0), 0);
+      const rev = item.rev * 100000 + toolRev;
+      if (entry.rev !== rev) {
+        // A block still catching up keeps a stale revision, so the next frame continues it.
+        entry.rev = renderAssistant(item, entry) ? -1 : rev;
+        if (entry.rev === -1) schedule();
+      }
+    }
+  }
+  for (const [key, entry] of nodes) {
+    if (!seen.has(key)) {
+      entry.node.remove();
+      nodes.delete(key);
+    }
+  }
+  empty.remove();
+  if (chat.items.length === 0) list.append(empty);
+  renderQueue();
+  document.body.classList.toggle("running", chat.running);
+  if (stickToBottom) list.scrollTop = list.scrollHeight;
+}
+
+function renderQueue(): void {
+  const queued = [...chat.queue.steering.map((t) => ["steer", t]), ...chat.queue.followUp.map((t) => ["follow-up", t])];
+  queueBox.classList.toggle("hidden", queued.length === 0);
+  queueBox.innerHTML = "";
+  if (queued.length === 0) return;
+  const head = el("div", "queue-head", `Queued (${queued.length})`);
+  const clear = el("button", "link clear-queue", "Clear");
+  clear.onclick = () => post({ type: "clearQueue" });
+  head.append(clear);
+  queueBox.append(head);
+  for (const [kind, text] of queued) {
+    const row = el("div", "queue-item");
+    row.append(el("span", "queue-kind", kind), el("span", undefined, text));
+    queueBox.append(row);
+  }
+}
+
+function setStatus(status: ViewStatus): void {
+  modelButton.replaceChildren(el("span", `codicon codicon-${status.scripted ? "beaker" : "sparkle"}`), status.model || "no model");
+  modelButton.title = "Select model";
+  thinkingButton.textContent = `thinking: ${status.thinkingLevel || "off"}`;
+  stats.textContent = status.tokens > 0 ? `${status.tokens.toLocaleString()} tok · $${status.cost.toFixed(4)}` : "";
+  problem.textContent = status.problem;
+  problem.classList.toggle("hidden", !status.problem);
+}
+
+// ---- host messages ---------------------------------------------------------------------------
+window.addEventListener("message", (message: MessageEvent<HostToView>) => {
+  const data = message.data;
+  switch (data.type) {
+    case "events":
+      for (const event of data.events as AgentEvent[]) applyEvent(chat, event);
+      schedule();
+      return;
+    case "restore":
+      chat = data.chat;
+      for (const entry of nodes.values()) entry.node.remove();
+      nodes.clear();
+      schedule();
+      return;
+    case "notice":
+      addNotice(chat, data.level, data.text);
+      schedule();
+      return;
+    case "status":
+      setStatus(data.status);
+      return;
+    case "mentions":
+      showMentions(data.requestId, data.files);
+      return;
+    case "addContext":
+      input.value = `${input.value}${input.value && !input.value.endsWith("\n") ? "\n" : ""}${data.text}`;
+      input.focus();
+      return;
+    case "testQuery": {
+      // No forced render: a query sees what the last animation frame drew, as the user does.
+      const found = Array.from(document.querySelectorAll<HTMLElement>(data.selector));
+      const first = found[0];
+      const action = data.action;
+      if (first && action && "click" in action) first.click();
+      if (first instanceof HTMLTextAreaElement && action && "type" in action) {
+        first.focus();
+        first.value = action.type;
+        first.selectionStart = first.selectionEnd = first.value.length;
+        first.dispatchEvent(new Event("input"));
+      }
+      if (first && action && "key" in action) first.dispatchEvent(new KeyboardEvent("keydown", { key: action.key, bubbles: true }));
+      const text = (n: HTMLElement): string => (n instanceof HTMLTextAreaElement ? n.value : (n.textContent ?? ""));
+      post({ type: "testResult", id: data.id, texts: found.map(text) });
+      return;
+    }
+  }
+});
+
+// ---- composer --------------------------------------------------------------------------------
+function send(): void {
+  const text = input.value.trim();
+  if (!text && images.length === 0) return;
+  const mode = chat.running ? (modeSelect.value as SendMode) : undefined;
+  post({ type: "send", text, images, mode });
+  input.value = "";
+  images = [];
+  renderAttachments();
+  stickToBottom = true;
+}
+
+let mentionRequest = 0;
+let mentionItems: string[] = [];
+let mentionIndex = 0;
+
+function mentionQuery(): string | undefined {
+  const before = input.value.slice(0, input.selectionStart);
+  return /(?:^|\s)@([\w./-]*)$/.exec(before)?.[1];
+}
+
+function showMentions(requestId: number, files: string[]): void {
+  if (requestId !== mentionRequest) return;
+  mentionItems = files;
+  mentionIndex = 0;
+  drawMentions();
+}
+
+function drawMentions(): void {
+  mentionBox.innerHTML = "";
+  mentionBox.classList.toggle("hidden", mentionItems.length === 0);
+  mentionItems.forEach((file, i) => {
+    const row = el("div", `mention${i === mentionIndex ? " selected" : ""}`, file);
+    row.onmousedown = (e) => {
+      e.preventDefault();
+      acceptMention(file);
+    };
+    mentionBox.append(row);
+  });
+}
+
+function acceptMention(file: string): void {
+  const caret = input.selectionStart;
+  const before = input.value.slice(0, caret).replace(/@[\w./-]*$/, `@${file} `);
+  input.value = before + input.value.slice(caret);
+  input.selectionStart = input.selectionEnd = before.length;
+  mentionItems = [];
+  drawMentions();
+  input.focus();
+}
+
+input.addEventListener("input", () => {
+  const query = mentionQuery();
+  if (query === undefined) {
+    mentionItems = [];
+    drawMentions();
+    return;
+  }
+  post({ type: "mentions", requestId: ++mentionRequest, query });
+});
+
+input.addEventListener("keydown", (e) => {
+  if (mentionItems.length > 0) {
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      mentionIndex = (mentionIndex + (e.key === "ArrowDown" ? 1 : mentionItems.length - 1)) % mentionItems.length;
+      drawMentions();
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "Enter" || e.key === "Tab") {
+      acceptMention(mentionItems[mentionIndex]);
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "Escape") {
+      mentionItems = [];
+      drawMentions();
+      return;
+    }
+  }
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+
+input.addEventListener("paste", (e) => {
+  for (const item of Array.from(e.clipboardData?.items ?? [])) {
+    const file = item.kind === "file" ? item.getAsFile() : null;
+    if (!file || !/^image\/(png|jpeg|gif|webp)$/.test(file.type)) continue;
+    e.preventDefault();
+    const reader = new FileReader();
+    reader.onload = () => {
+      const data = String(reader.result).split(",", 2)[1] ?? "";
+      images.push({ data, mimeType: file.type as ImageInput["mimeType"] });
+      renderAttachments();
+    };
+    reader.readAsDataURL(file);
+  }
+});
+
+function renderAttachments(): void {
+  attachments.innerHTML = "";
+  images.forEach((image, i) => {
+    const chip = el("span", "attachment");
+    const img = el("img");
+    img.src = `data:${image.mimeType};base64,${image.data}`;
+    const remove = el("button", "link", "×");
+    remove.title = "Remove image";
+    remove.onclick = () => {
+      images.splice(i, 1);
+      renderAttachments();
+    };
+    chip.append(img, remove);
+    attachments.append(chip);
+  });
+}
+
+sendButton.onclick = send;
+stopButton.onclick = () => post({ type: "abort" });
+modelButton.onclick = () => post({ type: "command", command: "pi.selectModel" });
+thinkingButton.onclick = () => post({ type: "command", command: "pi.selectThinking" });
+toolsButton.onclick = () => post({ type: "command", command: "pi.showTools" });
+
+// Clicks inside rendered messages: code-block buttons and tool-card actions.
+list.addEventListener("click", (e) => {
+  const target = e.target as HTMLElement;
+  const block = target.closest(".code-block");
+  if (block && target.matches(".code-copy, .code-insert")) {
+    const code = block.querySelector("code")?.textContent ?? "";
+    post(target.matches(".code-copy") ? { type: "copy", text: code } : { type: "insertCode", code });
+    return;
+  }
+  const action = target.dataset.action;
+  const card = target.closest<HTMLElement>(".tool");
+  if (card?.dataset.toolCallId && (action === "openLog" || action === "openDiff")) {
+    post({ type: action, toolCallId: card.dataset.toolCallId });
+  }
+});
+
+render();
+post({ type: "ready" });

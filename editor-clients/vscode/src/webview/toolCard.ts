@@ -1,0 +1,97 @@
+// One tool call as a card: name and what it acts on, live status, output tail, Pi's truncation
+// notice with the full log one click away, and a diff button for edit/write.
+import type { ToolCard } from "../shared/chatModel";
+
+/** Lines of output shown while a tool runs (the live tail). */
+const LIVE_TAIL_LINES = 12;
+/** A finished result longer than this many lines starts collapsed. */
+const COLLAPSE_AFTER_LINES = 8;
+
+/** Codicon names per tool. */
+const ICONS: Record<string, string> = {
+  read: "file", write: "new-file", edit: "edit", bash: "terminal", grep: "search", find: "search", ls: "folder", powershell: "terminal",
+};
+
+export function toolSummary(card: ToolCard): string {
+  const a = card.args;
+  const str = (v: unknown): string => (typeof v === "string" ? v : "");
+  switch (card.name) {
+    case "bash":
+    case "powershell":
+      return str(a.command);
+    case "grep":
+      return `${str(a.pattern)}${a.path ? `  in ${str(a.path)}` : ""}`;
+    case "find":
+      return `${str(a.pattern)}${a.path ? `  in ${str(a.path)}` : ""}`;
+    default: {
+      const path = str(a.path);
+      if (path) return a.offset ? `${path}:${String(a.offset)}` : path;
+      const json = JSON.stringify(a);
+      return json === "{}" ? "" : json;
+    }
+  }
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function statusLabel(card: ToolCard): string {
+  switch (card.status) {
+    case "pending": return "preparing";
+    case "running": return "running";
+    case "error": return "failed";
+    default: return card.durationMs !== undefined ? `${(card.durationMs / 1000).toFixed(card.durationMs < 1000 ? 2 : 1)}s` : "done";
+  }
+}
+
+function splitNotice(output: string): { body: string; notice: string } {
+  const match = /\n*(\[(?:Showing|Truncated)[^\]]*\])\s*$/.exec(output);
+  if (!match) return { body: output, notice: "" };
+  return { body: output.slice(0, match.index), notice: match[1] };
+}
+
+export function renderToolCard(card: ToolCard): HTMLElement {
+  const root = el("div", `tool tool-${card.status}`);
+  root.dataset.toolCallId = card.toolCallId;
+  root.dataset.tool = card.name;
+
+  const head = el("div", "tool-head");
+  head.append(el("span", `tool-icon codicon codicon-${ICONS[card.name] ?? "tools"}`), el("span", "tool-name", card.name),
+    el("span", "tool-summary", toolSummary(card)), el("span", `tool-status status-${card.status}`, statusLabel(card)));
+  root.append(head);
+
+  const { body, notice } = splitNotice(card.output);
+  const lines = body ? body.split("\n") : [];
+  if (card.status === "running" || card.status === "pending") {
+    if (lines.length > 0) root.append(el("pre", "tool-output live", lines.slice(-LIVE_TAIL_LINES).join("\n")));
+  } else if (lines.length > 0) {
+    const details = el("details", "tool-result");
+    details.open = card.status === "error" || lines.length <= COLLAPSE_AFTER_LINES;
+    details.append(el("summary", undefined, `${card.status === "error" ? "Error" : "Result"} · ${lines.length} line${lines.length === 1 ? "" : "s"}`),
+      el("pre", "tool-output", body));
+    root.append(details);
+  }
+
+  const actions = el("div", "tool-actions");
+  if (notice || card.truncation) {
+    const note = el("div", "tool-notice");
+    note.append(el("span", undefined, notice || `Output truncated (${card.truncation?.outputLines ?? "?"} of ${card.truncation?.totalLines ?? "?"} lines)`));
+    if (card.fullOutputPath || typeof card.args.path === "string") {
+      const open = el("button", "link open-log", card.fullOutputPath ? "Open full log" : "Open file");
+      open.dataset.action = "openLog";
+      note.append(open);
+    }
+    root.append(note);
+  }
+  if ((card.name === "edit" || card.name === "write") && card.status === "done") {
+    const diff = el("button", "link open-diff", "Open diff");
+    diff.dataset.action = "openDiff";
+    actions.append(diff);
+  }
+  if (actions.childElementCount > 0) root.append(actions);
+  return root;
+}

@@ -1,0 +1,284 @@
+// Runs the extension in a real VS Code host: code-server (VS Code 1.100.3, Node extension host)
+// driven by Debian's Chromium through playwright-core, against the real pi-rpc daemon on a scripted
+// model. The extension comes from the built .vsix, installed the way a user installs it.
+//   phase 1: the in-host suite (test/host/suite.ts) runs inside the extension host;
+//   phase 2: UI end to end: keys, chat, screenshot, tools and model pickers, reload leaves no daemon.
+// Usage: node test/host/run.mjs   (after scripts/setup-host.sh and the build; `make test` does all)
+import { spawn, spawnSync } from "node:child_process";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const EXT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const REPO = resolve(EXT, "..", "..");
+const HOST = process.env.PI_VSCODE_HOST ?? join(EXT, ".vscode-test-host");
+const CODE_SERVER = join(HOST, "node_modules", "code-server", "out", "node", "entry.js");
+const OUT = join(EXT, "out", "host");
+const VSIX = join(EXT, "out", "pi-vscode.vsix");
+const PI_RPC = process.env.PI_RPC ?? join(REPO, ".venv", "bin", "pi-rpc");
+// The bench (bench/vscode_render.mjs) reuses this harness with its own suite and script.
+const SUITE = process.env.PI_VSCODE_SUITE ?? join(EXT, "out", "test", "host", "suite.js");
+const SCRIPT = process.env.PI_VSCODE_SCRIPT ?? join(EXT, "test", "host", "script.json");
+const { chromium } = createRequire(join(HOST, "package.json"))("playwright-core");
+
+const log = (...args) => console.log("[host]", ...args);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function prepare() {
+  rmSync(OUT, { recursive: true, force: true });
+  mkdirSync(OUT, { recursive: true });
+  const tmp = mkdtempSync(join(tmpdir(), "pi-vscode-host-"));
+  const dirs = { tmp, udd: join(tmp, "udd"), exts: join(tmp, "exts"), sessions: join(tmp, "sessions"),
+    ws1: join(tmp, "ws-suite"), ws2: join(tmp, "ws-ui") };
+  for (const ws of [dirs.ws1, dirs.ws2]) cpSync(join(EXT, "test", "host", "workspace"), ws, { recursive: true });
+  mkdirSync(join(dirs.udd, "User"), { recursive: true });
+  writeFileSync(join(tmp, "config.yaml"), "auth: none\n");
+  writeFileSync(join(dirs.udd, "User", "settings.json"), JSON.stringify({
+    "workbench.startupEditor": "none", "security.workspace.trust.enabled": false, "telemetry.telemetryLevel": "off",
+    "extensions.autoUpdate": false, "extensions.autoCheckUpdates": false, "update.mode": "none",
+    "workbench.colorTheme": "Default Dark Modern", "window.commandCenter": false, "workbench.tips.enabled": false,
+    "pi.daemon.command": PI_RPC,
+    "pi.daemon.args": ["--script", SCRIPT],
+  }, null, 2));
+  return dirs;
+}
+
+function installVsix(dirs) {
+  const run = spawnSync(process.execPath, [CODE_SERVER, "--config", join(dirs.tmp, "config.yaml"), "--user-data-dir", dirs.udd,
+    "--extensions-dir", dirs.exts, "--install-extension", VSIX], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`installing the .vsix failed:\n${run.stdout}\n${run.stderr}`);
+  log("installed", readdirSync(dirs.exts).filter((d) => d.startsWith("pi-rpc.")).join(", "));
+}
+
+async function startServer(dirs) {
+  const server = spawn(process.execPath, [CODE_SERVER, "--config", join(dirs.tmp, "config.yaml"), "--bind-addr", "127.0.0.1:0",
+    "--auth", "none", "--user-data-dir", dirs.udd, "--extensions-dir", dirs.exts, "--disable-telemetry",
+    "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"], {
+    detached: true, stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, PI_RPC_SESSION_DIR: dirs.sessions, PI_VSCODE_TEST_OUT: OUT },
+  });
+  let serverLog = "";
+  const port = await new Promise((resolvePort, reject) => {
+    const onData = (chunk) => {
+      serverLog += chunk;
+      const m = /HTTP server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(serverLog);
+      if (m) resolvePort(Number(m[1]));
+    };
+    server.stdout.on("data", onData);
+    server.stderr.on("data", onData);
+    server.on("exit", (code) => reject(new Error(`code-server exited (${code}):\n${serverLog}`)));
+  });
+  return { server, port, log: () => serverLog };
+}
+
+async function openBrowser(dirs) {
+  return chromium.launchPersistentContext(join(dirs.tmp, "chromium"), {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true, viewport: { width: 1400, height: 900 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
+
+/** Phase 1: the suite inside the extension host; resolves with its exit code. */
+async function inHostSuite(context, port, dirs) {
+  const page = await context.newPage();
+  let done;
+  const exitCode = new Promise((r) => (done = r));
+  await page.exposeFunction("codeAutomationExit", (code) => done(code));
+  await page.exposeFunction("codeAutomationLog", async (type, args) => {
+    const text = (Array.isArray(args) ? args : [args]).map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ");
+    const shot = /^@@screenshot (\S+)/.exec(text);
+    if (shot) {
+      await screenshotChat(page, shot[1]);
+      return;
+    }
+    // The suite's own lines go to the console; the workbench's chatter only to the log file.
+    appendFileSync(join(OUT, "workbench.log"), `${text}\n`);
+    if (/^(ok |FAIL |\d+ passed|@@bench)/.test(text)) console.log(text);
+  });
+  const remote = (p) => `vscode-remote://127.0.0.1:${port}${p}`;
+  const payload = [["extensionDevelopmentPath", remote(join(EXT, "test", "host", "runner"))],
+    ["extensionTestsPath", remote(SUITE)]];
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws1)}&payload=${encodeURIComponent(JSON.stringify(payload))}`);
+  const code = await Promise.race([exitCode, sleep(180_000).then(() => "timeout")]);
+  await page.close();
+  return code;
+}
+
+async function screenshotChat(page, path) {
+  const sidebar = page.locator(".part.sidebar").first();
+  await sidebar.screenshot({ path });
+  writeFileSync(`${path}.done`, "");
+  log("screenshot", path);
+}
+
+/** Drags the side bar's sash to the right, so the screenshot shows the chat at a usual width. */
+async function widenSidebar(page, by) {
+  const box = await page.locator(".part.sidebar").first().boundingBox();
+  if (!box) return;
+  const x = box.x + box.width + 1;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + by, y, { steps: 8 });
+  await page.mouse.up();
+  await sleep(400);
+}
+
+function daemonPids(marker) {
+  const pids = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (cmd.some((a) => a.endsWith("pi-rpc")) && cmd.includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+async function runCommand(page, title) {
+  // On a busy machine the palette may open before the extension's commands are registered: retry.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press("F1");
+    const box = page.locator(".quick-input-widget .quick-input-box input").first();
+    await box.waitFor();
+    await box.fill(`>${title}`);
+    try {
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 10_000 });
+      await page.keyboard.press("Enter");
+      return;
+    } catch (error) {
+      await page.keyboard.press("Escape");
+      if (attempt === 4) throw error;
+    }
+  }
+}
+
+async function pickItem(page, label) {
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+  await row.waitFor();
+  await row.click();
+}
+
+/** Phase 2: the user's path through the UI. */
+async function uiEndToEnd(context, port, dirs) {
+  const page = await context.newPage();
+  const failures = [];
+  const check = (ok, what) => {
+    log(ok ? "ok  " : "FAIL", what);
+    if (!ok) failures.push(what);
+  };
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws2)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  await page.locator(".statusbar").waitFor();
+  // The extension is active once its status bar item shows.
+  await page.locator(".statusbar .statusbar-item", { hasText: "Pi" }).first().waitFor({ timeout: 60_000 });
+
+  // An API key goes to SecretStorage and into the daemon's environment (anthropic models appear).
+  await runCommand(page, "Pi: Set API Key");
+  await pickItem(page, "anthropic");
+  await page.locator(".quick-input-widget .quick-input-box input").first().fill("sk-test-not-a-real-key");
+  await page.keyboard.press("Enter");
+
+  await runCommand(page, "Pi: Open Chat");
+  const view = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  const input = view.locator("textarea.input");
+  await input.waitFor({ timeout: 30_000 });
+  await input.fill("tour");
+  await input.press("Enter");
+  const answer = view.locator(".msg.assistant", { hasText: "opens the full log." });
+  await answer.waitFor({ timeout: 60_000 });
+  await view.locator(".tool[data-tool=edit] .status-done").waitFor();
+  check(await view.locator(".tool[data-tool=bash] .tool-notice", { hasText: "Full output" }).count() === 1, "bash card shows Pi's truncation notice");
+  check(await view.locator(".code-block .code-copy").count() >= 1, "code block has a Copy button");
+  await sleep(300);
+  await widenSidebar(page, 180);
+  await screenshotChat(page, join(OUT, "chat-after-tool-session.png"));
+
+  // Model picker: models/list (now with the anthropic models the key unlocked), model/set.
+  await view.locator("button.chip.model").click();
+  await pickItem(page, "anthropic/claude-sonnet-4-6");
+  await view.locator("button.chip.model", { hasText: "anthropic/claude-sonnet-4-6" }).waitFor({ timeout: 10_000 })
+    .then(() => check(true, "model picker switched the model"), () => check(false, "model picker switched the model"));
+
+  // Tools panel: untick bash; the daemon's tools/list no longer has it active.
+  await runCommand(page, "Pi: Show Tools");
+  const bashRow = page.locator(".quick-input-list .monaco-list-row", { hasText: "bash" }).first();
+  await bashRow.waitFor();
+  await bashRow.locator("input[type=checkbox], .monaco-checkbox, .quick-input-list-checkbox").first().click();
+  await page.keyboard.press("Enter");
+  const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "Pi tools:" }).first();
+  await toast.waitFor({ timeout: 10_000 });
+  const toastText = await toast.innerText();
+  check(toastText.includes("read") && !/\bbash\b/.test(toastText), `tools toggle: ${toastText.trim()}`);
+
+  // Reloading the window leaves no daemon behind.
+  const before = daemonPids(dirs.ws2); // this window's daemons: their --cwd is its folder
+  check(before.length >= 1, `a daemon runs before the reload (${before.join(",")})`);
+  await runCommand(page, "Developer: Reload Window");
+  await sleep(2000);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  let left = before;
+  for (let i = 0; i < 50 && left.length > 0; i++) {
+    await sleep(200);
+    left = before.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "));
+  }
+  check(left.length === 0, `reloading the window leaves no daemon (left: ${left.join(",") || "none"})`);
+
+  // Session history after the reload: session/list, then session/load replays the tool session.
+  await page.locator(".statusbar .statusbar-item", { hasText: "Pi" }).first().waitFor({ timeout: 60_000 });
+  await runCommand(page, "Pi: Sessions");
+  await pickItem(page, "tour");
+  const restored = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await restored.locator(".tool[data-tool=bash] .tool-notice").waitFor({ timeout: 20_000 })
+    .then(() => check(true, "Pi: Sessions reopened the tool session with its cards"),
+      () => check(false, "Pi: Sessions reopened the tool session with its cards"));
+  await page.close();
+  return failures;
+}
+
+async function main() {
+  if (!existsSync(CODE_SERVER)) throw new Error(`no VS Code host at ${HOST}: run scripts/setup-host.sh`);
+  if (!existsSync(VSIX)) throw new Error(`no ${VSIX}: run npm run package`);
+  const dirs = prepare();
+  installVsix(dirs);
+  const { server, port, log: serverLog } = await startServer(dirs);
+  log("code-server on port", port);
+  const context = await openBrowser(dirs);
+  let failed = false;
+  try {
+    const code = await inHostSuite(context, port, dirs);
+    log("extension host exit code:", code);
+    failed ||= code !== 0;
+    if (!process.env.PI_VSCODE_SKIP_UI) {
+      const failures = await uiEndToEnd(context, port, dirs);
+      failed ||= failures.length > 0;
+    }
+  } catch (error) {
+    console.error(error);
+    console.error(serverLog().slice(-3000));
+    failed = true;
+  } finally {
+    await context.close().catch(() => undefined);
+    try {
+      process.kill(-server.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    await sleep(500);
+    for (const pid of daemonPids(SCRIPT)) {
+      log("FAIL: daemon left running after the host stopped:", pid);
+      failed = true;
+    }
+    if (!failed) rmSync(dirs.tmp, { recursive: true, force: true });
+  }
+  log(failed ? "FAILED" : "PASSED", `(output in ${OUT})`);
+  process.exit(failed ? 1 : 0);
+}
+
+await main();

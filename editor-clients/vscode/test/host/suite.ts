@@ -1,0 +1,208 @@
+// Runs inside the real extension host (code-server), against the installed .vsix and the real
+// daemon on test/host/script.json. Each test drives the extension as a user would (commands, the
+// chat view's buttons) and checks what the user sees: the webview's DOM, editors, processes.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as vscode from "vscode";
+
+interface Session {
+  pid?: number;
+  send(text: string, images: unknown[], mode?: "steer" | "followUp"): Promise<void>;
+  sessionId?: string;
+  chat: { running: boolean; activity: { kind: string; name?: string }; items: { kind: string }[];
+    tools: Record<string, { name: string; status: string; output: string }> };
+}
+interface PiApi {
+  session(): Session | undefined;
+  chatView: {
+    query(selector: string, action?: boolean | { type: string } | { key: string }): Promise<string[]>;
+    whenReady(): Promise<void>;
+    post(message: unknown): void;
+  };
+  statusText(): string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}
+
+const folder = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
+let api: PiApi;
+
+/** Types `text` into the chat view's input and presses its Send button. */
+async function send(text: string): Promise<void> {
+  await vscode.commands.executeCommand("pi.openChat");
+  await api.chatView.whenReady();
+  api.chatView.post({ type: "addContext", text });
+  await api.chatView.query("button.send", true);
+}
+
+const tests: [string, () => Promise<void>][] = [
+  ["a prompt streams into the chat view, and the status bar follows the run", async () => {
+    await vscode.commands.executeCommand("pi.openChat");
+    await send("hello");
+    const statuses = new Set<string>();
+    await until("the answer in the view", async () => {
+      statuses.add(api.statusText());
+      return (await api.chatView.query(".msg.assistant .markdown")).join("").includes("I am the scripted model.");
+    });
+    assert.ok([...statuses].some((s) => s.includes("streaming")), `status bar showed streaming: ${[...statuses].join(" | ")}`);
+    assert.deepEqual(await api.chatView.query(".msg.user .bubble"), ["hello"]);
+    assert.match((await api.chatView.query(".msg.assistant strong")).join(), /scripted/);
+  }],
+
+  ["read and bash cards show live status and output; a truncated result opens its full log", async () => {
+    const session = api.session()!;
+    await send("tour");
+    await until("the bash card running with its live output", async () => {
+      const status = await api.chatView.query(".tool[data-tool=bash] .tool-status");
+      const live = (await api.chatView.query(".tool[data-tool=bash] .tool-output.live")).join("");
+      return status[0] === "running" && live.includes("line 3000") && api.statusText().includes("running bash");
+    });
+    await until("the run to finish", () => !session.chat.running, 30_000);
+    assert.notEqual((await api.chatView.query(".tool[data-tool=read] .tool-status"))[0], "failed");
+    assert.ok((await api.chatView.query(".tool[data-tool=read] .tool-summary")).includes("README.md"));
+    const notice = await api.chatView.query(".tool[data-tool=bash] .tool-notice");
+    assert.match(notice[0] ?? "", /\[Showing lines 1001-3000 of 3000\. Full output: \S+\.log\]/);
+    assert.match((await api.chatView.query(".tool[data-tool=bash] .tool-output")).join(""), /line 3000/);
+    await api.chatView.query(".tool[data-tool=bash] .open-log", true);
+    const editor = await until("the log editor", () => (vscode.window.activeTextEditor?.document.uri.fsPath.endsWith(".log") ? vscode.window.activeTextEditor : undefined));
+    assert.equal(editor.document.lineAt(0).text, "line 1");
+    assert.equal(editor.document.getText().trimEnd().split("\n").length, 3000);
+  }],
+
+  ["an edit card opens a diff of the file before and after", async () => {
+    await api.chatView.query(".tool[data-tool=edit] .open-diff", true);
+    const tab = await until("a diff tab", () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.fsPath.endsWith("greet.py")));
+    const input = tab.input as vscode.TabInputTextDiff;
+    const original = await vscode.workspace.openTextDocument(input.original);
+    assert.match(original.getText(), /Helo, \{name\}/);
+    assert.match(readFileSync(join(folder(), "src", "greet.py"), "utf8"), /Hello, \{name\}/);
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+  }],
+
+  ["Stop during `sleep 30` ends the run at once and the process is gone", async () => {
+    const session = api.session()!;
+    const pidFile = join(folder(), "slow.pid");
+    await send("slow");
+    const pid = await until("the sleep to start", () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0));
+    assert.ok(alive(pid));
+    await until("the Stop button", async () => (await api.chatView.query("body.running .stop")).length > 0);
+    // While it runs, a follow-up is queued, shown above the input, and cleared with one click.
+    void session.send("afterwards, summarise", [], "followUp");
+    await until("the queued follow-up in the view", async () => (await api.chatView.query(".queue .queue-item")).join("").includes("afterwards, summarise"));
+    await api.chatView.query(".queue .clear-queue", true);
+    await until("the queue to be cleared", async () => (await api.chatView.query(".queue.hidden")).length === 1);
+    await api.chatView.query(".stop", true);
+    await until("the run to end", () => !session.chat.running, 5000);
+    await until("the sleep process to be gone", () => !alive(pid), 5000);
+    assert.match((await api.chatView.query(".tool[data-tool=bash]")).pop() ?? "", /failed/);
+  }],
+
+  ["a killed daemon is restarted with its session", async () => {
+    const session = api.session()!;
+    const pid = session.pid!;
+    const sessionId = session.sessionId;
+    assert.ok(sessionId);
+    process.kill(pid, "SIGKILL");
+    await until("the death notice in the view", async () => (await api.chatView.query(".notice.error")).join("").includes("killed by SIGKILL"));
+    await send("after the restart");
+    await until("the answer after the restart", async () =>
+      (await api.chatView.query(".msg.user .bubble")).includes("after the restart") && !session.chat.running && session.pid !== undefined);
+    assert.notEqual(session.pid, pid);
+    assert.equal(session.sessionId, sessionId);
+    // The resumed chat still holds the earlier conversation.
+    assert.ok((await api.chatView.query(".msg.user .bubble")).includes("tour"));
+  }],
+
+  ["Ask About Selection puts the selection, its file and line range in the input", async () => {
+    const document = await vscode.workspace.openTextDocument(join(folder(), "src", "greet.py"));
+    const editor = await vscode.window.showTextDocument(document);
+    editor.selection = new vscode.Selection(3, 0, 4, 100);
+    await vscode.commands.executeCommand("pi.askAboutSelection");
+    const [value] = await until("the input to hold the selection", async () => {
+      const texts = await api.chatView.query("textarea.input");
+      return texts[0]?.includes("def greet") ? texts : undefined;
+    });
+    assert.match(value, /^@src\/greet\.py#L4-L5\n```python\ndef greet/);
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+  }],
+
+  ["typing @ offers workspace files, and Enter puts the chosen one in the message", async () => {
+    await api.chatView.query("textarea.input", { type: "explain @gre" });
+    const offered = await until("the file suggestions", async () => {
+      const rows = await api.chatView.query(".mentions .mention");
+      return rows.length > 0 ? rows : undefined;
+    });
+    assert.deepEqual(offered, ["src/greet.py"]);
+    await api.chatView.query("textarea.input", { key: "Enter" });
+    const [value] = await api.chatView.query("textarea.input");
+    assert.equal(value, "explain @src/greet.py ");
+    assert.deepEqual(await api.chatView.query(".mentions.hidden"), [""]);
+    await api.chatView.query("textarea.input", { type: "" });
+  }],
+
+  ["a screenshot of the chat after a tool session", async () => {
+    const out = process.env.PI_VSCODE_TEST_OUT;
+    if (!out) return;
+    const path = join(out, "chat-in-host.png");
+    console.log(`@@screenshot ${path}`);
+    await until("the screenshot", () => existsSync(`${path}.done`), 15_000);
+  }],
+
+  ["when pi-rpc cannot be found, the chat says so and how to install it", async () => {
+    const config = vscode.workspace.getConfiguration("pi");
+    const previous = config.inspect<string>("daemon.command")?.globalValue;
+    await config.update("daemon.command", "/nonexistent/pi-rpc", vscode.ConfigurationTarget.Global);
+    try {
+      await until("the daemon to stop after the settings change", () => api.session()!.pid === undefined);
+      await vscode.commands.executeCommand("pi.newSession");
+      const [problem] = await until("the problem banner", async () => {
+        const texts = await api.chatView.query(".problem:not(.hidden)");
+        return texts.length > 0 ? texts : undefined;
+      });
+      assert.match(problem, /"\/nonexistent\/pi-rpc" was not found/);
+      assert.match(problem, /pipx install pi-rpc/);
+      assert.match(api.statusText(), /warning/);
+    } finally {
+      await config.update("daemon.command", previous, vscode.ConfigurationTarget.Global);
+    }
+  }],
+];
+
+export async function run(): Promise<void> {
+  const extension = vscode.extensions.getExtension<PiApi>("pi-rpc.pi-vscode");
+  assert.ok(extension, "the Pi extension is installed");
+  api = await extension.activate();
+  let failed = 0;
+  for (const [name, body] of tests) {
+    try {
+      await body();
+      console.log(`ok   ${name}`);
+    } catch (error) {
+      failed++;
+      console.log(`FAIL ${name}\n${error instanceof Error ? error.stack : String(error)}`);
+    }
+  }
+  console.log(`${tests.length - failed} passed, ${failed} failed`);
+  if (failed > 0) throw new Error(`${failed} in-host test(s) failed`);
+}
