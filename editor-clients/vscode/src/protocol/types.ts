@@ -8,6 +8,8 @@ export const PROTOCOL_VERSION = 1;
  */
 export interface InitializeParams {
 clientInfo?: ClientInfo
+capabilities?: ClientCapabilities
+approvalPolicy?: ("acceptEdits" | "ask" | "auto" | "readOnly")
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -19,15 +21,24 @@ version?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ClientCapabilities".
+ */
+export interface ClientCapabilities {
+approvals?: boolean
+files?: boolean
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "InitializeResult".
  */
 export interface InitializeResult {
 serverInfo: ServerInfo
 protocolVersion: number
 cwd: string
-model: Model
+model: (Model | null)
 scripted: boolean
 tools: ToolInfo[]
+approvalPolicy: ("acceptEdits" | "ask" | "auto" | "readOnly")
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -190,7 +201,7 @@ active: string[]
  * via the `definition` "SessionState".
  */
 export interface SessionState {
-model: Model
+model: (Model | null)
 thinkingLevel: ("high" | "low" | "medium" | "minimal" | "off" | "xhigh")
 isStreaming: boolean
 steeringMode: ("all" | "one-at-a-time")
@@ -202,6 +213,8 @@ cwd: string
 activeTools: string[]
 scripted: boolean
 sessionFile: (string | null)
+approvalPolicy: ("acceptEdits" | "ask" | "auto" | "readOnly")
+pendingApprovals: string[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -449,6 +462,85 @@ total: number
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SetApprovalPolicyParams".
+ */
+export interface SetApprovalPolicyParams {
+policy: ("acceptEdits" | "ask" | "auto" | "readOnly")
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ApprovalPolicyResult".
+ */
+export interface ApprovalPolicyResult {
+policy: ("acceptEdits" | "ask" | "auto" | "readOnly")
+}
+/**
+ * A tool call waiting for the user's approval: the call, and what it will do.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ApprovalRequest".
+ */
+export interface ApprovalRequest {
+toolCallId: string
+toolName: string
+args: unknown
+cwd: string
+title: string
+preview: ToolPreview
+suggestedRule: string
+}
+/**
+ * What a call is about to do, told before it runs, for the user who approves it.
+ * 
+ * For edit and write the change is computed from the current file, nothing written: `old_text`
+ * and `new_text` are the whole file before and after (empty old text for a new file), `patch`
+ * a unified diff with line numbers. For a shell tool, `command`.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolPreview".
+ */
+export interface ToolPreview {
+title: string
+path?: string
+command?: string
+oldText?: string
+newText?: string
+patch?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ApprovalDecision".
+ */
+export interface ApprovalDecision {
+outcome: ("allow" | "allowAlways" | "reject")
+reason?: string
+rule?: string
+save?: boolean
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ReadTextFileParams".
+ */
+export interface ReadTextFileParams {
+path: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "TextFileContent".
+ */
+export interface TextFileContent {
+content: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "WriteTextFileParams".
+ */
+export interface WriteTextFileParams {
+path: string
+content: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "AgentStart".
  */
 export interface AgentStart {
@@ -688,6 +780,25 @@ steering: string[]
 followUp: string[]
 }
 /**
+ * The run waits for the user to approve a tool call (between tool_execution_start and end).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolApprovalRequest".
+ */
+export interface ToolApprovalRequest {
+type: "tool_approval_request"
+request: ApprovalRequest
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolApprovalEnd".
+ */
+export interface ToolApprovalEnd {
+type: "tool_approval_end"
+toolCallId: string
+outcome: ("allow" | "allowAlways" | "cancelled" | "reject" | "timeout")
+}
+/**
  * The session is idle again: after agent_end, and once queued work has drained.
  * 
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -717,10 +828,11 @@ export interface Methods {
   "session/list": { params: Empty; result: SessionList };
   "session/load": { params: LoadSessionParams; result: LoadedSession };
   "session/stats": { params: Empty; result: SessionStats };
+  "approval/setPolicy": { params: SetApprovalPolicyParams; result: ApprovalPolicyResult };
 }
 /** Notifications the daemon sends. */
 export interface ServerNotifications {
-  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | AgentSettled;
+  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled;
 }
 /** Notifications the client sends. */
 export interface ClientNotifications {
