@@ -17,7 +17,7 @@ function M.check()
   else
     health.error(
       ("daemon executable not found: %s"):format(exe),
-      { "pip install pi-rpc (or set `cmd` in setup() to the full path of pi-rpc)" }
+      { "pipx install /path/to/pi-rpc (or set `cmd` in setup() to the full path of pi-rpc)" }
     )
   end
   local argv, cwd = config.daemon_argv()
