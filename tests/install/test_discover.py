@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_rpc.demo.rpc_client import DaemonClient, RpcError
 from pi_rpc.modes.cli import build_parser
 from tests.e2e.conftest import daemon_env
 
@@ -46,3 +47,14 @@ def test_a_custom_model_is_suggested_too(tmp_path: Path) -> None:
                                         '"api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}}')
     result = pi_rpc("--provider", "ollama", "--model", "qwen2.5-coder", home=tmp_path)
     assert "Did you mean ollama/qwen2.5-coder:7b?" in result.stderr
+
+
+def test_model_set_with_a_near_miss_names_the_models_a_client_can_pick(tmp_path: Path) -> None:
+    env = daemon_env(tmp_path) | {"OPENAI_API_KEY": "sk-test-never-sent"}
+    client = DaemonClient(["--cwd", str(tmp_path)], env=env)
+    try:
+        with pytest.raises(RpcError) as caught:
+            client.request("model/set", {"provider": "openai", "modelId": "gpt-5.3"})
+        assert caught.value.message.startswith("Model not found: openai/gpt-5.3. Did you mean openai/gpt-5.")
+    finally:
+        client.close()
