@@ -29,6 +29,7 @@ import msgspec
 import platformdirs
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.json_location import describe_decode_error, line_of_path
 from pi_rpc.ai.models import DEFAULT_MODEL_IDS, list_models
 from pi_rpc.ai.types import Model, ModelCost
 
@@ -119,7 +120,7 @@ def _read_file(path: Path) -> _ModelsFile:
     try:
         document = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
-        raise ConfigError(f"Invalid models config {path}: {exc}") from None
+        raise ConfigError(f"Invalid models config {path}, {describe_decode_error(raw, exc)}") from None
     if not isinstance(document, dict):
         raise ConfigError(f"Invalid models config {path}: the top level must be an object")
     providers = document.get("providers", {})
@@ -135,13 +136,21 @@ def _read_file(path: Path) -> _ModelsFile:
             detail = str(exc)
             detail = (detail.replace("`$", f"`providers.{name}") if " - at `$" in detail
                       else f"{detail} - at `providers.{name}`")
-            raise ConfigError(f"Invalid models config {path}: {detail}") from None
+            raise ConfigError(f"Invalid models config {path}{_line_of(raw, detail)}: {detail}") from None
         for index, entry in enumerate(parsed.providers[name].models or ()):
             for kind in entry.input or ():
                 if kind not in ("text", "image"):
-                    raise ConfigError(f'Invalid models config {path}: `providers.{name}.models[{index}]'
-                                      f'.input` may only contain "text" and "image"')
+                    where = f"providers.{name}.models[{index}].input"
+                    raise ConfigError(f"Invalid models config {path}{_line_of(raw, f'`{where}`')}: `{where}` "
+                                      'may only contain "text" and "image"')
     return parsed
+
+
+def _line_of(raw: bytes, detail: str) -> str:
+    """`, line N` for the JSON path a message names in backticks (after its last ` - at `)."""
+    match = re.search(r"`([^`]+)`$", detail)
+    line = line_of_path(raw, match.group(1)) if match else None
+    return f", line {line}" if line is not None else ""
 
 
 # --- value resolution ----------------------------------------------------------------------------
@@ -288,6 +297,32 @@ class ModelRegistry:
             if key:
                 headers["Authorization"] = f"Bearer {key}"
         return headers
+
+    def key_origin(self, provider: str) -> tuple[str, bool]:
+        """Where `provider`'s key comes from, in words that never contain the key, and whether it
+        resolves now (for `pi-rpc models` and `pi-rpc doctor`)."""
+        auth = self._auth.get(provider)
+        if auth is not None and auth.api_key is not None:
+            template = auth.api_key
+            if template.startswith("!"):
+                return "models.json apiKey is a shell command, which pi-rpc does not run", False
+            names = sorted(referenced_env_names(template, self._env))
+            if "$" in template:
+                missing = [name for name in names if name not in self._env]
+                if missing:
+                    return f"models.json apiKey reads {', '.join(missing)}, which is not set", False
+                return f"{', '.join(names)} (models.json apiKey)", True
+            if names:
+                return f"{names[0]} (models.json apiKey)", True
+            if re.fullmatch(r"[A-Z][A-Z0-9_]*_(KEY|TOKEN)", template):
+                # Pi's older form names a variable bare; unset, it would be sent as a literal key.
+                return f"models.json apiKey names {template}, which is not set", False
+            return "written in models.json", True
+        variables = PROVIDER_ENV.get(provider)
+        if variables is not None:
+            is_set = bool(self._env.get(variables[0]))
+            return (variables[0] if is_set else f"{variables[0]} is not set"), is_set
+        return "no apiKey in models.json", False
 
     def key_variable_names(self) -> set[str]:
         """Every environment variable that a configured `apiKey` or header value reads: these hold

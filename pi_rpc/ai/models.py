@@ -13,6 +13,7 @@ mapped to `None` is unsupported and requests for it are clamped to the nearest s
 from __future__ import annotations
 
 import copy
+import difflib
 from typing import Any
 
 from pi_rpc.ai.types import THINKING_LEVELS, Model, ModelCost, ThinkingLevel
@@ -229,3 +230,29 @@ def adjust_max_tokens_for_thinking(
     if max_tokens <= budget:
         budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
     return max_tokens, budget
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+
+def closest_model_names(provider: str | None, model_id: str | None, models: list[Model], limit: int = 3) -> list[str]:
+    """`provider/id` names of `models` nearest to what was asked for, best first, for a
+    "Model not found" message (a typo, a retired id such as `gpt-4o`, a model of another provider)."""
+    names = [f"{model.provider}/{model.id}" for model in models]
+    if model_id is None:
+        return [name for name in names if name.startswith(f"{provider}/")][:limit]
+    ids = {f"{model.provider}/{model.id}": model.id for model in models}
+    if provider is not None:
+        same = [name for name in names if name.startswith(f"{provider}/")]
+        names = same or names
+    by_id = difflib.get_close_matches(model_id, [ids[name] for name in names], n=limit, cutoff=0.5)
+    found = [name for wanted in by_id for name in names if ids[name] == wanted]
+    return list(dict.fromkeys(found))[:limit]
+
+
+def not_found_hint(provider: str | None, model_id: str | None, models: list[Model], *, cli: bool = False) -> str:
+    """The tail of a "Model not found" message: the closest names (and, on the command line,
+    where the whole list is); empty for a client when nothing is close."""
+    close = closest_model_names(provider, model_id, models)
+    listing = " (`pi-rpc models` lists every model)" if cli else ""
+    return f". Did you mean {', '.join(close)}?{listing}" if close else listing

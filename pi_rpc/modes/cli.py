@@ -13,6 +13,7 @@ from msgspec import UNSET
 
 import pi_rpc
 from pi_rpc.ai.config import no_model_message
+from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
 from pi_rpc.session.session import SessionConfig
@@ -37,11 +38,12 @@ def _names(value: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-rpc",
-        description="The Pi coding agent as a JSON-RPC daemon on stdio (see protocol/PROTOCOL.md).",
-        epilog=tools_help() + "\n\nSubcommand:\n  pi-rpc demo      run the guided demo in this terminal",
+        description="The Pi coding agent as a JSON-RPC daemon on stdio (the protocol: `pi-rpc protocol`).",
+        epilog=tools_help() + "\n\n" + subcommands_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"pi-rpc {pi_rpc.__version__}")
+    parser.add_argument("--version", action=_ShowVersion, nargs=0,
+                        help="show the version, the protocol versions and Python's, then exit")
     parser.add_argument("--cwd", default=os.getcwd(), help="workspace the tools work in (default: .)")
     parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
     parser.add_argument("--model", help="model id")
@@ -57,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
     parser.add_argument("--mode", choices=["jsonrpc", "pi", "acp"], default="jsonrpc",
-                        help="jsonrpc (default; see protocol/PROTOCOL.md), pi: Pi's own `--mode rpc` "
+                        help="jsonrpc (default; see `pi-rpc protocol`), pi: Pi's own `--mode rpc` "
                              "JSON lines, for clients written for Pi, or acp: the Agent Client Protocol "
                              "(Zed and other ACP editors)")
     parser.add_argument("--approval-policy", choices=APPROVAL_POLICIES,
@@ -66,14 +68,32 @@ def build_parser() -> argparse.ArgumentParser:
                              "changes files or runs commands). Default: settings.json permissions.defaultPolicy; "
                              "else ask for a client that can show approvals and auto for one that cannot")
     parser.add_argument("--thinking", default="off",
-                        choices=["off", "minimal", "low", "medium", "high", "xhigh"])
+                        choices=["off", "minimal", "low", "medium", "high", "xhigh"],
+                        help="thinking (reasoning) level of the first model, clamped to what it supports "
+                             "(default: off)")
     parser.add_argument("--no-session", action="store_true",
                         help="keep the transcript in memory only (no session file)")
     parser.add_argument("--pass-provider-keys-to-tools", action="store_true",
                         help="let bash/powershell commands inherit the provider API key variables "
                              "(withheld by default; settings.json: passProviderKeysToTools)")
-    parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"))
+    parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"),
+                        help="DEBUG, INFO, WARNING or ERROR; logs go to stderr (default: $PI_RPC_LOG, else WARNING)")
     return parser
+
+
+class _ShowVersion(argparse.Action):
+    """--version, computed only when asked for: the ACP SDK is slow to import for a daemon that
+    does not speak ACP."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from acp import PROTOCOL_VERSION as ACP_PROTOCOL_VERSION
+
+        from pi_rpc.modes.jsonrpc.protocol import PROTOCOL_VERSION
+
+        sys.stdout.write(f"pi-rpc {pi_rpc.__version__} (protocol {PROTOCOL_VERSION}, ACP protocol "
+                         f"{ACP_PROTOCOL_VERSION}, Python {sys.version.split()[0]})\n")
+        parser.exit()
 
 
 def build_session_config(args: argparse.Namespace) -> SessionConfig:
@@ -114,11 +134,8 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
 
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["demo"]:
-        from pi_rpc.demo.client import main as demo_main
-
-        demo_main(argv[1:])
-        return
+    if argv[:1] and argv[0] in SUBCOMMANDS:
+        sys.exit(run_subcommand(argv[0], argv[1:]))
     args = build_parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="pi-rpc %(levelname)s %(name)s: %(message)s")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from importlib import resources
 
 from pi_rpc.ai.config import ConfigError, ModelRegistry
+from pi_rpc.ai.models import not_found_hint
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
 from pi_rpc.ai.registry import get_stream_fn
 from pi_rpc.ai.server_models import ModelListError, list_server_models
@@ -73,7 +74,8 @@ def choose_model(*, provider: str | None = None, model_id: str | None = None, ap
     if provider is not None or model_id is not None:
         found = _find(registry, provider, model_id)
         if found is None:
-            raise ModelSetupError(f"Model not found: {provider or '*'}/{model_id or '*'}")
+            raise ModelSetupError(f"Model not found: {provider or '*'}/{model_id or '*'}"
+                                  + not_found_hint(provider, model_id, registry.all(), cli=True))
         if api is not None and found.api != api:
             found.api = api
         choice = _choice(registry, found)

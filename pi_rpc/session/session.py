@@ -30,7 +30,7 @@ from pi_rpc.agent.types import (
     ToolApprovalRequest,
 )
 from pi_rpc.ai.config import no_model_message
-from pi_rpc.ai.models import clamp_thinking_level, supported_thinking_levels
+from pi_rpc.ai.models import clamp_thinking_level, not_found_hint, supported_thinking_levels
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.types import (
@@ -263,7 +263,8 @@ class AgentSession:
     def set_model(self, provider: str, model_id: str) -> Model:
         choice = self.config.resolve_model(provider, model_id)
         if choice is None:
-            raise ModelNotFoundError(f"Model not found: {provider}/{model_id}")
+            raise ModelNotFoundError(f"Model not found: {provider}/{model_id}"
+                                     + not_found_hint(provider, model_id, self.config.available_models()))
         self.choice = choice
         self.thinking_level = clamp_thinking_level(choice.model, self.thinking_level)
         return choice.model

@@ -16,6 +16,7 @@ import msgspec
 import platformdirs
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.json_location import describe_decode_error, line_of_path
 from pi_rpc.session.approvals import ApprovalPolicy
 from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
 
@@ -57,9 +58,17 @@ def load_settings(path: Path | None = None) -> Settings:
     if path is None:
         return Settings()
     try:
-        return msgspec.json.decode(path.read_bytes(), type=Settings)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise SettingsError(f"{path}: {exc}") from exc
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SettingsError(f"{path}: {exc.strerror or exc}") from exc
+    try:
+        return msgspec.json.decode(raw, type=Settings)
+    except msgspec.ValidationError as exc:
+        # Before DecodeError: ValidationError is its subclass. The message ends with `$.path`.
+        line = line_of_path(raw, str(exc).rsplit("`", 2)[-2]) if str(exc).endswith("`") else None
+        raise SettingsError(f"{path}{f', line {line}' if line else ''}: {exc}") from exc
+    except msgspec.DecodeError as exc:
+        raise SettingsError(f"{path}, {describe_decode_error(raw, exc)}") from exc
 
 
 def workspace_settings_path(cwd: str) -> Path:

@@ -17,7 +17,7 @@ function M.check()
   else
     health.error(
       ("daemon executable not found: %s"):format(exe),
-      { "pip install pi-rpc (or set `cmd` in setup() to the full path of pi-rpc)" }
+      { "pipx install /path/to/pi-rpc (or set `cmd` in setup() to the full path of pi-rpc)" }
     )
   end
   local argv, cwd = config.daemon_argv()
@@ -31,6 +31,16 @@ function M.check()
 
   if vim.fn.executable(exe) ~= 1 then
     return
+  end
+  -- `pi-rpc doctor` checks what the daemon depends on; each line starts with its level.
+  local doctor = vim.system(vim.list_extend(vim.deepcopy(config.options.cmd), { "doctor", "--cwd", cwd }),
+    { text = true }):wait(30000)
+  local report = { ok = health.ok, info = health.info, warn = health.warn, fail = health.error }
+  for line in vim.gsplit(doctor.stdout or "", "\n", { plain = true, trimempty = true }) do
+    local level, text = line:match("^(%a+)%s+(.+)$")
+    if report[level] then
+      report[level]("doctor: " .. text)
+    end
   end
   -- A real round trip: start the daemon if needed and wait for `initialize`.
   daemon.ensure()

@@ -1,0 +1,129 @@
+"""`pi-rpc doctor` (issue 18): a clear line per check, keys by name and never by value, config
+errors with their line, and an exit status that says whether something is broken. Run as a user
+runs it: `python -m pi_rpc doctor` in a subprocess with its own HOME; the live request goes to a
+real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pi_rpc.commands.checks import check_folder, check_ripgrep
+from tests.e2e.conftest import daemon_env
+from tests.reliability.local_server import local_server
+
+pytestmark = pytest.mark.e2e
+
+
+def doctor(home: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    env = daemon_env(home)
+    env.update(extra_env)
+    return subprocess.run([sys.executable, "-m", "pi_rpc", "doctor", *args], capture_output=True, text=True,
+                          env=env, timeout=120, stdin=subprocess.DEVNULL, cwd=home)
+
+
+def config_folder(home: Path) -> Path:
+    folder = home / ".config" / "pi-rpc"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def test_every_line_starts_with_its_status_and_json_carries_the_same(tmp_path: Path) -> None:
+    result = doctor(tmp_path)
+    assert result.returncode == 0, result.stdout
+    lines = [line for line in result.stdout.splitlines() if line and not line.startswith(" ")]
+    statuses = {line.split()[0] for line in lines[:-1]}
+    assert statuses <= {"ok", "info", "warn", "fail"}
+    checks = json.loads(doctor(tmp_path, "--json").stdout)
+    assert len(checks) == len(lines) - 1
+    assert {"status": "warn", "label": "default model"}.items() <= next(
+        c for c in checks if c["label"] == "default model").items()
+
+
+def test_a_key_in_the_environment_is_named_never_shown(tmp_path: Path) -> None:
+    result = doctor(tmp_path, ANTHROPIC_API_KEY="sk-ant-do-not-print-me")
+    assert "ok    anthropic key: set: ANTHROPIC_API_KEY" in result.stdout
+    assert "ok    default model: anthropic/claude-sonnet-4-6" in result.stdout
+    assert "do-not-print-me" not in result.stdout + result.stderr
+
+
+def test_a_broken_settings_json_is_a_problem_with_its_line(tmp_path: Path) -> None:
+    (config_folder(tmp_path) / "settings.json").write_text('{\n  "steeringMode": "all",\n  "permissions": '
+                                                           '{"defaultPolicy": "sometimes"}\n}\n')
+    result = doctor(tmp_path)
+    assert result.returncode == 1
+    assert "settings.json, line 3: Invalid enum value 'sometimes' - at `$.permissions.defaultPolicy`" in result.stdout
+
+
+def test_a_bad_rule_in_the_workspace_settings_is_a_problem(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    (workspace / ".pi").mkdir(parents=True)
+    (workspace / ".pi" / "settings.json").write_text('{"permissions": {"allow": ["bash(npm test"]}}')
+    result = doctor(tmp_path, "--cwd", str(workspace))
+    assert result.returncode == 1 and "fail  workspace settings:" in result.stdout
+
+
+def test_a_models_json_with_a_wrong_type_names_path_and_line(tmp_path: Path) -> None:
+    (config_folder(tmp_path) / "models.json").write_text(
+        '{\n  "providers": {\n    "local": {\n      "baseUrl": "http://127.0.0.1:8080/v1",\n'
+        '      "api": "openai-completions",\n      "models": [\n        {"id": "qwen", "contextWindow": "big"}\n'
+        "      ]\n    }\n  }\n}\n")
+    result = doctor(tmp_path)
+    assert result.returncode == 1
+    assert ("models.json, line 7: Expected `int`, got `str` - at `providers.local.models[0].contextWindow`"
+            in result.stdout)
+
+
+def test_a_world_readable_models_json_holding_a_literal_key_is_a_warning(tmp_path: Path) -> None:
+    path = config_folder(tmp_path) / "models.json"
+    path.write_text('{"providers": {"proxy": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",'
+                    ' "apiKey": "sk-literal-in-the-file", "models": [{"id": "m"}]}}}')
+    path.chmod(0o644)
+    result = doctor(tmp_path)
+    assert "warn  models.json:" in result.stdout and "chmod 600" in result.stdout
+    assert "ok    proxy key: set: written in models.json" in result.stdout
+    assert "sk-literal-in-the-file" not in result.stdout
+
+
+def test_live_request_reaches_the_configured_server(tmp_path: Path) -> None:
+    with local_server(["qwen"]) as server:
+        result = doctor(tmp_path, "--live", "--base-url", server.url)
+    assert result.returncode == 0, result.stdout
+    assert f"ok    live request: openai/qwen at {server.url} answered" in result.stdout
+    assert len(server.chats()) == 1 and server.chats()[0].body is not None
+    body = server.chats()[0].body
+    assert body.get("max_tokens", body.get("max_completion_tokens")) == 1  # one token, not the model's ceiling
+
+
+def test_live_request_failure_is_a_problem_and_the_key_stays_hidden(tmp_path: Path) -> None:
+    with local_server(["qwen"], fail_status=401) as server:
+        result = doctor(tmp_path, "--live", "--base-url", server.url, "--api-key-env", "MY_KEY",
+                        MY_KEY="sk-live-secret-value")
+    assert result.returncode == 1
+    assert "fail  live request: openai/qwen at" in result.stdout and "401" in result.stdout
+    assert "sk-live-secret-value" not in result.stdout + result.stderr
+
+
+def test_live_request_without_a_model_says_so(tmp_path: Path) -> None:
+    result = doctor(tmp_path, "--live")
+    assert result.returncode == 1 and "fail  live request: no model is configured" in result.stdout
+
+
+def test_missing_ripgrep_is_a_problem() -> None:
+    check = check_ripgrep(lambda: None)
+    assert check.status == "fail" and "grep and find cannot run" in check.detail
+
+
+def test_folders_others_can_read_are_warned_about(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir(mode=0o755)
+    sessions.chmod(0o755)
+    check = check_folder("sessions folder", sessions, private=True)
+    assert check.status == "warn" and check.hint == f"chmod 700 {sessions}"
+    sessions.chmod(0o700)
+    assert check_folder("sessions folder", sessions, private=True).status == "ok"
+    assert check_folder("sessions folder", tmp_path / "new", private=True).detail.endswith("(created on first use)")

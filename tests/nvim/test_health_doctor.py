@@ -1,0 +1,17 @@
+"""`:checkhealth pi_rpc` includes `pi-rpc doctor`'s report, line by line at its own level (issue 18)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.nvim
+
+
+def test_checkhealth_shows_the_doctor_report(make_editor: Any) -> None:
+    ed = make_editor()
+    ed.nvim.command("checkhealth pi_rpc")
+    text = "\n".join(ed.nvim.current.buffer[:])
+    assert "doctor: ripgrep: ripgrep 14.1.0" in text
+    assert "doctor: anthropic key: ANTHROPIC_API_KEY is not set" in text
