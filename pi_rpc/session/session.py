@@ -48,7 +48,14 @@ from pi_rpc.ai.types import (
 )
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
-from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
+from pi_rpc.session.store import (
+    SessionFile,
+    SessionSummary,
+    find_session,
+    find_session_anywhere,
+    list_sessions,
+    load_session,
+)
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, TokenTotals, ToolInfo
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
@@ -183,6 +190,12 @@ class AgentSession:
             self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
         self._file.append(event.message)
 
+    def save(self) -> None:
+        """Write the session's file now, before any message: a session a client made and has
+        not prompted yet can then be listed and loaded (ACP `session/new`)."""
+        if self.config.persist and self._file is None:
+            self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
+
     @property
     def session_file(self) -> str | None:
         return str(self._file.path) if self._file is not None else None
@@ -194,7 +207,10 @@ class AgentSession:
         """Abort any run and continue a stored session of this workspace; returns its size."""
         if self._busy:  # first: the run's last messages must reach the file before it is read
             await self.abort()
-        path = find_session(self.cwd, session_id, self.config.session_root)
+        # A session recorded in another folder continues in this one (an editor that lists every
+        # session loads each with its own cwd, or with the one it has open).
+        path = (find_session(self.cwd, session_id, self.config.session_root)
+                or find_session_anywhere(session_id, self.config.session_root))
         if path is None:
             raise SessionNotFoundError(f"Session not found: {session_id}")
         try:

@@ -21,9 +21,12 @@ from acp.meta import CLIENT_METHODS
 from acp.schema import (
     AgentCapabilities,
     AudioContentBlock,
+    AuthenticateResponse,
+    AuthEnvVar,
     BlobResourceContents,
     ClientCapabilities,
     EmbeddedResourceContentBlock,
+    EnvVarAuthMethod,
     ImageContentBlock,
     Implementation,
     InitializeResponse,
@@ -44,13 +47,14 @@ from acp.utils import serialize_params
 
 import pi_rpc
 from pi_rpc.agent.types import AgentEvent
+from pi_rpc.ai.config import PROVIDER_ENV, no_model_message
 from pi_rpc.ai.types import ImageContent
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
 from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
-from pi_rpc.session.store import list_sessions
+from pi_rpc.session.store import list_all_sessions, list_sessions
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.registry import create_tool_definitions
 
@@ -62,6 +66,12 @@ PromptBlock = (
 Send = Callable[[dict[str, Any]], None]
 
 # Our run outcomes as ACP stop reasons; "error" is answered as a JSON-RPC error instead.
+# ACP error codes (the SDK's RequestError.auth_required / resource_not_found).
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+# The session's busy text names Pi's `streamingBehavior`, which ACP has no way to send.
+BUSY_TEXT = "A prompt is already running in this session: wait for its end, or cancel it (session/cancel)."
+
 STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
     "toolUse": "end_turn",
@@ -102,12 +112,22 @@ class AcpAgent:
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="pi-rpc", title="Pi", version=pi_rpc.__version__),
-            auth_methods=[],
+            auth_methods=[*auth_methods()],
         )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """Keys come from the environment the editor starts us with: nothing to do once a model
+        is configured; otherwise the same auth-required error a prompt gets."""
+        if method_id not in {method.id for method in auth_methods()}:
+            raise RequestError.invalid_params({"details": f"Unknown auth method: {method_id}"})
+        if self.config.model is None:
+            raise RequestError(AUTH_REQUIRED, no_model_message(), {"details": no_model_message()})
+        return AuthenticateResponse()
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = self._open(cwd, mcp_servers)
+        session.save()  # listed and loadable before its first prompt, here and after a restart
         self._register(session.session_id, session)
         return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy))
 
@@ -117,7 +137,7 @@ class AcpAgent:
         try:
             await session.load_session(session_id)
         except SessionNotFoundError as exc:
-            raise RequestError.invalid_params({"details": str(exc)}) from exc
+            raise session_not_found(str(exc)) from exc
         previous = self.sessions.pop(session_id, None)
         if previous is not None:
             await previous.abort()
@@ -138,11 +158,15 @@ class AcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        folder = _absolute_dir(cwd) if cwd is not None else self.config.cwd
-        summaries = list_sessions(folder, self.config.session_root)
+        """Every stored session, or those of `cwd` when it is given."""
+        if cwd is not None:
+            folder = _absolute_dir(cwd)
+            found = [(folder, s) for s in list_sessions(folder, self.config.session_root)]
+        else:
+            found = list_all_sessions(self.config.session_root)
         return ListSessionsResponse(sessions=[
             SessionInfo(session_id=s.session_id, cwd=folder, title=s.first_message or None, updated_at=s.modified)
-            for s in summaries
+            for folder, s in found
         ])
 
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
@@ -153,10 +177,10 @@ class AcpAgent:
         try:
             outcome = await session.prompt(text, images)
         except SessionBusyError as exc:
-            raise RequestError.invalid_request({"details": str(exc)}) from exc
+            raise RequestError.invalid_request({"details": BUSY_TEXT}) from exc
         except NoModelError as exc:
-            # ACP's authMethods would let the editor offer a login; until then, a plain error.
-            raise RequestError(-32603, str(exc), {"details": str(exc)}) from exc
+            # The editor can offer the keys of `authMethods` (initialize) and start us again.
+            raise RequestError(AUTH_REQUIRED, str(exc), {"details": str(exc)}) from exc
         finally:
             self._prompts -= 1
             if self._prompts == 0:
@@ -231,7 +255,7 @@ class AcpAgent:
     def _session(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise RequestError.invalid_params({"details": f"Session not found: {session_id}"})
+            raise session_not_found(f"Session not found: {session_id}")
         return session
 
 
@@ -239,6 +263,32 @@ def _absolute_dir(cwd: str) -> str:
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
         raise RequestError.invalid_params({"details": f"cwd must be an absolute path to a directory: {cwd}"})
     return os.path.normpath(cwd)
+
+
+def auth_methods() -> list[EnvVarAuthMethod]:
+    """One method per provider whose key an environment variable can hold (ai/config.py)."""
+    return [
+        EnvVarAuthMethod(type="env_var", id=f"{provider}-api-key", name=f"{provider.capitalize()} API key",
+                         description=f"Set {key} in the environment pi-rpc is started with",
+                         vars=[AuthEnvVar(name=key, label=f"{provider.capitalize()} API key")])
+        for provider, (key, _) in PROVIDER_ENV.items()
+    ]
+
+
+def session_not_found(details: str) -> RequestError:
+    """ACP's resource-not-found error for a session id that names no session."""
+    return RequestError(RESOURCE_NOT_FOUND, "Resource not found", {"details": details})
+
+
+def join_prompt_parts(parts: Sequence[str]) -> str:
+    """The prompt's pieces in order; a mention is kept apart from its neighbours by a space
+    (two adjacent `@` links would otherwise read as one path)."""
+    text = ""
+    for index, part in enumerate(parts):
+        joint = text and part and not text[-1].isspace() and not part[0].isspace()
+        mention = part.startswith("@") or (index > 0 and parts[index - 1].startswith("@"))
+        text += (" " if joint and mention else "") + part
+    return text
 
 
 def prompt_input(blocks: Sequence[PromptBlock]) -> tuple[str, list[ImageContent]]:
@@ -262,6 +312,7 @@ def prompt_input(blocks: Sequence[PromptBlock]) -> tuple[str, list[ImageContent]
                     images.append(ImageContent(data=resource.blob, mime_type=resource.mime_type or ""))
                 continue
             context.append(f'<context ref="{resource.uri}">\n{resource.text}\n</context>')
-        # Audio is not advertised (promptCapabilities.audio = false) and is dropped.
-    text = "".join(parts)
+        elif isinstance(block, AudioContentBlock):  # not advertised: promptCapabilities.audio = false
+            raise RequestError.invalid_params({"details": "Audio prompts are not supported"})
+    text = join_prompt_parts(parts)
     return "\n\n".join([text, *context]) if context else text, images

@@ -35,6 +35,7 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.types import (
     AssistantMessage,
+    AutoRetryStart,
     ImageContent,
     Message,
     TextContent,
@@ -61,6 +62,8 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "powershell": "execute",
 }
 TITLE_MAX_CHARS = 120
+# A replaced file larger than this shows as a new one in a write's diff (ACP diffs are whole texts).
+DIFF_OLD_TEXT_MAX_BYTES = 1024 * 1024
 
 
 def tool_kind(tool_name: str) -> ToolKind:
@@ -98,15 +101,16 @@ def tool_locations(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[To
     return [ToolCallLocation(path=resolve_to_cwd(path, cwd), line=line)]
 
 
-def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[ToolCallContentVariant]:
+def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str,
+               replaced_text: str | None = None) -> list[ToolCallContentVariant]:
     """ACP diff blocks from the call's own arguments: each edit's old and new text, or the
-    content a write puts in place (ACP's `oldText` absent: we do not read the file before)."""
+    content a write puts in place over `replaced_text` (None: a new file, ACP's `oldText` absent)."""
     path = args.get("path")
     if not isinstance(path, str) or not path:
         return []
     absolute = resolve_to_cwd(path, cwd)
     if tool_name == "write" and isinstance(args.get("content"), str):
-        return [tool_diff_content(absolute, args["content"])]
+        return [tool_diff_content(absolute, args["content"], replaced_text)]
     if tool_name != "edit":
         return []
     edits = args.get("edits")
@@ -119,6 +123,14 @@ def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[ToolCa
     ]
 
 
+def retry_notice(retry: AutoRetryStart) -> str:
+    """What the user reads while a failed model request waits to be retried (ACP has no retry
+    update; a thought chunk is shown by every client and stays out of the answer)."""
+    seconds = retry.delay_ms / 1000
+    return (f"\n[The model request failed: {retry.error_message}. Retrying in {seconds:g} s "
+            f"(attempt {retry.attempt} of {retry.max_attempts}).]\n")
+
+
 def content_blocks(content: Sequence[TextContent | ImageContent | ThinkingContent]) -> list[ContentBlock]:
     blocks: list[ContentBlock] = []
     for block in content:
@@ -129,10 +141,31 @@ def content_blocks(content: Sequence[TextContent | ImageContent | ThinkingConten
     return blocks
 
 
-def result_content(tool_name: str, args: Mapping[str, Any], cwd: str,
-                   content: Sequence[TextContent | ImageContent]) -> list[ToolCallContentVariant]:
-    """A result's text verbatim (truncation notices included), after the diffs of an edit."""
-    return [*tool_diffs(tool_name, args, cwd), *(tool_content(block) for block in content_blocks(content))]
+def result_content(tool_name: str, args: Mapping[str, Any], cwd: str, content: Sequence[TextContent | ImageContent],
+                   failed: bool = False, replaced_text: str | None = None) -> list[ToolCallContentVariant]:
+    """A result's text verbatim (truncation notices included), after the diffs of an edit that
+    happened: a failed call changed nothing, so it shows no diff."""
+    diffs = [] if failed else tool_diffs(tool_name, args, cwd, replaced_text)
+    return [*diffs, *(tool_content(block) for block in content_blocks(content))]
+
+
+def file_text_before(tool_name: str, args: Mapping[str, Any], cwd: str) -> str | None:
+    """The text a `write` is about to replace, read when the call is announced (before it runs),
+    so its diff shows what was there; None for a new file or one too large or not text."""
+    path = args.get("path")
+    if tool_name != "write" or not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(resolve_to_cwd(path, cwd), "rb") as file:
+            data = file.read(DIFF_OLD_TEXT_MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > DIFF_OLD_TEXT_MAX_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 class UpdateMapper:
@@ -141,7 +174,8 @@ class UpdateMapper:
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
-        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        # Per call: its tool name, arguments and, for a write, the text it replaces.
+        self._calls: dict[str, tuple[str, dict[str, Any], str | None]] = {}
 
     def updates(self, event: AgentEvent) -> list[SessionUpdate]:
         match event:
@@ -151,6 +185,8 @@ class UpdateMapper:
                 return [update_agent_thought_text(delta)]
             case MessageUpdate(assistant_message_event=ToolcallEndEvent(tool_call=call)):
                 return [self._announce(call.id, call.name, call.arguments, "pending")]
+            case AutoRetryStart():
+                return [update_agent_thought_text(retry_notice(event))]
             case ToolExecutionStart(tool_call_id=call_id, tool_name=name, args=args):
                 if call_id not in self._calls:  # not streamed by the model (e.g. a replayed batch)
                     return [self._announce(call_id, name, args, "in_progress")]
@@ -159,22 +195,23 @@ class UpdateMapper:
                 return [update_tool_call(call_id, content=self._content(call_id, partial))]
             case ToolExecutionEnd(tool_call_id=call_id, result=result, is_error=is_error):
                 status: ToolCallStatus = "failed" if is_error else "completed"
-                content = self._content(call_id, result)
+                content = self._content(call_id, result, failed=is_error)
                 self._calls.pop(call_id, None)
                 return [update_tool_call(call_id, status=status, content=content)]
         return []
 
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: ToolCallStatus) -> SessionUpdate:
-        self._calls[call_id] = (name, args)
+        before = file_text_before(name, args, self.cwd)
+        self._calls[call_id] = (name, args, before)
         return start_tool_call(
             call_id, tool_title(name, args), kind=tool_kind(name), status=status,
-            content=tool_diffs(name, args, self.cwd) or None,
+            content=tool_diffs(name, args, self.cwd, before) or None,
             locations=tool_locations(name, args, self.cwd) or None, raw_input=args,
         )
 
-    def _content(self, call_id: str, result: AgentToolResult) -> list[ToolCallContentVariant]:
-        name, args = self._calls.get(call_id, ("", {}))
-        return result_content(name, args, self.cwd, result.content)
+    def _content(self, call_id: str, result: AgentToolResult, failed: bool = False) -> list[ToolCallContentVariant]:
+        name, args, before = self._calls.get(call_id, ("", {}, None))
+        return result_content(name, args, self.cwd, result.content, failed, before)
 
 
 def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpdate]:
@@ -203,6 +240,6 @@ def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpd
             name, args = (call.name, call.arguments) if call is not None else (message.tool_name, {})
             updates.append(update_tool_call(
                 message.tool_call_id, status="failed" if message.is_error else "completed",
-                content=result_content(name, args, cwd, message.content),
+                content=result_content(name, args, cwd, message.content, failed=message.is_error),
             ))
     return updates

@@ -1,0 +1,85 @@
+"""ACP updates and prompt input from our events and ACP blocks (names and shapes only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError
+from acp.schema import AudioContentBlock, ResourceContentBlock, TextContentBlock
+
+from pi_rpc.agent.types import AgentToolResult, ToolExecutionEnd, ToolExecutionStart
+from pi_rpc.ai.types import AutoRetryStart, TextContent
+from pi_rpc.modes.acp.agent import prompt_input
+from pi_rpc.modes.acp.updates import UpdateMapper
+
+
+def dumped(update: Any) -> dict[str, Any]:
+    result: dict[str, Any] = update.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return result
+
+
+def run_call(mapper: UpdateMapper, name: str, args: dict[str, Any], is_error: bool) -> list[dict[str, Any]]:
+    result = AgentToolResult(content=[TextContent(text="the result")])
+    events = [ToolExecutionStart(tool_call_id="c1", tool_name=name, args=args),
+              ToolExecutionEnd(tool_call_id="c1", tool_name=name, result=result, is_error=is_error)]
+    return [dumped(update) for event in events for update in mapper.updates(event)]
+
+
+def test_a_failed_edit_ends_without_a_diff(tmp_path: Path) -> None:
+    args = {"path": "a.py", "edits": [{"oldText": "missing", "newText": "new"}]}
+    start, end = run_call(UpdateMapper(str(tmp_path)), "edit", args, is_error=True)
+    assert [block["type"] for block in start["content"]] == ["diff"]  # proposed while it runs
+    assert end["status"] == "failed"
+    assert end["content"] == [{"type": "content", "content": {"type": "text", "text": "the result"}}]
+
+
+def test_a_completed_edit_keeps_its_diff(tmp_path: Path) -> None:
+    args = {"path": "a.py", "oldText": "old", "newText": "new"}
+    _, end = run_call(UpdateMapper(str(tmp_path)), "edit", args, is_error=False)
+    assert end["content"][0] == {"type": "diff", "path": str(tmp_path / "a.py"), "oldText": "old", "newText": "new"}
+
+
+def test_a_write_over_a_file_shows_the_text_it_replaces(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("old notes\n")
+    mapper = UpdateMapper(str(tmp_path))
+    start = dumped(mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="write",
+                                                     args={"path": "notes.md", "content": "new notes\n"}))[0])
+    (tmp_path / "notes.md").write_text("new notes\n")  # the write runs
+    result = AgentToolResult(content=[TextContent(text="wrote")])
+    end = dumped(mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="write", result=result,
+                                                   is_error=False))[0])
+    expected = {"type": "diff", "path": str(tmp_path / "notes.md"), "oldText": "old notes\n",
+                "newText": "new notes\n"}
+    assert start["content"] == [expected]
+    assert end["content"][0] == expected
+
+
+def test_a_write_of_a_new_file_has_no_old_text(tmp_path: Path) -> None:
+    _, end = run_call(UpdateMapper(str(tmp_path)), "write", {"path": "new.md", "content": "x"}, is_error=False)
+    assert end["content"][0] == {"type": "diff", "path": str(tmp_path / "new.md"), "newText": "x"}
+
+
+def test_each_retry_is_a_visible_notice() -> None:
+    retry = AutoRetryStart(attempt=1, max_attempts=3, delay_ms=2000, error_message="HTTP 500: overloaded")
+    (update,) = UpdateMapper("/ws").updates(retry)
+    assert dumped(update) == {"sessionUpdate": "agent_thought_chunk", "content": {
+        "type": "text",
+        "text": "\n[The model request failed: HTTP 500: overloaded. Retrying in 2 s (attempt 1 of 3).]\n"}}
+
+
+def link(uri: str) -> ResourceContentBlock:
+    return ResourceContentBlock(type="resource_link", uri=uri, name=uri.rsplit("/", 1)[-1])
+
+
+def test_adjacent_mentions_stay_apart() -> None:
+    text, _ = prompt_input([TextContentBlock(type="text", text="compare"), link("file:///ws/a.py"),
+                            link("file:///ws/b.py"), TextContentBlock(type="text", text=" please")])
+    assert text == "compare @file:///ws/a.py @file:///ws/b.py please"
+
+
+def test_an_audio_block_is_refused() -> None:
+    with pytest.raises(RequestError) as error:
+        prompt_input([AudioContentBlock(type="audio", data="AAAA", mime_type="audio/wav")])
+    assert (error.value.code, error.value.data) == (-32602, {"details": "Audio prompts are not supported"})
