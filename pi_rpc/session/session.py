@@ -12,10 +12,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import anyio.abc
+from msgspec import UNSET
 
 from pi_rpc.agent.agent import Agent, QueueMode
 from pi_rpc.agent.control import RunControl
@@ -60,6 +61,10 @@ from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, TokenTotals, ToolInfo
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
+from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
+
+if TYPE_CHECKING:
+    from pi_rpc.tools.mcp import McpServers
 
 _log = logging.getLogger(__name__)
 
@@ -123,6 +128,8 @@ class SessionConfig:
     approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
     approval_timeout: float | None = None
     save_allow_rule: Callable[[str], None] | None = None
+    # MCP tool servers every session of this daemon starts (settings.json `mcpServers`).
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
 
 
 class AgentSession:
@@ -145,6 +152,7 @@ class AgentSession:
         self._settled = anyio.Event()
         self._settled.set()
         self._file: SessionFile | None = None
+        self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.agent.subscribe(self._persist)
         self.approvals = ApprovalGate(
             lambda: self.cwd, self._definitions.get, self._tool_context, policy=config.approval_policy,
@@ -244,9 +252,34 @@ class AgentSession:
     def tool_infos(self) -> list[ToolInfo]:
         return [
             ToolInfo(name=name, label=definition.label, description=definition.description,
-                     parameters=self._agent_tool(name).declaration().parameters, active=name in self._active)
+                     parameters=self._agent_tool(name).declaration().parameters, active=name in self._active,
+                     source=UNSET if definition.source == "builtin" else definition.source)
             for name, definition in self._definitions.items()
         ]
+
+    async def start_mcp_servers(self, servers: Sequence[McpServerConfig] = ()) -> list[McpServerStatus]:
+        """Start the configured MCP servers and `servers` (a client's, which win on a shared name),
+        each bounded; their tools join the registry, active. A server that fails is only reported."""
+        wanted = [*self.config.mcp_servers, *servers]
+        if not wanted:
+            return self.mcp.statuses() if self.mcp is not None else []
+        if self.mcp is None:
+            from pi_rpc.tools.mcp import McpServers
+
+            self.mcp = McpServers()
+        await self.mcp.start(wanted, self._tasks)
+        for definition in self.mcp.definitions():
+            if definition.name not in self._definitions:
+                self._definitions[definition.name] = definition
+                self._active.append(definition.name)
+        self._rebuild_system_prompt()
+        return self.mcp.statuses()
+
+    async def close(self) -> None:
+        """Abort any run and stop the MCP servers (bounded): the session's last act."""
+        await self.abort()
+        if self.mcp is not None:
+            await self.mcp.stop()
 
     @property
     def active_tools(self) -> list[str]:
