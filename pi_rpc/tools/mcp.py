@@ -73,6 +73,10 @@ class McpConnection:
             self._fail(f"did not answer within {start_seconds:g} s")
             self._scope.cancel("MCP server start timed out")
 
+    async def wait_started(self, start_seconds: float = START_TIMEOUT_SECONDS) -> None:
+        with anyio.move_on_after(start_seconds):
+            await self._ready.wait()
+
     async def stop(self) -> None:
         """Close the client (the SDK ends a stdio server: stdin closed, then its process group)."""
         self._stop.set()
@@ -147,13 +151,17 @@ class McpServers:
     async def start(self, configs: Sequence[McpServerConfig], tasks: anyio.abc.TaskGroup,
                     start_seconds: float = START_TIMEOUT_SECONDS) -> list[McpConnection]:
         """Start the servers not already running under the same name; returns the new ones."""
-        fresh = [McpConnection(config) for config in {c.name: c for c in configs}.values()
-                 if config.name not in self.connections]
+        wanted = {c.name: c for c in configs}
+        fresh = [McpConnection(config) for config in wanted.values() if config.name not in self.connections]
+        # Already being started by an earlier call: wait for those too, so the caller sees their tools.
+        starting = [self.connections[name] for name in wanted if name in self.connections]
         for connection in fresh:
             self.connections[connection.config.name] = connection
-        async with anyio.create_task_group() as starting:
+        async with anyio.create_task_group() as group:
             for connection in fresh:
-                starting.start_soon(connection.start, tasks, start_seconds)
+                group.start_soon(connection.start, tasks, start_seconds)
+            for connection in starting:
+                group.start_soon(connection.wait_started, start_seconds)
         return fresh
 
     def definitions(self) -> list[ToolDefinition]:

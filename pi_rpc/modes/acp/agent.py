@@ -32,6 +32,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -50,6 +51,7 @@ from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.config import PROVIDER_ENV, no_model_message
 from pi_rpc.ai.types import ImageContent
 from pi_rpc.modes.acp.client_side import AcpSessionClient
+from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
@@ -110,6 +112,7 @@ class AcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="pi-rpc", title="Pi", version=pi_rpc.__version__),
             auth_methods=[*auth_methods()],
@@ -126,25 +129,28 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        session = self._open(cwd, mcp_servers)
+        session = self._open(cwd)
         session.save()  # listed and loadable before its first prompt, here and after a restart
+        meta = await self._start_mcp(session, mcp_servers)
         self._register(session.session_id, session)
-        return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy))
+        return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy),
+                                  field_meta=meta)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
-        session = self._open(cwd, mcp_servers)
+        session = self._open(cwd)
         try:
             await session.load_session(session_id)
         except SessionNotFoundError as exc:
             raise session_not_found(str(exc)) from exc
         previous = self.sessions.pop(session_id, None)
         if previous is not None:
-            await previous.abort()
+            await previous.close()
+        meta = await self._start_mcp(session, mcp_servers)
         # ACP: the whole conversation is replayed as updates before the response.
         self._send_updates(session_id, transcript_updates(session.messages, session.cwd))
         self._register(session_id, session)
-        return LoadSessionResponse(modes=session_modes(session.approvals.policy))
+        return LoadSessionResponse(modes=session_modes(session.approvals.policy), field_meta=meta)
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """A mode is an approval policy; it applies from the next tool call, in a running turn too."""
@@ -203,13 +209,20 @@ class AcpAgent:
             for session in self.sessions.values():
                 aborts.start_soon(session.abort)
         await self._idle.wait()
+        async with anyio.create_task_group() as closing:  # their MCP servers
+            for session in self.sessions.values():
+                closing.start_soon(session.close)
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _open(self, cwd: str, mcp_servers: Sequence[Any] | None) -> AgentSession:
+    async def _start_mcp(self, session: AgentSession, mcp_servers: Sequence[Any] | None) -> dict[str, Any] | None:
+        """The editor's servers and settings.json's, started before the answer (each bounded)."""
+        configs, refused = server_configs(mcp_servers)
+        statuses = await session.start_mcp_servers(configs)
+        return status_meta([*statuses, *refused])
+
+    def _open(self, cwd: str) -> AgentSession:
         folder = _absolute_dir(cwd)
-        if mcp_servers:
-            _log.warning("MCP servers are not supported; ignoring %d", len(mcp_servers))
         # The tools resolve paths against the folder they were made for, and read the files
         # through this session's router: make them for this one. Rules that "allow always" adds
         # belong to this session alone.
