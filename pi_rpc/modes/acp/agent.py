@@ -15,8 +15,14 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 from acp import PROTOCOL_VERSION, RequestError
-from acp.helpers import SessionUpdate, session_notification, update_current_mode
+from acp.helpers import (
+    SessionUpdate,
+    update_agent_message_text,
+    update_available_commands,
+    update_current_mode,
+)
 from acp.meta import CLIENT_METHODS
 from acp.schema import (
     AgentCapabilities,
@@ -25,6 +31,8 @@ from acp.schema import (
     AuthEnvVar,
     BlobResourceContents,
     ClientCapabilities,
+    CloseSessionResponse,
+    ConfigOptionUpdate,
     EmbeddedResourceContentBlock,
     EnvVarAuthMethod,
     ImageContentBlock,
@@ -37,12 +45,18 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionNotification,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     StopReason,
     TextContentBlock,
+    UsageUpdate,
 )
 from acp.utils import serialize_params
 
@@ -51,8 +65,11 @@ from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.config import PROVIDER_ENV, no_model_message
 from pi_rpc.ai.types import ImageContent
 from pi_rpc.modes.acp.client_side import AcpSessionClient
+from pi_rpc.modes.acp.commands import available_commands, run_command
+from pi_rpc.modes.acp.config_options import config_options, set_config_option
 from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
+from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
 from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
@@ -66,6 +83,8 @@ PromptBlock = (
     TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 )
 Send = Callable[[dict[str, Any]], None]
+# The SDK helpers' SessionUpdate lacks the newer kinds that a SessionNotification carries.
+AnyUpdate = SessionUpdate | ConfigOptionUpdate | UsageUpdate
 
 # Our run outcomes as ACP stop reasons; "error" is answered as a JSON-RPC error instead.
 # ACP error codes (the SDK's RequestError.auth_required / resource_not_found).
@@ -111,7 +130,10 @@ class AcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
+                ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="pi-rpc", title="Pi", version=pi_rpc.__version__),
@@ -134,10 +156,37 @@ class AcpAgent:
         meta = await self._start_mcp(session, mcp_servers)
         self._register(session.session_id, session)
         return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy),
-                                  field_meta=meta)
+                                  config_options=[*config_options(session)], field_meta=meta)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
+        session, meta = await self._load(cwd, session_id, mcp_servers, replay=True)
+        return LoadSessionResponse(modes=session_modes(session.approvals.policy),
+                                   config_options=[*config_options(session)], field_meta=meta)
+
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                             mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
+        """`session/load` without the replay: the client still shows the conversation."""
+        session, meta = await self._load(cwd, session_id, mcp_servers, replay=False)
+        return ResumeSessionResponse(modes=session_modes(session.approvals.policy),
+                                     config_options=[*config_options(session)], field_meta=meta)
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Abort its run, stop its MCP servers and forget it here (its file stays, loadable)."""
+        session = self._session(session_id)
+        del self.sessions[session_id]
+        await session.close()
+        return CloseSessionResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """Model and thinking level (config_options.py); the next model request uses them."""
+        session = self._session(session_id)
+        set_config_option(session, config_id, value)
+        return SetSessionConfigOptionResponse(config_options=[*config_options(session)])
+
+    async def _load(self, cwd: str, session_id: str, mcp_servers: list[Any] | None,
+                    replay: bool) -> tuple[AgentSession, dict[str, Any] | None]:
         session = self._open(cwd)
         try:
             await session.load_session(session_id)
@@ -147,10 +196,10 @@ class AcpAgent:
         if previous is not None:
             await previous.close()
         meta = await self._start_mcp(session, mcp_servers)
-        # ACP: the whole conversation is replayed as updates before the response.
-        self._send_updates(session_id, transcript_updates(session.messages, session.cwd))
+        if replay:  # ACP: the whole conversation is replayed as updates before the response.
+            self._send_updates(session_id, transcript_updates(session.messages, session.cwd))
         self._register(session_id, session)
-        return LoadSessionResponse(modes=session_modes(session.approvals.policy), field_meta=meta)
+        return session, meta
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """A mode is an approval policy; it applies from the next tool call, in a running turn too."""
@@ -178,6 +227,12 @@ class AcpAgent:
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text, images = prompt_input(prompt)
+        answer = run_command(session, text.strip()) if not images else None
+        if answer is not None:  # a built-in slash command: answered here, never sent to the model
+            self._send_updates(session_id, [update_agent_message_text(answer),
+                                            ConfigOptionUpdate(session_update="config_option_update",
+                                                               config_options=[*config_options(session)])])
+            return PromptResponse(stop_reason="end_turn")
         self._prompts += 1
         self._idle = anyio.Event()
         try:
@@ -191,6 +246,8 @@ class AcpAgent:
             self._prompts -= 1
             if self._prompts == 0:
                 self._idle.set()
+        usage = usage_update(session)
+        self._send_updates(session_id, [info_update(session), *([usage] if usage is not None else [])])
         reason = outcome.stop_reason
         if reason == "error" or not isinstance(reason, str):
             message = outcome.error_message if isinstance(outcome.error_message, str) else "The run failed"
@@ -243,6 +300,7 @@ class AcpAgent:
 
         session.subscribe(forward)
         self.sessions[session_id] = session
+        self.tasks.start_soon(self._announce_commands, session_id, session)
         if self.conn is None:  # no connection to ask through (a test driving the agent directly)
             return
 
@@ -260,9 +318,15 @@ class AcpAgent:
         session.set_approver(client.approve)
         session.set_editor_files(client if client.serves_files else None)
 
-    def _send_updates(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
+    async def _announce_commands(self, session_id: str, session: AgentSession) -> None:
+        """After the session/new or load response (the client must know the session first)."""
+        await anyio.lowlevel.checkpoint()
+        if self.sessions.get(session_id) is session:
+            self._send_updates(session_id, [update_available_commands(available_commands(session))])
+
+    def _send_updates(self, session_id: str, updates: Sequence[AnyUpdate]) -> None:
         for update in updates:
-            params = serialize_params(session_notification(session_id, update))
+            params = serialize_params(SessionNotification(session_id=session_id, update=update))
             self.send({"jsonrpc": "2.0", "method": CLIENT_METHODS["session_update"], "params": params})
 
     def _session(self, session_id: str) -> AgentSession:
