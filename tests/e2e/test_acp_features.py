@@ -4,14 +4,17 @@ agent sends is checked closed-world against the SDK's schema models (no unknown 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import acp
 import pytest
-from acp.schema import SessionNotification
+from acp.schema import ClientCapabilities, SessionNotification
 
-from .test_acp_mode import Editor, connect
+from .conftest import daemon_env
+from .test_acp_mode import Editor, connect, daemon_argv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -95,4 +98,27 @@ async def test_close_forgets_a_session_and_resume_brings_it_back_without_a_repla
         assert not [u for u in editor.updates()[before:] if u["sessionUpdate"] == "user_message_chunk"]
         again = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("list files")])
         assert again.stop_reason == "end_turn"
+    assert process.returncode == 0
+
+
+async def test_a_client_that_opts_in_sees_shell_calls_as_terminals(workspace: Path, tmp_path: Path) -> None:
+    editor = Editor()
+    argv = daemon_argv(workspace)
+    async with acp.spawn_agent_process(editor, sys.executable, *argv, env=daemon_env(tmp_path),
+                                       transport_kwargs={"stderr": subprocess.DEVNULL},
+                                       observers=[editor.observe]) as (conn, process):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
+                              client_capabilities=ClientCapabilities(field_meta={"terminal_output": True}))
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("tour")])
+        shell = next(u for u in editor.updates() if u["sessionUpdate"] == "tool_call" and u["kind"] == "execute")
+        call_id = shell["toolCallId"]
+        assert shell["content"] == [{"type": "terminal", "terminalId": call_id}]
+        assert shell["_meta"] == {"terminal_info": {"terminal_id": call_id, "cwd": str(workspace)}}
+        metas = [u["_meta"] for u in editor.updates()
+                 if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call_id and "_meta" in u]
+        streamed = "".join(m["terminal_output"]["data"] for m in metas if "terminal_output" in m)
+        assert "\n4000\n" in streamed and streamed.count("\n4000\n") == 1
+        assert metas[-1]["terminal_exit"] == {"terminal_id": call_id, "exit_code": 0, "signal": None}
+        assert_schema_exact(editor)
     assert process.returncode == 0

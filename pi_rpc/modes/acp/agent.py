@@ -70,6 +70,7 @@ from pi_rpc.modes.acp.config_options import config_options, set_config_option
 from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.session_info import info_update, usage_update
+from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
 from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
@@ -293,7 +294,7 @@ class AcpAgent:
         return AgentSession(config, self.tasks)
 
     def _register(self, session_id: str, session: AgentSession) -> None:
-        mapper = UpdateMapper(session.cwd)
+        mapper = UpdateMapper(session.cwd, terminal_output=wants_terminal_output(self.client_capabilities))
 
         def forward(event: AgentEvent) -> None:
             self._send_updates(session_id, mapper.updates(event))

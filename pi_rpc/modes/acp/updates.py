@@ -9,7 +9,7 @@ partial results: each one is a snapshot of the output so far, not a delta.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from acp.helpers import (
     ContentBlock,
@@ -23,7 +23,15 @@ from acp.helpers import (
     update_tool_call,
     update_user_message,
 )
-from acp.schema import ImageContentBlock, TextContentBlock, ToolCallLocation, ToolCallStatus, ToolKind
+from acp.schema import (
+    ImageContentBlock,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
+)
 
 from pi_rpc.agent.types import (
     AgentEvent,
@@ -47,7 +55,10 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_rpc.modes.acp.terminal_output import TerminalStreams, terminal_content, terminal_info
 from pi_rpc.tools.paths import resolve_to_cwd
+
+_Update = TypeVar("_Update", ToolCallStart, ToolCallProgress)
 
 # ACP's ToolKind lets an editor pick an icon and a presentation (diffs for edits, a terminal look
 # for execute). Tools not listed here are "other".
@@ -172,8 +183,10 @@ class UpdateMapper:
     """Turns one session's agent events into ACP updates; remembers each call's name and args,
     which later events (update, end) do not all carry."""
 
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, terminal_output: bool = False) -> None:
         self.cwd = cwd
+        # Shell calls as `_meta` terminals (terminal_output.py) for a client that opted in.
+        self._terminals = TerminalStreams() if terminal_output else None
         # Per call: its tool name, arguments and, for a write, the text it replaces.
         self._calls: dict[str, tuple[str, dict[str, Any], str | None]] = {}
 
@@ -192,9 +205,19 @@ class UpdateMapper:
                     return [self._announce(call_id, name, args, "in_progress")]
                 return [update_tool_call(call_id, status="in_progress")]
             case ToolExecutionUpdate(tool_call_id=call_id, partial_result=partial):
+                if self._is_terminal(call_id):
+                    assert self._terminals is not None
+                    meta = self._terminals.output(call_id, partial.content)
+                    return [_with_meta(update_tool_call(call_id), meta)] if meta else []
                 return [update_tool_call(call_id, content=self._content(call_id, partial))]
             case ToolExecutionEnd(tool_call_id=call_id, result=result, is_error=is_error):
                 status: ToolCallStatus = "failed" if is_error else "completed"
+                if self._is_terminal(call_id):
+                    assert self._terminals is not None
+                    self._calls.pop(call_id, None)
+                    meta = self._terminals.finish(call_id, result.content, status)
+                    return [_with_meta(update_tool_call(call_id, status=status, content=terminal_content(call_id),
+                                                        raw_output={"output": _text(result.content)}), meta)]
                 content = self._content(call_id, result, failed=is_error)
                 self._calls.pop(call_id, None)
                 return [update_tool_call(call_id, status=status, content=content)]
@@ -203,15 +226,32 @@ class UpdateMapper:
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: ToolCallStatus) -> SessionUpdate:
         before = file_text_before(name, args, self.cwd)
         self._calls[call_id] = (name, args, before)
+        if self._terminals is not None and tool_kind(name) == "execute":
+            return _with_meta(start_tool_call(
+                call_id, tool_title(name, args), kind="execute", status=status, content=terminal_content(call_id),
+                raw_input=args,
+            ), terminal_info(call_id, self.cwd))
         return start_tool_call(
             call_id, tool_title(name, args), kind=tool_kind(name), status=status,
             content=tool_diffs(name, args, self.cwd, before) or None,
             locations=tool_locations(name, args, self.cwd) or None, raw_input=args,
         )
 
+    def _is_terminal(self, call_id: str) -> bool:
+        return self._terminals is not None and tool_kind(self._calls.get(call_id, ("",))[0]) == "execute"
+
     def _content(self, call_id: str, result: AgentToolResult, failed: bool = False) -> list[ToolCallContentVariant]:
         name, args, before = self._calls.get(call_id, ("", {}, None))
         return result_content(name, args, self.cwd, result.content, failed, before)
+
+
+def _with_meta(update: _Update, meta: dict[str, Any] | None) -> _Update:
+    update.field_meta = meta
+    return update
+
+
+def _text(content: Sequence[TextContent | ImageContent]) -> str:
+    return "".join(block.text for block in content if isinstance(block, TextContent))
 
 
 def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpdate]:

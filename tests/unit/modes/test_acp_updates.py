@@ -9,7 +9,7 @@ import pytest
 from acp import RequestError
 from acp.schema import AudioContentBlock, ResourceContentBlock, TextContentBlock
 
-from pi_rpc.agent.types import AgentToolResult, ToolExecutionEnd, ToolExecutionStart
+from pi_rpc.agent.types import AgentToolResult, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from pi_rpc.ai.types import AutoRetryStart, TextContent
 from pi_rpc.modes.acp.agent import prompt_input
 from pi_rpc.modes.acp.updates import UpdateMapper
@@ -83,3 +83,46 @@ def test_an_audio_block_is_refused() -> None:
     with pytest.raises(RequestError) as error:
         prompt_input([AudioContentBlock(type="audio", data="AAAA", mime_type="audio/wav")])
     assert (error.value.code, error.value.data) == (-32602, {"details": "Audio prompts are not supported"})
+
+
+def progress(partial: AgentToolResult) -> ToolExecutionUpdate:
+    return ToolExecutionUpdate(tool_call_id="c1", tool_name="bash", args={}, partial_result=partial)
+
+
+def test_a_shell_call_is_a_meta_terminal_for_a_client_that_opted_in() -> None:
+    mapper = UpdateMapper("/ws", terminal_output=True)
+    args = {"command": "make test"}
+    out = [dumped(u) for u in mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="bash", args=args))]
+    for snapshot in ("a\n", "a\nb\n", "a\nb\n"):
+        partial = AgentToolResult(content=[TextContent(text=snapshot)])
+        out += [dumped(u) for u in mapper.updates(progress(partial))]
+    final = AgentToolResult(content=[TextContent(text="a\nb\n\nCommand exited with code 3")])
+    out += [dumped(u) for u in mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="bash", result=final,
+                                                               is_error=True))]
+    start, first, second, end = out  # the unchanged third snapshot sends nothing
+    assert start["content"] == [{"type": "terminal", "terminalId": "c1"}]
+    assert start["_meta"] == {"terminal_info": {"terminal_id": "c1", "cwd": "/ws"}}
+    assert [first["_meta"], second["_meta"]] == [{"terminal_output": {"terminal_id": "c1", "data": "a\n"}},
+                                                 {"terminal_output": {"terminal_id": "c1", "data": "b\n"}}]
+    assert "content" not in first
+    assert end["status"] == "failed" and end["content"] == [{"type": "terminal", "terminalId": "c1"}]
+    assert end["_meta"] == {"terminal_output": {"terminal_id": "c1", "data": "\nCommand exited with code 3"},
+                            "terminal_exit": {"terminal_id": "c1", "exit_code": 3, "signal": None}}
+
+
+def test_a_tail_that_moved_on_sends_only_the_new_lines() -> None:
+    mapper = UpdateMapper("/ws", terminal_output=True)
+    mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="bash", args={"command": "seq 9"}))
+    for snapshot in ("1\n2\n3\n", "[truncated]\n2\n3\n4\n5\n"):
+        partial = AgentToolResult(content=[TextContent(text=snapshot)])
+        (update,) = mapper.updates(progress(partial))
+    assert dumped(update)["_meta"]["terminal_output"]["data"] == "4\n5\n"
+
+
+def test_other_clients_keep_text_snapshots() -> None:
+    mapper = UpdateMapper("/ws")
+    mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="bash", args={"command": "ls"}))
+    partial = AgentToolResult(content=[TextContent(text="a\n")])
+    (update,) = mapper.updates(progress(partial))
+    assert dumped(update) == {"sessionUpdate": "tool_call_update", "toolCallId": "c1",
+                              "content": [{"type": "content", "content": {"type": "text", "text": "a\n"}}]}
