@@ -13,6 +13,8 @@ import acp
 import pytest
 from acp.schema import ClientCapabilities, SessionNotification
 
+from tests.acp_clients.schema_check import SCHEMA, AgentMessages
+
 from .conftest import daemon_env
 from .test_acp_mode import Editor, connect, daemon_argv
 
@@ -22,11 +24,17 @@ Json = dict[str, Any]
 
 
 def assert_schema_exact(editor: Editor) -> None:
-    """Each session/update parses as ACP's SessionNotification and dumps back to the same JSON."""
+    """Each session/update parses as ACP's SessionNotification and dumps back to the same JSON;
+    with the npm SDK installed (test_acp_npm_clients.py), every message the agent sent is also
+    valid, closed-world, under the JSON Schema it ships."""
     for message in editor.received:
         if message.get("method") == "session/update":
             parsed = SessionNotification.model_validate(message["params"])
             assert parsed.model_dump(mode="json", by_alias=True, exclude_unset=True) == message["params"]
+    if SCHEMA.is_file():
+        checker = AgentMessages()
+        methods = {m["id"]: m["method"] for m in editor.sent if "method" in m and "id" in m}
+        assert [(m, p) for m in editor.received if (p := checker.problems(m, methods))] == []
 
 
 async def test_model_and_thinking_are_config_options(workspace: Path, tmp_path: Path) -> None:
@@ -44,6 +52,7 @@ async def test_model_and_thinking_are_config_options(workspace: Path, tmp_path: 
             with pytest.raises(acp.RequestError) as error:
                 await conn.set_config_option(config_id=config_id, session_id=session.session_id, value=value)
             assert (error.value.code, error.value.data) == (-32602, {"details": details})
+        assert_schema_exact(editor)
     assert process.returncode == 0
 
 
@@ -98,6 +107,7 @@ async def test_close_forgets_a_session_and_resume_brings_it_back_without_a_repla
         assert not [u for u in editor.updates()[before:] if u["sessionUpdate"] == "user_message_chunk"]
         again = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("list files")])
         assert again.stop_reason == "end_turn"
+        assert_schema_exact(editor)
     assert process.returncode == 0
 
 

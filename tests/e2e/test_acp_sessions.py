@@ -87,8 +87,12 @@ async def test_without_a_key_the_client_is_told_which_variables_to_set(workspace
                                        transport_kwargs={"stderr": subprocess.DEVNULL},
                                        observers=[editor.observe]) as (conn, process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
-        variables = [var.name for method in init.auth_methods or [] for var in getattr(method, "vars", [])]
-        assert variables == ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]
+        methods = [(m.id, m.description, m.field_meta) for m in init.auth_methods or []]
+        assert methods == [
+            ("anthropic-api-key", "Set ANTHROPIC_API_KEY in the environment pi-rpc is started with",
+             {"env": ["ANTHROPIC_API_KEY"]}),
+            ("openai-api-key", "Set OPENAI_API_KEY in the environment pi-rpc is started with",
+             {"env": ["OPENAI_API_KEY"]})]
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         with pytest.raises(acp.RequestError) as error:
             await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hello")])

@@ -28,13 +28,12 @@ from acp.schema import (
     AgentCapabilities,
     AudioContentBlock,
     AuthenticateResponse,
-    AuthEnvVar,
+    AuthMethodAgent,
     BlobResourceContents,
     ClientCapabilities,
     CloseSessionResponse,
     ConfigOptionUpdate,
     EmbeddedResourceContentBlock,
-    EnvVarAuthMethod,
     ImageContentBlock,
     Implementation,
     InitializeResponse,
@@ -343,14 +342,21 @@ def _absolute_dir(cwd: str) -> str:
     return os.path.normpath(cwd)
 
 
-def auth_methods() -> list[EnvVarAuthMethod]:
-    """One method per provider whose key an environment variable can hold (ai/config.py)."""
-    return [
-        EnvVarAuthMethod(type="env_var", id=f"{provider}-api-key", name=f"{provider.capitalize()} API key",
-                         description=f"Set {key} in the environment pi-rpc is started with",
-                         vars=[AuthEnvVar(name=key, label=f"{provider.capitalize()} API key")])
-        for provider, (key, _) in PROVIDER_ENV.items()
-    ]
+# How a provider's name reads in an editor's sign-in list.
+PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI"}
+
+
+def auth_methods() -> list[AuthMethodAgent]:
+    """One method per provider whose key an environment variable holds (ai/config.py). ACP's
+    current schema has no environment-variable method, so each is an `agent` method whose
+    description names the variable (and `_meta.env` lists it): `authenticate` then checks."""
+    methods = []
+    for provider, (key, _) in PROVIDER_ENV.items():
+        name = PROVIDER_NAMES.get(provider, provider)
+        methods.append(AuthMethodAgent(id=f"{provider}-api-key", name=f"{name} API key",
+                                       description=f"Set {key} in the environment pi-rpc is started with",
+                                       field_meta={"env": [key]}))
+    return methods
 
 
 def session_not_found(details: str) -> RequestError:
