@@ -4,6 +4,7 @@ agent sends is checked closed-world against the SDK's schema models (no unknown 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from acp.schema import ClientCapabilities, SessionNotification
 from tests.acp_clients.schema_check import SCHEMA, AgentMessages
 
 from .conftest import daemon_env
-from .test_acp_mode import Editor, connect, daemon_argv
+from .test_acp_mode import Editor, RawAgent, connect, daemon_argv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -132,3 +133,27 @@ async def test_a_client_that_opts_in_sees_shell_calls_as_terminals(workspace: Pa
         assert metas[-1]["terminal_exit"] == {"terminal_id": call_id, "exit_code": 0, "signal": None}
         assert_schema_exact(editor)
     assert process.returncode == 0
+
+
+def test_the_older_set_model_is_the_model_option(workspace: Path, tmp_path: Path) -> None:
+    agent = RawAgent(workspace, tmp_path)
+    try:
+        new = agent.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                                     "params": {"cwd": str(workspace), "mcpServers": []}}).encode())
+        session_id = new["result"]["sessionId"]
+
+        def set_model(request_id: int, model_id: str) -> list[Json]:
+            lines = [agent.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "session/set_model",
+                                            "params": {"sessionId": session_id, "modelId": model_id}}).encode())]
+            while lines[-1].get("id") != request_id:
+                lines.append(agent.read())
+            return lines
+
+        *updates, answer = set_model(2, "faux/scripted")
+        assert answer == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert updates[-1]["params"]["update"]["sessionUpdate"] == "config_option_update"
+        *_, refused = set_model(3, "nope/none")
+        assert refused["error"]["code"] == -32602
+        assert refused["error"]["data"] == {"details": "Model not found: nope/none"}
+    finally:
+        assert agent.close() == 0

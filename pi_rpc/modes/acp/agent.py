@@ -185,6 +185,18 @@ class AcpAgent:
         set_config_option(session, config_id, value)
         return SetSessionConfigOptionResponse(config_options=[*config_options(session)])
 
+    def set_session_model(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The older `session/set_model {sessionId, modelId}` (no longer in the SDK's schema, still
+        sent by some clients): the `model` config option by another name. Answered by the transport."""
+        session_id, model_id = params.get("sessionId"), params.get("modelId")
+        if not isinstance(session_id, str) or not isinstance(model_id, str):
+            raise RequestError.invalid_params({"details": "session/set_model needs sessionId and modelId strings"})
+        session = self._session(session_id)
+        set_config_option(session, "model", model_id)
+        self._send_updates(session_id, [ConfigOptionUpdate(session_update="config_option_update",
+                                                           config_options=[*config_options(session)])])
+        return {}
+
     async def _load(self, cwd: str, session_id: str, mcp_servers: list[Any] | None,
                     replay: bool) -> tuple[AgentSession, dict[str, Any] | None]:
         session = self._open(cwd)
