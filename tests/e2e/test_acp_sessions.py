@@ -12,6 +12,8 @@ import acp
 import anyio
 import pytest
 
+from tests.reliability.local_server import local_server
+
 from .conftest import daemon_env
 from .test_acp_mode import Editor, connect
 
@@ -99,3 +101,23 @@ async def test_without_a_key_the_client_is_told_which_variables_to_set(workspace
         assert error.value.code == -32000
         assert "ANTHROPIC_API_KEY" in str(error.value) and "OPENAI_API_KEY" in str(error.value)
         assert not [u for u in editor.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+
+
+async def test_each_retry_of_a_failing_provider_is_a_visible_notice(workspace: Path, tmp_path: Path) -> None:
+    """A real OpenAI-compatible server on 127.0.0.1 answering 500: every retry is shown as a
+    thought chunk before the prompt fails (PI_RPC_RETRY_BASE_MS keeps the waits short)."""
+    editor = Editor()
+    with local_server(["m"], fail_status=500) as server:
+        argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--base-url", server.url, "--model", "m"]
+        env = {**daemon_env(tmp_path), "PI_RPC_RETRY_BASE_MS": "1"}
+        async with acp.spawn_agent_process(editor, sys.executable, *argv, env=env,
+                                           transport_kwargs={"stderr": subprocess.DEVNULL},
+                                           observers=[editor.observe]) as (conn, process):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            with pytest.raises(acp.RequestError):
+                await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hello")])
+        notices = [u["content"]["text"] for u in editor.updates() if u["sessionUpdate"] == "agent_thought_chunk"]
+        assert len(notices) == len(server.chats()) - 1 >= 1
+        assert all(n.startswith("\n[The model request failed: ") and "Retrying in" in n for n in notices)
+        assert "(attempt 1 of " in notices[0]
