@@ -380,10 +380,15 @@ def join_prompt_parts(parts: Sequence[str]) -> str:
     """The prompt's pieces in order; a mention is kept apart from its neighbours by a space
     (two adjacent `@` links would otherwise read as one path)."""
     text = ""
-    for index, part in enumerate(parts):
-        joint = text and part and not text[-1].isspace() and not part[0].isspace()
-        mention = part.startswith("@") or (index > 0 and parts[index - 1].startswith("@"))
-        text += (" " if joint and mention else "") + part
+    after_mention = False
+    for part in parts:
+        if not part:
+            continue
+        mention = part.startswith("@")
+        if text and (mention or after_mention) and not text[-1].isspace() and not part[0].isspace():
+            text += " "
+        text += part
+        after_mention = mention
     return text
 
 
