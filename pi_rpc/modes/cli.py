@@ -25,6 +25,7 @@ from pi_rpc.session.settings import (
     save_workspace_allow_rule,
 )
 from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.mcp_config import servers_from_settings
 from pi_rpc.tools.pending_writes import sweep_stale_temp_files
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
 
@@ -129,6 +130,7 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
         persist=not args.no_session,
+        mcp_servers=servers_from_settings(settings.mcp_servers),
     )
 
 

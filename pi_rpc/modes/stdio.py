@@ -65,9 +65,10 @@ async def watch_signals(stop: anyio.Event) -> None:
 
 
 async def wind_down(session: AgentSession, sink: StdoutSink) -> None:
-    """Every way out: abort the run, kill every process group a tool started, flush the output."""
+    """Every way out: abort the run, stop the MCP servers, kill every process group a tool
+    started, flush the output."""
     with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
-        await session.abort()
+        await session.close()
     kill_all_process_groups()
     with anyio.move_on_after(2, shield=True):
         await sink.drain()

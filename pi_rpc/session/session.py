@@ -12,10 +12,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import anyio.abc
+from msgspec import UNSET
 
 from pi_rpc.agent.agent import Agent, QueueMode
 from pi_rpc.agent.control import RunControl
@@ -48,11 +49,22 @@ from pi_rpc.ai.types import (
 )
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
-from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
+from pi_rpc.session.store import (
+    SessionFile,
+    SessionSummary,
+    find_session,
+    find_session_anywhere,
+    list_sessions,
+    load_session,
+)
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, TokenTotals, ToolInfo
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
+from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
+
+if TYPE_CHECKING:
+    from pi_rpc.tools.mcp import McpServers
 
 _log = logging.getLogger(__name__)
 
@@ -116,6 +128,8 @@ class SessionConfig:
     approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
     approval_timeout: float | None = None
     save_allow_rule: Callable[[str], None] | None = None
+    # MCP tool servers every session of this daemon starts (settings.json `mcpServers`).
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
 
 
 class AgentSession:
@@ -138,6 +152,7 @@ class AgentSession:
         self._settled = anyio.Event()
         self._settled.set()
         self._file: SessionFile | None = None
+        self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.agent.subscribe(self._persist)
         self.approvals = ApprovalGate(
             lambda: self.cwd, self._definitions.get, self._tool_context, policy=config.approval_policy,
@@ -183,6 +198,12 @@ class AgentSession:
             self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
         self._file.append(event.message)
 
+    def save(self) -> None:
+        """Write the session's file now, before any message: a session a client made and has
+        not prompted yet can then be listed and loaded (ACP `session/new`)."""
+        if self.config.persist and self._file is None:
+            self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
+
     @property
     def session_file(self) -> str | None:
         return str(self._file.path) if self._file is not None else None
@@ -194,7 +215,10 @@ class AgentSession:
         """Abort any run and continue a stored session of this workspace; returns its size."""
         if self._busy:  # first: the run's last messages must reach the file before it is read
             await self.abort()
-        path = find_session(self.cwd, session_id, self.config.session_root)
+        # A session recorded in another folder continues in this one (an editor that lists every
+        # session loads each with its own cwd, or with the one it has open).
+        path = (find_session(self.cwd, session_id, self.config.session_root)
+                or find_session_anywhere(session_id, self.config.session_root))
         if path is None:
             raise SessionNotFoundError(f"Session not found: {session_id}")
         try:
@@ -228,9 +252,34 @@ class AgentSession:
     def tool_infos(self) -> list[ToolInfo]:
         return [
             ToolInfo(name=name, label=definition.label, description=definition.description,
-                     parameters=self._agent_tool(name).declaration().parameters, active=name in self._active)
+                     parameters=self._agent_tool(name).declaration().parameters, active=name in self._active,
+                     source=UNSET if definition.source == "builtin" else definition.source)
             for name, definition in self._definitions.items()
         ]
+
+    async def start_mcp_servers(self, servers: Sequence[McpServerConfig] = ()) -> list[McpServerStatus]:
+        """Start the configured MCP servers and `servers` (a client's, which win on a shared name),
+        each bounded; their tools join the registry, active. A server that fails is only reported."""
+        wanted = [*self.config.mcp_servers, *servers]
+        if not wanted:
+            return self.mcp.statuses() if self.mcp is not None else []
+        if self.mcp is None:
+            from pi_rpc.tools.mcp import McpServers
+
+            self.mcp = McpServers()
+        await self.mcp.start(wanted, self._tasks)
+        for definition in self.mcp.definitions():
+            if definition.name not in self._definitions:
+                self._definitions[definition.name] = definition
+                self._active.append(definition.name)
+        self._rebuild_system_prompt()
+        return self.mcp.statuses()
+
+    async def close(self) -> None:
+        """Abort any run and stop the MCP servers (bounded): the session's last act."""
+        await self.abort()
+        if self.mcp is not None:
+            await self.mcp.stop()
 
     @property
     def active_tools(self) -> list[str]:

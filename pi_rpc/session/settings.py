@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai.json_location import describe_decode_error, line_of_path
 from pi_rpc.session.approvals import ApprovalPolicy
+from pi_rpc.tools.mcp_config import McpServerEntry
 from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
 
 MIXED_MODIFIERS = "tool names cannot be mixed with +name or -name entries"
@@ -45,6 +46,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
     # Opt-in: bash/powershell children inherit the provider key variables (pi_rpc/tools/tool_env.py).
     pass_provider_keys_to_tools: bool = False
+    # MCP tool servers by name, in the shape other agents read (pi_rpc/tools/mcp.py).
+    mcp_servers: dict[str, McpServerEntry] = msgspec.field(default_factory=dict)
 
 
 def settings_paths() -> list[Path]:

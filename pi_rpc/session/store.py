@@ -249,15 +249,37 @@ def find_session(cwd: str, session_id: str, root: Path | None = None) -> Path | 
 
 def list_sessions(cwd: str, root: Path | None = None) -> list[SessionSummary]:
     """Stored sessions of this workspace, newest first."""
-    summaries = []
-    for path in _session_files(cwd, root, "*.jsonl"):
-        try:
-            header, messages = load_session(path)
-        except (OSError, ValueError, IndexError):
-            continue
-        first = next((text_of(m.content) for m in messages if isinstance(m, UserMessage)), "")
-        modified = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat()
-        summaries.append(SessionSummary(session_id=header.id, path=str(path), started=header.timestamp,
-                                        modified=modified, message_count=len(messages),
-                                        first_message=first[:200]))
+    summaries = [summary for path in _session_files(cwd, root, "*.jsonl") if (summary := _summary(path)) is not None]
     return sorted(summaries, key=lambda s: s.modified, reverse=True)
+
+
+def list_all_sessions(root: Path | None = None) -> list[tuple[str, SessionSummary]]:
+    """Every stored session of every workspace as (its recorded cwd, summary), newest first."""
+    found: list[tuple[str, SessionSummary]] = []
+    base = root or sessions_root()
+    for path in base.glob("*/*.jsonl") if base.is_dir() else ():
+        cwd = _recorded_cwd(path)
+        summary = _summary(path) if cwd is not None else None
+        if cwd is not None and summary is not None:
+            found.append((cwd, summary))
+    return sorted(found, key=lambda item: item[1].modified, reverse=True)
+
+
+def find_session_anywhere(session_id: str, root: Path | None = None) -> Path | None:
+    """A stored session by id alone, whatever workspace recorded it."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", session_id):
+        return None
+    base = root or sessions_root()
+    matches = sorted(base.glob(f"*/*_{glob.escape(session_id)}.jsonl"), key=lambda p: p.name) if base.is_dir() else []
+    return matches[-1] if matches else None
+
+
+def _summary(path: Path) -> SessionSummary | None:
+    try:
+        header, messages = load_session(path)
+    except (OSError, ValueError, IndexError):
+        return None
+    first = next((text_of(m.content) for m in messages if isinstance(m, UserMessage)), "")
+    modified = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat()
+    return SessionSummary(session_id=header.id, path=str(path), started=header.timestamp, modified=modified,
+                          message_count=len(messages), first_message=first[:200])

@@ -27,6 +27,8 @@ class ToolInfo(Wire, kw_only=True):
     description: str
     parameters: dict[str, Any]
     active: bool
+    # Absent for a built-in tool; "mcp:<server>" for a tool of an MCP server.
+    source: str | UnsetType = UNSET
 
 
 class SessionState(Wire, kw_only=True):

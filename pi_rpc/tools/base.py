@@ -51,6 +51,8 @@ class ToolDefinition:
     mutating: bool = False
     # Describes the call before it runs (for approval requests); raising means "would fail anyway".
     preview: DefinitionPreview | None = None
+    # Where the tool comes from, for `tools/list`: "builtin", or "mcp:<server>" (tools/mcp.py).
+    source: str = "builtin"
 
 
 def wrap_tool_definition(

@@ -31,6 +31,7 @@ class Editor:
 
     def __init__(self) -> None:
         self.received: list[Json] = []
+        self.sent: list[Json] = []
         self._waiters: list[tuple[Callable[[Json], bool], anyio.Event]] = []
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -38,6 +39,7 @@ class Editor:
 
     def observe(self, event: StreamEvent) -> None:
         if event.direction is not StreamDirection.INCOMING:
+            self.sent.append(event.message)
             return
         self.received.append(event.message)
         for predicate, ready in self._waiters:

@@ -105,7 +105,8 @@ def test_acp_mode_prompt_is_an_error(project: Path, home: Path) -> None:
     out = acp_conversation(project, home)
     error = next(m for m in out if m.get("id") == 3)["error"]
     assert all(name in error["message"] for name in NAMED), error
-    assert not any(m.get("method") == "session/update" for m in out)  # nothing ran
+    updates = [m["params"]["update"]["sessionUpdate"] for m in out if m.get("method") == "session/update"]
+    assert updates == ["available_commands_update"]  # the session's slash commands only: nothing ran
     assert snapshot(project) == before
 
 

@@ -15,43 +15,66 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 from acp import PROTOCOL_VERSION, RequestError
-from acp.helpers import SessionUpdate, session_notification, update_current_mode
+from acp.helpers import (
+    SessionUpdate,
+    update_agent_message_text,
+    update_available_commands,
+    update_current_mode,
+)
 from acp.meta import CLIENT_METHODS
 from acp.schema import (
     AgentCapabilities,
     AudioContentBlock,
+    AuthenticateResponse,
+    AuthMethodAgent,
     BlobResourceContents,
     ClientCapabilities,
+    CloseSessionResponse,
+    ConfigOptionUpdate,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionNotification,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     StopReason,
     TextContentBlock,
+    UsageUpdate,
 )
 from acp.utils import serialize_params
 
 import pi_rpc
 from pi_rpc.agent.types import AgentEvent, MessageUpdate
+from pi_rpc.ai.config import PROVIDER_ENV, no_model_message
 from pi_rpc.ai.types import ImageContent, TextDeltaEvent, ThinkingDeltaEvent
 from pi_rpc.modes.acp.client_side import AcpSessionClient
+from pi_rpc.modes.acp.commands import available_commands, run_command
+from pi_rpc.modes.acp.config_options import config_options, set_config_option
+from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
+from pi_rpc.modes.acp.session_info import info_update, usage_update
+from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
 from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
-from pi_rpc.session.store import list_sessions
+from pi_rpc.session.store import list_all_sessions, list_sessions
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.registry import create_tool_definitions
 
@@ -64,8 +87,16 @@ Send = Callable[[dict[str, Any]], None]
 # (key, text, message for a text): a streamed chunk the writer may merge with the previous chunk
 # of the same key while the client is behind (modes/writer.py).
 SendDelta = Callable[[Hashable, str, Callable[[str], dict[str, Any]]], None]
+# The SDK helpers' SessionUpdate lacks the newer kinds that a SessionNotification carries.
+AnyUpdate = SessionUpdate | ConfigOptionUpdate | UsageUpdate
 
 # Our run outcomes as ACP stop reasons; "error" is answered as a JSON-RPC error instead.
+# ACP error codes (the SDK's RequestError.auth_required / resource_not_found).
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+# The session's busy text names Pi's `streamingBehavior`, which ACP has no way to send.
+BUSY_TEXT = "A prompt is already running in this session: wait for its end, or cancel it (session/cancel)."
+
 STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
     "toolUse": "end_turn",
@@ -105,32 +136,88 @@ class AcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
+                ),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="pi-rpc", title="Pi", version=pi_rpc.__version__),
-            auth_methods=[],
+            auth_methods=[*auth_methods()],
         )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """Keys come from the environment the editor starts us with: nothing to do once a model
+        is configured; otherwise the same auth-required error a prompt gets."""
+        if method_id not in {method.id for method in auth_methods()}:
+            raise RequestError.invalid_params({"details": f"Unknown auth method: {method_id}"})
+        if self.config.model is None:
+            raise RequestError(AUTH_REQUIRED, no_model_message(), {"details": no_model_message()})
+        return AuthenticateResponse()
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        session = self._open(cwd, mcp_servers)
+        session = self._open(cwd)
+        session.save()  # listed and loadable before its first prompt, here and after a restart
+        meta = await self._start_mcp(session, mcp_servers)
         self._register(session.session_id, session)
-        return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy))
+        return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy),
+                                  config_options=[*config_options(session)], field_meta=meta)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
-        session = self._open(cwd, mcp_servers)
+        session, meta = await self._load(cwd, session_id, mcp_servers, replay=True)
+        return LoadSessionResponse(modes=session_modes(session.approvals.policy),
+                                   config_options=[*config_options(session)], field_meta=meta)
+
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                             mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
+        """`session/load` without the replay: the client still shows the conversation."""
+        session, meta = await self._load(cwd, session_id, mcp_servers, replay=False)
+        return ResumeSessionResponse(modes=session_modes(session.approvals.policy),
+                                     config_options=[*config_options(session)], field_meta=meta)
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Abort its run, stop its MCP servers and forget it here (its file stays, loadable)."""
+        session = self._session(session_id)
+        del self.sessions[session_id]
+        await session.close()
+        return CloseSessionResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """Model and thinking level (config_options.py); the next model request uses them."""
+        session = self._session(session_id)
+        set_config_option(session, config_id, value)
+        return SetSessionConfigOptionResponse(config_options=[*config_options(session)])
+
+    def set_session_model(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The older `session/set_model {sessionId, modelId}` (no longer in the SDK's schema, still
+        sent by some clients): the `model` config option by another name. Answered by the transport."""
+        session_id, model_id = params.get("sessionId"), params.get("modelId")
+        if not isinstance(session_id, str) or not isinstance(model_id, str):
+            raise RequestError.invalid_params({"details": "session/set_model needs sessionId and modelId strings"})
+        session = self._session(session_id)
+        set_config_option(session, "model", model_id)
+        self._send_updates(session_id, [ConfigOptionUpdate(session_update="config_option_update",
+                                                           config_options=[*config_options(session)])])
+        return {}
+
+    async def _load(self, cwd: str, session_id: str, mcp_servers: list[Any] | None,
+                    replay: bool) -> tuple[AgentSession, dict[str, Any] | None]:
+        session = self._open(cwd)
         try:
             await session.load_session(session_id)
         except SessionNotFoundError as exc:
-            raise RequestError.invalid_params({"details": str(exc)}) from exc
+            raise session_not_found(str(exc)) from exc
         previous = self.sessions.pop(session_id, None)
         if previous is not None:
-            await previous.abort()
-        # ACP: the whole conversation is replayed as updates before the response.
-        self._send_updates(session_id, transcript_updates(session.messages, session.cwd))
+            await previous.close()
+        meta = await self._start_mcp(session, mcp_servers)
+        if replay:  # ACP: the whole conversation is replayed as updates before the response.
+            self._send_updates(session_id, transcript_updates(session.messages, session.cwd))
         self._register(session_id, session)
-        return LoadSessionResponse(modes=session_modes(session.approvals.policy))
+        return session, meta
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """A mode is an approval policy; it applies from the next tool call, in a running turn too."""
@@ -144,29 +231,41 @@ class AcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        folder = _absolute_dir(cwd) if cwd is not None else self.config.cwd
-        summaries = list_sessions(folder, self.config.session_root)
+        """Every stored session, or those of `cwd` when it is given."""
+        if cwd is not None:
+            folder = _absolute_dir(cwd)
+            found = [(folder, s) for s in list_sessions(folder, self.config.session_root)]
+        else:
+            found = list_all_sessions(self.config.session_root)
         return ListSessionsResponse(sessions=[
             SessionInfo(session_id=s.session_id, cwd=folder, title=s.first_message or None, updated_at=s.modified)
-            for s in summaries
+            for folder, s in found
         ])
 
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text, images = prompt_input(prompt)
+        answer = run_command(session, text.strip()) if not images else None
+        if answer is not None:  # a built-in slash command: answered here, never sent to the model
+            self._send_updates(session_id, [update_agent_message_text(answer),
+                                            ConfigOptionUpdate(session_update="config_option_update",
+                                                               config_options=[*config_options(session)])])
+            return PromptResponse(stop_reason="end_turn")
         self._prompts += 1
         self._idle = anyio.Event()
         try:
             outcome = await session.prompt(text, images)
         except SessionBusyError as exc:
-            raise RequestError.invalid_request({"details": str(exc)}) from exc
+            raise RequestError.invalid_request({"details": BUSY_TEXT}) from exc
         except NoModelError as exc:
-            # ACP's authMethods would let the editor offer a login; until then, a plain error.
-            raise RequestError(-32603, str(exc), {"details": str(exc)}) from exc
+            # The editor can offer the keys of `authMethods` (initialize) and start us again.
+            raise RequestError(AUTH_REQUIRED, str(exc), {"details": str(exc)}) from exc
         finally:
             self._prompts -= 1
             if self._prompts == 0:
                 self._idle.set()
+        usage = usage_update(session)
+        self._send_updates(session_id, [info_update(session), *([usage] if usage is not None else [])])
         reason = outcome.stop_reason
         if reason == "error" or not isinstance(reason, str):
             message = outcome.error_message if isinstance(outcome.error_message, str) else "The run failed"
@@ -185,13 +284,20 @@ class AcpAgent:
             for session in self.sessions.values():
                 aborts.start_soon(session.abort)
         await self._idle.wait()
+        async with anyio.create_task_group() as closing:  # their MCP servers
+            for session in self.sessions.values():
+                closing.start_soon(session.close)
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _open(self, cwd: str, mcp_servers: Sequence[Any] | None) -> AgentSession:
+    async def _start_mcp(self, session: AgentSession, mcp_servers: Sequence[Any] | None) -> dict[str, Any] | None:
+        """The editor's servers and settings.json's, started before the answer (each bounded)."""
+        configs, refused = server_configs(mcp_servers)
+        statuses = await session.start_mcp_servers(configs)
+        return status_meta([*statuses, *refused])
+
+    def _open(self, cwd: str) -> AgentSession:
         folder = _absolute_dir(cwd)
-        if mcp_servers:
-            _log.warning("MCP servers are not supported; ignoring %d", len(mcp_servers))
         # The tools resolve paths against the folder they were made for, and read the files
         # through this session's router: make them for this one. Rules that "allow always" adds
         # belong to this session alone.
@@ -205,7 +311,7 @@ class AcpAgent:
         return AgentSession(config, self.tasks)
 
     def _register(self, session_id: str, session: AgentSession) -> None:
-        mapper = UpdateMapper(session.cwd)
+        mapper = UpdateMapper(session.cwd, terminal_output=wants_terminal_output(self.client_capabilities))
 
         def forward(event: AgentEvent) -> None:
             inner = event.assistant_message_event if isinstance(event, MessageUpdate) else None
@@ -220,6 +326,7 @@ class AcpAgent:
 
         session.subscribe(forward)
         self.sessions[session_id] = session
+        self.tasks.start_soon(self._announce_commands, session_id, session)
         if self.conn is None:  # no connection to ask through (a test driving the agent directly)
             return
 
@@ -237,19 +344,26 @@ class AcpAgent:
         session.set_approver(client.approve)
         session.set_editor_files(client if client.serves_files else None)
 
-    def _send_updates(self, session_id: str, updates: Sequence[SessionUpdate]) -> None:
+    async def _announce_commands(self, session_id: str, session: AgentSession) -> None:
+        """After the session/new or load response (the client must know the session first)."""
+        await anyio.lowlevel.checkpoint()
+        if self.sessions.get(session_id) is session:
+            self._send_updates(session_id, [update_available_commands(available_commands(session))])
+
+    def _send_updates(self, session_id: str, updates: Sequence[AnyUpdate]) -> None:
         for update in updates:
             self.send(self._notification(session_id, update))
 
     @staticmethod
-    def _notification(session_id: str, update: SessionUpdate) -> dict[str, Any]:
-        params = serialize_params(session_notification(session_id, update))
+    def _notification(session_id: str, update: AnyUpdate) -> dict[str, Any]:
+        # SessionNotification directly: the SDK helper's SessionUpdate lacks the newer kinds.
+        params = serialize_params(SessionNotification(session_id=session_id, update=update))
         return {"jsonrpc": "2.0", "method": CLIENT_METHODS["session_update"], "params": params}
 
     def _session(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise RequestError.invalid_params({"details": f"Session not found: {session_id}"})
+            raise session_not_found(f"Session not found: {session_id}")
         return session
 
 
@@ -257,6 +371,44 @@ def _absolute_dir(cwd: str) -> str:
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
         raise RequestError.invalid_params({"details": f"cwd must be an absolute path to a directory: {cwd}"})
     return os.path.normpath(cwd)
+
+
+# How a provider's name reads in an editor's sign-in list.
+PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI"}
+
+
+def auth_methods() -> list[AuthMethodAgent]:
+    """One method per provider whose key an environment variable holds (ai/config.py). ACP's
+    current schema has no environment-variable method, so each is an `agent` method whose
+    description names the variable (and `_meta.env` lists it): `authenticate` then checks."""
+    methods = []
+    for provider, (key, _) in PROVIDER_ENV.items():
+        name = PROVIDER_NAMES.get(provider, provider)
+        methods.append(AuthMethodAgent(id=f"{provider}-api-key", name=f"{name} API key",
+                                       description=f"Set {key} in the environment pi-rpc is started with",
+                                       field_meta={"env": [key]}))
+    return methods
+
+
+def session_not_found(details: str) -> RequestError:
+    """ACP's resource-not-found error for a session id that names no session."""
+    return RequestError(RESOURCE_NOT_FOUND, "Resource not found", {"details": details})
+
+
+def join_prompt_parts(parts: Sequence[str]) -> str:
+    """The prompt's pieces in order; a mention is kept apart from its neighbours by a space
+    (two adjacent `@` links would otherwise read as one path)."""
+    text = ""
+    after_mention = False
+    for part in parts:
+        if not part:
+            continue
+        mention = part.startswith("@")
+        if text and (mention or after_mention) and not text[-1].isspace() and not part[0].isspace():
+            text += " "
+        text += part
+        after_mention = mention
+    return text
 
 
 def prompt_input(blocks: Sequence[PromptBlock]) -> tuple[str, list[ImageContent]]:
@@ -280,6 +432,7 @@ def prompt_input(blocks: Sequence[PromptBlock]) -> tuple[str, list[ImageContent]
                     images.append(ImageContent(data=resource.blob, mime_type=resource.mime_type or ""))
                 continue
             context.append(f'<context ref="{resource.uri}">\n{resource.text}\n</context>')
-        # Audio is not advertised (promptCapabilities.audio = false) and is dropped.
-    text = "".join(parts)
+        elif isinstance(block, AudioContentBlock):  # not advertised: promptCapabilities.audio = false
+            raise RequestError.invalid_params({"details": "Audio prompts are not supported"})
+    text = join_prompt_parts(parts)
     return "\n\n".join([text, *context]) if context else text, images

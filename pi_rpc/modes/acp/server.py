@@ -40,7 +40,9 @@ class AcpDaemon:
         transport = StdioTransport(self.stdin_fd, sink, self.max_message_bytes)
         async with anyio.create_task_group() as tasks:
             agent = AcpAgent(self.config, tasks, transport.send_now, transport.send_delta)
-            conn = AgentSideConnection(cast(acp.Agent, agent), transport, listening=False)
+            transport.local_methods["session/set_model"] = agent.set_session_model
+            # Unstable methods on: session/resume and session/close (those we do not implement stay -32601).
+            conn = AgentSideConnection(cast(acp.Agent, agent), transport, listening=False, use_unstable_protocol=True)
             tasks.start_soon(self._serve, conn)
             tasks.start_soon(watch_signals, self._stop)
             await self._stop.wait()

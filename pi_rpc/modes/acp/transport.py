@@ -16,12 +16,15 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import msgspec
+from acp import RequestError
 
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader
 from pi_rpc.modes.stdio import StdoutSink, read_chunk
 
 _log = logging.getLogger(__name__)
+
+LocalMethod = Callable[[dict[str, Any]], dict[str, Any]]  # params -> result; raises RequestError
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -31,6 +34,8 @@ class StdioTransport:
     """JSON lines in from `stdin_fd`, out through `sink`; `receive` returns None at end of input."""
 
     def __init__(self, stdin_fd: int, sink: StdoutSink, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        # Requests the SDK does not route (methods older than its schema), answered here.
+        self.local_methods: dict[str, LocalMethod] = {}
         self._stdin_fd = stdin_fd
         self._sink = sink
         self._reader = JsonlFrameReader(max_message_bytes)
@@ -53,7 +58,7 @@ class StdioTransport:
         while True:
             while self._frames:
                 message = self._decode(self._frames.popleft())
-                if message is not None:
+                if message is not None and not self._answer_locally(message):
                     return message
             if self._eof:
                 return None
@@ -90,6 +95,19 @@ class StdioTransport:
             self._error(INVALID_REQUEST, "Invalid request", '"id" must be a string or an integer')
             return None
         return message
+
+    def _answer_locally(self, message: dict[str, Any]) -> bool:
+        handler = self.local_methods.get(message.get("method", ""))
+        if handler is None or "id" not in message:
+            return False
+        params = message.get("params")
+        try:
+            result = handler(params if isinstance(params, dict) else {})
+        except RequestError as exc:
+            self.send_now({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_error_obj()})
+        else:
+            self.send_now({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return True
 
     def _error(self, code: int, text: str, details: str, request_id: Any = None) -> None:
         _log.warning("%s: %s", text, details)

@@ -9,7 +9,7 @@ partial results: each one is a snapshot of the output so far, not a delta.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from acp.helpers import (
     ContentBlock,
@@ -23,7 +23,15 @@ from acp.helpers import (
     update_tool_call,
     update_user_message,
 )
-from acp.schema import ImageContentBlock, TextContentBlock, ToolCallLocation, ToolCallStatus, ToolKind
+from acp.schema import (
+    ImageContentBlock,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
+)
 
 from pi_rpc.agent.types import (
     AgentEvent,
@@ -35,6 +43,7 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.types import (
     AssistantMessage,
+    AutoRetryStart,
     ImageContent,
     Message,
     TextContent,
@@ -46,7 +55,10 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_rpc.modes.acp.terminal_output import TerminalStreams, terminal_content, terminal_info
 from pi_rpc.tools.paths import resolve_to_cwd
+
+_Update = TypeVar("_Update", ToolCallStart, ToolCallProgress)
 
 # ACP's ToolKind lets an editor pick an icon and a presentation (diffs for edits, a terminal look
 # for execute). Tools not listed here are "other".
@@ -61,6 +73,8 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "powershell": "execute",
 }
 TITLE_MAX_CHARS = 120
+# A replaced file larger than this shows as a new one in a write's diff (ACP diffs are whole texts).
+DIFF_OLD_TEXT_MAX_BYTES = 1024 * 1024
 
 
 def tool_kind(tool_name: str) -> ToolKind:
@@ -98,15 +112,16 @@ def tool_locations(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[To
     return [ToolCallLocation(path=resolve_to_cwd(path, cwd), line=line)]
 
 
-def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[ToolCallContentVariant]:
+def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str,
+               replaced_text: str | None = None) -> list[ToolCallContentVariant]:
     """ACP diff blocks from the call's own arguments: each edit's old and new text, or the
-    content a write puts in place (ACP's `oldText` absent: we do not read the file before)."""
+    content a write puts in place over `replaced_text` (None: a new file, ACP's `oldText` absent)."""
     path = args.get("path")
     if not isinstance(path, str) or not path:
         return []
     absolute = resolve_to_cwd(path, cwd)
     if tool_name == "write" and isinstance(args.get("content"), str):
-        return [tool_diff_content(absolute, args["content"])]
+        return [tool_diff_content(absolute, args["content"], replaced_text)]
     if tool_name != "edit":
         return []
     edits = args.get("edits")
@@ -119,6 +134,14 @@ def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[ToolCa
     ]
 
 
+def retry_notice(retry: AutoRetryStart) -> str:
+    """What the user reads while a failed model request waits to be retried (ACP has no retry
+    update; a thought chunk is shown by every client and stays out of the answer)."""
+    seconds = retry.delay_ms / 1000
+    return (f"\n[The model request failed: {retry.error_message}. Retrying in {seconds:g} s "
+            f"(attempt {retry.attempt} of {retry.max_attempts}).]\n")
+
+
 def content_blocks(content: Sequence[TextContent | ImageContent | ThinkingContent]) -> list[ContentBlock]:
     blocks: list[ContentBlock] = []
     for block in content:
@@ -129,19 +152,43 @@ def content_blocks(content: Sequence[TextContent | ImageContent | ThinkingConten
     return blocks
 
 
-def result_content(tool_name: str, args: Mapping[str, Any], cwd: str,
-                   content: Sequence[TextContent | ImageContent]) -> list[ToolCallContentVariant]:
-    """A result's text verbatim (truncation notices included), after the diffs of an edit."""
-    return [*tool_diffs(tool_name, args, cwd), *(tool_content(block) for block in content_blocks(content))]
+def result_content(tool_name: str, args: Mapping[str, Any], cwd: str, content: Sequence[TextContent | ImageContent],
+                   failed: bool = False, replaced_text: str | None = None) -> list[ToolCallContentVariant]:
+    """A result's text verbatim (truncation notices included), after the diffs of an edit that
+    happened: a failed call changed nothing, so it shows no diff."""
+    diffs = [] if failed else tool_diffs(tool_name, args, cwd, replaced_text)
+    return [*diffs, *(tool_content(block) for block in content_blocks(content))]
+
+
+def file_text_before(tool_name: str, args: Mapping[str, Any], cwd: str) -> str | None:
+    """The text a `write` is about to replace, read when the call is announced (before it runs),
+    so its diff shows what was there; None for a new file or one too large or not text."""
+    path = args.get("path")
+    if tool_name != "write" or not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(resolve_to_cwd(path, cwd), "rb") as file:
+            data = file.read(DIFF_OLD_TEXT_MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > DIFF_OLD_TEXT_MAX_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 class UpdateMapper:
     """Turns one session's agent events into ACP updates; remembers each call's name and args,
     which later events (update, end) do not all carry."""
 
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, terminal_output: bool = False) -> None:
         self.cwd = cwd
-        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        # Shell calls as `_meta` terminals (terminal_output.py) for a client that opted in.
+        self._terminals = TerminalStreams() if terminal_output else None
+        # Per call: its tool name, arguments and, for a write, the text it replaces.
+        self._calls: dict[str, tuple[str, dict[str, Any], str | None]] = {}
 
     def updates(self, event: AgentEvent) -> list[SessionUpdate]:
         match event:
@@ -151,30 +198,60 @@ class UpdateMapper:
                 return [update_agent_thought_text(delta)]
             case MessageUpdate(assistant_message_event=ToolcallEndEvent(tool_call=call)):
                 return [self._announce(call.id, call.name, call.arguments, "pending")]
+            case AutoRetryStart():
+                return [update_agent_thought_text(retry_notice(event))]
             case ToolExecutionStart(tool_call_id=call_id, tool_name=name, args=args):
                 if call_id not in self._calls:  # not streamed by the model (e.g. a replayed batch)
                     return [self._announce(call_id, name, args, "in_progress")]
                 return [update_tool_call(call_id, status="in_progress")]
             case ToolExecutionUpdate(tool_call_id=call_id, partial_result=partial):
+                if self._is_terminal(call_id):
+                    assert self._terminals is not None
+                    meta = self._terminals.output(call_id, partial.content)
+                    return [_with_meta(update_tool_call(call_id), meta)] if meta else []
                 return [update_tool_call(call_id, content=self._content(call_id, partial))]
             case ToolExecutionEnd(tool_call_id=call_id, result=result, is_error=is_error):
                 status: ToolCallStatus = "failed" if is_error else "completed"
-                content = self._content(call_id, result)
+                if self._is_terminal(call_id):
+                    assert self._terminals is not None
+                    self._calls.pop(call_id, None)
+                    meta = self._terminals.finish(call_id, result.content, status)
+                    return [_with_meta(update_tool_call(call_id, status=status, content=terminal_content(call_id),
+                                                        raw_output={"output": _text(result.content)}), meta)]
+                content = self._content(call_id, result, failed=is_error)
                 self._calls.pop(call_id, None)
                 return [update_tool_call(call_id, status=status, content=content)]
         return []
 
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: ToolCallStatus) -> SessionUpdate:
-        self._calls[call_id] = (name, args)
+        before = file_text_before(name, args, self.cwd)
+        self._calls[call_id] = (name, args, before)
+        if self._terminals is not None and tool_kind(name) == "execute":
+            return _with_meta(start_tool_call(
+                call_id, tool_title(name, args), kind="execute", status=status, content=terminal_content(call_id),
+                raw_input=args,
+            ), terminal_info(call_id, self.cwd))
         return start_tool_call(
             call_id, tool_title(name, args), kind=tool_kind(name), status=status,
-            content=tool_diffs(name, args, self.cwd) or None,
+            content=tool_diffs(name, args, self.cwd, before) or None,
             locations=tool_locations(name, args, self.cwd) or None, raw_input=args,
         )
 
-    def _content(self, call_id: str, result: AgentToolResult) -> list[ToolCallContentVariant]:
-        name, args = self._calls.get(call_id, ("", {}))
-        return result_content(name, args, self.cwd, result.content)
+    def _is_terminal(self, call_id: str) -> bool:
+        return self._terminals is not None and tool_kind(self._calls.get(call_id, ("",))[0]) == "execute"
+
+    def _content(self, call_id: str, result: AgentToolResult, failed: bool = False) -> list[ToolCallContentVariant]:
+        name, args, before = self._calls.get(call_id, ("", {}, None))
+        return result_content(name, args, self.cwd, result.content, failed, before)
+
+
+def _with_meta(update: _Update, meta: dict[str, Any] | None) -> _Update:
+    update.field_meta = meta
+    return update
+
+
+def _text(content: Sequence[TextContent | ImageContent]) -> str:
+    return "".join(block.text for block in content if isinstance(block, TextContent))
 
 
 def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpdate]:
@@ -203,6 +280,6 @@ def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpd
             name, args = (call.name, call.arguments) if call is not None else (message.tool_name, {})
             updates.append(update_tool_call(
                 message.tool_call_id, status="failed" if message.is_error else "completed",
-                content=result_content(name, args, cwd, message.content),
+                content=result_content(name, args, cwd, message.content, failed=message.is_error),
             ))
     return updates

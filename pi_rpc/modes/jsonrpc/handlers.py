@@ -58,11 +58,12 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         session.set_editor_files(client if capabilities.files else None)
         if params.approval_policy is not UNSET:
             session.set_approval_policy(params.approval_policy)
+        servers = await session.start_mcp_servers(params.mcp_servers)
         return InitializeResult(
             server_info=ServerInfo(name="pi-rpc", version=pi_rpc.__version__),
             protocol_version=PROTOCOL_VERSION, cwd=session.cwd, model=session.model,
             scripted=session.scripted, tools=session.tool_infos(),
-            approval_policy=session.approvals.policy,
+            approval_policy=session.approvals.policy, mcp_servers=servers or UNSET,
         )
 
     @rpc.method("approval/setPolicy", SetApprovalPolicyParams)

@@ -17,6 +17,7 @@ from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
 from pi_rpc.session.store import SessionSummary
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, ToolInfo
+from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
 
 PROTOCOL_VERSION = 1
 
@@ -49,6 +50,8 @@ class InitializeParams(Wire, kw_only=True):
     # The session's approval policy; default: the configured one, else "ask" when the client
     # declares approvals and "auto" when it does not.
     approval_policy: ApprovalPolicy | UnsetType = UNSET
+    # MCP tool servers for this session, started before the answer (with settings.json's).
+    mcp_servers: list[McpServerConfig] = msgspec.field(default_factory=list)
 
 
 class ServerInfo(Wire, kw_only=True):
@@ -64,6 +67,8 @@ class InitializeResult(Wire, kw_only=True):
     scripted: bool
     tools: list[ToolInfo]
     approval_policy: ApprovalPolicy
+    # Every MCP server and how it fared; absent when none is configured.
+    mcp_servers: list[McpServerStatus] | UnsetType = UNSET
 
 
 class ImageInput(Wire, kw_only=True):
@@ -218,5 +223,5 @@ __all__ = [
     "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",
     "MessageList", "ModelList", "SetModelParams", "NewSession", "SessionList", "LoadSessionParams",
     "LoadedSession", "SessionStats", "SessionSummary", "SetThinkingParams", "ThinkingLevels",
-    "AgentEventNotification", "to_image",
+    "AgentEventNotification", "to_image", "McpServerConfig", "McpServerStatus",
 ]

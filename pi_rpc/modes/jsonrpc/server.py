@@ -63,6 +63,7 @@ class Daemon:
             session = AgentSession(self.config, tasks)
             session.subscribe(_event_forwarder(sink))
             handlers.register(rpc, session, client, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
+            tasks.start_soon(session.start_mcp_servers)  # settings.json mcpServers; `initialize` waits for them
             tasks.start_soon(self._read_stdin, rpc)
             tasks.start_soon(watch_signals, self._stop)
             await self._stop.wait()

@@ -55,6 +55,9 @@ class PiDaemon:
             # user chose a policy (--approval-policy, or permissions.defaultPolicy).
             if self.config.approval_policy_configured:
                 self.session.set_approver(self.dialogs.approve)
+            # settings.json mcpServers, before the first command (each start is bounded): Pi's
+            # protocol has no way to tell a client that tools appeared later.
+            await self.session.start_mcp_servers()
             tasks.start_soon(self._read_stdin)
             tasks.start_soon(watch_signals, self._stop)
             await self._stop.wait()  # end of stdin is a clean shutdown (spec 16.4)

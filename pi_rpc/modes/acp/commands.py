@@ -1,0 +1,87 @@
+"""Slash commands for ACP editors: the list (`available_commands_update`) and their handling.
+
+A prompt that starts with `/<name>` of a command here is answered by the daemon itself, as an
+agent message, and never reaches the model; any other text (an unknown `/word` included) is an
+ordinary prompt. When the session offers its own commands (prompt templates, through a
+`commands()` method), they are listed too and left to the session's prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+from pi_rpc.modes.acp.config_options import THINKING_OPTION, model_value, set_config_option, set_model
+from pi_rpc.session.session import AgentSession
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    hint: str | None
+    run: Callable[[AgentSession, str], str]  # (session, argument text) -> what the user reads
+
+
+def _model(session: AgentSession, argument: str) -> str:
+    if argument:
+        set_model(session, argument)
+    current = session.model
+    listed = "\n".join(f"- {model_value(m)}" for m in session.available_models())
+    return f"Model: {model_value(current) if current else 'none configured'}\n\nAvailable:\n{listed}"
+
+
+def _thinking(session: AgentSession, argument: str) -> str:
+    if argument:
+        set_config_option(session, THINKING_OPTION, argument)
+    return f"Thinking: {session.thinking_level} (supported: {', '.join(session.thinking_levels())})"
+
+
+def _tools(session: AgentSession, argument: str) -> str:
+    lines = [f"- {t.name}{'' if t.active else ' (inactive)'}{f' [{t.source}]' if t.source else ''}"
+             for t in session.tool_infos()]
+    servers = session.mcp.statuses() if session.mcp is not None else []
+    lines += [f"MCP server {s.name}: {s.status}{f' ({s.error})' if s.error else ''}" for s in servers]
+    return "Tools:\n" + "\n".join(lines)
+
+
+def _stats(session: AgentSession, argument: str) -> str:
+    stats = session.stats()
+    return (f"Session {stats.session_id}: {stats.user_messages} prompts, {stats.tool_calls} tool calls, "
+            f"{stats.tokens.total} tokens ({stats.tokens.input} in, {stats.tokens.output} out), "
+            f"${stats.cost:.4f}")
+
+
+BUILT_IN: dict[str, Command] = {c.name: c for c in (
+    Command("model", "Show or switch the model", "provider/model-id", _model),
+    Command("thinking", "Show or set the thinking level", "off | minimal | low | medium | high | xhigh", _thinking),
+    Command("tools", "List the tools, with their MCP servers", None, _tools),
+    Command("stats", "Tokens and cost of this session", None, _stats),
+)}
+
+
+def available_commands(session: AgentSession) -> list[AvailableCommand]:
+    listed = [AvailableCommand(name=c.name, description=c.description,
+                               input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.hint))
+                               if c.hint else None) for c in BUILT_IN.values()]
+    return listed + session_commands(session)
+
+
+def session_commands(session: AgentSession) -> list[AvailableCommand]:
+    """The session's own commands (templates), once it offers them as `commands()`."""
+    offered = getattr(session, "commands", None)
+    if not callable(offered):
+        return []
+    return [AvailableCommand(name=str(getattr(c, "name", c)), description=str(getattr(c, "description", "")))
+            for c in offered() if str(getattr(c, "name", c)) not in BUILT_IN]
+
+
+def run_command(session: AgentSession, text: str) -> str | None:
+    """The answer to a built-in slash command, or None when `text` is not one."""
+    if not text.startswith("/"):
+        return None
+    name, _, argument = text[1:].partition(" ")
+    command = BUILT_IN.get(name.strip())
+    return command.run(session, argument.strip()) if command is not None else None

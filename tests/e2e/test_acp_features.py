@@ -1,0 +1,159 @@
+"""`--mode acp` beyond the core (issue 13): model and thinking as config options, slash
+commands, session title and usage updates, session/resume and session/close. Every update the
+agent sends is checked closed-world against the SDK's schema models (no unknown field)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import acp
+import pytest
+from acp.schema import ClientCapabilities, SessionNotification
+
+from tests.acp_clients.schema_check import SCHEMA, AgentMessages
+
+from .conftest import daemon_env
+from .test_acp_mode import Editor, RawAgent, connect, daemon_argv
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+Json = dict[str, Any]
+
+
+def assert_schema_exact(editor: Editor) -> None:
+    """Each session/update parses as ACP's SessionNotification and dumps back to the same JSON;
+    with the npm SDK installed (test_acp_npm_clients.py), every message the agent sent is also
+    valid, closed-world, under the JSON Schema it ships."""
+    for message in editor.received:
+        if message.get("method") == "session/update":
+            parsed = SessionNotification.model_validate(message["params"])
+            assert parsed.model_dump(mode="json", by_alias=True, exclude_unset=True) == message["params"]
+    if SCHEMA.is_file():
+        checker = AgentMessages()
+        methods = {m["id"]: m["method"] for m in editor.sent if "method" in m and "id" in m}
+        assert [(m, p) for m in editor.received if (p := checker.problems(m, methods))] == []
+
+
+async def test_model_and_thinking_are_config_options(workspace: Path, tmp_path: Path) -> None:
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        options = {o.root.id if hasattr(o, "root") else o.id: o for o in session.config_options or []}
+        assert options["model"].current_value == "faux/scripted"
+        assert [o.value for o in options["model"].options] == ["faux/scripted"]
+        assert options["thought_level"].current_value == "off"
+        answer = await conn.set_config_option(config_id="thought_level", session_id=session.session_id, value="off")
+        assert [o.id for o in answer.config_options] == ["model", "thought_level"]
+        for config_id, value, details in (("thought_level", "high", "Unknown thinking level: high"),
+                                          ("model", "nope/none", "Model not found: nope/none"),
+                                          ("colour", "red", "Unknown config option: colour")):
+            with pytest.raises(acp.RequestError) as error:
+                await conn.set_config_option(config_id=config_id, session_id=session.session_id, value=value)
+            assert (error.value.code, error.value.data) == (-32602, {"details": details})
+        assert_schema_exact(editor)
+    assert process.returncode == 0
+
+
+async def test_slash_commands_are_listed_after_the_session_and_answered_without_the_model(
+        workspace: Path, tmp_path: Path) -> None:
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await editor.wait_for(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate")
+                              == "available_commands_update")
+        kinds = [m.get("params", {}).get("update", {}).get("sessionUpdate") if "method" in m else "response"
+                 for m in editor.received]
+        assert kinds.index("response", 1) < kinds.index("available_commands_update")  # after session/new's answer
+        listed = next(u for u in editor.updates() if u["sessionUpdate"] == "available_commands_update")
+        assert [c["name"] for c in listed["availableCommands"]] == ["model", "thinking", "tools", "stats"]
+        answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/tools")])
+        assert answer.stop_reason == "end_turn"
+        said = [u["content"]["text"] for u in editor.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+        assert said[0].startswith("Tools:\n- read\n- bash\n")
+        stats = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/stats")])
+        assert stats.stop_reason == "end_turn"
+        listed_sessions = await conn.list_sessions(cwd=str(workspace))
+        assert [s.title for s in listed_sessions.sessions] == [None]  # nothing reached the transcript
+        assert_schema_exact(editor)
+
+
+async def test_a_turn_ends_with_the_session_title_and_its_usage(workspace: Path, tmp_path: Path) -> None:
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("list files")])
+        updates = editor.updates()
+        info = next(u for u in updates if u["sessionUpdate"] == "session_info_update")
+        usage = next(u for u in updates if u["sessionUpdate"] == "usage_update")
+        assert info["title"] == "list files" and info["updatedAt"]
+        assert usage["size"] == 200000 and usage["used"] > 0
+        assert usage["cost"] == {"amount": 0.0, "currency": "USD"}
+        assert_schema_exact(editor)
+
+
+async def test_close_forgets_a_session_and_resume_brings_it_back_without_a_replay(
+        workspace: Path, tmp_path: Path) -> None:
+    async with connect(workspace, tmp_path) as (conn, editor, process):
+        init_caps = editor.received[0]["result"]["agentCapabilities"]["sessionCapabilities"]
+        assert {"resume", "close"} <= set(init_caps)
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("list files")])
+        await conn.close_session(session_id=session.session_id)
+        with pytest.raises(acp.RequestError) as error:
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("list files")])
+        assert error.value.code == -32002
+        before = len(editor.updates())
+        await conn.resume_session(session_id=session.session_id, cwd=str(workspace), mcp_servers=[])
+        assert not [u for u in editor.updates()[before:] if u["sessionUpdate"] == "user_message_chunk"]
+        again = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("list files")])
+        assert again.stop_reason == "end_turn"
+        assert_schema_exact(editor)
+    assert process.returncode == 0
+
+
+async def test_a_client_that_opts_in_sees_shell_calls_as_terminals(workspace: Path, tmp_path: Path) -> None:
+    editor = Editor()
+    argv = daemon_argv(workspace)
+    async with acp.spawn_agent_process(editor, sys.executable, *argv, env=daemon_env(tmp_path),
+                                       transport_kwargs={"stderr": subprocess.DEVNULL},
+                                       observers=[editor.observe]) as (conn, process):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
+                              client_capabilities=ClientCapabilities(field_meta={"terminal_output": True}))
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("tour")])
+        shell = next(u for u in editor.updates() if u["sessionUpdate"] == "tool_call" and u["kind"] == "execute")
+        call_id = shell["toolCallId"]
+        assert shell["content"] == [{"type": "terminal", "terminalId": call_id}]
+        assert shell["_meta"] == {"terminal_info": {"terminal_id": call_id, "cwd": str(workspace)}}
+        metas = [u["_meta"] for u in editor.updates()
+                 if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call_id and "_meta" in u]
+        streamed = "".join(m["terminal_output"]["data"] for m in metas if "terminal_output" in m)
+        assert "\n4000\n" in streamed and streamed.count("\n4000\n") == 1
+        assert metas[-1]["terminal_exit"] == {"terminal_id": call_id, "exit_code": 0, "signal": None}
+        assert_schema_exact(editor)
+    assert process.returncode == 0
+
+
+def test_the_older_set_model_is_the_model_option(workspace: Path, tmp_path: Path) -> None:
+    agent = RawAgent(workspace, tmp_path)
+    try:
+        new = agent.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                                     "params": {"cwd": str(workspace), "mcpServers": []}}).encode())
+        session_id = new["result"]["sessionId"]
+
+        def set_model(request_id: int, model_id: str) -> list[Json]:
+            lines = [agent.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "session/set_model",
+                                            "params": {"sessionId": session_id, "modelId": model_id}}).encode())]
+            while lines[-1].get("id") != request_id:
+                lines.append(agent.read())
+            return lines
+
+        *updates, answer = set_model(2, "faux/scripted")
+        assert answer == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert updates[-1]["params"]["update"]["sessionUpdate"] == "config_option_update"
+        *_, refused = set_model(3, "nope/none")
+        assert refused["error"]["code"] == -32602
+        assert refused["error"]["data"] == {"details": "Model not found: nope/none"}
+    finally:
+        assert agent.close() == 0
