@@ -175,7 +175,9 @@ def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, ar
         _read_jsonl_until(out, b'"id":1,', received)
         send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}})
         _read_jsonl_until(out, b'"id":2,', received)
-        session = json.loads(bytes(received).splitlines()[-1])["result"]["sessionId"]
+        # The response, not a notification that may follow it (the session's slash commands).
+        replies = [json.loads(line) for line in bytes(received).splitlines() if b'"id":2,' in line]
+        session = replies[0]["result"]["sessionId"]
         send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
               "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
         loopback.portal.call(lambda: loopback.server.wait_for_request(1))
@@ -189,6 +191,6 @@ def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, ar
     chunks = [m["params"]["update"] for m in messages if m.get("method") == "session/update"
               and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
     assert "".join(c["content"]["text"] for c in chunks) == "".join(pieces)
-    assert messages[-1]["result"]["stopReason"] == "end_turn"
+    assert [m["result"]["stopReason"] for m in messages if m.get("id") == 3] == ["end_turn"]
     # One update per delta until about 1 MiB waits unread; the rest merged (20 000 without).
     assert len(chunks) < len(pieces) / 4

@@ -10,6 +10,7 @@ export interface InitializeParams {
 clientInfo?: ClientInfo
 capabilities?: ClientCapabilities
 approvalPolicy?: ("acceptEdits" | "ask" | "auto" | "readOnly")
+mcpServers?: McpServerConfig[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -28,6 +29,25 @@ approvals?: boolean
 files?: boolean
 }
 /**
+ * One MCP server: `command` (stdio) or `url` (streamable HTTP).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "McpServerConfig".
+ */
+export interface McpServerConfig {
+name: string
+command?: (string | null)
+args?: string[]
+env?: {
+[k: string]: string
+}
+cwd?: (string | null)
+url?: (string | null)
+headers?: {
+[k: string]: string
+}
+}
+/**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "InitializeResult".
  */
@@ -39,6 +59,7 @@ model: (Model | null)
 scripted: boolean
 tools: ToolInfo[]
 approvalPolicy: ("acceptEdits" | "ask" | "auto" | "readOnly")
+mcpServers?: McpServerStatus[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -97,6 +118,19 @@ parameters: {
 
 }
 active: boolean
+source?: string
+}
+/**
+ * What a client sees of one server: its tools (namespaced), or why it has none.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "McpServerStatus".
+ */
+export interface McpServerStatus {
+name: string
+status: ("failed" | "running" | "starting" | "stopped")
+tools?: string[]
+error?: (string | null)
 }
 /**
  * Params of a method that takes none (absent `params` is accepted too).
