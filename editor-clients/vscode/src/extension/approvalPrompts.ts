@@ -77,7 +77,7 @@ export class ApprovalPrompts implements vscode.Disposable {
     }
     const name = path.split("/").pop() ?? path;
     await vscode.commands.executeCommand("vscode.diff", shown.sides[0], shown.sides[1],
-      `${name} (Pi wants to ${shown.request.toolName} it: waiting for approval)`, { preview: true, preserveFocus: true });
+      `${name}: Pi's ${shown.request.toolName}, waiting for approval`, { preview: true, preserveFocus: true });
   }
 
   private async open(session: FolderSession, request: ApprovalRequest): Promise<void> {

@@ -72,6 +72,15 @@ function schedule(): void {
   });
 }
 
+/** A redrawn card that still asks keeps the rejection reason being typed (and its focus). */
+function keepReason(old: HTMLElement, fresh: HTMLElement): void {
+  const typed = old.querySelector<HTMLInputElement>(".approval-reason");
+  const next = fresh.querySelector<HTMLInputElement>(".approval-reason");
+  if (!typed || !next || !typed.value) return;
+  next.value = typed.value;
+  if (document.activeElement === typed) queueMicrotask(() => next.focus());
+}
+
 /** Returns true when a block has work left for the next frame. */
 function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks?: (StreamingMarkdown | HTMLElement)[] }): boolean {
   let behind = false;
@@ -81,8 +90,10 @@ function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks
     if (block.kind === "toolCall") {
       const card = chat.cards[block.cardKey];
       const fresh = card ? renderToolCard(card) : el("div");
-      if (view instanceof HTMLElement) view.replaceWith(fresh);
-      else entry.node.append(fresh);
+      if (view instanceof HTMLElement) {
+        keepReason(view, fresh);
+        view.replaceWith(fresh);
+      } else entry.node.append(fresh);
       entry.blocks![i] = fresh;
       return;
     }
