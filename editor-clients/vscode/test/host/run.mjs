@@ -228,6 +228,19 @@ async function uiEndToEnd(context, port, dirs) {
   await diffTab.first().waitFor({ state: "detached", timeout: 10_000 })
     .then(() => check(true, "the diff editor closed after the answer"), () => check(false, "the diff editor closed after the answer"));
 
+  // With the chat hidden (the Explorer shown instead), the question comes as a notification.
+  await input.fill("edit farewell later");
+  await input.press("Enter");
+  await runCommand(page, "View: Show Explorer");
+  const question = page.locator(".notifications-toasts .notification-list-item", { hasText: "Pi asks: Edit src/farewell.py" }).first();
+  await question.waitFor({ timeout: 30_000 })
+    .then(() => check(true, "a notification asks while the chat is hidden"), () => check(false, "a notification asks while the chat is hidden"));
+  await question.locator(".monaco-button", { hasText: /^Allow$/ }).first().click().catch(() => undefined);
+  for (let i = 0; i < 50 && !readFileSync(join(dirs.ws2, "src", "farewell.py"), "utf8").includes("See you"); i++) await sleep(200);
+  check(readFileSync(join(dirs.ws2, "src", "farewell.py"), "utf8").includes("See you"), "Allow in the notification ran the edit");
+  await runCommand(page, "Pi: Open Chat");
+  await view.locator(".msg.assistant", { hasText: "Changed it while you were away." }).waitFor({ timeout: 30_000 }).catch(() => undefined);
+
   // Model picker: models/list (now with the anthropic models the key unlocked), model/set.
   await view.locator("button.chip.model").click();
   await pickItem(page, "anthropic/claude-sonnet-4-6");
