@@ -30,6 +30,8 @@ export async function generate() {
     `  ${JSON.stringify(name)}: { params: ${refName(m.params)}; result: ${refName(m.result)} };`).join("\n");
   const serverNotes = Object.entries(schema.serverNotifications).map(([name, m]) =>
     `  ${JSON.stringify(name)}: ${refName(m.params)};`).join("\n");
+  const serverRequests = Object.entries(schema.serverRequests ?? {}).map(([name, m]) =>
+    `  ${JSON.stringify(name)}: { params: ${refName(m.params)}; result: ${refName(m.result)} };`).join("\n");
   const clientNotes = Object.entries(schema.clientNotifications).map(([name, m]) =>
     `  ${JSON.stringify(name)}: ${refName(m.params)};`).join("\n");
   return [
@@ -43,6 +45,8 @@ export async function generate() {
     `export interface Methods {\n${methods}\n}`,
     "/** Notifications the daemon sends. */",
     `export interface ServerNotifications {\n${serverNotes}\n}`,
+    "/** Requests the daemon sends to the client (approvals, the editor's files). */",
+    `export interface ServerRequests {\n${serverRequests}\n}`,
     "/** Notifications the client sends. */",
     `export interface ClientNotifications {\n${clientNotes}\n}`,
     "",

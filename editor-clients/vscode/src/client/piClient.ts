@@ -2,17 +2,26 @@
 // extension, an in-memory replay in the unit tests). Knows nothing about VS Code.
 import type { Readable, Writable } from "node:stream";
 import {
+  type CancellationToken,
   CancellationTokenSource,
   createMessageConnection,
   type MessageConnection,
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
-import type { AgentEvent, ClientNotifications, Methods } from "../protocol";
+import type { AgentEvent, ClientNotifications, Methods, ServerRequests } from "../protocol";
 
 export type MethodName = keyof Methods;
 export type ParamsOf<M extends MethodName> = Methods[M]["params"];
 export type ResultOf<M extends MethodName> = Methods[M]["result"];
+export type ServerRequestName = keyof ServerRequests;
+
+/**
+ * Answers one kind of daemon→client request. `token` is cancelled when the daemon sends
+ * `$/cancelRequest` for it (an abort while an approval waits), so the handler can close its UI.
+ */
+export type ServerRequestHandler<M extends ServerRequestName> =
+  (params: ServerRequests[M]["params"], token: CancellationToken) => Promise<ServerRequests[M]["result"]>;
 
 /** A request in flight that can be cancelled with `$/cancelRequest`. */
 export interface PendingRequest<T> {
@@ -59,6 +68,11 @@ export class PiClient {
     const result = this.connection.sendRequest<ResultOf<M>>(method, params, source.token);
     void result.finally(() => source.dispose()).catch(() => undefined);
     return { result, cancel: () => source.cancel() };
+  }
+
+  /** Serves a daemon→client request; an error thrown becomes the JSON-RPC error response. */
+  onRequest<M extends ServerRequestName>(method: M, handler: ServerRequestHandler<M>): void {
+    this.connection.onRequest(method, (params: ServerRequests[M]["params"], token: CancellationToken) => handler(params, token));
   }
 
   notify<N extends keyof ClientNotifications>(method: N, params?: ClientNotifications[N]): Promise<void> {

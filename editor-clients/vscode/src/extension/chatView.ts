@@ -54,6 +54,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     });
   }
 
+  /** Whether the chat is on screen. */
+  get isVisible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
   get isReady(): boolean {
     return this.ready;
   }

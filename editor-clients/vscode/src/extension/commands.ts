@@ -1,6 +1,8 @@
-// The Pi commands that pick from lists: sessions, tools, models, thinking level, API keys.
+// The Pi commands that pick from lists: sessions, tools, models, thinking level, approval policy,
+// API keys.
 import * as vscode from "vscode";
 import { API_KEY_ENV } from "../client/launch";
+import { APPROVAL_POLICIES, type ApprovalPolicy } from "../protocol";
 import type { FolderSession } from "./folderSession";
 import { SECRET_PREFIX } from "./settings";
 
@@ -65,6 +67,27 @@ export async function pickThinking(session: FolderSession): Promise<void> {
     void vscode.window.showInformationMessage(`This model supports thinking levels: ${result.available.join(", ")}; set to ${result.level}.`);
   }
   await session.refresh();
+}
+
+const POLICY_DESCRIPTIONS: Record<ApprovalPolicy, string> = {
+  ask: "ask before bash, edits, writes and reads outside the workspace",
+  acceptEdits: "edits and writes in the workspace run; bash and anything outside asks",
+  auto: "everything runs without asking (Pi's behaviour)",
+  readOnly: "nothing is changed: bash, edits and writes are refused (for planning)",
+};
+
+/** Sets the session's policy at once and keeps it in `pi.approvalPolicy` for the next daemon. */
+export async function pickApprovalPolicy(session: FolderSession): Promise<void> {
+  const current = session.approvalPolicy;
+  const pick = await vscode.window.showQuickPick(
+    APPROVAL_POLICIES.map((policy) => ({ label: policy, description: policy === current ? "current" : undefined,
+      detail: POLICY_DESCRIPTIONS[policy], policy })),
+    { title: "Pi approval policy" },
+  );
+  if (!pick) return;
+  await session.setApprovalPolicy(pick.policy);
+  const target = vscode.workspace.workspaceFolders ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await vscode.workspace.getConfiguration("pi", session.folder.uri).update("approvalPolicy", pick.policy, target);
 }
 
 /** Stores a key in SecretStorage; returns true when one was stored (the daemons must restart). */

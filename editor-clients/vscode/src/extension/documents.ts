@@ -7,7 +7,7 @@ import type { FolderSession } from "./folderSession";
 
 export const BEFORE_SCHEME = "pi-before";
 
-/** Serves the "before" side of diffs from memory. */
+/** Serves diff sides from memory: the "before" of a finished edit, both sides of one awaiting approval. */
 export class BeforeContentProvider implements vscode.TextDocumentContentProvider {
   private readonly contents = new Map<string, string>();
   private next = 0;
@@ -16,10 +16,10 @@ export class BeforeContentProvider implements vscode.TextDocumentContentProvider
     return this.contents.get(uri.query) ?? "";
   }
 
-  uriFor(path: string, content: string): vscode.Uri {
+  uriFor(path: string, content: string, scheme = BEFORE_SCHEME): vscode.Uri {
     const id = String(++this.next);
     this.contents.set(id, content);
-    return vscode.Uri.from({ scheme: BEFORE_SCHEME, path, query: id });
+    return vscode.Uri.from({ scheme, path, query: id });
   }
 }
 
@@ -27,8 +27,8 @@ function resolvePath(session: FolderSession, path: string): vscode.Uri {
   return path.startsWith("/") ? vscode.Uri.file(path) : vscode.Uri.joinPath(session.folder.uri, path);
 }
 
-export async function openLog(session: FolderSession, toolCallId: string): Promise<void> {
-  const card = session.chat.tools[toolCallId];
+export async function openLog(session: FolderSession, cardKey: string): Promise<void> {
+  const card = session.chat.cards[cardKey];
   if (!card) return;
   if (card.fullOutputPath) {
     const document = await vscode.workspace.openTextDocument(vscode.Uri.file(card.fullOutputPath));
@@ -44,12 +44,12 @@ export async function openLog(session: FolderSession, toolCallId: string): Promi
   }
 }
 
-export async function openDiff(session: FolderSession, toolCallId: string, before: BeforeContentProvider): Promise<void> {
-  const card = session.chat.tools[toolCallId];
+export async function openDiff(session: FolderSession, cardKey: string, before: BeforeContentProvider): Promise<void> {
+  const card = session.chat.cards[cardKey];
   const path = card?.args.path;
   if (!card || typeof path !== "string") return;
   const target = resolvePath(session, path);
-  let original = session.snapshots.get(toolCallId);
+  let original = session.snapshots.get(cardKey);
   if (card.patch) {
     try {
       original = reversePatch(readFileSync(target.fsPath, "utf8"), card.patch);

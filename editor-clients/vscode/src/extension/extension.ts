@@ -2,8 +2,9 @@
 import * as vscode from "vscode";
 import type { AgentEvent, ImageInput } from "../protocol";
 import type { SendMode, ViewToHost } from "../shared/bridge";
+import { APPROVAL_SCHEME, ApprovalPrompts } from "./approvalPrompts";
 import { ChatViewProvider } from "./chatView";
-import { pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
+import { pickApprovalPolicy, pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
 import { BEFORE_SCHEME, BeforeContentProvider, openDiff, openLog } from "./documents";
 import { errorText, FolderSession, type SessionListener } from "./folderSession";
 import { readSettings } from "./settings";
@@ -26,6 +27,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
   const before = new BeforeContentProvider();
   let shown: FolderSession | undefined;
   const eventEmitter = new vscode.EventEmitter<AgentEvent>();
+  const prompts = new ApprovalPrompts(before, () => chatView.isVisible, () => chatView.reveal());
 
   const currentFolder = (): vscode.WorkspaceFolder | undefined => {
     const uri = vscode.window.activeTextEditor?.document.uri;
@@ -37,6 +39,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     if (!session) {
       session = new FolderSession(folder, () => readSettings(context.secrets, folder.uri), output, listener);
       sessions.set(folder.uri.toString(), session);
+      context.subscriptions.push(prompts.attach(session));
     }
     return session;
   };
@@ -99,8 +102,10 @@ export function activate(context: vscode.ExtensionContext): PiApi {
       case "send": return send(message.text, message.images, message.mode);
       case "abort": return session.abort();
       case "clearQueue": return session.clearQueue();
-      case "openLog": return openLog(session, message.toolCallId);
-      case "openDiff": return openDiff(session, message.toolCallId, before);
+      case "openLog": return openLog(session, message.cardKey);
+      case "openDiff": return openDiff(session, message.cardKey, before);
+      case "approve": return prompts.decide(message.toolCallId, message.outcome, message.reason);
+      case "showApproval": return prompts.showDiff(message.toolCallId);
       case "copy": return vscode.env.clipboard.writeText(message.text);
       case "insertCode": {
         const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme !== "output") ?? vscode.window.activeTextEditor;
@@ -133,17 +138,29 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     void session.ensure().catch((error: unknown) => session.reportError(error));
   });
 
-  const guarded = (fn: () => unknown) => async () => {
+  const guarded = <A extends unknown[]>(fn: (...args: A) => unknown) => async (...args: A) => {
     try {
-      await fn();
+      await fn(...args);
     } catch (error) {
       void vscode.window.showErrorMessage(`Pi: ${errorText(error)}`);
     }
   };
 
+  /** The diff editor's title actions: they act on the call whose diff is shown. */
+  const decideFromEditor = (outcome: "allow" | "allowAlways" | "reject") => guarded(async (uri?: unknown) => {
+    const shown = prompts.requestFor(uri instanceof vscode.Uri ? uri : undefined);
+    if (!shown) throw new Error("No tool call is waiting for approval.");
+    await prompts.decide(shown.request.toolCallId, outcome, undefined, outcome === "reject");
+  });
+
   context.subscriptions.push(
-    output, statusBar, eventEmitter,
+    output, statusBar, eventEmitter, prompts,
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, before),
+    vscode.workspace.registerTextDocumentContentProvider(APPROVAL_SCHEME, before),
+    vscode.commands.registerCommand("pi.approvalPolicy", guarded(() => pickApprovalPolicy(requireSession()))),
+    vscode.commands.registerCommand("pi.approval.allow", decideFromEditor("allow")),
+    vscode.commands.registerCommand("pi.approval.allowAlways", decideFromEditor("allowAlways")),
+    vscode.commands.registerCommand("pi.approval.reject", decideFromEditor("reject")),
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("pi.openChat", () => chatView.reveal()),
     vscode.commands.registerCommand("pi.prompt", guarded(async () => {
@@ -186,9 +203,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     })),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (!event.affectsConfiguration("pi")) return;
-      for (const session of sessions.values()) {
-        if (!session.isRunning && session.pid !== undefined) void session.stop();
-      }
+      for (const session of sessions.values()) void session.settingsChanged().catch((error: unknown) => session.reportError(error));
     }),
     vscode.workspace.onDidChangeWorkspaceFolders((event) => {
       for (const folder of event.removed) {

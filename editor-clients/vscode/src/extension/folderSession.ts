@@ -2,13 +2,15 @@
 // of the chat (for the status bar, diffs and logs), and restarts a dead daemon into the same session.
 import { readFileSync } from "node:fs";
 import * as vscode from "vscode";
+import { ApprovalQueue } from "../client/approvalQueue";
 import { DaemonProcess, type DaemonExit, exitMessage } from "../client/daemonProcess";
 import { launchArgs, launchEnv } from "../client/launch";
 import type { PendingRequest } from "../client/piClient";
-import type { AgentEvent, ImageInput, InitializeResult, PromptOutcome, SessionStats } from "../protocol";
+import type { AgentEvent, ApprovalPolicy, ImageInput, InitializeResult, PromptOutcome, SessionStats } from "../protocol";
 import { ErrorCodes } from "../protocol";
 import type { SendMode, ViewStatus } from "../shared/bridge";
 import { applyEvent, type ChatState, chatFromMessages, emptyChat } from "../shared/chatModel";
+import { readTextFile, writeTextFile } from "./editorFiles";
 import type { Settings } from "./settings";
 
 export interface SessionListener {
@@ -32,8 +34,14 @@ export class FolderSession implements vscode.Disposable {
   private starting?: Promise<DaemonProcess>;
   private stopping = false;
   private pendingPrompt?: PendingRequest<PromptOutcome | { queued: string }>;
-  /** File contents captured when a write/edit call was complete, before it ran. */
+  /** File contents captured when a write/edit call was complete, before it ran (by card key). */
   readonly snapshots = new Map<string, string | undefined>();
+  /** Calls the daemon waits on until the user approves or rejects them. */
+  readonly approvals = new ApprovalQueue();
+  /** The session's approval policy as the daemon last reported it. */
+  approvalPolicy?: ApprovalPolicy;
+  /** The launch settings the running daemon was started with (a change restarts it). */
+  private launchedWith = "";
 
   constructor(
     readonly folder: vscode.WorkspaceFolder,
@@ -60,6 +68,7 @@ export class FolderSession implements vscode.Disposable {
       tokens: this.stats?.tokens.total ?? 0,
       cost: this.stats?.cost ?? 0,
       problem: this.problem,
+      approvalPolicy: this.approvalPolicy ?? "",
     };
   }
 
@@ -85,8 +94,16 @@ export class FolderSession implements vscode.Disposable {
     this.stopping = false;
     void daemon.exited.then((exit) => this.onExit(daemon, exit, settings.launch.command));
     daemon.client.onEvent((event) => this.onEvent(event));
+    daemon.client.onRequest("approval/request", (request, token) => this.approvals.ask(request, token));
+    daemon.client.onRequest("fs/readTextFile", ({ path }) => readTextFile(path));
+    daemon.client.onRequest("fs/writeTextFile", ({ path, content }) => writeTextFile(path, content));
+    this.launchedWith = JSON.stringify(settings.launch);
     try {
-      this.info = await daemon.client.request("initialize", { clientInfo: { name: "vscode", version: "0.1.0" } });
+      this.info = await daemon.client.request("initialize", {
+        clientInfo: { name: "vscode", version: "0.1.0" },
+        capabilities: { approvals: true, files: true },
+        ...(settings.approvalPolicy ? { approvalPolicy: settings.approvalPolicy } : {}),
+      });
     } catch (error) {
       // One message for a failed start (the caller shows it), not a second one from onExit.
       this.stopping = true;
@@ -100,6 +117,7 @@ export class FolderSession implements vscode.Disposable {
       throw new Error(message);
     }
     this.problem = this.info.model ? "" : NO_MODEL_PROBLEM;
+    this.approvalPolicy = this.info.approvalPolicy;
     // A session with no message yet has no file to load: a fresh one is just as good.
     if (this.sessionId && this.chat.items.length > 0) await this.resume(daemon);
     await this.refreshState(daemon);
@@ -136,6 +154,7 @@ export class FolderSession implements vscode.Disposable {
   private onExit(daemon: DaemonProcess, exit: DaemonExit, command: string): void {
     if (this.daemon !== daemon) return;
     this.daemon = undefined;
+    this.approvals.cancelAll();
     const wasRunning = this.chat.running;
     if (wasRunning) applyEvent(this.chat, { type: "agent_end", messages: [] });
     if (this.stopping) return;
@@ -156,21 +175,23 @@ export class FolderSession implements vscode.Disposable {
       this.snapshot(event.assistantMessageEvent.toolCall);
     }
     this.listener.events(this, [event]);
-    if (event.type === "agent_start" || event.type === "tool_execution_start" || event.type === "tool_execution_end") {
+    if (event.type === "agent_start" || event.type === "tool_execution_start" || event.type === "tool_execution_end" ||
+        event.type === "tool_approval_request" || event.type === "tool_approval_end") {
       this.listener.status(this);
     }
     if (event.type === "agent_settled" && this.daemon) void this.refreshState(this.daemon);
   }
 
   private snapshot(call: { id: string; name: string; arguments?: unknown }): void {
-    if (call.name !== "write" && call.name !== "edit") return;
+    const cardKey = this.chat.tools[call.id]?.key;
+    if ((call.name !== "write" && call.name !== "edit") || !cardKey) return;
     const path = (call.arguments as { path?: unknown } | undefined)?.path;
     if (typeof path !== "string") return;
     const uri = path.startsWith("/") ? vscode.Uri.file(path) : vscode.Uri.joinPath(this.folder.uri, path);
     try {
-      this.snapshots.set(call.id, readFileSync(uri.fsPath, "utf8"));
+      this.snapshots.set(cardKey, readFileSync(uri.fsPath, "utf8"));
     } catch {
-      this.snapshots.set(call.id, undefined);
+      this.snapshots.set(cardKey, undefined);
     }
   }
 
@@ -200,6 +221,27 @@ export class FolderSession implements vscode.Disposable {
   async abort(): Promise<void> {
     if (!this.daemon) return;
     await this.daemon.client.request("abort");
+  }
+
+  /** Sets the approval policy of the running session (from the next tool call on). */
+  async setApprovalPolicy(policy: ApprovalPolicy): Promise<void> {
+    const daemon = await this.ensure();
+    this.approvalPolicy = (await daemon.client.request("approval/setPolicy", { policy })).policy;
+    this.listener.status(this);
+  }
+
+  /**
+   * After a `pi.*` setting changed: an idle daemon whose launch settings changed stops (the next use
+   * starts it again, in the same session); a new approval policy applies to the running one at once.
+   */
+  async settingsChanged(): Promise<void> {
+    if (!this.daemon) return;
+    const settings = await this.settings();
+    if (JSON.stringify(settings.launch) !== this.launchedWith && !this.isRunning) {
+      await this.stop();
+      return;
+    }
+    if (settings.approvalPolicy && settings.approvalPolicy !== this.approvalPolicy) await this.setApprovalPolicy(settings.approvalPolicy);
   }
 
   async clearQueue(): Promise<void> {
@@ -243,6 +285,7 @@ export class FolderSession implements vscode.Disposable {
   /** Stops the daemon for good (deactivate, reload, settings change). */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.approvals.cancelAll();
     const daemon = this.daemon ?? (await this.starting?.catch(() => undefined));
     this.daemon = undefined;
     if (daemon) await daemon.stop();

@@ -1,10 +1,13 @@
 // The extension's settings and the API keys kept in SecretStorage (never in settings or logs).
 import * as vscode from "vscode";
 import { API_KEY_ENV, type LaunchSettings } from "../client/launch";
+import type { ApprovalPolicy } from "../protocol";
 
 export interface Settings {
   launch: LaunchSettings;
   followUpMode: "ask" | "steer" | "followUp";
+  /** Sent in `initialize`; undefined leaves it to the daemon (`ask`, or the user's Pi settings). */
+  approvalPolicy?: ApprovalPolicy;
   apiKeys: Record<string, string | undefined>;
 }
 
@@ -25,6 +28,7 @@ export async function readSettings(secrets: vscode.SecretStorage, scope?: vscode
       tools: config.get<string[]>("tools") ?? [],
     },
     followUpMode: config.get<"ask" | "steer" | "followUp">("followUpMode") ?? "ask",
+    approvalPolicy: config.get<ApprovalPolicy | "">("approvalPolicy") || undefined,
     apiKeys,
   };
 }

@@ -1,4 +1,5 @@
-// The status bar item: what the agent is doing (idle / streaming / running a tool); opens the chat.
+// The status bar item: what the agent is doing (idle / streaming / running a tool / waiting for
+// approval); opens the chat.
 import * as vscode from "vscode";
 import type { FolderSession } from "./folderSession";
 
@@ -18,6 +19,9 @@ export class PiStatusBar implements vscode.Disposable {
     if (problem) {
       this.item.text = "$(warning) Pi";
       this.item.tooltip = problem;
+    } else if (activity.kind === "approval") {
+      this.item.text = "$(question) Pi: waiting for approval";
+      this.item.tooltip = `Pi waits for you to allow or reject a ${activity.name} call. Click to open the chat.`;
     } else if (activity.kind === "streaming") {
       this.item.text = "$(loading~spin) Pi: streaming";
       this.item.tooltip = "Pi is answering. Click to open the chat.";

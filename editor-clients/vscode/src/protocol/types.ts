@@ -868,6 +868,12 @@ export interface Methods {
 export interface ServerNotifications {
   "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled;
 }
+/** Requests the daemon sends to the client (approvals, the editor's files). */
+export interface ServerRequests {
+  "approval/request": { params: ApprovalRequest; result: ApprovalDecision };
+  "fs/readTextFile": { params: ReadTextFileParams; result: TextFileContent };
+  "fs/writeTextFile": { params: WriteTextFileParams; result: null };
+}
 /** Notifications the client sends. */
 export interface ClientNotifications {
   "exit": Empty;

@@ -1,5 +1,5 @@
 // The messages between the extension host and the chat webview, in both directions.
-import type { AgentEvent, ImageInput } from "../protocol";
+import type { AgentEvent, ApprovalDecision, ImageInput } from "../protocol";
 import type { ChatState } from "./chatModel";
 
 export interface ViewStatus {
@@ -11,6 +11,8 @@ export interface ViewStatus {
   cost: number;
   /** A problem the user must act on (daemon not found, no model configured), or "". */
   problem: string;
+  /** The session's approval policy (`ask`, `acceptEdits`, `auto`, `readOnly`), or "" before start. */
+  approvalPolicy: string;
 }
 
 export type HostToView =
@@ -33,8 +35,12 @@ export type ViewToHost =
   | { type: "send"; text: string; images: ImageInput[]; mode?: SendMode }
   | { type: "abort" }
   | { type: "clearQueue" }
-  | { type: "openLog"; toolCallId: string }
-  | { type: "openDiff"; toolCallId: string }
+  | { type: "openLog"; cardKey: string }
+  | { type: "openDiff"; cardKey: string }
+  /** The user's answer to a call waiting for approval (the card's buttons). */
+  | { type: "approve"; toolCallId: string; outcome: ApprovalDecision["outcome"]; reason?: string }
+  /** Reopen the before/after diff of a call waiting for approval. */
+  | { type: "showApproval"; toolCallId: string }
   | { type: "insertCode"; code: string }
   | { type: "copy"; text: string }
   | { type: "command"; command: string }

@@ -1,12 +1,13 @@
 // The chat as the user sees it, built from agent events by one pure reducer. The webview renders
 // it; the unit tests replay transcripts through it. Each item carries a revision so the renderer
 // redraws only what changed since its last frame.
-import type { AgentEvent, AssistantMessageEvent, Message } from "../protocol";
+import type { AgentEvent, ApprovalRequest, AssistantMessageEvent, Message } from "../protocol";
 
 export type Block =
   | { kind: "text"; text: string }
   | { kind: "thinking"; text: string }
-  | { kind: "toolCall"; toolCallId: string };
+  /** `cardKey` names the card in `ChatState.cards` (a tool call id may come again in a later run). */
+  | { kind: "toolCall"; toolCallId: string; cardKey: string };
 
 export type ToolStatus = "pending" | "running" | "done" | "error";
 
@@ -15,6 +16,18 @@ export interface Truncation {
   truncatedBy?: string;
   totalLines?: number;
   outputLines?: number;
+}
+
+/** What a card shows while its call waits for the user: the request, without the file texts. */
+export interface CardApproval {
+  title: string;
+  command?: string;
+  /** The unified diff of an edit or write, for the card (the diff editor shows the whole files). */
+  patch?: string;
+  /** Whether a before/after diff can be opened. */
+  hasDiff: boolean;
+  /** What "Allow Always" adds, e.g. `bash(npm test:*)` or `edit`. */
+  suggestedRule: string;
 }
 
 export interface ToolCard {
@@ -32,6 +45,10 @@ export interface ToolCard {
   fullOutputPath?: string;
   patch?: string;
   durationMs?: number;
+  /** Set while the call waits for the user's approval. */
+  approval?: CardApproval;
+  /** How the last approval of this call ended (`allow`, `reject`, `cancelled`, …). */
+  approvalOutcome?: string;
 }
 
 export interface UserItem { kind: "user"; key: string; rev: number; text: string; images: number }
@@ -51,16 +68,19 @@ export type ChatItem = UserItem | AssistantItem | ToolCard | NoticeItem;
 
 export interface ChatState {
   items: ChatItem[];
+  /** Every tool card, by its key. */
+  cards: Record<string, ToolCard>;
+  /** The newest card of each tool call id: the one the daemon's events about that id update. */
   tools: Record<string, ToolCard>;
   running: boolean;
   /** What the run is doing now, for the status bar: idle, streaming, or a tool's name. */
-  activity: { kind: "idle" } | { kind: "streaming" } | { kind: "tool"; name: string };
+  activity: { kind: "idle" } | { kind: "streaming" } | { kind: "tool"; name: string } | { kind: "approval"; name: string };
   queue: { steering: string[]; followUp: string[] };
   nextKey: number;
 }
 
 export function emptyChat(): ChatState {
-  return { items: [], tools: {}, running: false, activity: { kind: "idle" }, queue: { steering: [], followUp: [] }, nextKey: 0 };
+  return { items: [], cards: {}, tools: {}, running: false, activity: { kind: "idle" }, queue: { steering: [], followUp: [] }, nextKey: 0 };
 }
 
 function key(state: ChatState, prefix: string): string {
@@ -90,13 +110,17 @@ function currentAssistant(state: ChatState): AssistantItem | undefined {
   return undefined;
 }
 
-function toolCard(state: ChatState, toolCallId: string, name: string): ToolCard {
-  let card = state.tools[toolCallId];
-  if (!card) {
-    card = { kind: "tool", key: `tool:${toolCallId}`, rev: 0, toolCallId, name, args: {}, status: "pending", output: "" };
-    state.tools[toolCallId] = card;
-  }
+/** A new card for a call the model starts (its id may repeat an earlier run's: that card stays). */
+function newToolCard(state: ChatState, toolCallId: string, name: string): ToolCard {
+  const card: ToolCard = { kind: "tool", key: key(state, "tool:"), rev: 0, toolCallId, name, args: {}, status: "pending", output: "" };
+  state.cards[card.key] = card;
+  state.tools[toolCallId] = card;
   return card;
+}
+
+/** The card an event about `toolCallId` updates. */
+function toolCard(state: ChatState, toolCallId: string, name: string): ToolCard {
+  return state.tools[toolCallId] ?? newToolCard(state, toolCallId, name);
 }
 
 function applyResult(card: ToolCard, result: { content?: unknown; details?: unknown }): void {
@@ -128,14 +152,15 @@ function applyAssistantEvent(state: ChatState, item: AssistantItem, event: Assis
       return;
     }
     case "toolcall_start": {
-      item.indexMap[event.contentIndex] = item.blocks.push({ kind: "toolCall", toolCallId: event.id }) - 1;
-      toolCard(state, event.id, event.name);
+      const card = newToolCard(state, event.id, event.name);
+      item.indexMap[event.contentIndex] = item.blocks.push({ kind: "toolCall", toolCallId: event.id, cardKey: card.key }) - 1;
       return;
     }
     case "toolcall_delta": {
       const block = item.blocks[item.indexMap[event.contentIndex]];
       if (block?.kind === "toolCall" && event.arguments && typeof event.arguments === "object") {
-        const card = toolCard(state, block.toolCallId, "");
+        const card = state.cards[block.cardKey];
+        if (!card) return;
         card.args = event.arguments as Record<string, unknown>;
         card.rev += 1;
       }
@@ -173,6 +198,26 @@ function endMessage(state: ChatState, message: Message): void {
   item.rev += 1;
 }
 
+function cardApproval(request: ApprovalRequest): CardApproval {
+  const preview = request.preview;
+  return {
+    title: request.title || preview.title,
+    command: preview.command,
+    patch: preview.patch,
+    hasDiff: preview.oldText !== undefined && preview.newText !== undefined,
+    suggestedRule: request.suggestedRule,
+  };
+}
+
+/** What the run does now: waiting for the user beats running a tool (parallel calls) beats streaming. */
+function currentActivity(state: ChatState): ChatState["activity"] {
+  const cards = Object.values(state.tools);
+  const waiting = cards.find((t) => t.approval);
+  if (waiting) return { kind: "approval", name: waiting.name };
+  const running = cards.find((t) => t.status === "running");
+  return running ? { kind: "tool", name: running.name } : { kind: "streaming" };
+}
+
 /** Applies one event in place and returns the same state (the webview keeps one instance). */
 export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
   switch (event.type) {
@@ -183,9 +228,10 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
     case "agent_end":
       state.running = false;
       state.activity = { kind: "idle" };
-      for (const card of Object.values(state.tools)) {
-        if (card.status === "pending" || card.status === "running") {
-          card.status = "error";
+      for (const card of Object.values(state.cards)) {
+        if (card.status === "pending" || card.status === "running" || card.approval) {
+          if (card.status !== "done") card.status = "error";
+          card.approval = undefined;
           card.rev += 1;
         }
       }
@@ -206,7 +252,7 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
       card.status = "running";
       card.args = (event.args ?? card.args) as Record<string, unknown>;
       card.rev += 1;
-      if (state.running) state.activity = { kind: "tool", name: event.toolName };
+      if (state.running) state.activity = currentActivity(state);
       break;
     }
     case "tool_execution_update": {
@@ -221,11 +267,26 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
       card.status = event.isError ? "error" : "done";
       card.durationMs = event.durationMs ?? undefined;
       card.rev += 1;
-      if (state.running) {
-        // Parallel tools: the status names one still running, if any.
-        const other = Object.values(state.tools).find((t) => t.status === "running");
-        state.activity = other ? { kind: "tool", name: other.name } : { kind: "streaming" };
+      card.approval = undefined;
+      if (state.running) state.activity = currentActivity(state);
+      break;
+    }
+    case "tool_approval_request": {
+      const card = toolCard(state, event.request.toolCallId, event.request.toolName);
+      card.approval = cardApproval(event.request);
+      card.approvalOutcome = undefined;
+      card.rev += 1;
+      if (state.running) state.activity = currentActivity(state);
+      break;
+    }
+    case "tool_approval_end": {
+      const card = state.tools[event.toolCallId];
+      if (card) {
+        card.approval = undefined;
+        card.approvalOutcome = event.outcome;
+        card.rev += 1;
       }
+      if (state.running) state.activity = currentActivity(state);
       break;
     }
     case "queue_update":
@@ -261,8 +322,9 @@ export function chatFromMessages(messages: readonly Message[]): ChatState {
         if (part.type === "text") item.blocks.push({ kind: "text", text: part.text });
         else if (part.type === "thinking") item.blocks.push({ kind: "thinking", text: part.thinking });
         else if (part.type === "toolCall") {
-          item.blocks.push({ kind: "toolCall", toolCallId: part.id });
-          toolCard(state, part.id, part.name).args = (part.arguments ?? {}) as Record<string, unknown>;
+          const card = newToolCard(state, part.id, part.name);
+          card.args = (part.arguments ?? {}) as Record<string, unknown>;
+          item.blocks.push({ kind: "toolCall", toolCallId: part.id, cardKey: card.key });
         }
       }
       endMessage(state, message);

@@ -25,9 +25,11 @@ const thinkingButton = el("button", "chip thinking", "thinking");
 const toolsButton = el("button", "chip tools");
 toolsButton.append(el("span", "codicon codicon-tools"), "tools");
 toolsButton.title = "Choose the active tools";
+const policyButton = el("button", "chip policy", "approvals");
+policyButton.title = "Approval policy: what Pi may do without asking";
 thinkingButton.title = "Thinking level";
 const stats = el("span", "stats");
-header.append(modelButton, thinkingButton, toolsButton, stats);
+header.append(modelButton, thinkingButton, toolsButton, policyButton, stats);
 const problem = el("div", "problem hidden");
 const list = el("div", "messages");
 const empty = el("div", "empty");
@@ -70,6 +72,15 @@ function schedule(): void {
   });
 }
 
+/** A redrawn card that still asks keeps the rejection reason being typed (and its focus). */
+function keepReason(old: HTMLElement, fresh: HTMLElement): void {
+  const typed = old.querySelector<HTMLInputElement>(".approval-reason");
+  const next = fresh.querySelector<HTMLInputElement>(".approval-reason");
+  if (!typed || !next || !typed.value) return;
+  next.value = typed.value;
+  if (document.activeElement === typed) queueMicrotask(() => next.focus());
+}
+
 /** Returns true when a block has work left for the next frame. */
 function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks?: (StreamingMarkdown | HTMLElement)[] }): boolean {
   let behind = false;
@@ -77,10 +88,12 @@ function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks
   item.blocks.forEach((block, i) => {
     let view = entry.blocks![i];
     if (block.kind === "toolCall") {
-      const card = chat.tools[block.toolCallId];
+      const card = chat.cards[block.cardKey];
       const fresh = card ? renderToolCard(card) : el("div");
-      if (view instanceof HTMLElement) view.replaceWith(fresh);
-      else entry.node.append(fresh);
+      if (view instanceof HTMLElement) {
+        keepReason(view, fresh);
+        view.replaceWith(fresh);
+      } else entry.node.append(fresh);
       entry.blocks![i] = fresh;
       return;
     }
@@ -150,7 +163,7 @@ function renderItems(): void {
     }
     if (item.kind === "assistant") {
       // Tool cards inside an assistant message change without the message's own revision.
-      const toolRev = item.blocks.reduce((n, b) => n + (b.kind === "toolCall" ? (chat.tools[b.toolCallId]?.rev ?? 0) : 0), 0);
+      const toolRev = item.blocks.reduce((n, b) => n + (b.kind === "toolCall" ? (chat.cards[b.cardKey]?.rev ?? 0) : 0), 0);
       const rev = item.rev * 100000 + toolRev;
       if (entry.rev !== rev) {
         // A block still catching up keeps a stale revision, so the next frame continues it.
@@ -193,6 +206,7 @@ function setStatus(status: ViewStatus): void {
   modelButton.replaceChildren(el("span", `codicon codicon-${status.scripted ? "beaker" : "sparkle"}`), status.model || "no model");
   modelButton.title = "Select model";
   thinkingButton.textContent = `thinking: ${status.thinkingLevel || "off"}`;
+  policyButton.replaceChildren(el("span", "codicon codicon-shield"), status.approvalPolicy ? `approvals: ${status.approvalPolicy}` : "approvals");
   stats.textContent = status.tokens > 0 ? `${status.tokens.toLocaleString()} tok · $${status.cost.toFixed(4)}` : "";
   problem.textContent = status.problem;
   problem.classList.toggle("hidden", !status.problem);
@@ -232,14 +246,15 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
       const first = found[0];
       const action = data.action;
       if (first && action && "click" in action) first.click();
-      if (first instanceof HTMLTextAreaElement && action && "type" in action) {
+      if ((first instanceof HTMLTextAreaElement || first instanceof HTMLInputElement) && action && "type" in action) {
         first.focus();
         first.value = action.type;
         first.selectionStart = first.selectionEnd = first.value.length;
         first.dispatchEvent(new Event("input"));
       }
       if (first && action && "key" in action) first.dispatchEvent(new KeyboardEvent("keydown", { key: action.key, bubbles: true }));
-      const text = (n: HTMLElement): string => (n instanceof HTMLTextAreaElement ? n.value : (n.textContent ?? ""));
+      const text = (n: HTMLElement): string =>
+        (n instanceof HTMLTextAreaElement || n instanceof HTMLInputElement ? n.value : (n.textContent ?? ""));
       post({ type: "testResult", id: data.id, texts: found.map(text) });
       return;
     }
@@ -369,6 +384,7 @@ stopButton.onclick = () => post({ type: "abort" });
 modelButton.onclick = () => post({ type: "command", command: "pi.selectModel" });
 thinkingButton.onclick = () => post({ type: "command", command: "pi.selectThinking" });
 toolsButton.onclick = () => post({ type: "command", command: "pi.showTools" });
+policyButton.onclick = () => post({ type: "command", command: "pi.approvalPolicy" });
 
 // Clicks inside rendered messages: code-block buttons and tool-card actions.
 list.addEventListener("click", (e) => {
@@ -381,9 +397,26 @@ list.addEventListener("click", (e) => {
   }
   const action = target.dataset.action;
   const card = target.closest<HTMLElement>(".tool");
-  if (card?.dataset.toolCallId && (action === "openLog" || action === "openDiff")) {
-    post({ type: action, toolCallId: card.dataset.toolCallId });
+  const toolCallId = card?.dataset.toolCallId;
+  const cardKey = card?.dataset.cardKey;
+  if (!toolCallId || !cardKey) return;
+  if (action === "openLog" || action === "openDiff") post({ type: action, cardKey });
+  if (action === "showApproval") post({ type: action, toolCallId });
+  if (action === "approve") {
+    const outcome = target.dataset.outcome as "allow" | "allowAlways" | "reject";
+    const reason = card.querySelector<HTMLInputElement>(".approval-reason")?.value.trim();
+    post({ type: "approve", toolCallId, outcome, reason: outcome === "reject" && reason ? reason : undefined });
+    // The card waits for tool_approval_end to redraw; until then the buttons cannot answer twice.
+    for (const button of card.querySelectorAll<HTMLButtonElement>(".approval-buttons button")) button.disabled = true;
   }
+});
+
+// Enter in a rejection's reason field rejects with that reason.
+list.addEventListener("keydown", (e) => {
+  const target = e.target as HTMLElement;
+  if (e.key !== "Enter" || !target.matches(".approval-reason")) return;
+  e.preventDefault();
+  target.closest(".tool")?.querySelector<HTMLButtonElement>(".approve-reject")?.click();
 });
 
 render();

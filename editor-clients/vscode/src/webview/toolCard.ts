@@ -40,6 +40,7 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: 
 }
 
 function statusLabel(card: ToolCard): string {
+  if (card.approval) return "waiting for approval";
   switch (card.status) {
     case "pending": return "preparing";
     case "running": return "running";
@@ -54,15 +55,67 @@ function splitNotice(output: string): { body: string; notice: string } {
   return { body: output.slice(0, match.index), notice: match[1] };
 }
 
+/** Colours a unified diff line by line (textContent only: the patch is untrusted text). */
+function renderPatch(patch: string): HTMLElement {
+  const pre = el("pre", "tool-output approval-patch");
+  for (const line of patch.split("\n")) {
+    if (line.startsWith("---") || line.startsWith("+++")) continue;
+    const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : undefined;
+    pre.append(el("span", cls ? `line ${cls}` : "line", `${line}\n`));
+  }
+  return pre;
+}
+
+/**
+ * The question and its answers: what the call will do (the command, or the diff with a button
+ * for VS Code's diff editor), Allow / Allow Always (naming the rule it adds) / Reject with an
+ * optional reason that reaches the model.
+ */
+function renderApproval(card: ToolCard): HTMLElement {
+  const approval = card.approval!;
+  const box = el("div", "approval");
+  box.append(el("div", "approval-title", approval.title));
+  if (approval.command !== undefined) box.append(el("pre", "tool-output approval-command", approval.command));
+  else if (approval.patch) box.append(renderPatch(approval.patch));
+  const reason = el("input", "approval-reason");
+  reason.type = "text";
+  reason.placeholder = "Reason for rejecting (optional, sent to Pi)";
+  const buttons = el("div", "approval-buttons");
+  const allow = el("button", "approve-allow primary", "Allow");
+  allow.dataset.action = "approve";
+  allow.dataset.outcome = "allow";
+  const always = el("button", "approve-always", "Allow Always");
+  always.dataset.action = "approve";
+  always.dataset.outcome = "allowAlways";
+  always.title = `Allow now, and stop asking for ${approval.suggestedRule} in this session`;
+  const reject = el("button", "approve-reject", "Reject");
+  reject.dataset.action = "approve";
+  reject.dataset.outcome = "reject";
+  buttons.append(allow, always, reject);
+  if (approval.hasDiff) {
+    const diff = el("button", "link show-approval", "Open diff");
+    diff.dataset.action = "showApproval";
+    buttons.append(diff);
+  }
+  box.append(reason, buttons);
+  return box;
+}
+
 export function renderToolCard(card: ToolCard): HTMLElement {
-  const root = el("div", `tool tool-${card.status}`);
+  const root = el("div", `tool tool-${card.approval ? "approval" : card.status}`);
   root.dataset.toolCallId = card.toolCallId;
+  root.dataset.cardKey = card.key;
   root.dataset.tool = card.name;
 
   const head = el("div", "tool-head");
   head.append(el("span", `tool-icon codicon codicon-${ICONS[card.name] ?? "tools"}`), el("span", "tool-name", card.name),
-    el("span", "tool-summary", toolSummary(card)), el("span", `tool-status status-${card.status}`, statusLabel(card)));
+    el("span", "tool-summary", toolSummary(card)),
+    el("span", `tool-status status-${card.approval ? "approval" : card.status}`, statusLabel(card)));
   root.append(head);
+  if (card.approval) {
+    root.append(renderApproval(card));
+    return root;
+  }
 
   const { body, notice } = splitNotice(card.output);
   const lines = body ? body.split("\n") : [];

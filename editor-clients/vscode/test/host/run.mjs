@@ -39,8 +39,12 @@ function prepare() {
     "workbench.startupEditor": "none", "security.workspace.trust.enabled": false, "telemetry.telemetryLevel": "off",
     "extensions.autoUpdate": false, "extensions.autoCheckUpdates": false, "update.mode": "none",
     "workbench.colorTheme": "Default Dark Modern", "window.commandCenter": false, "workbench.tips.enabled": false,
+    // Desktop VS Code's default (the web build's is "afterDelay", which would save unsaved buffers).
+    "files.autoSave": "off",
     "pi.daemon.command": PI_RPC,
     "pi.daemon.args": ["--script", SCRIPT],
+    // The tool tour runs unasked; the approval tests switch the policy to "ask" themselves.
+    "pi.approvalPolicy": "auto",
   }, null, 2));
   return dirs;
 }
@@ -199,6 +203,43 @@ async function uiEndToEnd(context, port, dirs) {
   await sleep(300);
   await widenSidebar(page, 180);
   await screenshotChat(page, join(OUT, "chat-after-tool-session.png"));
+
+  // Approvals: "Pi: Approval Policy" → ask; an edit then waits with its diff editor and the card's
+  // buttons (screenshot), and Allow in the card runs it.
+  await runCommand(page, "Pi: Approval Policy");
+  await pickItem(page, "ask");
+  await view.locator("button.chip.policy", { hasText: "approvals: ask" }).waitFor({ timeout: 10_000 })
+    .then(() => check(true, "the policy picker set ask"), () => check(false, "the policy picker set ask"));
+  await input.fill("edit farewell bye");
+  await input.press("Enter");
+  const allow = view.locator(".tool-approval .approve-allow");
+  await allow.waitFor({ timeout: 30_000 });
+  const diffTab = page.locator(".tabs-container .tab", { hasText: "waiting for approval" });
+  await diffTab.first().waitFor({ timeout: 10_000 })
+    .then(() => check(true, "the approval opened a diff editor"), () => check(false, "the approval opened a diff editor"));
+  check(await page.locator(".statusbar-item", { hasText: "waiting for approval" }).count() === 1, "the status bar says waiting for approval");
+  await sleep(500);
+  await page.screenshot({ path: join(OUT, "approval.png") });
+  log("screenshot", join(OUT, "approval.png"));
+  await allow.click();
+  await view.locator(".msg.assistant", { hasText: "Changed the farewell." }).waitFor({ timeout: 30_000 })
+    .then(() => check(true, "Allow in the card ran the edit"), () => check(false, "Allow in the card ran the edit"));
+  check(readFileSync(join(dirs.ws2, "src", "farewell.py"), "utf8").includes("Goodbye"), "the allowed edit is on disk");
+  await diffTab.first().waitFor({ state: "detached", timeout: 10_000 })
+    .then(() => check(true, "the diff editor closed after the answer"), () => check(false, "the diff editor closed after the answer"));
+
+  // With the chat hidden (the Explorer shown instead), the question comes as a notification.
+  await input.fill("edit farewell later");
+  await input.press("Enter");
+  await runCommand(page, "View: Show Explorer");
+  const question = page.locator(".notifications-toasts .notification-list-item", { hasText: "Pi asks: Edit src/farewell.py" }).first();
+  await question.waitFor({ timeout: 30_000 })
+    .then(() => check(true, "a notification asks while the chat is hidden"), () => check(false, "a notification asks while the chat is hidden"));
+  await question.locator(".monaco-button", { hasText: /^Allow$/ }).first().click().catch(() => undefined);
+  for (let i = 0; i < 50 && !readFileSync(join(dirs.ws2, "src", "farewell.py"), "utf8").includes("See you"); i++) await sleep(200);
+  check(readFileSync(join(dirs.ws2, "src", "farewell.py"), "utf8").includes("See you"), "Allow in the notification ran the edit");
+  await runCommand(page, "Pi: Open Chat");
+  await view.locator(".msg.assistant", { hasText: "Changed it while you were away." }).waitFor({ timeout: 30_000 }).catch(() => undefined);
 
   // Model picker: models/list (now with the anthropic models the key unlocked), model/set.
   await view.locator("button.chip.model").click();

@@ -8,9 +8,11 @@ import * as vscode from "vscode";
 
 interface Session {
   pid?: number;
+  approvalPolicy?: string;
+  approvals: { pending: { toolCallId: string }[] };
   send(text: string, images: unknown[], mode?: "steer" | "followUp"): Promise<void>;
   sessionId?: string;
-  chat: { running: boolean; activity: { kind: string; name?: string }; items: { kind: string }[];
+  chat: { running: boolean; activity: { kind: string; name?: string }; items: { kind: string; text?: string }[];
     tools: Record<string, { name: string; status: string; output: string }> };
 }
 interface PiApi {
@@ -21,6 +23,7 @@ interface PiApi {
     post(message: unknown): void;
   };
   statusText(): string;
+  onDidReceiveEvent: vscode.Event<{ type: string }>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,6 +48,44 @@ function alive(pid: number): boolean {
 }
 
 const folder = () => vscode.workspace.workspaceFolders![0].uri.fsPath;
+const farewellPath = () => join(folder(), "src", "farewell.py");
+const farewellOnDisk = () => readFileSync(farewellPath(), "utf8");
+
+/** The diff editor tabs of calls waiting for approval. */
+function approvalDiffs(): vscode.TabInputTextDiff[] {
+  return vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.input)
+    .filter((i): i is vscode.TabInputTextDiff => i instanceof vscode.TabInputTextDiff && i.modified.scheme === "pi-approval");
+}
+
+/** Sends `text` and waits until its tool call asks: the card's buttons, the diff, the status bar. */
+async function sendAndWaitForApproval(text: string): Promise<void> {
+  await send(text);
+  await until("the card's approval buttons", async () => (await api.chatView.query(".tool-approval .approve-allow")).length === 1)
+    .catch((error: Error) => {
+      const session = api.session()!;
+      const cards = Object.values(session.chat.tools).slice(-2).map((t) => `${t.name}:${t.status}:${t.output.slice(0, 200)}`);
+      throw new Error(`${error.message} (status ${api.statusText()}; activity ${JSON.stringify(session.chat.activity)}; ` +
+        `pending ${JSON.stringify(session.approvals.pending)}; policy ${session.approvalPolicy}; cards ${cards.join(" | ")})`);
+    });
+  await until("the status bar to say so", () => api.statusText().includes("waiting for approval"));
+}
+
+async function setPolicy(policy: string): Promise<void> {
+  await vscode.workspace.getConfiguration("pi").update("approvalPolicy", policy, vscode.ConfigurationTarget.Workspace);
+  await until(`the session's policy to be ${policy}`, () => api.session()!.approvalPolicy === policy);
+}
+
+async function idle(): Promise<void> {
+  await until("the run to end", () => !api.session()!.chat.running, 30_000);
+}
+
+/** Sends `text` and waits for its run to end (not just for the session to look idle before it starts). */
+async function runPrompt(text: string): Promise<void> {
+  const asked = () => api.session()!.chat.items.filter((i) => i.kind === "user" && i.text === text).length;
+  const before = asked();
+  await send(text);
+  await until(`the run of "${text}" to end`, () => asked() > before && !api.session()!.chat.running, 30_000);
+}
 let api: PiApi;
 
 /** Types `text` into the chat view's input and presses its Send button. */
@@ -167,6 +208,104 @@ const tests: [string, () => Promise<void>][] = [
     const path = join(out, "chat-in-host.png");
     console.log(`@@screenshot ${path}`);
     await until("the screenshot", () => existsSync(`${path}.done`), 15_000);
+  }],
+
+  ["with approvals on, an edit waits with its diff and runs when allowed from the card", async () => {
+    await setPolicy("ask");
+    await sendAndWaitForApproval("edit farewell bye");
+    const [diff] = await until("the approval's diff editor", () => (approvalDiffs().length === 1 ? approvalDiffs() : undefined));
+    assert.match((await vscode.workspace.openTextDocument(diff.original)).getText(), /Bye, \{name\}/);
+    assert.match((await vscode.workspace.openTextDocument(diff.modified)).getText(), /Goodbye, \{name\}/);
+    assert.match((await api.chatView.query(".tool-approval .tool-status")).join(), /waiting for approval/);
+    assert.match((await api.chatView.query(".tool-approval .approval-patch")).join(), /\+ {4}return f"Goodbye/);
+    assert.match(farewellOnDisk(), /Bye, \{name\}/, "nothing is written while the user decides");
+    await api.chatView.query(".tool-approval .approve-allow", true);
+    await idle();
+    assert.match(farewellOnDisk(), /Goodbye, \{name\}/);
+    await until("the diff editor to close", () => approvalDiffs().length === 0);
+    assert.doesNotMatch(api.statusText(), /waiting for approval/);
+    assert.equal((await api.chatView.query(".tool-approval")).length, 0);
+  }],
+
+  ["reject leaves the file untouched and the model gets the reason typed in the card", async () => {
+    await sendAndWaitForApproval("edit farewell goodbye");
+    await api.chatView.query(".tool-approval .approval-reason", { type: "keep it short, it is a fixture" });
+    await api.chatView.query(".tool-approval .approve-reject", true);
+    await idle();
+    const cards = await api.chatView.query(".tool[data-tool=edit]");
+    assert.match(cards.pop() ?? "", /The user rejected this edit call: keep it short, it is a fixture/);
+    assert.match(farewellOnDisk(), /Goodbye, \{name\}/);
+    await until("the diff editor to close", () => approvalDiffs().length === 0);
+  }],
+
+  ["Allow Always stops asking for that command", async () => {
+    const asked: string[] = [];
+    const listening = api.onDidReceiveEvent((e) => e.type === "tool_approval_request" && asked.push(e.type));
+    try {
+      await sendAndWaitForApproval("run tests");
+      assert.match((await api.chatView.query(".tool-approval .approval-command")).join(), /echo tests passed/);
+      await api.chatView.query(".tool-approval .approve-always", true);
+      await idle();
+      await runPrompt("run tests");
+      assert.equal(asked.length, 1, "asked once, not for the second run");
+      const outputs = await api.chatView.query(".tool[data-tool=bash] .tool-output");
+      assert.ok(outputs.slice(-2).every((o) => o.includes("tests passed")), outputs.slice(-2).join(" | "));
+    } finally {
+      listening.dispose();
+    }
+  }],
+
+  ["Stop while a call waits closes its card buttons, diff and status, and changes nothing", async () => {
+    await sendAndWaitForApproval("edit farewell goodbye");
+    await until("the approval's diff editor", () => approvalDiffs().length === 1);
+    await api.chatView.query(".stop", true);
+    await idle();
+    await until("the diff editor to close", () => approvalDiffs().length === 0, 5000);
+    await until("the card to stop asking", async () => (await api.chatView.query(".tool-approval")).length === 0, 5000);
+    assert.deepEqual(api.session()!.approvals.pending, []);
+    assert.doesNotMatch(api.statusText(), /waiting for approval/);
+    assert.match(farewellOnDisk(), /Goodbye, \{name\}/);
+  }],
+
+  ["read returns an open editor's unsaved text", async () => {
+    const document = await vscode.workspace.openTextDocument(farewellPath());
+    const editor = await vscode.window.showTextDocument(document);
+    await editor.edit((e) => e.insert(new vscode.Position(0, 0), "# unsaved note\n"));
+    assert.ok(document.isDirty);
+    await runPrompt("read farewell");
+    await until("the read card with the editor's text", async () =>
+      ((await api.chatView.query(".tool[data-tool=read]")).pop() ?? "").includes("# unsaved note"), 5000);
+    assert.match(readFileSync(farewellPath(), "utf8"), /^def farewell/, "the note is only in the editor");
+  }],
+
+  ["an approved edit lands in the unsaved editor (not on disk) and undo reverts just that edit", async () => {
+    const document = await vscode.workspace.openTextDocument(farewellPath());
+    await sendAndWaitForApproval("edit farewell goodbye");
+    await api.chatView.query(".tool-approval .approve-allow", true);
+    await idle();
+    assert.match(document.getText(), /^# unsaved note\n[\s\S]*See you, \{name\}/);
+    assert.ok(document.isDirty, "a document with the user's unsaved changes is not saved for them");
+    assert.doesNotMatch(farewellOnDisk(), /See you|unsaved note/);
+    await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand("undo");
+    await until("undo to revert the agent's edit", () => document.getText().includes("Goodbye, {name}"));
+    assert.match(document.getText(), /^# unsaved note\n/, "the user's own change stays");
+  }],
+
+  ["a clean open document is saved after the agent's edit (allowed from the diff editor's title bar)", async () => {
+    const document = await vscode.workspace.openTextDocument(farewellPath());
+    await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand("workbench.action.files.revert");
+    await until("the document to be clean", () => !document.isDirty);
+    await sendAndWaitForApproval("edit farewell goodbye");
+    await until("the approval's diff editor", () => approvalDiffs().length === 1);
+    await vscode.commands.executeCommand("pi.approval.allow", approvalDiffs()[0].modified);
+    await idle();
+    assert.match(document.getText(), /See you, \{name\}/);
+    assert.ok(!document.isDirty);
+    assert.match(farewellOnDisk(), /See you, \{name\}/);
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+    await setPolicy("auto");
   }],
 
   ["when pi-rpc cannot be found, the chat says so and how to install it", async () => {

@@ -72,6 +72,32 @@ describe("activity (the status bar's text)", () => {
   });
 });
 
+describe("tool cards", () => {
+  /** One run whose model calls `name` with id `call_1` (the scripted model numbers calls per run). */
+  function run(name: string, output: string): AgentEvent[] {
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    return [
+      { type: "agent_start" },
+      { type: "message_start", message: { role: "assistant", content: [], api: "faux", provider: "faux", model: "m", usage, stopReason: "toolUse", timestamp: 0 } },
+      { type: "message_update", assistantMessageEvent: { type: "toolcall_start", contentIndex: 0, id: "call_1", name } },
+      { type: "message_update", assistantMessageEvent: { type: "toolcall_end", contentIndex: 0, toolCall: { type: "toolCall", id: "call_1", name, arguments: { path: `${name}.txt` } } } },
+      { type: "tool_execution_start", toolCallId: "call_1", toolName: name, args: { path: `${name}.txt` } },
+      { type: "tool_execution_end", toolCallId: "call_1", toolName: name, result: { content: [{ type: "text", text: output }] }, isError: false },
+      { type: "agent_end", messages: [] },
+    ] as AgentEvent[];
+  }
+
+  test("a tool call id that comes again in a later run gets its own card; the earlier card stays as it was", () => {
+    const chat = emptyChat();
+    for (const e of [...run("read", "first result"), ...run("edit", "second result")]) applyEvent(chat, e);
+    // What each assistant message shows, the way the view looks its cards up.
+    const shown = chat.items.flatMap((item) => item.kind !== "assistant" ? [] : item.blocks.flatMap((b) =>
+      b.kind === "toolCall" ? [chat.cards[b.cardKey]] : []));
+    assert.deepEqual(shown.map((c) => [c.name, c.args.path, c.output]),
+      [["read", "read.txt", "first result"], ["edit", "edit.txt", "second result"]]);
+  });
+});
+
 describe("reversePatch", () => {
   test("recovers the file before an edit from the file after it and the edit's patch", () => {
     const before = "import sys\n\n\ndef greet(name: str) -> str:\n    return f\"Helo, {name}!\"\n\n\nif __name__:\n    pass\n";

@@ -1,0 +1,2 @@
+def farewell(name: str) -> str:
+    return f"Bye, {name}!"
