@@ -223,3 +223,9 @@ def test_an_accepted_edit_under_unsaved_changes_raises_no_w12(make_editor: Any) 
     assert disk(ed) == ORIGINAL
     write_buffer(ed)
     assert_no_file_warnings(ed)
+
+
+def test_checkhealth_names_the_policy(make_editor: Any) -> None:
+    ed = editor(make_editor, policy="acceptEdits")
+    ed.nvim.command("checkhealth pi_rpc")
+    assert "approval policy: acceptEdits (:PiPolicy changes it)" in "\n".join(ed.nvim.current.buffer[:])
