@@ -229,3 +229,18 @@ def test_checkhealth_names_the_policy(make_editor: Any) -> None:
     ed = editor(make_editor, policy="acceptEdits")
     ed.nvim.command("checkhealth pi_rpc")
     assert "approval policy: acceptEdits (:PiPolicy changes it)" in "\n".join(ed.nvim.current.buffer[:])
+
+
+def test_calls_waiting_together_are_shown_one_after_the_other(make_editor: Any) -> None:
+    two = [{"toolCall": {"name": "bash", "arguments": {"command": f"echo {n}"}}} for n in ("one", "two")]
+    ed = make_editor({"replies": [{"turns": [two, [{"text": "both ran"}]]}]}, approvals={"policy": "ask"})
+    ed.nvim.command("PiPrompt run both")
+    ed.wait(FLOAT_OPEN)
+    assert float_lines(ed) == ["echo one"]
+    press(ed, "a")
+    ed.wait(f"{FLOAT_OPEN} and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf("
+            "require('pi_rpc.approval').float_win()), 0, 1, false)[1] == 'echo two'")
+    press(ed, "a")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('both ran', 1, true) ~= nil")
+    lines = ed.chat_lines()
+    assert "**bash** `echo one` — ✓ done" in lines and "**bash** `echo two` — ✓ done" in lines
