@@ -244,3 +244,18 @@ def test_calls_waiting_together_are_shown_one_after_the_other(make_editor: Any) 
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('both ran', 1, true) ~= nil")
     lines = ed.chat_lines()
     assert "**bash** `echo one` — ✓ done" in lines and "**bash** `echo two` — ✓ done" in lines
+
+
+def test_a_request_nobody_answers_in_time_closes_its_float(make_editor: Any, tmp_path: Path) -> None:
+    settings = tmp_path / "xdg-config" / "pi-rpc" / "settings.json"  # the daemon's user settings
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"permissions": {"timeoutSeconds": 1}}))
+    ed = editor(make_editor)
+    ed.lua("_G.asked = 0 require('pi_rpc.daemon').trace = function(kind, method) "
+           "if kind == 'request' and method == 'approval/request' then _G.asked = _G.asked + 1 end end")
+    ed.nvim.command("PiPrompt run tests")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('ran', 1, true) ~= nil")
+    assert ed.lua("return _G.asked") == 1
+    assert ed.lua("return require('pi_rpc.approval').float_win()") is None
+    assert ed.lua("return #require('pi_rpc.approval').pending()") == 0
+    assert "**bash** `echo tests passed` — ✗ error" in ed.chat_lines()
