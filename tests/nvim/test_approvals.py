@@ -259,3 +259,14 @@ def test_a_request_nobody_answers_in_time_closes_its_float(make_editor: Any, tmp
     assert ed.lua("return require('pi_rpc.approval').float_win()") is None
     assert ed.lua("return #require('pi_rpc.approval').pending()") == 0
     assert "**bash** `echo tests passed` — ✗ error" in ed.chat_lines()
+
+
+def test_a_decision_returns_to_the_window_the_user_was_in(make_editor: Any) -> None:
+    ed = editor(make_editor)
+    buf = open_greet(ed, unsaved=False)
+    source = ed.nvim.current.window
+    prompt_and_wait_for_float(ed, "fix greeting")
+    assert ed.nvim.current.window.handle == ed.lua("return require('pi_rpc.approval').float_win()")
+    press(ed, "a")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('fixed', 1, true) ~= nil")
+    assert ed.nvim.current.window == source and ed.nvim.current.buffer == buf

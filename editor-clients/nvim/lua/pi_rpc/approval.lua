@@ -53,8 +53,10 @@ local function close_float()
   local s = shown
   shown = nil
   if s and vim.api.nvim_win_is_valid(s.win) then
+    local focused = vim.api.nvim_get_current_win() == s.win
     vim.api.nvim_win_close(s.win, true)
-    if vim.api.nvim_win_is_valid(s.prev) then
+    -- Back where the user was, unless they had already gone elsewhere (a cancelled request).
+    if focused and vim.api.nvim_win_is_valid(s.prev) then
       vim.api.nvim_set_current_win(s.prev)
     end
   end
