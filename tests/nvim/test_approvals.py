@@ -5,6 +5,8 @@ them in a float, and Neovim never warns that a file changed behind its back (W12
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -270,3 +272,23 @@ def test_a_decision_returns_to_the_window_the_user_was_in(make_editor: Any) -> N
     press(ed, "a")
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('fixed', 1, true) ~= nil")
     assert ed.nvim.current.window == source and ed.nvim.current.buffer == buf
+
+
+def test_a_new_session_closes_the_float(make_editor: Any) -> None:
+    ed = editor(make_editor)
+    prompt_and_wait_for_float(ed, "run tests")
+    ed.nvim.command("PiNew")
+    ed.wait(f"{IDLE} and require('pi_rpc.approval').float_win() == nil")
+    assert ed.lua("return #require('pi_rpc.approval').pending()") == 0
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
+
+
+def test_a_daemon_that_dies_takes_its_requests_along(make_editor: Any) -> None:
+    ed = editor(make_editor)
+    pid = ed.daemon_pid()
+    prompt_and_wait_for_float(ed, "run tests")
+    os.kill(pid, signal.SIGKILL)
+    ed.wait("require('pi_rpc.approval').float_win() == nil")
+    assert ed.lua("return #require('pi_rpc.approval').pending()") == 0
+    ed.wait("require('pi_rpc.daemon').is_ready()")  # restarted, on the same session
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
