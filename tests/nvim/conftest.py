@@ -204,6 +204,9 @@ def make_editor(
             setup["script"] = str(path)
         elif scripted:  # the daemon never falls back to a script by itself: name the demo's explicitly
             setup.setdefault("script", demo_script_path())
+        # The plugin asks before bash, edit and write by default; tests about other things run
+        # their tools at once, as a user who chose the "auto" policy would.
+        setup.setdefault("approvals", {"policy": "auto"})
         editor = start_editor(nvim_bin, workspace, tmp_path / "pi-rpc.log", setup)
         editors.append(editor)
         return editor

@@ -83,6 +83,20 @@ end, {
   end,
 })
 
+command("PiPolicy", function(a)
+  pi().policy(a.args)
+end, {
+  nargs = "?",
+  desc = "pi-rpc: approval policy (ask, acceptEdits, auto, readOnly)",
+  complete = function()
+    return { "ask", "acceptEdits", "auto", "readOnly" }
+  end,
+})
+
+command("PiApproval", function()
+  pi().approval()
+end, { desc = "pi-rpc: show the tool call waiting for approval" })
+
 command("PiStats", function()
   pi().stats()
 end, { desc = "pi-rpc: token use and cost of the session" })

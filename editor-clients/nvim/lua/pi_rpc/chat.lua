@@ -320,6 +320,19 @@ local function on_tool_event(ev)
   render_tool(block)
 end
 
+-- A call waiting for the user says so in its header until the decision; a rejected or
+-- cancelled call then ends with its error result.
+local function on_approval_event(ev)
+  local request = ev.type == "tool_approval_request" and ev.request or ev
+  local block = ensure_tool(request.toolCallId, request.toolName)
+  if ev.type == "tool_approval_request" then
+    block.tool.status = "approval"
+  elseif block.tool.status == "approval" then
+    block.tool.status = "running"
+  end
+  render_tool(block)
+end
+
 --- Applies one `agent/event` to the chat buffer at once (`push` batches them).
 ---@param ev table
 function M.apply(ev)
@@ -333,6 +346,8 @@ function M.apply(ev)
     on_message_end(ev.message or {})
   elseif t == "tool_execution_start" or t == "tool_execution_update" or t == "tool_execution_end" then
     on_tool_event(ev)
+  elseif t == "tool_approval_request" or t == "tool_approval_end" then
+    on_approval_event(ev)
   elseif t == "auto_retry_start" then
     local e = ev
     append({

@@ -19,6 +19,17 @@ M.defaults = {
   -- Model chosen after the daemon starts, e.g. provider = "anthropic", model = "claude-sonnet-4-5".
   provider = nil, ---@type string?
   model = nil, ---@type string?
+  -- Approvals: the daemon asks before bash, edit and write run (a float shows the diff or the
+  -- command). `policy` is the session's starting policy: "ask", "acceptEdits", "auto" or
+  -- "readOnly"; nil keeps the daemon's default ("ask" for a client that can ask, unless
+  -- permissions.defaultPolicy in settings.json says otherwise). `enabled = false`: never asked.
+  approvals = {
+    enabled = true,
+    policy = nil, ---@type string?
+  },
+  -- read, edit and write go through Neovim: loaded buffers are read with their unsaved changes
+  -- and the agent's writes land in them (undoable); false: the agent uses the disk only.
+  files = true,
   -- The daemon's stderr is appended here (:PiLog opens it).
   log_file = vim.fs.joinpath(vim.fn.stdpath("log"), "pi-rpc.log"),
   -- A daemon that dies is restarted at most this many times per minute.
@@ -40,7 +51,7 @@ M.defaults = {
     max_output_lines = 40, -- tail of a finished result (or diff) shown; `go` opens all of it
     render_ms = 30, -- events are rendered together at most this long after they arrive
   },
-  icons = { running = "⏳", done = "✓", error = "✗", pending = "…" },
+  icons = { running = "⏳", done = "✓", error = "✗", pending = "…", approval = "⏸" },
   keymaps = {
     -- Global mappings; set any to false to skip it.
     prompt = "<leader>pp", -- normal: open the prompt input
@@ -57,6 +68,13 @@ M.defaults = {
       prev_message = "[[",
       yank_code = "gy", -- the fenced block under the cursor
       close = "q",
+    },
+    -- Buffer-local mappings in the approval float.
+    approval = {
+      allow = "a",
+      allow_always = "A",
+      reject = "r", -- asks for a reason (vim.ui.input) the agent reads
+      hide = "q", -- the call keeps waiting; :PiApproval shows it again
     },
     -- Buffer-local mappings in the input buffer.
     input = {
@@ -80,6 +98,11 @@ function M.setup(opts)
   assert(
     o.while_streaming == "steer" or o.while_streaming == "followUp",
     'pi_rpc: `while_streaming` must be "steer" or "followUp"'
+  )
+  local policies = { ask = true, acceptEdits = true, auto = true, readOnly = true }
+  assert(
+    o.approvals.policy == nil or policies[o.approvals.policy],
+    'pi_rpc: `approvals.policy` must be "ask", "acceptEdits", "auto" or "readOnly"'
   )
   return o
 end

@@ -22,7 +22,10 @@ local current = nil
 M.info = nil
 ---@type string? the session the daemon holds, continued by a daemon started after a crash
 M.session_id = nil
+---@type string? the approval policy chosen with :PiPolicy, kept for a daemon started after a crash
+M.policy = nil
 local restarts = {} ---@type number[] uv.now() of recent restarts
+local request_handlers = {} ---@type table<string, fun(params: table): any, table?>
 local event_listeners = {} ---@type fun(event: table)[]
 local life_listeners = {} ---@type fun(what: string, detail: any)[]
 
@@ -30,6 +33,26 @@ local life_listeners = {} ---@type fun(what: string, detail: any)[]
 ---@param fn fun(event: table)
 function M.on_event(fn)
   event_listeners[#event_listeners + 1] = fn
+end
+
+--- Serve a request the daemon sends (`approval/request`, `fs/readTextFile`, ...). `fn` runs in
+--- vim.lsp.rpc's coroutine on the main loop and may yield until it has an answer; it returns
+--- the result, or nil and an error made with vim.lsp.rpc.rpc_response_error.
+---@param method string
+---@param fn fun(params: table): any, table?
+function M.on_request(method, fn)
+  request_handlers[method] = fn
+end
+
+local function serve_request(method, params)
+  if M.trace then
+    M.trace("request", method, params)
+  end
+  local fn = request_handlers[method]
+  if not fn then
+    return nil, vim.lsp.rpc.rpc_response_error(-32601, "pi_rpc.nvim does not handle " .. method)
+  end
+  return fn(params)
 end
 
 --- Subscribe to lifecycle changes: "ready" (info), "died" (message), "stopped".
@@ -243,7 +266,16 @@ end
 
 ---@param gen pi_rpc.Generation
 local function initialize(gen)
-  local params = { clientInfo = { name = "pi_rpc.nvim", version = M.version } }
+  local o = config.options
+  local params = {
+    clientInfo = { name = "pi_rpc.nvim", version = M.version },
+    -- Declared only when their handlers are registered (require("pi_rpc") does that).
+    capabilities = {
+      approvals = o.approvals.enabled ~= false and request_handlers["approval/request"] ~= nil,
+      files = o.files ~= false and request_handlers["fs/writeTextFile"] ~= nil,
+    },
+    approvalPolicy = M.policy or o.approvals.policy,
+  }
   send_now(gen, "initialize", params, function(err, result)
     if gen ~= current then
       return
@@ -294,12 +326,7 @@ start = function(resume)
   local env = vim.tbl_extend("force", config.options.env or {}, { PI_RPC_NVIM_LOG = M.log_path() })
   local ok, client = pcall(vim.lsp.rpc.start, spawn_argv(argv), {
     notification = dispatch_event,
-    server_request = function(method, params)
-      if M.trace then
-        M.trace("request", method, params)
-      end
-      return nil, vim.lsp.rpc.rpc_response_error(-32601, "pi_rpc.nvim does not handle " .. method)
-    end,
+    server_request = serve_request,
     -- Called from a libuv callback, outside the main loop: only set a flag here.
     on_exit = function(code, signal)
       gen.exited = true

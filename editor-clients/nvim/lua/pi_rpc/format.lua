@@ -114,7 +114,7 @@ end
 ---@field id string
 ---@field name string
 ---@field args table?
----@field status "pending"|"running"|"done"|"error"
+---@field status "pending"|"approval"|"running"|"done"|"error"
 ---@field output string text so far (live) or the result text (finished)
 ---@field details table?
 
@@ -128,7 +128,8 @@ function M.tool_header(tool, icons)
     head = head .. " " .. summary
   end
   local status = tool.status
-  return ("%s — %s %s"):format(head, icons[status] or "", status)
+  local label = status == "approval" and "waiting for approval" or status
+  return ("%s — %s %s"):format(head, icons[status] or "", label)
 end
 
 -- A fenced block of `body`, at most `max` lines: the tail, under a line counting the rest.

@@ -54,6 +54,9 @@ function M.check()
   health.ok(
     ("daemon answers: %s %s, protocol %s"):format(server.name, server.version, tostring(info.protocolVersion))
   )
+  if type(info.approvalPolicy) == "string" then
+    health.info(("approval policy: %s (:PiPolicy changes it)"):format(info.approvalPolicy))
+  end
   local model = type(info.model) == "table" and info.model or nil
   if model == nil then
     health.warn("no model is configured, so prompts fail", {

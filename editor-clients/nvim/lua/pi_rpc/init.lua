@@ -14,12 +14,21 @@ local function wire()
     return
   end
   wired = true
+  local approval = require("pi_rpc.approval")
+  local files = require("pi_rpc.files")
+  daemon.on_request("approval/request", approval.request)
+  daemon.on_request("fs/readTextFile", files.read_text_file)
+  daemon.on_request("fs/writeTextFile", files.write_text_file)
   daemon.on_event(function(ev)
     status.apply(ev)
+    approval.on_event(ev)
     require("pi_rpc.reload").on_event(ev)
     require("pi_rpc.chat").push(ev)
   end)
   daemon.on_lifecycle(function(what, detail)
+    if what == "died" or what == "stopped" then
+      approval.drop_all()
+    end
     if what == "ready" then
       status.reset("idle")
     elseif what == "died" then
@@ -270,6 +279,41 @@ function M.thinking(level)
   end)
 end
 
+local POLICIES = { "ask", "acceptEdits", "auto", "readOnly" }
+
+--- :PiPolicy [policy]: how the agent asks before acting (ask, acceptEdits, auto, readOnly).
+---@param policy string
+function M.policy(policy)
+  wire()
+  if policy == "" then
+    local current = daemon.policy or util.get(daemon.info, "approvalPolicy")
+    local prompt = "Approval policy" .. (current and (" (now " .. current .. ")") or "")
+    vim.ui.select(POLICIES, { prompt = prompt }, function(choice)
+      if choice then
+        M.policy(choice)
+      end
+    end)
+    return
+  end
+  daemon.request("approval/setPolicy", { policy = policy }, function(err, result)
+    if err then
+      util.notify("approval/setPolicy failed: " .. tostring(err.message), vim.log.levels.ERROR)
+      return
+    end
+    daemon.policy = result.policy
+    if daemon.info then
+      daemon.info.approvalPolicy = result.policy
+    end
+    util.notify("approval policy: " .. result.policy)
+  end)
+end
+
+--- :PiApproval: shows the tool call that waits for approval again (after `q` hid it).
+function M.approval()
+  wire()
+  require("pi_rpc.approval").show()
+end
+
 --- :PiStats: token use and cost of the session.
 function M.stats()
   wire()
@@ -312,7 +356,8 @@ function M.open_log()
   require("pi_rpc.window").open_file(daemon.log_path())
 end
 
---- Statusline component: "π idle", "π streaming", "π bash" (the running tool), "π stopped".
+--- Statusline component: "π idle", "π streaming", "π bash" (the running tool), "π approve
+--- edit?" (a call waits for the user), "π stopped".
 ---@return string
 function M.statusline()
   return status.text()

@@ -2,6 +2,7 @@
 -- buffer when the tool finishes, and the end of a run checks every buffer (bash may write too).
 -- Neovim's 'autoread' (on by default) makes an unmodified buffer reload without a prompt.
 local config = require("pi_rpc.config")
+local files = require("pi_rpc.files")
 
 local M = {}
 
@@ -21,12 +22,6 @@ function M.absolute(path)
   return vim.fs.normalize(vim.fs.joinpath(cwd, path))
 end
 
-local function check(buf)
-  if vim.api.nvim_buf_is_loaded(buf) then
-    vim.cmd("silent! checktime " .. buf)
-  end
-end
-
 --- Called with every daemon event, as it arrives.
 ---@param ev table
 function M.on_event(ev)
@@ -38,9 +33,9 @@ function M.on_event(ev)
   elseif ev.type == "tool_execution_end" and paths[ev.toolCallId] then
     local path = paths[ev.toolCallId]
     paths[ev.toolCallId] = nil
-    local buf = vim.fn.bufnr(M.absolute(path))
-    if buf > 0 and not ev.isError then
-      check(buf)
+    local buf = files.loaded_buffer(M.absolute(path))
+    if buf and not ev.isError then
+      files.check(buf)
     end
   elseif ev.type == "agent_end" then
     paths = {}

@@ -1,4 +1,4 @@
--- The agent's state for statuslines: idle, streaming, or running a tool.
+-- The agent's state for statuslines: idle, streaming, running a tool, or waiting for approval.
 local M = {}
 
 ---@class pi_rpc.Status
@@ -7,7 +7,24 @@ local M = {}
 ---@field order string[]
 ---@field steering integer
 ---@field follow_up integer
-M.state = { phase = "stopped", running = {}, order = {}, steering = 0, follow_up = 0 }
+---@field approvals string[] tool names of the calls waiting for approval, in request order
+---@field approval_ids string[]
+
+---@param phase "stopped"|"idle"
+---@return pi_rpc.Status
+local function fresh(phase)
+  return {
+    phase = phase,
+    running = {},
+    order = {},
+    steering = 0,
+    follow_up = 0,
+    approvals = {},
+    approval_ids = {},
+  }
+end
+
+M.state = fresh("stopped")
 
 local function changed()
   vim.g.pi_rpc_status = M.text()
@@ -15,21 +32,30 @@ local function changed()
   vim.cmd("redrawstatus!")
 end
 
---- "idle", "streaming" or "tool" (the phase a statusline shows).
+--- "idle", "streaming", "tool" or "approval" (the phase a statusline shows).
 function M.phase()
   local s = M.state
+  if s.phase == "streaming" and #s.approvals > 0 then
+    return "approval"
+  end
   if s.phase == "streaming" and #s.order > 0 then
     return "tool"
   end
   return s.phase
 end
 
---- Statusline text, e.g. "π idle", "π streaming", "π bash", "π streaming +1 queued".
+--- Statusline text, e.g. "π idle", "π streaming", "π bash", "π approve edit?",
+--- "π streaming (1 queued)".
 ---@return string
 function M.text()
   local s = M.state
   local text
-  if s.phase == "streaming" and #s.order > 0 then
+  if s.phase == "streaming" and #s.approvals > 0 then
+    text = "π approve " .. s.approvals[1] .. "?"
+    if #s.approvals > 1 then
+      text = text .. " +" .. (#s.approvals - 1)
+    end
+  elseif s.phase == "streaming" and #s.order > 0 then
     text = "π " .. s.running[s.order[#s.order]]
     if #s.order > 1 then
       text = text .. " +" .. (#s.order - 1)
@@ -51,7 +77,19 @@ function M.apply(ev)
   if t == "agent_start" then
     s.phase = "streaming"
   elseif t == "agent_end" or t == "agent_settled" then
-    s.phase, s.running, s.order = "idle", {}, {}
+    s.phase, s.running, s.order, s.approvals, s.approval_ids = "idle", {}, {}, {}, {}
+  elseif t == "tool_approval_request" then
+    local request = ev.request or {}
+    s.approval_ids[#s.approval_ids + 1] = request.toolCallId
+    s.approvals[#s.approvals + 1] = request.toolName or "?"
+  elseif t == "tool_approval_end" then
+    for i, id in ipairs(s.approval_ids) do
+      if id == ev.toolCallId then
+        table.remove(s.approval_ids, i)
+        table.remove(s.approvals, i)
+        break
+      end
+    end
   elseif t == "tool_execution_start" then
     s.running[ev.toolCallId] = ev.toolName
     s.order[#s.order + 1] = ev.toolCallId
@@ -71,7 +109,7 @@ end
 
 ---@param phase "stopped"|"idle"
 function M.reset(phase)
-  M.state = { phase = phase, running = {}, order = {}, steering = 0, follow_up = 0 }
+  M.state = fresh(phase)
   changed()
 end
 
