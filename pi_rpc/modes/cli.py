@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio
 from msgspec import UNSET
@@ -23,6 +24,7 @@ from pi_rpc.session.settings import (
     resolve_default_tools,
     save_workspace_allow_rule,
 )
+from pi_rpc.session.store import list_sessions
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.pending_writes import sweep_stale_temp_files
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
@@ -41,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=tools_help() + "\n\nSubcommand:\n  pi-rpc demo      run the guided demo in this terminal",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"pi-rpc {pi_rpc.__version__}")
+    parser.add_argument("-v", "--version", action="version", version=f"pi-rpc {pi_rpc.__version__}")
     parser.add_argument("--cwd", default=os.getcwd(), help="workspace the tools work in (default: .)")
     parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
     parser.add_argument("--model", help="model id")
@@ -52,14 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="environment variable holding the key for --base-url (default: no key is sent)")
     parser.add_argument("--script", help="scripted-model script (JSON), for demos and tests: canned replies "
                                          "whose tool calls really run in --cwd")
-    parser.add_argument("--tools", type=_names, help="allowlist: only these tools exist and are active")
+    parser.add_argument("-t", "--tools", type=_names, help="allowlist: only these tools exist and are active")
     parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
-    parser.add_argument("--mode", choices=["jsonrpc", "pi", "acp"], default="jsonrpc",
-                        help="jsonrpc (default; see protocol/PROTOCOL.md), pi: Pi's own `--mode rpc` "
-                             "JSON lines, for clients written for Pi, or acp: the Agent Client Protocol "
-                             "(Zed and other ACP editors)")
+    parser.add_argument("--mode", choices=["jsonrpc", "pi", "rpc", "acp"], default="jsonrpc",
+                        help="jsonrpc (default; see protocol/PROTOCOL.md), pi (or rpc, Pi's own name): Pi's "
+                             "own `--mode rpc` JSON lines, for clients written for Pi, or acp: the Agent "
+                             "Client Protocol (Zed and other ACP editors)")
     parser.add_argument("--approval-policy", choices=APPROVAL_POLICIES,
                         help="when tools wait for the user's approval: ask, acceptEdits (edits and writes in "
                              "the workspace run), auto (everything runs, as in Pi), readOnly (nothing that "
@@ -73,7 +75,54 @@ def build_parser() -> argparse.ArgumentParser:
                         help="let bash/powershell commands inherit the provider API key variables "
                              "(withheld by default; settings.json: passProviderKeysToTools)")
     parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"))
+    add_pi_flags(parser)
     return parser
+
+
+def add_pi_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of Pi's own command line that a Pi client passes (its `RpcClient` adds any list of
+    `args`): those that mean something here are honoured, the rest are accepted and ignored."""
+    pi = parser.add_argument_group("Pi's flags", "accepted so that clients written for `pi --mode rpc` start "
+                                                 "this daemon unchanged")
+    pi.add_argument("--session-dir", help="root folder of the session files (default: the user data folder)")
+    pi.add_argument("--session", metavar="PATH", help="continue the session stored in this file")
+    pi.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                    help="continue this workspace's most recent session")
+    pi.add_argument("-r", "--resume", action="store_true", help="as --continue (there is no picker on a pipe)")
+    pi.add_argument("--api-key", help="API key of the chosen provider")
+    pi.add_argument("--append-system-prompt", metavar="TEXT_OR_FILE",
+                    help="text (or a file of text) appended to the system prompt")
+    pi.add_argument("-nt", "--no-tools", "-nbt", "--no-builtin-tools", dest="no_tools", action="store_true",
+                    help="start with no tool active")
+    pi.add_argument("--offline", action="store_true", help="accepted: pi-rpc never calls home")
+    for flag in ("--system-prompt", "--fork", "--models", "--export", "--theme"):
+        pi.add_argument(flag, help=argparse.SUPPRESS)
+    for flag in ("--extension", "--skill", "--prompt-template"):
+        pi.add_argument(flag, action="append", default=[], help=argparse.SUPPRESS)
+    for flags in (("-ne", "--no-extensions"), ("-ns", "--no-skills"), ("-np", "--no-prompt-templates"),
+                  ("--no-themes",), ("-nc", "--no-context-files"), ("--verbose",)):
+        pi.add_argument(*flags, action="store_true", help=argparse.SUPPRESS)
+
+
+def _append_system_prompt(value: str | None) -> str | None:
+    """Pi reads the value as a file when one exists by that name."""
+    if value and os.path.isfile(value):
+        with open(value, encoding="utf-8") as source:
+            return source.read()
+    return value
+
+
+def _resume_path(args: argparse.Namespace, cwd: str, root: Path | None) -> Path | None:
+    if args.session:
+        path = Path(args.session).expanduser()
+        if path.is_file():
+            return path
+        _log.warning("--session %s: no such session file; starting a new session", path)
+        return None
+    if args.continue_session or args.resume:
+        sessions = list_sessions(cwd, root)
+        return Path(sessions[0].path) if sessions else None
+    return None
 
 
 def build_session_config(args: argparse.Namespace) -> SessionConfig:
@@ -87,6 +136,8 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
     choice = choose_model(provider=args.provider, model_id=args.model, api=args.api,
                           base_url=args.base_url, script=args.script, api_key_env=args.api_key_env)
+    if choice is not None and args.api_key:
+        choice.api_key = args.api_key
     if choice is None:
         _log.warning("%s", no_model_message())
     available, resolve = model_resolvers(choice)
@@ -98,17 +149,20 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     policy = args.approval_policy or (permissions.default_policy or None)
     pass_keys = args.pass_provider_keys_to_tools or settings.pass_provider_keys_to_tools
     withheld_env = frozenset() if pass_keys else provider_key_variables()
+    session_root = Path(os.path.abspath(os.path.expanduser(args.session_dir))) if args.session_dir else None
     return SessionConfig(
         cwd=cwd, model=choice,
         tools=create_tool_definitions(cwd, selection.registered(), files, withheld_env=withheld_env), files=files,
         approval_policy=policy or "auto", approval_policy_configured=policy is not None, approval_rules=rules,
         approval_timeout=permissions.timeout_seconds or None,
         save_allow_rule=lambda rule: save_workspace_allow_rule(cwd, rule),
-        active_tools=selection.initial_active(), thinking_level=args.thinking,
+        active_tools=[] if args.no_tools else selection.initial_active(), thinking_level=args.thinking,
+        append_system_prompt=_append_system_prompt(args.append_system_prompt),
         available_models=available, resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
-        persist=not args.no_session,
+        persist=not args.no_session, session_root=session_root,
+        resume_from=_resume_path(args, cwd, session_root),
     )
 
 
@@ -131,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (ModelSetupError, SettingsError, RuleError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
-    if args.mode == "pi":
+    if args.mode in ("pi", "rpc"):
         from pi_rpc.modes.pi.server import PiDaemon
 
         anyio.run(PiDaemon(config).run)

@@ -45,6 +45,7 @@ from pi_rpc.ai.types import (
     Usage,
     UserContent,
     UserMessage,
+    text_of,
 )
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
@@ -107,6 +108,8 @@ class SessionConfig:
     # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
     persist: bool = True
     session_root: Path | None = None
+    # A stored session to continue from the start (`--session`, `--continue`).
+    resume_from: Path | None = None
     # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
     files: FileRouter = field(default_factory=FileRouter)
     # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
@@ -138,7 +141,13 @@ class AgentSession:
         self._settled = anyio.Event()
         self._settled.set()
         self._file: SessionFile | None = None
+        self.session_name: str | None = None
+        # Pi's toggles; a client may flip them before the features they govern run.
+        self.auto_compaction_enabled = True
+        self.auto_retry_enabled = True
         self.agent.subscribe(self._persist)
+        if config.resume_from is not None:
+            self._resume(config.resume_from)
         self.approvals = ApprovalGate(
             lambda: self.cwd, self._definitions.get, self._tool_context, policy=config.approval_policy,
             rules=config.approval_rules, timeout=config.approval_timeout, save_rule=config.save_allow_rule,
@@ -201,11 +210,68 @@ class AgentSession:
             header, messages = load_session(path)
         except (OSError, ValueError, IndexError) as exc:
             raise SessionNotFoundError(f"Session {session_id} cannot be read: {exc}") from exc
+        self._replace_transcript(messages, header.id, SessionFile(path=path, session_id=header.id))
+        return len(messages)
+
+    def _resume(self, path: Path) -> None:
+        try:
+            header, messages = load_session(path)
+        except (OSError, ValueError, IndexError) as exc:
+            raise SessionNotFoundError(f"Session {path} cannot be read: {exc}") from exc
+        self._replace_transcript(messages, header.id, SessionFile(path=path, session_id=header.id))
+
+    async def switch_session(self, path: str) -> int:
+        """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
+        if self._busy:
+            await self.abort()
+        self._resume(Path(path))
+        return len(self.agent.messages)
+
+    def fork_points(self) -> list[tuple[str, str]]:
+        """(entry id, text) of every user message, the places a session can be forked at. An entry
+        id is the message's position in the transcript, which is stable: transcripts only grow."""
+        return [(fork_entry_id(index), text_of(m.content)) for index, m in enumerate(self.agent.messages)
+                if isinstance(m, UserMessage)]
+
+    async def fork(self, entry_id: str) -> str:
+        """A new session holding what came before the user message `entry_id`; returns that
+        message's text, for the client to edit and send again (Pi's `fork`)."""
+        index = parse_fork_entry_id(entry_id)
+        messages = self.agent.messages
+        if index is None or index >= len(messages) or not isinstance(messages[index], UserMessage):
+            raise SessionNotFoundError(f"Invalid entry ID for forking: {entry_id}")
+        text = text_of(messages[index].content)
+        await self._branch(messages[:index])
+        return text
+
+    async def clone(self) -> None:
+        """A new session holding the whole current transcript (Pi's `clone`)."""
+        await self._branch(list(self.agent.messages))
+
+    async def _branch(self, messages: list[Message]) -> None:
+        if self._busy:
+            await self.abort()
+        session_id = uuid.uuid4().hex
+        new_file = None
+        if self.config.persist and messages:
+            new_file = SessionFile.create(self.cwd, session_id, self.config.session_root)
+            for message in messages:
+                new_file.append(message)
+        self._replace_transcript(messages, session_id, new_file)
+
+    def _replace_transcript(self, messages: list[Message], session_id: str, file: SessionFile | None) -> None:
         self.agent.clear_queues()
         self.agent.messages[:] = messages
-        self.session_id = header.id
-        self._file = SessionFile(path=path, session_id=header.id)
-        return len(messages)
+        self.session_id = session_id
+        self.session_name = None
+        self._file = file
+
+    def set_session_name(self, name: str) -> str:
+        name = name.strip()
+        if not name:
+            raise ValueError("Session name cannot be empty")
+        self.session_name = name
+        return name
 
     def stats(self) -> SessionStats:
         messages = self.agent.messages
@@ -281,6 +347,24 @@ class AgentSession:
         With no model yet the level is kept as asked and clamped when one is set."""
         self.thinking_level = level if self.choice is None else clamp_thinking_level(self.choice.model, level)
         return self.thinking_level
+
+    def cycle_model(self) -> Model | None:
+        """Switch to the next available model (Pi's `cycle_model`); None when there is no other."""
+        models = self.available_models()
+        if self.choice is None or len(models) < 2:
+            return None
+        current = self.choice.model
+        position = next((i for i, m in enumerate(models) if (m.provider, m.id) == (current.provider, current.id)), -1)
+        following = models[(position + 1) % len(models)]
+        return self.set_model(following.provider, following.id)
+
+    def cycle_thinking_level(self) -> ThinkingLevel | None:
+        """The next level the model supports (Pi's `cycle_thinking_level`); None without reasoning."""
+        levels = self.thinking_levels()
+        if len(levels) < 2:
+            return None
+        position = levels.index(self.thinking_level) if self.thinking_level in levels else -1
+        return self.set_thinking_level(levels[(position + 1) % len(levels)])
 
     def thinking_levels(self) -> list[ThinkingLevel]:
         return ["off"] if self.choice is None else supported_thinking_levels(self.choice.model)
@@ -363,6 +447,7 @@ class AgentSession:
         self.agent.clear_queues()
         self.agent.messages.clear()
         self.session_id = uuid.uuid4().hex
+        self.session_name = None
         self._file = None
         return self.session_id
 
@@ -423,9 +508,17 @@ def total_usage(assistants: Sequence[AssistantMessage]) -> Usage:
     return usage
 
 
+def fork_entry_id(index: int) -> str:
+    return f"m{index}"
+
+
+def parse_fork_entry_id(entry_id: str) -> int | None:
+    digits = entry_id.removeprefix("m")
+    return int(digits) if entry_id.startswith("m") and digits.isdigit() else None
+
+
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
-    if not images:
-        return UserMessage(content=text)
+    """Content is always a list of blocks, as Pi builds a prompt's message (clients read it so)."""
     content: list[UserContent] = [TextContent(text=text), *images]
     return UserMessage(content=content)
 

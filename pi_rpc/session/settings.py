@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
-import platformdirs
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.config import agent_config_paths
 from pi_rpc.session.approvals import ApprovalPolicy
 from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
 
@@ -47,8 +47,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
 
 
 def settings_paths() -> list[Path]:
-    return [Path(platformdirs.user_config_dir("pi-rpc")) / "settings.json",
-            Path.home() / ".pi" / "agent" / "settings.json"]
+    return agent_config_paths("settings.json")
 
 
 def load_settings(path: Path | None = None) -> Settings:
