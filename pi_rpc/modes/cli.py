@@ -16,6 +16,7 @@ import pi_rpc
 from pi_rpc.ai.config import no_model_message
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
+from pi_rpc.session.resources import ResourceOptions
 from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.settings import (
     SettingsError,
@@ -97,10 +98,15 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
     pi.add_argument("--offline", action="store_true", help="accepted: pi-rpc never calls home")
     for flag in ("--system-prompt", "--fork", "--models", "--export", "--theme"):
         pi.add_argument(flag, help=argparse.SUPPRESS)
-    for flag in ("--extension", "--skill", "--prompt-template"):
-        pi.add_argument(flag, action="append", default=[], help=argparse.SUPPRESS)
-    for flags in (("-ne", "--no-extensions"), ("-ns", "--no-skills"), ("-np", "--no-prompt-templates"),
-                  ("--no-themes",), ("-nc", "--no-context-files"), ("--verbose",)):
+    pi.add_argument("--skill", action="append", default=[], metavar="PATH", help="a skill file or folder to load")
+    pi.add_argument("--prompt-template", action="append", default=[], metavar="PATH",
+                    help="a prompt template file or folder to load")
+    pi.add_argument("-ns", "--no-skills", action="store_true", help="load no skills but those of --skill")
+    pi.add_argument("-np", "--no-prompt-templates", action="store_true",
+                    help="load no prompt templates but those of --prompt-template")
+    pi.add_argument("-nc", "--no-context-files", action="store_true", help="leave AGENTS.md/CLAUDE.md out")
+    pi.add_argument("--extension", "-e", action="append", default=[], help=argparse.SUPPRESS)
+    for flags in (("-ne", "--no-extensions"), ("--no-themes",), ("--verbose",)):
         pi.add_argument(*flags, action="store_true", help=argparse.SUPPRESS)
 
 
@@ -163,6 +169,9 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
         persist=not args.no_session, session_root=session_root,
         resume_from=_resume_path(args, cwd, session_root),
+        resources=ResourceOptions(context_files=not args.no_context_files, skills=not args.no_skills,
+                                  skill_paths=args.skill, prompt_templates=not args.no_prompt_templates,
+                                  prompt_template_paths=args.prompt_template),
     )
 
 

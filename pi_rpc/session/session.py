@@ -16,6 +16,7 @@ from typing import Literal
 
 import anyio
 import anyio.abc
+from msgspec import UNSET
 
 from pi_rpc.agent.agent import Agent, QueueMode
 from pi_rpc.agent.control import RunControl
@@ -49,9 +50,10 @@ from pi_rpc.ai.types import (
 )
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
+from pi_rpc.session.resources import ResourceOptions, load_resources
 from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
 from pi_rpc.session.system_prompt import build_system_prompt
-from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, TokenTotals, ToolInfo
+from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, TokenTotals, ToolInfo
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 
@@ -110,6 +112,8 @@ class SessionConfig:
     session_root: Path | None = None
     # A stored session to continue from the start (`--session`, `--continue`).
     resume_from: Path | None = None
+    # Context files, prompt templates and skills (pi_rpc/session/resources.py).
+    resources: ResourceOptions = field(default_factory=ResourceOptions)
     # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
     files: FileRouter = field(default_factory=FileRouter)
     # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
@@ -136,6 +140,7 @@ class AgentSession:
         self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
         self._agent_tools: dict[str, AgentTool] = {}
         self._system_prompt = ""
+        self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
         self._busy = False
         self._settled = anyio.Event()
@@ -321,8 +326,22 @@ class AgentSession:
 
     def _rebuild_system_prompt(self) -> None:
         self._system_prompt = build_system_prompt(
-            [self._definitions[name] for name in self._active], self.cwd, self.config.append_system_prompt
+            [self._definitions[name] for name in self._active], self.cwd, self.config.append_system_prompt,
+            self.resources,
         )
+
+    @property
+    def system_prompt(self) -> str:
+        return self._system_prompt
+
+    def slash_commands(self) -> list[SlashCommand]:
+        """What a user can invoke as `/name` in a prompt: prompt templates, then `skill:` names."""
+        commands = [SlashCommand(name=t.name, description=t.description, source="prompt", path=t.path,
+                                 scope=t.scope, argument_hint=t.argument_hint or UNSET)
+                    for t in self.resources.prompt_templates]
+        commands += [SlashCommand(name=f"skill:{s.name}", description=s.description, source="skill", path=s.path,
+                                  scope=s.scope) for s in self.resources.skills]
+        return commands
 
     # --- model ----------------------------------------------------------------------------------
 
@@ -408,7 +427,7 @@ class AgentSession:
         so a request handled after this one already sees the session busy."""
         if self.choice is None:
             raise NoModelError()
-        message = user_message(text, images)
+        message = user_message(self.resources.expand(text), images)
         if self._busy:
             if streaming_behavior == "steer":
                 self.agent.steer(message)
@@ -426,10 +445,10 @@ class AgentSession:
         return outcome
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.steer(user_message(text, images))
+        self.agent.steer(user_message(self.resources.expand(text), images))
 
     def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.follow_up(user_message(text, images))
+        self.agent.follow_up(user_message(self.resources.expand(text), images))
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
         return self.agent.clear_queues()
@@ -449,6 +468,8 @@ class AgentSession:
         self.session_id = uuid.uuid4().hex
         self.session_name = None
         self._file = None
+        self.resources = load_resources(self.cwd, self.config.resources)  # edited AGENTS.md etc. apply
+        self._rebuild_system_prompt()
         return self.session_id
 
     async def _run(self, control: RunControl, prompts: list[Message], outcome: list[PromptOutcome]) -> None:

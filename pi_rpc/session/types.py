@@ -29,6 +29,17 @@ class ToolInfo(Wire, kw_only=True):
     active: bool
 
 
+class SlashCommand(Wire, kw_only=True):
+    """A `/name` a user can start a prompt with: a prompt template or a skill (`skill:name`)."""
+
+    name: str
+    description: str
+    source: Literal["prompt", "skill"]
+    path: str
+    scope: str  # "user" (the agent folder), "project" (the workspace's .pi/), "path" (given on the command line)
+    argument_hint: str | UnsetType = UNSET
+
+
 class SessionState(Wire, kw_only=True):
     model: Model | None  # null: no model configured yet
     thinking_level: ThinkingLevel

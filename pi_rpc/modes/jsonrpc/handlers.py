@@ -17,6 +17,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     PROTOCOL_VERSION,
     ActiveTools,
     ApprovalPolicyResult,
+    CommandList,
     Empty,
     InitializeParams,
     InitializeResult,
@@ -108,6 +109,10 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
     @rpc.method("tools/list", Empty)
     async def tools_list(params: Empty) -> ToolList:
         return ToolList(tools=session.tool_infos())
+
+    @rpc.method("commands/list", Empty)
+    async def commands_list(params: Empty) -> CommandList:
+        return CommandList(commands=session.slash_commands())
 
     @rpc.method("tools/setActive", SetActiveToolsParams)
     async def tools_set_active(params: SetActiveToolsParams) -> ActiveTools:

@@ -16,7 +16,7 @@ from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
 from pi_rpc.session.store import SessionSummary
-from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, ToolInfo
+from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
 
 PROTOCOL_VERSION = 1
 
@@ -91,6 +91,10 @@ class QueueContents(Wire, kw_only=True):
 
 class ToolList(Wire, kw_only=True):
     tools: list[ToolInfo]
+
+
+class CommandList(Wire, kw_only=True):
+    commands: list[SlashCommand]
 
 
 class SetActiveToolsParams(Wire, kw_only=True):
@@ -184,6 +188,7 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "clearQueue": (Empty, QueueContents),
     "tools/list": (Empty, ToolList),
     "tools/setActive": (SetActiveToolsParams, ActiveTools),
+    "commands/list": (Empty, CommandList),
     "state": (Empty, SessionState),
     "messages": (Empty, MessageList),
     "models/list": (Empty, ModelList),
@@ -218,5 +223,5 @@ __all__ = [
     "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",
     "MessageList", "ModelList", "SetModelParams", "NewSession", "SessionList", "LoadSessionParams",
     "LoadedSession", "SessionStats", "SessionSummary", "SetThinkingParams", "ThinkingLevels",
-    "AgentEventNotification", "to_image",
+    "AgentEventNotification", "to_image", "CommandList", "SlashCommand",
 ]

@@ -212,3 +212,22 @@ class ForkMessage(Wire, kw_only=True):
 class ForkResult(Wire, kw_only=True):
     text: str
     cancelled: bool = False
+
+
+class SourceInfo(Wire, kw_only=True):
+    """Where a slash command comes from, in the shape of Pi's `sourceInfo`."""
+
+    path: str
+    source: str = "local"
+    scope: str | UnsetType = UNSET
+    origin: str = "top-level"
+    base_dir: str | UnsetType = UNSET
+
+
+class SlashCommandInfo(Wire, kw_only=True):
+    """One `get_commands` entry (Pi's `RpcSlashCommand`)."""
+
+    name: str
+    description: str | UnsetType = UNSET
+    source: Literal["extension", "prompt", "skill"]
+    source_info: SourceInfo

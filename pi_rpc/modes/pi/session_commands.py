@@ -8,12 +8,14 @@ sentence saying so, which Pi's `RpcClient` surfaces as the rejected call's error
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from msgspec import UNSET
 
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.session.session import AgentSession, SessionNotFoundError
+from pi_rpc.session.types import SlashCommand
 
 T = TypeVar("T")
 
@@ -55,7 +57,7 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
                 raise CommandFailed(str(exc)) from exc
             return UNSET
         case c.GetCommands():
-            return {"commands": []}
+            return {"commands": [_slash_command(command) for command in session.slash_commands()]}
         case c.Compact():
             raise CommandFailed("Compaction is not supported by pi-rpc yet")
         case c.Bash() | c.AbortBash():
@@ -72,3 +74,10 @@ async def _or_fail(pending: Awaitable[T]) -> T:
         return await pending
     except SessionNotFoundError as exc:
         raise CommandFailed(str(exc)) from exc
+
+
+def _slash_command(command: SlashCommand) -> c.SlashCommandInfo:
+    scope = command.scope if command.scope in ("user", "project") else UNSET
+    return c.SlashCommandInfo(name=command.name, description=command.description or UNSET, source=command.source,
+                              source_info=c.SourceInfo(path=command.path, scope=scope,
+                                                       base_dir=str(Path(command.path).parent)))
