@@ -26,6 +26,7 @@ from pi_rpc.agent.types import (
     AgentSettled,
     AgentTool,
     ApprovalRequest,
+    BashExecutionUpdate,
     MessageEnd,
     ToolApprovalEnd,
     ToolApprovalRequest,
@@ -54,6 +55,7 @@ from pi_rpc.session.resources import ResourceOptions, load_resources
 from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, TokenTotals, ToolInfo
+from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_text
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 
@@ -150,6 +152,10 @@ class AgentSession:
         # Pi's toggles; a client may flip them before the features they govern run.
         self.auto_compaction_enabled = True
         self.auto_retry_enabled = True
+        self.user_bash = UserBash()
+        # What the user's commands printed while a run streamed: joins the transcript before the
+        # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
+        self._pending_bash: list[Message] = []
         self.agent.subscribe(self._persist)
         if config.resume_from is not None:
             self._resume(config.resume_from)
@@ -266,6 +272,7 @@ class AgentSession:
 
     def _replace_transcript(self, messages: list[Message], session_id: str, file: SessionFile | None) -> None:
         self.agent.clear_queues()
+        self._pending_bash.clear()
         self.agent.messages[:] = messages
         self.session_id = session_id
         self.session_name = None
@@ -428,6 +435,8 @@ class AgentSession:
         if self.choice is None:
             raise NoModelError()
         message = user_message(self.resources.expand(text), images)
+        if not self._busy:
+            self._flush_pending_bash()
         if self._busy:
             if streaming_behavior == "steer":
                 self.agent.steer(message)
@@ -443,6 +452,24 @@ class AgentSession:
         prompts: list[Message] = [message]
         self._tasks.start_soon(self._run, control, prompts, outcome)
         return outcome
+
+    async def run_bash(self, command: str, exclude_from_context: bool = False) -> BashResult:
+        """Run a command for the user (Pi's `bash`); its output joins the next prompt's context
+        unless excluded."""
+        result = await self.user_bash.run(
+            command, self.cwd, lambda run_id, delta: self.agent.emit(BashExecutionUpdate(id=run_id, delta=delta)))
+        if not exclude_from_context:
+            message = UserMessage(content=[TextContent(text=bash_execution_text(command, result))])
+            self._pending_bash.append(message)
+            if not self._busy:
+                self._flush_pending_bash()
+        return result
+
+    def _flush_pending_bash(self) -> None:
+        for message in self._pending_bash:
+            self.agent.messages.append(message)
+            self._persist(MessageEnd(message=message))
+        self._pending_bash.clear()
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         self.agent.steer(user_message(self.resources.expand(text), images))
@@ -464,6 +491,7 @@ class AgentSession:
         if self._busy:
             await self.abort()
         self.agent.clear_queues()
+        self._pending_bash.clear()
         self.agent.messages.clear()
         self.session_id = uuid.uuid4().hex
         self.session_name = None

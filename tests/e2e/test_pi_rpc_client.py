@@ -56,7 +56,6 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     # Unsupported features reject with a sentence saying so; nothing times out or is "unknown".
     failed = {name: call["error"] for name, call in calls.items() if not call["ok"]}
     assert failed == {
-        "bash": "User bash commands are not supported by pi-rpc yet",
         "compact": "Compaction is not supported by pi-rpc yet",
         "exportHtml": "HTML export is not supported by pi-rpc",
     }
@@ -71,6 +70,13 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert calls["cycleModel"]["value"] is None  # one model only
     assert calls["cycleThinkingLevel"]["value"] is None  # the scripted model does not reason
     assert calls["getCommands"]["value"] == []
+    assert calls["bash"]["value"] == {"output": "from-the-user\n", "exitCode": 3, "cancelled": False,
+                                      "truncated": False}
+    # The command's output joins the conversation as Pi shows it to the model.
+    [ran] = calls["messagesAfterBash"]["value"]
+    assert ran["role"] == "user" and ran["content"][0]["text"] == (
+        "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\nCommand exited with code 3")
+    assert "bash_execution_update" in result["events"]
     after = calls["stateAfterSettings"]["value"]
     assert after["sessionName"] == "parity run" and after["autoCompactionEnabled"] is False
     assert after["steeringMode"] == "all" and after["followUpMode"] == "all"

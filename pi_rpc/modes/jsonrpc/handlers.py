@@ -17,6 +17,8 @@ from pi_rpc.modes.jsonrpc.protocol import (
     PROTOCOL_VERSION,
     ActiveTools,
     ApprovalPolicyResult,
+    BashParams,
+    BashResult,
     CommandList,
     Empty,
     InitializeParams,
@@ -48,6 +50,7 @@ from pi_rpc.session.session import (
     SessionNotFoundError,
 )
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
+from pi_rpc.session.user_bash import UserBashError
 
 
 def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdown: Callable[[], object],
@@ -113,6 +116,17 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
     @rpc.method("commands/list", Empty)
     async def commands_list(params: Empty) -> CommandList:
         return CommandList(commands=session.slash_commands())
+
+    @rpc.method("bash", BashParams)
+    async def bash(params: BashParams) -> BashResult:
+        try:
+            return await session.run_bash(params.command, params.exclude_from_context)
+        except UserBashError as exc:
+            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+
+    @rpc.method("abortBash", Empty)
+    async def abort_bash(params: Empty) -> None:
+        session.user_bash.abort()
 
     @rpc.method("tools/setActive", SetActiveToolsParams)
     async def tools_set_active(params: SetActiveToolsParams) -> ActiveTools:

@@ -17,6 +17,7 @@ from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
 from pi_rpc.session.store import SessionSummary
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
+from pi_rpc.session.user_bash import BashResult
 
 PROTOCOL_VERSION = 1
 
@@ -91,6 +92,12 @@ class QueueContents(Wire, kw_only=True):
 
 class ToolList(Wire, kw_only=True):
     tools: list[ToolInfo]
+
+
+class BashParams(Wire, kw_only=True):
+    command: str
+    # Run it, but keep its output out of the conversation (Pi's `!!cmd`).
+    exclude_from_context: bool = False
 
 
 class CommandList(Wire, kw_only=True):
@@ -189,6 +196,8 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "tools/list": (Empty, ToolList),
     "tools/setActive": (SetActiveToolsParams, ActiveTools),
     "commands/list": (Empty, CommandList),
+    "bash": (BashParams, BashResult),
+    "abortBash": (Empty, None),
     "state": (Empty, SessionState),
     "messages": (Empty, MessageList),
     "models/list": (Empty, ModelList),
@@ -223,5 +232,6 @@ __all__ = [
     "PromptParams", "QueueParams", "QueueContents", "ToolList", "SetActiveToolsParams", "ActiveTools",
     "MessageList", "ModelList", "SetModelParams", "NewSession", "SessionList", "LoadSessionParams",
     "LoadedSession", "SessionStats", "SessionSummary", "SetThinkingParams", "ThinkingLevels",
-    "AgentEventNotification", "to_image", "CommandList", "SlashCommand",
+    "AgentEventNotification", "to_image", "CommandList", "SlashCommand", "BashParams",
+    "BashResult",
 ]

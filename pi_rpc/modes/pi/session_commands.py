@@ -16,6 +16,7 @@ from msgspec import UNSET
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.session.session import AgentSession, SessionNotFoundError
 from pi_rpc.session.types import SlashCommand
+from pi_rpc.session.user_bash import UserBashError
 
 T = TypeVar("T")
 
@@ -60,8 +61,14 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             return {"commands": [_slash_command(command) for command in session.slash_commands()]}
         case c.Compact():
             raise CommandFailed("Compaction is not supported by pi-rpc yet")
-        case c.Bash() | c.AbortBash():
-            raise CommandFailed("User bash commands are not supported by pi-rpc yet")
+        case c.Bash(command=shell_command, exclude_from_context=exclude):
+            try:
+                return await session.run_bash(shell_command, exclude)
+            except UserBashError as exc:
+                raise CommandFailed(str(exc)) from exc
+        case c.AbortBash():
+            session.user_bash.abort()
+            return UNSET
         case c.GetEntries() | c.GetTree():
             raise CommandFailed("Session entries and trees are not supported by pi-rpc yet")
         case c.ExportHtml():
