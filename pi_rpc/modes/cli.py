@@ -169,6 +169,7 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
         persist=not args.no_session, session_root=session_root,
         resume_from=_resume_path(args, cwd, session_root),
+        compaction=settings.compaction,
         resources=ResourceOptions(context_files=not args.no_context_files, skills=not args.no_skills,
                                   skill_paths=args.skill, prompt_templates=not args.no_prompt_templates,
                                   prompt_template_paths=args.prompt_template),

@@ -7,6 +7,7 @@ its request gets a graceful abort (agent_end, results for every call), never a t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -27,6 +28,8 @@ from pi_rpc.agent.types import (
     AgentTool,
     ApprovalRequest,
     BashExecutionUpdate,
+    CompactionEnd,
+    CompactionStart,
     MessageEnd,
     ToolApprovalEnd,
     ToolApprovalRequest,
@@ -51,10 +54,30 @@ from pi_rpc.ai.types import (
 )
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
+from pi_rpc.session.compaction import (
+    CompactionError,
+    CompactionResult,
+    CompactionSettings,
+    context_tokens,
+    is_context_overflow,
+    plan_compaction,
+    should_compact,
+    summarize,
+    summary_message,
+    summary_text,
+)
 from pi_rpc.session.resources import ResourceOptions, load_resources
 from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
 from pi_rpc.session.system_prompt import build_system_prompt
-from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, TokenTotals, ToolInfo
+from pi_rpc.session.types import (
+    ContextUsage,
+    PromptOutcome,
+    SessionState,
+    SessionStats,
+    SlashCommand,
+    TokenTotals,
+    ToolInfo,
+)
 from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_text
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
@@ -62,6 +85,7 @@ from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 _log = logging.getLogger(__name__)
 
 StreamingBehavior = Literal["steer", "followUp"]
+CompactionReason = Literal["manual", "threshold", "overflow"]
 
 BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
@@ -114,6 +138,8 @@ class SessionConfig:
     session_root: Path | None = None
     # A stored session to continue from the start (`--session`, `--continue`).
     resume_from: Path | None = None
+    # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction.py).
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
     # Context files, prompt templates and skills (pi_rpc/session/resources.py).
     resources: ResourceOptions = field(default_factory=ResourceOptions)
     # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
@@ -152,6 +178,8 @@ class AgentSession:
         # Pi's toggles; a client may flip them before the features they govern run.
         self.auto_compaction_enabled = True
         self.auto_retry_enabled = True
+        self.is_compacting = False
+        self._compaction_scope: anyio.CancelScope | None = None
         self.user_bash = UserBash()
         # What the user's commands printed while a run streamed: joins the transcript before the
         # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
@@ -242,7 +270,7 @@ class AgentSession:
         """(entry id, text) of every user message, the places a session can be forked at. An entry
         id is the message's position in the transcript, which is stable: transcripts only grow."""
         return [(fork_entry_id(index), text_of(m.content)) for index, m in enumerate(self.agent.messages)
-                if isinstance(m, UserMessage)]
+                if isinstance(m, UserMessage) and summary_text(m) is None]
 
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
@@ -298,7 +326,7 @@ class AgentSession:
             total_messages=len(messages),
             tokens=TokenTotals(input=usage.input, output=usage.output, cache_read=usage.cache_read,
                                cache_write=usage.cache_write, total=usage.total_tokens),
-            cost=usage.cost.total,
+            cost=usage.cost.total, context_usage=self.context_usage() or UNSET,
         )
 
     # --- tools ----------------------------------------------------------------------------------
@@ -481,7 +509,9 @@ class AgentSession:
         return self.agent.clear_queues()
 
     async def abort(self) -> None:
-        """Abort the run, if any, and return once the session is idle."""
+        """Abort the run (and a compaction), if any, and return once the session is idle."""
+        if self._compaction_scope is not None:
+            self._compaction_scope.cancel("abort requested")
         self.agent.abort()
         await self._settled.wait()
 
@@ -504,6 +534,8 @@ class AgentSession:
         new_messages: list[Message] = []
         try:
             new_messages = await self.agent.run(control, prompts, self._loop_config())
+            if not self.agent.last_run_aborted:
+                new_messages += await self._compact_after_run()
         except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
             _log.exception("run failed")
             choice = self.choice
@@ -515,6 +547,77 @@ class AgentSession:
             self._busy = False
             self.agent.emit(AgentSettled())
             self._settled.set()
+
+    async def _compact_after_run(self) -> list[Message]:
+        """Pi's automatic compaction after a run: when the context nears the window, or when the
+        request failed because it overflowed (then the run is retried once, compacted)."""
+        choice = self.choice
+        if choice is None or not self.auto_compaction_enabled or not self.config.compaction.enabled:
+            return []
+        messages = self.agent.messages
+        last = messages[-1] if messages else None
+        if isinstance(last, AssistantMessage) and last.stop_reason == "error":
+            if not is_context_overflow(last.error_message or ""):
+                return []
+            try:
+                await self.compact(reason="overflow", drop_failed_reply=True)
+            except CompactionError:
+                return []
+            return await self.agent.run(self.agent.begin_run(), [], self._loop_config())
+        if should_compact(context_tokens(messages), choice.model.context_window, self.config.compaction):
+            with contextlib.suppress(CompactionError):  # the failure is reported in compaction_end
+                await self.compact(reason="threshold")
+        return []
+
+    async def compact(self, custom_instructions: str | None = None, reason: CompactionReason = "manual",
+                      drop_failed_reply: bool = False) -> CompactionResult:
+        """Summarise the older turns with the current model and keep the recent ones (Pi's
+        `compact`); a manual compaction aborts a run first. The session file keeps everything."""
+        if reason == "manual" and self._busy:
+            await self.abort()
+        choice = self.choice
+        if choice is None:
+            raise NoModelError()
+        if self.is_compacting:
+            raise CompactionError("Compaction is already running")
+        messages = list(self.agent.messages)
+        if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
+            messages.pop()
+        plan = plan_compaction(messages, self.config.compaction)
+        if plan is None:
+            raise CompactionError("Nothing to compact (no earlier turns to summarise)")
+        self.is_compacting = True
+        self.agent.emit(CompactionStart(reason=reason))
+        options = StreamOptions(api_key=choice.api_key, headers=dict(choice.headers), session_id=self.session_id,
+                                max_tokens=int(0.8 * self.config.compaction.reserve_tokens))
+        summary: str | None = None
+        error: str | None = None
+        try:
+            with anyio.CancelScope() as self._compaction_scope:
+                summary = await summarize(plan, choice.stream_fn, choice.model, options, custom_instructions)
+        except CompactionError as exc:
+            error = str(exc)
+        finally:
+            self._compaction_scope = None
+            self.is_compacting = False
+        if summary is None:
+            message = error or "Compaction aborted"
+            self.agent.emit(CompactionEnd(reason=reason, aborted=error is None, error_message=message))
+            raise CompactionError(message)
+        self.agent.messages[:] = [summary_message(summary), *plan.kept]
+        result = CompactionResult(summary=summary, first_kept_entry_id=fork_entry_id(1),
+                                  tokens_before=plan.tokens_before,
+                                  details={"summarizedMessages": len(plan.to_summarize)})
+        self.agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
+        return result
+
+    def context_usage(self) -> ContextUsage | None:
+        if self.choice is None:
+            return None
+        window = self.choice.model.context_window
+        tokens = context_tokens(self.agent.messages)
+        return ContextUsage(tokens=tokens, context_window=window,
+                            percent=round(100 * tokens / window, 1) if window else 0.0)
 
     def _loop_config(self) -> LoopConfig:
         choice = self.choice

@@ -17,6 +17,7 @@ from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai.config import agent_config_paths
 from pi_rpc.session.approvals import ApprovalPolicy
+from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
 
 MIXED_MODIFIERS = "tool names cannot be mixed with +name or -name entries"
@@ -44,6 +45,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
     # Opt-in: bash/powershell children inherit the provider key variables (pi_rpc/tools/tool_env.py).
     pass_provider_keys_to_tools: bool = False
+    compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
 
 
 def settings_paths() -> list[Path]:

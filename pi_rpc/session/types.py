@@ -66,6 +66,14 @@ class TokenTotals(Wire, kw_only=True):
     total: int
 
 
+class ContextUsage(Wire, kw_only=True):
+    """How full the model's context window is: the last request's reported size plus estimates."""
+
+    tokens: int
+    context_window: int
+    percent: float
+
+
 class SessionStats(Wire, kw_only=True):
     """Pi's `get_session_stats`: counts, tokens and dollars of the current transcript."""
 
@@ -78,3 +86,4 @@ class SessionStats(Wire, kw_only=True):
     total_messages: int
     tokens: TokenTotals
     cost: float
+    context_usage: ContextUsage | UnsetType = UNSET  # absent while no model is configured

@@ -42,7 +42,10 @@ def pi_client() -> Path:
 
 
 def drive(driver: Path, workspace: Path, home: Path, *args: str) -> dict[str, Any]:
-    env = daemon_env(home) | {"PI_RPC_PYTHON": sys.executable}
+    agent_dir = home / "agent"  # Pi's agent folder: a settings.json that lets the short session compact
+    agent_dir.mkdir(parents=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
+    env = daemon_env(home) | {"PI_RPC_PYTHON": sys.executable, "PI_CODING_AGENT_DIR": str(agent_dir)}
     done = subprocess.run(["node", str(driver), str(workspace), json.dumps(list(args))], env=env,
                           capture_output=True, timeout=300, check=True)
     result: dict[str, Any] = json.loads(done.stdout)
@@ -56,7 +59,6 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     # Unsupported features reject with a sentence saying so; nothing times out or is "unknown".
     failed = {name: call["error"] for name, call in calls.items() if not call["ok"]}
     assert failed == {
-        "compact": "Compaction is not supported by pi-rpc yet",
         "exportHtml": "HTML export is not supported by pi-rpc",
     }
     state = calls["getState"]["value"]
@@ -77,10 +79,16 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert ran["role"] == "user" and ran["content"][0]["text"] == (
         "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\nCommand exited with code 3")
     assert "bash_execution_update" in result["events"]
+    compacted = calls["compact"]["value"]
+    assert compacted["summary"] and compacted["tokensBefore"] > 0 and compacted["firstKeptEntryId"] == "m1"
+    assert result["events"].count("compaction_start") == result["events"].count("compaction_end") == 1
     after = calls["stateAfterSettings"]["value"]
     assert after["sessionName"] == "parity run" and after["autoCompactionEnabled"] is False
     assert after["steeringMode"] == "all" and after["followUpMode"] == "all"
-    assert calls["fork"]["value"] == {"text": "tour", "cancelled": False}
+    assert calls["getForkMessages"]["value"] == [{"entryId": "m1", "text": "tour"}]
+    # Forked (after the compaction) at the first user message that is not the summary.
+    assert calls["fork"]["value"] == {"text": "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\n"
+                                              "Command exited with code 3", "cancelled": False}
     forked = calls["stateAfterFork"]["value"]
     assert forked["sessionId"] != state["sessionId"] and "sessionName" not in forked
     assert forked["messageCount"] < after["messageCount"]

@@ -20,6 +20,8 @@ from pi_rpc.modes.jsonrpc.protocol import (
     BashParams,
     BashResult,
     CommandList,
+    CompactionResult,
+    CompactParams,
     Empty,
     InitializeParams,
     InitializeResult,
@@ -42,6 +44,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     to_image,
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
+from pi_rpc.session.compaction import CompactionError
 from pi_rpc.session.session import (
     AgentSession,
     ModelNotFoundError,
@@ -122,6 +125,16 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             return await session.run_bash(params.command, params.exclude_from_context)
         except UserBashError as exc:
+            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+
+    @rpc.method("compact", CompactParams)
+    async def compact(params: CompactParams) -> CompactionResult:
+        instructions = None if params.custom_instructions is UNSET else params.custom_instructions
+        try:
+            return await session.compact(instructions)
+        except NoModelError as exc:
+            raise JsonRpcServerError(str(exc), NO_MODEL) from exc  # type: ignore[no-untyped-call]
+        except CompactionError as exc:
             raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
 
     @rpc.method("abortBash", Empty)

@@ -15,6 +15,7 @@ from msgspec import UNSET, UnsetType
 from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
+from pi_rpc.session.compaction import CompactionResult
 from pi_rpc.session.store import SessionSummary
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
 from pi_rpc.session.user_bash import BashResult
@@ -98,6 +99,10 @@ class BashParams(Wire, kw_only=True):
     command: str
     # Run it, but keep its output out of the conversation (Pi's `!!cmd`).
     exclude_from_context: bool = False
+
+
+class CompactParams(Wire, kw_only=True):
+    custom_instructions: str | UnsetType = UNSET
 
 
 class CommandList(Wire, kw_only=True):
@@ -198,6 +203,7 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "commands/list": (Empty, CommandList),
     "bash": (BashParams, BashResult),
     "abortBash": (Empty, None),
+    "compact": (CompactParams, CompactionResult),
     "state": (Empty, SessionState),
     "messages": (Empty, MessageList),
     "models/list": (Empty, ModelList),
@@ -233,5 +239,5 @@ __all__ = [
     "MessageList", "ModelList", "SetModelParams", "NewSession", "SessionList", "LoadSessionParams",
     "LoadedSession", "SessionStats", "SessionSummary", "SetThinkingParams", "ThinkingLevels",
     "AgentEventNotification", "to_image", "CommandList", "SlashCommand", "BashParams",
-    "BashResult",
+    "BashResult", "CompactParams", "CompactionResult",
 ]

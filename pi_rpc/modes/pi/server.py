@@ -154,8 +154,8 @@ class PiDaemon:
         state = self.session.state()
         return c.PiState(
             model=UNSET if state.model is None else state.model, thinking_level=state.thinking_level,
-            is_streaming=state.is_streaming,
-            is_compacting=False, steering_mode=state.steering_mode, follow_up_mode=state.follow_up_mode,
+            is_streaming=state.is_streaming, is_compacting=self.session.is_compacting,
+            steering_mode=state.steering_mode, follow_up_mode=state.follow_up_mode,
             session_file=UNSET if state.session_file is None else state.session_file, session_id=state.session_id,
             session_name=UNSET if self.session.session_name is None else self.session.session_name,
             auto_compaction_enabled=self.session.auto_compaction_enabled,

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 from msgspec import UNSET
 
 from pi_rpc.modes.pi import commands as c
-from pi_rpc.session.session import AgentSession, SessionNotFoundError
+from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.session import AgentSession, NoModelError, SessionNotFoundError
 from pi_rpc.session.types import SlashCommand
 from pi_rpc.session.user_bash import UserBashError
 
@@ -59,8 +60,11 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             return UNSET
         case c.GetCommands():
             return {"commands": [_slash_command(command) for command in session.slash_commands()]}
-        case c.Compact():
-            raise CommandFailed("Compaction is not supported by pi-rpc yet")
+        case c.Compact(custom_instructions=instructions):
+            try:
+                return await session.compact(None if instructions is UNSET else instructions)
+            except (CompactionError, NoModelError) as exc:
+                raise CommandFailed(str(exc)) from exc
         case c.Bash(command=shell_command, exclude_from_context=exclude):
             try:
                 return await session.run_bash(shell_command, exclude)
