@@ -40,6 +40,8 @@ from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
+    AutoRetryEnd,
+    AutoRetryStart,
     ImageContent,
     Message,
     Model,
@@ -180,6 +182,8 @@ class AgentSession:
         self.auto_retry_enabled = True
         self.is_compacting = False
         self._compaction_scope: anyio.CancelScope | None = None
+        self._retrying = False
+        self.agent.subscribe(self._track_retry)
         self.user_bash = UserBash()
         # What the user's commands printed while a run streamed: joins the transcript before the
         # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
@@ -223,6 +227,17 @@ class AgentSession:
         return self.agent.subscribe(listener)
 
     # --- persistence ----------------------------------------------------------------------------
+
+    def _track_retry(self, event: AgentEvent) -> None:
+        if isinstance(event, AutoRetryStart):
+            self._retrying = True
+        elif isinstance(event, AutoRetryEnd | MessageEnd | AgentSettled):
+            self._retrying = False
+
+    @property
+    def retrying(self) -> bool:
+        """A failed request waits to be retried (between auto_retry_start and its end)."""
+        return self._retrying
 
     def _persist(self, event: AgentEvent) -> None:
         if not self.config.persist or not isinstance(event, MessageEnd):
@@ -623,7 +638,8 @@ class AgentSession:
         choice = self.choice
         assert choice is not None  # start_prompt refuses to start a run without one
         options = StreamOptions(api_key=choice.api_key, thinking_level=self.thinking_level,
-                                headers=dict(choice.headers), session_id=self.session_id)
+                                headers=dict(choice.headers), session_id=self.session_id,
+                                max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0)
         return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
                           system_prompt=lambda: self._system_prompt,
                           tools=lambda: [self._agent_tool(name) for name in self._active],

@@ -41,7 +41,10 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             session.auto_retry_enabled = enabled
             return UNSET
         case c.AbortRetry():
-            return UNSET  # a failed request is never retried yet, so there is nothing to stop
+            # A retry waits inside the run's request: stopping it stops the run, as the user meant.
+            if session.retrying:
+                await session.abort()
+            return UNSET
         case c.SwitchSession(session_path=path):
             await _or_fail(session.switch_session(path))
             return {"cancelled": False}
