@@ -15,9 +15,9 @@ import anyio
 import msgspec
 from msgspec import UNSET
 
-from pi_rpc.agent.types import AgentEvent
+from pi_rpc.agent.types import AgentEvent, MessageUpdate
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import AssistantMessage, text_of
+from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, text_of
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.session_commands import CommandFailed, execute_session_command
@@ -51,6 +51,8 @@ class PiDaemon:
             tasks.cancel_scope.cancel("daemon exiting")
 
     def _forward(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, DoneEvent | ErrorEvent):
+            return  # Pi ends a message with message_end alone (spec 15.4); its clients see no update
         self.sink.send(encode_json(event))
 
     def _respond(self, response: c.Response) -> None:
