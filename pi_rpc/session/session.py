@@ -69,7 +69,7 @@ from pi_rpc.session.compaction import (
     summary_text,
 )
 from pi_rpc.session.resources import ResourceOptions, load_resources
-from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, load_session
+from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, open_session
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
     ContextUsage,
@@ -261,18 +261,18 @@ class AgentSession:
         if path is None:
             raise SessionNotFoundError(f"Session not found: {session_id}")
         try:
-            header, messages = load_session(path)
+            header, messages, file = open_session(path)
         except (OSError, ValueError, IndexError) as exc:
             raise SessionNotFoundError(f"Session {session_id} cannot be read: {exc}") from exc
-        self._replace_transcript(messages, header.id, SessionFile(path=path, session_id=header.id))
+        self._replace_transcript(messages, header.id, file)
         return len(messages)
 
     def _resume(self, path: Path) -> None:
         try:
-            header, messages = load_session(path)
+            header, messages, file = open_session(path)
         except (OSError, ValueError, IndexError) as exc:
             raise SessionNotFoundError(f"Session {path} cannot be read: {exc}") from exc
-        self._replace_transcript(messages, header.id, SessionFile(path=path, session_id=header.id))
+        self._replace_transcript(messages, header.id, file)
 
     async def switch_session(self, path: str) -> int:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""

@@ -34,7 +34,8 @@ import msgspec
 import platformdirs
 
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
+from pi_rpc.ai.types import Message, SystemMessage, UserMessage, Wire, text_of
+from pi_rpc.session.pi_sessions import is_pi_entry, is_pi_session, pi_entry, read_pi_entries
 
 _log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ def _is_record(fragment: bytes, first_line: bool) -> bool:
     try:
         (_decode_header if first_line else _decode_message)(fragment)
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return False
+        return not first_line and is_pi_entry(fragment)
     return True
 
 
@@ -166,6 +167,9 @@ class SessionFile:
     path: Path
     session_id: str
     mode: Literal["write", "off"] = "write"
+    # A session file written by Pi: messages are appended as Pi's entries, after this one.
+    pi_leaf: str | None = None
+    pi_format: bool = False
 
     @classmethod
     def create(cls, cwd: str, session_id: str, root: Path | None = None) -> SessionFile:
@@ -179,6 +183,12 @@ class SessionFile:
         return session
 
     def append(self, message: Message) -> None:
+        if self.pi_format:
+            if isinstance(message, SystemMessage):
+                return  # Pi has no such message; the tools are declared afresh when loaded here
+            self.pi_leaf, line = pi_entry(message, self.pi_leaf)
+            self._write(line)
+            return
         self._write(encode_json(message))
 
     def _write(self, line: bytes) -> None:
@@ -201,6 +211,17 @@ class SessionFile:
 # --- reading -------------------------------------------------------------------------------------
 
 
+def open_session(path: Path) -> tuple[SessionHeader, list[Message], SessionFile]:
+    """A stored session to continue: its header, its messages, and the file to append to (in the
+    format it was written in, ours or Pi's). Raises `OSError` or `ValueError` when unreadable."""
+    header, messages = load_session(path)
+    file = SessionFile(path=path, session_id=header.id)
+    if is_pi_session(header.version):
+        file.pi_format = True
+        file.pi_leaf = read_pi_entries(path.read_bytes().split(b"\n")[1:])[1]
+    return header, messages, file
+
+
 def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     """The header and every readable message; a line that is not one (torn by a killed writer)
     is skipped and logged. Raises `OSError` or `ValueError` when the header is unreadable."""
@@ -208,6 +229,8 @@ def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     data = path.read_bytes()
     lines = data.split(b"\n")
     header = _decode_header(lines[0])
+    if is_pi_session(header.version):
+        return header, read_pi_entries(lines[1:])[0]
     messages: list[Message] = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():

@@ -130,14 +130,16 @@ def agent_dir_for(folder: Path, server: SSEServer, settings: Json) -> Path:
     return agent_dir
 
 
-def run(scenario: Scenario, argv: list[str], folder: Path, env: dict[str, str]) -> list[Json]:
-    """Every line the agent printed while `scenario` ran."""
+def run(scenario: Scenario, argv: list[str], folder: Path, env: dict[str, str],
+        session_dir: Path | None = None) -> list[Json]:
+    """Every line the agent printed while `scenario` ran (its session kept in `session_dir`)."""
     workspace = folder / "ws"
     shutil.copytree(SAMPLE, workspace)
     with loopback_server(scenario.replies) as server:
         agent_dir = agent_dir_for(folder, server, scenario.settings)
         env = env | {"PI_CODING_AGENT_DIR": str(agent_dir), "PI_RPC_RETRY_BASE_MS": "1"}
-        proc = subprocess.Popen([*argv, "--provider", "loop", "--model", "m", "--no-session"], cwd=workspace,
+        session = ["--session-dir", str(session_dir)] if session_dir is not None else ["--no-session"]
+        proc = subprocess.Popen([*argv, "--provider", "loop", "--model", "m", *session], cwd=workspace,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env=env, text=True)
         assert proc.stdin is not None and proc.stdout is not None
@@ -220,8 +222,12 @@ def record(folder: Path) -> None:
     TRANSCRIPTS.mkdir(exist_ok=True)
     env = dict(os.environ) | {"HOME": str(folder / "home")}
     for scenario in SCENARIOS:
-        lines = run(scenario, pi_argv(), folder / scenario.name, env)
+        sessions = folder / scenario.name / "sessions"
+        lines = run(scenario, pi_argv(), folder / scenario.name, env, session_dir=sessions)
         (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        if scenario.name == "tool_session":  # Pi's own session file, for the loader's tests
+            [session_file] = sessions.rglob("*.jsonl")
+            (TRANSCRIPTS / "pi_session.jsonl").write_text(session_file.read_text())
 
 
 if __name__ == "__main__":
