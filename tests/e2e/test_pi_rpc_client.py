@@ -95,3 +95,4 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert calls["clone"]["value"] == {"cancelled": False} and calls["newSession"]["value"] == {"cancelled": False}
     # Both runs ended (waitForIdle of this client version resolves at agent_end).
     assert result["events"].count("agent_end") == 2
+

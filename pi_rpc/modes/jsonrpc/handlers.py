@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from msgspec import UNSET
-from pygls.exceptions import JsonRpcServerError
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 import pi_rpc
 from pi_rpc.ai.types import Model
@@ -23,6 +23,10 @@ from pi_rpc.modes.jsonrpc.protocol import (
     CompactionResult,
     CompactParams,
     Empty,
+    ForkedSession,
+    ForkParams,
+    ForkPoint,
+    ForkPoints,
     InitializeParams,
     InitializeResult,
     LoadedSession,
@@ -35,9 +39,11 @@ from pi_rpc.modes.jsonrpc.protocol import (
     QueueParams,
     ServerInfo,
     SessionList,
+    SessionName,
     SetActiveToolsParams,
     SetApprovalPolicyParams,
     SetModelParams,
+    SetNameParams,
     SetThinkingParams,
     ThinkingLevels,
     ToolList,
@@ -179,6 +185,30 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         except SessionNotFoundError as exc:
             raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
         return LoadedSession(session_id=session.session_id, message_count=count)
+
+    @rpc.method("session/forkPoints", Empty)
+    async def session_fork_points(params: Empty) -> ForkPoints:
+        return ForkPoints(fork_points=[ForkPoint(entry_id=entry, text=text) for entry, text in session.fork_points()])
+
+    @rpc.method("session/fork", ForkParams)
+    async def session_fork(params: ForkParams) -> ForkedSession:
+        try:
+            text = await session.fork(params.entry_id)
+        except SessionNotFoundError as exc:
+            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
+        return ForkedSession(session_id=session.session_id, text=text)
+
+    @rpc.method("session/clone", Empty)
+    async def session_clone(params: Empty) -> NewSession:
+        await session.clone()
+        return NewSession(session_id=session.session_id)
+
+    @rpc.method("session/setName", SetNameParams)
+    async def session_set_name(params: SetNameParams) -> SessionName:
+        try:
+            return SessionName(name=session.set_session_name(params.name))
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
 
     @rpc.method("session/stats", Empty)
     async def session_stats(params: Empty) -> SessionStats:

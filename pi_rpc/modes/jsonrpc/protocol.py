@@ -147,6 +147,32 @@ class LoadedSession(Wire, kw_only=True):
     message_count: int
 
 
+class ForkPoint(Wire, kw_only=True):
+    entry_id: str
+    text: str
+
+
+class ForkPoints(Wire, kw_only=True):
+    fork_points: list[ForkPoint]
+
+
+class ForkParams(Wire, kw_only=True):
+    entry_id: str
+
+
+class ForkedSession(Wire, kw_only=True):
+    session_id: str
+    text: str  # the user message forked at, for the client to edit and send again
+
+
+class SetNameParams(Wire, kw_only=True):
+    name: str
+
+
+class SessionName(Wire, kw_only=True):
+    name: str
+
+
 class SetThinkingParams(Wire, kw_only=True):
     level: ThinkingLevel
 
@@ -213,6 +239,10 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "session/list": (Empty, SessionList),
     "session/load": (LoadSessionParams, LoadedSession),
     "session/stats": (Empty, SessionStats),
+    "session/forkPoints": (Empty, ForkPoints),
+    "session/fork": (ForkParams, ForkedSession),
+    "session/clone": (Empty, NewSession),
+    "session/setName": (SetNameParams, SessionName),
     "approval/setPolicy": (SetApprovalPolicyParams, ApprovalPolicyResult),
 }
 
@@ -240,4 +270,5 @@ __all__ = [
     "LoadedSession", "SessionStats", "SessionSummary", "SetThinkingParams", "ThinkingLevels",
     "AgentEventNotification", "to_image", "CommandList", "SlashCommand", "BashParams",
     "BashResult", "CompactParams", "CompactionResult",
+    "ForkPoint", "ForkPoints", "ForkParams", "ForkedSession", "SetNameParams", "SessionName",
 ]
