@@ -68,6 +68,7 @@ from pi_rpc.session.compaction import (
     summary_message,
     summary_text,
 )
+from pi_rpc.session.export_html import session_html
 from pi_rpc.session.resources import ResourceOptions, load_resources
 from pi_rpc.session.store import SessionFile, SessionSummary, find_session, list_sessions, open_session
 from pi_rpc.session.system_prompt import build_system_prompt
@@ -320,6 +321,14 @@ class AgentSession:
         self.session_id = session_id
         self.session_name = None
         self._file = file
+
+    def export_html(self, output_path: str | None = None) -> str:
+        """Write the conversation as an HTML page (Pi's `export_html`); returns its absolute path.
+        Default: `pi-session-{id}.html` in the workspace."""
+        path = Path(self.cwd, output_path or f"pi-session-{self.session_id}.html").resolve()
+        title = self.session_name or f"pi-rpc session {self.session_id}"
+        path.write_text(session_html(title, self.agent.messages), encoding="utf-8")
+        return str(path)
 
     def set_session_name(self, name: str) -> str:
         name = name.strip()

@@ -56,11 +56,9 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
                                                            tmp_path: Path) -> None:
     result = drive(pi_client, workspace, tmp_path / "home", "--script", str(SCRIPTS / "e2e.json"))
     calls = result["calls"]
-    # Unsupported features reject with a sentence saying so; nothing times out or is "unknown".
+    # Every call resolves: nothing times out, nothing is "unknown".
     failed = {name: call["error"] for name, call in calls.items() if not call["ok"]}
-    assert failed == {
-        "exportHtml": "HTML export is not supported by pi-rpc",
-    }
+    assert failed == {}
     state = calls["getState"]["value"]
     assert state["autoCompactionEnabled"] is True and "sessionFile" not in state and state["messageCount"] == 0
     events = calls["promptAndWait"]["value"]
@@ -79,6 +77,8 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert ran["role"] == "user" and ran["content"][0]["text"] == (
         "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\nCommand exited with code 3")
     assert "bash_execution_update" in result["events"]
+    exported = Path(calls["exportHtml"]["value"]["path"])
+    assert exported.parent == workspace.resolve() and "from-the-user" in exported.read_text()
     compacted = calls["compact"]["value"]
     assert compacted["summary"] and compacted["tokensBefore"] > 0 and compacted["firstKeptEntryId"] == "m1"
     assert result["events"].count("compaction_start") == result["events"].count("compaction_end") == 1

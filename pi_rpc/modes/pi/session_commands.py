@@ -78,8 +78,11 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             return UNSET
         case c.GetEntries() | c.GetTree():
             raise CommandFailed("Session entries and trees are not supported by pi-rpc yet")
-        case c.ExportHtml():
-            raise CommandFailed("HTML export is not supported by pi-rpc")
+        case c.ExportHtml(output_path=output_path):
+            try:
+                return {"path": session.export_html(None if output_path is UNSET else output_path)}
+            except OSError as exc:
+                raise CommandFailed(f"Cannot write the HTML export: {exc}") from exc
     raise CommandFailed(f"Unknown command: {command.__struct_config__.tag}")
 
 
