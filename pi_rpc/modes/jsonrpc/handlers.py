@@ -59,7 +59,7 @@ from pi_rpc.session.session import (
     SessionNotFoundError,
 )
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
-from pi_rpc.session.user_bash import UserBashError
+from pi_rpc.session.user_bash import BashBusyError
 
 
 def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdown: Callable[[], object],
@@ -130,7 +130,7 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
     async def bash(params: BashParams) -> BashResult:
         try:
             return await session.run_bash(params.command, params.exclude_from_context)
-        except UserBashError as exc:
+        except BashBusyError as exc:
             raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
 
     @rpc.method("compact", CompactParams)
