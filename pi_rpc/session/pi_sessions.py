@@ -1,5 +1,6 @@
-"""Session files written by Pi (format version 2 and later): read them, and keep appending to them in
-Pi's own shape, so a Pi user's session continues here and stays a valid Pi session.
+"""Pi's session files (format version 2 and later): read them, and append to them in Pi's own
+shape. New sessions are written this way too, so a Pi user's session continues here and a session
+started here loads in Pi.
 
 Pi's file is a header (`{"type": "session", "version": 3, "id", "timestamp", "cwd"}`) and then
 entries, each with an `id` and the `parentId` of the entry it follows, so one file can hold several
@@ -19,13 +20,17 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import Message, TextContent, UserMessage
+from pi_rpc.ai.types import Message, SystemMessage, TextContent, UserMessage
 from pi_rpc.session.compaction import summary_message
 from pi_rpc.session.user_bash import BashResult, bash_execution_text
 
 _log = logging.getLogger(__name__)
 
 PI_FORMAT_VERSION = 2  # the first version whose entries have ids and parents
+PI_CURRENT_VERSION = 3  # what Pi writes now, and what new sessions here are written as
+# Pi has no system messages (our tool declarations, spec 15.11): they are kept as custom entries,
+# which Pi keeps out of the model's context.
+SYSTEM_ENTRY_TYPE = "pi-rpc/system-message"
 
 def is_pi_session(version: int) -> bool:
     return version >= PI_FORMAT_VERSION
@@ -57,8 +62,9 @@ def _as_message(raw: dict[str, Any]) -> Message | None:
     return None
 
 
-def read_pi_entries(lines: list[bytes]) -> tuple[list[Message], str | None]:
-    """The conversation on the newest branch, and the id of its last entry (the leaf)."""
+def read_pi_entries(lines: list[bytes], source: object = "session") -> tuple[list[Message], str | None]:
+    """The conversation on the newest branch, and the id of its last entry (the leaf). `lines` are
+    the file's lines after the header; a last one without its newline was torn by a killed writer."""
     entries: dict[str, dict[str, Any]] = {}
     leaf: str | None = None
     for number, line in enumerate(lines, start=2):
@@ -67,7 +73,8 @@ def read_pi_entries(lines: list[bytes]) -> tuple[list[Message], str | None]:
         try:
             entry = msgspec.json.decode(line)
         except msgspec.DecodeError as exc:
-            _log.warning("Pi session line %d skipped: %s", number, exc)
+            torn = " (torn last line)" if number == len(lines) + 1 else ""
+            _log.warning("%s:%d skipped%s: %s", source, number, torn, exc)
             continue
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
             entries[entry["id"]] = entry
@@ -95,6 +102,8 @@ def _context_of(path: list[dict[str, Any]]) -> list[Message]:
         raw: Any = None
         if entry.get("type") == "message":
             raw = entry.get("message")
+        elif entry.get("type") == "custom" and entry.get("customType") == SYSTEM_ENTRY_TYPE:
+            raw = entry.get("data")
         elif entry.get("type") in ("branch_summary", "custom_message"):
             raw = {"role": "custom", "content": entry.get("summary") or entry.get("content")}
         if isinstance(raw, dict) and (message := _as_message(raw)) is not None:
@@ -107,9 +116,12 @@ def pi_entry(message: Message, parent_id: str | None) -> tuple[str, bytes]:
     entry_id = secrets.token_hex(4)
     timestamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     body = msgspec.json.decode(encode_json(message))
-    line = msgspec.json.encode({"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp,
-                                "message": body})
-    return entry_id, line
+    entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp}
+    if isinstance(message, SystemMessage):
+        entry |= {"type": "custom", "customType": SYSTEM_ENTRY_TYPE, "data": body}
+    else:
+        entry["message"] = body
+    return entry_id, msgspec.json.encode(entry)
 
 
 def is_pi_entry(line: bytes) -> bool:

@@ -81,8 +81,11 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
 
     entries = [json.loads(line) for line in session.read_text().splitlines()]
     appended = entries[7:]
-    assert [e["message"]["role"] for e in appended] == ["user", "assistant"]
-    assert appended[0]["parentId"] == PI_LAST_ENTRY and appended[1]["parentId"] == appended[0]["id"]
+    # The tool declaration (a system message, which Pi lacks) as a custom entry, then the messages,
+    # each entry chained to the one before, from Pi's last.
+    assert [e["type"] for e in appended] == ["custom", "message", "message"]
+    assert [e["message"]["role"] for e in appended[1:]] == ["user", "assistant"]
+    assert [e["parentId"] for e in appended] == [PI_LAST_ENTRY, *(e["id"] for e in appended[:-1])]
 
     if shutil.which("node") is None or not PI_CLI.is_file():
         pytest.skip("real Pi (tests/pi_client) is not installed")
@@ -113,3 +116,28 @@ def test_forking_a_pi_session_starts_a_new_file_with_what_came_before(tmp_path: 
     assert state["sessionFile"] != str(session) and Path(state["sessionFile"]).is_file()
     assert [m["role"] for m in answer(lines, "3")["messages"]] == ["user", "assistant", "toolResult", "assistant"]
     assert session.read_text() == original  # the Pi file is untouched
+
+
+def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sessions = tmp_path / "sessions"
+    with loopback_server([turn("Hello from pi-rpc.")]) as server:
+        agent_dir = agent_dir_for(tmp_path, server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m",
+                "--session-dir", str(sessions)]
+        converse(argv, [{"id": "1", "type": "prompt", "message": "hi"}], env, workspace)
+    [session] = sessions.rglob("*.jsonl")
+    header = json.loads(session.read_text().splitlines()[0])
+    assert header["type"] == "session" and header["version"] == 3 and header["cwd"] == str(workspace)
+    if shutil.which("node") is None or not PI_CLI.is_file():
+        pytest.skip("real Pi (tests/pi_client) is not installed")
+    with loopback_server([]) as server:
+        agent_dir = agent_dir_for(tmp_path / "pi", server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m",
+              "--session", str(session)]
+        in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
+    assert [m["role"] for m in in_pi] == ["user", "assistant"]
+    assert in_pi[-1]["content"][0]["text"] == "Hello from pi-rpc."
