@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test test-vscode lint schema transcripts clean
+.PHONY: demo test test-vscode lint schema transcripts pi-client clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ schema: $(INSTALLED)
 
 transcripts: $(INSTALLED)
 	$(BIN)/python -m pi_rpc.demo.transcripts record
+
+# Pi's own RpcClient (npm), for tests/e2e/test_pi_rpc_client.py; the test runs this itself too.
+pi-client:
+	cd tests/pi_client && npm ci --no-audit --no-fund --ignore-scripts
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -40,6 +40,7 @@ class Agent:
         self.follow_up_mode: QueueMode = "one-at-a-time"
         self._steering: list[UserMessage] = []
         self._follow_ups: list[UserMessage] = []
+        self._delivering: set[int] = set()  # ids of messages taken from a queue, not yet started
         self._listeners: list[Callable[[AgentEvent], None]] = []
         self._control: RunControl | None = None
         self._idle = anyio.Event()
@@ -90,7 +91,9 @@ class Agent:
             return []
         taken: list[Message] = list(queue) if mode == "all" else [queue[0]]
         del queue[: len(taken)]
-        self._queue_changed()
+        # Announced as each one starts, as Pi does: a client sees the queue shrink when the
+        # message enters the conversation, after the turn_start of the turn that takes it.
+        self._delivering.update(id(message) for message in taken)
         return taken
 
     def _queue_changed(self) -> None:
@@ -121,6 +124,9 @@ class Agent:
         def emit(event: AgentEvent) -> None:
             nonlocal ended
             ended = ended or isinstance(event, AgentEnd)
+            if isinstance(event, MessageStart) and id(event.message) in self._delivering:
+                self._delivering.discard(id(event.message))
+                self._queue_changed()
             self.emit(event)
 
         try:
@@ -140,6 +146,9 @@ class Agent:
             emit(AgentEnd(messages=[failure]))
             return [failure]
         finally:
+            if self._delivering:  # taken from a queue, then the run ended before they started
+                self._delivering.clear()
+                self._queue_changed()
             self.last_run_aborted = control.aborted
             self._control = None
             self._idle.set()

@@ -251,6 +251,25 @@ class AgentSettled(Wire, tag_field="type", tag="agent_settled"):
     """The session is idle again: after agent_end, and once queued work has drained."""
 
 
+class BashExecutionUpdate(Wire, tag_field="type", tag="bash_execution_update"):
+    """Output of a command the user runs (`bash`), as it arrives; `id` names the run."""
+
+    id: str
+    delta: str
+
+
+class CompactionStart(Wire, tag_field="type", tag="compaction_start"):
+    reason: Literal["manual", "threshold", "overflow"]
+
+
+class CompactionEnd(Wire, tag_field="type", tag="compaction_end"):
+    reason: Literal["manual", "threshold", "overflow"]
+    result: Any = None  # the CompactionResult, or null when it failed or was aborted
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | UnsetType = UNSET
+
+
 AgentEvent = (
     AgentStart
     | AgentEnd
@@ -268,6 +287,9 @@ AgentEvent = (
     | ToolApprovalRequest
     | ToolApprovalEnd
     | AgentSettled
+    | BashExecutionUpdate
+    | CompactionStart
+    | CompactionEnd
 )
 
 Emit = Callable[[AgentEvent], None]

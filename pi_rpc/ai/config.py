@@ -48,12 +48,26 @@ class ConfigError(ValueError):
     """`models.json` is unusable. The message names the file and what is wrong, never a value."""
 
 
+PI_AGENT_DIR_VARIABLE = "PI_CODING_AGENT_DIR"
+
+
+def pi_agent_dir() -> Path:
+    """Pi's global agent folder: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`."""
+    override = os.environ.get(PI_AGENT_DIR_VARIABLE)
+    return Path(override).expanduser() if override else Path.home() / ".pi" / "agent"
+
+
+def agent_config_paths(name: str) -> list[Path]:
+    """Where a global config file (`models.json`, `settings.json`) is looked for, in order; the first
+    that exists is used. A `PI_CODING_AGENT_DIR` that a Pi client sets comes first, as in Pi."""
+    ours = Path(platformdirs.user_config_dir("pi-rpc")) / name
+    pi = pi_agent_dir() / name
+    return [pi, ours] if os.environ.get(PI_AGENT_DIR_VARIABLE) else [ours, pi]
+
+
 def config_paths() -> list[Path]:
     """Where `models.json` is looked for, in order; the first that exists is used."""
-    return [
-        Path(platformdirs.user_config_dir("pi-rpc")) / "models.json",
-        Path.home() / ".pi" / "agent" / "models.json",
-    ]
+    return agent_config_paths("models.json")
 
 
 def no_model_message() -> str:

@@ -306,7 +306,9 @@ class AssistantBuilder:
         """End with `error` or `aborted`; what streamed so far stays in the message."""
         reason: Literal["error", "aborted"] = "aborted" if stop_reason == "aborted" else "error"
         error_message = redact(error_message, self._secrets)
-        self._close_all(emit=False)
+        # An abort closes what was streaming, as Pi's providers do when the stream stops under them;
+        # a failed stream's open parts just stop.
+        self._close_all(emit=reason == "aborted")
         self._message.stop_reason = reason
         self._message.error_message = error_message
         self.start()

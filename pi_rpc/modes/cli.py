@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio
 from msgspec import UNSET
@@ -16,6 +17,7 @@ from pi_rpc.ai.config import no_model_message
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
+from pi_rpc.session.resources import ResourceOptions
 from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.settings import (
     SettingsError,
@@ -24,6 +26,7 @@ from pi_rpc.session.settings import (
     resolve_default_tools,
     save_workspace_allow_rule,
 )
+from pi_rpc.session.store import list_sessions
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import servers_from_settings
 from pi_rpc.tools.pending_writes import sweep_stale_temp_files
@@ -43,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=tools_help() + "\n\n" + subcommands_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action=_ShowVersion, nargs=0,
+    parser.add_argument("-v", "--version", action=_ShowVersion, nargs=0,
                         help="show the version, the protocol versions and Python's, then exit")
     parser.add_argument("--cwd", default=os.getcwd(), help="workspace the tools work in (default: .)")
     parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
@@ -55,14 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="environment variable holding the key for --base-url (default: no key is sent)")
     parser.add_argument("--script", help="scripted-model script (JSON), for demos and tests: canned replies "
                                          "whose tool calls really run in --cwd")
-    parser.add_argument("--tools", type=_names, help="allowlist: only these tools exist and are active")
+    parser.add_argument("-t", "--tools", type=_names, help="allowlist: only these tools exist and are active")
     parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
-    parser.add_argument("--mode", choices=["jsonrpc", "pi", "acp"], default="jsonrpc",
-                        help="jsonrpc (default; see `pi-rpc protocol`), pi: Pi's own `--mode rpc` "
-                             "JSON lines, for clients written for Pi, or acp: the Agent Client Protocol "
-                             "(Zed and other ACP editors)")
+    parser.add_argument("--mode", choices=["jsonrpc", "pi", "rpc", "acp"], default="jsonrpc",
+                        help="jsonrpc (default; see `pi-rpc protocol`), pi (or rpc, Pi's own name): Pi's "
+                             "own `--mode rpc` JSON lines, for clients written for Pi, or acp: the Agent "
+                             "Client Protocol (Zed and other ACP editors)")
     parser.add_argument("--approval-policy", choices=APPROVAL_POLICIES,
                         help="when tools wait for the user's approval: ask, acceptEdits (edits and writes in "
                              "the workspace run), auto (everything runs, as in Pi), readOnly (nothing that "
@@ -79,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(withheld by default; settings.json: passProviderKeysToTools)")
     parser.add_argument("--log-level", default=os.environ.get("PI_RPC_LOG", "WARNING"),
                         help="DEBUG, INFO, WARNING or ERROR; logs go to stderr (default: $PI_RPC_LOG, else WARNING)")
+    add_pi_flags(parser)
     return parser
 
 
@@ -97,6 +101,57 @@ class _ShowVersion(argparse.Action):
         parser.exit()
 
 
+def add_pi_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of Pi's own command line that a Pi client passes (its `RpcClient` adds any list of
+    `args`): those that mean something here are honoured, the rest are accepted and ignored."""
+    pi = parser.add_argument_group("Pi's flags", "accepted so that clients written for `pi --mode rpc` start "
+                                                 "this daemon unchanged")
+    pi.add_argument("--session-dir", help="root folder of the session files (default: the user data folder)")
+    pi.add_argument("--session", metavar="PATH", help="continue the session stored in this file")
+    pi.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                    help="continue this workspace's most recent session")
+    pi.add_argument("-r", "--resume", action="store_true", help="as --continue (there is no picker on a pipe)")
+    pi.add_argument("--api-key", help="API key of the chosen provider")
+    pi.add_argument("--append-system-prompt", metavar="TEXT_OR_FILE",
+                    help="text (or a file of text) appended to the system prompt")
+    pi.add_argument("-nt", "--no-tools", "-nbt", "--no-builtin-tools", dest="no_tools", action="store_true",
+                    help="start with no tool active")
+    pi.add_argument("--offline", action="store_true", help="accepted: pi-rpc never calls home")
+    for flag in ("--system-prompt", "--fork", "--models", "--export", "--theme"):
+        pi.add_argument(flag, help=argparse.SUPPRESS)
+    pi.add_argument("--skill", action="append", default=[], metavar="PATH", help="a skill file or folder to load")
+    pi.add_argument("--prompt-template", action="append", default=[], metavar="PATH",
+                    help="a prompt template file or folder to load")
+    pi.add_argument("-ns", "--no-skills", action="store_true", help="load no skills but those of --skill")
+    pi.add_argument("-np", "--no-prompt-templates", action="store_true",
+                    help="load no prompt templates but those of --prompt-template")
+    pi.add_argument("-nc", "--no-context-files", action="store_true", help="leave AGENTS.md/CLAUDE.md out")
+    pi.add_argument("--extension", "-e", action="append", default=[], help=argparse.SUPPRESS)
+    for flags in (("-ne", "--no-extensions"), ("--no-themes",), ("--verbose",)):
+        pi.add_argument(*flags, action="store_true", help=argparse.SUPPRESS)
+
+
+def _append_system_prompt(value: str | None) -> str | None:
+    """Pi reads the value as a file when one exists by that name."""
+    if value and os.path.isfile(value):
+        with open(value, encoding="utf-8") as source:
+            return source.read()
+    return value
+
+
+def _resume_path(args: argparse.Namespace, cwd: str, root: Path | None) -> Path | None:
+    if args.session:
+        path = Path(args.session).expanduser()
+        if path.is_file():
+            return path
+        _log.warning("--session %s: no such session file; starting a new session", path)
+        return None
+    if args.continue_session or args.resume:
+        sessions = list_sessions(cwd, root)
+        return Path(sessions[0].path) if sessions else None
+    return None
+
+
 def build_session_config(args: argparse.Namespace) -> SessionConfig:
     cwd = os.path.abspath(os.path.expanduser(args.cwd))
     if not os.path.isdir(cwd):
@@ -108,6 +163,8 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
     choice = choose_model(provider=args.provider, model_id=args.model, api=args.api,
                           base_url=args.base_url, script=args.script, api_key_env=args.api_key_env)
+    if choice is not None and args.api_key:
+        choice.api_key = args.api_key
     if choice is None:
         _log.warning("%s", no_model_message())
     available, resolve = model_resolvers(choice)
@@ -119,18 +176,25 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     policy = args.approval_policy or (permissions.default_policy or None)
     pass_keys = args.pass_provider_keys_to_tools or settings.pass_provider_keys_to_tools
     withheld_env = frozenset() if pass_keys else provider_key_variables()
+    session_root = Path(os.path.abspath(os.path.expanduser(args.session_dir))) if args.session_dir else None
     return SessionConfig(
         cwd=cwd, model=choice,
         tools=create_tool_definitions(cwd, selection.registered(), files, withheld_env=withheld_env), files=files,
         approval_policy=policy or "auto", approval_policy_configured=policy is not None, approval_rules=rules,
         approval_timeout=permissions.timeout_seconds or None,
         save_allow_rule=lambda rule: save_workspace_allow_rule(cwd, rule),
-        active_tools=selection.initial_active(), thinking_level=args.thinking,
+        active_tools=[] if args.no_tools else selection.initial_active(), thinking_level=args.thinking,
+        append_system_prompt=_append_system_prompt(args.append_system_prompt),
         available_models=available, resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
-        persist=not args.no_session,
+        persist=not args.no_session, session_root=session_root,
         mcp_servers=servers_from_settings(settings.mcp_servers),
+        resume_from=_resume_path(args, cwd, session_root),
+        compaction=settings.compaction,
+        resources=ResourceOptions(context_files=not args.no_context_files, skills=not args.no_skills,
+                                  skill_paths=args.skill, prompt_templates=not args.no_prompt_templates,
+                                  prompt_template_paths=args.prompt_template),
     )
 
 
@@ -150,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (ModelSetupError, SettingsError, RuleError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
-    if args.mode == "pi":
+    if args.mode in ("pi", "rpc"):
         from pi_rpc.modes.pi.server import PiDaemon
 
         anyio.run(PiDaemon(config).run)

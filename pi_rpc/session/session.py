@@ -7,6 +7,7 @@ its request gets a graceful abort (agent_end, results for every call), never a t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -26,6 +27,9 @@ from pi_rpc.agent.types import (
     AgentSettled,
     AgentTool,
     ApprovalRequest,
+    BashExecutionUpdate,
+    CompactionEnd,
+    CompactionStart,
     MessageEnd,
     ToolApprovalEnd,
     ToolApprovalRequest,
@@ -36,6 +40,8 @@ from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamFn, StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
+    AutoRetryEnd,
+    AutoRetryStart,
     ImageContent,
     Message,
     Model,
@@ -46,19 +52,43 @@ from pi_rpc.ai.types import (
     Usage,
     UserContent,
     UserMessage,
+    text_of,
 )
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
+from pi_rpc.session.compaction import (
+    CompactionError,
+    CompactionResult,
+    CompactionSettings,
+    context_tokens,
+    is_context_overflow,
+    plan_compaction,
+    should_compact,
+    summarize,
+    summary_message,
+    summary_text,
+)
+from pi_rpc.session.export_html import session_html
+from pi_rpc.session.resources import ResourceOptions, load_resources
 from pi_rpc.session.store import (
     SessionFile,
     SessionSummary,
     find_session,
     find_session_anywhere,
     list_sessions,
-    load_session,
+    open_session,
 )
 from pi_rpc.session.system_prompt import build_system_prompt
-from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, TokenTotals, ToolInfo
+from pi_rpc.session.types import (
+    ContextUsage,
+    PromptOutcome,
+    SessionState,
+    SessionStats,
+    SlashCommand,
+    TokenTotals,
+    ToolInfo,
+)
+from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_text
 from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
@@ -69,6 +99,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 StreamingBehavior = Literal["steer", "followUp"]
+CompactionReason = Literal["manual", "threshold", "overflow"]
 
 BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
@@ -119,6 +150,12 @@ class SessionConfig:
     # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
     persist: bool = True
     session_root: Path | None = None
+    # A stored session to continue from the start (`--session`, `--continue`).
+    resume_from: Path | None = None
+    # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction.py).
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    # Context files, prompt templates and skills (pi_rpc/session/resources.py).
+    resources: ResourceOptions = field(default_factory=ResourceOptions)
     # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
     files: FileRouter = field(default_factory=FileRouter)
     # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
@@ -147,13 +184,28 @@ class AgentSession:
         self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
         self._agent_tools: dict[str, AgentTool] = {}
         self._system_prompt = ""
+        self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
         self._busy = False
         self._settled = anyio.Event()
         self._settled.set()
         self._file: SessionFile | None = None
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
+        self.session_name: str | None = None
+        # Pi's toggles; a client may flip them before the features they govern run.
+        self.auto_compaction_enabled = True
+        self.auto_retry_enabled = True
+        self.is_compacting = False
+        self._compaction_scope: anyio.CancelScope | None = None
+        self._retrying = False
+        self.agent.subscribe(self._track_retry)
+        self.user_bash = UserBash()
+        # What the user's commands printed while a run streamed: joins the transcript before the
+        # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
+        self._pending_bash: list[Message] = []
         self.agent.subscribe(self._persist)
+        if config.resume_from is not None:
+            self._resume(config.resume_from)
         self.approvals = ApprovalGate(
             lambda: self.cwd, self._definitions.get, self._tool_context, policy=config.approval_policy,
             rules=config.approval_rules, timeout=config.approval_timeout, save_rule=config.save_allow_rule,
@@ -191,6 +243,17 @@ class AgentSession:
 
     # --- persistence ----------------------------------------------------------------------------
 
+    def _track_retry(self, event: AgentEvent) -> None:
+        if isinstance(event, AutoRetryStart):
+            self._retrying = True
+        elif isinstance(event, AutoRetryEnd | MessageEnd | AgentSettled):
+            self._retrying = False
+
+    @property
+    def retrying(self) -> bool:
+        """A failed request waits to be retried (between auto_retry_start and its end)."""
+        return self._retrying
+
     def _persist(self, event: AgentEvent) -> None:
         if not self.config.persist or not isinstance(event, MessageEnd):
             return
@@ -222,14 +285,80 @@ class AgentSession:
         if path is None:
             raise SessionNotFoundError(f"Session not found: {session_id}")
         try:
-            header, messages = load_session(path)
+            header, messages, file = open_session(path)
         except (OSError, ValueError, IndexError) as exc:
             raise SessionNotFoundError(f"Session {session_id} cannot be read: {exc}") from exc
-        self.agent.clear_queues()
-        self.agent.messages[:] = messages
-        self.session_id = header.id
-        self._file = SessionFile(path=path, session_id=header.id)
+        self._replace_transcript(messages, header.id, file)
         return len(messages)
+
+    def _resume(self, path: Path) -> None:
+        try:
+            header, messages, file = open_session(path)
+        except (OSError, ValueError, IndexError) as exc:
+            raise SessionNotFoundError(f"Session {path} cannot be read: {exc}") from exc
+        self._replace_transcript(messages, header.id, file)
+
+    async def switch_session(self, path: str) -> int:
+        """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
+        if self._busy:
+            await self.abort()
+        self._resume(Path(path))
+        return len(self.agent.messages)
+
+    def fork_points(self) -> list[tuple[str, str]]:
+        """(entry id, text) of every user message, the places a session can be forked at. An entry
+        id is the message's position in the transcript, which is stable: transcripts only grow."""
+        return [(fork_entry_id(index), text_of(m.content)) for index, m in enumerate(self.agent.messages)
+                if isinstance(m, UserMessage) and summary_text(m) is None]
+
+    async def fork(self, entry_id: str) -> str:
+        """A new session holding what came before the user message `entry_id`; returns that
+        message's text, for the client to edit and send again (Pi's `fork`)."""
+        index = parse_fork_entry_id(entry_id)
+        messages = self.agent.messages
+        if index is None or index >= len(messages) or not isinstance(messages[index], UserMessage):
+            raise SessionNotFoundError(f"Invalid entry ID for forking: {entry_id}")
+        text = text_of(messages[index].content)
+        await self._branch(messages[:index])
+        return text
+
+    async def clone(self) -> None:
+        """A new session holding the whole current transcript (Pi's `clone`)."""
+        await self._branch(list(self.agent.messages))
+
+    async def _branch(self, messages: list[Message]) -> None:
+        if self._busy:
+            await self.abort()
+        session_id = uuid.uuid4().hex
+        new_file = None
+        if self.config.persist and messages:
+            new_file = SessionFile.create(self.cwd, session_id, self.config.session_root)
+            for message in messages:
+                new_file.append(message)
+        self._replace_transcript(messages, session_id, new_file)
+
+    def _replace_transcript(self, messages: list[Message], session_id: str, file: SessionFile | None) -> None:
+        self.agent.clear_queues()
+        self._pending_bash.clear()
+        self.agent.messages[:] = messages
+        self.session_id = session_id
+        self.session_name = None
+        self._file = file
+
+    def export_html(self, output_path: str | None = None) -> str:
+        """Write the conversation as an HTML page (Pi's `export_html`); returns its absolute path.
+        Default: `pi-session-{id}.html` in the workspace."""
+        path = Path(self.cwd, output_path or f"pi-session-{self.session_id}.html").resolve()
+        title = self.session_name or f"pi-rpc session {self.session_id}"
+        path.write_text(session_html(title, self.agent.messages), encoding="utf-8")
+        return str(path)
+
+    def set_session_name(self, name: str) -> str:
+        name = name.strip()
+        if not name:
+            raise ValueError("Session name cannot be empty")
+        self.session_name = name
+        return name
 
     def stats(self) -> SessionStats:
         messages = self.agent.messages
@@ -244,7 +373,7 @@ class AgentSession:
             total_messages=len(messages),
             tokens=TokenTotals(input=usage.input, output=usage.output, cache_read=usage.cache_read,
                                cache_write=usage.cache_write, total=usage.total_tokens),
-            cost=usage.cost.total,
+            cost=usage.cost.total, context_usage=self.context_usage() or UNSET,
         )
 
     # --- tools ----------------------------------------------------------------------------------
@@ -304,8 +433,22 @@ class AgentSession:
 
     def _rebuild_system_prompt(self) -> None:
         self._system_prompt = build_system_prompt(
-            [self._definitions[name] for name in self._active], self.cwd, self.config.append_system_prompt
+            [self._definitions[name] for name in self._active], self.cwd, self.config.append_system_prompt,
+            self.resources,
         )
+
+    @property
+    def system_prompt(self) -> str:
+        return self._system_prompt
+
+    def slash_commands(self) -> list[SlashCommand]:
+        """What a user can invoke as `/name` in a prompt: prompt templates, then `skill:` names."""
+        commands = [SlashCommand(name=t.name, description=t.description, source="prompt", path=t.path,
+                                 scope=t.scope, argument_hint=t.argument_hint or UNSET)
+                    for t in self.resources.prompt_templates]
+        commands += [SlashCommand(name=f"skill:{s.name}", description=s.description, source="skill", path=s.path,
+                                  scope=s.scope) for s in self.resources.skills]
+        return commands
 
     # --- model ----------------------------------------------------------------------------------
 
@@ -331,6 +474,24 @@ class AgentSession:
         With no model yet the level is kept as asked and clamped when one is set."""
         self.thinking_level = level if self.choice is None else clamp_thinking_level(self.choice.model, level)
         return self.thinking_level
+
+    def cycle_model(self) -> Model | None:
+        """Switch to the next available model (Pi's `cycle_model`); None when there is no other."""
+        models = self.available_models()
+        if self.choice is None or len(models) < 2:
+            return None
+        current = self.choice.model
+        position = next((i for i, m in enumerate(models) if (m.provider, m.id) == (current.provider, current.id)), -1)
+        following = models[(position + 1) % len(models)]
+        return self.set_model(following.provider, following.id)
+
+    def cycle_thinking_level(self) -> ThinkingLevel | None:
+        """The next level the model supports (Pi's `cycle_thinking_level`); None without reasoning."""
+        levels = self.thinking_levels()
+        if len(levels) < 2:
+            return None
+        position = levels.index(self.thinking_level) if self.thinking_level in levels else -1
+        return self.set_thinking_level(levels[(position + 1) % len(levels)])
 
     def thinking_levels(self) -> list[ThinkingLevel]:
         return ["off"] if self.choice is None else supported_thinking_levels(self.choice.model)
@@ -374,7 +535,9 @@ class AgentSession:
         so a request handled after this one already sees the session busy."""
         if self.choice is None:
             raise NoModelError()
-        message = user_message(text, images)
+        message = user_message(self.resources.expand(text), images)
+        if not self._busy:
+            self._flush_pending_bash()
         if self._busy:
             if streaming_behavior == "steer":
                 self.agent.steer(message)
@@ -391,17 +554,37 @@ class AgentSession:
         self._tasks.start_soon(self._run, control, prompts, outcome)
         return outcome
 
+    async def run_bash(self, command: str, exclude_from_context: bool = False) -> BashResult:
+        """Run a command for the user (Pi's `bash`); its output joins the next prompt's context
+        unless excluded."""
+        result = await self.user_bash.run(
+            command, self.cwd, lambda run_id, delta: self.agent.emit(BashExecutionUpdate(id=run_id, delta=delta)))
+        if not exclude_from_context:
+            message = UserMessage(content=[TextContent(text=bash_execution_text(command, result))])
+            self._pending_bash.append(message)
+            if not self._busy:
+                self._flush_pending_bash()
+        return result
+
+    def _flush_pending_bash(self) -> None:
+        for message in self._pending_bash:
+            self.agent.messages.append(message)
+            self._persist(MessageEnd(message=message))
+        self._pending_bash.clear()
+
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.steer(user_message(text, images))
+        self.agent.steer(user_message(self.resources.expand(text), images))
 
     def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.follow_up(user_message(text, images))
+        self.agent.follow_up(user_message(self.resources.expand(text), images))
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
         return self.agent.clear_queues()
 
     async def abort(self) -> None:
-        """Abort the run, if any, and return once the session is idle."""
+        """Abort the run (and a compaction), if any, and return once the session is idle."""
+        if self._compaction_scope is not None:
+            self._compaction_scope.cancel("abort requested")
         self.agent.abort()
         await self._settled.wait()
 
@@ -411,15 +594,21 @@ class AgentSession:
         if self._busy:
             await self.abort()
         self.agent.clear_queues()
+        self._pending_bash.clear()
         self.agent.messages.clear()
         self.session_id = uuid.uuid4().hex
+        self.session_name = None
         self._file = None
+        self.resources = load_resources(self.cwd, self.config.resources)  # edited AGENTS.md etc. apply
+        self._rebuild_system_prompt()
         return self.session_id
 
     async def _run(self, control: RunControl, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
         new_messages: list[Message] = []
         try:
             new_messages = await self.agent.run(control, prompts, self._loop_config())
+            if not self.agent.last_run_aborted:
+                new_messages += await self._compact_after_run()
         except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
             _log.exception("run failed")
             choice = self.choice
@@ -432,11 +621,83 @@ class AgentSession:
             self.agent.emit(AgentSettled())
             self._settled.set()
 
+    async def _compact_after_run(self) -> list[Message]:
+        """Pi's automatic compaction after a run: when the context nears the window, or when the
+        request failed because it overflowed (then the run is retried once, compacted)."""
+        choice = self.choice
+        if choice is None or not self.auto_compaction_enabled or not self.config.compaction.enabled:
+            return []
+        messages = self.agent.messages
+        last = messages[-1] if messages else None
+        if isinstance(last, AssistantMessage) and last.stop_reason == "error":
+            if not is_context_overflow(last.error_message or ""):
+                return []
+            try:
+                await self.compact(reason="overflow", drop_failed_reply=True)
+            except CompactionError:
+                return []
+            return await self.agent.run(self.agent.begin_run(), [], self._loop_config())
+        if should_compact(context_tokens(messages), choice.model.context_window, self.config.compaction):
+            with contextlib.suppress(CompactionError):  # the failure is reported in compaction_end
+                await self.compact(reason="threshold")
+        return []
+
+    async def compact(self, custom_instructions: str | None = None, reason: CompactionReason = "manual",
+                      drop_failed_reply: bool = False) -> CompactionResult:
+        """Summarise the older turns with the current model and keep the recent ones (Pi's
+        `compact`); a manual compaction aborts a run first. The session file keeps everything."""
+        if reason == "manual" and self._busy:
+            await self.abort()
+        choice = self.choice
+        if choice is None:
+            raise NoModelError()
+        if self.is_compacting:
+            raise CompactionError("Compaction is already running")
+        messages = list(self.agent.messages)
+        if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
+            messages.pop()
+        plan = plan_compaction(messages, self.config.compaction)
+        if plan is None:
+            raise CompactionError("Nothing to compact (no earlier turns to summarise)")
+        self.is_compacting = True
+        self.agent.emit(CompactionStart(reason=reason))
+        options = StreamOptions(api_key=choice.api_key, headers=dict(choice.headers), session_id=self.session_id,
+                                max_tokens=int(0.8 * self.config.compaction.reserve_tokens))
+        summary: str | None = None
+        error: str | None = None
+        try:
+            with anyio.CancelScope() as self._compaction_scope:
+                summary = await summarize(plan, choice.stream_fn, choice.model, options, custom_instructions)
+        except CompactionError as exc:
+            error = str(exc)
+        finally:
+            self._compaction_scope = None
+            self.is_compacting = False
+        if summary is None:
+            message = error or "Compaction aborted"
+            self.agent.emit(CompactionEnd(reason=reason, aborted=error is None, error_message=message))
+            raise CompactionError(message)
+        self.agent.messages[:] = [summary_message(summary), *plan.kept]
+        result = CompactionResult(summary=summary, first_kept_entry_id=fork_entry_id(1),
+                                  tokens_before=plan.tokens_before,
+                                  details={"summarizedMessages": len(plan.to_summarize)})
+        self.agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
+        return result
+
+    def context_usage(self) -> ContextUsage | None:
+        if self.choice is None:
+            return None
+        window = self.choice.model.context_window
+        tokens = context_tokens(self.agent.messages)
+        return ContextUsage(tokens=tokens, context_window=window,
+                            percent=round(100 * tokens / window, 1) if window else 0.0)
+
     def _loop_config(self) -> LoopConfig:
         choice = self.choice
         assert choice is not None  # start_prompt refuses to start a run without one
         options = StreamOptions(api_key=choice.api_key, thinking_level=self.thinking_level,
-                                headers=dict(choice.headers), session_id=self.session_id)
+                                headers=dict(choice.headers), session_id=self.session_id,
+                                max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0)
         return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
                           system_prompt=lambda: self._system_prompt,
                           tools=lambda: [self._agent_tool(name) for name in self._active],
@@ -473,9 +734,17 @@ def total_usage(assistants: Sequence[AssistantMessage]) -> Usage:
     return usage
 
 
+def fork_entry_id(index: int) -> str:
+    return f"m{index}"
+
+
+def parse_fork_entry_id(entry_id: str) -> int | None:
+    digits = entry_id.removeprefix("m")
+    return int(digits) if entry_id.startswith("m") and digits.isdigit() else None
+
+
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
-    if not images:
-        return UserMessage(content=text)
+    """Content is always a list of blocks, as Pi builds a prompt's message (clients read it so)."""
     content: list[UserContent] = [TextContent(text=text), *images]
     return UserMessage(content=content)
 

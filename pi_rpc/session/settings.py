@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
-import platformdirs
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.config import agent_config_paths
 from pi_rpc.ai.json_location import describe_decode_error, line_of_path
 from pi_rpc.session.approvals import ApprovalPolicy
+from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.tools.mcp_config import McpServerEntry
 from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
 
@@ -48,11 +49,11 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     pass_provider_keys_to_tools: bool = False
     # MCP tool servers by name, in the shape other agents read (pi_rpc/tools/mcp.py).
     mcp_servers: dict[str, McpServerEntry] = msgspec.field(default_factory=dict)
+    compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
 
 
 def settings_paths() -> list[Path]:
-    return [Path(platformdirs.user_config_dir("pi-rpc")) / "settings.json",
-            Path.home() / ".pi" / "agent" / "settings.json"]
+    return agent_config_paths("settings.json")
 
 
 def load_settings(path: Path | None = None) -> Settings:

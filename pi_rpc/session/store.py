@@ -1,14 +1,15 @@
 """Session persistence: one append-only JSON-lines file per session, as Pi keeps its sessions.
 
-`{data dir}/sessions/{workspace slug}-{hash}/{started}_{session id}.jsonl`. The first line is a
-header (`{"type": "session", ...}`); every later line is one transcript message, appended when
-the message ends (Pi persists on `message_end` too).
+`{data dir}/sessions/{workspace slug}-{hash}/{started}_{session id}.jsonl`, in Pi's format
+(pi_sessions.py): a header (`{"type": "session", "version": 3, ...}`), then one entry per
+transcript message, appended when the message ends (Pi persists on `message_end` too). Files of
+our first format (version 1: a message per line) are still read and continued as they are.
 
 Durability: each line goes to the kernel in one unbuffered write as it is appended, so a killed
 daemon loses at most the line being written. That torn fragment would swallow the next line
 appended after it, so every append first makes sure the file ends on a fresh line (a fragment
-that is not a whole message is cut off, and the log says so); loading skips, and logs, any line
-that is not a message. Nothing here is fsynced: a kill cannot lose what the kernel has.
+that is not a whole record is cut off, and the log says so); loading skips, and logs, any line
+that is not one. Nothing here is fsynced: a kill cannot lose what the kernel has.
 
 Privacy: transcripts hold prompts, code and tool output, so files are 0600 and folders 0700, and
 existing ones are narrowed when they are opened. Folders are keyed by a hash of the exact
@@ -35,10 +36,17 @@ import platformdirs
 
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
+from pi_rpc.session.pi_sessions import (
+    PI_CURRENT_VERSION,
+    is_pi_entry,
+    is_pi_session,
+    pi_entry,
+    read_pi_entries,
+)
 
 _log = logging.getLogger(__name__)
 
-SESSION_FORMAT_VERSION = 1
+SESSION_FORMAT_VERSION = 1  # our first format (a message per line), still read
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_FOLDER_MODE = 0o700
 _TAIL_CHUNK = 64 * 1024
@@ -119,7 +127,7 @@ def _is_record(fragment: bytes, first_line: bool) -> bool:
     try:
         (_decode_header if first_line else _decode_message)(fragment)
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return False
+        return not first_line and is_pi_entry(fragment)
     return True
 
 
@@ -166,6 +174,20 @@ class SessionFile:
     path: Path
     session_id: str
     mode: Literal["write", "off"] = "write"
+    # Pi's format (the default for new files): messages are appended as entries after `pi_leaf`.
+    pi_leaf: str | None = None
+    pi_format: bool = False
+
+    def __post_init__(self) -> None:
+        """An existing file is continued in the format it was written in."""
+        try:
+            with open(self.path, "rb") as source:
+                header = _decode_header(source.readline())
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if is_pi_session(header.version):
+            self.pi_format = True
+            self.pi_leaf = read_pi_entries(self.path.read_bytes().split(b"\n")[1:])[1]
 
     @classmethod
     def create(cls, cwd: str, session_id: str, root: Path | None = None) -> SessionFile:
@@ -173,12 +195,16 @@ class SessionFile:
         _private_folder(folder)
         started = datetime.datetime.now(datetime.UTC)
         path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
-        session = cls(path=path, session_id=session_id)
-        session._write(encode_json(SessionHeader(version=SESSION_FORMAT_VERSION, id=session_id, cwd=cwd,
+        session = cls(path=path, session_id=session_id, pi_format=True)
+        session._write(encode_json(SessionHeader(version=PI_CURRENT_VERSION, id=session_id, cwd=cwd,
                                                      timestamp=started.isoformat())))
         return session
 
     def append(self, message: Message) -> None:
+        if self.pi_format:
+            self.pi_leaf, line = pi_entry(message, self.pi_leaf)
+            self._write(line)
+            return
         self._write(encode_json(message))
 
     def _write(self, line: bytes) -> None:
@@ -201,6 +227,13 @@ class SessionFile:
 # --- reading -------------------------------------------------------------------------------------
 
 
+def open_session(path: Path) -> tuple[SessionHeader, list[Message], SessionFile]:
+    """A stored session to continue: its header, its messages, and the file to append to (in the
+    format it was written in, ours or Pi's). Raises `OSError` or `ValueError` when unreadable."""
+    header, messages = load_session(path)
+    return header, messages, SessionFile(path=path, session_id=header.id)
+
+
 def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     """The header and every readable message; a line that is not one (torn by a killed writer)
     is skipped and logged. Raises `OSError` or `ValueError` when the header is unreadable."""
@@ -208,6 +241,8 @@ def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
     data = path.read_bytes()
     lines = data.split(b"\n")
     header = _decode_header(lines[0])
+    if is_pi_session(header.version):
+        return header, read_pi_entries(lines[1:], path)[0]
     messages: list[Message] = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():

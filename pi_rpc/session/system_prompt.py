@@ -1,7 +1,8 @@
 """The system prompt: who the agent is, the active tools' snippets and guidelines, the workspace.
 
 Rebuilt whenever the active tool set changes (spec 5.4), in the spirit of Pi's
-`buildSystemPrompt`: only active tools are listed, and their guidelines, deduplicated, in order.
+`buildSystemPrompt`: only active tools are listed, and their guidelines, deduplicated, in order;
+then the user's appended text, the project's context files and the skills.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
+from pi_rpc.session.context_files import format_context_files
+from pi_rpc.session.resources import Resources
+from pi_rpc.session.skills import format_skills
 from pi_rpc.tools.base import ToolDefinition
 
 _INTRO = (
@@ -23,7 +27,10 @@ _BASE_GUIDELINES = (
 )
 
 
-def build_system_prompt(tools: Sequence[ToolDefinition], cwd: str, append: str | None = None) -> str:
+def build_system_prompt(tools: Sequence[ToolDefinition], cwd: str, append: str | None = None,
+                        resources: Resources | None = None) -> str:
+    """After the tools and guidelines come the appended text, the project's context files and,
+    when `read` is active to load them, the skills (Pi's order)."""
     lines = [_INTRO, "", "Available tools:"]
     if tools:
         lines += [f"- {tool.name}: {tool.prompt_snippet or tool.description}" for tool in tools]
@@ -38,5 +45,11 @@ def build_system_prompt(tools: Sequence[ToolDefinition], cwd: str, append: str |
     lines += ["", "Guidelines:"] + [f"- {rule}" for rule in guidelines]
     if append:
         lines += ["", append]
+    if resources is not None:
+        if resources.context_files:
+            lines += ["", format_context_files(resources.context_files)]
+        skills = format_skills(resources.skills) if any(tool.name == "read" for tool in tools) else ""
+        if skills:
+            lines += ["", skills]
     lines += ["", f"Current date: {datetime.date.today().isoformat()}", f"Current working directory: {cwd}"]
     return "\n".join(lines)

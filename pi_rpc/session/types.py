@@ -31,6 +31,17 @@ class ToolInfo(Wire, kw_only=True):
     source: str | UnsetType = UNSET
 
 
+class SlashCommand(Wire, kw_only=True):
+    """A `/name` a user can start a prompt with: a prompt template or a skill (`skill:name`)."""
+
+    name: str
+    description: str
+    source: Literal["prompt", "skill"]
+    path: str
+    scope: str  # "user" (the agent folder), "project" (the workspace's .pi/), "path" (given on the command line)
+    argument_hint: str | UnsetType = UNSET
+
+
 class SessionState(Wire, kw_only=True):
     model: Model | None  # null: no model configured yet
     thinking_level: ThinkingLevel
@@ -57,6 +68,14 @@ class TokenTotals(Wire, kw_only=True):
     total: int
 
 
+class ContextUsage(Wire, kw_only=True):
+    """How full the model's context window is: the last request's reported size plus estimates."""
+
+    tokens: int
+    context_window: int
+    percent: float
+
+
 class SessionStats(Wire, kw_only=True):
     """Pi's `get_session_stats`: counts, tokens and dollars of the current transcript."""
 
@@ -69,3 +88,4 @@ class SessionStats(Wire, kw_only=True):
     total_messages: int
     tokens: TokenTotals
     cost: float
+    context_usage: ContextUsage | UnsetType = UNSET  # absent while no model is configured

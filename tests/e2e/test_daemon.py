@@ -281,7 +281,7 @@ def test_jsonl_separators_inside_strings(spawn: Spawn) -> None:
     user = client.request("messages")["messages"][0]
     assert user["role"] in ("user", "system")
     users = [m for m in client.request("messages")["messages"] if m["role"] == "user"]
-    assert users[0]["content"] == message
+    assert users[0]["content"] == [{"type": "text", "text": message}]
     client.close()
 
 
@@ -438,7 +438,8 @@ def test_sessions_persist_and_resume(spawn: Spawn) -> None:
     loaded = second.request("session/load", {"sessionId": session_id})
     assert loaded == {"sessionId": session_id, "messageCount": state["messageCount"]}
     restored = second.request("messages")["messages"]
-    assert [m["role"] for m in restored] == ["system", "user", "assistant"] and restored[1]["content"] == "hello"
+    assert [m["role"] for m in restored] == ["system", "user", "assistant"] and restored[1]["content"] == [
+        {"type": "text", "text": "hello"}]
     second.request("prompt", {"message": "and again"})
     assert second.request("state")["sessionFile"] == str(path)
     assert len(path.read_text().splitlines()) > len(lines)
@@ -507,7 +508,7 @@ def test_a_lone_surrogate_escape_from_a_javascript_client_is_accepted(spawn: Spa
     client.send_raw(b'{"jsonrpc":"2.0","id":42,"method":"prompt","params":{"message":"odd \\ud800 text"}}\n')
     assert client.result(42)["stopReason"] == "stop"
     users = [m for m in client.request("messages")["messages"] if m["role"] == "user"]
-    assert users[0]["content"] == "odd \ufffd text"
+    assert users[0]["content"] == [{"type": "text", "text": "odd \ufffd text"}]
     client.close()
 
 

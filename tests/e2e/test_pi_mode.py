@@ -101,14 +101,15 @@ def test_prompt_is_answered_at_once_and_the_run_streams_as_events(pi: PiClient) 
 
 
 def test_errors_are_worded_as_pi_words_them(pi: PiClient) -> None:
-    """spec 16.4: parse errors and unknown types carry no id; handler failures carry the command's."""
+    """spec 16.4: a parse error carries no id; unknown types (unlike Pi, whose own client then waits
+    30 s) and handler failures carry the command's."""
     pi.send(b"{not json\n")
     parse = pi.wait_for(lambda line: line.get("command") == "parse")
     assert parse["success"] is False and parse["error"].startswith("Failed to parse command: ")
     assert "id" not in parse
     pi.send({"id": "7", "type": "teleport"})
     unknown = pi.wait_for(lambda line: line.get("command") == "teleport")
-    assert unknown == {"type": "response", "command": "teleport", "success": False,
+    assert unknown == {"type": "response", "command": "teleport", "success": False, "id": "7",
                        "error": "Unknown command: teleport"}
     missing = pi.call({"id": "8", "type": "set_model", "provider": "nope", "modelId": "x"})
     assert missing["success"] is False and missing["error"] == "Model not found: nope/x"

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, Message, TextContent, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
+from pi_rpc.session.pi_sessions import pi_entry
 from pi_rpc.session.store import (
     SessionFile,
     find_session,
@@ -57,7 +58,7 @@ INTERRUPTED = UserMessage(content="a long question " * 40 + "ending in ünïcode
 
 @settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cut=st.integers(min_value=1, max_value=len(encode_json(INTERRUPTED))))
+@given(cut=st.integers(min_value=1, max_value=len(pi_entry(INTERRUPTED, "0" * 8)[1])))
 def test_an_append_after_a_torn_line_keeps_every_whole_message(
     tmp_path_factory: pytest.TempPathFactory, cut: int
 ) -> None:
@@ -65,15 +66,16 @@ def test_an_append_after_a_torn_line_keeps_every_whole_message(
     before = SessionFile.create(CWD, "s1", root=root)
     before.append(UserMessage(content="first"))
     before.append(reply("answer"))
+    _, line = pi_entry(INTERRUPTED, before.pi_leaf)  # new files are in Pi's format
     with open(before.path, "ab") as out:  # the daemon was killed after `cut` bytes of this line
-        out.write(encode_json(INTERRUPTED)[:cut])
+        out.write(line[:cut])
 
     after = SessionFile(path=before.path, session_id="s1")  # the next daemon resumes the session
     after.append(UserMessage(content="next"))
     after.append(reply("next answer"))
 
     _, messages = load_session(before.path)
-    whole = cut == len(encode_json(INTERRUPTED))  # only the newline was lost: the message stays
+    whole = cut == len(line)  # only the newline was lost: the message stays
     interrupted = [text_of_user(INTERRUPTED)] if whole else []
     assert texts(messages) == ["first", "answer", *interrupted, "next", "next answer"]
     assert before.path.read_bytes().endswith(b"\n")

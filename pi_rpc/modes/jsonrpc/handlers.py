@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from msgspec import UNSET
-from pygls.exceptions import JsonRpcServerError
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 import pi_rpc
 from pi_rpc.ai.types import Model
@@ -17,7 +17,16 @@ from pi_rpc.modes.jsonrpc.protocol import (
     PROTOCOL_VERSION,
     ActiveTools,
     ApprovalPolicyResult,
+    BashParams,
+    BashResult,
+    CommandList,
+    CompactionResult,
+    CompactParams,
     Empty,
+    ForkedSession,
+    ForkParams,
+    ForkPoint,
+    ForkPoints,
     InitializeParams,
     InitializeResult,
     LoadedSession,
@@ -30,15 +39,18 @@ from pi_rpc.modes.jsonrpc.protocol import (
     QueueParams,
     ServerInfo,
     SessionList,
+    SessionName,
     SetActiveToolsParams,
     SetApprovalPolicyParams,
     SetModelParams,
+    SetNameParams,
     SetThinkingParams,
     ThinkingLevels,
     ToolList,
     to_image,
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
+from pi_rpc.session.compaction import CompactionError
 from pi_rpc.session.session import (
     AgentSession,
     ModelNotFoundError,
@@ -47,6 +59,7 @@ from pi_rpc.session.session import (
     SessionNotFoundError,
 )
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
+from pi_rpc.session.user_bash import BashBusyError
 
 
 def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdown: Callable[[], object],
@@ -110,6 +123,31 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
     async def tools_list(params: Empty) -> ToolList:
         return ToolList(tools=session.tool_infos())
 
+    @rpc.method("commands/list", Empty)
+    async def commands_list(params: Empty) -> CommandList:
+        return CommandList(commands=session.slash_commands())
+
+    @rpc.method("bash", BashParams)
+    async def bash(params: BashParams) -> BashResult:
+        try:
+            return await session.run_bash(params.command, params.exclude_from_context)
+        except BashBusyError as exc:
+            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+
+    @rpc.method("compact", CompactParams)
+    async def compact(params: CompactParams) -> CompactionResult:
+        instructions = None if params.custom_instructions is UNSET else params.custom_instructions
+        try:
+            return await session.compact(instructions)
+        except NoModelError as exc:
+            raise JsonRpcServerError(str(exc), NO_MODEL) from exc  # type: ignore[no-untyped-call]
+        except CompactionError as exc:
+            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+
+    @rpc.method("abortBash", Empty)
+    async def abort_bash(params: Empty) -> None:
+        session.user_bash.abort()
+
     @rpc.method("tools/setActive", SetActiveToolsParams)
     async def tools_set_active(params: SetActiveToolsParams) -> ActiveTools:
         return ActiveTools(active=session.set_active_tools(params.names))
@@ -148,6 +186,30 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         except SessionNotFoundError as exc:
             raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
         return LoadedSession(session_id=session.session_id, message_count=count)
+
+    @rpc.method("session/forkPoints", Empty)
+    async def session_fork_points(params: Empty) -> ForkPoints:
+        return ForkPoints(fork_points=[ForkPoint(entry_id=entry, text=text) for entry, text in session.fork_points()])
+
+    @rpc.method("session/fork", ForkParams)
+    async def session_fork(params: ForkParams) -> ForkedSession:
+        try:
+            text = await session.fork(params.entry_id)
+        except SessionNotFoundError as exc:
+            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
+        return ForkedSession(session_id=session.session_id, text=text)
+
+    @rpc.method("session/clone", Empty)
+    async def session_clone(params: Empty) -> NewSession:
+        await session.clone()
+        return NewSession(session_id=session.session_id)
+
+    @rpc.method("session/setName", SetNameParams)
+    async def session_set_name(params: SetNameParams) -> SessionName:
+        try:
+            return SessionName(name=session.set_session_name(params.name))
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from exc
 
     @rpc.method("session/stats", Empty)
     async def session_stats(params: Empty) -> SessionStats:

@@ -15,8 +15,10 @@ from msgspec import UNSET, UnsetType
 from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
+from pi_rpc.session.compaction import CompactionResult
 from pi_rpc.session.store import SessionSummary
-from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, ToolInfo
+from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
+from pi_rpc.session.user_bash import BashResult
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
 
 PROTOCOL_VERSION = 1
@@ -98,6 +100,20 @@ class ToolList(Wire, kw_only=True):
     tools: list[ToolInfo]
 
 
+class BashParams(Wire, kw_only=True):
+    command: str
+    # Run it, but keep its output out of the conversation (Pi's `!!cmd`).
+    exclude_from_context: bool = False
+
+
+class CompactParams(Wire, kw_only=True):
+    custom_instructions: str | UnsetType = UNSET
+
+
+class CommandList(Wire, kw_only=True):
+    commands: list[SlashCommand]
+
+
 class SetActiveToolsParams(Wire, kw_only=True):
     names: list[str]
 
@@ -134,6 +150,32 @@ class LoadSessionParams(Wire, kw_only=True):
 class LoadedSession(Wire, kw_only=True):
     session_id: str
     message_count: int
+
+
+class ForkPoint(Wire, kw_only=True):
+    entry_id: str
+    text: str
+
+
+class ForkPoints(Wire, kw_only=True):
+    fork_points: list[ForkPoint]
+
+
+class ForkParams(Wire, kw_only=True):
+    entry_id: str
+
+
+class ForkedSession(Wire, kw_only=True):
+    session_id: str
+    text: str  # the user message forked at, for the client to edit and send again
+
+
+class SetNameParams(Wire, kw_only=True):
+    name: str
+
+
+class SessionName(Wire, kw_only=True):
+    name: str
 
 
 class SetThinkingParams(Wire, kw_only=True):
@@ -189,6 +231,10 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "clearQueue": (Empty, QueueContents),
     "tools/list": (Empty, ToolList),
     "tools/setActive": (SetActiveToolsParams, ActiveTools),
+    "commands/list": (Empty, CommandList),
+    "bash": (BashParams, BashResult),
+    "abortBash": (Empty, None),
+    "compact": (CompactParams, CompactionResult),
     "state": (Empty, SessionState),
     "messages": (Empty, MessageList),
     "models/list": (Empty, ModelList),
@@ -198,6 +244,10 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "session/list": (Empty, SessionList),
     "session/load": (LoadSessionParams, LoadedSession),
     "session/stats": (Empty, SessionStats),
+    "session/forkPoints": (Empty, ForkPoints),
+    "session/fork": (ForkParams, ForkedSession),
+    "session/clone": (Empty, NewSession),
+    "session/setName": (SetNameParams, SessionName),
     "approval/setPolicy": (SetApprovalPolicyParams, ApprovalPolicyResult),
 }
 
@@ -224,4 +274,7 @@ __all__ = [
     "MessageList", "ModelList", "SetModelParams", "NewSession", "SessionList", "LoadSessionParams",
     "LoadedSession", "SessionStats", "SessionSummary", "SetThinkingParams", "ThinkingLevels",
     "AgentEventNotification", "to_image", "McpServerConfig", "McpServerStatus",
+    "CommandList", "SlashCommand", "BashParams",
+    "BashResult", "CompactParams", "CompactionResult",
+    "ForkPoint", "ForkPoints", "ForkParams", "ForkedSession", "SetNameParams", "SessionName",
 ]

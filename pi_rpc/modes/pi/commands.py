@@ -2,7 +2,8 @@
 
 Commands are JSON lines tagged by `type`; every response is
 `{id?, type: "response", command, success, data? | error?}`. Only the commands that map onto this
-daemon's session are here; the rest answer `Unknown command: {type}` as Pi does for unknown types.
+daemon's session are here. Every one of Pi's commands is known; one that needs a feature this
+daemon lacks answers `success: false` with a message that says so (never "Unknown command").
 """
 
 from __future__ import annotations
@@ -88,10 +89,81 @@ class GetLastAssistantText(Command, tag="get_last_assistant_text", kw_only=True)
     pass
 
 
+class CycleModel(Command, tag="cycle_model", kw_only=True):
+    pass
+
+
+class CycleThinkingLevel(Command, tag="cycle_thinking_level", kw_only=True):
+    pass
+
+
+class Compact(Command, tag="compact", kw_only=True):
+    custom_instructions: str | UnsetType = UNSET
+
+
+class SetAutoCompaction(Command, tag="set_auto_compaction", kw_only=True):
+    enabled: bool
+
+
+class SetAutoRetry(Command, tag="set_auto_retry", kw_only=True):
+    enabled: bool
+
+
+class AbortRetry(Command, tag="abort_retry", kw_only=True):
+    pass
+
+
+class Bash(Command, tag="bash", kw_only=True):
+    command: str
+    exclude_from_context: bool = False
+
+
+class AbortBash(Command, tag="abort_bash", kw_only=True):
+    pass
+
+
+class ExportHtml(Command, tag="export_html", kw_only=True):
+    output_path: str | UnsetType = UNSET
+
+
+class SwitchSession(Command, tag="switch_session", kw_only=True):
+    session_path: str
+
+
+class Fork(Command, tag="fork", kw_only=True):
+    entry_id: str
+
+
+class Clone(Command, tag="clone", kw_only=True):
+    pass
+
+
+class GetForkMessages(Command, tag="get_fork_messages", kw_only=True):
+    pass
+
+
+class SetSessionName(Command, tag="set_session_name", kw_only=True):
+    name: str
+
+
+class GetCommands(Command, tag="get_commands", kw_only=True):
+    pass
+
+
+class GetEntries(Command, tag="get_entries", kw_only=True):
+    since: str | UnsetType = UNSET
+
+
+class GetTree(Command, tag="get_tree", kw_only=True):
+    pass
+
+
 AnyCommand = (
     Prompt | Steer | FollowUp | Abort | NewSession | GetState | GetMessages | SetModel | GetAvailableModels
     | SetThinkingLevel | GetAvailableThinkingLevels | SetSteeringMode | SetFollowUpMode | GetSessionStats
-    | ClearQueue | GetLastAssistantText
+    | ClearQueue | GetLastAssistantText | CycleModel | CycleThinkingLevel | Compact | SetAutoCompaction
+    | SetAutoRetry | AbortRetry | Bash | AbortBash | ExportHtml | SwitchSession | Fork | Clone | GetForkMessages
+    | SetSessionName | GetCommands | GetEntries | GetTree
 )
 COMMAND_TYPES: dict[str, type[Command]] = {
     cls.__struct_config__.tag: cls
@@ -116,8 +188,46 @@ class PiState(Wire, kw_only=True):
     is_compacting: bool
     steering_mode: Literal["all", "one-at-a-time"]
     follow_up_mode: Literal["all", "one-at-a-time"]
-    session_file: str | None
+    session_file: str | UnsetType = UNSET  # Pi's `sessionFile?`: absent until a file exists
     session_id: str
+    session_name: str | UnsetType = UNSET
     auto_compaction_enabled: bool
     message_count: int
     pending_message_count: int
+
+
+class CycleModelResult(Wire, kw_only=True):
+    model: Model
+    thinking_level: ThinkingLevel
+    is_scoped: bool = False
+
+
+class ForkMessage(Wire, kw_only=True):
+    """One user message a session can be forked at (`get_fork_messages`)."""
+
+    entry_id: str
+    text: str
+
+
+class ForkResult(Wire, kw_only=True):
+    text: str
+    cancelled: bool = False
+
+
+class SourceInfo(Wire, kw_only=True):
+    """Where a slash command comes from, in the shape of Pi's `sourceInfo`."""
+
+    path: str
+    source: str = "local"
+    scope: str | UnsetType = UNSET
+    origin: str = "top-level"
+    base_dir: str | UnsetType = UNSET
+
+
+class SlashCommandInfo(Wire, kw_only=True):
+    """One `get_commands` entry (Pi's `RpcSlashCommand`)."""
+
+    name: str
+    description: str | UnsetType = UNSET
+    source: Literal["extension", "prompt", "skill"]
+    source_info: SourceInfo

@@ -15,22 +15,19 @@ import anyio
 import msgspec
 from msgspec import UNSET
 
-from pi_rpc.agent.types import AgentEvent
+from pi_rpc.agent.types import AgentEvent, MessageUpdate
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import AssistantMessage, text_of
+from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, text_of
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
+from pi_rpc.modes.pi.session_commands import CommandFailed, execute_session_command
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
 from pi_rpc.session.session import AgentSession, ModelNotFoundError, NoModelError, SessionBusyError, SessionConfig
 
 _log = logging.getLogger(__name__)
-
-
-class CommandFailed(Exception):
-    """A command that cannot be carried out: its message is the response's `error`."""
 
 
 class PiDaemon:
@@ -65,6 +62,8 @@ class PiDaemon:
             tasks.cancel_scope.cancel("daemon exiting")
 
     def _forward(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, DoneEvent | ErrorEvent):
+            return  # Pi ends a message with message_end alone (spec 15.4); its clients see no update
         forward_event(self.sink, event, encode_json)
 
     def _respond(self, response: c.Response) -> None:
@@ -102,8 +101,9 @@ class PiDaemon:
             msg_id = UNSET
         command_type = c.COMMAND_TYPES.get(kind) if isinstance(kind, str) else None
         if command_type is None or not isinstance(kind, str):
-            # Pi answers an unknown type without the command's id (spec 16.4).
-            self._respond(c.Response(command=str(kind), success=False, error=f"Unknown command: {kind}"))
+            # Pi leaves the id out here (spec 16.4), which leaves its own RpcClient waiting 30 s for
+            # a reply: every response carries the command's id.
+            self._respond(c.Response(command=str(kind), id=msg_id, success=False, error=f"Unknown command: {kind}"))
             return
         try:
             command = msgspec.convert(raw, command_type)
@@ -168,14 +168,16 @@ class PiDaemon:
             case c.GetLastAssistantText():
                 last = next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
                 return {"text": text_of(last.content) if last is not None else None}
-        raise CommandFailed(f"Unknown command: {type(command).__name__}")
+        return await execute_session_command(session, command)
 
     def _state(self) -> c.PiState:
         state = self.session.state()
         return c.PiState(
             model=UNSET if state.model is None else state.model, thinking_level=state.thinking_level,
-            is_streaming=state.is_streaming,
-            is_compacting=False, steering_mode=state.steering_mode, follow_up_mode=state.follow_up_mode,
-            session_file=state.session_file, session_id=state.session_id, auto_compaction_enabled=False,
+            is_streaming=state.is_streaming, is_compacting=self.session.is_compacting,
+            steering_mode=state.steering_mode, follow_up_mode=state.follow_up_mode,
+            session_file=UNSET if state.session_file is None else state.session_file, session_id=state.session_id,
+            session_name=UNSET if self.session.session_name is None else self.session.session_name,
+            auto_compaction_enabled=self.session.auto_compaction_enabled,
             message_count=state.message_count, pending_message_count=state.pending_message_count,
         )

@@ -1,0 +1,100 @@
+"""The Pi commands beyond prompting and state: model and thinking cycling, the retry and
+compaction toggles, user bash, export, switching, forking, naming, and slash commands.
+
+Each arm maps one command onto the session; a command whose feature this daemon lacks fails with a
+sentence saying so, which Pi's `RpcClient` surfaces as the rejected call's error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from msgspec import UNSET
+
+from pi_rpc.modes.pi import commands as c
+from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.session import AgentSession, NoModelError, SessionNotFoundError
+from pi_rpc.session.types import SlashCommand
+from pi_rpc.session.user_bash import UserBashError
+
+T = TypeVar("T")
+
+
+class CommandFailed(Exception):
+    """A command that cannot be carried out: its message is the response's `error`."""
+
+
+async def execute_session_command(session: AgentSession, command: c.Command) -> Any:  # noqa: PLR0911
+    match command:
+        case c.CycleModel():
+            model = session.cycle_model()
+            return None if model is None else c.CycleModelResult(model=model, thinking_level=session.thinking_level)
+        case c.CycleThinkingLevel():
+            level = session.cycle_thinking_level()
+            return None if level is None else {"level": level}
+        case c.SetAutoCompaction(enabled=enabled):
+            session.auto_compaction_enabled = enabled
+            return UNSET
+        case c.SetAutoRetry(enabled=enabled):
+            session.auto_retry_enabled = enabled
+            return UNSET
+        case c.AbortRetry():
+            # A retry waits inside the run's request: stopping it stops the run, as the user meant.
+            if session.retrying:
+                await session.abort()
+            return UNSET
+        case c.SwitchSession(session_path=path):
+            await _or_fail(session.switch_session(path))
+            return {"cancelled": False}
+        case c.Fork(entry_id=entry_id):
+            return c.ForkResult(text=await _or_fail(session.fork(entry_id)))
+        case c.Clone():
+            await session.clone()
+            return {"cancelled": False}
+        case c.GetForkMessages():
+            return {"messages": [c.ForkMessage(entry_id=entry, text=text) for entry, text in session.fork_points()]}
+        case c.SetSessionName(name=name):
+            try:
+                session.set_session_name(name)
+            except ValueError as exc:
+                raise CommandFailed(str(exc)) from exc
+            return UNSET
+        case c.GetCommands():
+            return {"commands": [_slash_command(command) for command in session.slash_commands()]}
+        case c.Compact(custom_instructions=instructions):
+            try:
+                return await session.compact(None if instructions is UNSET else instructions)
+            except (CompactionError, NoModelError) as exc:
+                raise CommandFailed(str(exc)) from exc
+        case c.Bash(command=shell_command, exclude_from_context=exclude):
+            try:
+                return await session.run_bash(shell_command, exclude)
+            except UserBashError as exc:
+                raise CommandFailed(str(exc)) from exc
+        case c.AbortBash():
+            session.user_bash.abort()
+            return UNSET
+        case c.GetEntries() | c.GetTree():
+            raise CommandFailed("Session entries and trees are not supported by pi-rpc yet")
+        case c.ExportHtml(output_path=output_path):
+            try:
+                return {"path": session.export_html(None if output_path is UNSET else output_path)}
+            except OSError as exc:
+                raise CommandFailed(f"Cannot write the HTML export: {exc}") from exc
+    raise CommandFailed(f"Unknown command: {command.__struct_config__.tag}")
+
+
+async def _or_fail(pending: Awaitable[T]) -> T:
+    try:
+        return await pending
+    except SessionNotFoundError as exc:
+        raise CommandFailed(str(exc)) from exc
+
+
+def _slash_command(command: SlashCommand) -> c.SlashCommandInfo:
+    scope = command.scope if command.scope in ("user", "project") else UNSET
+    return c.SlashCommandInfo(name=command.name, description=command.description or UNSET, source=command.source,
+                              source_info=c.SourceInfo(path=command.path, scope=scope,
+                                                       base_dir=str(Path(command.path).parent)))

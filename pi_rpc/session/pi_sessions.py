@@ -1,0 +1,133 @@
+"""Pi's session files (format version 2 and later): read them, and append to them in Pi's own
+shape. New sessions are written this way too, so a Pi user's session continues here and a session
+started here loads in Pi.
+
+Pi's file is a header (`{"type": "session", "version": 3, "id", "timestamp", "cwd"}`) and then
+entries, each with an `id` and the `parentId` of the entry it follows, so one file can hold several
+branches. The conversation is the path from the newest entry back to the first; on that path,
+`message` entries carry the messages and a `compaction` entry replaces what came before its
+`firstKeptEntryId` by its summary. Pi's own message kinds (a user's bash command, a branch or
+compaction summary, an extension's message) reach the model as user messages, as in Pi.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import secrets
+from typing import Any
+
+import msgspec
+
+from pi_rpc.ai.json_text import encode_json
+from pi_rpc.ai.types import Message, SystemMessage, TextContent, UserMessage
+from pi_rpc.session.compaction import summary_message
+from pi_rpc.session.user_bash import BashResult, bash_execution_text
+
+_log = logging.getLogger(__name__)
+
+PI_FORMAT_VERSION = 2  # the first version whose entries have ids and parents
+PI_CURRENT_VERSION = 3  # what Pi writes now, and what new sessions here are written as
+# Pi has no system messages (our tool declarations, spec 15.11): they are kept as custom entries,
+# which Pi keeps out of the model's context.
+SYSTEM_ENTRY_TYPE = "pi-rpc/system-message"
+
+def is_pi_session(version: int) -> bool:
+    return version >= PI_FORMAT_VERSION
+
+
+def _as_message(raw: dict[str, Any]) -> Message | None:
+    role = raw.get("role")
+    if role in ("user", "assistant", "toolResult", "system"):
+        try:
+            message: Message = msgspec.convert(raw, Message)
+        except msgspec.ValidationError as exc:
+            _log.warning("Pi session message skipped: %s", exc)
+            return None
+        return message
+    if role == "bashExecution":
+        result = BashResult(output=raw.get("output") or "", exit_code=raw.get("exitCode"),
+                            cancelled=bool(raw.get("cancelled")), truncated=bool(raw.get("truncated")),
+                            full_output_path=raw.get("fullOutputPath") or msgspec.UNSET)
+        if raw.get("excludeFromContext"):
+            return None
+        return UserMessage(content=[TextContent(text=bash_execution_text(raw.get("command", ""), result))])
+    if role == "compactionSummary":
+        return summary_message(str(raw.get("summary", "")))
+    if role in ("branchSummary", "custom"):
+        content = raw.get("summary") if role == "branchSummary" else raw.get("content")
+        text = content if isinstance(content, str) else "".join(
+            part.get("text", "") for part in content or [] if isinstance(part, dict))
+        return UserMessage(content=[TextContent(text=text)])
+    return None
+
+
+def read_pi_entries(lines: list[bytes], source: object = "session") -> tuple[list[Message], str | None]:
+    """The conversation on the newest branch, and the id of its last entry (the leaf). `lines` are
+    the file's lines after the header; a last one without its newline was torn by a killed writer."""
+    entries: dict[str, dict[str, Any]] = {}
+    leaf: str | None = None
+    for number, line in enumerate(lines, start=2):
+        if not line.strip():
+            continue
+        try:
+            entry = msgspec.json.decode(line)
+        except msgspec.DecodeError as exc:
+            torn = " (torn last line)" if number == len(lines) + 1 else ""
+            _log.warning("%s:%d skipped%s: %s", source, number, torn, exc)
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            entries[entry["id"]] = entry
+            leaf = entry["id"]
+    path: list[dict[str, Any]] = []
+    current = leaf
+    while current is not None and current in entries and len(path) <= len(entries):
+        path.append(entries[current])
+        current = entries[current].get("parentId")
+    path.reverse()
+    return _context_of(path), leaf
+
+
+def _context_of(path: list[dict[str, Any]]) -> list[Message]:
+    compaction = next((i for i in range(len(path) - 1, -1, -1) if path[i].get("type") == "compaction"), None)
+    kept_from = 0
+    messages: list[Message] = []
+    if compaction is not None:
+        messages.append(summary_message(str(path[compaction].get("summary", ""))))
+        first_kept = path[compaction].get("firstKeptEntryId")
+        kept_from = next((i for i, entry in enumerate(path) if entry.get("id") == first_kept), compaction)
+    for index, entry in enumerate(path):
+        if index < kept_from or index == compaction:
+            continue
+        raw: Any = None
+        if entry.get("type") == "message":
+            raw = entry.get("message")
+        elif entry.get("type") == "custom" and entry.get("customType") == SYSTEM_ENTRY_TYPE:
+            raw = entry.get("data")
+        elif entry.get("type") in ("branch_summary", "custom_message"):
+            raw = {"role": "custom", "content": entry.get("summary") or entry.get("content")}
+        if isinstance(raw, dict) and (message := _as_message(raw)) is not None:
+            messages.append(message)
+    return messages
+
+
+def pi_entry(message: Message, parent_id: str | None) -> tuple[str, bytes]:
+    """A message as Pi's next entry: (its new id, the line)."""
+    entry_id = secrets.token_hex(4)
+    timestamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    body = msgspec.json.decode(encode_json(message))
+    entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp}
+    if isinstance(message, SystemMessage):
+        entry |= {"type": "custom", "customType": SYSTEM_ENTRY_TYPE, "data": body}
+    else:
+        entry["message"] = body
+    return entry_id, msgspec.json.encode(entry)
+
+
+def is_pi_entry(line: bytes) -> bool:
+    """A whole entry line of a Pi session (for telling a complete last line from a torn one)."""
+    try:
+        entry = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(entry, dict) and isinstance(entry.get("type"), str) and isinstance(entry.get("id"), str)

@@ -1,0 +1,239 @@
+"""Scenarios run against real Pi (`pi --mode rpc` from npm) and against pi-rpc alike, each on a
+loopback OpenAI-compatible server replaying the same scripted replies; both read the same
+models.json and settings.json through PI_CODING_AGENT_DIR.
+
+`python -m tests.e2e.pi_parity record` runs real Pi (installed in tests/pi_client) and writes what
+it printed to tests/e2e/pi_transcripts/; tests/e2e/test_pi_parity.py runs pi-rpc through the same
+scenarios and compares, after `normalise` keeps only what must match (ids and times dropped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+
+from tests.providers.sse_server import Reply, SSEServer, sse_event, sse_reply
+
+Json = dict[str, Any]
+HERE = Path(__file__).parent
+TRANSCRIPTS = HERE / "pi_transcripts"
+PI_CLI = HERE.parent / "pi_client" / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
+SAMPLE = HERE.parents[1] / "pi_rpc" / "demo" / "workspace"
+
+
+def chunk(delta: Json, finish: str | None = None) -> bytes:
+    return sse_event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
+                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+def turn(text: str = "", call: tuple[str, str, Json] | None = None, prompt_tokens: int = 10,
+         stall: bool = False) -> Reply:
+    events = [chunk({"role": "assistant", "content": ""})]
+    if text:
+        events.append(chunk({"content": text}))
+    if stall:
+        return sse_reply(events, stall=True)
+    if call is not None:
+        call_id, name, arguments = call
+        events.append(chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                             "function": {"name": name, "arguments": json.dumps(arguments)}}]}))
+    events.append(chunk({}, "tool_calls" if call else "stop"))
+    events.append(sse_event({"id": "chatcmpl-1", "choices": [], "usage": {
+        "prompt_tokens": prompt_tokens, "completion_tokens": 5, "total_tokens": prompt_tokens + 5}}))
+    events.append(b"data: [DONE]\n\n")
+    return sse_reply(events)
+
+
+Predicate = Callable[[Json], bool]
+
+
+def event(kind: str) -> Predicate:
+    return lambda line: line.get("type") == kind
+
+
+def response(command: str) -> Predicate:
+    return lambda line: line.get("type") == "response" and line.get("command") == command
+
+
+@dataclass
+class Scenario:
+    name: str
+    replies: list[Reply]
+    # (wait until a line matches, then send this command); None waits for nothing
+    steps: list[tuple[Predicate | None, Json]]
+    done: Predicate
+    settings: Json = field(default_factory=dict)
+
+
+SCENARIOS = [
+    Scenario("tool_session",
+             [turn(call=("call_1", "read", {"path": "README.md"})), turn("The greeting is misspelt.")],
+             [(None, {"id": "1", "type": "prompt", "message": "read the readme"})], event("agent_end")),
+    Scenario("steering",
+             [turn(call=("call_1", "bash", {"command": "sleep 1; echo slept"})), turn("Both done.")],
+             [(None, {"id": "1", "type": "prompt", "message": "wait a bit"}),
+              (event("tool_execution_start"), {"id": "2", "type": "steer", "message": "and then stop"})],
+             event("agent_end")),
+    Scenario("abort",
+             [turn("Thinking about it", stall=True)],
+             [(None, {"id": "1", "type": "prompt", "message": "take your time"}),
+              (event("message_update"), {"id": "2", "type": "abort"})],
+             response("abort")),
+    Scenario("compaction",
+             [turn("answer one", prompt_tokens=100), turn("answer two", prompt_tokens=200),
+              turn("## Goal\nSUMMARY")],
+             [(None, {"id": "1", "type": "prompt", "message": "one " + "x" * 2000}),
+              (event("agent_end"), {"id": "2", "type": "prompt", "message": "two " + "y" * 2000}),
+              (event("agent_end"), {"id": "3", "type": "compact"})],
+             response("compact"), settings={"compaction": {"keepRecentTokens": 400}}),
+]
+
+
+@contextmanager
+def loopback_server(replies: list[Reply]) -> Iterator[SSEServer]:
+    async def serve(server: SSEServer, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        async with anyio.create_task_group() as tg:
+            await server.start(tg)
+            task_status.started()
+
+    with anyio.from_thread.start_blocking_portal() as portal:
+        server = portal.call(SSEServer)
+        portal.call(lambda: server.script(*replies))
+        serving, _ = portal.start_task(serve, server)
+        try:
+            yield server
+        finally:
+            serving.cancel()
+            portal.call(server.aclose)
+
+
+def agent_dir_for(folder: Path, server: SSEServer, settings: Json) -> Path:
+    agent_dir = folder / "agent"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"loop": {
+        "baseUrl": f"{server.url}/v1", "api": "openai-completions", "apiKey": "none",
+        "models": [{"id": "m", "contextWindow": 100000, "maxTokens": 4000}]}}}))
+    (agent_dir / "settings.json").write_text(json.dumps(settings))
+    return agent_dir
+
+
+def run(scenario: Scenario, argv: list[str], folder: Path, env: dict[str, str],
+        session_dir: Path | None = None) -> list[Json]:
+    """Every line the agent printed while `scenario` ran (its session kept in `session_dir`)."""
+    workspace = folder / "ws"
+    shutil.copytree(SAMPLE, workspace)
+    with loopback_server(scenario.replies) as server:
+        agent_dir = agent_dir_for(folder, server, scenario.settings)
+        env = env | {"PI_CODING_AGENT_DIR": str(agent_dir), "PI_RPC_RETRY_BASE_MS": "1"}
+        session = ["--session-dir", str(session_dir)] if session_dir is not None else ["--no-session"]
+        proc = subprocess.Popen([*argv, "--provider", "loop", "--model", "m", *session], cwd=workspace,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        lines: queue.Queue[Json | None] = queue.Queue()
+
+        def read() -> None:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                lines.put(json.loads(raw))
+            lines.put(None)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        printed: list[Json] = []
+        since = 0  # a step waits only for lines printed after the previous step
+
+        def wait(predicate: Predicate) -> None:
+            while not any(predicate(line) for line in printed[since:]):
+                line = lines.get(timeout=60)
+                assert line is not None, "the agent exited early"
+                printed.append(line)
+
+        try:
+            for predicate, command in scenario.steps:
+                if predicate is not None:
+                    wait(predicate)
+                since = len(printed)
+                proc.stdin.write(json.dumps(command) + "\n")
+                proc.stdin.flush()
+            wait(scenario.done)
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdin.close()
+            reader.join(10)
+            proc.stdout.close()
+    return printed
+
+
+# What current Pi (the spec's TARGET) adds to the npm release these transcripts were recorded
+# from: a system message declaring the tools (spec 15.11) and `agent_settled` (16.6).
+TARGET_ONLY = ({"type": "message_start", "role": "system"}, {"type": "message_end", "role": "system"},
+               {"type": "agent_settled"})
+
+
+def comparable(lines: list[Json]) -> list[Json]:
+    return [kept for kept in map(normalise, lines) if kept not in TARGET_ONLY]
+
+
+def normalise(line: Json) -> Json:
+    """What must match between Pi and pi-rpc: kinds, roles, names and outcomes, not ids or times."""
+    kind = line.get("type")
+    kept: Json = {"type": kind}
+    if kind == "response":
+        kept |= {"command": line.get("command"), "success": line.get("success")}
+    elif kind in ("message_start", "message_end"):
+        kept["role"] = line["message"]["role"]
+        if line["message"]["role"] == "assistant" and kind == "message_end":
+            kept["stopReason"] = line["message"].get("stopReason")
+    elif kind == "message_update":
+        kept["event"] = line["assistantMessageEvent"]["type"]
+    elif kind in ("tool_execution_start", "tool_execution_end"):
+        kept["toolName"] = line["toolName"]
+        if kind == "tool_execution_end":
+            kept["isError"] = line["isError"]
+    elif kind == "compaction_end":
+        kept |= {"reason": line["reason"], "aborted": line["aborted"]}
+    return kept
+
+
+def pi_argv() -> list[str]:
+    return ["node", str(PI_CLI), "--mode", "rpc", "--offline"]
+
+
+def pi_rpc_argv() -> list[str]:
+    return [sys.executable, "-m", "pi_rpc", "--mode", "rpc"]
+
+
+def record(folder: Path) -> None:
+    TRANSCRIPTS.mkdir(exist_ok=True)
+    env = dict(os.environ) | {"HOME": str(folder / "home")}
+    for scenario in SCENARIOS:
+        sessions = folder / scenario.name / "sessions"
+        lines = run(scenario, pi_argv(), folder / scenario.name, env, session_dir=sessions)
+        (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        if scenario.name == "tool_session":  # Pi's own session file, for the loader's tests
+            [session_file] = sessions.rglob("*.jsonl")
+            (TRANSCRIPTS / "pi_session.jsonl").write_text(session_file.read_text())
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    if sys.argv[1:] != ["record"]:
+        sys.exit("usage: python -m tests.e2e.pi_parity record")
+    with tempfile.TemporaryDirectory() as scratch:
+        record(Path(scratch))

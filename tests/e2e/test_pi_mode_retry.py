@@ -1,0 +1,59 @@
+"""Pi mode's retry toggle against a real loopback server: with `set_auto_retry false` a failed
+request is not retried (Pi's `set_auto_retry`); by default it is, with Pi's event shape."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.providers.sse_server import json_reply
+
+from .conftest import daemon_env
+from .test_daemon_providers import RETRY_BASE_MS, Loopback, completions_turn, loopback  # noqa: F401
+
+pytestmark = pytest.mark.e2e
+
+
+def run_pi(loopback: Loopback, workspace: Path, home: Path, commands: list[dict[str, Any]]) -> list[dict[str, Any]]:  # noqa: F811
+    """Send `commands`, wait for the run to settle, close stdin: every line the daemon wrote."""
+    argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--cwd", str(workspace), "--no-session",
+            "--api", "openai-completions", "--base-url", f"{loopback.server.url}/v1", "--model", "test-model"]
+    env = daemon_env(home) | {"PI_RPC_RETRY_BASE_MS": RETRY_BASE_MS}
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          env=env, text=True) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        lines: list[dict[str, Any]] = []
+        for command in commands:
+            proc.stdin.write(json.dumps(command) + "\n")
+            proc.stdin.flush()
+        for raw in proc.stdout:
+            lines.append(json.loads(raw))
+            if lines[-1].get("type") == "agent_settled":
+                break
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+    return lines
+
+
+def test_auto_retry_can_be_turned_off(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+    loopback.script(json_reply(503, {"error": {"message": "busy"}}), completions_turn("Back."))
+    lines = run_pi(loopback, workspace, tmp_path, [
+        {"id": "1", "type": "set_auto_retry", "enabled": False}, {"id": "2", "type": "prompt", "message": "hi"}])
+    assert [line["id"] for line in lines if line["type"] == "response"] == ["1", "2"]
+    assert not any(line["type"].startswith("auto_retry") for line in lines)
+    end = next(line for line in lines if line["type"] == "agent_end")
+    assert end["messages"][-1]["stopReason"] == "error" and len(loopback.requests()) == 1
+
+
+def test_a_failed_request_is_retried_by_default(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+    loopback.script(json_reply(503, {"error": {"message": "busy"}}), completions_turn("Back."))
+    lines = run_pi(loopback, workspace, tmp_path, [{"id": "1", "type": "prompt", "message": "hi"}])
+    start = next(line for line in lines if line["type"] == "auto_retry_start")
+    assert set(start) == {"type", "attempt", "maxAttempts", "delayMs", "errorMessage"} and start["attempt"] == 1
+    assert next(line for line in lines if line["type"] == "auto_retry_end")["success"] is True
+    assert next(line for line in lines if line["type"] == "agent_end")["messages"][-1]["stopReason"] == "stop"

@@ -1,0 +1,98 @@
+"""`pi-rpc --mode rpc` driven by Pi's own `RpcClient` (npm `@mariozechner/pi-coding-agent`) under Node.
+
+The client is installed by `npm ci` from tests/pi_client/package-lock.json into that folder's
+git-ignored node_modules, once; tests/pi_client/drive.mjs calls every command method and prints
+what each resolved to.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import SCRIPTS, daemon_env
+
+pytestmark = pytest.mark.e2e
+
+CLIENT_DIR = Path(__file__).parents[1] / "pi_client"
+
+
+def install_pi_client() -> None:
+    """`npm ci` unless node_modules already matches the lock file."""
+    installed = CLIENT_DIR / "node_modules" / ".package-lock.json"
+    lock = CLIENT_DIR / "package-lock.json"
+    if installed.is_file() and installed.stat().st_mtime >= lock.stat().st_mtime:
+        return
+    subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=CLIENT_DIR, check=True,
+                   stdout=subprocess.DEVNULL, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def pi_client() -> Path:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("Node.js is not installed")
+    install_pi_client()
+    return CLIENT_DIR / "drive.mjs"
+
+
+def drive(driver: Path, workspace: Path, home: Path, *args: str) -> dict[str, Any]:
+    agent_dir = home / "agent"  # Pi's agent folder: a settings.json that lets the short session compact
+    agent_dir.mkdir(parents=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
+    env = daemon_env(home) | {"PI_RPC_PYTHON": sys.executable, "PI_CODING_AGENT_DIR": str(agent_dir)}
+    done = subprocess.run(["node", str(driver), str(workspace), json.dumps(list(args))], env=env,
+                          capture_output=True, timeout=300, check=True)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, workspace: Path,
+                                                           tmp_path: Path) -> None:
+    result = drive(pi_client, workspace, tmp_path / "home", "--script", str(SCRIPTS / "e2e.json"))
+    calls = result["calls"]
+    # Every call resolves: nothing times out, nothing is "unknown".
+    failed = {name: call["error"] for name, call in calls.items() if not call["ok"]}
+    assert failed == {}
+    state = calls["getState"]["value"]
+    assert state["autoCompactionEnabled"] is True and "sessionFile" not in state and state["messageCount"] == 0
+    events = calls["promptAndWait"]["value"]
+    assert events[0] == "agent_start" and events[-1] == "agent_end" and "tool_execution_end" in events
+    user = next(m for m in calls["getMessages"]["value"] if m["role"] == "user")
+    assert user["content"] == [{"type": "text", "text": "tour"}]  # Pi's shape: always a list of blocks
+    assert calls["getLastAssistantText"]["value"] == "All done: fixed the greeting."
+    assert calls["getSessionStats"]["value"]["toolCalls"] == 5
+    assert calls["cycleModel"]["value"] is None  # one model only
+    assert calls["cycleThinkingLevel"]["value"] is None  # the scripted model does not reason
+    assert calls["getCommands"]["value"] == []
+    assert calls["bash"]["value"] == {"output": "from-the-user\n", "exitCode": 3, "cancelled": False,
+                                      "truncated": False}
+    # The command's output joins the conversation as Pi shows it to the model.
+    [ran] = calls["messagesAfterBash"]["value"]
+    assert ran["role"] == "user" and ran["content"][0]["text"] == (
+        "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\nCommand exited with code 3")
+    assert "bash_execution_update" in result["events"]
+    exported = Path(calls["exportHtml"]["value"]["path"])
+    assert exported.parent == workspace.resolve() and "from-the-user" in exported.read_text()
+    compacted = calls["compact"]["value"]
+    assert compacted["summary"] and compacted["tokensBefore"] > 0 and compacted["firstKeptEntryId"] == "m1"
+    assert result["events"].count("compaction_start") == result["events"].count("compaction_end") == 1
+    after = calls["stateAfterSettings"]["value"]
+    assert after["sessionName"] == "parity run" and after["autoCompactionEnabled"] is False
+    assert after["steeringMode"] == "all" and after["followUpMode"] == "all"
+    assert calls["getForkMessages"]["value"] == [{"entryId": "m1", "text": "tour"}]
+    # Forked (after the compaction) at the first user message that is not the summary.
+    assert calls["fork"]["value"] == {"text": "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\n"
+                                              "Command exited with code 3", "cancelled": False}
+    forked = calls["stateAfterFork"]["value"]
+    assert forked["sessionId"] != state["sessionId"] and "sessionName" not in forked
+    assert forked["messageCount"] < after["messageCount"]
+    assert calls["clone"]["value"] == {"cancelled": False} and calls["newSession"]["value"] == {"cancelled": False}
+    # Both runs ended (waitForIdle of this client version resolves at agent_end).
+    assert result["events"].count("agent_end") == 2
+

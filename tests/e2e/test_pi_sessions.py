@@ -1,0 +1,143 @@
+"""A session file written by real Pi loads here, continues (appended in Pi's own entry format),
+forks, and still loads in Pi afterwards (issue 15, "Sessions in Pi's format")."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import daemon_env
+from .pi_parity import PI_CLI, TRANSCRIPTS, agent_dir_for, loopback_server, turn
+
+pytestmark = pytest.mark.e2e
+
+Json = dict[str, Any]
+PI_LAST_ENTRY = "f8bbf892"  # the newest entry of the recorded file
+
+
+def copy_pi_session(folder: Path, workspace: Path) -> Path:
+    """The recorded file, its header naming `workspace` (Pi refuses a session whose folder is gone)."""
+    header, *entries = (TRANSCRIPTS / "pi_session.jsonl").read_text().splitlines()
+    session = folder / "pi_session.jsonl"
+    session.write_text("\n".join([json.dumps(json.loads(header) | {"cwd": str(workspace)}), *entries]) + "\n")
+    return session
+
+
+def converse(argv: list[str], commands: list[Json], env: dict[str, str], cwd: Path) -> list[Json]:
+    """Send each command once the previous one was answered (a prompt: once its run ended)."""
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          env=env, cwd=cwd, text=True) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        lines: list[Json] = []
+        for command in commands:
+            proc.stdin.write(json.dumps(command) + "\n")
+            proc.stdin.flush()
+            wanted = "agent_end" if command["type"] == "prompt" else "response"
+            for raw in proc.stdout:
+                lines.append(json.loads(raw))
+                if lines[-1].get("type") == wanted and (wanted != "response" or lines[-1]["id"] == command["id"]):
+                    break
+        proc.stdin.close()
+        proc.kill()
+        proc.wait()
+    return lines
+
+
+def answer(lines: list[Json], command_id: str) -> Any:
+    found = next(line for line in lines if line.get("type") == "response" and line.get("id") == command_id)
+    assert found["success"], found
+    return found.get("data")
+
+
+def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    session = copy_pi_session(tmp_path, workspace)
+    with loopback_server([turn("Fixed it for you.")]) as server:
+        agent_dir = agent_dir_for(tmp_path, server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m",
+                "--session", str(session)]
+        lines = converse(argv, [
+            {"id": "1", "type": "get_messages"},
+            {"id": "2", "type": "prompt", "message": "then fix it"},
+            {"id": "3", "type": "get_fork_messages"},
+            {"id": "4", "type": "get_state"},
+        ], env, workspace)
+        [request] = server.requests
+    loaded = answer(lines, "1")["messages"]
+    assert [m["role"] for m in loaded] == ["user", "assistant", "toolResult", "assistant"]
+    # The model saw the whole loaded conversation, then the new prompt.
+    sent = [m["role"] for m in request.json["messages"] if m["role"] != "system"]
+    assert sent == ["user", "assistant", "tool", "assistant", "user"]
+    assert [m["text"] for m in answer(lines, "3")["messages"]] == ["read the readme", "then fix it"]
+    assert answer(lines, "4")["sessionFile"] == str(session)
+
+    entries = [json.loads(line) for line in session.read_text().splitlines()]
+    appended = entries[7:]
+    # The tool declaration (a system message, which Pi lacks) as a custom entry, then the messages,
+    # each entry chained to the one before, from Pi's last.
+    assert [e["type"] for e in appended] == ["custom", "message", "message"]
+    assert [e["message"]["role"] for e in appended[1:]] == ["user", "assistant"]
+    assert [e["parentId"] for e in appended] == [PI_LAST_ENTRY, *(e["id"] for e in appended[:-1])]
+
+    if shutil.which("node") is None or not PI_CLI.is_file():
+        pytest.skip("real Pi (tests/pi_client) is not installed")
+    with loopback_server([]) as server:
+        agent_dir = agent_dir_for(tmp_path / "pi", server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m",
+              "--session", str(session)]
+        in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
+    assert [m["role"] for m in in_pi] == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    assert in_pi[-1]["content"][0]["text"] == "Fixed it for you."
+
+
+def test_forking_a_pi_session_starts_a_new_file_with_what_came_before(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    session = copy_pi_session(tmp_path, workspace)
+    original = session.read_text()
+    with loopback_server([]) as server:
+        agent_dir = agent_dir_for(tmp_path, server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m",
+                "--session", str(session), "--session-dir", str(tmp_path / "sessions")]
+        lines = converse(argv, [{"id": "1", "type": "clone"}, {"id": "2", "type": "get_state"},
+                                {"id": "3", "type": "get_messages"}], env, workspace)
+    assert answer(lines, "1") == {"cancelled": False}
+    state = answer(lines, "2")
+    assert state["sessionFile"] != str(session) and Path(state["sessionFile"]).is_file()
+    assert [m["role"] for m in answer(lines, "3")["messages"]] == ["user", "assistant", "toolResult", "assistant"]
+    assert session.read_text() == original  # the Pi file is untouched
+
+
+def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sessions = tmp_path / "sessions"
+    with loopback_server([turn("Hello from pi-rpc.")]) as server:
+        agent_dir = agent_dir_for(tmp_path, server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m",
+                "--session-dir", str(sessions)]
+        converse(argv, [{"id": "1", "type": "prompt", "message": "hi"}], env, workspace)
+    [session] = sessions.rglob("*.jsonl")
+    header = json.loads(session.read_text().splitlines()[0])
+    assert header["type"] == "session" and header["version"] == 3 and header["cwd"] == str(workspace)
+    if shutil.which("node") is None or not PI_CLI.is_file():
+        pytest.skip("real Pi (tests/pi_client) is not installed")
+    with loopback_server([]) as server:
+        agent_dir = agent_dir_for(tmp_path / "pi", server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m",
+              "--session", str(session)]
+        in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
+    assert [m["role"] for m in in_pi] == ["user", "assistant"]
+    assert in_pi[-1]["content"][0]["text"] == "Hello from pi-rpc."

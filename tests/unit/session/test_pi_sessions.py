@@ -1,0 +1,47 @@
+"""Reading Pi's session entries: the newest branch, compactions, Pi's own message kinds; appending
+to a Pi file after a torn last line (pi_rpc/session/pi_sessions.py, store.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_rpc.ai.types import TextContent, UserMessage, text_of
+from pi_rpc.session.compaction import summary_text
+from pi_rpc.session.store import load_session, open_session
+
+HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}
+
+
+def user(entry_id: str, parent: str | None, text: str) -> dict[str, Any]:
+    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t",
+            "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}}
+
+
+def write(path: Path, *entries: dict[str, Any], tail: bytes = b"") -> Path:
+    path.write_bytes(b"".join(json.dumps(e).encode() + b"\n" for e in (HEADER, *entries)) + tail)
+    return path
+
+
+def test_the_newest_branch_after_its_compaction(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl",
+                 user("a", None, "first"), user("b", "a", "second"), user("x", "a", "other branch"),
+                 {"type": "compaction", "id": "c", "parentId": "x", "summary": "S", "firstKeptEntryId": "x"},
+                 {"type": "message", "id": "d", "parentId": "c", "timestamp": "t",
+                  "message": {"role": "bashExecution", "command": "ls", "output": "f", "exitCode": 0,
+                              "cancelled": False, "truncated": False, "timestamp": 1}})
+    _, messages = load_session(path)
+    assert summary_text(messages[0]) == "S"
+    assert [text_of(m.content) for m in messages[1:] if isinstance(m, UserMessage)] == [
+        "other branch", "Ran `ls`\n```\nf\n```"]
+
+
+def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", user("a", None, "first"), tail=b'{"type":"message","id":"b","par')
+    _, messages, file = open_session(path)
+    assert len(messages) == 1 and file.pi_leaf == "a"
+    file.append(UserMessage(content=[TextContent(text="next")]))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 3 and lines[-1]["parentId"] == "a" and lines[-1]["message"]["role"] == "user"
+    assert [text_of(m.content) for m in load_session(path)[1]] == ["first", "next"]

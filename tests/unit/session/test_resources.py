@@ -1,0 +1,101 @@
+"""Context files, prompt templates and skills as Pi loads and expands them (issue 15)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_rpc.session.context_files import load_context_files
+from pi_rpc.session.frontmatter import parse_frontmatter
+from pi_rpc.session.prompt_templates import (
+    expand_prompt_template,
+    load_prompt_templates,
+    parse_command_args,
+    substitute_args,
+)
+from pi_rpc.session.resources import ResourceOptions, load_resources
+from pi_rpc.session.skills import expand_skill_command, format_skills, load_skills
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_context_files_global_first_then_root_down_to_the_workspace(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write(agent / "CLAUDE.md", "global")
+    write(tmp_path / "a" / "AGENTS.md", "a")
+    write(tmp_path / "a" / "b" / "c" / "CLAUDE.md", "c")
+    write(tmp_path / "a" / "b" / "c" / "CLAUDE.MD", "c upper")
+    files = load_context_files(str(tmp_path / "a" / "b" / "c"), agent)
+    assert [f.content for f in files] == ["global", "a", "c"]
+
+
+def test_the_agent_folder_inside_the_workspace_counts_once(tmp_path: Path) -> None:
+    write(tmp_path / "AGENTS.md", "once")
+    assert [f.content for f in load_context_files(str(tmp_path), tmp_path)] == ["once"]
+
+
+def test_frontmatter_reads_flat_scalars_and_strips_the_body() -> None:
+    keys, body = parse_frontmatter("---\nname: 'x y'\ndescription: \"Do it\"\nflag: true\nlist:\n  - a\n---\n\nBody\n")
+    assert keys == {"name": "x y", "description": "Do it", "flag": True} and body == "Body"
+    assert parse_frontmatter("no block") == ({}, "no block")
+
+
+def test_templates_user_then_project_and_the_description_falls_back_to_the_first_line(tmp_path: Path) -> None:
+    agent, cwd = tmp_path / "agent", tmp_path / "ws"
+    write(agent / "prompts" / "one.md", "---\ndescription: First\n---\nDo $1")
+    write(cwd / ".pi" / "prompts" / "two.md", "\n" + "x" * 70)
+    write(cwd / ".pi" / "prompts" / "notes.txt", "not a template")
+    templates = load_prompt_templates(str(cwd), agent)
+    assert [(t.name, t.scope, t.description) for t in templates] == [
+        ("one", "user", "First"), ("two", "project", "x" * 60 + "...")]
+    assert expand_prompt_template("/one 'a b' c", templates) == "Do a b"
+    assert expand_prompt_template("/three x", templates) == "/three x"
+    assert expand_prompt_template("one x", templates) == "one x"
+
+
+def test_argument_placeholders() -> None:
+    assert parse_command_args("a \"b c\"\t'd' ") == ["a", "b c", "d"]
+    assert substitute_args("$1|$3|${@:2}|${@:1:2}|$@|$ARGUMENTS", ["x", "y"]) == "x||y|x y|x y|x y"
+
+
+@settings(max_examples=60, derandomize=True)
+@given(st.lists(st.text(alphabet="ab$@1{}: ", min_size=1, max_size=6).filter(lambda s: s.strip() == s and " " not in s),
+                max_size=4))
+def test_substituted_values_are_never_substituted_again(args: list[str]) -> None:
+    assert substitute_args("$1", args) == (args[0] if args else "")
+    assert substitute_args("$ARGUMENTS", args) == " ".join(args)
+
+
+def test_skills_are_loaded_listed_and_expanded(tmp_path: Path) -> None:
+    agent, cwd = tmp_path / "agent", tmp_path / "ws"
+    write(agent / "skills" / "pdf" / "SKILL.md", "---\ndescription: Read <PDF> files\n---\nUse pdftotext.")
+    write(agent / "skills" / "pdf" / "nested" / "SKILL.md", "---\ndescription: never loaded\n---\n")
+    write(cwd / ".pi" / "skills" / "quick.md", "---\nname: quick\ndescription: Quick one\n"
+                                               "disable-model-invocation: true\n---\nBe quick.")
+    write(cwd / ".pi" / "skills" / "nodesc" / "SKILL.md", "no front matter")
+    write(cwd / ".pi" / "skills" / ".hidden" / "SKILL.md", "---\ndescription: hidden\n---\n")
+    skills = load_skills(str(cwd), agent)
+    assert [(s.name, s.scope) for s in skills] == [("pdf", "user"), ("quick", "project")]
+    listed = format_skills(skills)
+    assert "<description>Read &lt;PDF&gt; files</description>" in listed and "quick" not in listed
+    expanded = expand_skill_command("/skill:pdf report.pdf", skills)
+    assert expanded.startswith(f'<skill name="pdf" location="{agent / "skills" / "pdf" / "SKILL.md"}">')
+    assert "Use pdftotext.\n</skill>\n\nreport.pdf" in expanded
+    assert expand_skill_command("/skill:nope", skills) == "/skill:nope"
+
+
+def test_switches_turn_each_kind_off(tmp_path: Path) -> None:
+    write(tmp_path / "AGENTS.md", "ctx")
+    write(tmp_path / ".pi" / "prompts" / "t.md", "t")
+    write(tmp_path / "extra.md", "explicit")
+    options = ResourceOptions(agent_dir=tmp_path / "none", context_files=False, prompt_templates=False,
+                              prompt_template_paths=["extra.md"], skills=False)
+    resources = load_resources(str(tmp_path), options)
+    assert resources.context_files == [] and [t.name for t in resources.prompt_templates] == ["extra"]
+    assert resources.expand("/extra") == "explicit"
