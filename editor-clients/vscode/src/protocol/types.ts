@@ -232,6 +232,69 @@ active: string[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CommandList".
+ */
+export interface CommandList {
+commands: SlashCommand[]
+}
+/**
+ * A `/name` a user can start a prompt with: a prompt template or a skill (`skill:name`).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SlashCommand".
+ */
+export interface SlashCommand {
+name: string
+description: string
+source: ("prompt" | "skill")
+path: string
+scope: string
+argumentHint?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "BashParams".
+ */
+export interface BashParams {
+command: string
+excludeFromContext?: boolean
+}
+/**
+ * Pi's `BashResult`: the (tail of the) output, and how the command ended.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "BashResult".
+ */
+export interface BashResult {
+output: string
+exitCode: (number | null)
+cancelled: boolean
+truncated: boolean
+fullOutputPath?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CompactParams".
+ */
+export interface CompactParams {
+customInstructions?: string
+}
+/**
+ * What `compact` answers (Pi's `CompactionResult`).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CompactionResult".
+ */
+export interface CompactionResult {
+summary: string
+firstKeptEntryId: string
+tokensBefore: number
+details?: {
+
+}
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "SessionState".
  */
 export interface SessionState {
@@ -482,6 +545,7 @@ toolResults: number
 totalMessages: number
 tokens: TokenTotals
 cost: number
+contextUsage?: ContextUsage
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -493,6 +557,61 @@ output: number
 cacheRead: number
 cacheWrite: number
 total: number
+}
+/**
+ * How full the model's context window is: the last request's reported size plus estimates.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ContextUsage".
+ */
+export interface ContextUsage {
+tokens: number
+contextWindow: number
+percent: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ForkPoints".
+ */
+export interface ForkPoints {
+forkPoints: ForkPoint[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ForkPoint".
+ */
+export interface ForkPoint {
+entryId: string
+text: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ForkParams".
+ */
+export interface ForkParams {
+entryId: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ForkedSession".
+ */
+export interface ForkedSession {
+sessionId: string
+text: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SetNameParams".
+ */
+export interface SetNameParams {
+name: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionName".
+ */
+export interface SessionName {
+name: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -841,6 +960,39 @@ outcome: ("allow" | "allowAlways" | "cancelled" | "reject" | "timeout")
 export interface AgentSettled {
 type: "agent_settled"
 }
+/**
+ * Output of a command the user runs (`bash`), as it arrives; `id` names the run.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "BashExecutionUpdate".
+ */
+export interface BashExecutionUpdate {
+type: "bash_execution_update"
+id: string
+delta: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CompactionStart".
+ */
+export interface CompactionStart {
+type: "compaction_start"
+reason: ("manual" | "overflow" | "threshold")
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CompactionEnd".
+ */
+export interface CompactionEnd {
+type: "compaction_end"
+reason: ("manual" | "overflow" | "threshold")
+result?: {
+[k: string]: unknown
+}
+aborted?: boolean
+willRetry?: boolean
+errorMessage?: string
+}
 
 /** Every request: its params and result. */
 export interface Methods {
@@ -853,6 +1005,10 @@ export interface Methods {
   "clearQueue": { params: Empty; result: QueueContents };
   "tools/list": { params: Empty; result: ToolList };
   "tools/setActive": { params: SetActiveToolsParams; result: ActiveTools };
+  "commands/list": { params: Empty; result: CommandList };
+  "bash": { params: BashParams; result: BashResult };
+  "abortBash": { params: Empty; result: null };
+  "compact": { params: CompactParams; result: CompactionResult };
   "state": { params: Empty; result: SessionState };
   "messages": { params: Empty; result: MessageList };
   "models/list": { params: Empty; result: ModelList };
@@ -862,11 +1018,15 @@ export interface Methods {
   "session/list": { params: Empty; result: SessionList };
   "session/load": { params: LoadSessionParams; result: LoadedSession };
   "session/stats": { params: Empty; result: SessionStats };
+  "session/forkPoints": { params: Empty; result: ForkPoints };
+  "session/fork": { params: ForkParams; result: ForkedSession };
+  "session/clone": { params: Empty; result: NewSession };
+  "session/setName": { params: SetNameParams; result: SessionName };
   "approval/setPolicy": { params: SetApprovalPolicyParams; result: ApprovalPolicyResult };
 }
 /** Notifications the daemon sends. */
 export interface ServerNotifications {
-  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled;
+  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | BashExecutionUpdate | CompactionStart | CompactionEnd;
 }
 /** Requests the daemon sends to the client (approvals, the editor's files). */
 export interface ServerRequests {
