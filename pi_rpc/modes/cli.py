@@ -56,10 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
-    parser.add_argument("--mode", choices=["jsonrpc", "pi", "acp"], default="jsonrpc",
+    parser.add_argument("--mode", choices=["jsonrpc", "pi", "acp", "lsp"], default="jsonrpc",
                         help="jsonrpc (default; see protocol/PROTOCOL.md), pi: Pi's own `--mode rpc` "
-                             "JSON lines, for clients written for Pi, or acp: the Agent Client Protocol "
-                             "(Zed and other ACP editors)")
+                             "JSON lines, for clients written for Pi, acp: the Agent Client Protocol "
+                             "(Zed and other ACP editors), or lsp: a language server (code actions, "
+                             "progress, edits by workspace/applyEdit) for any LSP editor")
     parser.add_argument("--approval-policy", choices=APPROVAL_POLICIES,
                         help="when tools wait for the user's approval: ask, acceptEdits (edits and writes in "
                              "the workspace run), auto (everything runs, as in Pi), readOnly (nothing that "
@@ -139,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         from pi_rpc.modes.acp.server import AcpDaemon
 
         anyio.run(AcpDaemon(config).run)
+    elif args.mode == "lsp":
+        from pi_rpc.modes.lsp.server import LspDaemon
+
+        anyio.run(LspDaemon(config).run)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon
 

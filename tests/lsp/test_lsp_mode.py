@@ -1,0 +1,178 @@
+"""The language server end to end: document sync, code actions, a run with progress whose edit
+reaches the open document by applyEdit, and cancelling the progress aborts a running command."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from tests.e2e.conftest import descendants, still_running, watch
+from tests.lsp.conftest import ON_DISK, UNSAVED, Editor, initialize
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+Progress = lsp.WorkDoneProgressBegin | lsp.WorkDoneProgressReport | lsp.WorkDoneProgressEnd
+
+
+async def until_process(condition: Callable[[], Any]) -> Any:
+    """Processes appear with no message to wait for: look again until one does."""
+    with anyio.fail_after(60):  # a guard against a hang, not a timing assertion
+        while not (value := condition()):  # noqa: ASYNC110 - the kernel signals no process start
+            await anyio.sleep(0.02)
+    return value
+
+
+def progress_of(client: LanguageClient) -> list[Progress]:
+    [reports] = client.progress_reports.values()
+    return list(reports)
+
+
+def ended(client: LanguageClient) -> bool:
+    return any(isinstance(p, lsp.WorkDoneProgressEnd) for reports in client.progress_reports.values()
+               for p in reports)
+
+
+def diagnostic() -> lsp.Diagnostic:
+    return lsp.Diagnostic(range=lsp.Range(start=lsp.Position(line=1, character=12),
+                                          end=lsp.Position(line=1, character=18)),
+                          message="Misspelled word: Helo", source="spell")
+
+
+async def code_actions(client: LanguageClient, uri: str, diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
+    result = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=2, character=0)),
+        context=lsp.CodeActionContext(diagnostics=diagnostics)))
+    assert result is not None
+    return [action for action in result if isinstance(action, lsp.CodeAction)]
+
+
+async def execute(client: LanguageClient, command: lsp.Command) -> Any:
+    return await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=command.command, arguments=command.arguments))
+
+
+async def test_initialize_advertises_code_actions_and_commands(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, _ = lsp_client
+    result = await client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
+    capabilities = result.capabilities
+    assert result.server_info is not None and result.server_info.name == "pi-rpc"
+    assert capabilities.code_action_provider
+    assert capabilities.execute_command_provider is not None
+    assert {"pi.prompt", "pi.abort", "pi.newSession"} <= set(capabilities.execute_command_provider.commands)
+    sync = capabilities.text_document_sync
+    assert isinstance(sync, lsp.TextDocumentSyncOptions) and sync.change == lsp.TextDocumentSyncKind.Incremental
+
+
+async def test_code_actions_carry_the_diagnostics_and_the_unsaved_code(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, editor = lsp_client
+    await initialize(client, workspace, {"actions": [{"title": "Translate comments", "prompt": "Translate {file}"}]})
+    uri = editor.open(workspace / "greet.py", UNSAVED)
+    actions = await code_actions(client, uri, [diagnostic()])
+    titles = [action.title for action in actions]
+    assert titles == ["Fix with Pi", "Explain with Pi", "Refactor with Pi", "Write tests with Pi",
+                      "Translate comments"]
+    fix = actions[0]
+    assert fix.kind == lsp.CodeActionKind.QuickFix and list(fix.diagnostics or []) == [diagnostic()]
+    assert fix.command is not None and fix.command.arguments is not None
+    prompt = fix.command.arguments[0]["prompt"]
+    assert "- line 2: Misspelled word: Helo (spell)" in prompt
+    assert 'return "Helo, " + name' in prompt  # the editor's text, not the disk's
+    assert "greet.py" in prompt
+    assert actions[4].command is not None and list(actions[4].command.arguments or []) == [
+        {"title": "Translate comments", "prompt": "Translate greet.py"}]
+
+
+async def test_fix_with_pi_edits_the_open_document_with_progress(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, editor = lsp_client
+    await initialize(client, workspace)
+    uri = editor.open(workspace / "greet.py", UNSAVED)
+    [fix] = [a for a in await code_actions(client, uri, [diagnostic()]) if a.title == "Fix with Pi"]
+    assert fix.command is not None
+    assert await execute(client, fix.command) is None  # answered at once; the run goes on
+    await editor.until(lambda: ended(client))
+    reports = progress_of(client)
+    assert isinstance(reports[0], lsp.WorkDoneProgressBegin)
+    assert reports[0].title == "Fix with Pi" and reports[0].cancellable
+    assert any(isinstance(r, lsp.WorkDoneProgressReport) and r.message == "edit greet.py" for r in reports)
+    assert isinstance(reports[-1], lsp.WorkDoneProgressEnd) and reports[-1].message == "Done"
+    # The agent read the unsaved text (the edit found "Helo" there) and the editor applied it.
+    assert editor.text(uri) == 'def greet(name):\n    return "Hello, " + name\n'
+    [edit] = editor.edits
+    assert edit.edit.changes is not None
+    [[change]] = edit.edit.changes.values()
+    assert change.range.start.line == 1 and change.range.end.line == 2  # only the changed line
+    assert (workspace / "greet.py").read_text() == ON_DISK  # the disk is the editor's business
+    # The answer opens as a Markdown document.
+    await editor.until(lambda: client.shown_documents)
+    answer = Path(lsp_uri_path(client.shown_documents[0].uri))
+    assert answer.suffix == ".md"
+    assert "Fixed: the greeting now says Hello." in await anyio.Path(answer).read_text()
+
+
+def lsp_uri_path(uri: str) -> str:
+    from pygls.uris import to_fs_path
+
+    path = to_fs_path(uri)
+    assert path is not None
+    return path
+
+
+async def test_answer_as_a_message_when_configured(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, editor = lsp_client
+    await initialize(client, workspace, {"answer": "message"})
+    uri = editor.open(workspace / "greet.py", UNSAVED)
+    [explain] = [a for a in await code_actions(client, uri, []) if a.title == "Explain with Pi"]
+    assert explain.command is not None
+    await execute(client, explain.command)
+    await editor.until(lambda: client.messages)
+    assert [m.message for m in client.messages] == ["It returns a greeting."]
+    assert client.shown_documents == []
+
+
+async def test_writes_to_files_not_open_go_to_disk(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, editor = lsp_client
+    await initialize(client, workspace)
+    uri = editor.open(workspace / "other.py", "x = 1\n")
+    [fix] = [a for a in await code_actions(client, uri, [diagnostic()]) if a.title == "Fix with Pi"]
+    assert fix.command is not None
+    await execute(client, fix.command)
+    await editor.until(lambda: ended(client))
+    assert (workspace / "greet.py").read_text() == ON_DISK.replace("Helo", "Hello")
+    assert editor.edits == []
+
+
+async def test_cancelling_the_progress_aborts_the_run_and_kills_its_command(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, editor = lsp_client
+    await initialize(client, workspace)
+    await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pi.prompt",
+                                                                          arguments=["sleep please"]))
+    assert client._server is not None
+    server_pid = client._server.pid
+    sleepers = await until_process(lambda: [p for p in descendants(server_pid) if _is_sleep(p)])
+    watched = watch(sleepers)
+    [token] = client.progress_reports
+    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
+    await editor.until(lambda: ended(client))
+    assert progress_of(client)[-1] == lsp.WorkDoneProgressEnd(message="Aborted")
+    assert still_running(watched) == 0
+    assert [p for p in descendants(server_pid) if _is_sleep(p)] == []
+
+
+def _is_sleep(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", b"30"]
+    except OSError:
+        return False
