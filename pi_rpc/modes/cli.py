@@ -143,7 +143,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.mode == "lsp":
         from pi_rpc.modes.lsp.server import LspDaemon
 
-        anyio.run(LspDaemon(config).run)
+        # Without --cwd the server works in the editor's workspace root, as language servers do.
+        pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
+
+        def follow(root: str) -> SessionConfig:
+            return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}))
+
+        anyio.run(LspDaemon(config, workspace_config=None if pinned else follow).run)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon
 

@@ -4,6 +4,7 @@ server's `workspace/applyEdit` to them, reporting each change by didChange as ed
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -117,10 +118,12 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-@pytest.fixture
-async def lsp_client(workspace: Path, tmp_path: Path) -> AsyncIterator[tuple[LanguageClient, Editor]]:
+@contextlib.asynccontextmanager
+async def running_client(workspace: Path, tmp_path: Path, *, pin_cwd: bool = True
+                         ) -> AsyncIterator[tuple[LanguageClient, Editor]]:
+    """The daemon with the test script; `pin_cwd=False`: no --cwd, started in another folder."""
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     env = daemon_env(home)
     env["PI_RPC_SESSION_DIR"] = str(tmp_path / "sessions")
     client = make_test_lsp_client()
@@ -132,18 +135,27 @@ async def lsp_client(workspace: Path, tmp_path: Path) -> AsyncIterator[tuple[Lan
     def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         return editor.apply(params)
 
-    await client.start_io(sys.executable, "-m", "pi_rpc", "--mode", "lsp", "--cwd", str(workspace),
-                          "--script", str(SCRIPTS / "lsp.json"), env=env)
-    yield client, editor
+    cwd_args = ["--cwd", str(workspace)] if pin_cwd else []
+    await client.start_io(sys.executable, "-m", "pi_rpc", "--mode", "lsp", *cwd_args,
+                          "--script", str(SCRIPTS / "lsp.json"), env=env, cwd=str(home))
     server = client._server
     try:
-        with anyio.fail_after(30):  # a guard against a hang
-            await client.shutdown_session()
+        yield client, editor
     finally:
-        if server is not None and server.returncode is None and server.stdin is not None:
-            server.stdin.close()  # end of input ends the daemon too (an uninitialized one, here)
-        with anyio.fail_after(30):
-            await client.stop()
+        try:
+            with anyio.fail_after(30):  # a guard against a hang
+                await client.shutdown_session()
+        finally:
+            if server is not None and server.returncode is None and server.stdin is not None:
+                server.stdin.close()  # end of input ends the daemon too (an uninitialized one, here)
+            with anyio.fail_after(30):
+                await client.stop()
+
+
+@pytest.fixture
+async def lsp_client(workspace: Path, tmp_path: Path) -> AsyncIterator[tuple[LanguageClient, Editor]]:
+    async with running_client(workspace, tmp_path) as started:
+        yield started
 
 
 async def initialize(client: LanguageClient, workspace: Path, options: dict[str, Any] | None = None) -> None:

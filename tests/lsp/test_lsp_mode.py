@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import descendants, still_running, watch
-from tests.lsp.conftest import ON_DISK, UNSAVED, Editor, initialize
+from tests.lsp.conftest import ON_DISK, UNSAVED, Editor, initialize, running_client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -151,6 +151,18 @@ async def test_writes_to_files_not_open_go_to_disk(
     await editor.until(lambda: ended(client))
     assert (workspace / "greet.py").read_text() == ON_DISK.replace("Helo", "Hello")
     assert editor.edits == []
+
+
+async def test_without_cwd_the_server_works_in_the_editors_root(workspace: Path, tmp_path: Path) -> None:
+    async with running_client(workspace, tmp_path, pin_cwd=False) as (client, editor):
+        await initialize(client, workspace)
+        uri = editor.open(workspace / "other.py", "x = 1\n")
+        [fix] = [a for a in await code_actions(client, uri, [diagnostic()]) if a.title == "Fix with Pi"]
+        assert fix.command is not None
+        await execute(client, fix.command)
+        await editor.until(lambda: ended(client))
+    # The edit of the relative path greet.py landed in the root the editor named.
+    assert (workspace / "greet.py").read_text() == ON_DISK.replace("Helo", "Hello")
 
 
 async def test_cancelling_the_progress_aborts_the_run_and_kills_its_command(

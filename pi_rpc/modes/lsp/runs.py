@@ -37,7 +37,7 @@ _REPORT_CHARS = 80
 class Runs:
     def __init__(self, server: LanguageServer, session: AgentSession, tasks: anyio.abc.TaskGroup) -> None:
         self._server = server
-        self._session = session
+        self.session = session
         self._tasks = tasks
         self.answer_target: AnswerTarget = "document"
 
@@ -46,7 +46,7 @@ class Runs:
 
     async def run(self, title: str, prompt: str) -> None:
         token = f"pi-{uuid.uuid4().hex}"
-        session = self._session
+        session = self.session
         first_new = len(session.messages)
         has_progress = await self._begin(token, title)
         unsubscribe = session.subscribe(lambda event: self._report(token, event) if has_progress else None)
@@ -87,9 +87,9 @@ class Runs:
         return True
 
     def _cancelled(self, future: Future[Any]) -> None:
-        if future.cancelled() and self._session.is_streaming:
+        if future.cancelled() and self.session.is_streaming:
             _log.info("progress cancelled by the client: aborting the run")
-            self._session.agent.abort()  # the run ends gracefully; its tools' processes are killed
+            self.session.agent.abort()  # the run ends gracefully; its tools' processes are killed
 
     def _report(self, token: str, event: AgentEvent) -> None:
         if isinstance(event, ToolExecutionStart):
@@ -125,7 +125,7 @@ class Runs:
 
     def _write_answer(self, title: str, answer: str) -> Path:
         """The answer as a Markdown file in the session's folder, one file per answer."""
-        folder = workspace_folder(self._session.cwd, self._session.config.session_root) / "answers"
+        folder = workspace_folder(self.session.cwd, self.session.config.session_root) / "answers"
         folder.mkdir(parents=True, exist_ok=True)
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "answer"
         path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{uuid.uuid4().hex[:6]}.md"

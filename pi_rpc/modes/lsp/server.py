@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import anyio
@@ -23,6 +23,7 @@ from pygls.io_ import StdinAsyncReader, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
 
 import pi_rpc
 from pi_rpc.modes.lsp.actions import RUN_ACTION, ActionArgs, action_context, code_actions
@@ -67,9 +68,18 @@ def _unframed(body: bytes) -> bytes:
     return body
 
 
+WorkspaceConfig = Callable[[str], SessionConfig]
+
+
 class LspDaemon:
-    def __init__(self, config: SessionConfig, stdin_fd: int = 0, stdout_fd: int | None = None) -> None:
+    """`workspace_config`: the session's configuration for another workspace folder, to follow the
+    editor's root (its `rootUri` or first workspace folder) when no `--cwd` pinned one; None: keep
+    `config`'s."""
+
+    def __init__(self, config: SessionConfig, workspace_config: WorkspaceConfig | None = None, stdin_fd: int = 0,
+                 stdout_fd: int | None = None) -> None:
         self.config = config
+        self.workspace_config = workspace_config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self._stop = anyio.Event()
@@ -85,12 +95,11 @@ class LspDaemon:
         protocol.on_exit = self._stop.set
         protocol.set_writer(SinkWriter(sink))
         async with anyio.create_task_group() as tasks:
-            session = AgentSession(self.config, tasks)
-            LspFrontEnd(server, session, tasks)
+            front_end = LspFrontEnd(server, AgentSession(self.config, tasks), tasks, self.workspace_config)
             tasks.start_soon(self._serve, server)
             tasks.start_soon(watch_signals, self._stop)
             await self._stop.wait()
-            await wind_down(session, sink)
+            await wind_down(front_end.session, sink)
             tasks.cancel_scope.cancel("daemon exiting")
 
     async def _serve(self, server: LanguageServer) -> None:
@@ -106,13 +115,33 @@ class LspDaemon:
 class LspFrontEnd:
     """The LSP features and commands, each a thin call into the session."""
 
-    def __init__(self, server: LanguageServer, session: AgentSession, tasks: anyio.abc.TaskGroup) -> None:
+    def __init__(self, server: LanguageServer, session: AgentSession, tasks: anyio.abc.TaskGroup,
+                 workspace_config: WorkspaceConfig | None = None) -> None:
         self.server = server
         self.session = session
         self.runs = Runs(server, session, tasks)
+        self._tasks = tasks
+        self._workspace_config = workspace_config
         self.user_actions: list[UserAction] = []
         self.documents: OpenDocuments | None = None
         self._register()
+
+    def follow_root(self) -> None:
+        """Work in the editor's workspace root, unless `--cwd` pinned the folder (before any run:
+        the session is replaced, not moved)."""
+        workspace = self.server.workspace
+        folders = list(workspace.folders.values())
+        root = workspace.root_path or (to_fs_path(folders[0].uri) if folders else None)
+        if self._workspace_config is None or not root or not os.path.isdir(root):
+            return
+        if os.path.realpath(root) == os.path.realpath(self.session.cwd):
+            return
+        try:
+            config = self._workspace_config(os.path.realpath(root))
+        except Exception as exc:  # the folder's settings are broken: stay where we are, and say why
+            self.runs.show_message(f"Pi stays in {self.session.cwd}: {exc}", lsp.MessageType.Warning)
+            return
+        self.session = self.runs.session = AgentSession(config, self._tasks)
 
     def apply(self, options: LspOptions) -> None:
         session = self.session
@@ -138,6 +167,7 @@ class LspFrontEnd:
 
         @server.feature(lsp.INITIALIZE)
         def initialize(params: lsp.InitializeParams) -> None:
+            self.follow_root()
             self.documents = OpenDocuments(server.workspace, server.workspace_apply_edit_async)
             self.session.set_editor_files(self.documents)
             self.apply(parse_options(params.initialization_options))
