@@ -188,3 +188,31 @@ def _is_sleep(pid: int) -> bool:
         return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", b"30"]
     except OSError:
         return False
+
+
+@pytest.mark.parametrize(("answer", "applied"), [("Reject", False), ("Allow", True), (None, False)])
+async def test_a_client_that_can_ask_approves_each_edit(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path, answer: str | None, applied: bool) -> None:
+    client, editor = lsp_client
+    asked: list[lsp.ShowMessageRequestParams] = []
+
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    def ask(params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
+        asked.append(params)
+        return None if answer is None else lsp.MessageActionItem(title=answer)
+
+    capabilities = lsp.ClientCapabilities(
+        window=lsp.WindowClientCapabilities(work_done_progress=True,
+                                            show_message=lsp.ShowMessageRequestClientCapabilities()),
+        workspace=lsp.WorkspaceClientCapabilities(apply_edit=True))
+    await client.initialize_session(lsp.InitializeParams(capabilities=capabilities, root_uri=workspace.as_uri()))
+    uri = editor.open(workspace / "greet.py", UNSAVED)
+    [fix] = [a for a in await code_actions(client, uri, [diagnostic()]) if a.title == "Fix with Pi"]
+    assert fix.command is not None
+    await execute(client, fix.command)
+    await editor.until(lambda: ended(client))
+    [question] = asked
+    assert question.message.startswith("Pi asks to run Edit ") and "greet.py" in question.message
+    assert "+    return \"Hello, \" + name" in question.message  # the diff, from the unsaved text
+    assert [item.title for item in question.actions or []] == ["Allow", "Allow always", "Reject"]
+    assert (editor.text(uri) == UNSAVED.replace("Helo", "Hello")) is applied

@@ -27,6 +27,7 @@ from pygls.uris import to_fs_path
 
 import pi_rpc
 from pi_rpc.modes.lsp.actions import RUN_ACTION, ActionArgs, action_context, code_actions
+from pi_rpc.modes.lsp.approvals import message_approver
 from pi_rpc.modes.lsp.documents import OpenDocuments
 from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
 from pi_rpc.modes.lsp.runs import Runs
@@ -170,6 +171,7 @@ class LspFrontEnd:
             self.follow_root()
             self.documents = OpenDocuments(server.workspace, server.workspace_apply_edit_async)
             self.session.set_editor_files(self.documents)
+            self.session.set_approver(message_approver(server))  # the policy becomes "ask" unless configured
             self.apply(parse_options(params.initialization_options))
 
         @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
