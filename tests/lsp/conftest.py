@@ -143,8 +143,9 @@ async def running_client(workspace: Path, tmp_path: Path, *, pin_cwd: bool = Tru
         yield client, editor
     finally:
         try:
-            with anyio.fail_after(30):  # a guard against a hang
-                await client.shutdown_session()
+            if server is not None and server.returncode is None:  # a test may have ended it
+                with anyio.fail_after(30):  # a guard against a hang
+                    await client.shutdown_session()
         finally:
             if server is not None and server.returncode is None and server.stdin is not None:
                 server.stdin.close()  # end of input ends the daemon too (an uninitialized one, here)

@@ -127,10 +127,16 @@ def lsp_uri_path(uri: str) -> str:
     return path
 
 
+@pytest.mark.parametrize("configured_by", ["initializationOptions", "didChangeConfiguration"])
 async def test_answer_as_a_message_when_configured(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path, configured_by: str) -> None:
     client, editor = lsp_client
-    await initialize(client, workspace, {"answer": "message"})
+    if configured_by == "initializationOptions":
+        await initialize(client, workspace, {"answer": "message"})
+    else:
+        await initialize(client, workspace)
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+            settings={"pi": {"answer": "message"}}))
     uri = editor.open(workspace / "greet.py", UNSAVED)
     [explain] = [a for a in await code_actions(client, uri, []) if a.title == "Explain with Pi"]
     assert explain.command is not None
@@ -216,3 +222,24 @@ async def test_a_client_that_can_ask_approves_each_edit(
     assert "+    return \"Hello, \" + name" in question.message  # the diff, from the unsaved text
     assert [item.title for item in question.actions or []] == ["Allow", "Allow always", "Reject"]
     assert (editor.text(uri) == UNSAVED.replace("Helo", "Hello")) is applied
+
+
+@pytest.mark.parametrize("way_out", ["exit", "stdin closed"])
+async def test_leaving_mid_run_kills_the_running_command(workspace: Path, tmp_path: Path, way_out: str) -> None:
+    async with running_client(workspace, tmp_path) as (client, _):
+        await initialize(client, workspace)
+        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pi.prompt",
+                                                                              arguments=["sleep please"]))
+        server = client._server
+        assert server is not None
+        sleepers = await until_process(lambda: [p for p in descendants(server.pid) if _is_sleep(p)])
+        watched = watch(sleepers)
+        if way_out == "exit":
+            client.exit(None)
+        else:
+            assert server.stdin is not None
+            server.stdin.close()
+        with anyio.fail_after(30):  # a guard against a hang
+            code = await server.wait()
+        assert code == 0
+        assert still_running(watched) == 0
