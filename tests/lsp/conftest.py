@@ -4,6 +4,7 @@ server's `workspace/applyEdit` to them, reporting each change by didChange as ed
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -35,6 +36,9 @@ class Editor:
         self.documents: dict[str, TextDocument] = {}
         self.edits: list[lsp.ApplyWorkspaceEditParams] = []
         self.inbox: Inbox | None = None
+        # Like Neovim's debounce: report each applied edit late, after the answer to the next one.
+        self.report_late = False
+        self._unreported: dict[str, list[lsp.TextDocumentContentChangePartial]] = {}
 
     async def until(self, condition: Callable[[], Any]) -> Any:
         """`condition()` once it is true, waiting for the server's messages meanwhile."""
@@ -62,11 +66,21 @@ class Editor:
                                           reverse=True)]
             for change in changes:
                 document.apply_change(change)
-            document.version = (document.version or 0) + 1
-            self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=document.version),
-                content_changes=changes))
+            if not self.report_late:
+                self.report(uri, changes)
+                continue
+            earlier = self._unreported.pop(uri, [])
+            self._unreported[uri] = changes
+            if earlier:  # sent after this answer has gone out
+                asyncio.get_running_loop().call_soon(self.report, uri, earlier)
         return lsp.ApplyWorkspaceEditResult(applied=True)
+
+    def report(self, uri: str, changes: list[lsp.TextDocumentContentChangePartial]) -> None:
+        document = self.documents[uri]
+        document.version = (document.version or 0) + 1
+        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=document.version),
+            content_changes=changes))
 
 
 class Inbox:

@@ -243,3 +243,20 @@ async def test_leaving_mid_run_kills_the_running_command(workspace: Path, tmp_pa
             code = await server.wait()
         assert code == 0
         assert still_running(watched) == 0
+
+
+@pytest.mark.parametrize("report_late", [False, True])
+async def test_chat_file_streams_the_answer_below_the_question(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path, report_late: bool) -> None:
+    client, editor = lsp_client
+    editor.report_late = report_late
+    await initialize(client, workspace)
+    uri = editor.open(workspace / "notes.pi.md", "### You\nWhat is greet.py for?\n", language="markdown")
+    [send] = await code_actions(client, uri, [])
+    assert send.title == "Send to Pi" and send.command is not None
+    await execute(client, send.command)
+    await editor.until(lambda: ended(client))
+    expected = "### You\nWhat is greet.py for?\n\n### Pi\n\nIt says hello to you.\n\n### You\n\n"
+    assert editor.text(uri) == expected
+    assert len(editor.edits) > 3  # the header, the text in pieces as it came, the next heading
+    assert client.shown_documents == [] and client.messages == []

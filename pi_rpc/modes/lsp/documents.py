@@ -33,9 +33,10 @@ class OpenDocuments:
         self._apply_edit = apply_edit
         self._disk_read = local_read_operations()
         self._disk_write = local_write_operations()
-        # What we wrote into a document, until the editor's didChange reports a newer version:
-        # clients send didChange after (sometimes well after) answering applyEdit.
-        self._written: dict[str, tuple[int | None, str]] = {}
+        # Per document, its text before our edits and after each one, until the editor's didChange
+        # reports the last: clients send didChange after (Neovim up to 150 ms after) answering
+        # applyEdit, and may fold several edits into one.
+        self._states: dict[str, list[str]] = {}
 
     def find(self, path: str) -> TextDocument | None:
         wanted = os.path.realpath(path)
@@ -46,11 +47,15 @@ class OpenDocuments:
         return None
 
     def text_of(self, document: TextDocument) -> str:
-        written = self._written.get(document.uri)
-        if written is not None and written[0] == document.version:
-            return written[1]
-        self._written.pop(document.uri, None)
-        return document.source
+        """The document's text, our edits included even before the editor reports them."""
+        reported = document.source
+        states = self._states.get(document.uri)
+        if states is None:
+            return reported
+        if reported in states[:-1]:
+            return states[-1]  # the editor has not reported our last edit yet
+        del self._states[document.uri]  # caught up, or the user changed it meanwhile: theirs wins
+        return reported
 
     async def read_text_file(self, path: str) -> str:
         document = self.find(path)
@@ -63,7 +68,8 @@ class OpenDocuments:
         if document is None:
             await self._disk_write.write_file(path, content)
             return
-        edit = minimal_edit(document, self.text_of(document), content)
+        current = self.text_of(document)
+        edit = minimal_edit(document, current, content)
         if edit is None:
             return
         result = await self._apply_edit(lsp.ApplyWorkspaceEditParams(
@@ -71,7 +77,7 @@ class OpenDocuments:
         if not result.applied:
             reason = f": {result.failure_reason}" if result.failure_reason else ""
             raise ToolError(f"The editor did not apply the change to {path}{reason}")
-        self._written[document.uri] = (document.version, content)
+        self._states.setdefault(document.uri, [current]).append(content)
 
 
 # LSP knows three line ends; str.splitlines knows eight (U+2028 among them).

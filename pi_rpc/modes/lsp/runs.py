@@ -21,8 +21,9 @@ import anyio.abc
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from pi_rpc.agent.types import AgentEvent, MessageEnd, ToolExecutionStart
-from pi_rpc.ai.types import AssistantMessage, text_of
+from pi_rpc.agent.types import AgentEvent, MessageEnd, MessageUpdate, ToolExecutionStart
+from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, text_of
+from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
 from pi_rpc.modes.lsp.options import AnswerTarget
 from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError
 from pi_rpc.session.store import workspace_folder
@@ -41,18 +42,31 @@ class Runs:
         self._tasks = tasks
         self.answer_target: AnswerTarget = "document"
 
-    def start(self, title: str, prompt: str) -> None:
-        self._tasks.start_soon(self.run, title, prompt)
+    def start(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
+        """Run `prompt`; `chat`: stream the answer into a chat document instead of showing it."""
+        self._tasks.start_soon(self.run, title, prompt, chat)
 
-    async def run(self, title: str, prompt: str) -> None:
+    async def run(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
         token = f"pi-{uuid.uuid4().hex}"
         session = self.session
         first_new = len(session.messages)
         has_progress = await self._begin(token, title)
-        unsubscribe = session.subscribe(lambda event: self._report(token, event) if has_progress else None)
+
+        def listen(event: AgentEvent) -> None:
+            if has_progress:
+                self._report(token, event)
+            if chat is not None and isinstance(event, MessageUpdate):
+                delta = event.assistant_message_event
+                if isinstance(delta, TextDeltaEvent):
+                    chat.feed(delta.delta)
+
+        unsubscribe = session.subscribe(listen)
         outcome: PromptOutcome | None = None
         try:
-            outcome = await session.prompt(prompt)
+            if chat is None:
+                outcome = await session.prompt(prompt)
+            else:
+                outcome = await self._chat_run(prompt, chat)
         except (SessionBusyError, NoModelError) as exc:
             self.show_message(str(exc), lsp.MessageType.Error)
         finally:
@@ -64,9 +78,26 @@ class Runs:
         if outcome.stop_reason == "error":
             self.show_message(f"Pi: {outcome.error_message or 'the run failed'}", lsp.MessageType.Error)
             return
+        if chat is not None:
+            return
         answer = last_answer(session.messages[first_new:])
         if answer and outcome.stop_reason != "aborted":
             await self.show_answer(title, answer)
+
+    async def _chat_run(self, prompt: str, chat: ChatStream) -> PromptOutcome:
+        """The run, its text streaming into the chat under a `### Pi` heading, and a `### You`
+        heading after it for the user's next turn."""
+        if self.session.is_streaming:
+            raise SessionBusyError("Pi is already answering; send again when it is done.")
+        await chat.heading(PI_HEADING)
+        async with anyio.create_task_group() as pumping:
+            pumping.start_soon(chat.pump)
+            try:
+                outcome = await self.session.prompt(prompt)
+            finally:
+                chat.close()  # the pump sends what is left, then ends
+        await chat.heading(USER_HEADING)
+        return outcome
 
     # --- $/progress -----------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from pygls.uris import to_fs_path
 import pi_rpc
 from pi_rpc.modes.lsp.actions import RUN_ACTION, ActionArgs, action_context, code_actions
 from pi_rpc.modes.lsp.approvals import message_approver
+from pi_rpc.modes.lsp.chat import CHAT_SUFFIX, SEND_CHAT, USER_HEADING, ChatStream, is_chat, last_user_block
 from pi_rpc.modes.lsp.documents import OpenDocuments
 from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
 from pi_rpc.modes.lsp.runs import Runs
@@ -35,9 +36,6 @@ from pi_rpc.modes.stdio import StdoutSink, claim_stdout, watch_signals, wind_dow
 from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionConfig
 
 _log = logging.getLogger(__name__)
-
-COMMANDS = ("pi.prompt", "pi.abort", "pi.newSession", RUN_ACTION)
-
 
 class PiLspProtocol(LanguageServerProtocol):
     """pygls' LSP protocol, except that `exit` ends our daemon instead of calling sys.exit
@@ -190,9 +188,28 @@ class LspFrontEnd:
             if documents is None:
                 return []
             document = server.workspace.get_text_document(params.text_document.uri)
-            context = action_context(documents.text_of(document), document.path, self.session.cwd,
-                                     document.language_id or "", params.range, params.context.diagnostics)
+            text = documents.text_of(document)
+            if is_chat(document.path):
+                send = lsp.Command(title="Send to Pi", command=SEND_CHAT, arguments=[document.uri])
+                return [lsp.CodeAction(title="Send to Pi", kind=lsp.CodeActionKind.Empty, command=send)]
+            context = action_context(text, document.path, self.session.cwd, document.language_id or "",
+                                     params.range, params.context.diagnostics)
             return code_actions(context, params.context.diagnostics, self.user_actions)
+
+        @server.command(SEND_CHAT)
+        def send_chat(*args: Any) -> None:
+            uri = args[0] if args and isinstance(args[0], str) else None
+            documents = self.documents
+            if uri is None or documents is None or not is_chat(uri):
+                self.runs.show_message(f"{SEND_CHAT} needs the URI of an open {CHAT_SUFFIX} file",
+                                       lsp.MessageType.Error)
+                return
+            document = server.workspace.get_text_document(uri)
+            question = last_user_block(documents.text_of(document))
+            if not question:
+                self.runs.show_message(f"Nothing to send: write under {USER_HEADING!r} first", lsp.MessageType.Info)
+                return
+            self.runs.start("Pi", question, ChatStream(documents, document.path))
 
         @server.command(RUN_ACTION)
         def run_action(*args: Any) -> None:
