@@ -260,3 +260,24 @@ async def test_chat_file_streams_the_answer_below_the_question(
     assert editor.text(uri) == expected
     assert len(editor.edits) > 3  # the header, the text in pieces as it came, the next heading
     assert client.shown_documents == [] and client.messages == []
+
+
+async def test_a_client_error_while_showing_the_answer_leaves_the_server_up(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, editor = lsp_client
+
+    def refuse(params: lsp.ShowDocumentParams) -> lsp.ShowDocumentResult:
+        raise RuntimeError("no windows here")
+
+    client.protocol.fm.features[lsp.WINDOW_SHOW_DOCUMENT] = refuse  # in place of pytest-lsp's own
+
+    await initialize(client, workspace)
+    uri = editor.open(workspace / "greet.py", UNSAVED)
+    [explain] = [a for a in await code_actions(client, uri, []) if a.title == "Explain with Pi"]
+    assert explain.command is not None
+    await execute(client, explain.command)
+    await editor.until(lambda: client.messages)
+    assert client.messages[0].type == lsp.MessageType.Error
+    assert "no windows here" in client.messages[0].message
+    result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pi.newSession"))
+    assert isinstance(result, dict) and result["sessionId"]

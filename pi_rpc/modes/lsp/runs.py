@@ -44,7 +44,15 @@ class Runs:
 
     def start(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
         """Run `prompt`; `chat`: stream the answer into a chat document instead of showing it."""
-        self._tasks.start_soon(self.run, title, prompt, chat)
+        self._tasks.start_soon(self._run_guarded, title, prompt, chat)
+
+    async def _run_guarded(self, title: str, prompt: str, chat: ChatStream | None) -> None:
+        # A run is a task of the daemon's task group: what it raises would end the daemon.
+        try:
+            await self.run(title, prompt, chat)
+        except Exception as exc:  # the client answered a request of ours with an error, …
+            _log.exception("run %r failed", title)
+            self.show_message(f"Pi: {exc}", lsp.MessageType.Error)
 
     async def run(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
         token = f"pi-{uuid.uuid4().hex}"
