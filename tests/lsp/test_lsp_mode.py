@@ -116,6 +116,7 @@ async def test_fix_with_pi_edits_the_open_document_with_progress(
     await editor.until(lambda: client.shown_documents)
     answer = Path(lsp_uri_path(client.shown_documents[0].uri))
     assert answer.suffix == ".md"
+    assert (await anyio.Path(answer.parent).stat()).st_mode & 0o077 == 0  # private, like the sessions
     assert "Fixed: the greeting now says Hello." in await anyio.Path(answer).read_text()
 
 

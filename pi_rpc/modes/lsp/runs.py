@@ -26,7 +26,7 @@ from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, text_of
 from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
 from pi_rpc.modes.lsp.options import AnswerTarget
 from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError
-from pi_rpc.session.store import workspace_folder
+from pi_rpc.session.store import private_workspace_subfolder
 from pi_rpc.session.types import PromptOutcome
 
 _log = logging.getLogger(__name__)
@@ -164,8 +164,7 @@ class Runs:
 
     def _write_answer(self, title: str, answer: str) -> Path:
         """The answer as a Markdown file in the session's folder, one file per answer."""
-        folder = workspace_folder(self.session.cwd, self.session.config.session_root) / "answers"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_workspace_subfolder(self.session.cwd, "answers", self.session.config.session_root)
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "answer"
         path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{uuid.uuid4().hex[:6]}.md"
         path.write_text(f"# {title}\n\n{answer.rstrip()}\n", encoding="utf-8")
