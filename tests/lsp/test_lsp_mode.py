@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import descendants, still_running, watch
@@ -282,3 +283,12 @@ async def test_a_client_error_while_showing_the_answer_leaves_the_server_up(
     assert "no windows here" in client.messages[0].message
     result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pi.newSession"))
     assert isinstance(result, dict) and result["sessionId"]
+
+
+async def test_run_action_with_bad_arguments_is_invalid_params(
+        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    client, _ = lsp_client
+    await initialize(client, workspace)
+    with pytest.raises(JsonRpcInvalidParams, match="pi.runAction: Object missing required field `prompt`"):
+        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+            command="pi.runAction", arguments=[{"title": "x"}]))

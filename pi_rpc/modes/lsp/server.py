@@ -19,6 +19,7 @@ import anyio
 import anyio.abc
 import msgspec
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.io_ import StdinAsyncReader, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
@@ -213,7 +214,10 @@ class LspFrontEnd:
 
         @server.command(RUN_ACTION)
         def run_action(*args: Any) -> None:
-            action = msgspec.convert(args[0] if args else None, ActionArgs)
+            try:
+                action = msgspec.convert(args[0] if args else None, ActionArgs)
+            except msgspec.ValidationError as exc:
+                raise JsonRpcInvalidParams(f"{RUN_ACTION}: {exc}") from exc
             self.runs.start(action.title, action.prompt)
 
         @server.command("pi.prompt")
