@@ -15,15 +15,18 @@ from tests.nvim.conftest import NVIM, PI_RPC, isolated_environment, require_daem
 
 pytestmark = pytest.mark.nvim
 
-# The same configuration as README.md's Neovim snippet, plus the test's script.
-START = """
-local cmd, root = ...
-vim.lsp.start({
-  name = 'pi',
+# README.md's Neovim configuration, with the test's script added to the command.
+CONFIGURE = """
+local cmd = ...
+vim.lsp.config('pi', {
   cmd = cmd,
-  root_dir = root,
+  root_markers = { '.git' },
   init_options = { approvalPolicy = 'auto', answer = 'message' },
-}, { bufnr = 0 })
+})
+vim.lsp.enable('pi')
+"""
+
+ATTACHED = """
 return vim.wait(20000, function()
   local client = vim.lsp.get_clients({ bufnr = 0, name = 'pi' })[1]
   return client ~= nil and client.initialized
@@ -68,11 +71,12 @@ def test_fix_with_pi_edits_the_buffer_and_undo_takes_it_back(nvim: pynvim.Nvim, 
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "greet.py").write_text(ON_DISK)
+    (workspace / ".git").mkdir()  # the root marker
     nvim.command(f"cd {workspace}")
+    nvim.exec_lua(CONFIGURE, [str(PI_RPC), "--mode", "lsp", "--script", str(SCRIPTS / "lsp.json")])
     nvim.command("edit greet.py")
-    nvim.current.buffer[:] = UNSAVED.splitlines()  # unsaved: only the editor has this text
-    cmd = [str(PI_RPC), "--mode", "lsp", "--cwd", str(workspace), "--script", str(SCRIPTS / "lsp.json")]
-    assert nvim.exec_lua(START, cmd, str(workspace)) is True
+    assert nvim.exec_lua(ATTACHED) is True
+    nvim.current.buffer[:] = UNSAVED.splitlines()  # unsaved, sent by didChange: only the editor has it
     nvim.exec_lua(FIX)
     wait_for(nvim, "vim.api.nvim_buf_get_lines(0, 1, 2, false)[1]:find('Hello', 1, true) ~= nil")
     assert buffer_text(nvim) == UNSAVED.replace("Helo", "Hello")
