@@ -16,7 +16,9 @@ FORBIDDEN = {
     "tools": {"session", "modes", "demo", "agent.loop", "agent.agent", "agent.tool_calls"},
     "session": {"modes", "demo"},
 }
-THIRD_PARTY_ONLY_IN_JSONRPC = {"pygls", "lsprotocol"}
+# pygls and lsprotocol belong to the two modes that speak JSON-RPC through them.
+PYGLS_MODES = {("modes", "jsonrpc"), ("modes", "lsp")}
+PYGLS = {"pygls", "lsprotocol"}
 
 
 def imports_of(path: Path) -> list[str]:
@@ -39,8 +41,8 @@ def test_imports_respect_the_layers(path: Path) -> None:
     layer = relative[0] if len(relative) > 1 else ""
     for name in imports_of(path):
         top = name.split(".")[0]
-        if top in THIRD_PARTY_ONLY_IN_JSONRPC:
-            assert relative[:2] == ("modes", "jsonrpc"), f"{path}: only modes/jsonrpc may import {top}"
+        if top in PYGLS:
+            assert relative[:2] in PYGLS_MODES, f"{path}: only modes/jsonrpc and modes/lsp may import {top}"
         if not name.startswith("pi_rpc."):
             continue
         target = name.removeprefix("pi_rpc.")

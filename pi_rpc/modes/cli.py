@@ -62,10 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
     parser.add_argument("--framing", choices=["lsp", "jsonl"], default="lsp",
                         help="LSP base framing (Content-Length headers, default) or JSON lines")
-    parser.add_argument("--mode", choices=["jsonrpc", "pi", "rpc", "acp"], default="jsonrpc",
+    parser.add_argument("--mode", choices=["jsonrpc", "pi", "rpc", "acp", "lsp"], default="jsonrpc",
                         help="jsonrpc (default; see `pi-rpc protocol`), pi (or rpc, Pi's own name): Pi's "
-                             "own `--mode rpc` JSON lines, for clients written for Pi, or acp: the Agent "
-                             "Client Protocol (Zed and other ACP editors)")
+                             "own `--mode rpc` JSON lines, for clients written for Pi, acp: the Agent "
+                             "Client Protocol (Zed and other ACP editors), or lsp: a language server (code "
+                             "actions, progress, edits by workspace/applyEdit) for any LSP editor")
     parser.add_argument("--approval-policy", choices=APPROVAL_POLICIES,
                         help="when tools wait for the user's approval: ask, acceptEdits (edits and writes in "
                              "the workspace run), auto (everything runs, as in Pi), readOnly (nothing that "
@@ -222,6 +223,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         from pi_rpc.modes.acp.server import AcpDaemon
 
         anyio.run(AcpDaemon(config).run)
+    elif args.mode == "lsp":
+        from pi_rpc.modes.lsp.server import LspDaemon
+
+        # Without --cwd the server works in the editor's workspace root, as language servers do.
+        pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
+
+        def follow(root: str) -> SessionConfig:
+            return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}))
+
+        anyio.run(LspDaemon(config, workspace_config=None if pinned else follow).run)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon
 

@@ -120,6 +120,17 @@ def _private_folder(folder: Path) -> None:
     _narrow(folder, PRIVATE_FOLDER_MODE)
 
 
+def private_workspace_subfolder(cwd: str, name: str, root: Path | None = None) -> Path:
+    """A folder of the workspace's own beside its sessions (the LSP mode's answers), private like
+    them; created when missing."""
+    folder = workspace_folder(cwd, root)
+    _private_folder(folder)
+    subfolder = folder / name
+    subfolder.mkdir(mode=PRIVATE_FOLDER_MODE, exist_ok=True)
+    _narrow(subfolder, PRIVATE_FOLDER_MODE)
+    return subfolder
+
+
 # --- writing -------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,1 @@
+"""`pi-rpc --mode lsp`: the agent as a language server (pygls + lsprotocol)."""

@@ -1,0 +1,192 @@
+"""One agent run started from the editor: `$/progress` while it works, cancel aborts it, and its
+answer shown as a Markdown document (or a message).
+
+Runs start detached (the command that starts one is answered at once: some clients wait for a
+command's answer with a short timeout) in the daemon's task group; the session refuses a second
+run while one is going, and the user sees why.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from pi_rpc.agent.types import AgentEvent, MessageEnd, MessageUpdate, ToolExecutionStart
+from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, text_of
+from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
+from pi_rpc.modes.lsp.options import AnswerTarget
+from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError
+from pi_rpc.session.store import private_workspace_subfolder
+from pi_rpc.session.types import PromptOutcome
+
+_log = logging.getLogger(__name__)
+
+# Progress messages are one line in most editors' status areas.
+_REPORT_CHARS = 80
+
+
+class Runs:
+    def __init__(self, server: LanguageServer, session: AgentSession, tasks: anyio.abc.TaskGroup) -> None:
+        self._server = server
+        self.session = session
+        self._tasks = tasks
+        self.answer_target: AnswerTarget = "document"
+
+    def start(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
+        """Run `prompt`; `chat`: stream the answer into a chat document instead of showing it."""
+        self._tasks.start_soon(self._run_guarded, title, prompt, chat)
+
+    async def _run_guarded(self, title: str, prompt: str, chat: ChatStream | None) -> None:
+        # A run is a task of the daemon's task group: what it raises would end the daemon.
+        try:
+            await self.run(title, prompt, chat)
+        except Exception as exc:  # the client answered a request of ours with an error, …
+            _log.exception("run %r failed", title)
+            self.show_message(f"Pi: {exc}", lsp.MessageType.Error)
+
+    async def run(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
+        token = f"pi-{uuid.uuid4().hex}"
+        session = self.session
+        first_new = len(session.messages)
+        has_progress = await self._begin(token, title)
+
+        def listen(event: AgentEvent) -> None:
+            if has_progress:
+                self._report(token, event)
+            if chat is not None and isinstance(event, MessageUpdate):
+                delta = event.assistant_message_event
+                if isinstance(delta, TextDeltaEvent):
+                    chat.feed(delta.delta)
+
+        unsubscribe = session.subscribe(listen)
+        outcome: PromptOutcome | None = None
+        try:
+            if chat is None:
+                outcome = await session.prompt(prompt)
+            else:
+                outcome = await self._chat_run(prompt, chat)
+        except (SessionBusyError, NoModelError) as exc:
+            self.show_message(str(exc), lsp.MessageType.Error)
+        finally:
+            unsubscribe()
+            if has_progress:
+                self._end(token, outcome)
+        if outcome is None:
+            return
+        if outcome.stop_reason == "error":
+            self.show_message(f"Pi: {outcome.error_message or 'the run failed'}", lsp.MessageType.Error)
+            return
+        if chat is not None:
+            return
+        answer = last_answer(session.messages[first_new:])
+        if answer and outcome.stop_reason != "aborted":
+            await self.show_answer(title, answer)
+
+    async def _chat_run(self, prompt: str, chat: ChatStream) -> PromptOutcome:
+        """The run, its text streaming into the chat under a `### Pi` heading, and a `### You`
+        heading after it for the user's next turn."""
+        if self.session.is_streaming:
+            raise SessionBusyError("Pi is already answering; send again when it is done.")
+        await chat.heading(PI_HEADING)
+        async with anyio.create_task_group() as pumping:
+            pumping.start_soon(chat.pump)
+            try:
+                outcome = await self.session.prompt(prompt)
+            finally:
+                chat.close()  # the pump sends what is left, then ends
+        await chat.heading(USER_HEADING)
+        return outcome
+
+    # --- $/progress -----------------------------------------------------------------------------
+
+    async def _begin(self, token: str, title: str) -> bool:
+        """Work-done progress the user can cancel; False for a client that shows none."""
+        window = self._server.client_capabilities.window
+        if window is None or not window.work_done_progress:
+            return False
+        progress = self._server.work_done_progress
+        try:
+            await progress.create_async(token)
+        except Exception as exc:  # the client refused the token: run without progress
+            _log.warning("progress not created: %s", exc)
+            return False
+        progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True, message="Pi is working"))
+        cancel = progress.tokens[token]
+        cancel.add_done_callback(self._cancelled)
+        return True
+
+    def _cancelled(self, future: Future[Any]) -> None:
+        if future.cancelled() and self.session.is_streaming:
+            _log.info("progress cancelled by the client: aborting the run")
+            self.session.agent.abort()  # the run ends gracefully; its tools' processes are killed
+
+    def _report(self, token: str, event: AgentEvent) -> None:
+        if isinstance(event, ToolExecutionStart):
+            message = f"{event.tool_name} {_summary(event.args)}"
+        elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+            message = text_of(event.message.content).strip()
+        else:
+            return
+        if message:
+            line = " ".join(message.split())
+            self._server.work_done_progress.report(
+                token, lsp.WorkDoneProgressReport(message=line[:_REPORT_CHARS], cancellable=True))
+
+    def _end(self, token: str, outcome: PromptOutcome | None) -> None:
+        progress = self._server.work_done_progress
+        if outcome is None:
+            message = "Not started"
+        else:
+            message = {"aborted": "Aborted", "error": "Failed"}.get(str(outcome.stop_reason), "Done")
+        progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+        progress.tokens.pop(token, None)
+
+    # --- answers --------------------------------------------------------------------------------
+
+    async def show_answer(self, title: str, answer: str) -> None:
+        window = self._server.client_capabilities.window
+        can_show = window is not None and window.show_document is not None and window.show_document.support
+        if self.answer_target == "message" or not can_show:
+            self.show_message(answer, lsp.MessageType.Info)
+            return
+        path = await anyio.to_thread.run_sync(self._write_answer, title, answer)
+        await self._server.window_show_document_async(lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
+
+    def _write_answer(self, title: str, answer: str) -> Path:
+        """The answer as a Markdown file in the session's folder, one file per answer."""
+        folder = private_workspace_subfolder(self.session.cwd, "answers", self.session.config.session_root)
+        slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "answer"
+        path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{uuid.uuid4().hex[:6]}.md"
+        path.write_text(f"# {title}\n\n{answer.rstrip()}\n", encoding="utf-8")
+        return path
+
+    def show_message(self, text: str, kind: lsp.MessageType) -> None:
+        self._server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
+
+
+def last_answer(messages: list[Any]) -> str:
+    """The text of the run's last assistant message that has any."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            text = text_of(message.content).strip()
+            if text:
+                return text
+    return ""
+
+
+def _summary(args: dict[str, Any]) -> str:
+    for key in ("path", "command", "pattern"):
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
