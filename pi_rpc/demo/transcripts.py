@@ -6,7 +6,12 @@ what the daemon wrote, in order, normalised so that a replay can compare them: t
 durations, the session id, the workspace path and temp-file paths become placeholders, and a run
 of `tool_execution_update`s for one call (their number depends on timing) keeps only its last.
 
-`python -m pi_rpc.demo.transcripts record` rewrites protocol/transcripts/*.jsonl.
+Conversations in which the daemon also sends requests to the client (`approval/request`) live in
+protocol/transcripts/answered/: their meta line adds `answers`, the client's results by method, in
+order, and the client's answers appear as `send` entries where it sent them. Clients that only
+replay request/response conversations read the top folder alone.
+
+`python -m pi_rpc.demo.transcripts record` rewrites protocol/transcripts/*.jsonl and answered/*.jsonl.
 """
 
 from __future__ import annotations
@@ -54,6 +59,21 @@ SCENARIOS: dict[str, list[tuple[str, Json | None]]] = {
 }
 ARGS = ["--tools", "read,bash,edit,write,grep", "--no-session"]
 
+ANSWERED = TRANSCRIPTS / "answered"
+# name -> (requests, the client's results for the daemon's requests by method, in order)
+ANSWERED_SCENARIOS: dict[str, tuple[list[tuple[str, Json | None]], dict[str, list[Json]]]] = {
+    "approvals": (
+        [
+            ("initialize", {"clientInfo": {"name": "transcript"}, "capabilities": {"approvals": True}}),
+            ("prompt", {"message": "fix greeting"}),
+            ("prompt", {"message": "fix greeting"}),
+            ("state", None),
+        ],
+        {"approval/request": [{"outcome": "reject", "reason": "not before the release"},
+                              {"outcome": "allow"}]},
+    ),
+}
+
 
 def normalize(value: Any, workspace: str) -> Any:
     if isinstance(value, dict):
@@ -89,11 +109,15 @@ def collapse_updates(messages: list[Json]) -> list[Json]:
     return out
 
 
-def run_scenario(requests: list[tuple[str, Json | None]], framing: str = "lsp") -> tuple[list[Json], str]:
-    """Run a conversation on a fresh workspace; returns every message in wire order, normalised."""
+def run_scenario(
+    requests: list[tuple[str, Json | None]], framing: str = "lsp", answers: dict[str, list[Json]] | None = None
+) -> tuple[list[Json], str]:
+    """Run a conversation on a fresh workspace; returns every message in wire order, normalised.
+    `answers`: what the client answers to the daemon's requests, by method, in order."""
     workspace = tempfile.mkdtemp(prefix="pi-rpc-transcript-")
     shutil.copytree(WORKSPACE, workspace, dirs_exist_ok=True)
     entries: list[Json] = []
+    queued = {method: list(results) for method, results in (answers or {}).items()}
     client = DaemonClient(["--cwd", workspace, "--script", str(SCRIPT), *ARGS], framing=framing)
     try:
         for method, params in requests:
@@ -102,14 +126,32 @@ def run_scenario(requests: list[tuple[str, Json | None]], framing: str = "lsp") 
             sent: Json = {"jsonrpc": "2.0", "id": msg_id, "method": method}
             if params is not None:
                 sent["params"] = params
-            client.response(msg_id)  # wait; the response is in client.messages too
-            _settle(client)
             entries.append({"dir": "send", "msg": sent})
+            received = _answer_until_response(client, msg_id, received, queued, entries)
+            client.response(msg_id)  # the response is in client.messages too
+            _settle(client)
             entries += [{"dir": "recv", "msg": m} for m in collapse_updates(client.messages[received:])]
     finally:
         client.terminate()
         shutil.rmtree(workspace, ignore_errors=True)
     return [normalize(entry, workspace) for entry in entries], workspace
+
+
+def _answer_until_response(client: DaemonClient, msg_id: int, received: int, queued: dict[str, list[Json]],
+                           entries: list[Json]) -> int:
+    """Wait for the response to `msg_id`, answering each request the daemon sends meanwhile from
+    `queued`; the messages before each answer are recorded. Returns how many are recorded."""
+    while True:
+        found = client.wait_for_message(
+            lambda m: ("method" in m and "id" in m) or ("method" not in m and m.get("id") == msg_id), start=received)
+        index = next(i for i in range(received, len(client.messages)) if client.messages[i] is found)
+        if "method" not in found:
+            return received
+        entries += [{"dir": "recv", "msg": m} for m in collapse_updates(client.messages[received:index + 1])]
+        received = index + 1
+        answer = {"jsonrpc": "2.0", "id": found["id"], "result": queued[found["method"]].pop(0)}
+        client.send(answer)
+        entries.append({"dir": "send", "msg": answer})
 
 
 def _settle(client: DaemonClient) -> None:
@@ -136,10 +178,18 @@ def load(path: Path) -> tuple[Json, list[Json]]:
 def record() -> None:
     for name, requests in SCENARIOS.items():
         entries, _ = run_scenario(requests)
-        meta = {"dir": "meta", "args": ["--script", "protocol/transcripts/script.json", *ARGS],
-                "workspace": "pi_rpc/demo/workspace", "requests": [[m, p] for m, p in requests]}
+        meta: Json = {"dir": "meta", "args": ["--script", "protocol/transcripts/script.json", *ARGS],
+                      "workspace": "pi_rpc/demo/workspace", "requests": [[m, p] for m, p in requests]}
         lines = [msgspec.json.encode(meta)] + [msgspec.json.encode(entry) for entry in entries]
         (TRANSCRIPTS / f"{name}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    ANSWERED.mkdir(exist_ok=True)
+    for name, (requests, answers) in ANSWERED_SCENARIOS.items():
+        entries, _ = run_scenario(requests, answers=answers)
+        meta = {"dir": "meta", "args": ["--script", "protocol/transcripts/script.json", *ARGS],
+                "workspace": "pi_rpc/demo/workspace", "requests": [[m, p] for m, p in requests],
+                "answers": answers}
+        lines = [msgspec.json.encode(meta)] + [msgspec.json.encode(entry) for entry in entries]
+        (ANSWERED / f"{name}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 
 
 if __name__ == "__main__":

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from pi_rpc.demo.transcripts import TRANSCRIPTS, load, run_scenario
+from pi_rpc.demo.transcripts import ANSWERED, TRANSCRIPTS, load, run_scenario
 
 pytestmark = pytest.mark.e2e
 
-PATHS = sorted(TRANSCRIPTS.glob("*.jsonl"))
+PATHS = sorted(TRANSCRIPTS.glob("*.jsonl")) + sorted(ANSWERED.glob("*.jsonl"))
 
 
 def test_there_are_transcripts() -> None:
-    assert {p.stem for p in PATHS} >= {"initialize", "tour", "errors"}
+    assert {p.stem for p in PATHS} >= {"initialize", "tour", "errors", "approvals"}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
@@ -22,7 +22,7 @@ def test_there_are_transcripts() -> None:
 def test_replay_matches(path: Path, framing: str) -> None:
     meta, expected = load(path)
     requests = [(method, params) for method, params in meta["requests"]]
-    actual, _ = run_scenario(requests, framing=framing)
+    actual, _ = run_scenario(requests, framing=framing, answers=meta.get("answers"))
     assert len(actual) == len(expected)
     for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
         assert got == want, f"entry {index} differs"
