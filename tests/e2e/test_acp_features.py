@@ -59,6 +59,9 @@ async def test_model_and_thinking_are_config_options(workspace: Path, tmp_path: 
 
 async def test_slash_commands_are_listed_after_the_session_and_answered_without_the_model(
         workspace: Path, tmp_path: Path) -> None:
+    (workspace / ".pi" / "prompts").mkdir(parents=True)
+    (workspace / ".pi" / "prompts" / "review.md").write_text(
+        "---\ndescription: Review the staged changes\nargument-hint: focus\n---\nReview $@\n")
     async with connect(workspace, tmp_path) as (conn, editor, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await editor.wait_for(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate")
@@ -67,13 +70,20 @@ async def test_slash_commands_are_listed_after_the_session_and_answered_without_
                  for m in editor.received]
         assert kinds.index("response", 1) < kinds.index("available_commands_update")  # after session/new's answer
         listed = next(u for u in editor.updates() if u["sessionUpdate"] == "available_commands_update")
-        assert [c["name"] for c in listed["availableCommands"]] == ["model", "thinking", "tools", "stats"]
+        assert [c["name"] for c in listed["availableCommands"]] == [
+            "compact", "model", "thinking", "tools", "stats", "review"]
+        review = listed["availableCommands"][-1]
+        assert review["description"] == "Review the staged changes" and review["input"] == {"hint": "focus"}
         answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/tools")])
         assert answer.stop_reason == "end_turn"
         said = [u["content"]["text"] for u in editor.updates() if u["sessionUpdate"] == "agent_message_chunk"]
         assert said[0].startswith("Tools:\n- read\n- bash\n")
         stats = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/stats")])
         assert stats.stop_reason == "end_turn"
+        compact = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/compact")])
+        assert compact.stop_reason == "end_turn"
+        said = [u["content"]["text"] for u in editor.updates() if u["sessionUpdate"] == "agent_message_chunk"]
+        assert said[-1] == "Not compacted: Nothing to compact (no earlier turns to summarise)"
         listed_sessions = await conn.list_sessions(cwd=str(workspace))
         assert [s.title for s in listed_sessions.sessions] == [None]  # nothing reached the transcript
         assert_schema_exact(editor)

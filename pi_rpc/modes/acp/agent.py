@@ -245,7 +245,7 @@ class AcpAgent:
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text, images = prompt_input(prompt)
-        answer = run_command(session, text.strip()) if not images else None
+        answer = await run_command(session, text.strip()) if not images else None
         if answer is not None:  # a built-in slash command: answered here, never sent to the model
             self._send_updates(session_id, [update_agent_message_text(answer),
                                             ConfigOptionUpdate(session_update="config_option_update",

@@ -2,19 +2,20 @@
 
 A prompt that starts with `/<name>` of a command here is answered by the daemon itself, as an
 agent message, and never reaches the model; any other text (an unknown `/word` included) is an
-ordinary prompt. When the session offers its own commands (prompt templates, through a
-`commands()` method), they are listed too and left to the session's prompt.
+ordinary prompt. The session's own commands (prompt templates and skills) are listed too and left
+to the session's prompt, which expands them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from pi_rpc.modes.acp.config_options import THINKING_OPTION, model_value, set_config_option, set_model
-from pi_rpc.session.session import AgentSession
+from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.session import AgentSession, NoModelError
 
 
 @dataclass(frozen=True)
@@ -22,10 +23,10 @@ class Command:
     name: str
     description: str
     hint: str | None
-    run: Callable[[AgentSession, str], str]  # (session, argument text) -> what the user reads
+    run: Callable[[AgentSession, str], Awaitable[str]]  # (session, argument text) -> what the user reads
 
 
-def _model(session: AgentSession, argument: str) -> str:
+async def _model(session: AgentSession, argument: str) -> str:
     if argument:
         set_model(session, argument)
     current = session.model
@@ -33,13 +34,13 @@ def _model(session: AgentSession, argument: str) -> str:
     return f"Model: {model_value(current) if current else 'none configured'}\n\nAvailable:\n{listed}"
 
 
-def _thinking(session: AgentSession, argument: str) -> str:
+async def _thinking(session: AgentSession, argument: str) -> str:
     if argument:
         set_config_option(session, THINKING_OPTION, argument)
     return f"Thinking: {session.thinking_level} (supported: {', '.join(session.thinking_levels())})"
 
 
-def _tools(session: AgentSession, argument: str) -> str:
+async def _tools(session: AgentSession, argument: str) -> str:
     lines = [f"- {t.name}{'' if t.active else ' (inactive)'}{f' [{t.source}]' if t.source else ''}"
              for t in session.tool_infos()]
     servers = session.mcp.statuses() if session.mcp is not None else []
@@ -47,14 +48,25 @@ def _tools(session: AgentSession, argument: str) -> str:
     return "Tools:\n" + "\n".join(lines)
 
 
-def _stats(session: AgentSession, argument: str) -> str:
+async def _stats(session: AgentSession, argument: str) -> str:
     stats = session.stats()
     return (f"Session {stats.session_id}: {stats.user_messages} prompts, {stats.tool_calls} tool calls, "
             f"{stats.tokens.total} tokens ({stats.tokens.input} in, {stats.tokens.output} out), "
             f"${stats.cost:.4f}")
 
 
+async def _compact(session: AgentSession, argument: str) -> str:
+    try:
+        result = await session.compact(argument or None)
+    except (CompactionError, NoModelError) as exc:
+        return f"Not compacted: {exc}"
+    return (f"Compacted {result.tokens_before} tokens of context: the older turns are now this summary, "
+            f"the recent ones are kept as they were.\n\n{result.summary}")
+
+
 BUILT_IN: dict[str, Command] = {c.name: c for c in (
+    Command("compact", "Summarise the older turns to free context (the session file keeps them all)",
+            "optional instructions for the summary", _compact),
     Command("model", "Show or switch the model", "provider/model-id", _model),
     Command("thinking", "Show or set the thinking level", "off | minimal | low | medium | high | xhigh", _thinking),
     Command("tools", "List the tools, with their MCP servers", None, _tools),
@@ -70,18 +82,17 @@ def available_commands(session: AgentSession) -> list[AvailableCommand]:
 
 
 def session_commands(session: AgentSession) -> list[AvailableCommand]:
-    """The session's own commands (templates), once it offers them as `commands()`."""
-    offered = getattr(session, "commands", None)
-    if not callable(offered):
-        return []
-    return [AvailableCommand(name=str(getattr(c, "name", c)), description=str(getattr(c, "description", "")))
-            for c in offered() if str(getattr(c, "name", c)) not in BUILT_IN]
+    """The session's own commands: its prompt templates and skills (`/name args` in a prompt)."""
+    return [AvailableCommand(name=c.name, description=c.description,
+                             input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.argument_hint))
+                             if isinstance(c.argument_hint, str) else None)
+            for c in session.slash_commands() if c.name not in BUILT_IN]
 
 
-def run_command(session: AgentSession, text: str) -> str | None:
+async def run_command(session: AgentSession, text: str) -> str | None:
     """The answer to a built-in slash command, or None when `text` is not one."""
     if not text.startswith("/"):
         return None
     name, _, argument = text[1:].partition(" ")
     command = BUILT_IN.get(name.strip())
-    return command.run(session, argument.strip()) if command is not None else None
+    return await command.run(session, argument.strip()) if command is not None else None
