@@ -10,6 +10,7 @@ import pytest
 
 from pi_rpc.agent.types import (
     AgentEnd,
+    AgentEvent,
     ApprovalRequest,
     MessageUpdate,
     ToolApprovalEnd,
@@ -252,7 +253,12 @@ async def test_read_only_blocks_without_asking_and_a_policy_change_applies_to_th
         user = FakeUser(ApprovalDecision(outcome="allow"))
         session.set_approver(user)
         assert session.set_approval_policy("readOnly") == "readOnly"
-        session.subscribe(lambda e: session.set_approval_policy("auto") if isinstance(e, ToolExecutionEnd) else None)
+
+        def relax_after_the_first_call(event: AgentEvent) -> None:
+            if isinstance(event, ToolExecutionEnd):
+                session.set_approval_policy("auto")
+
+        session.subscribe(relax_after_the_first_call)
         await session.prompt("write notes")
     assert user.asked == []
     assert [r.is_error for r in results(events)] == [True, False]
