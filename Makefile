@@ -18,7 +18,8 @@ demo: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(BIN)/ruff check pi_rpc tests
-	$(BIN)/mypy pi_rpc
+	$(BIN)/mypy pi_rpc tests
+	$(BIN)/vulture
 	$(BIN)/python -m pytest -n 2
 	$(MAKE) test-vscode
 
@@ -29,7 +30,8 @@ test-vscode: $(INSTALLED)
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check pi_rpc tests
-	$(BIN)/mypy pi_rpc
+	$(BIN)/mypy pi_rpc tests
+	$(BIN)/vulture
 
 schema: $(INSTALLED)
 	$(BIN)/python -m pi_rpc.modes.jsonrpc.schema

@@ -1,4 +1,10 @@
-"""Dependencies point down: ai <- agent <- tools <- session <- modes (docs/ARCHITECTURE.md, "Layers")."""
+"""Dependencies point down: ai <- agent <- tools <- session <- modes (docs/ARCHITECTURE.md, "Layers").
+
+Inside `modes/`, each front end (a package: jsonrpc, pi, acp) may use the shared pieces (the
+modules directly in `modes/`) but never another front end; only the composition root (`cli.py`,
+which picks the mode) imports them all. The demo is a client of the daemon: it speaks the wire
+(framing) and never reaches into a front end, and no part of the daemon imports it.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +17,23 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pi_rpc"
 
 # layer -> pi_rpc layers it must not import
 FORBIDDEN = {
-    "ai": {"agent", "tools", "session", "modes", "demo"},
-    "agent": {"tools", "session", "modes", "demo"},
-    "tools": {"session", "modes", "demo", "agent.loop", "agent.agent", "agent.tool_calls"},
-    "session": {"modes", "demo"},
+    "ai": {"agent", "tools", "session", "modes", "demo", "commands", "cli"},
+    "agent": {"tools", "session", "modes", "demo", "commands", "cli"},
+    "tools": {"session", "modes", "demo", "commands", "cli", "agent.loop", "agent.agent", "agent.tool_calls"},
+    "session": {"modes", "demo", "commands", "cli"},
+    "modes": {"demo", "commands", "cli"},
+    "demo": {"commands", "cli"},
 }
+# The modules that compose the program: they import every front end (and the subcommands).
+COMPOSITION_ROOTS = {("cli.py",), ("modes", "cli.py"), ("__main__.py",)}
 # pygls and lsprotocol belong to the two modes that speak JSON-RPC through them.
 PYGLS_MODES = {("modes", "jsonrpc"), ("modes", "lsp")}
 PYGLS = {"pygls", "lsprotocol"}
+FRONT_ENDS = sorted(p.name for p in (PACKAGE / "modes").iterdir() if (p / "__init__.py").is_file())
 
 
 def imports_of(path: Path) -> list[str]:
+    """Every absolute import in the module, function-level ones included."""
     tree = ast.parse(path.read_text(), str(path))
     names: list[str] = []
     for node in ast.walk(tree):
@@ -32,23 +44,68 @@ def imports_of(path: Path) -> list[str]:
     return names
 
 
-MODULES = sorted(PACKAGE.rglob("*.py"))
+def is_within(target: str, prefix: str) -> bool:
+    return target == prefix or target.startswith(prefix + ".")
+
+
+def front_end_of(relative: tuple[str, ...]) -> str | None:
+    return relative[1] if len(relative) > 2 and relative[0] == "modes" and relative[1] in FRONT_ENDS else None
+
+
+def layering_problems(relative: tuple[str, ...], imported: list[str]) -> list[str]:
+    """What `pi_rpc/<relative>` may not import, of the modules it does import."""
+    if relative in COMPOSITION_ROOTS:
+        return []
+    layer = relative[0] if len(relative) > 1 else ""
+    own_front_end = front_end_of(relative)
+    problems: list[str] = []
+    for name in imported:
+        top = name.split(".")[0]
+        if top in PYGLS and relative[:2] not in PYGLS_MODES:
+            problems.append(f"only modes/jsonrpc and modes/lsp may import {top}")
+        if not name.startswith("pi_rpc."):
+            continue
+        target = name.removeprefix("pi_rpc.")
+        problems += [f"imports pi_rpc.{target}, above its layer"
+                     for banned in FORBIDDEN.get(layer, ()) if is_within(target, banned)]
+        if layer in ("modes", "demo"):
+            problems += [f"imports pi_rpc.{target}: front ends never import each other, and the demo "
+                         "and the shared modes/*.py import none"
+                         for other in FRONT_ENDS if other != own_front_end and is_within(target, f"modes.{other}")]
+    return problems
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "workspace" not in p.relative_to(PACKAGE).parts)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(PACKAGE)) for p in MODULES])
 def test_imports_respect_the_layers(path: Path) -> None:
     relative = path.relative_to(PACKAGE).parts
-    layer = relative[0] if len(relative) > 1 else ""
-    for name in imports_of(path):
-        top = name.split(".")[0]
-        if top in PYGLS:
-            assert relative[:2] in PYGLS_MODES, f"{path}: only modes/jsonrpc and modes/lsp may import {top}"
-        if not name.startswith("pi_rpc."):
-            continue
-        target = name.removeprefix("pi_rpc.")
-        for banned in FORBIDDEN.get(layer, ()):
-            assert target != banned and not target.startswith(banned + "."), (
-                f"{path.relative_to(PACKAGE)} imports pi_rpc.{target}, above its layer")
-        # cli.py picks the mode; other modes (acp, pi) never import each other.
-        if layer == "modes" and relative[1] not in ("jsonrpc", "cli.py") and target.startswith("modes.jsonrpc"):
-            pytest.fail(f"{path}: modes never import each other")
+    assert layering_problems(relative, imports_of(path)) == []
+
+
+@pytest.mark.parametrize(("module", "imported"), [
+    (("modes", "pi", "server.py"), "pi_rpc.modes.jsonrpc.protocol"),  # one front end into another
+    (("modes", "acp", "agent.py"), "pi_rpc.modes.pi.commands"),
+    (("modes", "stdio.py"), "pi_rpc.modes.acp.transport"),  # a shared piece into a front end
+    (("modes", "jsonrpc", "server.py"), "pi_rpc.demo.rpc_client"),  # the daemon into the demo
+    (("modes", "writer.py"), "pi_rpc.commands.doctor"),
+    (("demo", "client.py"), "pi_rpc.modes.jsonrpc.protocol"),  # the demo into a front end
+    (("session", "session.py"), "pi_rpc.modes.stdio"),
+    (("tools", "bash.py"), "pi_rpc.demo"),
+    (("modes", "pi", "server.py"), "pygls.protocol"),
+])
+def test_each_rule_refuses_its_import(module: tuple[str, ...], imported: str) -> None:
+    assert layering_problems(module, [imported]) != []
+
+
+@pytest.mark.parametrize(("module", "imported"), [
+    (("modes", "pi", "server.py"), "pi_rpc.modes.framing"),  # a front end uses the shared pieces
+    (("modes", "jsonrpc", "server.py"), "pi_rpc.modes.jsonrpc.rpc"),  # and its own package
+    (("demo", "rpc_client.py"), "pi_rpc.modes.framing"),  # the demo frames like a client
+    (("modes", "cli.py"), "pi_rpc.modes.acp.server"),  # the composition root picks the front end
+    (("cli.py",), "pi_rpc.demo.client"),
+    (("modes", "jsonrpc", "schema.py"), "pi_rpc.modes.jsonrpc.protocol"),
+])
+def test_what_the_layers_allow(module: tuple[str, ...], imported: str) -> None:
+    assert layering_problems(module, [imported]) == []

@@ -210,10 +210,6 @@ def anthropic_effort(model: Model, level: ThinkingLevel) -> str | None:
     return "low" if clamped == "minimal" else clamped
 
 
-def uses_adaptive_thinking(model: Model) -> bool:
-    return isinstance(model.compat, dict) and model.compat.get("forceAdaptiveThinking") is True
-
-
 def adjust_max_tokens_for_thinking(
     base_max_tokens: int | None, model_max_tokens: int, level: ThinkingLevel
 ) -> tuple[int, int]:

@@ -37,10 +37,6 @@ StreamFn = Callable[[Model, Context, StreamOptions, AssistantBuilder], Awaitable
 _PROVIDERS: dict[str, StreamFn] = {}
 
 
-def register_api(api: str, fn: StreamFn) -> None:
-    _PROVIDERS[api] = fn
-
-
 def get_stream_fn(api: str) -> StreamFn:
     if not _PROVIDERS:
         _register_builtins()

@@ -169,10 +169,6 @@ class AssistantBuilder:
     def set_usage(self, usage: Usage) -> None:
         self._message.usage = price_usage(usage, self.model.cost)
 
-    def set_response_model(self, model_id: str) -> None:
-        if model_id:
-            self._message.model = model_id
-
     # --- text -----------------------------------------------------------------------------------
 
     def text_delta(self, key: Hashable, delta: str) -> None:
@@ -257,13 +253,6 @@ class AssistantBuilder:
         else:
             block.arguments = parse_streaming_json(part.buffer.text())
         self._emit(ToolcallEndEvent(content_index=part.index, tool_call=block))
-
-    def set_toolcall_id(self, key: Hashable, call_id: str) -> None:
-        part = self._open.get(key)
-        if part is not None and part.kind == "toolCall" and call_id:
-            block = self._message.content[part.index]
-            assert isinstance(block, ToolCall)
-            block.id = call_id
 
     # --- secrets --------------------------------------------------------------------------------
 

@@ -173,7 +173,6 @@ def text_of(content: str | list[Any]) -> str:
 
 # --- models -------------------------------------------------------------------------------------
 
-Api = Literal["anthropic-messages", "openai-completions", "openai-responses", "faux"]
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 

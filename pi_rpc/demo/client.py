@@ -53,7 +53,6 @@ class Renderer:
     def __init__(self, out: Any, style: Style) -> None:
         self.out = out
         self.s = style
-        self._in_text = False
 
     def write(self, text: str) -> None:
         self.out.write(text)

@@ -26,7 +26,6 @@ from pi_rpc.agent.types import (
     AgentEvent,
     AgentSettled,
     AgentTool,
-    ApprovalRequest,
     BashExecutionUpdate,
     CompactionEnd,
     CompactionStart,
@@ -227,10 +226,6 @@ class AgentSession:
         """Takes effect at the next tool call, in a running run too."""
         self.approvals.policy = policy
         return policy
-
-    @property
-    def pending_approvals(self) -> list[ApprovalRequest]:
-        return list(self.approvals.pending.values())
 
     def set_editor_files(self, editor: EditorFiles | None) -> None:
         """Serve read/edit/write of text files from the client (its buffers); None: the disk."""

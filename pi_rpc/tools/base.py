@@ -74,24 +74,3 @@ def wrap_tool_definition(
         execution_mode=definition.execution_mode,
         aborted_text=definition.aborted_text,
     )
-
-
-def definition_from_agent_tool(tool: AgentTool) -> ToolDefinition:
-    """Runtime tool -> minimal definition, so the registry is always definition-first (spec 1.7)."""
-
-    async def execute(
-        call_id: str, params: Any, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
-    ) -> AgentToolResult:
-        return await tool.execute(call_id, params, signal, on_update)
-
-    return ToolDefinition(
-        name=tool.name,
-        label=tool.label,
-        description=tool.description,
-        parameters=tool.parameters,
-        execute=execute,
-        constrained_sampling=tool.constrained_sampling,
-        prepare_arguments=tool.prepare_arguments,
-        execution_mode=tool.execution_mode,
-        aborted_text=tool.aborted_text,
-    )

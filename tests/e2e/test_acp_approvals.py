@@ -10,7 +10,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 import anyio
@@ -100,7 +100,7 @@ async def connect(workspace: Path, home: Path, editor: Editor, *, files: bool = 
                   extra: tuple[str, ...] = ()) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=files, write_text_file=files))
     async with acp.spawn_agent_process(
-        editor, sys.executable, *daemon_argv(workspace, SCRIPT), *extra, env=daemon_env(home),
+        cast(acp.Client, editor), sys.executable, *daemon_argv(workspace, SCRIPT), *extra, env=daemon_env(home),
         transport_kwargs={"stderr": subprocess.DEVNULL}, observers=[editor.observe],
     ) as (conn, process):
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities)

@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 import anyio
@@ -68,7 +68,7 @@ async def connect(workspace: Path, home: Path, script: Path = SCRIPTS / "e2e.jso
                   ) -> AsyncIterator[tuple[ClientSideConnection, Editor, Any]]:
     editor = Editor()
     async with acp.spawn_agent_process(
-        editor, sys.executable, *daemon_argv(workspace, script), env=daemon_env(home),
+        cast(acp.Client, editor), sys.executable, *daemon_argv(workspace, script), env=daemon_env(home),
         transport_kwargs={"stderr": subprocess.DEVNULL}, observers=[editor.observe],
     ) as (conn, process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 import msgspec
@@ -135,7 +135,7 @@ async def test_the_zed_snippet_starts_an_acp_agent(tmp_path: Path) -> None:
         async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
             pass
 
-    async with acp.spawn_agent_process(Editor(), command, *server["args"], env=env, cwd=str(tmp_path),
+    async with acp.spawn_agent_process(cast(acp.Client, Editor()), command, *server["args"], env=env, cwd=str(tmp_path),
                                        transport_kwargs={"stderr": subprocess.DEVNULL}) as (conn, _process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         assert init.protocol_version == acp.PROTOCOL_VERSION

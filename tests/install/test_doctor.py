@@ -96,6 +96,7 @@ def test_live_request_reaches_the_configured_server(tmp_path: Path) -> None:
     assert f"ok    live request: openai/qwen at {server.url} answered" in result.stdout
     assert len(server.chats()) == 1 and server.chats()[0].body is not None
     body = server.chats()[0].body
+    assert body is not None
     assert body.get("max_tokens", body.get("max_completion_tokens")) == 1  # one token, not the model's ceiling
 
 

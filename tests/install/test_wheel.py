@@ -161,17 +161,18 @@ def test_doctor_names_a_broken_models_json_line_and_a_missing_key(installed: Ins
     config.mkdir(parents=True)
     (config / "models.json").write_text('{\n  "providers": {\n    "local": {\n      "baseUrl": "http://x",\n'
                                         '      "models": [{"id": "m",}]\n    }\n  }\n}\n')
-    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
-    broken = installed.run("doctor", **env)
+    xdg_config = str(home / ".config")
+    broken = installed.run("doctor", HOME=str(home), XDG_CONFIG_HOME=xdg_config)
     assert broken.returncode == 1
     assert "fail  models.json: Invalid models config" in broken.stdout and ", line 5, column 29:" in broken.stdout
     (config / "models.json").write_text('{"providers": {"proxy": {"baseUrl": "http://127.0.0.1:9/v1", '
                                         '"api": "openai-completions", "apiKey": "$PROXY_TOKEN", '
                                         '"models": [{"id": "m"}]}}}')
-    missing = installed.run("doctor", **env)
+    missing = installed.run("doctor", HOME=str(home), XDG_CONFIG_HOME=xdg_config)
     assert missing.returncode == 1
     assert "fail  proxy key: models.json apiKey reads PROXY_TOKEN, which is not set" in missing.stdout
-    fixed = installed.run("doctor", PROXY_TOKEN="secret-value-1234", **env)
+    fixed = installed.run("doctor", PROXY_TOKEN="secret-value-1234", HOME=str(home),
+                          XDG_CONFIG_HOME=xdg_config)
     assert fixed.returncode == 0 and "ok    proxy key: set: PROXY_TOKEN (models.json apiKey)" in fixed.stdout
     assert "secret-value-1234" not in fixed.stdout
 

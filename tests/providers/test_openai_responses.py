@@ -63,7 +63,7 @@ class Wire:
     def __init__(self, response_id: str = "resp_1", model: str = "gpt-5.1-2025-11-13") -> None:
         self.events: list[bytes | Delay] = []
         self.seq = 0
-        self.response = {
+        self.response: dict[str, Any] = {
             "id": response_id,
             "object": "response",
             "model": model,
@@ -662,7 +662,7 @@ async def test_malformed_sse_data_is_an_error(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply(events))
     message, _ = await _run(sse_server)
     assert message.stop_reason == "error"
-    assert message.error_message is not None and message.error_message.startswith("Malformed event stream")
+    assert isinstance(message.error_message, str) and message.error_message.startswith("Malformed event stream")
 
 
 async def test_unknown_events_and_items_are_skipped(sse_server: SSEServer) -> None:
@@ -681,7 +681,7 @@ async def test_connection_dropped_mid_stream(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply(events, drop_after=6))  # created, in_progress, added, part, 2 deltas
     message, events_seen = await _run(sse_server)
     assert message.stop_reason == "error"
-    assert message.error_message is not None
+    assert isinstance(message.error_message, str)
     assert message.error_message.startswith("Connection closed before the response completed")
     assert message.content == [TextContent(text="Hello world")]
     assert isinstance(events_seen[-1], ErrorEvent)

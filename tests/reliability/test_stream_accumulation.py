@@ -44,6 +44,7 @@ def test_each_delta_costs_work_of_its_own_size_not_of_the_block(kind: str) -> No
     # character a bounded number of times.
     assert CopyCountingStr.copied <= 2 * total
     final = message.content[0]
+    assert isinstance(final, TextContent | ThinkingContent)
     assert (final.text if isinstance(final, TextContent) else final.thinking) == "start " + "".join(deltas)
 
 

@@ -126,10 +126,6 @@ class Rpc:
 
         return register
 
-    def send_notification(self, message: msgspec.Struct) -> None:
-        """Send a prebuilt notification Struct (encoded straight to bytes, no dict copy)."""
-        self.sink.send(encode_json(message))
-
     def handle(self, message: dict[str, Any]) -> None:
         """Dispatch one decoded JSON-RPC message (already checked to be a JSON-RPC object)."""
         try:

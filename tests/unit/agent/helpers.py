@@ -12,7 +12,7 @@ from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import AbortSignal, AgentEvent, AgentTool, AgentToolResult, OnUpdate, text_result
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
 from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.types import UserMessage
+from pi_rpc.ai.types import Message, UserMessage
 
 
 def script(*replies: list[list[dict[str, Any]]]) -> Script:
@@ -49,7 +49,7 @@ class Recorder:
         agent.subscribe(self.events.append)
 
     def types(self) -> list[str]:
-        return [type(e).__struct_config__.tag for e in self.events]  # type: ignore[attr-defined]
+        return [str(type(e).__struct_config__.tag) for e in self.events]
 
     def of(self, cls: type) -> list[Any]:
         return [e for e in self.events if isinstance(e, cls)]
@@ -60,5 +60,5 @@ def config(the_script: Script, tools: list[AgentTool], **kwargs: Any) -> LoopCon
                       system_prompt=lambda: "system", tools=lambda: tools, **kwargs)
 
 
-def user(text: str) -> UserMessage:
+def user(text: str) -> Message:  # a prompt is a list[Message]
     return UserMessage(content=text)

@@ -183,7 +183,7 @@ def test_additional_properties_false_is_accepted() -> None:
 
 def test_scalar_any_of_members_are_accepted() -> None:
     """spec 4.4: anyOf over scalars (e.g. number | string) is fine."""
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {"v": {"anyOf": [{"type": "number"}, {"type": "string"}]}},
         "required": ["v"],

@@ -14,10 +14,11 @@ from pi_rpc.session.approvals import ApprovalDecision
 
 pytestmark = pytest.mark.anyio
 
+PATCH = "--- a.py\n+++ a.py\n@@ -1 +1 @@\n-x\n+y"
 EDIT = ApprovalRequest(
     tool_call_id="call_1", tool_name="edit", args={"path": "a.py"}, cwd="/ws", title="Edit a.py",
     preview=ToolPreview(title="Edit a.py", path="/ws/a.py", old_text="x\n", new_text="y\n",
-                        patch="--- a.py\n+++ a.py\n@@ -1 +1 @@\n-x\n+y"),
+                        patch=PATCH),
     suggested_rule="edit",
 )
 
@@ -44,7 +45,7 @@ async def ask(answer: dict[str, Any] | None,
 async def test_the_dialog_is_a_confirm_with_the_patch_and_the_timeout_in_ms() -> None:
     request, decision = await ask({"confirmed": True}, gate_timeout=90)
     assert request == {"type": "extension_ui_request", "id": request["id"], "method": "confirm",
-                       "title": "Allow this edit call?", "message": "Edit a.py\n\n" + EDIT.preview.patch,
+                       "title": "Allow this edit call?", "message": "Edit a.py\n\n" + PATCH,
                        "timeout": 90000}
     assert decision == ApprovalDecision(outcome="allow")
 

@@ -1,0 +1,103 @@
+"""An AgentSession in-process: the scripted model, real tools in a tmp_path workspace, a session
+store of its own, and a recorder of the events every front end would forward."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import msgspec
+
+from pi_rpc.agent.types import AgentEvent
+from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
+from pi_rpc.ai.types import Model
+from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
+from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.registry import create_tool_definitions
+
+TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
+# A turn that streams until aborted: the session stays busy while a test looks at it.
+FOREVER: list[dict[str, Any]] = [{"text": "thinking about it", "chunk": 1, "delayMs": 60_000}]
+
+
+def script(*replies: dict[str, Any]) -> Script:
+    """Replies in the scripted model's JSON shape (protocol/PROTOCOL.md, "Scripted model")."""
+    return msgspec.convert({"replies": list(replies)}, Script)
+
+
+def reply(match: str, *turns: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"match": match, "turns": list(turns)}
+
+
+def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"toolCall": {"name": name, "arguments": arguments}}
+
+
+def scripted_choice(the_script: Script) -> ModelChoice:
+    return ModelChoice(model=FAUX_MODEL, stream_fn=FauxProvider(the_script).stream, scripted=True)
+
+
+def session_config(workspace: Path, the_script: Script | None, **overrides: Any) -> SessionConfig:
+    """What `pi-rpc --script` builds, minus the user's settings: every model switch resolves to
+    the scripted model, a model of another name is not found."""
+    choice = scripted_choice(the_script) if the_script is not None else None
+    files = FileRouter()
+
+    def resolve(provider: str, model_id: str) -> ModelChoice | None:
+        return choice if choice is not None and (provider, model_id) == ("faux", "scripted") else None
+
+    def available() -> list[Model]:
+        return [FAUX_MODEL] if choice is not None else []
+
+    fields: dict[str, Any] = {
+        "cwd": str(workspace), "model": choice, "files": files,
+        "tools": create_tool_definitions(str(workspace), TOOLS, files), "active_tools": TOOLS,
+        "available_models": available, "resolve_model": resolve,
+        "session_root": workspace.parent / "sessions",
+    }
+    fields.update(overrides)
+    return SessionConfig(**fields)
+
+
+class Events:
+    """Every event the session emitted, in order."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.all: list[AgentEvent] = []
+        self._changed = anyio.Event()
+        session.subscribe(self._record)
+
+    def _record(self, event: AgentEvent) -> None:
+        self.all.append(event)
+        self._changed.set()
+
+    def types(self) -> list[str]:
+        return [str(type(e).__struct_config__.tag) for e in self.all]
+
+    async def wait_for(self, predicate: Callable[[AgentEvent], bool]) -> AgentEvent:
+        with anyio.fail_after(30):  # a guard against a hang, not a timing assertion
+            while True:
+                found = next((e for e in self.all if predicate(e)), None)
+                if found is not None:
+                    return found
+                self._changed = anyio.Event()
+                await self._changed.wait()
+
+    async def wait_for_type(self, tag: str) -> AgentEvent:
+        return await self.wait_for(lambda e: type(e).__struct_config__.tag == tag)
+
+
+@asynccontextmanager
+async def open_session(config: SessionConfig) -> AsyncIterator[tuple[AgentSession, Events]]:
+    """A session whose runs live in a task group of the test; any run left is aborted at the end."""
+    async with anyio.create_task_group() as tasks:
+        session = AgentSession(config, tasks)
+        events = Events(session)
+        try:
+            yield session, events
+        finally:
+            with anyio.CancelScope(shield=True), anyio.fail_after(30):
+                await session.abort()
