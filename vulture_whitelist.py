@@ -20,6 +20,15 @@ _.client_info
 _.additional_directories
 _.cursor
 _.kwargs
+_.authenticate  # ACP authenticate, session/resume, session/close
+_.resume_session
+_.close_session
+# pygls registers these LSP feature handlers and commands by decorator (modes/lsp/server.py).
+_.lsp_exit
+_.did_change_configuration
+_.code_action
+_.send_chat
+_.run_action
 # The ACP SDK's Transport protocol (modes/acp/transport.py).
 _.receive
 # argparse.Action.__call__'s signature (modes/cli.py).
@@ -49,6 +58,12 @@ _.auto_compaction_enabled
 _.queued  # session/types.py PromptOutcome
 _.pending_approvals  # session/types.py SessionState
 _.user_messages  # session/types.py SessionStats
+_.percent  # session/types.py ContextUsage
+_.will_retry  # agent/types.py: a wire event field
+_.since  # modes/pi/commands.py: Pi's command and response fields
+_.is_scoped
+_.source_info
+_.first_kept_entry_id  # session/compaction.py CompactionResult: Pi's compact answer
 _.assistant_messages
 _.total_messages
 
@@ -64,3 +79,5 @@ _.ignore  # tools/find.py GlobOptions: for a custom glob operation
 _.raw_bytes  # tools/output.py: tests/unit/tools/test_output.py, bench
 _.retained_bytes
 _.live_process_groups  # tools/process.py: tests/unit/tools/test_bash.py
+_.running  # session/user_bash.py UserBash: tests/unit/session/test_user_bash.py
+_.SESSION_FORMAT_VERSION  # session/store.py: documents the first file format, which is still read

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 import pytest
@@ -125,7 +125,7 @@ async def test_close_forgets_a_session_and_resume_brings_it_back_without_a_repla
 async def test_a_client_that_opts_in_sees_shell_calls_as_terminals(workspace: Path, tmp_path: Path) -> None:
     editor = Editor()
     argv = daemon_argv(workspace)
-    async with acp.spawn_agent_process(editor, sys.executable, *argv, env=daemon_env(tmp_path),
+    async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=daemon_env(tmp_path),
                                        transport_kwargs={"stderr": subprocess.DEVNULL},
                                        observers=[editor.observe]) as (conn, process):
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION,

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import acp
 import anyio
@@ -69,7 +70,7 @@ async def test_a_second_prompt_while_busy_is_refused_in_acp_terms(workspace: Pat
     async with connect(workspace, tmp_path) as (conn, editor, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(conn.prompt, session.session_id, [acp.text_block("slow")])
+            tasks.start_soon(lambda: conn.prompt(session_id=session.session_id, prompt=[acp.text_block("slow")]))
             await editor.wait_for(lambda m: "started" in json.dumps(m.get("params", {}).get("update", {})
                                                                     .get("content", "")))
             with pytest.raises(acp.RequestError) as error:
@@ -85,7 +86,7 @@ async def test_without_a_key_the_client_is_told_which_variables_to_set(workspace
     auth-required error instead of a scripted demo reply."""
     editor = Editor()
     argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace)]
-    async with acp.spawn_agent_process(editor, sys.executable, *argv, env=daemon_env(tmp_path),
+    async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=daemon_env(tmp_path),
                                        transport_kwargs={"stderr": subprocess.DEVNULL},
                                        observers=[editor.observe]) as (conn, process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
@@ -110,7 +111,7 @@ async def test_each_retry_of_a_failing_provider_is_a_visible_notice(workspace: P
     with local_server(["m"], fail_status=500) as server:
         argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--base-url", server.url, "--model", "m"]
         env = {**daemon_env(tmp_path), "PI_RPC_RETRY_BASE_MS": "1"}
-        async with acp.spawn_agent_process(editor, sys.executable, *argv, env=env,
+        async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=env,
                                            transport_kwargs={"stderr": subprocess.DEVNULL},
                                            observers=[editor.observe]) as (conn, process):
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)

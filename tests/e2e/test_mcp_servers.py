@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 import msgspec
@@ -50,14 +50,16 @@ async def test_acp_session_tools_from_stdio_and_http_servers_survive_a_killed_se
     editor = Editor()
     argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--script", str(SCRIPTS / "mcp.json")]
     with http_server() as (url, _):
-        async with acp.spawn_agent_process(editor, sys.executable, *argv, env=daemon_env(tmp_path),
+        async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=daemon_env(tmp_path),
                                            transport_kwargs={"stderr": subprocess.DEVNULL},
                                            observers=[editor.observe]) as (conn, process):
             init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             assert init.agent_capabilities is not None and init.agent_capabilities.mcp_capabilities is not None
             assert init.agent_capabilities.mcp_capabilities.http is True
-            servers = [acp.schema.McpServerStdio.model_validate(acp_stdio_server()),
-                       acp.schema.HttpMcpServer(type="http", name="web", url=url, headers=[])]
+            servers: list[acp.schema.HttpMcpServer | acp.schema.SseMcpServer | acp.schema.AcpMcpServer
+                          | acp.schema.McpServerStdio] = [
+                acp.schema.McpServerStdio.model_validate(acp_stdio_server()),
+                acp.schema.HttpMcpServer(type="http", name="web", url=url, headers=[])]
             session = await conn.new_session(cwd=str(workspace), mcp_servers=servers)
             assert session.field_meta is not None
             reported = {s["name"]: s["status"] for s in session.field_meta["piRpc"]["mcpServers"]}

@@ -9,7 +9,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -117,11 +117,11 @@ def _command_or_code_action(raw: dict[str, Any], _: type) -> lsp.Command | lsp.C
     the type of "command" instead, and so does this."""
     converter = _CONVERTER
     if isinstance(raw.get("command"), str):
-        return converter.structure(raw, lsp.Command)
-    return converter.structure(raw, lsp.CodeAction)
+        return cast(lsp.Command, converter.structure(raw, lsp.Command))
+    return cast(lsp.CodeAction, converter.structure(raw, lsp.CodeAction))
 
 
-_CONVERTER = default_converter()
+_CONVERTER = default_converter()  # type: ignore[no-untyped-call]
 
 
 @pytest.fixture
@@ -145,7 +145,7 @@ async def running_client(workspace: Path, tmp_path: Path, *, pin_cwd: bool = Tru
     editor = Editor(client)
     editor.inbox = Inbox(client)
 
-    @client.feature(lsp.WORKSPACE_APPLY_EDIT)
+    @client.feature(lsp.WORKSPACE_APPLY_EDIT)  # type: ignore[untyped-decorator]
     def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
         return editor.apply(params)
 
@@ -164,7 +164,7 @@ async def running_client(workspace: Path, tmp_path: Path, *, pin_cwd: bool = Tru
             if server is not None and server.returncode is None and server.stdin is not None:
                 server.stdin.close()  # end of input ends the daemon too (an uninitialized one, here)
             with anyio.fail_after(30):
-                await client.stop()
+                await client.stop()  # type: ignore[no-untyped-call]
 
 
 @pytest.fixture

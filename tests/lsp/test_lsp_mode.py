@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -31,7 +31,7 @@ async def until_process(condition: Callable[[], Any]) -> Any:
 
 def progress_of(client: LanguageClient) -> list[Progress]:
     [reports] = client.progress_reports.values()
-    return list(reports)
+    return cast(list[Progress], list(reports))
 
 
 def ended(client: LanguageClient) -> bool:
@@ -84,7 +84,7 @@ async def test_code_actions_carry_the_diagnostics_and_the_unsaved_code(
     fix = actions[0]
     assert fix.kind == lsp.CodeActionKind.QuickFix and list(fix.diagnostics or []) == [diagnostic()]
     assert fix.command is not None and fix.command.arguments is not None
-    prompt = fix.command.arguments[0]["prompt"]
+    prompt = cast(dict[str, Any], fix.command.arguments[0])["prompt"]
     assert "- line 2: Misspelled word: Helo (spell)" in prompt
     assert 'return "Helo, " + name' in prompt  # the editor's text, not the disk's
     assert "greet.py" in prompt
@@ -204,7 +204,7 @@ async def test_a_client_that_can_ask_approves_each_edit(
     client, editor = lsp_client
     asked: list[lsp.ShowMessageRequestParams] = []
 
-    @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
+    @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)  # type: ignore[untyped-decorator]
     def ask(params: lsp.ShowMessageRequestParams) -> lsp.MessageActionItem | None:
         asked.append(params)
         return None if answer is None else lsp.MessageActionItem(title=answer)

@@ -35,7 +35,7 @@ def test_deltas_of_tail_snapshots_add_up_to_the_whole_output(lines: list[str], s
 
 
 _URIS = st.from_regex(r"file:///[a-z]{1,8}(/[a-z]{1,8}){0,2}\.[a-z]{1,3}", fullmatch=True)
-_TEXTS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+_TEXTS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
 
 
 @settings(max_examples=150, deadline=None)

@@ -9,7 +9,7 @@ import pytest
 from acp import RequestError
 from acp.schema import AudioContentBlock, ResourceContentBlock, TextContentBlock
 
-from pi_rpc.agent.types import AgentToolResult, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from pi_rpc.agent.types import AgentEvent, AgentToolResult, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from pi_rpc.ai.types import AutoRetryStart, TextContent
 from pi_rpc.modes.acp.agent import prompt_input
 from pi_rpc.modes.acp.updates import UpdateMapper
@@ -22,7 +22,7 @@ def dumped(update: Any) -> dict[str, Any]:
 
 def run_call(mapper: UpdateMapper, name: str, args: dict[str, Any], is_error: bool) -> list[dict[str, Any]]:
     result = AgentToolResult(content=[TextContent(text="the result")])
-    events = [ToolExecutionStart(tool_call_id="c1", tool_name=name, args=args),
+    events: list[AgentEvent] = [ToolExecutionStart(tool_call_id="c1", tool_name=name, args=args),
               ToolExecutionEnd(tool_call_id="c1", tool_name=name, result=result, is_error=is_error)]
     return [dumped(update) for event in events for update in mapper.updates(event)]
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.ai.types import AssistantMessage, Message, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from pi_rpc.ai.types import (
+    AssistantContent,
+    AssistantMessage,
+    Message,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from pi_rpc.session.compaction import (
     CompactionSettings,
     context_tokens,
@@ -24,7 +33,7 @@ def user(text: str) -> UserMessage:
 
 
 def reply(text: str = "", calls: int = 0, tokens: int = 0) -> AssistantMessage:
-    content: list[TextContent | ToolCall] = [TextContent(text=text)]
+    content: list[AssistantContent] = [TextContent(text=text)]
     content += [ToolCall(id=f"c{i}", name="read", arguments={"path": "a.py"}) for i in range(calls)]
     return AssistantMessage(content=content, api="faux", provider="faux", model="m",
                             usage=Usage(total_tokens=tokens))
