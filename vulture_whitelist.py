@@ -80,4 +80,3 @@ _.raw_bytes  # tools/output.py: tests/unit/tools/test_output.py, bench
 _.retained_bytes
 _.live_process_groups  # tools/process.py: tests/unit/tools/test_bash.py
 _.running  # session/user_bash.py UserBash: tests/unit/session/test_user_bash.py
-_.SESSION_FORMAT_VERSION  # session/store.py: documents the first file format, which is still read

@@ -46,7 +46,6 @@ from pi_rpc.session.pi_sessions import (
 
 _log = logging.getLogger(__name__)
 
-SESSION_FORMAT_VERSION = 1  # our first format (a message per line), still read
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_FOLDER_MODE = 0o700
 _TAIL_CHUNK = 64 * 1024
