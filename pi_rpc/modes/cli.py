@@ -13,6 +13,7 @@ from msgspec import UNSET
 
 import pi_rpc
 from pi_rpc.ai.config import no_model_message
+from pi_rpc.ai.registry import retry_base_from_env
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
@@ -128,7 +129,7 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         available_models=available, resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
-        persist=not args.no_session,
+        persist=not args.no_session, retry_base_ms=retry_base_from_env(),
     )
 
 
