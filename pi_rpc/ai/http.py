@@ -293,7 +293,25 @@ STREAM_ERRORS: tuple[type[Exception], ...] = (ProviderError, httpx.HTTPError, ht
 EVENTS_PER_CHECKPOINT = 64
 
 
+# After the event that ends a message, the rest of the body (the `[DONE]` or the chunked
+# terminator) is read for at most this long, so that the connection goes back to the pool.
+DRAIN_SECONDS = 0.5
+DRAIN_EVENTS = 16
+
+
 # --- the provider driver ------------------------------------------------------------------------
+
+
+async def _drain(events: AsyncGenerator[ServerSentEvent, None]) -> None:
+    """Read what follows the final event, briefly: a response read to its end leaves its
+    connection open for the next request, one closed early takes the connection with it. A
+    server that keeps talking is cut off (the connection then closes, as before)."""
+    with anyio.move_on_after(DRAIN_SECONDS):
+        seen = 0
+        async for _ in events:
+            seen += 1
+            if seen >= DRAIN_EVENTS:
+                return
 
 
 class SseState(Protocol):
@@ -341,6 +359,7 @@ async def stream_sse(
                 async for sse in events:
                     state.apply(sse.data)
                     if state.finished:
+                        await _drain(events)
                         break
                     count += 1
                     if count % EVENTS_PER_CHECKPOINT == 0:

@@ -1,10 +1,13 @@
 """The pooled HTTP clients (`pi_rpc/ai/clients.py`) through a real provider's request path, with
 `httpx.MockTransport`: one client per endpoint reused across turns, closed at shutdown, and a
-connection that dies before any response sent once more (and only once)."""
+connection that dies before any response sent once more (and only once). One test runs over a
+real keep-alive server on 127.0.0.1: consecutive turns share one TCP connection."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import msgspec
@@ -125,3 +128,59 @@ async def test_a_connection_that_dies_twice_fails_the_message() -> None:
     assert "127.0.0.1:9" in (message.error_message or "")
     assert len(calls) == 2
     await pool.aclose()
+
+
+class KeepAliveServer:
+    """An HTTP/1.1 server on 127.0.0.1 that keeps connections open and counts them."""
+
+    def __init__(self) -> None:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                server.connections += 1
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                server.requests += 1
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(_ANSWER), _ANSWER))
+
+        self.connections = 0
+        self.requests = 0
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+
+@pytest.fixture
+def keep_alive_server() -> Iterator[KeepAliveServer]:
+    server = KeepAliveServer()
+    thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.httpd.shutdown()
+    server.httpd.server_close()
+
+
+async def test_consecutive_turns_share_one_connection(keep_alive_server: KeepAliveServer) -> None:
+    """A message ends at `[DONE]`; the body's end is read too, so its connection is reused (before,
+    every request opened a connection: a new TCP and TLS handshake per turn with a real provider)."""
+    pool = HttpClients()
+    model = msgspec.structs.replace(_MODEL, base_url=keep_alive_server.url)
+    try:
+        for _ in range(3):
+            message, _ = await _turn(pool, model)
+            assert (_text(message), message.stop_reason) == ("hi", "stop")
+    finally:
+        await pool.aclose()
+    assert (keep_alive_server.requests, keep_alive_server.connections) == (3, 1)
