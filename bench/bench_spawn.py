@@ -7,8 +7,9 @@ backend and read its output to the end. The baseline spawns the shell directly i
 as the bash tool did before the supervisor; pi-rpc's `run_process_group` starts it below a keeper
 forked by the daemon's one supervisor (`supervisor.py`, started on the first call) on Linux. Calls
 alternate between the two, so load from other jobs falls on both alike. To measure an older tree,
-put it first on the path: `PYTHONPATH=/tmp/before .venv/bin/python bench/bench_spawn.py`. Reported: the median and the 10th percentile per call,
-the ratio, and the difference, which is the supervisor's overhead per bash call.
+put it first on the path: `PYTHONPATH=/tmp/before .venv/bin/python bench/bench_spawn.py`.
+Reported: the median and the 10th percentile per call, the ratio, and the difference, which is
+the supervisor's overhead per bash call.
 """
 
 from __future__ import annotations

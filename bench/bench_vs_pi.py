@@ -61,8 +61,9 @@ TOOL_PROMPT = "[[tool]] Count to 200000 with bash."
 TURNS_PROMPT = "[[turns]] Echo with bash, again and again."
 ECHO_PROMPT = "[[echo]] Echo once with bash."
 SLEEP_PROMPT = "[[sleep]] Sleep with bash."
-# How long the sleep runs before the abort: time for the daemon to start it.
-ABORT_AFTER_S = 0.3
+# The abort is sent once the sleep runs, and then after this pause (a bound on the wait for it).
+ABORT_AFTER_S = 0.1
+SLEEP_START_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -181,7 +182,10 @@ class Bench:
         with daemon:
             daemon.send(spec.prompt_request(SLEEP_PROMPT))
             daemon.wait("tool_execution_start", RUN_TIMEOUT_S)
-            time.sleep(ABORT_AFTER_S)  # the sleep is running by now
+            deadline = time.perf_counter() + SLEEP_START_TIMEOUT_S
+            while not sleeps_alive() and time.perf_counter() < deadline:
+                time.sleep(0.01)
+            time.sleep(ABORT_AFTER_S)
             alive_before = len(sleeps_alive())
             sent = daemon.send(spec.abort_request)
             end = daemon.wait("agent_end", RUN_TIMEOUT_S)
@@ -344,7 +348,10 @@ def main(argv: list[str] | None = None) -> None:
                 pi = Figures()
                 contenders.append(Contender("Pi", lambda _cwd: pi_spec(sandbox, url, pi_node), pi, may_fail=True))
             all_contenders = list(contenders)
-            Bench(model, sandbox).run_all(contenders, args.runs, stress, args.loop_prompts)
+            try:
+                Bench(model, sandbox).run_all(contenders, args.runs, stress, args.loop_prompts)
+            except Exception:
+                _log.exception("a workload failed; the figures so far follow")
             for contender in all_contenders:
                 if contender.broken:
                     pi, pi_note = None, contender.broken
