@@ -144,6 +144,9 @@ class LoopbackModel:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY: on a kept-alive connection, Nagle holds a small write until the client
+            # ACKs the one before, and a delayed ACK makes that ~40 ms per reply.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
                 _log.debug(format, *args)
@@ -170,8 +173,8 @@ class LoopbackModel:
                 try:
                     for start in range(0, len(data), CHUNK_BYTES):
                         piece = data[start:start + CHUNK_BYTES]
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                    self.wfile.write(b"0\r\n\r\n")
+                        last = b"0\r\n\r\n" if start + CHUNK_BYTES >= len(data) else b""
+                        self.wfile.write(b"%x\r\n%s\r\n%s" % (len(piece), piece, last))
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the daemon gave up on the stream
