@@ -305,13 +305,17 @@ DRAIN_EVENTS = 16
 async def _drain(events: AsyncGenerator[ServerSentEvent, None]) -> None:
     """Read what follows the final event, briefly: a response read to its end leaves its
     connection open for the next request, one closed early takes the connection with it. A
-    server that keeps talking is cut off (the connection then closes, as before)."""
+    server that keeps talking is cut off (the connection then closes, as before), and one that
+    drops the connection here has still sent the whole message."""
     with anyio.move_on_after(DRAIN_SECONDS):
         seen = 0
-        async for _ in events:
-            seen += 1
-            if seen >= DRAIN_EVENTS:
-                return
+        try:
+            async for _ in events:
+                seen += 1
+                if seen >= DRAIN_EVENTS:
+                    return
+        except STREAM_ERRORS as exc:
+            _log.debug("connection ended badly after the final event: %s", type(exc).__name__)
 
 
 class SseState(Protocol):

@@ -6,7 +6,7 @@ real keep-alive server on 127.0.0.1: consecutive turns share one TCP connection.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -184,3 +184,21 @@ async def test_consecutive_turns_share_one_connection(keep_alive_server: KeepAli
     finally:
         await pool.aclose()
     assert (keep_alive_server.requests, keep_alive_server.connections) == (3, 1)
+
+
+class _ResetAfterAnswer(httpx.AsyncByteStream):
+    """The whole answer, then the connection resets (as some proxies do after the last event)."""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield _ANSWER
+        raise httpx.ReadError("Connection reset by peer")
+
+
+async def test_a_reset_after_the_final_event_keeps_the_message() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_ResetAfterAnswer())
+
+    pool, _ = _pool(handler)
+    message, _ = await _turn(pool)
+    assert (_text(message), message.stop_reason, bool(message.error_message)) == ("hi", "stop", False)
+    await pool.aclose()
