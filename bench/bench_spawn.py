@@ -4,10 +4,12 @@ Run: `.venv/bin/python bench/bench_spawn.py [--calls 40]`
 
 Both sides run the same command (`/bin/bash -c true` by default) through anyio on the asyncio
 backend and read its output to the end. The baseline spawns the shell directly in a new session,
-as the bash tool did before the supervisor; pi-rpc's `run_process_group` starts it below the
-per-call supervisor (a `python -I -S` importing `supervisor.py`) on Linux. Calls alternate between the two, so
-load from other jobs falls on both alike. Reported: the median and the 10th percentile per call,
-the ratio, and the difference, which is the supervisor's overhead per bash call.
+as the bash tool did before the supervisor; pi-rpc's `run_process_group` starts it below a keeper
+forked by the daemon's one supervisor (`supervisor.py`, started on the first call) on Linux. Calls
+alternate between the two, so load from other jobs falls on both alike. To measure an older tree,
+put it first on the path: `PYTHONPATH=/tmp/before .venv/bin/python bench/bench_spawn.py`.
+Reported: the median and the 10th percentile per call, the ratio, and the difference, which is
+the supervisor's overhead per bash call.
 """
 
 from __future__ import annotations

@@ -9,6 +9,12 @@ Workloads (each daemon is started fresh for every run; medians over the runs are
   (b+) the same with `--stress-deltas` deltas, once per daemon: does it finish, and at what cost
   (c) tool turn: the model calls bash `seq 1 200000`, then answers -> wall time, peak RSS
   (d) idle RSS: VmRSS once the daemon has answered its first request and sat for half a second
+  (e) tool turns: one prompt, `TURNS` model turns each calling bash `echo one`, then an answer ->
+      wall time to `agent_end` and the daemon's own CPU time (children excluded)
+  (f) prompt loop: `--loop-prompts` prompts one after another (each sent once the last is idle),
+      each one bash call and an answer -> wall and daemon CPU per prompt
+  (g) abort: during bash `sleep 31.7`, send abort -> time to `agent_end`, and how many of those
+      sleeps are still alive at that moment
 
 Pi is installed from npm into bench/.pi/ (node_modules is gitignored) on first use. It runs with a
 throwaway HOME and agent dir whose models.json points at the loopback server, offline, without a
@@ -39,7 +45,7 @@ from daemons import (
     pi_version,
     source_revision,
 )
-from loopback import LoopbackModel
+from loopback import SLEEP_COMMAND, TURNS, LoopbackModel
 
 _log = logging.getLogger("bench_vs_pi")
 
@@ -52,6 +58,12 @@ SpecFor = Callable[[str], DaemonSpec]  # workspace -> how to start the daemon th
 LONG_PROMPT = "[[long]] Write a long answer."
 STRESS_PROMPT = "[[stress]] Write a very long answer."
 TOOL_PROMPT = "[[tool]] Count to 200000 with bash."
+TURNS_PROMPT = "[[turns]] Echo with bash, again and again."
+ECHO_PROMPT = "[[echo]] Echo once with bash."
+SLEEP_PROMPT = "[[sleep]] Sleep with bash."
+# The abort is sent once the sleep runs, and then after this pause (a bound on the wait for it).
+ABORT_AFTER_S = 0.1
+SLEEP_START_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -131,7 +143,60 @@ class Bench:
         figures.add(f"{prefix}_stdout_mib", (report.stdout_bytes - ready.stdout_bytes) / 2**20)
         figures.add(f"{prefix}_peak_rss_mib", peak["VmHWM"] / 1024)
 
-    def run_all(self, contenders: list[Contender], runs: int, stress: bool) -> None:
+    def _ready(self, spec_for: SpecFor) -> tuple[DaemonSpec, RunningDaemon]:
+        cwd = self.sandbox.workspace()
+        spec = spec_for(cwd)
+        daemon = RunningDaemon(spec, cwd)
+        daemon.send(spec.ready_request)
+        daemon.wait("ready", START_TIMEOUT_S)
+        time.sleep(IDLE_SETTLE_S)  # start-up work (lazy imports, caches) is not part of a turn
+        return spec, daemon
+
+    def tool_turns(self, spec_for: SpecFor, figures: Figures) -> None:
+        spec, daemon = self._ready(spec_for)
+        with daemon:
+            before, cpu = len(self.model.requests), daemon.cpu_seconds()
+            sent = daemon.send(spec.prompt_request(TURNS_PROMPT))
+            end = daemon.wait("agent_end", RUN_TIMEOUT_S)
+            figures.add("turns_cpu_s", daemon.cpu_seconds() - cpu)
+            daemon.close()
+        self._expect(spec.name, before, ["echo"] * TURNS + ["final"])
+        figures.add("turns_wall_s", end.at - sent)
+
+    def prompt_loop(self, spec_for: SpecFor, prompts: int, figures: Figures) -> None:
+        spec, daemon = self._ready(spec_for)
+        with daemon:
+            before, cpu = len(self.model.requests), daemon.cpu_seconds()
+            started = time.perf_counter()
+            done = started
+            for count in range(1, prompts + 1):
+                daemon.send(spec.prompt_request(ECHO_PROMPT))
+                done = daemon.wait_count("idle", count, RUN_TIMEOUT_S)
+            figures.add("loop_cpu_ms", (daemon.cpu_seconds() - cpu) / prompts * 1000)
+            daemon.close()
+        self._expect(spec.name, before, ["echo", "final"] * prompts)
+        figures.add("loop_wall_ms", (done - started) / prompts * 1000)
+
+    def abort(self, spec_for: SpecFor, figures: Figures) -> None:
+        spec, daemon = self._ready(spec_for)
+        with daemon:
+            daemon.send(spec.prompt_request(SLEEP_PROMPT))
+            daemon.wait("tool_execution_start", RUN_TIMEOUT_S)
+            deadline = time.perf_counter() + SLEEP_START_TIMEOUT_S
+            while not sleeps_alive() and time.perf_counter() < deadline:
+                time.sleep(0.01)
+            time.sleep(ABORT_AFTER_S)
+            alive_before = len(sleeps_alive())
+            sent = daemon.send(spec.abort_request)
+            end = daemon.wait("agent_end", RUN_TIMEOUT_S)
+            left = len(sleeps_alive())
+            daemon.close()
+        if alive_before < 1:
+            raise RuntimeError(f"{spec.name}: no {SLEEP_COMMAND!r} was running when the abort was sent")
+        figures.add("abort_ms", (end.at - sent) * 1000)
+        figures.add("abort_left", left)
+
+    def run_all(self, contenders: list[Contender], runs: int, stress: bool, loop_prompts: int = 50) -> None:
         """Workload by workload, the daemons taking turns run by run, so a change in the machine's
         load (other jobs share these cores) falls on both alike."""
         _log.info("(a) cold start x%d", runs)
@@ -141,6 +206,13 @@ class Bench:
         _log.info("(c) tool turn x%d", runs)
         self._rounds(contenders, runs,
                      lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures))
+        _log.info("(e) %d tool turns x%d", TURNS, runs)
+        self._rounds(contenders, runs, lambda c: self.tool_turns(c.spec_for, c.figures))
+        if loop_prompts:
+            _log.info("(f) loop of %d prompts x%d", loop_prompts, runs)
+            self._rounds(contenders, runs, lambda c: self.prompt_loop(c.spec_for, loop_prompts, c.figures))
+        _log.info("(g) abort during bash x%d", runs)
+        self._rounds(contenders, runs, lambda c: self.abort(c.spec_for, c.figures))
         if stress:
             _log.info("(b+) stress answer x1")
             self._rounds(contenders, 1,
@@ -181,7 +253,30 @@ ROWS = [
     ("(c) tool turn: peak RSS (VmHWM)", "tool_peak_rss_mib", "MiB"),
     ("(c) tool turn: stdout written", "tool_stdout_mib", "MiB"),
     ("(d) idle RSS after startup", "idle_rss_mib", "MiB"),
+    (f"(e) {TURNS} tool turns: prompt -> agent_end", "turns_wall_s", "s"),
+    (f"(e) {TURNS} tool turns: daemon CPU", "turns_cpu_s", "s"),
+    ("(f) prompt loop: wall per prompt", "loop_wall_ms", "ms"),
+    ("(f) prompt loop: daemon CPU per prompt", "loop_cpu_ms", "ms"),
+    ("(g) abort during bash -> agent_end", "abort_ms", "ms"),
+    ("(g) abort: sleeps still alive at agent_end", "abort_left", "n"),
 ]
+
+
+def sleeps_alive() -> list[int]:
+    """Pids of the benchmark's `sleep 31.7` processes (nobody else sleeps that long)."""
+    wanted = SLEEP_COMMAND.split()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                argv = cmdline.read().split(b"\0")
+        except OSError:
+            continue
+        if [part.decode(errors="replace") for part in argv if part][-2:] == wanted:
+            found.append(int(entry))
+    return found
 
 
 def _fmt(value: float | None, unit: str, failed: bool) -> str:
@@ -189,6 +284,10 @@ def _fmt(value: float | None, unit: str, failed: bool) -> str:
         return "FAILED" if failed else "-"
     if unit == "s":
         return f"{value:.3f} s"
+    if unit == "ms":
+        return f"{value:.1f} ms"
+    if unit == "n":
+        return f"{value:g}"
     return f"{value:.2f} MiB" if value < 10 else f"{value:.1f} MiB"
 
 
@@ -221,6 +320,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--long-deltas", type=int, default=5_000, help="SSE text deltas in workload (b)")
     parser.add_argument("--stress-deltas", type=int, default=20_000,
                         help="SSE text deltas in workload (b+), run once per daemon; 0 skips it")
+    parser.add_argument("--loop-prompts", type=int, default=50,
+                        help="prompts in workload (f), each with one tool call; 0 skips it")
     parser.add_argument("--no-install", action="store_true", help="do not npm-install Pi when it is missing")
     parser.add_argument("--skip-pi", action="store_true", help="measure pi-rpc only")
     parser.add_argument("--pi-rpc-src", metavar="DIR",
@@ -247,7 +348,10 @@ def main(argv: list[str] | None = None) -> None:
                 pi = Figures()
                 contenders.append(Contender("Pi", lambda _cwd: pi_spec(sandbox, url, pi_node), pi, may_fail=True))
             all_contenders = list(contenders)
-            Bench(model, sandbox).run_all(contenders, args.runs, stress)
+            try:
+                Bench(model, sandbox).run_all(contenders, args.runs, stress, args.loop_prompts)
+            except Exception:
+                _log.exception("a workload failed; the figures so far follow")
             for contender in all_contenders:
                 if contender.broken:
                     pi, pi_note = None, contender.broken

@@ -34,7 +34,9 @@ PI_CLI = PI_PACKAGE_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent" /
 MARKERS = {
     "text_delta": b'"type":"text_delta"',
     "agent_end": b'"type":"agent_end"',
+    "tool_execution_start": b'"type":"tool_execution_start"',
 }
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 SAMPLE_INTERVAL_S = 0.1
@@ -62,6 +64,9 @@ class DaemonSpec:
     ready_request: bytes  # answered once the daemon can take a prompt
     ready_marker: bytes  # a fragment of that answer
     prompt_template: str  # JSON with a {message} slot already JSON-quoted
+    abort_request: bytes = b""
+    # Written once a prompt's run is over and the daemon takes the next prompt.
+    idle_marker: bytes = b'"type":"agent_end"'
 
     def prompt_request(self, message: str) -> bytes:
         return self.prompt_template.replace("{message}", json.dumps(message)).encode() + b"\n"
@@ -96,8 +101,11 @@ class RunningDaemon:
 
     def __init__(self, spec: DaemonSpec, cwd: str, extra_markers: dict[str, bytes] | None = None) -> None:
         self.spec = spec
-        self._markers = {"ready": spec.ready_marker, **MARKERS, **(extra_markers or {})}
+        self._markers = {"ready": spec.ready_marker, "idle": spec.idle_marker, **MARKERS, **(extra_markers or {})}
         self.seen: dict[str, Sighting] = {}
+        # Every sighting per marker, in order (for workloads that send many prompts).
+        self.sightings: dict[str, list[float]] = {name: [] for name in self._markers}
+        self._counted = threading.Condition()
         self._events = {name: threading.Event() for name in self._markers}
         self.stdout_bytes = 0
         self._stderr_file = tempfile.TemporaryFile()
@@ -130,6 +138,24 @@ class RunningDaemon:
                              f"after writing {self.stdout_bytes} bytes; stderr ends: "
                              f"{_last_lines(stderr, 12)}", returncode=code, stderr=stderr)
         return self.seen[marker]
+
+    def wait_count(self, marker: str, count: int, timeout: float) -> float:
+        """When the `count`-th sighting of `marker` arrived."""
+        with self._counted:
+            if not self._counted.wait_for(lambda: len(self.sightings[marker]) >= count
+                                          or self.proc.poll() is not None, timeout):
+                raise TimeoutError(f"{self.spec.name}: {marker!r} seen {len(self.sightings[marker])} "
+                                   f"times, not {count}, within {timeout:.0f}s")
+            if len(self.sightings[marker]) < count:
+                raise DaemonDied(f"{self.spec.name} exited before {marker!r} #{count}",
+                                 returncode=self.proc.poll(), stderr=self.stderr_tail(4000))
+            return self.sightings[marker][count - 1]
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the daemon process itself has used (not its children)."""
+        with open(f"/proc/{self.proc.pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
     def status(self) -> dict[str, int]:
         return proc_status_kib(self.proc.pid)
@@ -192,10 +218,27 @@ class RunningDaemon:
                 if name not in self.seen and marker in window:
                     self.seen[name] = Sighting(now, self.stdout_bytes)
                     self._events[name].set()
+                self._count(name, marker, window, len(tail), now)
             tail = window[-overlap:]
         for event in self._events.values():
             event.set()  # wake waiters: the marker will never come
+        with self._counted:
+            self._counted.notify_all()
         self.proc.stdout.close()
+
+
+    def _count(self, name: str, marker: bytes, window: bytes, old: int, now: float) -> None:
+        # Only sightings that end in the new chunk: the tail was searched with the chunk before.
+        found = 0
+        start = window.find(marker)
+        while start != -1:
+            if start + len(marker) > old:
+                found += 1
+            start = window.find(marker, start + 1)
+        if found:
+            with self._counted:
+                self.sightings[name].extend([now] * found)
+                self._counted.notify_all()
 
 
 # --- the two daemons ---------------------------------------------------------------------------
@@ -247,6 +290,9 @@ def pi_rpc_spec(sandbox: Sandbox, base_url: str, cwd: str, source: str | None = 
         ready_request=b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"bench"}}}\n',
         ready_marker=b'"id":1,"result"',
         prompt_template='{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"message":{message}}}',
+        abort_request=b'{"jsonrpc":"2.0","id":3,"method":"abort"}\n',
+        # The prompt's answer comes once the session is idle (after agent_end).
+        idle_marker=b'"result":{"stopReason"',
     )
 
 
@@ -269,6 +315,7 @@ def pi_spec(sandbox: Sandbox, base_url: str, node: str) -> DaemonSpec:
         ready_request=b'{"id":"ready","type":"get_state"}\n',
         ready_marker=b'"command":"get_state"',
         prompt_template='{"id":"p1","type":"prompt","message":{message}}',
+        abort_request=b'{"id":"a1","type":"abort"}\n',
     )
 
 

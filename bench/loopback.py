@@ -4,7 +4,11 @@ Both daemons are pointed at the same instance, so they see byte-identical SSE st
 is chosen from the request alone (no shared queue), because a daemon may send requests the
 benchmark did not plan for: the last message being a tool result gets a short closing answer; a
 user prompt holding `[[long]]` gets `long_deltas` tiny text deltas, `[[stress]]` gets
-`stress_deltas` of them; `[[tool]]` gets one bash tool call; anything else gets a one-line answer.
+`stress_deltas` of them; `[[tool]]` gets one bash tool call (`seq 1 200000`), `[[echo]]` one that
+prints a line, `[[sleep]]` one that sleeps (to be aborted), `[[turns]]` one echo call per turn until
+the request holds `TURNS` tool results; anything else gets a one-line answer.
+
+Connections are kept alive (HTTP/1.1, chunked replies), as a provider's API keeps them.
 
 Each reply body is encoded once and sent in `CHUNK_BYTES` pieces that ignore event boundaries,
 so the server costs little next to the daemon under test and the daemons' SSE parsers see split
@@ -27,6 +31,10 @@ CHUNK_BYTES = 16 * 1024
 SHORT_ANSWER = "Hello from the loopback model."
 FINAL_ANSWER = "The command printed the numbers from 1 to 200000."
 TOOL_COMMAND = "seq 1 200000"
+ECHO_COMMAND = "echo one"
+# An unusual duration, so the benchmark can find this sleep among the machine's processes.
+SLEEP_COMMAND = "sleep 31.7"
+TURNS = 20
 
 
 def _event(payload: dict[str, Any]) -> bytes:
@@ -88,6 +96,8 @@ class LoopbackModel:
             "short": text_body([SHORT_ANSWER[:6], SHORT_ANSWER[6:]]),
             "final": text_body([FINAL_ANSWER]),
             "tool": tool_body(TOOL_COMMAND),
+            "echo": tool_body(ECHO_COMMAND),
+            "sleep": tool_body(SLEEP_COMMAND),
             "long": text_body(long_pieces(long_deltas)),
             "stress": text_body(long_pieces(stress_deltas)),
         }
@@ -104,6 +114,9 @@ class LoopbackModel:
 
     def choose(self, body: dict[str, Any]) -> str:
         last_role, prompt = _prompt_text(body)
+        if "[[turns]]" in prompt:
+            results = sum(1 for message in body.get("messages") or [] if message.get("role") == "tool")
+            return "echo" if results < TURNS else "final"
         if last_role == "tool":
             return "final"
         if "[[long]]" in prompt:
@@ -112,6 +125,10 @@ class LoopbackModel:
             return "stress"
         if "[[tool]]" in prompt:
             return "tool"
+        if "[[echo]]" in prompt:
+            return "echo"
+        if "[[sleep]]" in prompt:
+            return "sleep"
         return "short"
 
     def __enter__(self) -> LoopbackModel:
@@ -127,6 +144,9 @@ class LoopbackModel:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY: on a kept-alive connection, Nagle holds a small write until the client
+            # ACKs the one before, and a delayed ACK makes that ~40 ms per reply.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
                 _log.debug(format, *args)
@@ -149,17 +169,15 @@ class LoopbackModel:
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("transfer-encoding", "chunked")
-                self.send_header("connection", "close")
                 self.end_headers()
                 try:
                     for start in range(0, len(data), CHUNK_BYTES):
                         piece = data[start:start + CHUNK_BYTES]
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                    self.wfile.write(b"0\r\n\r\n")
+                        last = b"0\r\n\r\n" if start + CHUNK_BYTES >= len(data) else b""
+                        self.wfile.write(b"%x\r\n%s\r\n%s" % (len(piece), piece, last))
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the daemon gave up on the stream; nothing to clean up here
-                self.close_connection = True
+                    self.close_connection = True  # the daemon gave up on the stream
 
             def _plain(self, status: int, payload: bytes) -> None:
                 self.send_response(status)

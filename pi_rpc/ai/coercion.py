@@ -11,9 +11,10 @@ import copy
 import math
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema.protocols import Validator
+if TYPE_CHECKING:  # jsonschema is imported on the first tool call (pi_rpc/ai/validation.py)
+    from jsonschema.protocols import Validator
 
 from pi_rpc.ai.js_values import (
     JS_SPACE,

@@ -11,16 +11,18 @@ secrets, and nothing here logs headers or bodies.
 Cancellation is never caught: leaving `open_stream` by cancellation closes the response at once,
 which closes the TCP connection because the body was not read to its end.
 
-Environment: `PI_RPC_RETRY_BASE_MS` (a non-negative integer, read at import) replaces the base
-backoff of 2000 ms, so retry n waits base * 2**(n-1) ms. Tests that run the daemon as a
-subprocess set it small; a value that is not a non-negative integer is ignored with a warning.
+Requests go through the pooled clients of `pi_rpc/ai/clients.py` (one per endpoint, for the
+daemon's life). A pooled connection the server closed while it sat idle fails before any response
+arrives; such a request is sent once more at once, without counting as a retry. The retry policy
+(`StreamOptions.max_retries`, `retry_base_ms`) and the idle timeout are options of each request;
+`pi_rpc.ai.registry.retry_base_from_env` reads `PI_RPC_RETRY_BASE_MS` when the daemon builds its
+settings.
 """
 
 from __future__ import annotations
 
 import email.utils
 import logging
-import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from contextlib import aclosing, asynccontextmanager
@@ -32,35 +34,16 @@ import httpx
 import msgspec
 from httpx_sse import ServerSentEvent, SSEError
 
+from pi_rpc.ai.clients import PoolClosedError, request_timeout, shared_clients
 from pi_rpc.ai.redact import redact, request_secrets
-from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamOptions
 from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, SSELineTooLong, aiter_sse_bytes
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage
 
 _log = logging.getLogger(__name__)
 
-RETRY_BASE_ENV = "PI_RPC_RETRY_BASE_MS"
-DEFAULT_RETRY_BASE_DELAY_MS = 2000
-
-
-def _retry_base_from_env() -> int:
-    raw = os.environ.get(RETRY_BASE_ENV, "").strip()
-    if not raw:
-        return DEFAULT_RETRY_BASE_DELAY_MS
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        _log.warning("%s=%r is not a non-negative integer; using %d ms", RETRY_BASE_ENV, raw,
-                     DEFAULT_RETRY_BASE_DELAY_MS)
-        return DEFAULT_RETRY_BASE_DELAY_MS
-    return value
-
-
-# Backoff: attempt n waits RETRY_BASE_DELAY_MS * 2**(n-1), like Pi's auto-retry (2s, 4s, 8s).
-RETRY_BASE_DELAY_MS = _retry_base_from_env()
+DEFAULT_RETRY_BASE_DELAY_MS = DEFAULT_RETRY_BASE_MS
 # A server asking to wait longer than this is not retried: the error is reported instead.
 MAX_RETRY_DELAY_MS = 60_000
 # Multiplies every real sleep (not the reported delay); tests set it near zero.
@@ -74,17 +57,13 @@ class ProviderError(Exception):
     """A request failed for good; `str(exc)` is the text for the assistant message."""
 
 
-def make_timeout(idle_timeout: float) -> httpx.Timeout:
-    # `read` bounds the gap between two chunks, which is what "the stream went quiet" means.
-    return httpx.Timeout(connect=10.0, read=idle_timeout, write=30.0, pool=10.0)
-
-
 def create_client(
     idle_timeout: float, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> httpx.AsyncClient:
-    """An AsyncClient with explicit timeouts. Redirects are not followed (an API never needs them,
-    and following one could send the key elsewhere)."""
-    return httpx.AsyncClient(timeout=make_timeout(idle_timeout), transport=transport, follow_redirects=False)
+    """A one-off AsyncClient with the request timeouts (tests of `open_stream`); requests of the
+    daemon use the pooled clients. Redirects are not followed (an API never needs them, and
+    following one could send the key elsewhere)."""
+    return httpx.AsyncClient(timeout=request_timeout(idle_timeout), transport=transport, follow_redirects=False)
 
 
 def join_url(base_url: str, path: str) -> str:
@@ -196,8 +175,9 @@ def retry_after_ms(headers: httpx.Headers) -> int | None:
     return max(0, int((when.timestamp() - time.time()) * 1000))
 
 
-def backoff_ms(attempt: int) -> int:
-    return int(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1))
+def backoff_ms(attempt: int, base_ms: int = DEFAULT_RETRY_BASE_DELAY_MS) -> int:
+    # Attempt n waits base * 2**(n-1), like Pi's auto-retry (2s, 4s, 8s).
+    return int(base_ms * 2 ** (attempt - 1))
 
 
 async def _sleep_ms(delay_ms: int) -> None:
@@ -218,21 +198,31 @@ async def open_stream(
     *,
     max_retries: int,
     secrets: Iterable[str | None] = (),
+    base_delay_ms: int = DEFAULT_RETRY_BASE_DELAY_MS,
 ) -> AsyncIterator[httpx.Response]:
     """Send `request` (streaming), retrying 429/5xx/529 and failed connects with backoff.
 
     Yields the first response with a status below 400. Raises `ProviderError` when the request
     fails for good. Retry events go through `builder.retry_start/retry_end`: one start per retry,
-    and one end once a retried request got through or the retries ran out.
+    and one end once a retried request got through or the retries ran out. A connection that
+    dies before any response (a pooled one the server closed) is tried once more, at once.
     """
     secrets = tuple(secrets)
     attempt = 0
+    resent_dead_connection = False
     while True:
         server_delay: int | None = None
         try:
             response = await client.send(request, stream=True)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             error, retryable = transport_error_text(exc, secrets, url=display_url(request.url)), True
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            if resent_dead_connection:
+                raise
+            resent_dead_connection = True
+            _log.info("connection closed before a response (%s); sending the request once more",
+                      type(exc).__name__)
+            continue
         else:
             if response.status_code < 400:
                 if attempt:
@@ -251,7 +241,7 @@ async def open_stream(
             error = http_error_text(response, secrets)
             retryable = response.status_code in RETRYABLE_STATUS
             server_delay = retry_after_ms(response.headers)
-        delay = backoff_ms(attempt + 1) if server_delay is None else server_delay
+        delay = backoff_ms(attempt + 1, base_delay_ms) if server_delay is None else server_delay
         if not retryable or attempt >= max_retries or delay > MAX_RETRY_DELAY_MS:
             if attempt:
                 builder.retry_end(False, attempt, error)
@@ -297,13 +287,35 @@ def failure_text(exc: Exception, secrets: Iterable[str | None] = (), *, url: str
 
 
 STREAM_ERRORS: tuple[type[Exception], ...] = (ProviderError, httpx.HTTPError, httpx.StreamError, SSEError,
-                                              SSELineTooLong)
+                                              SSELineTooLong, PoolClosedError)
 # The SSE loop yields to the event loop at least this often, so requests from the editor are
 # answered while a stream of tiny events pours in (a 64 KiB read can hold thousands of them).
 EVENTS_PER_CHECKPOINT = 64
 
 
+# After the event that ends a message, the rest of the body (the `[DONE]` or the chunked
+# terminator) is read for at most this long, so that the connection goes back to the pool.
+DRAIN_SECONDS = 0.5
+DRAIN_EVENTS = 16
+
+
 # --- the provider driver ------------------------------------------------------------------------
+
+
+async def _drain(events: AsyncGenerator[ServerSentEvent, None]) -> None:
+    """Read what follows the final event, briefly: a response read to its end leaves its
+    connection open for the next request, one closed early takes the connection with it. A
+    server that keeps talking is cut off (the connection then closes, as before), and one that
+    drops the connection here has still sent the whole message."""
+    with anyio.move_on_after(DRAIN_SECONDS):
+        seen = 0
+        try:
+            async for _ in events:
+                seen += 1
+                if seen >= DRAIN_EVENTS:
+                    return
+        except STREAM_ERRORS as exc:
+            _log.debug("connection ended badly after the final event: %s", type(exc).__name__)
 
 
 class SseState(Protocol):
@@ -338,19 +350,24 @@ async def stream_sse(
     builder.keep_secret(*secrets)
     response: httpx.Response | None = None
     try:
-        async with create_client(options.idle_timeout) as client:
-            request = client.build_request("POST", url, json=body, headers=headers)
-            async with open_stream(client, request, builder, max_retries=options.max_retries,
-                                   secrets=secrets) as response:
-                async with aclosing(aiter_sse(response, secrets)) as events:
-                    count = 0
-                    async for sse in events:
-                        state.apply(sse.data)
-                        if state.finished:
-                            break
-                        count += 1
-                        if count % EVENTS_PER_CHECKPOINT == 0:
-                            await anyio.lowlevel.checkpoint()
+        pool = shared_clients() if options.http is None else options.http
+        client = pool.client_for(url)
+        # msgspec encodes the (possibly long) context several times faster than httpx's json.dumps.
+        request = client.build_request("POST", url, content=msgspec.json.encode(body),
+                                       headers={"content-type": "application/json", **headers},
+                                       timeout=request_timeout(options.idle_timeout))
+        async with open_stream(client, request, builder, max_retries=options.max_retries, secrets=secrets,
+                               base_delay_ms=options.retry_base_ms) as response:
+            async with aclosing(aiter_sse(response, secrets)) as events:
+                count = 0
+                async for sse in events:
+                    state.apply(sse.data)
+                    if state.finished:
+                        await _drain(events)
+                        break
+                    count += 1
+                    if count % EVENTS_PER_CHECKPOINT == 0:
+                        await anyio.lowlevel.checkpoint()
     except STREAM_ERRORS as exc:
         received = response.num_bytes_downloaded if response is not None else None
         return builder.fail("error", failure_text(exc, secrets, url=display_url(url), received=received))

@@ -9,13 +9,41 @@ stream on the way out); the caller then ends the message with `builder.fail("abo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, ThinkingLevel
+
+if TYPE_CHECKING:
+    from pi_rpc.ai.clients import HttpClients
+
+_log = logging.getLogger(__name__)
+
+# Retry n waits this * 2**(n-1) ms (2 s, 4 s, 8 s, like Pi's auto-retry).
+DEFAULT_RETRY_BASE_MS = 2000
+RETRY_BASE_ENV = "PI_RPC_RETRY_BASE_MS"
+
+
+def retry_base_from_env(env: Mapping[str, str] | None = None) -> int:
+    """The base backoff in ms from `PI_RPC_RETRY_BASE_MS` (tests that run the daemon as a subprocess
+    set it small); a value that is not a non-negative integer is ignored with a warning."""
+    raw = (os.environ if env is None else env).get(RETRY_BASE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_RETRY_BASE_MS
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        _log.warning("%s=%r is not a non-negative integer; using %d ms", RETRY_BASE_ENV, raw, DEFAULT_RETRY_BASE_MS)
+        return DEFAULT_RETRY_BASE_MS
+    return value
 
 
 class StreamOptions(msgspec.Struct, kw_only=True):
@@ -28,8 +56,11 @@ class StreamOptions(msgspec.Struct, kw_only=True):
     # The agent run this request belongs to; every request of one run carries the same id.
     run_id: str | None = None
     max_retries: int = 3
+    retry_base_ms: int = DEFAULT_RETRY_BASE_MS
     # Seconds without a byte from the server before a stream counts as dead.
     idle_timeout: float = 120.0
+    # The HTTP clients to send through (pi_rpc/ai/clients.py); None: the daemon's shared pool.
+    http: HttpClients | None = None
 
 
 StreamFn = Callable[[Model, Context, StreamOptions, AssistantBuilder], Awaitable[AssistantMessage]]

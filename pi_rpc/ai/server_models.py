@@ -7,8 +7,12 @@ carry. The answer's shape is OpenAI's `{"data": [{"id": ...}, ...]}`; other fiel
 
 from __future__ import annotations
 
-import httpx
+from typing import TYPE_CHECKING
+
 import msgspec
+
+if TYPE_CHECKING:  # httpx is imported when a list is asked for, not at the daemon's start
+    import httpx
 
 # Start-up waits on this; a local server answers at once, a dead one should not hold the editor.
 LIST_TIMEOUT_SECONDS = 10.0
@@ -29,6 +33,8 @@ class _ModelList(msgspec.Struct):
 def list_server_models(base_url: str, api_key: str | None = None,
                        transport: httpx.BaseTransport | None = None) -> list[str]:
     """The model ids the server at `base_url` lists, in its order."""
+    import httpx
+
     url = base_url.rstrip("/") + "/models"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:

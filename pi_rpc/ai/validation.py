@@ -14,15 +14,16 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import msgspec
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
 
 from pi_rpc.ai.coercion import Schema, SchemaWalker
 from pi_rpc.ai.js_values import is_number, js_string, json_stringify
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.protocols import Validator
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,9 @@ def json_schema_of(parameters: type[msgspec.Struct] | dict[str, Any]) -> dict[st
 
 
 def _compile(schema: Schema) -> Validator | None:
+    import jsonschema  # on the first tool call, not at the daemon's start
+    from jsonschema.exceptions import SchemaError
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)

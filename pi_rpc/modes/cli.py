@@ -14,6 +14,7 @@ from msgspec import UNSET
 
 import pi_rpc
 from pi_rpc.ai.config import no_model_message
+from pi_rpc.ai.registry import retry_base_from_env
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
 from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
@@ -189,7 +190,7 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         available_models=available, resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
-        persist=not args.no_session, session_root=session_root,
+        persist=not args.no_session, session_root=session_root, retry_base_ms=retry_base_from_env(),
         mcp_servers=servers_from_settings(settings.mcp_servers),
         resume_from=_resume_path(args, cwd, session_root),
         compaction=settings.compaction,

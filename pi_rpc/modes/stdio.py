@@ -17,6 +17,7 @@ import sys
 
 import anyio
 
+from pi_rpc.ai.clients import close_shared_clients
 from pi_rpc.modes.writer import StdoutSink
 from pi_rpc.session.session import AgentSession
 from pi_rpc.tools.process import kill_all_process_groups
@@ -70,5 +71,6 @@ async def wind_down(session: AgentSession, sink: StdoutSink) -> None:
     with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
         await session.close()
     kill_all_process_groups()
+    await close_shared_clients()
     with anyio.move_on_after(2, shield=True):
         await sink.drain()

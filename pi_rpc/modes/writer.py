@@ -10,11 +10,15 @@ block merge into one pending delta (their texts joined), so a stalled client cos
 of the text it has not read yet, never the size of every event. Nothing is dropped: once the
 client reads again it gets the same text, in fewer, larger deltas, followed by every other message
 in order.
+
+Writes to a pipe are gathered per pass of the event loop: what is sent between two awaits leaves
+in one `writev`, so a burst of events wakes the client once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import stat
 from collections import deque
@@ -29,6 +33,8 @@ HIGH_WATER = 1 << 20
 # A merged delta is written out in pieces of at most this many characters, so a long pending run
 # never becomes one huge frame at once.
 MAX_DELTA_CHARS = 1 << 20
+# Buffers handed to one writev (Linux allows 1024).
+MAX_WRITE_BUFFERS = 256
 
 Frame = Callable[[bytes], bytes]
 
@@ -73,6 +79,7 @@ class StdoutSink:
         self._pending: deque[_Encoded | _Delta] = deque()  # not yet encoded, in order
         self._pending_size = 0  # bytes or characters queued, roughly
         self._watching = False
+        self._flush_due = False  # a flush is scheduled for the end of this pass of the loop
         self._closed = False
         self._drained: anyio.Event | None = None  # set once nothing is left to write
 
@@ -145,25 +152,40 @@ class StdoutSink:
     def _write(self, data: bytes) -> None:
         self._out.append(memoryview(data))
         self._out_bytes += len(data)
+        if self._loop is None:
+            self._flush()  # a terminal or a regular file: plain blocking writes
+        elif not self._flush_due and not self._watching:
+            # What is sent during one pass of the event loop leaves in one writev: a turn emits
+            # its events in bursts (message_end, turn_end, agent_end, ...) between two awaits,
+            # and each write to the pipe wakes the client.
+            self._flush_due = True
+            self._loop.call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        self._flush_due = False
         self._flush()
 
     def _flush(self) -> None:
         """Write what the pipe takes now; refill from the queue while below the high-water mark."""
         while not self._closed:
             while self._out:
+                buffers = list(itertools.islice(self._out, MAX_WRITE_BUFFERS))
                 try:
-                    written = os.write(self._fd, self._out[0])
+                    written = os.writev(self._fd, buffers)
                 except BlockingIOError:
                     written = 0
                 except OSError:
                     self._close()  # the client is gone; stdin EOF will end the daemon
                     return
                 self._out_bytes -= written
-                if written < len(self._out[0]):
+                short = written < sum(len(buffer) for buffer in buffers)
+                while written and written >= len(self._out[0]):
+                    written -= len(self._out.popleft())
+                if written:
                     self._out[0] = self._out[0][written:]
+                if short:
                     self._watch()
                     return
-                self._out.popleft()
             if not self._pending:
                 self._unwatch()
                 self._set_drained()

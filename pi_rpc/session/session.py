@@ -36,7 +36,7 @@ from pi_rpc.agent.types import (
 from pi_rpc.ai.config import no_model_message
 from pi_rpc.ai.models import clamp_thinking_level, not_found_hint, supported_thinking_levels
 from pi_rpc.ai.redact import redact, request_secrets
-from pi_rpc.ai.registry import StreamFn, StreamOptions
+from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamFn, StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
     AutoRetryEnd,
@@ -166,6 +166,8 @@ class SessionConfig:
     save_allow_rule: Callable[[str], None] | None = None
     # MCP tool servers every session of this daemon starts (settings.json `mcpServers`).
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    # Provider retries: retry n waits retry_base_ms * 2**(n-1) (PI_RPC_RETRY_BASE_MS sets it).
+    retry_base_ms: int = DEFAULT_RETRY_BASE_MS
 
 
 class AgentSession:
@@ -692,7 +694,8 @@ class AgentSession:
         assert choice is not None  # start_prompt refuses to start a run without one
         options = StreamOptions(api_key=choice.api_key, thinking_level=self.thinking_level,
                                 headers=dict(choice.headers), session_id=self.session_id,
-                                max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0)
+                                max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0,
+                                retry_base_ms=self.config.retry_base_ms)
         return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
                           system_prompt=lambda: self._system_prompt,
                           tools=lambda: [self._agent_tool(name) for name in self._active],

@@ -16,8 +16,10 @@ import io
 import math
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING
 
-from PIL import Image, ImageOps
+if TYPE_CHECKING:  # Pillow is imported on the first image, not at the daemon's start
+    from PIL import Image
 
 SNIFF_BYTES = 4100
 DEFAULT_MAX_WIDTH = 2000
@@ -116,6 +118,8 @@ def format_dimension_note(original: tuple[int, int], shown: tuple[int, int]) -> 
 
 
 def _open_oriented(data: bytes) -> Image.Image:
+    from PIL import Image, ImageOps
+
     image = Image.open(io.BytesIO(data))
     image.load()
     return ImageOps.exif_transpose(image)
@@ -147,6 +151,8 @@ def _fit(width: int, height: int, max_width: int, max_height: int) -> tuple[int,
 
 
 def _smaller_encoding(image: Image.Image, size: tuple[int, int], quality: int) -> tuple[bytes, str]:
+    from PIL import Image
+
     scaled = image.resize(size, Image.Resampling.LANCZOS)
     png = _encode(scaled, "PNG")
     jpeg = _encode(scaled, "JPEG", quality)
@@ -156,6 +162,8 @@ def _smaller_encoding(image: Image.Image, size: tuple[int, int], quality: int) -
 def _resize_jpeg_ladder(
     image: Image.Image, target: tuple[int, int], max_bytes: int
 ) -> tuple[bytes, str] | None:
+    from PIL import Image
+
     scaled = image.resize(target, Image.Resampling.LANCZOS)
     for quality in JPEG_QUALITY_LADDER:
         encoded = _encode(scaled, "JPEG", quality)

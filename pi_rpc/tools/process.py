@@ -6,11 +6,13 @@ background grandchildren (`sleep 30 &`) die too; anyio alone would only kill the
 Groups left running after a normal exit (daemonised descendants) stay registered so the daemon can
 kill them when it exits, as Pi does with its tracked detached children.
 
-On Linux a command runs below a per-call supervisor (`supervisor.py`, a child subreaper) that holds
-a socket to the daemon, its lifeline. Abort, timeout and daemon exit close the daemon's end, and
-so does the kernel when the daemon is killed with SIGKILL: the supervisor then kills the whole
-tree, `setsid`, `nohup` and double-forked descendants included. Elsewhere commands run directly
-in their own process group, and a daemon killed with SIGKILL leaves them running.
+On Linux a command runs below a keeper (`supervisor.py`, a child subreaper) that holds a socket to
+the daemon, its lifeline. Abort, timeout and daemon exit close the daemon's end, and so does the
+kernel when the daemon is killed with SIGKILL: the keeper then kills the whole tree, `setsid`,
+`nohup` and double-forked descendants included. Keepers are forked by one supervisor process that
+the daemon starts on first use and keeps for its life, so a call costs a fork, not a Python
+start-up; the command's output pipes and lifeline reach it by SCM_RIGHTS. Elsewhere commands run
+directly in their own process group, and a daemon killed with SIGKILL leaves them running.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -38,6 +40,9 @@ EXIT_SILENCE_SECONDS = 0.1
 
 # How long an abort waits for the supervisor to confirm that the whole tree is gone.
 KILL_CONFIRM_SECONDS = 5.0
+# How long a call waits for its keeper to report the command's pid; past it the call fails, and
+# closing the lifeline makes a late keeper kill what it started.
+START_SECONDS = 30.0
 
 SUPERVISOR_DIR = str(Path(__file__).parent)
 # Imported, not run as a script: a script is compiled on every start, a module loads its cached
@@ -45,6 +50,9 @@ SUPERVISOR_DIR = str(Path(__file__).parent)
 _SUPERVISOR_BOOT = (
     "import sys; sys.path.append(sys.argv[1]); import supervisor; sys.exit(supervisor.main(sys.argv[2:]))"
 )
+# The exit code reported when a keeper vanished without reporting one (it was killed).
+_LOST_STATUS = 128 + signal.SIGKILL
+_READ_BYTES = 1 << 16
 # A real file is needed (not a zip): the supervisor is imported by a bare `python -I -S`.
 SUPERVISED = (sys.platform == "linux" and bool(sys.executable) and hasattr(os, "memfd_create")
               and os.path.isfile(os.path.join(SUPERVISOR_DIR, "supervisor.py")))
@@ -137,12 +145,6 @@ async def _await_output_end(done: anyio.Event, activity: list[int]) -> None:
             return
 
 
-@dataclass
-class _Spawned:
-    proc: anyio.abc.Process
-    lifeline: socket.socket | None  # our end; None when the command runs unsupervised
-
-
 async def run_process_group(
     argv: Sequence[str],
     cwd: str,
@@ -159,79 +161,180 @@ async def run_process_group(
     process group is killed before the exception propagates, and on Linux every other process
     the command started too (see the module docstring).
     """
+    if SUPERVISED:
+        return await _run_supervised(argv, cwd, env, on_chunk, on_stderr)
     # Shielded: an abort landing mid-spawn would make asyncio kill only the direct child and
     # orphan the rest of the group; once we hold the pid, the handler below kills the group.
     with anyio.CancelScope(shield=True):
-        spawned = await _spawn(argv, cwd, env, separate_stderr=on_stderr is not None)
-    proc, lifeline = spawned.proc, spawned.lifeline
+        proc = await anyio.open_process(
+            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if on_stderr is not None else subprocess.STDOUT,
+            start_new_session=os.name != "nt",
+        )
     pgid = proc.pid
     async with proc:  # closing reaps the child, shielded
         try:
-            if lifeline is not None:
-                pgid = await _read_command_pid(lifeline) or pgid
-            register_process_group(pgid, lifeline)
+            register_process_group(pgid)
             code = await _collect(proc, on_chunk, on_stderr)
         except BaseException as exc:
-            # Before anyio's close, which would kill the direct child only. The lifeline is
-            # unregistered first, so that _end_supervision (not kill_process_group) closes it.
-            _live_groups.pop(pgid, None)
-            kill_process_group(pgid)
-            if lifeline is not None:
-                await _end_supervision(lifeline)
-            leaf = _single_error(exc) if isinstance(exc, BaseExceptionGroup) else None
-            if leaf is not None:
-                raise leaf from None  # a sink or pipe error, not an ExceptionGroup of one
+            kill_process_group(pgid)  # before anyio's close, which would kill the direct child only
+            _reraise_single(exc)
             raise
-    if lifeline is None and not _group_exists(pgid):
+    if not _group_exists(pgid):
         _live_groups.pop(pgid, None)
     return code
 
 
-async def _spawn(
-    argv: Sequence[str], cwd: str, env: Mapping[str, str] | None, *, separate_stderr: bool
-) -> _Spawned:
-    stderr = subprocess.PIPE if separate_stderr else subprocess.STDOUT
-    if not SUPERVISED:
-        proc = await anyio.open_process(
-            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=stderr, start_new_session=os.name != "nt",
-        )
-        return _Spawned(proc, None)
+async def _run_supervised(
+    argv: Sequence[str], cwd: str, env: Mapping[str, str] | None, on_chunk: OnChunk, on_stderr: OnChunk | None
+) -> int:
     _check_program(argv[0], cwd, env)
-    argv_fd = _argv_file(argv)
+    request = _request_file(argv, cwd, os.environ if env is None else env)
+    outputs = [os.pipe() for _ in range(2 if on_stderr is not None else 1)]
     ours, theirs = socket.socketpair()
     try:
-        proc = await anyio.open_process(
-            [sys.executable, "-I", "-S", "-c", _SUPERVISOR_BOOT, SUPERVISOR_DIR, str(theirs.fileno()),
-             str(argv_fd)],
-            cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr,
-            start_new_session=True, pass_fds=(theirs.fileno(), argv_fd),
-        )
+        _supervisor.send([theirs.fileno(), request, *(w for _, w in outputs)])
     except BaseException:
         ours.close()
+        for r, _ in outputs:
+            os.close(r)
         raise
     finally:
-        theirs.close()  # from here on only the supervisor holds its end
-        os.close(argv_fd)
+        theirs.close()  # from here on only the keeper holds its end
+        os.close(request)
+        for _, w in outputs:
+            os.close(w)
     ours.setblocking(False)
-    return _Spawned(proc, ours)
+    readers = [r for r, _ in outputs]
+    for fd in readers:
+        os.set_blocking(fd, False)
+    lines = _Lines(ours)
+    pgid: int | None = None
+    try:
+        # Shielded: once the command runs, the handler below must know its pid.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(START_SECONDS):
+            pgid = await lines.read_int()
+        if pgid is None:
+            raise OSError(errno.ECHILD, "the tool-process supervisor could not start the command", argv[0])
+        register_process_group(pgid, ours)
+        return await _collect_supervised(readers, lines, on_chunk, on_stderr)
+    except BaseException as exc:
+        # The lifeline is unregistered first, so that _end_supervision (not kill_process_group)
+        # closes it: one kill, then one wait for the keeper to confirm the tree is gone.
+        if pgid is not None:
+            _live_groups.pop(pgid, None)
+            kill_process_group(pgid)
+        await _end_supervision(ours)
+        _reraise_single(exc)
+        raise
+    finally:
+        for fd in readers:
+            os.close(fd)
 
 
-def _argv_file(argv: Sequence[str]) -> int:
-    """The command's arguments in an anonymous file, NUL-separated, for the supervisor to read.
+class _Supervisor:
+    """The daemon's one supervisor process, started on first use and again if it died."""
 
-    Not on the supervisor's command line: there they would show twice in `ps` (and in anything
-    that looks for the command by its text), and a large command could exceed the size limit.
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+
+    def send(self, fds: list[int]) -> None:
+        """Hand one command's descriptors to the supervisor (a retry starts a new one)."""
+        with self._lock:
+            for attempt in (1, 2):
+                control = self._running()
+                try:
+                    control.sendmsg([b"run"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))])
+                    return
+                except OSError:
+                    self._stop()
+                    if attempt == 2:
+                        raise
+
+    def _running(self) -> socket.socket:
+        if self._proc is not None and self._proc.poll() is not None:
+            self._stop()
+        if self._control is None:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                # Its stdout is not ours: in the daemon, fd 1 is the protocol's.
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _SUPERVISOR_BOOT, SUPERVISOR_DIR, str(theirs.fileno())],
+                    cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    start_new_session=True, pass_fds=(theirs.fileno(),),
+                )
+            except BaseException:
+                ours.close()
+                raise
+            finally:
+                theirs.close()
+            self._control = ours
+        return self._control
+
+    def _stop(self) -> None:
+        if self._control is not None:
+            self._control.close()  # end of file: the supervisor exits (keepers live on)
+            self._control = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(1)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+
+_supervisor = _Supervisor()
+
+
+def _fd_bytes(fds: list[int]) -> bytes:
+    return b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+
+
+def _request_file(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
+    """The command in an anonymous file, NUL-separated: cwd, argc, argv, then `KEY=VALUE` items.
+
+    Not on a command line: there it would show in `ps` (and in anything that looks for the
+    command by its text), and a large command could exceed the size limit.
     """
-    data = b"\0".join(os.fsencode(arg) for arg in argv)
-    if data.count(b"\0") != len(argv) - 1:
+    fields = [os.fsencode(cwd), b"%d" % len(argv), *(os.fsencode(arg) for arg in argv),
+              *(os.fsencode(f"{key}={value}") for key, value in env.items())]
+    if any(b"\0" in field for field in fields):
         raise ValueError("embedded null byte")  # what a direct spawn raises
-    fd = os.memfd_create("pi-rpc-argv")
+    data = b"\0".join(fields)
+    fd = os.memfd_create("pi-rpc-command")
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
+
+
+class _Lines:
+    """Lines the keeper writes on the lifeline: the command's pid, then `=<exit code>`."""
+
+    def __init__(self, lifeline: socket.socket) -> None:
+        self.lifeline = lifeline
+        self.buffer = b""
+
+    async def read_line(self) -> bytes | None:
+        while b"\n" not in self.buffer:
+            await anyio.wait_readable(self.lifeline)
+            try:
+                chunk = self.lifeline.recv(64)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return None  # the keeper is gone
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    async def read_int(self) -> int | None:
+        line = await self.read_line()
+        return None if line is None else int(line)
 
 
 def _check_program(program: str, cwd: str, env: Mapping[str, str] | None) -> None:
@@ -244,21 +347,6 @@ def _check_program(program: str, cwd: str, env: Mapping[str, str] | None) -> Non
     if os.sep in program and os.path.exists(located):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-
-
-async def _read_command_pid(lifeline: socket.socket) -> int | None:
-    """The command's pid (its group id), which the supervisor sends once it has started it."""
-    line = b""
-    while not line.endswith(b"\n"):
-        await anyio.wait_readable(lifeline)
-        try:
-            chunk = lifeline.recv(64)
-        except BlockingIOError:
-            continue
-        if not chunk:
-            return None  # the supervisor is gone already
-        line += chunk
-    return int(line)
 
 
 async def _end_supervision(lifeline: socket.socket) -> None:
@@ -276,6 +364,13 @@ async def _end_supervision(lifeline: socket.socket) -> None:
         except OSError:
             pass
     lifeline.close()
+
+
+def _reraise_single(exc: BaseException) -> None:
+    """A sink or pipe error inside a task group is raised as itself, not as a group of one."""
+    leaf = _single_error(exc) if isinstance(exc, BaseExceptionGroup) else None
+    if leaf is not None:
+        raise leaf from None
 
 
 def _single_error(exc: BaseException) -> Exception | None:
@@ -304,3 +399,38 @@ async def _collect(proc: anyio.abc.Process, on_chunk: OnChunk, on_stderr: OnChun
         # Descendants still hold the pipe: stop reading, leave them running (Pi does too).
         tg.cancel_scope.cancel()
     return exit_code_of(returncode)
+
+
+async def _pump_fd(fd: int, sink: OnChunk, activity: list[int]) -> None:
+    while True:
+        await anyio.wait_readable(fd)
+        try:
+            chunk = os.read(fd, _READ_BYTES)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            return
+        activity[0] += 1
+        sink(chunk)
+
+
+async def _collect_supervised(readers: list[int], lines: _Lines, on_chunk: OnChunk,
+                              on_stderr: OnChunk | None) -> int:
+    activity = [0]
+    done = anyio.Event()
+
+    async def read_all() -> None:
+        async with anyio.create_task_group() as pumps:
+            pumps.start_soon(_pump_fd, readers[0], on_chunk, activity)
+            if on_stderr is not None:
+                pumps.start_soon(_pump_fd, readers[1], on_stderr, activity)
+        done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_all)
+        line = await lines.read_line()
+        code = int(line[1:]) if line is not None and line.startswith(b"=") else _LOST_STATUS
+        await _await_output_end(done, activity)
+        # Descendants still hold the pipe: stop reading, leave them running (Pi does too).
+        tg.cancel_scope.cancel()
+    return code

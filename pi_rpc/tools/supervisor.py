@@ -1,28 +1,28 @@
-"""The per-call supervisor: a tool's whole process tree dies with the daemon, however it dies.
+"""The tool-process supervisor: a tool's whole process tree dies with the daemon, however it dies.
 
-`pi_rpc.tools.process` starts every shell command through `main(LIFELINE_FD, ARGV_FD)` of this
-module, in a new `python -I -S` that imports it as the top-level module `supervisor`. LIFELINE_FD
-is one end of a socket pair whose other end only the daemon holds; ARGV_FD an anonymous file
-holding the command's arguments, NUL-separated. It runs for every shell command, so it starts as
-little as it can: no site and no user paths (`-I -S`), cached bytecode (imported, not run as a
-script), the standard library only, and the C modules `_signal` and `_ctypes` instead of `signal`
-and `ctypes`, whose imports (enum, functools) cost more than the rest of the module together.
+`pi_rpc.tools.process` starts this module once per daemon, as `main([CONTROL_FD])` in a
+`python -I -S` that imports it as the top-level module `supervisor` (no site, no user paths, the
+standard library only). CONTROL_FD is a SOCK_SEQPACKET socket whose other end only the daemon
+holds. For each command the daemon sends one message carrying, by SCM_RIGHTS, a LIFELINE socket
+(one end of a fresh pair, the other end the daemon's), an anonymous file with the request (cwd,
+argv and environment, NUL-separated) and the write ends of the output pipes. The supervisor forks,
+and the child, a "keeper", runs that one command: so a call costs a fork, not an interpreter start.
 
-The process the daemon started (the "reporter") forks a "keeper" and exits with the command's
-exit status, so the daemon sees the command's own exit code as before (128 + n for signal n). The
-keeper is a Linux child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`): every descendant that loses
-its parent, including `setsid`, `nohup` and double-forked ones, is reparented to it, so the whole
-tree stays below it. The keeper runs the command in its own process group and lives while any
-descendant does (a finished command may leave background jobs running, spec 9.9). When the
-lifeline reaches end of file (the daemon aborted the call, exited, or was killed with SIGKILL and
-the kernel closed its end) it SIGKILLs the command's group and then every descendant it can find,
-until none is left, and exits.
+The keeper is a Linux child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`) in its own session: every
+descendant that loses its parent, including `setsid`, `nohup` and double-forked ones, is
+reparented to it, so the command's whole tree stays below it. It runs the command in its own
+process group, writes the command's pid (`"<pid>\n"`) and later its exit status as a shell reports
+it (`"=<code>\n"`, 128 + n for signal n) on the lifeline, and lives while any descendant does (a
+finished command may leave background jobs running, spec 9.9). When the lifeline reaches end of
+file (the daemon aborted the call, exited, or was killed with SIGKILL and the kernel closed its
+end) it SIGKILLs the command's group and then every descendant it can find, until none is left,
+and exits; the daemon sees the lifeline close. The supervisor itself exits when the control socket
+closes; keepers do not depend on it, each watches its own lifeline.
 
 Limits: subreapers exist on Linux only; `process.py` runs commands directly elsewhere, so there a
 daemon killed with SIGKILL leaves the command's processes running. On Linux no descendant can
 leave the tree (the subreaper adopts orphans), but one that runs as another user (a setuid
-program) cannot be signalled, and the keeper then waits for it to exit. The cost is one Python
-start-up per command (`bench/bench_spawn.py` measures it).
+program) cannot be signalled, and the keeper then waits for it to exit.
 """
 
 from __future__ import annotations
@@ -100,11 +100,11 @@ def _kill(pid: int, *, group: bool = False) -> None:
 
 
 class Keeper:
-    """Subreaper of one command's tree; reports the command's exit status to the reporter."""
+    """Subreaper of one command's tree; reports the command's pid and exit status on the lifeline."""
 
-    def __init__(self, lifeline: int, status_out: int) -> None:
+    def __init__(self, lifeline: int) -> None:
         self.lifeline = lifeline
-        self.status_out: int | None = status_out
+        self.reported = False
         self.command_pid = 0
         self.wake_in, wake_out = os.pipe()
         os.set_blocking(wake_out, False)
@@ -113,15 +113,13 @@ class Keeper:
         for signum in _FATAL_SIGNALS:
             _signal.signal(signum, self._on_fatal)
 
-    def start(self, argv: list[str]) -> None:
+    def start(self, request: Request, outputs: list[int]) -> None:
         self.command_pid = os.fork()
         if self.command_pid == 0:
-            _exec_command(argv)
+            _exec_command(request, outputs)
         # Only the command keeps the output pipes: the daemon sees end of file when it is done.
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        os.close(null)
+        for fd in outputs:
+            os.close(fd)
         try:
             os.write(self.lifeline, b"%d\n" % self.command_pid)
         except OSError:
@@ -169,33 +167,59 @@ class Keeper:
                 return
 
     def _report(self, status: int) -> None:
-        if self.status_out is None:
+        if self.reported:
             return
+        self.reported = True
         try:
-            os.write(self.status_out, b"%d" % exit_code_of_status(status))
+            os.write(self.lifeline, b"=%d\n" % exit_code_of_status(status))
         except OSError:
             pass
-        os.close(self.status_out)
-        self.status_out = None
 
     def _on_fatal(self, signum: int, frame: object) -> None:
         self.kill_all()
         os._exit(128 + signum)
 
 
-def _exec_command(argv: list[str]) -> None:
-    """In the forked child: own process group, Python's signal changes undone, then exec."""
+class Request:
+    """One command: where it runs, its arguments and its whole environment."""
+
+    def __init__(self, data: bytes) -> None:
+        fields = data.split(b"\0")
+        self.cwd = fields[0]
+        argc = int(fields[1])
+        self.argv = fields[2:2 + argc]
+        self.env = dict(item.partition(b"=")[::2] for item in fields[2 + argc:] if item)
+
+
+def _exec_command(request: Request, outputs: list[int]) -> None:
+    """In the forked child: stdin empty, the output pipes as stdout/stderr, nothing else inherited,
+    own process group, Python's signal changes undone, then exec."""
     try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(outputs[0], 1)
+        os.dup2(outputs[-1], 2)
+        os.chdir(request.cwd)
         os.setpgid(0, 0)
         _signal.set_wakeup_fd(-1)
         for signum in (_signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ, *_FATAL_SIGNALS):
             _signal.signal(signum, _signal.SIG_DFL)
-        os.execvp(argv[0], argv)
+        os.closerange(3, _open_fd_limit())
+        os.execvpe(request.argv[0], request.argv, request.env)
     except OSError as exc:
-        os.write(2, f"{argv[0]}: {exc.strerror}\n".encode())
+        name = request.argv[0].decode(errors="replace") if request.argv else "?"
+        os.write(2, f"{name}: {exc.strerror}\n".encode())
         os._exit(127)
     finally:
         os._exit(127)
+
+
+def _open_fd_limit() -> int:
+    """One past the highest open descriptor (closerange up to RLIMIT_NOFILE can take long)."""
+    try:
+        return max(int(fd) for fd in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        return 1024
 
 
 class _CFunction(_ctypes.CFuncPtr):
@@ -213,39 +237,86 @@ def _become_subreaper() -> None:
         pass
 
 
-def read_argv(fd: int) -> list[str]:
+def read_all(fd: int) -> bytes:
     chunks = []
     while chunk := os.read(fd, 1 << 16):
         chunks.append(chunk)
     os.close(fd)
-    return [os.fsdecode(arg) for arg in b"".join(chunks).split(b"\0")]
+    return b"".join(chunks)
+
+
+def run_keeper(lifeline: int, request: Request, outputs: list[int]) -> None:
+    """In a child of the supervisor: the keeper of one command (never returns)."""
+    try:
+        os.setsid()  # out of the supervisor's group and session
+        _become_subreaper()
+        keeper = Keeper(lifeline)
+        keeper.start(request, outputs)
+        keeper.serve()
+    finally:
+        os._exit(0)
 
 
 def main(args: list[str]) -> int:
-    lifeline = int(args[0])
-    argv = read_argv(int(args[1]))
-    os.set_inheritable(lifeline, False)  # the command must never hold it
-    status_in, status_out = os.pipe()
-    if os.fork() == 0:
-        os.close(status_in)
+    """Serve the daemon's requests until it closes the control socket."""
+    import socket  # the supervisor starts once per daemon: the module's cost is paid once
+
+    control = socket.socket(fileno=int(args[0]))
+    wake_in, wake_out = os.pipe()
+    os.set_blocking(wake_out, False)
+    _signal.set_wakeup_fd(wake_out)
+    _signal.signal(_signal.SIGCHLD, lambda *_: None)
+    fd_space = socket.CMSG_SPACE(4 * 4)
+    while True:
+        ready, _, _ = select.select([control.fileno(), wake_in], [], [])
+        if wake_in in ready:
+            os.read(wake_in, 4096)
+            _reap_keepers()
+        if control.fileno() not in ready:
+            continue
+        message, ancillary, _, _ = control.recvmsg(16, fd_space)
+        fds: list[int] = []
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(int.from_bytes(data[i:i + 4], sys.byteorder) for i in range(0, len(data) - 3, 4))
+        if not message:
+            return 0  # the daemon is gone (its keepers each watch their own lifeline)
+        for fd in fds:
+            os.set_inheritable(fd, False)
+        if len(fds) >= 3:
+            _start(control.fileno(), wake_in, wake_out, fds)
+        for fd in fds:
+            os.close(fd)
+
+
+def _start(control: int, wake_in: int, wake_out: int, fds: list[int]) -> None:
+    """Fork the keeper of one request: fds are the lifeline, the request file, the output pipes."""
+    lifeline, request_fd, outputs = fds[0], fds[1], fds[2:]
+    try:
+        request = Request(read_all(os.dup(request_fd)))
+    except (OSError, ValueError):
+        return  # closing the lifeline unanswered tells the daemon the command did not start
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:
+        _signal.set_wakeup_fd(-1)
+        for fd in (control, wake_in, wake_out, request_fd):
+            os.close(fd)
+        run_keeper(lifeline, request, outputs)
+
+
+def _reap_keepers() -> None:
+    while True:
         try:
-            os.setsid()  # out of the reporter's group, which the daemon may signal
-            _become_subreaper()
-            keeper = Keeper(lifeline, status_out)
-            keeper.start(argv)
-            keeper.serve()
-        finally:
-            os._exit(0)
-    # The reporter: the exit status of the command becomes its own.
-    os.close(status_out)
-    os.close(lifeline)
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    report = b""
-    while chunk := os.read(status_in, 16):
-        report += chunk
-    return int(report) if report else 128 + _signal.SIGKILL
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+        if pid == 0:
+            return
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ def spawn(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., DaemonClien
 
 
 def descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid` (children listed by the kernel, recursively)."""
+    """Every live descendant of `pid` (children listed by the kernel, recursively), except the
+    daemon's tool-process supervisor: it lives as long as the daemon and forks the keeper of each
+    command (pi_rpc/tools/supervisor.py), whose trees are listed."""
     found: list[int] = []
     pending = [pid]
     while pending:
@@ -71,9 +73,22 @@ def descendants(pid: int) -> list[int]:
             except OSError:
                 continue
             for child in map(int, children):
-                found.append(child)
+                if not is_tool_supervisor(child, current):
+                    found.append(child)
                 pending.append(child)
     return found
+
+
+def is_tool_supervisor(pid: int, parent: int) -> bool:
+    """Its command line imports the supervisor; a keeper is a fork of it, so its parent's does too."""
+    return _runs_supervisor(pid) and not _runs_supervisor(parent)
+
+
+def _runs_supervisor(pid: int) -> bool:
+    try:
+        return b"import supervisor" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def watch(pids: list[int]) -> list[int]:

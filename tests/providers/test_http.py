@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_rpc.ai import http
+from pi_rpc.ai.registry import retry_base_from_env
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AutoRetryEnd, Model, ProviderEvent
 
@@ -195,4 +196,4 @@ def test_retry_base_comes_from_the_environment(
         monkeypatch.delenv("PI_RPC_RETRY_BASE_MS", raising=False)
     else:
         monkeypatch.setenv("PI_RPC_RETRY_BASE_MS", value)
-    assert http._retry_base_from_env() == expected
+    assert retry_base_from_env() == expected

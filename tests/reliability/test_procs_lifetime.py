@@ -79,12 +79,35 @@ def runs(tmp_path: Path) -> Iterator[Callable[..., Run]]:
         run.client.terminate()
 
 
+def supervisors_of(daemon: int) -> list[int]:
+    """The daemon's tool-process supervisor (pi_rpc/tools/supervisor.py), among its children."""
+    children = Path(f"/proc/{daemon}/task/{daemon}/children").read_text().split()
+    found = []
+    for child in map(int, children):
+        try:
+            if b"import supervisor" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def exited(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[0] == b"Z"
+    except OSError:
+        return True
+
+
 def test_kill_9_of_the_daemon_mid_command_leaves_no_process(runs: Callable[..., Run]) -> None:
     run = runs()
     run.start_tools()
+    supervisors = supervisors_of(run.client.proc.pid)
+    assert len(supervisors) == 1  # one for the daemon's life, not one per command
     run.client.proc.kill()
     run.client.proc.wait()
     assert run.survivors() == []
+    assert poll(lambda: exited(supervisors[0]))  # its control socket closed with the daemon
 
 
 def test_kill_9_after_the_command_ended_kills_what_it_left_running(runs: Callable[..., Run]) -> None:

@@ -148,3 +148,40 @@ async def test_a_program_that_cannot_run_is_the_os_error_of_a_direct_spawn(tmp_p
         await run_process_group(["./plain.txt"], str(tmp_path), None, lambda _: None)
     with pytest.raises(FileNotFoundError, match="No such file or directory: 'no-such-program-here'"):
         await run_process_group(["no-such-program-here"], str(tmp_path), None, lambda _: None)
+
+
+async def _keeper_parent() -> int:
+    """The parent of the keeper that watched this call: the process that forked it."""
+    output: list[bytes] = []
+    assert await run_process_group(["/bin/sh", "-c", "cat /proc/$PPID/stat"], "/", None, output.append) == 0
+    return int(b"".join(output).rpartition(b")")[2].split()[1])
+
+
+def _gone(pid: int) -> bool:
+    """Exited (a zombie until its parent reaps it) or reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] == b"Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_one_supervisor_forks_the_keeper_of_every_call() -> None:
+    """A call costs a fork of the daemon's one supervisor, not a Python start-up (before, each
+    call started its own supervisor, which exited with the command)."""
+    first, second = await _keeper_parent(), await _keeper_parent()
+    assert first == second != os.getpid()
+    assert os.path.exists(f"/proc/{first}")  # noqa: ASYNC240 - it outlives the calls
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_a_dead_supervisor_is_replaced_on_the_next_call() -> None:
+    old = await _keeper_parent()
+    os.kill(old, 9)
+    assert await poll_async(lambda: _gone(old))
+    new = await _keeper_parent()
+    assert new != old
+    output: list[bytes] = []
+    assert await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append) == 0
+    assert b"".join(output) == b"fine\n"

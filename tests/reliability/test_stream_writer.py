@@ -120,3 +120,39 @@ async def test_a_client_that_stops_reading_gets_merged_deltas_not_a_frame_each()
     # And what waited was the text itself, not a framed copy of every delta.
     text_size = sum(len(f"a{i}{piece}|") for i, (kind, _) in enumerate(steps) if kind == "delta")
     assert most_behind <= text_size + 2 * HIGH_WATER
+
+
+async def test_a_burst_of_messages_leaves_in_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn emits its events in bursts between two awaits; each write to the pipe wakes the
+    client, so a burst is one system call (it was one per message), whole and in order."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    writes: list[int] = []
+    real_write, real_writev = os.write, os.writev
+
+    def counting_write(fd: int, data: Any) -> int:
+        if fd == write_fd:
+            writes.append(1)
+        return real_write(fd, data)
+
+    def counting_writev(fd: int, buffers: Any) -> int:
+        if fd == write_fd:
+            writes.append(len(buffers))
+        return real_writev(fd, buffers)
+
+    monkeypatch.setattr(os, "write", counting_write)
+    monkeypatch.setattr(os, "writev", counting_writev)
+    sink = StdoutSink(write_fd, encode_jsonl)
+    await sink.open()
+    try:
+        for number in range(5):
+            sink.send(json.dumps({"m": number}).encode())
+        sink.send_delta("a", "x", _encoder("a"))
+        received = bytearray()
+        await _read_available(read_fd, received)
+        assert len(writes) == 1
+        lines = [json.loads(line) for line in received.decode().splitlines()]
+        assert lines == [{"m": n} for n in range(5)] + [{"k": "a", "t": "x"}]
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)

@@ -14,6 +14,7 @@ import acp
 import anyio
 from acp.agent.connection import AgentSideConnection
 
+from pi_rpc.ai.clients import close_shared_clients
 from pi_rpc.modes.acp.agent import AcpAgent
 from pi_rpc.modes.acp.transport import StdioTransport
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, encode_jsonl
@@ -49,6 +50,7 @@ class AcpDaemon:
             with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
                 await agent.close()  # prompts in flight answer `cancelled` while the sink is open
             kill_all_process_groups()
+            await close_shared_clients()
             with anyio.move_on_after(2, shield=True):
                 await conn.close()
                 await sink.drain()

@@ -1,0 +1,25 @@
+"""What the daemon imports before its first request: nothing the first request may not need.
+
+httpx (providers), jsonschema (tool-argument validation) and Pillow (images) are imported on
+first use; together they cost about a third of the daemon's import time without lsprotocol.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+DEFERRED = ("httpx", "jsonschema", "PIL", "pi_rpc.ai.http", "pi_rpc.ai.providers.anthropic",
+            "pi_rpc.ai.providers.openai_completions", "pi_rpc.ai.providers.openai_responses")
+
+_PROBE = """
+import sys
+import pi_rpc.modes.cli, pi_rpc.modes.stdio, pi_rpc.session.session, pi_rpc.tools.registry
+print(" ".join(name for name in sys.argv[1:] if name in sys.modules))
+"""
+
+
+def test_start_up_leaves_providers_validation_and_images_unloaded() -> None:
+    done = subprocess.run([sys.executable, "-c", _PROBE, *DEFERRED], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.split() == []
