@@ -168,12 +168,12 @@ async def test_bad_requests_are_invalid_params(workspace: Path) -> None:
         assert mode.value.data == {"details": "Unknown mode: yolo"}
 
 
-async def test_without_a_model_a_prompt_is_an_internal_error(workspace: Path) -> None:
+async def test_without_a_model_a_prompt_asks_for_authentication(workspace: Path) -> None:
     async with acp_agent(session_config(workspace, None), Editor()) as agent:
         session = await agent.new_session(cwd=str(workspace))
         with pytest.raises(acp.RequestError) as failed:
             await agent.prompt(session_id=session.session_id, prompt=text("hello"))
-        assert failed.value.code == -32603 and "model" in str(failed.value)
+        assert failed.value.code == -32000 and "model" in str(failed.value)  # ACP auth_required
 
 
 async def test_a_stored_session_is_listed_and_loaded_with_its_history_replayed(workspace: Path) -> None:
@@ -191,7 +191,7 @@ async def test_a_stored_session_is_listed_and_loaded_with_its_history_replayed(w
         assert (await agent.prompt(session_id=first.session_id, prompt=text("again"))).stop_reason == "end_turn"
         with pytest.raises(acp.RequestError) as missing:
             await agent.load_session(cwd=str(workspace), session_id="nope")
-        assert missing.value.code == -32602
+        assert missing.value.code == -32002  # ACP resource_not_found
 
 
 async def test_a_mode_is_the_approval_policy_and_the_editor_is_asked(workspace: Path) -> None:
@@ -218,5 +218,5 @@ def test_prompt_blocks_become_text_context_and_images() -> None:
         ImageContentBlock(type="image", data="aGk=", mime_type="image/png"),
     ]
     prompt, images = prompt_input(blocks)
-    assert prompt == 'explain @file:///ws/a.py@file:///ws/b.py\n\n<context ref="file:///ws/b.py">\nprint(1)\n</context>'
+    assert prompt == 'explain @file:///ws/a.py @file:///ws/b.py\n\n<context ref="file:///ws/b.py">\nprint(1)\n</context>'
     assert images == [ImageContent(data="aGk=", mime_type="image/png")]

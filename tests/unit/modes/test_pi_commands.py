@@ -69,7 +69,7 @@ async def test_a_prompt_is_answered_at_once_and_the_run_streams_as_events(worksp
         assert {"tool_execution_start", "tool_execution_end", "message_update", "turn_end"} <= set(types)
         state = await pi.data({"id": "2", "type": "get_state"})
         assert state["isStreaming"] is False and state["isCompacting"] is False
-        assert state["model"]["id"] == "scripted" and state["autoCompactionEnabled"] is False
+        assert state["model"]["id"] == "scripted" and state["autoCompactionEnabled"] is True
         assert await pi.data({"id": "3", "type": "get_last_assistant_text"}) == {"text": "All done: wrote the notes."}
         stats = await pi.data({"id": "4", "type": "get_session_stats"})
         assert stats["toolCalls"] == 1 and stats["toolResults"] == 1 and stats["userMessages"] == 1
@@ -88,8 +88,8 @@ async def test_errors_are_worded_as_pi_words_them(workspace: Path) -> None:
         assert "id" not in parse
         pi.peer.send({"id": "7", "type": "teleport"})
         unknown = await pi.peer.wait_for(lambda line: line.get("command") == "teleport")
-        assert unknown == {"type": "response", "command": "teleport", "success": False,
-                           "error": "Unknown command: teleport"}
+        assert unknown == {"id": "7", "type": "response", "command": "teleport", "success": False,
+                           "error": "Unknown command: teleport"}  # with its id, unlike Pi (its client would wait)
         missing = await pi.call({"id": "8", "type": "set_model", "provider": "nope", "modelId": "x"})
         assert missing["success"] is False and missing["error"].startswith("Model not found: nope/x")
         invalid = await pi.call({"id": "9", "type": "prompt"})
