@@ -19,14 +19,14 @@ Spawn = Callable[..., DaemonClient]
 MUTATED_STREAMS = 40
 
 
-def answered(client: DaemonClient, msg_id: int, timeout: float = 10) -> bool:
+def answered(client: DaemonClient, msg_id: int, timeout: float = 60) -> bool:
     try:
         return "result" in client.response(msg_id, timeout)
     except TimeoutError:
         return False
 
 
-def stderr_line(client: DaemonClient, text: str, guard: float = 10) -> bool:
+def stderr_line(client: DaemonClient, text: str, guard: float = 60) -> bool:
     """Whether a stderr line containing `text` arrives (the guard only stops a hang)."""
     deadline = time.monotonic() + guard
     while time.monotonic() < deadline:
