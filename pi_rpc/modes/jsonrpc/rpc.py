@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 
 from pi_rpc.ai.json_text import encode_json
@@ -94,7 +95,10 @@ class Rpc:
                 self.send_result(message["id"], None)
             return
         if is_request:
-            self._tasks.start_soon(self._answer, message["id"], name, method, message.get("params"))
+            # The scope is registered now, not when the task starts: a `$/cancelRequest` read from
+            # the same chunk of input must find it.
+            scope = self._running[message["id"]] = anyio.CancelScope()
+            self._tasks.start_soon(self._answer, message["id"], name, method, message.get("params"), scope)
         else:  # a method sent as a notification runs all the same; nobody hears how it ended
             self._tasks.start_soon(self._run_unanswered, name, method, message.get("params"))
 
@@ -106,10 +110,12 @@ class Rpc:
             return
         scope.cancel(f"$/cancelRequest for {msg_id!r}")
 
-    async def _answer(self, msg_id: RequestId, name: str, method: _Method, raw: Any) -> None:
-        with anyio.CancelScope() as scope:
-            self._running[msg_id] = scope
+    async def _answer(self, msg_id: RequestId, name: str, method: _Method, raw: Any,
+                      scope: anyio.CancelScope) -> None:
+        with scope:
             try:
+                if scope.cancel_called:  # cancelled before it started: it never runs
+                    await anyio.lowlevel.checkpoint()
                 result = await self._call(name, method, raw)
             except RpcError as exc:
                 self.send_error(msg_id, exc)

@@ -9,9 +9,13 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pi_rpc.modes.jsonrpc.errors import Busy
 from pi_rpc.modes.jsonrpc.rpc import Rpc
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +146,83 @@ def test_the_jsonrpc_mode_starts_without_pygls() -> None:
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol', 'cattrs'}))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+async def test_a_request_cancelled_in_the_same_read_never_runs(served: Callable[[], tuple[Rpc, Sink]]) -> None:
+    """Both arrive in one chunk of stdin, so the cancel is handled before the request's task starts."""
+    rpc, sink = served()
+    ran: list[int] = []
+
+    @rpc.method("record", Params)
+    async def record(params: Params) -> None:
+        ran.append(params.max_turns)
+
+    rpc.handle({"jsonrpc": "2.0", "id": 9, "method": "record"})
+    rpc.cancel(9)
+    assert (await sink.next())["error"] == {"code": -32800, "message": 'Request with id "9" is canceled'}
+    assert ran == []
+
+
+_OPS = st.lists(st.one_of(st.tuples(st.just("request"), st.sampled_from(["ok", "wait", "boom", "busy"])),
+                          st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=12)),
+                          st.tuples(st.just("tick"), st.just(""))), max_size=25)
+_CODES = {"ok": {None, -32800}, "wait": {-32800}, "boom": {-32603, -32800}, "busy": {-32002, -32800}}
+
+
+@settings(max_examples=60, deadline=None)
+@given(_OPS)
+def test_every_request_is_answered_once_whatever_the_cancels(ops: list[tuple[str, str | int]]) -> None:
+    async def run() -> tuple[dict[int, str], set[int], list[dict[str, object]]]:
+        async with anyio.create_task_group() as tasks:
+            sink = Sink()
+            rpc = Rpc(sink, tasks)
+            for kind in _CODES:
+                rpc.method(kind, Params)(_HANDLERS[kind])
+            kinds: dict[int, str] = {}
+            cancelled: set[int] = set()
+            for op, arg in ops:
+                if op == "request":
+                    kinds[len(kinds)] = str(arg)
+                    rpc.handle({"jsonrpc": "2.0", "id": len(kinds) - 1, "method": arg})
+                elif op == "cancel":
+                    cancelled.add(int(arg))
+                    rpc.cancel(int(arg))
+                else:
+                    await anyio.lowlevel.checkpoint()
+            for msg_id in kinds:  # what is still waiting ends now
+                cancelled.add(msg_id)
+                rpc.cancel(msg_id)
+            with anyio.fail_after(10):
+                while len(sink.bodies) < len(kinds):
+                    await sink.arrived.wait()
+                    sink.arrived = anyio.Event()
+            await anyio.sleep(0.01)  # a second answer to anything would arrive by now
+        return kinds, cancelled, sink.bodies
+
+    kinds, cancelled, replies = anyio.run(run)
+    assert sorted(int(str(reply["id"])) for reply in replies) == sorted(kinds)
+    for reply in replies:
+        msg_id = int(str(reply["id"]))
+        error = reply.get("error")
+        code = error["code"] if isinstance(error, dict) else None
+        assert code in _CODES[kinds[msg_id]], reply
+        assert code != -32800 or msg_id in cancelled, reply
+
+
+async def _ok(params: Params) -> Result:
+    return Result(turns_left=params.max_turns)
+
+
+async def _wait(params: Params) -> None:
+    await anyio.sleep_forever()
+
+
+async def _boom(params: Params) -> None:
+    raise RuntimeError("boom")
+
+
+async def _busy(params: Params) -> None:
+    raise Busy("a run is in progress")
+
+
+_HANDLERS = {"ok": _ok, "wait": _wait, "boom": _boom, "busy": _busy}
