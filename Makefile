@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test test-vscode lint schema transcripts pi-client clean
+.PHONY: demo test test-vscode eglot lint schema transcripts pi-client clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(INSTALLED): pyproject.toml
 demo: $(INSTALLED)
 	$(BIN)/pi-rpc demo
 
-test: $(INSTALLED)
+test: $(INSTALLED) eglot
 	$(BIN)/ruff check pi_rpc tests
 	$(BIN)/mypy pi_rpc tests
 	$(BIN)/vulture
@@ -27,6 +27,10 @@ test: $(INSTALLED)
 # cached (editor-clients/vscode/node_modules, .vscode-test-host); see editor-clients/vscode/README.md.
 test-vscode: $(INSTALLED)
 	editor-clients/vscode/scripts/test.sh
+
+# Emacs with eglot (Debian's emacs-nox, elpa-eglot) for tests/lsp/test_eglot.py; nothing when present.
+eglot:
+	tests/lsp/eglot/install.sh
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check pi_rpc tests

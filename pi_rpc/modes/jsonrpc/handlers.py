@@ -5,15 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from msgspec import UNSET
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 import pi_rpc
 from pi_rpc.ai.types import Model
 from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
+from pi_rpc.modes.jsonrpc.errors import Busy, InvalidParams, NoModel, NotFound
 from pi_rpc.modes.jsonrpc.protocol import (
-    BUSY,
-    NO_MODEL,
-    NOT_FOUND,
     PROTOCOL_VERSION,
     ActiveTools,
     ApprovalPolicyResult,
@@ -98,9 +95,9 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             return await session.prompt(params.message, [to_image(i) for i in params.images], behaviour)
         except SessionBusyError as exc:
-            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+            raise Busy(str(exc)) from exc
         except NoModelError as exc:
-            raise JsonRpcServerError(str(exc), NO_MODEL) from exc  # type: ignore[no-untyped-call]
+            raise NoModel(str(exc)) from exc
 
     @rpc.method("abort", Empty)
     async def abort(params: Empty) -> None:
@@ -132,7 +129,7 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             return await session.run_bash(params.command, params.exclude_from_context)
         except BashBusyError as exc:
-            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+            raise Busy(str(exc)) from exc
 
     @rpc.method("compact", CompactParams)
     async def compact(params: CompactParams) -> CompactionResult:
@@ -140,9 +137,9 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             return await session.compact(instructions)
         except NoModelError as exc:
-            raise JsonRpcServerError(str(exc), NO_MODEL) from exc  # type: ignore[no-untyped-call]
+            raise NoModel(str(exc)) from exc
         except CompactionError as exc:
-            raise JsonRpcServerError(str(exc), BUSY) from exc  # type: ignore[no-untyped-call]
+            raise Busy(str(exc)) from exc
 
     @rpc.method("abortBash", Empty)
     async def abort_bash(params: Empty) -> None:
@@ -169,7 +166,7 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             return session.set_model(params.provider, params.model_id)
         except ModelNotFoundError as exc:
-            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
+            raise NotFound(str(exc)) from exc
 
     @rpc.method("session/new", Empty)
     async def session_new(params: Empty) -> NewSession:
@@ -184,7 +181,7 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             count = await session.load_session(params.session_id)
         except SessionNotFoundError as exc:
-            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
+            raise NotFound(str(exc)) from exc
         return LoadedSession(session_id=session.session_id, message_count=count)
 
     @rpc.method("session/forkPoints", Empty)
@@ -196,7 +193,7 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             text = await session.fork(params.entry_id)
         except SessionNotFoundError as exc:
-            raise JsonRpcServerError(str(exc), NOT_FOUND) from exc  # type: ignore[no-untyped-call]
+            raise NotFound(str(exc)) from exc
         return ForkedSession(session_id=session.session_id, text=text)
 
     @rpc.method("session/clone", Empty)
@@ -209,7 +206,7 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         try:
             return SessionName(name=session.set_session_name(params.name))
         except ValueError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from exc
+            raise InvalidParams(str(exc)) from exc
 
     @rpc.method("session/stats", Empty)
     async def session_stats(params: Empty) -> SessionStats:

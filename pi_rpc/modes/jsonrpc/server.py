@@ -16,7 +16,6 @@ from typing import Any, Literal, NamedTuple
 import anyio
 import anyio.abc
 import msgspec
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.json_text import encode_json
@@ -32,6 +31,7 @@ from pi_rpc.modes.framing import (
 )
 from pi_rpc.modes.jsonrpc import handlers
 from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
+from pi_rpc.modes.jsonrpc.errors import InvalidParams, InvalidRequest, ParseError
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.modes.jsonrpc.rpc import Rpc
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
@@ -57,9 +57,9 @@ class Daemon:
         out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
         sink = StdoutSink(out_fd, encode_lsp if self.framing == "lsp" else encode_jsonl)
         await sink.open()
-        rpc = Rpc(sink)
         self._client = client = ClientRequests(sink)
         async with anyio.create_task_group() as tasks:
+            rpc = Rpc(sink, tasks)
             session = AgentSession(self.config, tasks)
             session.subscribe(_event_forwarder(sink))
             handlers.register(rpc, session, client, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
@@ -99,24 +99,24 @@ class Daemon:
         message = _decode(frame)
         if isinstance(message, ParseFailure):
             _log.error("unparsable message: %s", message.reason)
-            rpc.send_error(None, JsonRpcParseError(f"Parse error: {message.reason}"))
+            rpc.send_error(None, ParseError(f"Parse error: {message.reason}"))
             return
         if _is_response(message):
             # Ours (approval/request, fs/…) go to the request that waits; any other is dropped:
-            # JSON-RPC forbids answering one, and pygls would take its id for a pending request's.
+            # JSON-RPC forbids answering one.
             if not self._client.resolve(message):
                 _log.warning("ignored a response from the client (id %r): no request of ours has that id",
                              message.get("id"))
             return
         problem = _invalid_request(message)
         if problem is not None:
-            rpc.send_error(_reply_id(message), JsonRpcInvalidRequest(problem))
+            rpc.send_error(_reply_id(message), InvalidRequest(problem))
             return
         method = message["method"]
         is_request = "id" in message
         if self._shutting_down and method != "exit":
             if is_request:
-                rpc.send_error(message["id"], JsonRpcInvalidRequest("Invalid Request: the server is shutting down"))
+                rpc.send_error(message["id"], InvalidRequest("Invalid Request: the server is shutting down"))
             return
         if method == "shutdown" and is_request:
             self._shutting_down = True  # now, not when its handler runs: requests pipelined after it must not
@@ -136,14 +136,14 @@ class Daemon:
     def _cancel(self, rpc: Rpc, message: dict[str, Any]) -> None:
         """`$/cancelRequest` is a notification; sent as a request (with an id) it is answered too."""
         params = message.get("params")
-        target = params.get("id") if isinstance(params, dict) else None
+        target: Any = params.get("id") if isinstance(params, dict) else None
         if not is_request_id(target):
             if "id" in message:
-                rpc.send_error(message["id"], JsonRpcInvalidParams('Invalid params: no "id" of a request to cancel'))
+                rpc.send_error(message["id"], InvalidParams('Invalid params: no "id" of a request to cancel'))
             else:
                 _log.warning("$/cancelRequest without a request id ignored")  # notifications get no reply
             return
-        rpc.handle({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": target}})
+        rpc.cancel(target)
         if "id" in message:
             rpc.send_result(message["id"], None)
 

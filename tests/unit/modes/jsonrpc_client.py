@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.abc
 import msgspec
 
 from pi_rpc.modes.jsonrpc import handlers
@@ -31,11 +32,11 @@ class RpcError(Exception):
 class Editor:
     """Sends requests, receives every message the daemon writes, answers its requests."""
 
-    def __init__(self, config: SessionConfig, session: AgentSession) -> None:
+    def __init__(self, config: SessionConfig, session: AgentSession, tasks: anyio.abc.TaskGroup) -> None:
         self.received: list[Json] = []
         self._changed = anyio.Event()
         self._ids = itertools.count(1)
-        self.rpc = Rpc(self)
+        self.rpc = Rpc(self, tasks)
         self.client = ClientRequests(self)
         self.session = session
         self.shutdowns = 0
@@ -104,7 +105,7 @@ class Editor:
 async def jsonrpc_editor(config: SessionConfig) -> AsyncIterator[Editor]:
     async with anyio.create_task_group() as tasks:
         session = AgentSession(config, tasks)
-        editor = Editor(config, session)
+        editor = Editor(config, session, tasks)
         try:
             yield editor
         finally:
