@@ -63,17 +63,18 @@ class Editor:
         message: Json = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params
-        self.rpc.handle(message)
+        self.send_raw(msgspec.json.encode(message))
         return msg_id
 
     async def request(self, method: str, params: Json | None = None) -> Any:
         return await self.result(self.request_nowait(method, params))
 
     def notify(self, method: str, params: Json | None = None) -> None:
-        self.rpc.handle({"jsonrpc": "2.0", "method": method, "params": params})
+        self.send_raw(msgspec.json.encode({"jsonrpc": "2.0", "method": method, "params": params}))
 
     def send_raw(self, frame: bytes) -> None:
-        """A frame as the reader passes it to the daemon's dispatch: unchecked bytes."""
+        """A frame as the reader passes it to the daemon's dispatch: unchecked bytes. Every message
+        goes this way, so the daemon's checks and its `$/cancelRequest` handling apply."""
         self.daemon._dispatch(self.rpc, frame)
 
     async def response(self, msg_id: Any) -> Json:
