@@ -11,7 +11,7 @@ import pynvim  # type: ignore[import-untyped]
 import pytest
 
 from tests.lsp.conftest import ON_DISK, SCRIPTS, UNSAVED
-from tests.nvim.conftest import NVIM, PI_RPC, isolated_environment, require_daemon
+from tests.nvim.conftest import PI_RPC, isolated_environment, require_daemon
 
 pytestmark = pytest.mark.nvim
 
@@ -46,10 +46,10 @@ vim.lsp.buf.code_action({
 
 
 @pytest.fixture
-def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pynvim.Nvim]:
+def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nvim_bin: Path) -> Iterator[pynvim.Nvim]:
     require_daemon()
     isolated_environment(tmp_path, monkeypatch)
-    editor = pynvim.attach("child", argv=[str(NVIM), "--embed", "--headless", "--clean", "-n", "-i", "NONE"])
+    editor = pynvim.attach("child", argv=[str(nvim_bin), "--embed", "--headless", "--clean", "-n", "-i", "NONE"])
     yield editor
     try:
         editor.command("qa!")
