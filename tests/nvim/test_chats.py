@@ -214,3 +214,15 @@ def test_no_completion_pops_up_inside_a_word(make_editor: Any) -> None:
     ed.nvim.input("me@example.org issue#")
     assert completion_words(ed) == []
     assert ed.lua("return vim.api.nvim_get_current_line()") == "me@example.org issue#"
+
+
+def test_entering_a_chats_window_makes_it_current(make_editor: Any) -> None:
+    ed = make_editor({"replies": [{"match": "one", "turns": [[{"text": "Answer one."}]]}]})
+    ed.nvim.command("PiPrompt one")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Answer one.', 1, true) ~= nil")
+    ed.nvim.command("PiChat new")
+    assert ed.lua("return require('pi_rpc').statusline()") == "π stopped"
+    ed.nvim.command("tab sbuffer pi-rpc://chat")  # chat 1's buffer, in a window of its own
+    assert ed.lua("return require('pi_rpc.chats').current().id") == 1
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
+    assert "Answer one." in ed.chat_text()

@@ -69,6 +69,13 @@ local function new_buffer()
   local id = require("pi_rpc.chats").current().id
   vim.api.nvim_buf_set_name(buf, id == 1 and "pi-rpc://chat" or ("pi-rpc://chat/" .. id))
   vim.b[buf].pi_rpc_chat = id
+  vim.api.nvim_create_autocmd("BufEnter", {
+    buffer = buf,
+    desc = "pi-rpc: this chat becomes the current one",
+    callback = function()
+      require("pi_rpc.chats").entered(buf)
+    end,
+  })
   local bo = vim.bo[buf]
   bo.buftype = "nofile"
   bo.bufhidden = "hide"

@@ -98,9 +98,10 @@ local function show_in_tab()
 end
 
 --- Makes `rec` the current chat: :PiAbort, the statusline, the approval float and prompts act
---- on it from now on.
+--- on it from now on. `keep_windows`: leave the chat windows of this tab as they are.
 ---@param rec pi_rpc.ChatRecord
-function M.activate(rec)
+---@param keep_windows boolean?
+function M.activate(rec, keep_windows)
   local prev = M.current()
   if rec == prev then
     return
@@ -112,7 +113,9 @@ function M.activate(rec)
   rec.saved = nil
   active = rec
   require("pi_rpc.status").refresh()
-  show_in_tab()
+  if not keep_windows then
+    show_in_tab()
+  end
   if approval.pending()[1] then
     approval.show()
   end
@@ -187,6 +190,19 @@ function M.switch(id)
     end
   end
   util.notify(("no chat #%d (:PiChats lists them)"):format(id), vim.log.levels.WARN)
+end
+
+--- Entering a window that shows a chat's buffer makes that chat current (its `<C-c>`, `i` and
+--- the statusline then act on the chat under the cursor).
+---@param buf integer
+function M.entered(buf)
+  local id = vim.b[buf].pi_rpc_chat
+  for _, rec in ipairs(M.list()) do
+    if rec.id == id and rec ~= active then
+      M.activate(rec, true)
+      return
+    end
+  end
 end
 
 --- Runs `fn` within every chat (stopping all daemons on exit).
