@@ -226,3 +226,40 @@ def test_entering_a_chats_window_makes_it_current(make_editor: Any) -> None:
     assert ed.lua("return require('pi_rpc.chats').current().id") == 1
     assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
     assert "Answer one." in ed.chat_text()
+
+
+def daemon_exits(ed: Editor, expected: int) -> int:
+    """Daemons stopped gracefully so far, once `expected` have (the log line follows the exit)."""
+    ed.wait(
+        f"select(2, table.concat(vim.fn.readfile({str(ed.log_file)!r}), '\\n')"
+        f":gsub('daemon exited %(code 0, signal 0%)', '')) >= {expected}"
+    )
+    return ed.log_file.read_text().count("daemon exited (code 0, signal 0)")
+
+
+def test_pichat_close_stops_that_chats_daemon(make_editor: Any) -> None:
+    ed = make_editor({"replies": [{"match": "one", "turns": [[{"text": "Answer one."}]]}]})
+    ed.nvim.command("PiPrompt one")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Answer one.', 1, true) ~= nil")
+    ed.nvim.command("PiChat new")
+    ed.request("state")
+    ed.nvim.command("PiChat close")
+    assert daemon_exits(ed, 1) == 1
+    assert ed.lua("return vim.tbl_map(function(r) return r.id end, require('pi_rpc.chats').list())") == [1]
+    assert ed.lua("return vim.fn.bufexists('pi-rpc://chat/2')") == 0
+    assert "Answer one." in ed.chat_text()  # back in the chat left
+    assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
+    ed.nvim.command("PiChat close 1")  # the only chat: a new, empty one takes its place
+    assert daemon_exits(ed, 2) == 2
+    assert ed.lua("return vim.tbl_map(function(r) return r.id end, require('pi_rpc.chats').list())") == [3]
+    assert ed.chat_lines() == [""]
+
+
+def test_closing_a_tab_closes_its_chat(make_editor: Any) -> None:
+    ed = make_editor(chats={"per_tab": True})
+    ed.request("state")
+    ed.nvim.command("tabnew")
+    ed.request("state")
+    ed.nvim.command("tabclose")
+    assert daemon_exits(ed, 1) == 1
+    assert ed.lua("return vim.tbl_map(function(r) return r.id end, require('pi_rpc.chats').list())") == [1]

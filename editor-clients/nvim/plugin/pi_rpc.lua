@@ -68,18 +68,20 @@ end, { desc = "pi-rpc: new session (aborts any run)" })
 command("PiChat", function(a)
   if a.args == "new" then
     pi().new_chat()
+  elseif a.args:match("^close") then
+    pi().close_chat(tonumber(a.args:match("^close%s+(%d+)$")))
   elseif a.args:match("^%d+$") then
     pi().switch_chat(tonumber(a.args))
   elseif a.args == "" then
     pi().toggle_chat()
   else
-    vim.notify("pi-rpc: :PiChat [new|{n}]", vim.log.levels.ERROR)
+    vim.notify("pi-rpc: :PiChat [new|close [n]|{n}]", vim.log.levels.ERROR)
   end
 end, {
   nargs = "?",
-  desc = "pi-rpc: toggle the chat window; `new`: a new chat; {n}: switch to chat n",
+  desc = "pi-rpc: toggle the chat window; `new`: a new chat; `close [n]`: close one; {n}: switch to chat n",
   complete = function()
-    return { "new" }
+    return { "new", "close" }
   end,
 })
 

@@ -205,6 +205,51 @@ function M.entered(buf)
   end
 end
 
+--- Closes a chat: its daemon stops (aborting any run; the session stays on disk for
+--- :PiSessions) and its buffer goes. Closing the current chat makes another current, a new one
+--- when it was the only one.
+---@param rec pi_rpc.ChatRecord?
+function M.close(rec)
+  rec = rec or M.current()
+  if rec == M.current() then
+    local other = nil
+    for _, r in ipairs(records) do
+      if r ~= rec and (other == nil or r.tab == vim.api.nvim_get_current_tabpage()) then
+        other = r
+      end
+    end
+    if other then
+      M.activate(other)
+    else
+      M.new()
+    end
+  end
+  M.within(rec, function()
+    require("pi_rpc.approval").drop_all()
+    require("pi_rpc.daemon").stop_sync()
+    local buf = require("pi_rpc.chat").save().state
+    buf = buf and buf.buf
+    if buf and vim.api.nvim_buf_is_valid(buf) then
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    end
+  end)
+  records = vim.tbl_filter(function(r)
+    return r ~= rec
+  end, records)
+end
+
+--- :PiChat close [n]
+---@param id integer?
+function M.close_id(id)
+  for _, rec in ipairs(M.list()) do
+    if id == nil and rec == active or rec.id == id then
+      M.close(rec)
+      return
+    end
+  end
+  util.notify(("no chat #%d (:PiChats lists them)"):format(id), vim.log.levels.WARN)
+end
+
 --- Runs `fn` within every chat (stopping all daemons on exit).
 ---@param fn fun()
 function M.each(fn)
@@ -238,6 +283,17 @@ function M.setup()
     group = vim.api.nvim_create_augroup("pi_rpc_chats", { clear = true }),
     desc = "pi-rpc: the chat of this tabpage",
     callback = on_tab_enter,
+  })
+  vim.api.nvim_create_autocmd("TabClosed", {
+    group = "pi_rpc_chats",
+    desc = "pi-rpc: close the chat of a closed tabpage",
+    callback = vim.schedule_wrap(function() -- 0.11 still calls the tabpage valid in TabClosed
+      for _, rec in ipairs(vim.list_slice(records)) do
+        if rec.tab and not vim.api.nvim_tabpage_is_valid(rec.tab) then
+          M.close(rec)
+        end
+      end
+    end),
   })
 end
 

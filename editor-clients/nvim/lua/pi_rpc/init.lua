@@ -244,6 +244,13 @@ function M.pick_chat()
   require("pi_rpc.chats").pick()
 end
 
+--- :PiChat close [n]: close the current chat (or number n) and stop its daemon.
+---@param id integer?
+function M.close_chat(id)
+  wire()
+  require("pi_rpc.chats").close_id(id)
+end
+
 --- :PiChat {n}: switch to chat number n.
 ---@param id integer
 function M.switch_chat(id)
