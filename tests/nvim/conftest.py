@@ -74,7 +74,9 @@ class Editor:
         return list(self.lua("return vim.api.nvim_buf_get_lines(require('pi_rpc.chat').buf(), 0, -1, false)"))
 
     def wait_chat(self, needle: str, timeout_ms: int = 20000) -> None:
-        self.wait(f"require('pi_rpc.chat').text():find({json.dumps(needle)}, 1, true) ~= nil", timeout_ms)
+        # ensure_ascii=False: Lua has no \uXXXX escape, and the chat is full of ⏳ ✓ ⏸.
+        literal = json.dumps(needle, ensure_ascii=False)
+        self.wait(f"require('pi_rpc.chat').text():find({literal}, 1, true) ~= nil", timeout_ms)
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """A request through the plugin's own client, waited for inside Neovim."""

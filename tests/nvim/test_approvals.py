@@ -107,7 +107,8 @@ def test_an_approved_edit_lands_in_the_unsaved_buffer_and_u_undoes_it(make_edito
     assert ed.lua("return vim.bo.filetype") == "diff"
     assert ed.lua(f"return vim.fn.synIDattr(vim.fn.synID({added}, 1, 1), 'name')") == "diffAdded"
     assert ed.lua("return require('pi_rpc').statusline()") == "π approve edit?"
-    assert "**edit** `src/greet.py` (1 edit) — ⏸ waiting for approval" in ed.chat_lines()
+    # The chat renders on a short timer: wait for it rather than race it.
+    ed.wait_chat("**edit** `src/greet.py` (1 edit) — ⏸ waiting for approval")
     assert buf[:] == before and disk(ed) == ORIGINAL
 
     press(ed, "a")
@@ -175,7 +176,7 @@ def test_abort_closes_the_float_and_nothing_changes(make_editor: Any) -> None:
     ed.wait(f"{IDLE} and require('pi_rpc.approval').float_win() == nil")
     assert ed.lua("return #require('pi_rpc.approval').pending()") == 0
     assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
-    assert "**edit** `src/greet.py` (1 edit) — ✗ error" in ed.chat_lines()
+    ed.wait_chat("**edit** `src/greet.py` (1 edit) — ✗ error")
     assert buf[:] == before and disk(ed) == ORIGINAL
     assert_no_file_warnings(ed)
 

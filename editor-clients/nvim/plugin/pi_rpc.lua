@@ -65,9 +65,29 @@ command("PiNew", function()
   pi().new_session()
 end, { desc = "pi-rpc: new session (aborts any run)" })
 
-command("PiChat", function()
-  pi().toggle_chat()
-end, { desc = "pi-rpc: toggle the chat window" })
+command("PiChat", function(a)
+  if a.args == "new" then
+    pi().new_chat()
+  elseif a.args:match("^close") then
+    pi().close_chat(tonumber(a.args:match("^close%s+(%d+)$")))
+  elseif a.args:match("^%d+$") then
+    pi().switch_chat(tonumber(a.args))
+  elseif a.args == "" then
+    pi().toggle_chat()
+  else
+    vim.notify("pi-rpc: :PiChat [new|close [n]|{n}]", vim.log.levels.ERROR)
+  end
+end, {
+  nargs = "?",
+  desc = "pi-rpc: toggle the chat window; `new`: a new chat; `close [n]`: close one; {n}: switch to chat n",
+  complete = function()
+    return { "new", "close" }
+  end,
+})
+
+command("PiChats", function()
+  pi().pick_chat()
+end, { desc = "pi-rpc: pick one of the open chats" })
 
 command("PiEdit", function()
   pi().edit_last()
@@ -116,7 +136,7 @@ vim.api.nvim_create_autocmd("VimLeavePre", {
     -- Only a daemon that was started needs stopping; don't load the plugin just to exit.
     local daemon = package.loaded["pi_rpc.daemon"]
     if daemon then
-      daemon.stop_sync()
+      require("pi_rpc.chats").each(daemon.stop_sync) -- each chat has its daemon
     end
   end,
 })

@@ -18,6 +18,23 @@ local shown = nil
 
 local diff = vim.text and vim.text.diff or vim.diff
 
+--- This chat's waiting requests, to keep while another chat is current (pi_rpc.chats); the
+--- float is hidden before the switch.
+function M.save()
+  return { pending = pending, shown = shown }
+end
+
+---@param saved table?
+function M.load(saved)
+  pending = saved and saved.pending or {}
+  shown = saved and saved.shown or nil
+end
+
+-- A chat that is not current waits with its float until the user switches to it.
+local function may_show()
+  return not shown and not require("pi_rpc.chats").in_background()
+end
+
 --- The lines the float shows and their filetype: the diff of an edit or write, the command of
 --- bash, else the path or the arguments.
 ---@param params table
@@ -83,7 +100,7 @@ local function finish(entry, result, err, resume)
       util.notify("answering an approval failed: " .. tostring(msg), vim.log.levels.ERROR)
     end
   end
-  if pending[1] and not shown then
+  if pending[1] and may_show() then
     show(pending[1])
   end
 end
@@ -211,20 +228,31 @@ function M.show()
 end
 
 --- The `approval/request` handler: yields until the user decides (or the request is cancelled).
+--- A request of a chat that is not current waits in that chat, and a message says so.
 ---@param params table
-function M.request(params)
+---@param owner pi_rpc.ChatRecord? the chat whose daemon asks (nil: the current one)
+function M.request(params, owner)
   local co, is_main = coroutine.running()
   if not co or is_main then
     local code = vim.lsp.protocol.ErrorCodes.InternalError
     return nil, vim.lsp.rpc.rpc_response_error(code, "not in a coroutine")
   end
   local entry = { params = params, co = co, done = false }
-  pending[#pending + 1] = entry
-  if not shown then
-    show(pending[1])
-  elseif shown.entry ~= entry then
-    vim.api.nvim_win_set_config(shown.win, { footer = footer(shown.entry), footer_pos = "center" })
-  end
+  -- Only the queueing runs within the owner's chat: the yield below must not hold it current.
+  local chats = require("pi_rpc.chats")
+  chats.within(owner, function()
+    pending[#pending + 1] = entry
+    if may_show() then
+      show(pending[1])
+    elseif shown and shown.entry ~= entry then
+      vim.api.nvim_win_set_config(shown.win, { footer = footer(shown.entry), footer_pos = "center" })
+    elseif chats.in_background() then
+      util.notify(("chat #%d waits for approval of %s (:PiChats)"):format(
+        chats.current().id,
+        tostring(util.get(params, "toolName") or "a tool call")
+      ))
+    end
+  end)
   return coroutine.yield()
 end
 

@@ -44,9 +44,38 @@ local function opts()
   return config.options
 end
 
+--- This chat's state, to keep while another chat is current (pi_rpc.chats).
+function M.save()
+  return {
+    state = state,
+    pending = pending,
+    scheduled = scheduled,
+    last_render = last_render,
+    discarding = discarding,
+    epoch = epoch,
+  }
+end
+
+--- Takes a chat's state back (nil: a new chat, whose buffer is made on first use).
+---@param saved table?
+function M.load(saved)
+  saved = saved or { pending = {}, scheduled = false, last_render = 0, discarding = false, epoch = 0 }
+  state, pending, scheduled, last_render, discarding, epoch =
+    saved.state, saved.pending, saved.scheduled, saved.last_render, saved.discarding, saved.epoch
+end
+
 local function new_buffer()
   local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(buf, "pi-rpc://chat")
+  local id = require("pi_rpc.chats").current().id
+  vim.api.nvim_buf_set_name(buf, id == 1 and "pi-rpc://chat" or ("pi-rpc://chat/" .. id))
+  vim.b[buf].pi_rpc_chat = id
+  vim.api.nvim_create_autocmd("BufEnter", {
+    buffer = buf,
+    desc = "pi-rpc: this chat becomes the current one",
+    callback = function()
+      require("pi_rpc.chats").entered(buf)
+    end,
+  })
   local bo = vim.bo[buf]
   bo.buftype = "nofile"
   bo.bufhidden = "hide"
@@ -433,7 +462,10 @@ function M.push(ev)
     M.flush()
   elseif not scheduled then
     scheduled = true
-    vim.defer_fn(M.flush, interval)
+    local owner = require("pi_rpc.chats").current() -- the timer fires for this chat
+    vim.defer_fn(function()
+      require("pi_rpc.chats").within(owner, M.flush)
+    end, interval)
   end
 end
 

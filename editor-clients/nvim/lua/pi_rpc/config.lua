@@ -51,6 +51,13 @@ M.defaults = {
     max_output_lines = 40, -- tail of a finished result (or diff) shown; `go` opens all of it
     render_ms = 30, -- events are rendered together at most this long after they arrive
   },
+  -- Several chats, each with its own daemon (:PiChat new, :PiChats). `per_tab`: each tabpage
+  -- has its own chat, made current when the tab is entered.
+  chats = {
+    per_tab = false,
+  },
+  -- Completion in the prompt input pops up by itself after `@` or `#` (else <C-x><C-o>).
+  auto_complete = true,
   icons = { running = "⏳", done = "✓", error = "✗", pending = "…", approval = "⏸" },
   keymaps = {
     -- Global mappings; set any to false to skip it.

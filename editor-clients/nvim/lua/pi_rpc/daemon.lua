@@ -15,6 +15,7 @@ M.version = "0.1.0"
 ---@field queue {[1]: string, [2]: any, [3]: fun(err: any, result: any)?}[]
 ---@field log_offset integer size of the log when this daemon started: its stderr follows
 ---@field resume string? the session to continue once initialized (after a crash)
+---@field owner pi_rpc.ChatRecord the chat this daemon serves (pi_rpc.chats)
 
 ---@type pi_rpc.Generation?
 local current = nil
@@ -25,7 +26,7 @@ M.session_id = nil
 ---@type string? the approval policy chosen with :PiPolicy, kept for a daemon started after a crash
 M.policy = nil
 local restarts = {} ---@type number[] uv.now() of recent restarts
-local request_handlers = {} ---@type table<string, fun(params: table): any, table?>
+local request_handlers = {} ---@type table<string, fun(params: table, owner: pi_rpc.ChatRecord): any, table?>
 local event_listeners = {} ---@type fun(event: table)[]
 local life_listeners = {} ---@type fun(what: string, detail: any)[]
 
@@ -37,14 +38,16 @@ end
 
 --- Serve a request the daemon sends (`approval/request`, `fs/readTextFile`, ...). `fn` runs in
 --- vim.lsp.rpc's coroutine on the main loop and may yield until it has an answer; it returns
---- the result, or nil and an error made with vim.lsp.rpc.rpc_response_error.
+--- the result, or nil and an error made with vim.lsp.rpc.rpc_response_error. Its second
+--- argument is the chat whose daemon asks.
 ---@param method string
----@param fn fun(params: table): any, table?
+---@param fn fun(params: table, owner: pi_rpc.ChatRecord): any, table?
 function M.on_request(method, fn)
   request_handlers[method] = fn
 end
 
-local function serve_request(method, params)
+-- `fn` gets the chat of the daemon asking; it may yield, so it is not run `within` that chat.
+local function serve_request(gen, method, params)
   if M.trace then
     M.trace("request", method, params)
   end
@@ -52,13 +55,36 @@ local function serve_request(method, params)
   if not fn then
     return nil, vim.lsp.rpc.rpc_response_error(-32601, "pi_rpc.nvim does not handle " .. method)
   end
-  return fn(params)
+  return fn(params, gen.owner)
 end
 
 --- Subscribe to lifecycle changes: "ready" (info), "died" (message), "stopped".
 ---@param fn fun(what: string, detail: any)
 function M.on_lifecycle(fn)
   life_listeners[#life_listeners + 1] = fn
+end
+
+-- Runs a callback of `gen`'s daemon with its chat's state current (see pi_rpc.chats).
+---@param gen pi_rpc.Generation
+local function as_owner(gen, fn, ...)
+  local args = { ... }
+  local n = select("#", ...)
+  return require("pi_rpc.chats").within(gen.owner, function()
+    return fn(unpack(args, 1, n))
+  end)
+end
+
+--- This chat's state, to keep while another chat is current (pi_rpc.chats).
+function M.save()
+  return { current = current, info = M.info, session_id = M.session_id, policy = M.policy, restarts = restarts }
+end
+
+--- Takes a chat's state back (nil: a new chat, whose daemon starts on first use).
+---@param saved table?
+function M.load(saved)
+  saved = saved or { restarts = {} }
+  current, M.info, M.session_id, M.policy, restarts =
+    saved.current, saved.info, saved.session_id, saved.policy, saved.restarts
 end
 
 local function emit_life(what, detail)
@@ -191,7 +217,7 @@ local function send_now(gen, method, params, cb)
       M.trace("response", method, err, result)
     end
     if cb then
-      cb(err, result)
+      as_owner(gen, cb, err, result)
     end
   end)
   if not ok and cb then
@@ -322,16 +348,21 @@ start = function(resume)
     log_offset = vim.fn.getfsize(M.log_path()),
     resume = resume,
   }
+  gen.owner = require("pi_rpc.chats").current()
   current = gen
   local env = vim.tbl_extend("force", config.options.env or {}, { PI_RPC_NVIM_LOG = M.log_path() })
   local ok, client = pcall(vim.lsp.rpc.start, spawn_argv(argv), {
-    notification = dispatch_event,
-    server_request = serve_request,
+    notification = function(method, params)
+      as_owner(gen, dispatch_event, method, params)
+    end,
+    server_request = function(method, params)
+      return serve_request(gen, method, params)
+    end,
     -- Called from a libuv callback, outside the main loop: only set a flag here.
     on_exit = function(code, signal)
       gen.exited = true
       vim.schedule(function()
-        handle_exit(gen, code, signal)
+        as_owner(gen, handle_exit, gen, code, signal)
       end)
     end,
   }, { cwd = cwd, env = env })

@@ -17,6 +17,7 @@ local function wire()
   local approval = require("pi_rpc.approval")
   local files = require("pi_rpc.files")
   daemon.on_request("approval/request", approval.request)
+  require("pi_rpc.chats").setup()
   daemon.on_request("fs/readTextFile", files.read_text_file)
   daemon.on_request("fs/writeTextFile", files.write_text_file)
   daemon.on_event(function(ev)
@@ -76,6 +77,16 @@ end
 -- The last prompt sent, for :PiEdit.
 local last_prompt = nil ---@type string?
 
+--- This chat's last prompt, kept while another chat is current (pi_rpc.chats).
+function M.save()
+  return { last_prompt = last_prompt }
+end
+
+---@param saved table?
+function M.load(saved)
+  last_prompt = saved and saved.last_prompt or nil
+end
+
 --- Sends a prompt; while a run is going it is queued per `while_streaming`.
 ---@param text string
 ---@param cb fun(err: table?, result: table?)?
@@ -83,6 +94,7 @@ function M.prompt(text, cb)
   wire()
   open_chat()
   last_prompt = text
+  require("pi_rpc.chats").note_prompt(text)
   local params = { message = text, streamingBehavior = config.options.while_streaming }
   local chat = require("pi_rpc.chat")
   local epoch = chat.epoch()
@@ -217,6 +229,33 @@ end
 function M.toggle_chat()
   wire()
   require("pi_rpc.window").toggle_chat()
+end
+
+--- :PiChat new: a new chat with its own daemon, shown in the chat window.
+function M.new_chat()
+  wire()
+  require("pi_rpc.chats").new()
+  require("pi_rpc.window").open_chat(true)
+end
+
+--- :PiChats: pick one of the open chats (or a new one).
+function M.pick_chat()
+  wire()
+  require("pi_rpc.chats").pick()
+end
+
+--- :PiChat close [n]: close the current chat (or number n) and stop its daemon.
+---@param id integer?
+function M.close_chat(id)
+  wire()
+  require("pi_rpc.chats").close_id(id)
+end
+
+--- :PiChat {n}: switch to chat number n.
+---@param id integer
+function M.switch_chat(id)
+  wire()
+  require("pi_rpc.chats").switch(id)
 end
 
 --- :PiTools [name]: pick a tool to toggle, or toggle `name`.

@@ -9,6 +9,32 @@ local TITLES = {
   followUp = "Follow-up (delivered when the agent would stop)",
 }
 
+-- `@` or `#` typed at the start of a word opens the omnifunc's menu, as <C-x><C-o> would.
+---@param buf integer
+local function auto_complete(buf)
+  local keys = vim.api.nvim_replace_termcodes("<C-x><C-o>", true, false, true)
+  vim.api.nvim_create_autocmd("InsertCharPre", {
+    buffer = buf,
+    desc = "pi-rpc: complete @file and #words",
+    callback = function()
+      local char = vim.v.char
+      if char ~= "@" and char ~= "#" then
+        return
+      end
+      local before = vim.api.nvim_get_current_line():sub(1, vim.api.nvim_win_get_cursor(0)[2])
+      if before ~= "" and not before:match("%s$") then
+        return -- a mail address, an issue number: not a context token
+      end
+      -- After the character is inserted; only if the user is still typing in this buffer.
+      vim.schedule(function()
+        if vim.api.nvim_get_current_buf() == buf and vim.fn.mode() == "i" and vim.fn.pumvisible() == 0 then
+          vim.api.nvim_feedkeys(keys, "n", false)
+        end
+      end)
+    end,
+  })
+end
+
 ---@param mode "prompt"|"steer"|"followUp"
 ---@param prefill string[]?
 function M.open(mode, prefill)
@@ -72,6 +98,9 @@ function M.open(mode, prefill)
   end
   if keys.close then
     vim.keymap.set("n", keys.close, close, { buffer = buf, desc = "pi-rpc: close" })
+  end
+  if config.options.auto_complete then
+    auto_complete(buf)
   end
   vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
   vim.cmd("startinsert")

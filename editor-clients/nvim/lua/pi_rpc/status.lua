@@ -27,6 +27,9 @@ end
 M.state = fresh("stopped")
 
 local function changed()
+  if require("pi_rpc.chats").in_background() then
+    return -- the statusline shows the current chat
+  end
   vim.g.pi_rpc_status = M.text()
   vim.api.nvim_exec_autocmds("User", { pattern = "PiRpcStatus", modeline = false })
   vim.cmd("redrawstatus!")
@@ -104,6 +107,21 @@ function M.apply(ev)
   else
     return
   end
+  changed()
+end
+
+--- This chat's state, to keep while another chat is current (pi_rpc.chats).
+function M.save()
+  return M.state
+end
+
+---@param saved pi_rpc.Status?
+function M.load(saved)
+  M.state = saved or fresh("stopped")
+end
+
+--- Shows the current chat's state (after a switch).
+function M.refresh()
   changed()
 end
 
