@@ -9,7 +9,8 @@ in completion order and append results in source order.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -27,6 +28,7 @@ from pi_rpc.agent.types import (
     Emit,
     MessageEnd,
     MessageStart,
+    ToolCallContext,
     ToolErrorWithResult,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -47,6 +49,7 @@ class BatchConfig:
     tools: list[AgentTool]
     emit: Emit
     control: RunControl
+    tool_context: Callable[[], ToolCallContext]
     sequential: bool = False
     before_tool_call: BeforeToolCallHook | None = None
     after_tool_call: AfterToolCallHook | None = None
@@ -203,7 +206,8 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
     is_error = False
     with config.control.scope() as scope:
         try:
-            result = await tool.execute(call.id, prepared.args, config.control.signal, on_update)
+            context = replace(config.tool_context(), id=call.id, on_update=on_update)
+            result = await tool.execute(prepared.args, context)
         except ToolErrorWithResult as exc:
             result, is_error = error_result(str(exc), exc.details if exc.details is not UNSET else None), True
         except Exception as exc:  # a tool's failure is the model's information, never a crash

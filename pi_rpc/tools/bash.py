@@ -20,9 +20,9 @@ import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorWithResult, ToolPreview
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolErrorWithResult, ToolPreview
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
 from pi_rpc.tools.process import run_process_group
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, without_withheld
@@ -178,22 +178,22 @@ def validate_timeout(timeout: float | UnsetType) -> float | None:
 
 
 def session_environment(
-    ctx: ToolContext | None, expose: bool, withheld: Collection[str] = PROVIDER_KEY_VARS
+    call: ToolCallContext | None, expose: bool, withheld: Collection[str] = PROVIDER_KEY_VARS
 ) -> dict[str, str]:
     """Spec 9.7: the daemon's environment minus the provider keys (tools/tool_env.py), with PI_*
     describing this session (or removed)."""
     env = {k: v for k, v in without_withheld(os.environ, withheld).items() if k not in SESSION_ENV_VARS}
-    if not expose or ctx is None:
+    if not expose or call is None:
         return env
-    if ctx.session_id:
-        env["PI_SESSION_ID"] = ctx.session_id
-    if ctx.session_file:
-        env["PI_SESSION_FILE"] = ctx.session_file
-    if ctx.model is not None:
-        env["PI_PROVIDER"] = ctx.model.provider
-        env["PI_MODEL"] = ctx.model.id
-    if ctx.thinking_level:
-        env["PI_REASONING_LEVEL"] = ctx.thinking_level
+    if call.session_id:
+        env["PI_SESSION_ID"] = call.session_id
+    if call.session_file:
+        env["PI_SESSION_FILE"] = call.session_file
+    if call.model is not None:
+        env["PI_PROVIDER"] = call.model.provider
+        env["PI_MODEL"] = call.model.id
+    if call.thinking_level:
+        env["PI_REASONING_LEVEL"] = call.thinking_level
     return env
 
 
@@ -282,7 +282,6 @@ def _details_fields(details: Any) -> tuple[Truncation | None, str | None]:
 
 
 def create_shell_tool_definition(
-    cwd: str,
     config: ShellToolConfig,
     operations: BashOperations,
     *,
@@ -296,12 +295,12 @@ def create_shell_tool_definition(
     aborted_last_line_bytes: dict[str, int] = {}
 
     async def execute(
-        call_id: str, params: BashParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: BashParams, call: ToolCallContext
     ) -> AgentToolResult:
         timeout = validate_timeout(params.timeout)
         command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
-        spawn = SpawnContext(command, ctx.cwd or cwd, session_environment(ctx, expose_session_environment,
-                                                                            withheld_env))
+        spawn = SpawnContext(command, call.cwd, session_environment(call, expose_session_environment,
+                                                                     withheld_env))
         if spawn_hook is not None:
             spawn = spawn_hook(replace(spawn, env=dict(spawn.env)))
         output = OutputAccumulator(temp_file_prefix=config.temp_file_prefix)
@@ -312,7 +311,7 @@ def create_shell_tool_definition(
                 truncation=snap.truncation if snap.truncation.truncated else UNSET,
                 full_output_path=snap.full_output_path or UNSET,
             )
-            on_update(AgentToolResult(content=[TextContent(text=snap.content)], details=details))
+            call.on_update(AgentToolResult(content=[TextContent(text=snap.content)], details=details))
 
         throttle = UpdateThrottle(emit_update)
         accepting = True
@@ -331,7 +330,7 @@ def create_shell_tool_definition(
             output.close_temp_file()
             return snap
 
-        on_update(AgentToolResult(content=[], details=UNSET))
+        call.on_update(AgentToolResult(content=[], details=UNSET))
         try:
             code, timed_out = await _run_with_updates(operations, spawn, timeout, on_data, throttle)
         except BaseException:
@@ -390,7 +389,7 @@ def create_shell_tool_definition(
     )
 
 
-async def preview_command(params: BashParams, ctx: ToolContext) -> ToolPreview:
+async def preview_command(params: BashParams, call: ToolCallContext) -> ToolPreview:
     first_line = params.command.strip().split("\n", 1)[0]
     return ToolPreview(title=f"Run {first_line}", command=params.command)
 
@@ -420,7 +419,6 @@ async def _run_with_updates(
 
 
 def create_bash_tool(
-    cwd: str,
     *,
     operations: BashOperations | None = None,
     command_prefix: str | None = None,
@@ -433,7 +431,6 @@ def create_bash_tool(
     if ops is None:
         ops = LocalShellOperations(shell_name="bash", shell_path=shell_path)
     return create_shell_tool_definition(
-        cwd,
         BASH_CONFIG,
         ops,
         command_prefix=command_prefix,

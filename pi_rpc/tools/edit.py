@@ -14,10 +14,10 @@ import anyio
 import msgspec
 from msgspec import Meta
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolPreview
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolPreview
 from pi_rpc.ai.json_text import displayable
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import (
     apply_edits_to_normalized_content,
     detect_line_ending,
@@ -176,16 +176,16 @@ async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[
     return _PlannedEdit(base, new, bom + restore_line_endings(new, ending))
 
 
-def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> ToolDefinition:
+def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinition:
     ops = operations or local_edit_operations()
 
     async def execute(
-        call_id: str, params: EditParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: EditParams, call: ToolCallContext
     ) -> AgentToolResult:
         if not params.edits:
             raise ToolError(EMPTY_EDITS)
         path = params.path
-        absolute = resolve_to_cwd(path, ctx.cwd or cwd)
+        absolute = resolve_to_cwd(path, call.cwd)
 
         async def mutate() -> AgentToolResult:
             planned = await _plan_edit(ops, absolute, path, params.edits)
@@ -206,10 +206,10 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
         except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
             raise _access_failure(path, exc) from exc
 
-    async def preview(params: EditParams, ctx: ToolContext) -> ToolPreview:
+    async def preview(params: EditParams, call: ToolCallContext) -> ToolPreview:
         if not params.edits:
             raise ToolError(EMPTY_EDITS)
-        absolute = resolve_to_cwd(params.path, ctx.cwd or cwd)
+        absolute = resolve_to_cwd(params.path, call.cwd)
         planned = await _plan_edit(ops, absolute, params.path, params.edits)
         return ToolPreview(
             title=f"Edit {params.path}", path=absolute, old_text=displayable(planned.base),

@@ -27,8 +27,8 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.listing import (
     Notice,
     as_count,
@@ -239,15 +239,15 @@ async def _custom_glob(ops: FindOperations, pattern: str, search_path: str, limi
 
 
 def create_find_tool(
-    cwd: str, *, operations: FindOperations | None = None, locate: RgLocator = locate_rg
+    *, operations: FindOperations | None = None, locate: RgLocator = locate_rg
 ) -> ToolDefinition:
     """Spec 13.9-13.14. `locate` finds the rg binary (a test passes one that returns None)."""
     ops = operations or FindOperations()
 
     async def execute(
-        call_id: str, params: FindParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: FindParams, call: ToolCallContext
     ) -> AgentToolResult:
-        search_path = resolve_to_cwd(path_argument(params.path), ctx.cwd or cwd)
+        search_path = resolve_to_cwd(path_argument(params.path), call.cwd)
         limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
         if ops.glob is not None:
             return await _custom_glob(ops, params.pattern, search_path, limit)

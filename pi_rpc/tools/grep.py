@@ -11,8 +11,8 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.listing import (
     Notice,
     as_count,
@@ -184,16 +184,16 @@ def _finish(lines: list[str], limit: int, limit_reached: bool, lines_truncated: 
 
 
 def create_grep_tool(
-    cwd: str, *, operations: GrepOperations | None = None, locate: RgLocator = locate_rg
+    *, operations: GrepOperations | None = None, locate: RgLocator = locate_rg
 ) -> ToolDefinition:
     """Spec 13.1-13.8. `locate` finds the rg binary (a test passes one that returns None)."""
     ops = operations or GrepOperations()
 
     async def execute(
-        call_id: str, params: GrepParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: GrepParams, call: ToolCallContext
     ) -> AgentToolResult:
         rg = require_rg(locate)
-        base = ctx.cwd or cwd
+        base = call.cwd
         search_path = resolve_to_cwd(path_argument(params.path), base)
         try:
             is_directory = await ops.is_directory(search_path)

@@ -12,9 +12,9 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
 from pi_rpc.ai.json_text import displayable
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.listing import (
     Notice,
@@ -90,14 +90,14 @@ def _finish(results: list[str], limit: int, limit_reached: bool) -> AgentToolRes
     return finish_listing(results, Notice(text, "entryLimitReached", limit) if limit_reached else None)
 
 
-def create_ls_tool(cwd: str, *, operations: LsOperations | None = None) -> ToolDefinition:
+def create_ls_tool(*, operations: LsOperations | None = None) -> ToolDefinition:
     """Spec 13.15-13.19: not recursive and not gitignore-aware."""
     ops = operations or LsOperations()
 
     async def execute(
-        call_id: str, params: LsParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: LsParams, call: ToolCallContext
     ) -> AgentToolResult:
-        dir_path = resolve_to_cwd(path_argument(params.path), ctx.cwd or cwd)
+        dir_path = resolve_to_cwd(path_argument(params.path), call.cwd)
         limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
         if not await ops.exists(dir_path):
             raise ToolError(f"Path not found: {dir_path}")

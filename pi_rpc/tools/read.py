@@ -13,9 +13,9 @@ import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError
 from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent, ToolResultContent
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.images import detect_supported_image_mime_type_from_file, process_image
 from pi_rpc.tools.paths import resolve_read_path
@@ -170,14 +170,14 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
 
 
 def create_read_tool(
-    cwd: str, *, operations: ReadOperations | None = None, auto_resize_images: bool = True
+    *, operations: ReadOperations | None = None, auto_resize_images: bool = True
 ) -> ToolDefinition:
     ops = operations or local_read_operations()
 
     async def execute(
-        call_id: str, params: ReadParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: ReadParams, call: ToolCallContext
     ) -> AgentToolResult:
-        effective_cwd = ctx.cwd or cwd  # spec 1.9
+        effective_cwd = call.cwd  # spec 1.9
         absolute = await anyio.to_thread.run_sync(resolve_read_path, params.path, effective_cwd)
         try:
             await ops.access(absolute)
@@ -192,7 +192,7 @@ def create_read_tool(
             raise ToolError(node_error_message(exc, syscall, absolute)) from exc
         if mime_type:
             return await anyio.to_thread.run_sync(
-                _image_result, data, mime_type, auto_resize_images, ctx.model
+                _image_result, data, mime_type, auto_resize_images, call.model
             )
         offset = None if params.offset is UNSET else params.offset
         limit = None if params.limit is UNSET else params.limit

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext
 from pi_rpc.ai.types import Model, TextContent
 from pi_rpc.ai.validation import validate_tool_arguments
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.truncate import Truncation
 
 
@@ -20,8 +20,7 @@ async def run_tool(
     if tool.prepare_arguments is not None:
         args = tool.prepare_arguments(args)
     params = validate_tool_arguments(tool.name, tool.parameters, args)
-    ctx = ToolContext(cwd=str(cwd), model=model)
-    return await tool.execute("call-1", params, AbortSignal(), lambda _: None, ctx)
+    return await tool.execute(params, ToolCallContext(id="call-1", cwd=str(cwd), model=model))
 
 
 def text_of(result: AgentToolResult) -> str:

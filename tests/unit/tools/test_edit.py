@@ -38,7 +38,7 @@ def _names(folder: Path) -> list[str]:
 
 
 async def _edit(cwd: Path, args: dict[str, Any], operations: EditOperations | None = None) -> AgentToolResult:
-    tool = create_edit_tool(str(cwd), operations=operations)
+    tool = create_edit_tool(operations=operations)
     assert tool.prepare_arguments is not None
     return await run_tool(tool, args, cwd)
 
@@ -58,7 +58,7 @@ def _one(old: str, new: str, path: str = "f.txt") -> dict[str, Any]:
 
 def test_declaration() -> None:
     """spec 11.1, 11.2, 4.2."""
-    tool = create_edit_tool("/")
+    tool = create_edit_tool()
     assert tool.name == tool.label == "edit"
     assert tool.description == (
         "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
@@ -509,7 +509,7 @@ async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
     file is written back unchanged, and the diff shows it as U+FFFD."""
     target = tmp_path / "legacy.txt"
     target.write_bytes(b"caf\xe9 au lait\nprice = 1\n")
-    result = await run_tool(create_edit_tool(str(tmp_path)),
+    result = await run_tool(create_edit_tool(),
                             {"path": "legacy.txt", "edits": [{"oldText": "price = 1", "newText": "price = 2"}]},
                             str(tmp_path))
     assert target.read_bytes() == b"caf\xe9 au lait\nprice = 2\n"
@@ -520,7 +520,7 @@ async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
 async def test_a_fifo_cannot_be_edited(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(ToolError, match="Could not edit file: pipe. Error code: EINVAL."):
-        await run_tool(create_edit_tool(str(tmp_path)),
+        await run_tool(create_edit_tool(),
                        {"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))
 
 
@@ -529,5 +529,5 @@ async def test_a_symlink_loop_gets_node_style_text(tmp_path: Path) -> None:
     os.symlink("b", tmp_path / "a")
     os.symlink("a", tmp_path / "b")
     with pytest.raises(ToolError, match=r"^Could not edit file: a\. Error code: ELOOP\.$"):
-        await run_tool(create_edit_tool(str(tmp_path)),
+        await run_tool(create_edit_tool(),
                        {"path": "a", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))

@@ -35,7 +35,7 @@ def _model(*inputs: str) -> Model:
 async def _read(
     cwd: Path, args: dict[str, Any], model: Model | None = None, **options: Any
 ) -> AgentToolResult:
-    return await run_tool(create_read_tool(str(cwd), **options), args, cwd, model=model)
+    return await run_tool(create_read_tool(**options), args, cwd, model=model)
 
 
 def _texts(result: AgentToolResult) -> list[str]:
@@ -58,7 +58,7 @@ def _image_bytes(size: tuple[int, int], fmt: str, mode: str = "RGB") -> bytes:
 
 def test_declaration() -> None:
     """spec 8.1, 8.2, 4.2."""
-    tool = create_read_tool("/")
+    tool = create_read_tool()
     assert tool.name == tool.label == "read"
     assert tool.description == (
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images "
@@ -187,7 +187,7 @@ async def test_directory_is_an_error(tmp_path: Path) -> None:
 async def test_macos_variant_and_effective_cwd(tmp_path: Path) -> None:
     """spec 6.3 via read, and 1.9: ctx.cwd wins over the construction cwd."""
     (tmp_path / "Shot 1.02\u202fPM.txt").write_text("found")
-    result = await run_tool(create_read_tool("/nonexistent"), {"path": "Shot 1.02 PM.txt"}, tmp_path)
+    result = await run_tool(create_read_tool(), {"path": "Shot 1.02 PM.txt"}, tmp_path)
     assert _text(result) == "found"
 
 
@@ -337,7 +337,7 @@ async def test_operations_route_io_elsewhere() -> None:
     async def access(path: str) -> None:
         calls.append(f"access {path}")
 
-    tool = create_read_tool("/project", operations=ReadOperations(read_file=read_file, access=access))
+    tool = create_read_tool(operations=ReadOperations(read_file=read_file, access=access))
     result = await run_tool(tool, {"path": "src/x.py"}, "/project")
     assert _text(result) == "from the editor buffer"
     assert calls == ["access /project/src/x.py", "read /project/src/x.py"]
@@ -348,7 +348,7 @@ async def test_a_fifo_is_refused_instead_of_blocking(tmp_path: Path) -> None:
     """Improvement over Pi (whose read would hang): pipes and devices are not read."""
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(ToolError, match="not a regular file"):
-        await run_tool(create_read_tool(str(tmp_path)), {"path": "pipe"}, str(tmp_path))
+        await run_tool(create_read_tool(), {"path": "pipe"}, str(tmp_path))
 
 
 @pytest.mark.anyio
@@ -360,6 +360,6 @@ async def test_a_huge_file_is_refused_with_a_way_to_read_part_of_it(
     monkeypatch.setattr(read_module, "MAX_READ_BYTES", 1024)
     (tmp_path / "big.log").write_bytes(b"x\n" * 1000)
     with pytest.raises(ToolError) as refused:
-        await run_tool(create_read_tool(str(tmp_path)), {"path": "big.log"}, str(tmp_path))
+        await run_tool(create_read_tool(), {"path": "big.log"}, str(tmp_path))
     assert "more than read loads at once (1.0KB)" in str(refused.value)
     assert "sed -n '1,200p'" in str(refused.value)
