@@ -214,9 +214,12 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
             result, is_error = error_result(str(exc) or type(exc).__name__), True
     settled = True
     if scope.cancelled_caught or result is None:
-        text = tool.aborted_text(last_partial) if tool.aborted_text is not None else ABORTED_TEXT
         details = last_partial.details if last_partial is not None and last_partial.details is not UNSET else {}
-        result, is_error = error_result(text, details), True
+        if tool.final_update_on_abort and last_partial is not None:
+            result = AgentToolResult(content=list(last_partial.content), details=details)
+        else:
+            result = error_result(ABORTED_TEXT, details)
+        is_error = True
     if config.after_tool_call is not None:
         result, is_error = await _after(assistant, prepared, result, is_error, config)
     return _Outcome(call, result, is_error)

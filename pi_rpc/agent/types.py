@@ -100,8 +100,10 @@ class AgentTool:
     constrained_sampling: ConstrainedSampling | UnsetType = UNSET
     prepare_arguments: Callable[[Any], Any] | None = None
     execution_mode: Literal["parallel", "sequential"] = "parallel"
-    # Text of the error result when abort cancels this tool; gets the last streamed partial.
-    aborted_text: Callable[[AgentToolResult | None], str] | None = None
+    # When abort cancels this tool, its last update is the error result: the tool emits its own
+    # aborted text where it catches the cancellation (bash keeps its output, spec 9.13). Otherwise
+    # the result is the loop's "Operation aborted".
+    final_update_on_abort: bool = False
     _declaration: Tool | None = field(default=None, repr=False)
 
     def declaration(self) -> Tool:

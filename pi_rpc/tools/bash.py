@@ -14,7 +14,7 @@ import os
 import shutil
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 import anyio
 import msgspec
@@ -268,17 +268,12 @@ BASH_CONFIG = ShellToolConfig(
 )
 
 
-def _details_fields(details: Any) -> tuple[Truncation | None, str | None]:
-    """Read a partial result's details whether it is still a BashDetails or became a dict."""
-    if isinstance(details, BashDetails):
-        truncation = details.truncation if isinstance(details.truncation, Truncation) else None
-        path = details.full_output_path if isinstance(details.full_output_path, str) else None
-        return truncation, path
-    if isinstance(details, dict):
-        raw = details.get("truncation")
-        truncation = msgspec.convert(raw, Truncation) if isinstance(raw, dict) else raw
-        return (truncation if isinstance(truncation, Truncation) else None), details.get("fullOutputPath")
-    return None, None
+def _update_details(snap: OutputSnapshot) -> BashDetails:
+    """`details` of a streamed update: the truncation and log path so far, each absent until set."""
+    return BashDetails(
+        truncation=snap.truncation if snap.truncation.truncated else UNSET,
+        full_output_path=snap.full_output_path or UNSET,
+    )
 
 
 def create_shell_tool_definition(
@@ -290,10 +285,6 @@ def create_shell_tool_definition(
     spawn_hook: SpawnHook | None = None,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> ToolDefinition:
-    # Last-line sizes of aborted runs, keyed by their unique full-output path: the partial result
-    # that aborted_text receives has no room for it, and the partial-line notice needs it.
-    aborted_last_line_bytes: dict[str, int] = {}
-
     async def execute(
         params: BashParams, call: ToolCallContext
     ) -> AgentToolResult:
@@ -307,11 +298,7 @@ def create_shell_tool_definition(
 
         def emit_update() -> None:
             snap = output.snapshot(persist_if_truncated=True)
-            details = BashDetails(
-                truncation=snap.truncation if snap.truncation.truncated else UNSET,
-                full_output_path=snap.full_output_path or UNSET,
-            )
-            call.on_update(AgentToolResult(content=[TextContent(text=snap.content)], details=details))
+            call.on_update(AgentToolResult(content=[TextContent(text=snap.content)], details=_update_details(snap)))
 
         throttle = UpdateThrottle(emit_update)
         accepting = True
@@ -333,17 +320,27 @@ def create_shell_tool_definition(
         call.on_update(AgentToolResult(content=[], details=UNSET))
         try:
             code, timed_out = await _run_with_updates(operations, spawn, timeout, on_data, throttle)
-        except BaseException:
-            # Abort (cancellation) or a runner error: flush what was seen (no awaits), re-raise.
+        except anyio.get_cancelled_exc_class():
+            # Abort: the last update is the aborted result (see `final_update_on_abort`), so flush
+            # what was seen and word it here, where the last line's size is known (no awaits).
+            text = ""
+            details: BashDetails | UnsetType = UNSET
             try:
                 snap = finish_output()
-            except Exception:  # e.g. the log file's disk is full: the original error matters more
-                log.exception("could not flush the output of an interrupted %s command", config.name)
+            except Exception:  # e.g. the log file's disk is full: the abort still has to be told
+                log.exception("could not flush the output of an aborted %s command", config.name)
             else:
-                if snap.full_output_path is not None:
-                    if len(aborted_last_line_bytes) >= 64:
-                        aborted_last_line_bytes.pop(next(iter(aborted_last_line_bytes)))
-                    aborted_last_line_bytes[snap.full_output_path] = output.last_line_bytes
+                text, _ = format_output(snap, last_line_bytes=output.last_line_bytes, empty_text="")
+                details = _update_details(snap)
+            aborted = append_status(text, "Command aborted")
+            call.on_update(AgentToolResult(content=[TextContent(text=aborted)], details=details))
+            raise
+        except Exception:
+            # A runner error: flush what was seen (no awaits) and let the error be the result.
+            try:
+                finish_output()
+            except Exception:  # the original error matters more
+                log.exception("could not flush the output of a failed %s command", config.name)
             raise
 
         snap = finish_output()
@@ -360,20 +357,6 @@ def create_shell_tool_definition(
             raise ToolErrorWithResult(f"{text}\n\nCommand exited with code {code}", details)
         return AgentToolResult(content=[TextContent(text=text)], details=details)
 
-    def aborted_text(last_partial: AgentToolResult | None) -> str:
-        if last_partial is None:
-            return "Command aborted"
-        content = next((b.text for b in last_partial.content if isinstance(b, TextContent)), "")
-        truncation, path = _details_fields(last_partial.details)
-        if truncation is None:
-            return append_status(content, "Command aborted")
-        last_line = truncation.output_bytes
-        if path is not None:
-            last_line = aborted_last_line_bytes.pop(path, last_line)
-        snap = OutputSnapshot(content=content, truncation=truncation, full_output_path=path)
-        text, _ = format_output(snap, last_line_bytes=last_line, empty_text="")
-        return append_status(text, "Command aborted")
-
     return ToolDefinition(
         name=config.name,
         label=config.label,
@@ -383,7 +366,7 @@ def create_shell_tool_definition(
         prompt_snippet=config.prompt_snippet,
         prompt_guidelines=list(config.guidelines) if expose_session_environment else [],
         constrained_sampling=JsonSchemaSampling(strict="prefer"),
-        aborted_text=aborted_text,
+        final_update_on_abort=True,
         mutating=True,
         preview=preview_command,
     )

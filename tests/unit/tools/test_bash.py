@@ -319,7 +319,8 @@ async def test_timeout_without_output(ctx: ToolCallContext) -> None:
 
 
 async def test_abort_kills_the_whole_group_at_once(ctx: ToolCallContext) -> None:
-    """spec 9.8, 9.13: SIGKILL to the group, grandchildren included; "Command aborted"."""
+    """spec 9.8, 9.13: SIGKILL to the group, grandchildren included; the last update, which the
+    loop makes the result, is the output and "Command aborted"."""
     tool = create_bash_tool()
     updates: list[AgentToolResult] = []
     started = anyio.Event()
@@ -335,6 +336,7 @@ async def test_abort_kills_the_whole_group_at_once(ctx: ToolCallContext) -> None
             tg.start_soon(execute, tool, params, on_update, ctx)
             await started.wait()
             pgid, background = (int(p) for p in text_of(updates[-1]).split())
+            seen = len(updates)
             members = live_members(pgid)
             assert set(members) >= {pgid, background}
             scope.cancel()
@@ -342,10 +344,28 @@ async def test_abort_kills_the_whole_group_at_once(ctx: ToolCallContext) -> None
     await wait_until_dead(members)
     assert live_members(pgid) == []
     assert pgid not in live_process_groups()
-    assert tool.aborted_text is not None
-    assert tool.aborted_text(updates[-1]) == f"{pgid} {background}\n\n\nCommand aborted"
-    assert tool.aborted_text(None) == "Command aborted"
-    assert tool.aborted_text(AgentToolResult(content=[], details=UNSET)) == "Command aborted"
+    assert tool.final_update_on_abort
+    assert len(updates) == seen + 1
+    assert text_of(updates[-1]) == f"{pgid} {background}\n\n\nCommand aborted"
+    assert msgspec.json.encode(updates[-1].details) == b"{}"
+
+
+async def test_abort_before_any_output(ctx: ToolCallContext) -> None:
+    """spec 9.13: aborted with nothing printed, the result is "Command aborted" alone."""
+    tool = create_bash_tool()
+    updates: list[AgentToolResult] = []
+    running = anyio.Event()
+
+    def on_update(result: AgentToolResult) -> None:
+        updates.append(result)
+        running.set()
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(execute, tool, BashParams(command="sleep 30"), on_update, ctx)
+            await running.wait()
+            scope.cancel()
+    assert [text_of(u) if u.content else "" for u in updates] == ["", "Command aborted"]
 
 
 async def test_abort_text_keeps_the_truncation_notice(ctx: ToolCallContext) -> None:
@@ -371,8 +391,7 @@ async def test_abort_text_keeps_the_truncation_notice(ctx: ToolCallContext) -> N
     assert isinstance(last.details, BashDetails)
     path = last.details.full_output_path
     assert isinstance(path, str) and read_text(path) == "".join(f"{i}\n" for i in range(1, 3001))
-    assert tool.aborted_text is not None
-    text = tool.aborted_text(last)
+    text = text_of(last)
     assert text.startswith("1001\n1002\n")
     assert text.endswith(f"3000\n\n[Showing lines 1001-3000 of 3000. Full output: {path}]\n\nCommand aborted")
 
