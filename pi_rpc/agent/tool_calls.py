@@ -69,8 +69,9 @@ class _Outcome:
     is_error: bool
 
 
-def error_result(message: str, details: Any = None) -> AgentToolResult:
-    return AgentToolResult(content=[TextContent(text=message)], details={} if details is None else details)
+def error_result(message: str, details: Any = UNSET) -> AgentToolResult:
+    """An error result; with no details its `details` is `{}` on the wire, as in Pi."""
+    return AgentToolResult(content=[TextContent(text=message)], details={} if details is UNSET else details)
 
 
 async def execute_tool_calls(
@@ -209,16 +210,14 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
             context = replace(config.tool_context(), id=call.id, on_update=on_update)
             result = await tool.execute(prepared.args, context)
         except ToolErrorWithResult as exc:
-            result, is_error = error_result(str(exc), exc.details if exc.details is not UNSET else None), True
+            result, is_error = error_result(str(exc), exc.details), True
         except Exception as exc:  # a tool's failure is the model's information, never a crash
             result, is_error = error_result(str(exc) or type(exc).__name__), True
     settled = True
     if scope.cancelled_caught or result is None:
-        details = last_partial.details if last_partial is not None and last_partial.details is not UNSET else {}
+        result = error_result(ABORTED_TEXT, last_partial.details if last_partial is not None else UNSET)
         if tool.final_update_on_abort and last_partial is not None:
-            result = AgentToolResult(content=list(last_partial.content), details=details)
-        else:
-            result = error_result(ABORTED_TEXT, details)
+            result = msgspec.structs.replace(result, content=list(last_partial.content))
         is_error = True
     if config.after_tool_call is not None:
         result, is_error = await _after(assistant, prepared, result, is_error, config)

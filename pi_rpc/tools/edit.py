@@ -12,11 +12,11 @@ from typing import Annotated, Any, NamedTuple
 
 import anyio
 import msgspec
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 
 from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolPreview
 from pi_rpc.ai.json_text import displayable
-from pi_rpc.ai.types import JsonSchemaSampling, TextContent
+from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import (
     apply_edits_to_normalized_content,
@@ -64,6 +64,14 @@ EMPTY_EDITS = "Edit tool input is invalid. edits must contain at least one repla
 class ReplaceEdit(msgspec.Struct, rename="camel", kw_only=True):
     old_text: Annotated[str, Meta(description=OLD_TEXT_DESCRIPTION)]
     new_text: Annotated[str, Meta(description="Replacement text for this targeted edit.")]
+
+
+class EditDetails(Wire):
+    """`details` of an edit result: the display diff, the unified patch, the first changed line."""
+
+    diff: str
+    patch: str
+    first_changed_line: int | UnsetType = UNSET
 
 
 class EditParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -195,9 +203,8 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
             diff, first_changed = generate_diff_string(planned.base, planned.new)
             patch = generate_unified_patch(path, planned.base, planned.new)
-            details: dict[str, Any] = {"diff": displayable(diff), "patch": displayable(patch)}
-            if first_changed is not None:
-                details["firstChangedLine"] = first_changed
+            details = EditDetails(diff=displayable(diff), patch=displayable(patch),
+                                  first_changed_line=UNSET if first_changed is None else first_changed)
             text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
             return AgentToolResult(content=[TextContent(text=text)], details=details)
 

@@ -28,6 +28,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
+from pi_rpc.ai.types import Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.listing import (
     Notice,
@@ -38,7 +39,7 @@ from pi_rpc.tools.listing import (
 )
 from pi_rpc.tools.paths import resolve_to_cwd
 from pi_rpc.tools.ripgrep import RgLocator, locate_rg, require_rg, run_rg
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, Truncation
 
 DEFAULT_LIMIT = 1000
 NO_FILES = "No files found matching pattern"
@@ -185,9 +186,16 @@ def relativize(result: str, search_path: str) -> str:
     return f"{posix}/" if trailing and not posix.endswith("/") else posix
 
 
+class FindDetails(Wire):
+    """`details` of a find result; each field absent unless its limit was hit."""
+
+    result_limit_reached: int | UnsetType = UNSET
+    truncation: Truncation | UnsetType = UNSET
+
+
 def _finish(results: list[str], limit: int, limit_notice: str) -> AgentToolResult:
-    reached = Notice(limit_notice, "resultLimitReached", limit) if len(results) >= limit else None
-    return finish_listing(results, reached)
+    reached = Notice(limit_notice, "result_limit_reached", limit) if len(results) >= limit else None
+    return finish_listing(results, FindDetails, reached)
 
 
 class _Lister:

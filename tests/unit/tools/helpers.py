@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from pi_rpc.agent.types import AgentToolResult, ToolCallContext
 from pi_rpc.ai.types import Model, TextContent
 from pi_rpc.ai.validation import validate_tool_arguments
@@ -23,6 +25,11 @@ async def run_tool(
     return await tool.execute(params, ToolCallContext(id="call-1", cwd=str(cwd), model=model))
 
 
+def wire_details(result: AgentToolResult) -> Any:
+    """`details` as a client receives it: plain JSON values, camelCase keys in field order."""
+    return msgspec.to_builtins(result.details)
+
+
 def text_of(result: AgentToolResult) -> str:
     """The text of a result whose content starts with a text block."""
     block = result.content[0]
@@ -36,8 +43,8 @@ def byte_limited_body(result: AgentToolResult) -> tuple[str, Truncation]:
     notice and that record."""
     body, notice = text_of(result).split("\n\n")
     assert notice == "[50.0KB limit reached]"
-    assert isinstance(result.details, dict) and set(result.details) == {"truncation"}
-    truncation = result.details["truncation"]
+    assert list(wire_details(result)) == ["truncation"]
+    truncation = result.details.truncation
     assert isinstance(truncation, Truncation)
     assert truncation.truncated and truncation.truncated_by == "bytes"
     return body, truncation

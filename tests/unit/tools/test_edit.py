@@ -28,7 +28,7 @@ from pi_rpc.tools.edit_diff import (
     normalize_for_fuzzy_match,
 )
 
-from .helpers import run_tool, text_of
+from .helpers import run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
@@ -392,7 +392,7 @@ async def test_details_carry_diff_patch_and_first_changed_line(tmp_path: Path) -
     """spec 11.5.7, 11.7, 11.8: context 4, `...` for skipped runs, 4-line-context patch."""
     (tmp_path / "f.txt").write_text("".join(f"l{i}\n" for i in range(1, 21)))
     result = await _edit(tmp_path, _one("l10\n", "L10\n"))
-    assert result.details == {
+    assert wire_details(result) == {
         "diff": "\n".join(
             [
                 "    ...",
@@ -513,7 +513,7 @@ async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
                             {"path": "legacy.txt", "edits": [{"oldText": "price = 1", "newText": "price = 2"}]},
                             str(tmp_path))
     assert target.read_bytes() == b"caf\xe9 au lait\nprice = 2\n"
-    assert "caf\ufffd au lait" in result.details["patch"]
+    assert "caf\ufffd au lait" in wire_details(result)["patch"]
 
 
 @pytest.mark.anyio

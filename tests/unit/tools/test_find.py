@@ -17,7 +17,7 @@ from pi_rpc.agent.types import ToolError
 from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.find import FindOperations, GlobOptions, create_find_tool, glob_to_regex, relativize
 
-from .helpers import byte_limited_body, run_tool, text_of
+from .helpers import byte_limited_body, run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
@@ -251,7 +251,7 @@ async def test_result_limit(tmp_path: Path) -> None:
     assert text_of(result) == (
         "f0.txt\nf1.txt\nf2.txt\n\n[3 results limit reached. Use limit=6 for more, or refine pattern]"
     )
-    assert result.details == {"resultLimitReached": 3}
+    assert wire_details(result) == {"resultLimitReached": 3}
 
 
 async def test_result_count_equal_to_limit_counts_as_reached(tmp_path: Path) -> None:
@@ -287,7 +287,7 @@ async def test_custom_glob_operation(tmp_path: Path) -> None:
     tool = create_find_tool(operations=FindOperations(exists=exists, glob=glob))
     result = await run_tool(tool, {"pattern": "*.ts", "limit": 3}, "/remote/ws")
     assert text_of(result) == "a.ts\nsub/b.ts\ndir/\n\n[3 results limit reached]"
-    assert result.details == {"resultLimitReached": 3}
+    assert wire_details(result) == {"resultLimitReached": 3}
     assert calls == [
         ("*.ts", "/remote/ws", GlobOptions(ignore=["**/node_modules/**", "**/.git/**"], limit=3))
     ]

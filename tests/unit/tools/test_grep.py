@@ -20,7 +20,7 @@ from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.grep import GrepOperations, create_grep_tool
 from pi_rpc.tools.ripgrep import RG_NOT_AVAILABLE, locate_rg
 
-from .helpers import byte_limited_body, run_tool, text_of
+from .helpers import byte_limited_body, run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
@@ -270,7 +270,7 @@ async def test_match_limit_notice(tmp_path: Path) -> None:
         "a.txt:1: needle 0\na.txt:2: needle 1\na.txt:3: needle 2\n\n"
         "[3 matches limit reached. Use limit=6 for more, or refine pattern]"
     )
-    assert result.details == {"matchLimitReached": 3}
+    assert wire_details(result) == {"matchLimitReached": 3}
 
 
 async def test_default_limit_is_100(tmp_path: Path) -> None:
@@ -299,7 +299,7 @@ async def test_long_lines_are_cut(tmp_path: Path) -> None:
     assert text_of(result) == (
         f"{expected_line}\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]"
     )
-    assert result.details == {"linesTruncated": True}
+    assert wire_details(result) == {"linesTruncated": True}
 
 
 async def test_byte_limit_notice(tmp_path: Path) -> None:
@@ -322,8 +322,7 @@ async def test_notices_are_joined_in_order(tmp_path: Path) -> None:
         "[110 matches limit reached. Use limit=220 for more, or refine pattern. 50.0KB limit reached. "
         "Some lines truncated to 500 chars. Use read tool to see full lines]"
     )
-    assert isinstance(result.details, dict)
-    assert set(result.details) == {"matchLimitReached", "truncation", "linesTruncated"}
+    assert list(wire_details(result)) == ["matchLimitReached", "truncation", "linesTruncated"]
 
 
 # --- processes -----------------------------------------------------------------------------------
@@ -389,4 +388,4 @@ async def test_match_limit_kills_the_process_group(tmp_path: Path) -> None:
     assert text_of(results[0]) == (
         "a.txt:1: hit\na.txt:1: hit\n\n[2 matches limit reached. Use limit=4 for more, or refine pattern]"
     )
-    assert results[0].details == {"matchLimitReached": 2}
+    assert wire_details(results[0]) == {"matchLimitReached": 2}

@@ -14,7 +14,7 @@ from pi_rpc.agent.types import AgentToolResult, ToolError
 from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.ls import LsOperations, create_ls_tool
 
-from .helpers import byte_limited_body, run_tool, text_of
+from .helpers import byte_limited_body, run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
@@ -117,7 +117,7 @@ async def test_entry_limit(tmp_path: Path) -> None:
         (tmp_path / f"f{i}").write_text("x")
     result = await ls(tmp_path, limit=3)
     assert text_of(result) == "f0\nf1\nf2\n\n[3 entries limit reached. Use limit=6 for more]"
-    assert result.details == {"entryLimitReached": 3}
+    assert wire_details(result) == {"entryLimitReached": 3}
 
 
 async def test_exactly_limit_entries_is_not_a_limit(tmp_path: Path) -> None:
@@ -155,5 +155,4 @@ async def test_both_notices(tmp_path: Path) -> None:
     assert text_of(result).endswith(
         "\n\n[250 entries limit reached. Use limit=500 for more. 50.0KB limit reached]"
     )
-    assert isinstance(result.details, dict)
-    assert set(result.details) == {"entryLimitReached", "truncation"}
+    assert list(wire_details(result)) == ["entryLimitReached", "truncation"]

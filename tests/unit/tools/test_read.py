@@ -18,8 +18,7 @@ from pi_rpc.agent.types import AgentToolResult, ToolError
 from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent
 from pi_rpc.tools import images
 from pi_rpc.tools.images import process_image, sniff_image_mime_type
-from pi_rpc.tools.read import ReadOperations, ReadParams, create_read_tool, text_page
-from pi_rpc.tools.truncate import Truncation
+from pi_rpc.tools.read import ReadDetails, ReadOperations, ReadParams, create_read_tool, text_page
 
 from .helpers import run_tool
 
@@ -136,9 +135,8 @@ async def test_truncated_by_lines(tmp_path: Path) -> None:
     text = _text(result)
     assert text.startswith("L11\nL12\n")
     assert text.endswith("L2010\n\n[Showing lines 11-2010 of 2500. Use offset=2011 to continue.]")
-    assert isinstance(result.details, dict)
-    truncation = result.details["truncation"]
-    assert isinstance(truncation, Truncation)
+    assert isinstance(result.details, ReadDetails)
+    truncation = result.details.truncation
     assert (truncation.truncated_by, truncation.output_lines, truncation.total_lines) == ("lines", 2000, 2490)
 
 
@@ -150,7 +148,7 @@ async def test_truncated_by_bytes(tmp_path: Path) -> None:
     text = _text(result)
     assert text.endswith(f"{line}\n\n[Showing lines 1-51 of 100 (50.0KB limit). Use offset=52 to continue.]")
     assert text.count(line) == 51
-    assert result.details["truncation"].truncated_by == "bytes"
+    assert isinstance(result.details, ReadDetails) and result.details.truncation.truncated_by == "bytes"
 
 
 async def test_first_line_too_long_points_at_bash(tmp_path: Path) -> None:
@@ -161,7 +159,7 @@ async def test_first_line_too_long_points_at_bash(tmp_path: Path) -> None:
         _text(result)
         == "[Line 2 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '2p' @min.js | head -c 51200]"
     )
-    assert result.details["truncation"].first_line_exceeds_limit is True
+    assert isinstance(result.details, ReadDetails) and result.details.truncation.first_line_exceeds_limit
 
 
 async def test_invalid_utf8_is_replaced_not_rejected(tmp_path: Path) -> None:
