@@ -66,6 +66,10 @@ _.source_info
 _.first_kept_entry_id  # session/compaction.py CompactionResult: Pi's compact answer
 _.assistant_messages
 _.total_messages
+_.first_changed_line  # tools/edit.py EditDetails
+_.match_limit_reached  # tools/grep.py, find.py, ls.py Details: set by name from a listing Notice
+_.result_limit_reached
+_.entry_limit_reached
 
 # --- API the tests (and clients) drive; nothing in the daemon calls it ---------------------------
 _.is_running  # agent/agent.py Agent: tests/unit/agent

@@ -14,27 +14,25 @@ from contextlib import contextmanager
 
 import anyio
 
-from pi_rpc.agent.types import AbortSignal
-
 
 class RunControl:
     def __init__(self) -> None:
-        self.signal = AbortSignal()
+        self._aborted = False
         self._scopes: set[anyio.CancelScope] = set()
 
     @property
     def aborted(self) -> bool:
-        return self.signal.aborted
+        return self._aborted
 
     def abort(self) -> None:
-        self.signal.aborted = True
+        self._aborted = True
         for scope in list(self._scopes):
             scope.cancel("abort requested")
 
     @contextmanager
     def scope(self) -> Iterator[anyio.CancelScope]:
         with anyio.CancelScope() as scope:
-            if self.signal.aborted:
+            if self._aborted:
                 scope.cancel("abort requested")
             self._scopes.add(scope)
             try:

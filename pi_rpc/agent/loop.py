@@ -7,6 +7,7 @@ so an event is on its way before the next await can be cancelled.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -23,6 +24,7 @@ from pi_rpc.agent.types import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    ToolCallContext,
     TurnEnd,
     TurnStart,
 )
@@ -61,6 +63,8 @@ class LoopConfig:
     before_tool_call: BeforeToolCallHook | None = None
     after_tool_call: AfterToolCallHook | None = None
     should_stop_after_turn: Callable[[], bool] | None = None
+    # The session around each tool call (cwd, model, ids), read when the call runs.
+    tool_context: Callable[[], ToolCallContext] = field(default=lambda: ToolCallContext(cwd=os.getcwd()))
 
 
 async def run_loop(
@@ -103,7 +107,7 @@ async def run_loop(
             if calls and assistant.stop_reason == "length":
                 results = not_executed_results(calls, emit)
             elif calls:
-                batch = BatchConfig(tools=tools, emit=emit, control=control,
+                batch = BatchConfig(tools=tools, emit=emit, control=control, tool_context=config.tool_context,
                                     sequential=config.tool_execution == "sequential",
                                     before_tool_call=config.before_tool_call,
                                     after_tool_call=config.after_tool_call)

@@ -9,7 +9,8 @@ in completion order and append results in source order.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -27,6 +28,7 @@ from pi_rpc.agent.types import (
     Emit,
     MessageEnd,
     MessageStart,
+    ToolCallContext,
     ToolErrorWithResult,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -47,6 +49,7 @@ class BatchConfig:
     tools: list[AgentTool]
     emit: Emit
     control: RunControl
+    tool_context: Callable[[], ToolCallContext]
     sequential: bool = False
     before_tool_call: BeforeToolCallHook | None = None
     after_tool_call: AfterToolCallHook | None = None
@@ -66,8 +69,9 @@ class _Outcome:
     is_error: bool
 
 
-def error_result(message: str, details: Any = None) -> AgentToolResult:
-    return AgentToolResult(content=[TextContent(text=message)], details={} if details is None else details)
+def error_result(message: str, details: Any = UNSET) -> AgentToolResult:
+    """An error result; with no details its `details` is `{}` on the wire, as in Pi."""
+    return AgentToolResult(content=[TextContent(text=message)], details={} if details is UNSET else details)
 
 
 async def execute_tool_calls(
@@ -203,16 +207,18 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
     is_error = False
     with config.control.scope() as scope:
         try:
-            result = await tool.execute(call.id, prepared.args, config.control.signal, on_update)
+            context = replace(config.tool_context(), id=call.id, on_update=on_update)
+            result = await tool.execute(prepared.args, context)
         except ToolErrorWithResult as exc:
-            result, is_error = error_result(str(exc), exc.details if exc.details is not UNSET else None), True
+            result, is_error = error_result(str(exc), exc.details), True
         except Exception as exc:  # a tool's failure is the model's information, never a crash
             result, is_error = error_result(str(exc) or type(exc).__name__), True
     settled = True
     if scope.cancelled_caught or result is None:
-        text = tool.aborted_text(last_partial) if tool.aborted_text is not None else ABORTED_TEXT
-        details = last_partial.details if last_partial is not None and last_partial.details is not UNSET else {}
-        result, is_error = error_result(text, details), True
+        result = error_result(ABORTED_TEXT, last_partial.details if last_partial is not None else UNSET)
+        if tool.final_update_on_abort and last_partial is not None:
+            result = msgspec.structs.replace(result, content=list(last_partial.content))
+        is_error = True
     if config.after_tool_call is not None:
         result, is_error = await _after(assistant, prepared, result, is_error, config)
     return _Outcome(call, result, is_error)

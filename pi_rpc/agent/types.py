@@ -21,6 +21,7 @@ from pi_rpc.ai.types import (
     AutoRetryStart,
     ConstrainedSampling,
     Message,
+    Model,
     TextContent,
     Tool,
     ToolCall,
@@ -58,18 +59,28 @@ class ToolErrorWithResult(ToolError):
 OnUpdate = Callable[[AgentToolResult], None]
 
 
-@dataclass
-class AbortSignal:
-    """Read-only view of a run's abort state for code that wants to look (Pi's AbortSignal).
+def _no_update(partial: AgentToolResult) -> None:
+    """The update callback of a context built outside a run (previews, tests)."""
 
-    Cancellation itself is structured: the loop runs every tool inside a CancelScope that abort
-    cancels, so a tool only needs to clean up on the way out; there is no flag to poll.
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallContext:
+    """One tool call as the tool sees it: which call, where it streams, and the session around it.
+
+    There is no abort flag: the loop runs every tool inside a CancelScope that abort cancels, so a
+    tool only cleans up on the way out. `cwd` is the session's effective working directory.
     """
 
-    aborted: bool = False
+    id: str = ""
+    cwd: str
+    on_update: OnUpdate = _no_update
+    model: Model | None = None
+    session_id: str | None = None
+    session_file: str | None = None
+    thinking_level: str | None = None
 
 
-ExecuteFn = Callable[[str, Any, AbortSignal, OnUpdate], Awaitable[AgentToolResult]]
+ExecuteFn = Callable[[Any, ToolCallContext], Awaitable[AgentToolResult]]
 
 
 @dataclass(eq=False)
@@ -89,8 +100,10 @@ class AgentTool:
     constrained_sampling: ConstrainedSampling | UnsetType = UNSET
     prepare_arguments: Callable[[Any], Any] | None = None
     execution_mode: Literal["parallel", "sequential"] = "parallel"
-    # Text of the error result when abort cancels this tool; gets the last streamed partial.
-    aborted_text: Callable[[AgentToolResult | None], str] | None = None
+    # When abort cancels this tool, its last update is the error result: the tool emits its own
+    # aborted text where it catches the cancellation (bash keeps its output, spec 9.13). Otherwise
+    # the result is the loop's "Operation aborted".
+    final_update_on_abort: bool = False
     _declaration: Tool | None = field(default=None, repr=False)
 
     def declaration(self) -> Tool:

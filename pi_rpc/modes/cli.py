@@ -181,7 +181,7 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     session_root = Path(os.path.abspath(os.path.expanduser(args.session_dir))) if args.session_dir else None
     return SessionConfig(
         cwd=cwd, model=choice,
-        tools=create_tool_definitions(cwd, selection.registered(), files, withheld_env=withheld_env), files=files,
+        tools=create_tool_definitions(selection.registered(), files, withheld_env=withheld_env), files=files,
         approval_policy=policy or "auto", approval_policy_configured=policy is not None, approval_rules=rules,
         approval_timeout=permissions.timeout_seconds or None,
         save_allow_rule=lambda rule: save_workspace_allow_rule(cwd, rule),

@@ -23,15 +23,23 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import ApprovalOutcome, ApprovalRequest, BeforeToolCall, BlockCall, ToolError, ToolPreview
+from pi_rpc.agent.types import (
+    ApprovalOutcome,
+    ApprovalRequest,
+    BeforeToolCall,
+    BlockCall,
+    ToolCallContext,
+    ToolError,
+    ToolPreview,
+)
 from pi_rpc.ai.types import Wire
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.paths import resolve_to_cwd
 
 _log = logging.getLogger(__name__)
@@ -176,7 +184,7 @@ class ApprovalGate:
         self,
         cwd: Callable[[], str],
         definitions: Callable[[str], ToolDefinition | None],
-        context: Callable[[], ToolContext],
+        context: Callable[[], ToolCallContext],
         *,
         policy: ApprovalPolicy = "auto",
         rules: ApprovalRules | None = None,
@@ -240,7 +248,7 @@ class ApprovalGate:
                               path=resolve_to_cwd(path, self._cwd()) if path is not None else UNSET)
         if definition is not None and definition.preview is not None:
             try:
-                preview = await definition.preview(args, self._context())
+                preview = await definition.preview(args, replace(self._context(), id=call.tool_call.id))
             except ToolError as exc:  # the tool fails the same way, before changing anything
                 _log.debug("not asking about %s, it would fail: %s", tool, exc)
                 return None

@@ -25,13 +25,13 @@ from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import (
     AgentEvent,
     AgentSettled,
-    AgentTool,
     BashExecutionUpdate,
     CompactionEnd,
     CompactionStart,
     MessageEnd,
     ToolApprovalEnd,
     ToolApprovalRequest,
+    ToolCallContext,
 )
 from pi_rpc.ai.config import no_model_message
 from pi_rpc.ai.models import clamp_thinking_level, not_found_hint, supported_thinking_levels
@@ -88,7 +88,7 @@ from pi_rpc.session.types import (
     ToolInfo,
 )
 from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_text
-from pi_rpc.tools.base import ToolContext, ToolDefinition, wrap_tool_definition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
 
@@ -183,7 +183,6 @@ class AgentSession:
         self._tasks = task_group
         self._definitions = dict(config.tools)
         self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
-        self._agent_tools: dict[str, AgentTool] = {}
         self._system_prompt = ""
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
@@ -378,7 +377,7 @@ class AgentSession:
     def tool_infos(self) -> list[ToolInfo]:
         return [
             ToolInfo(name=name, label=definition.label, description=definition.description,
-                     parameters=self._agent_tool(name).declaration().parameters, active=name in self._active,
+                     parameters=self._definitions[name].declaration().parameters, active=name in self._active,
                      source=UNSET if definition.source == "builtin" else definition.source)
             for name, definition in self._definitions.items()
         ]
@@ -417,16 +416,10 @@ class AgentSession:
         self._rebuild_system_prompt()
         return self.active_tools
 
-    def _agent_tool(self, name: str) -> AgentTool:
-        tool = self._agent_tools.get(name)
-        if tool is None:
-            tool = self._agent_tools[name] = wrap_tool_definition(self._definitions[name], self._tool_context)
-        return tool
-
-    def _tool_context(self) -> ToolContext:
+    def _tool_context(self) -> ToolCallContext:
         assert self.choice is not None  # tools run only inside a run, and a run needs a model
-        return ToolContext(cwd=self.cwd, model=self.choice.model, session_id=self.session_id,
-                           session_file=self.session_file, thinking_level=self.thinking_level)
+        return ToolCallContext(cwd=self.cwd, model=self.choice.model, session_id=self.session_id,
+                               session_file=self.session_file, thinking_level=self.thinking_level)
 
     def _rebuild_system_prompt(self) -> None:
         self._system_prompt = build_system_prompt(
@@ -698,8 +691,8 @@ class AgentSession:
                                 retry_base_ms=self.config.retry_base_ms)
         return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
                           system_prompt=lambda: self._system_prompt,
-                          tools=lambda: [self._agent_tool(name) for name in self._active],
-                          before_tool_call=self.approvals.check)
+                          tools=lambda: [self._definitions[name] for name in self._active],
+                          before_tool_call=self.approvals.check, tool_context=self._tool_context)
 
     # --- state ----------------------------------------------------------------------------------
 

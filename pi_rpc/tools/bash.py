@@ -14,15 +14,15 @@ import os
 import shutil
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolErrorWithResult, ToolPreview
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolErrorWithResult, ToolPreview
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
 from pi_rpc.tools.process import run_process_group
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, without_withheld
@@ -178,22 +178,22 @@ def validate_timeout(timeout: float | UnsetType) -> float | None:
 
 
 def session_environment(
-    ctx: ToolContext | None, expose: bool, withheld: Collection[str] = PROVIDER_KEY_VARS
+    call: ToolCallContext | None, expose: bool, withheld: Collection[str] = PROVIDER_KEY_VARS
 ) -> dict[str, str]:
     """Spec 9.7: the daemon's environment minus the provider keys (tools/tool_env.py), with PI_*
     describing this session (or removed)."""
     env = {k: v for k, v in without_withheld(os.environ, withheld).items() if k not in SESSION_ENV_VARS}
-    if not expose or ctx is None:
+    if not expose or call is None:
         return env
-    if ctx.session_id:
-        env["PI_SESSION_ID"] = ctx.session_id
-    if ctx.session_file:
-        env["PI_SESSION_FILE"] = ctx.session_file
-    if ctx.model is not None:
-        env["PI_PROVIDER"] = ctx.model.provider
-        env["PI_MODEL"] = ctx.model.id
-    if ctx.thinking_level:
-        env["PI_REASONING_LEVEL"] = ctx.thinking_level
+    if call.session_id:
+        env["PI_SESSION_ID"] = call.session_id
+    if call.session_file:
+        env["PI_SESSION_FILE"] = call.session_file
+    if call.model is not None:
+        env["PI_PROVIDER"] = call.model.provider
+        env["PI_MODEL"] = call.model.id
+    if call.thinking_level:
+        env["PI_REASONING_LEVEL"] = call.thinking_level
     return env
 
 
@@ -268,21 +268,15 @@ BASH_CONFIG = ShellToolConfig(
 )
 
 
-def _details_fields(details: Any) -> tuple[Truncation | None, str | None]:
-    """Read a partial result's details whether it is still a BashDetails or became a dict."""
-    if isinstance(details, BashDetails):
-        truncation = details.truncation if isinstance(details.truncation, Truncation) else None
-        path = details.full_output_path if isinstance(details.full_output_path, str) else None
-        return truncation, path
-    if isinstance(details, dict):
-        raw = details.get("truncation")
-        truncation = msgspec.convert(raw, Truncation) if isinstance(raw, dict) else raw
-        return (truncation if isinstance(truncation, Truncation) else None), details.get("fullOutputPath")
-    return None, None
+def _update_details(snap: OutputSnapshot) -> BashDetails:
+    """`details` of a streamed update: the truncation and log path so far, each absent until set."""
+    return BashDetails(
+        truncation=snap.truncation if snap.truncation.truncated else UNSET,
+        full_output_path=snap.full_output_path or UNSET,
+    )
 
 
 def create_shell_tool_definition(
-    cwd: str,
     config: ShellToolConfig,
     operations: BashOperations,
     *,
@@ -291,28 +285,20 @@ def create_shell_tool_definition(
     spawn_hook: SpawnHook | None = None,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> ToolDefinition:
-    # Last-line sizes of aborted runs, keyed by their unique full-output path: the partial result
-    # that aborted_text receives has no room for it, and the partial-line notice needs it.
-    aborted_last_line_bytes: dict[str, int] = {}
-
     async def execute(
-        call_id: str, params: BashParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: BashParams, call: ToolCallContext
     ) -> AgentToolResult:
         timeout = validate_timeout(params.timeout)
         command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
-        spawn = SpawnContext(command, ctx.cwd or cwd, session_environment(ctx, expose_session_environment,
-                                                                            withheld_env))
+        spawn = SpawnContext(command, call.cwd, session_environment(call, expose_session_environment,
+                                                                     withheld_env))
         if spawn_hook is not None:
             spawn = spawn_hook(replace(spawn, env=dict(spawn.env)))
         output = OutputAccumulator(temp_file_prefix=config.temp_file_prefix)
 
         def emit_update() -> None:
             snap = output.snapshot(persist_if_truncated=True)
-            details = BashDetails(
-                truncation=snap.truncation if snap.truncation.truncated else UNSET,
-                full_output_path=snap.full_output_path or UNSET,
-            )
-            on_update(AgentToolResult(content=[TextContent(text=snap.content)], details=details))
+            call.on_update(AgentToolResult(content=[TextContent(text=snap.content)], details=_update_details(snap)))
 
         throttle = UpdateThrottle(emit_update)
         accepting = True
@@ -331,20 +317,30 @@ def create_shell_tool_definition(
             output.close_temp_file()
             return snap
 
-        on_update(AgentToolResult(content=[], details=UNSET))
+        call.on_update(AgentToolResult(content=[], details=UNSET))
         try:
             code, timed_out = await _run_with_updates(operations, spawn, timeout, on_data, throttle)
-        except BaseException:
-            # Abort (cancellation) or a runner error: flush what was seen (no awaits), re-raise.
+        except anyio.get_cancelled_exc_class():
+            # Abort: the last update is the aborted result (see `final_update_on_abort`), so flush
+            # what was seen and word it here, where the last line's size is known (no awaits).
+            text = ""
+            details: BashDetails | UnsetType = UNSET
             try:
                 snap = finish_output()
-            except Exception:  # e.g. the log file's disk is full: the original error matters more
-                log.exception("could not flush the output of an interrupted %s command", config.name)
+            except Exception:  # e.g. the log file's disk is full: the abort still has to be told
+                log.exception("could not flush the output of an aborted %s command", config.name)
             else:
-                if snap.full_output_path is not None:
-                    if len(aborted_last_line_bytes) >= 64:
-                        aborted_last_line_bytes.pop(next(iter(aborted_last_line_bytes)))
-                    aborted_last_line_bytes[snap.full_output_path] = output.last_line_bytes
+                text, _ = format_output(snap, last_line_bytes=output.last_line_bytes, empty_text="")
+                details = _update_details(snap)
+            aborted = append_status(text, "Command aborted")
+            call.on_update(AgentToolResult(content=[TextContent(text=aborted)], details=details))
+            raise
+        except Exception:
+            # A runner error: flush what was seen (no awaits) and let the error be the result.
+            try:
+                finish_output()
+            except Exception:  # the original error matters more
+                log.exception("could not flush the output of a failed %s command", config.name)
             raise
 
         snap = finish_output()
@@ -361,20 +357,6 @@ def create_shell_tool_definition(
             raise ToolErrorWithResult(f"{text}\n\nCommand exited with code {code}", details)
         return AgentToolResult(content=[TextContent(text=text)], details=details)
 
-    def aborted_text(last_partial: AgentToolResult | None) -> str:
-        if last_partial is None:
-            return "Command aborted"
-        content = next((b.text for b in last_partial.content if isinstance(b, TextContent)), "")
-        truncation, path = _details_fields(last_partial.details)
-        if truncation is None:
-            return append_status(content, "Command aborted")
-        last_line = truncation.output_bytes
-        if path is not None:
-            last_line = aborted_last_line_bytes.pop(path, last_line)
-        snap = OutputSnapshot(content=content, truncation=truncation, full_output_path=path)
-        text, _ = format_output(snap, last_line_bytes=last_line, empty_text="")
-        return append_status(text, "Command aborted")
-
     return ToolDefinition(
         name=config.name,
         label=config.label,
@@ -384,13 +366,13 @@ def create_shell_tool_definition(
         prompt_snippet=config.prompt_snippet,
         prompt_guidelines=list(config.guidelines) if expose_session_environment else [],
         constrained_sampling=JsonSchemaSampling(strict="prefer"),
-        aborted_text=aborted_text,
+        final_update_on_abort=True,
         mutating=True,
         preview=preview_command,
     )
 
 
-async def preview_command(params: BashParams, ctx: ToolContext) -> ToolPreview:
+async def preview_command(params: BashParams, call: ToolCallContext) -> ToolPreview:
     first_line = params.command.strip().split("\n", 1)[0]
     return ToolPreview(title=f"Run {first_line}", command=params.command)
 
@@ -420,7 +402,6 @@ async def _run_with_updates(
 
 
 def create_bash_tool(
-    cwd: str,
     *,
     operations: BashOperations | None = None,
     command_prefix: str | None = None,
@@ -433,7 +414,6 @@ def create_bash_tool(
     if ops is None:
         ops = LocalShellOperations(shell_name="bash", shell_path=shell_path)
     return create_shell_tool_definition(
-        cwd,
         BASH_CONFIG,
         ops,
         command_prefix=command_prefix,

@@ -12,12 +12,12 @@ from typing import Annotated, Any, NamedTuple
 
 import anyio
 import msgspec
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolPreview
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolPreview
 from pi_rpc.ai.json_text import displayable
-from pi_rpc.ai.types import JsonSchemaSampling, TextContent
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import (
     apply_edits_to_normalized_content,
     detect_line_ending,
@@ -64,6 +64,14 @@ EMPTY_EDITS = "Edit tool input is invalid. edits must contain at least one repla
 class ReplaceEdit(msgspec.Struct, rename="camel", kw_only=True):
     old_text: Annotated[str, Meta(description=OLD_TEXT_DESCRIPTION)]
     new_text: Annotated[str, Meta(description="Replacement text for this targeted edit.")]
+
+
+class EditDetails(Wire):
+    """`details` of an edit result: the display diff, the unified patch, the first changed line."""
+
+    diff: str
+    patch: str
+    first_changed_line: int | UnsetType = UNSET
 
 
 class EditParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -176,16 +184,16 @@ async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[
     return _PlannedEdit(base, new, bom + restore_line_endings(new, ending))
 
 
-def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> ToolDefinition:
+def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinition:
     ops = operations or local_edit_operations()
 
     async def execute(
-        call_id: str, params: EditParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: EditParams, call: ToolCallContext
     ) -> AgentToolResult:
         if not params.edits:
             raise ToolError(EMPTY_EDITS)
         path = params.path
-        absolute = resolve_to_cwd(path, ctx.cwd or cwd)
+        absolute = resolve_to_cwd(path, call.cwd)
 
         async def mutate() -> AgentToolResult:
             planned = await _plan_edit(ops, absolute, path, params.edits)
@@ -195,9 +203,8 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
             diff, first_changed = generate_diff_string(planned.base, planned.new)
             patch = generate_unified_patch(path, planned.base, planned.new)
-            details: dict[str, Any] = {"diff": displayable(diff), "patch": displayable(patch)}
-            if first_changed is not None:
-                details["firstChangedLine"] = first_changed
+            details = EditDetails(diff=displayable(diff), patch=displayable(patch),
+                                  first_changed_line=UNSET if first_changed is None else first_changed)
             text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
             return AgentToolResult(content=[TextContent(text=text)], details=details)
 
@@ -206,10 +213,10 @@ def create_edit_tool(cwd: str, *, operations: EditOperations | None = None) -> T
         except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
             raise _access_failure(path, exc) from exc
 
-    async def preview(params: EditParams, ctx: ToolContext) -> ToolPreview:
+    async def preview(params: EditParams, call: ToolCallContext) -> ToolPreview:
         if not params.edits:
             raise ToolError(EMPTY_EDITS)
-        absolute = resolve_to_cwd(params.path, ctx.cwd or cwd)
+        absolute = resolve_to_cwd(params.path, call.cwd)
         planned = await _plan_edit(ops, absolute, params.path, params.edits)
         return ToolPreview(
             title=f"Edit {params.path}", path=absolute, old_text=displayable(planned.base),

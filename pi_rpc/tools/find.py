@@ -27,8 +27,9 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
+from pi_rpc.ai.types import Wire
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.listing import (
     Notice,
     as_count,
@@ -38,7 +39,7 @@ from pi_rpc.tools.listing import (
 )
 from pi_rpc.tools.paths import resolve_to_cwd
 from pi_rpc.tools.ripgrep import RgLocator, locate_rg, require_rg, run_rg
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, Truncation
 
 DEFAULT_LIMIT = 1000
 NO_FILES = "No files found matching pattern"
@@ -185,9 +186,16 @@ def relativize(result: str, search_path: str) -> str:
     return f"{posix}/" if trailing and not posix.endswith("/") else posix
 
 
+class FindDetails(Wire):
+    """`details` of a find result; each field absent unless its limit was hit."""
+
+    result_limit_reached: int | UnsetType = UNSET
+    truncation: Truncation | UnsetType = UNSET
+
+
 def _finish(results: list[str], limit: int, limit_notice: str) -> AgentToolResult:
-    reached = Notice(limit_notice, "resultLimitReached", limit) if len(results) >= limit else None
-    return finish_listing(results, reached)
+    reached = Notice(limit_notice, "result_limit_reached", limit) if len(results) >= limit else None
+    return finish_listing(results, FindDetails, reached)
 
 
 class _Lister:
@@ -239,15 +247,15 @@ async def _custom_glob(ops: FindOperations, pattern: str, search_path: str, limi
 
 
 def create_find_tool(
-    cwd: str, *, operations: FindOperations | None = None, locate: RgLocator = locate_rg
+    *, operations: FindOperations | None = None, locate: RgLocator = locate_rg
 ) -> ToolDefinition:
     """Spec 13.9-13.14. `locate` finds the rg binary (a test passes one that returns None)."""
     ops = operations or FindOperations()
 
     async def execute(
-        call_id: str, params: FindParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: FindParams, call: ToolCallContext
     ) -> AgentToolResult:
-        search_path = resolve_to_cwd(path_argument(params.path), ctx.cwd or cwd)
+        search_path = resolve_to_cwd(path_argument(params.path), call.cwd)
         limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
         if ops.glob is not None:
             return await _custom_glob(ops, params.pattern, search_path, limit)

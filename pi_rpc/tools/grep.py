@@ -11,8 +11,9 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
+from pi_rpc.ai.types import Wire
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.listing import (
     Notice,
     as_count,
@@ -22,7 +23,7 @@ from pi_rpc.tools.listing import (
 )
 from pi_rpc.tools.paths import resolve_to_cwd
 from pi_rpc.tools.ripgrep import RgLocator, locate_rg, require_rg, run_rg
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Truncation, truncate_line
 
 DEFAULT_LIMIT = 100
 
@@ -171,29 +172,37 @@ def _argv(rg: str, params: GrepParams, search_path: str) -> list[str]:
     return [*argv, "--", params.pattern, search_path]
 
 
+class GrepDetails(Wire):
+    """`details` of a grep result, in notice order; each field absent unless its limit was hit."""
+
+    match_limit_reached: int | UnsetType = UNSET
+    truncation: Truncation | UnsetType = UNSET
+    lines_truncated: bool | UnsetType = UNSET
+
+
 def _finish(lines: list[str], limit: int, limit_reached: bool, lines_truncated: bool) -> AgentToolResult:
     limit_notice = None
     if limit_reached:
         text = f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
-        limit_notice = Notice(text, "matchLimitReached", limit)
+        limit_notice = Notice(text, "match_limit_reached", limit)
     after: list[Notice] = []
     if lines_truncated:
         text = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        after.append(Notice(text, "linesTruncated", True))
-    return finish_listing(lines, limit_notice, *after)
+        after.append(Notice(text, "lines_truncated", True))
+    return finish_listing(lines, GrepDetails, limit_notice, *after)
 
 
 def create_grep_tool(
-    cwd: str, *, operations: GrepOperations | None = None, locate: RgLocator = locate_rg
+    *, operations: GrepOperations | None = None, locate: RgLocator = locate_rg
 ) -> ToolDefinition:
     """Spec 13.1-13.8. `locate` finds the rg binary (a test passes one that returns None)."""
     ops = operations or GrepOperations()
 
     async def execute(
-        call_id: str, params: GrepParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: GrepParams, call: ToolCallContext
     ) -> AgentToolResult:
         rg = require_rg(locate)
-        base = ctx.cwd or cwd
+        base = call.cwd
         search_path = resolve_to_cwd(path_argument(params.path), base)
         try:
             is_directory = await ops.is_directory(search_path)

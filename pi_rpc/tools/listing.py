@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import anyio.to_thread
 from msgspec import UnsetType
 
 from pi_rpc.agent.types import AgentToolResult, text_result
+from pi_rpc.ai.types import Wire
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 # Pi passes Number.MAX_SAFE_INTEGER as maxLines: the result limit already caps the rows.
@@ -46,16 +48,20 @@ def path_argument(path: str | UnsetType) -> str:
 
 
 class Notice(NamedTuple):
-    """One limit that was hit: its text for the model and its `details` entry."""
+    """One limit that was hit: its text for the model, and the field of the tool's details that
+    records it (its Python name; the Struct camelCases it)."""
 
     text: str
-    key: str
+    field: str
     value: Any
 
 
-def finish_listing(lines: list[str], limit: Notice | None, *after: Notice) -> AgentToolResult:
+def finish_listing(
+    lines: list[str], details: Callable[..., Wire], limit: Notice | None, *after: Notice
+) -> AgentToolResult:
     """The result text and details: `limit` (the tool's own count limit) comes first, then the
-    byte limit, then `after`. With no notice there are no details at all."""
+    byte limit, then `after`, each setting its field of `details` (the tool's Details Struct,
+    whose field order is this order). With no notice there are no details at all."""
     output, truncation = truncate_head("\n".join(lines), max_lines=NO_LINE_LIMIT)
     notices = [limit] if limit is not None else []
     if truncation.truncated:
@@ -64,4 +70,4 @@ def finish_listing(lines: list[str], limit: Notice | None, *after: Notice) -> Ag
     if not notices:
         return text_result(output)
     output += f"\n\n[{'. '.join(notice.text for notice in notices)}]"
-    return text_result(output, {notice.key: notice.value for notice in notices})
+    return text_result(output, details(**{notice.field: notice.value for notice in notices}))

@@ -12,9 +12,10 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, text_result
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
 from pi_rpc.ai.json_text import displayable
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.ai.types import Wire
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.listing import (
     Notice,
@@ -25,7 +26,7 @@ from pi_rpc.tools.listing import (
     path_argument,
 )
 from pi_rpc.tools.paths import resolve_to_cwd
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, Truncation
 
 DEFAULT_LIMIT = 500
 
@@ -85,19 +86,26 @@ async def _entries(ops: LsOperations, dir_path: str, names: list[str], limit: in
     return results, False
 
 
+class LsDetails(Wire):
+    """`details` of an ls result; each field absent unless its limit was hit."""
+
+    entry_limit_reached: int | UnsetType = UNSET
+    truncation: Truncation | UnsetType = UNSET
+
+
 def _finish(results: list[str], limit: int, limit_reached: bool) -> AgentToolResult:
     text = f"{limit} entries limit reached. Use limit={limit * 2} for more"
-    return finish_listing(results, Notice(text, "entryLimitReached", limit) if limit_reached else None)
+    return finish_listing(results, LsDetails, Notice(text, "entry_limit_reached", limit) if limit_reached else None)
 
 
-def create_ls_tool(cwd: str, *, operations: LsOperations | None = None) -> ToolDefinition:
+def create_ls_tool(*, operations: LsOperations | None = None) -> ToolDefinition:
     """Spec 13.15-13.19: not recursive and not gitignore-aware."""
     ops = operations or LsOperations()
 
     async def execute(
-        call_id: str, params: LsParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: LsParams, call: ToolCallContext
     ) -> AgentToolResult:
-        dir_path = resolve_to_cwd(path_argument(params.path), ctx.cwd or cwd)
+        dir_path = resolve_to_cwd(path_argument(params.path), call.cwd)
         limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
         if not await ops.exists(dir_path):
             raise ToolError(f"Path not found: {dir_path}")

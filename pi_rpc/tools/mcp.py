@@ -32,9 +32,9 @@ from mcp.types import ImageContent as McpImage
 from mcp.types import TextContent as McpText
 from mcp.types import Tool as McpTool
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError
 from pi_rpc.ai.types import ImageContent, TextContent, ToolResultContent
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus, Status, tool_name
 
 _log = logging.getLogger(__name__)
@@ -183,8 +183,7 @@ def tool_definitions(connection: McpConnection) -> list[ToolDefinition]:
 def _definition(connection: McpConnection, tool: McpTool) -> ToolDefinition:
     server = connection.config.name
 
-    async def execute(call_id: str, params: Any, signal: AbortSignal, on_update: OnUpdate,
-                      ctx: ToolContext) -> AgentToolResult:
+    async def execute(params: Any, call: ToolCallContext) -> AgentToolResult:
         return tool_result(await connection.call(tool.name, params if isinstance(params, dict) else {}))
 
     read_only = tool.annotations is not None and tool.annotations.read_only_hint is True

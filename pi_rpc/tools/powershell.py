@@ -43,7 +43,6 @@ def resolve_powershell(shell_path: str | None) -> list[str]:
 
 
 def create_powershell_tool(
-    cwd: str,
     *,
     operations: BashOperations | None = None,
     shell_path: str | None = None,
@@ -60,7 +59,6 @@ def create_powershell_tool(
             command_prefix=UTF8_OUTPUT_PREFIX,
         )
     return create_shell_tool_definition(
-        cwd,
         POWERSHELL_CONFIG,
         ops,
         expose_session_environment=expose_session_environment,

@@ -7,19 +7,19 @@ import os
 import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError
-from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent, ToolResultContent
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError
+from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent, ToolResultContent, Wire
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.images import detect_supported_image_mime_type_from_file, process_image
 from pi_rpc.tools.paths import resolve_read_path
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size, truncate_head
 
 DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). "
@@ -30,6 +30,12 @@ DESCRIPTION = (
 PROMPT_SNIPPET = "Read file contents"
 PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
 NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
+
+
+class ReadDetails(Wire):
+    """`details` of a read result: present only when the text was cut."""
+
+    truncation: Truncation
 
 
 class ReadParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -143,7 +149,7 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
     else:
         selected = "\n".join(all_lines[start:])
     content, truncation = truncate_head(selected)
-    details: Any = UNSET
+    details: ReadDetails | UnsetType = UNSET
     limit_text = format_size(DEFAULT_MAX_BYTES)
     if truncation.first_line_exceeds_limit:
         size = format_size(len(all_lines[start].encode("utf-8")))
@@ -151,7 +157,7 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
             f"[Line {shown_start} is {size}, exceeds {limit_text} limit. "
             f"Use bash: sed -n '{shown_start}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
         )
-        details = {"truncation": truncation}
+        details = ReadDetails(truncation=truncation)
     elif truncation.truncated:
         end_shown = shown_start + truncation.output_lines - 1
         bound = "" if truncation.truncated_by == "lines" else f" ({limit_text} limit)"
@@ -159,7 +165,7 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
             f"{content}\n\n[Showing lines {shown_start}-{end_shown} of {total}{bound}. "
             f"Use offset={end_shown + 1} to continue.]"
         )
-        details = {"truncation": truncation}
+        details = ReadDetails(truncation=truncation)
     elif user_limited is not None and start + user_limited < total:
         remaining = total - (start + user_limited)
         next_offset = start + user_limited + 1
@@ -170,14 +176,14 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
 
 
 def create_read_tool(
-    cwd: str, *, operations: ReadOperations | None = None, auto_resize_images: bool = True
+    *, operations: ReadOperations | None = None, auto_resize_images: bool = True
 ) -> ToolDefinition:
     ops = operations or local_read_operations()
 
     async def execute(
-        call_id: str, params: ReadParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: ReadParams, call: ToolCallContext
     ) -> AgentToolResult:
-        effective_cwd = ctx.cwd or cwd  # spec 1.9
+        effective_cwd = call.cwd  # spec 1.9
         absolute = await anyio.to_thread.run_sync(resolve_read_path, params.path, effective_cwd)
         try:
             await ops.access(absolute)
@@ -192,7 +198,7 @@ def create_read_tool(
             raise ToolError(node_error_message(exc, syscall, absolute)) from exc
         if mime_type:
             return await anyio.to_thread.run_sync(
-                _image_result, data, mime_type, auto_resize_images, ctx.model
+                _image_result, data, mime_type, auto_resize_images, call.model
             )
         offset = None if params.offset is UNSET else params.offset
         limit = None if params.limit is UNSET else params.limit

@@ -18,7 +18,7 @@ from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 from pi_rpc.tools.write import create_write_tool
 
 # Order and one-line summaries of `pi --help` (spec 5.2).
-BUILTIN_TOOLS: dict[str, tuple[str, Callable[[str], ToolDefinition]]] = {
+BUILTIN_TOOLS: dict[str, tuple[str, Callable[[], ToolDefinition]]] = {
     "read": ("Read file contents", create_read_tool),
     "bash": ("Execute bash commands", create_bash_tool),
     "powershell": ("Execute PowerShell commands on Windows", create_powershell_tool),
@@ -72,20 +72,20 @@ _SHELL_TOOLS = {"bash": create_bash_tool, "powershell": create_powershell_tool}
 
 
 def create_tool_definitions(
-    cwd: str, names: Sequence[str], files: FileRouter | None = None, *,
+    names: Sequence[str], files: FileRouter | None = None, *,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> dict[str, ToolDefinition]:
     """The named built-in tools; with a router, read/edit/write go through it (editor buffers)."""
-    factories: dict[str, Callable[[str], ToolDefinition]] = {
+    factories: dict[str, Callable[[], ToolDefinition]] = {
         name: partial(create, withheld_env=withheld_env) for name, create in _SHELL_TOOLS.items()
     }
     if files is not None:
         factories |= {
-            "read": lambda cwd: create_read_tool(cwd, operations=files.read_operations()),
-            "edit": lambda cwd: create_edit_tool(cwd, operations=files.edit_operations()),
-            "write": lambda cwd: create_write_tool(cwd, operations=files.write_operations()),
+            "read": lambda: create_read_tool(operations=files.read_operations()),
+            "edit": lambda: create_edit_tool(operations=files.edit_operations()),
+            "write": lambda: create_write_tool(operations=files.write_operations()),
         }
-    return {name: factories.get(name, BUILTIN_TOOLS[name][1])(cwd) for name in names}
+    return {name: factories.get(name, BUILTIN_TOOLS[name][1])() for name in names}
 
 
 def tools_help() -> str:

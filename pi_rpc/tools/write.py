@@ -15,10 +15,10 @@ import anyio
 import msgspec
 from msgspec import Meta
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, OnUpdate, ToolError, ToolPreview, text_result
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolPreview, text_result
 from pi_rpc.ai.json_text import displayable
 from pi_rpc.ai.types import JsonSchemaSampling
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import generate_unified_patch
 from pi_rpc.tools.fs import node_error_message, write_file_atomic
 from pi_rpc.tools.mutation_queue import with_file_mutation_queue
@@ -75,13 +75,13 @@ async def _local_read_existing(path: str) -> str | None:
     return await anyio.to_thread.run_sync(read)
 
 
-def create_write_tool(cwd: str, *, operations: WriteOperations | None = None) -> ToolDefinition:
+def create_write_tool(*, operations: WriteOperations | None = None) -> ToolDefinition:
     ops = operations or local_write_operations()
 
     async def execute(
-        call_id: str, params: WriteParams, signal: AbortSignal, on_update: OnUpdate, ctx: ToolContext
+        params: WriteParams, call: ToolCallContext
     ) -> AgentToolResult:
-        absolute = resolve_to_cwd(params.path, ctx.cwd or cwd)
+        absolute = resolve_to_cwd(params.path, call.cwd)
 
         async def mutate() -> AgentToolResult:
             folder = os.path.dirname(absolute)
@@ -100,8 +100,8 @@ def create_write_tool(cwd: str, *, operations: WriteOperations | None = None) ->
         except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
             raise ToolError(node_error_message(exc, "open", absolute)) from exc
 
-    async def preview(params: WriteParams, ctx: ToolContext) -> ToolPreview:
-        absolute = resolve_to_cwd(params.path, ctx.cwd or cwd)
+    async def preview(params: WriteParams, call: ToolCallContext) -> ToolPreview:
+        absolute = resolve_to_cwd(params.path, call.cwd)
         read_existing = ops.read_existing or _local_read_existing
         old = await read_existing(absolute)
         verb = "Overwrite" if old is not None else "Create"

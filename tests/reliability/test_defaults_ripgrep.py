@@ -43,17 +43,17 @@ def project(tmp_path: Path) -> Path:
 
 
 async def test_grep_results_are_unaffected(old_rg_first_on_path: Path, project: Path) -> None:
-    result = await run_tool(create_grep_tool(str(project)), {"pattern": "Helo"}, project)
+    result = await run_tool(create_grep_tool(), {"pattern": "Helo"}, project)
     assert text_of(result) == "src/greet.py:2:     return f'Helo, {name}'"
 
 
 async def test_find_results_are_unaffected(old_rg_first_on_path: Path, project: Path) -> None:
-    result = await run_tool(create_find_tool(str(project)), {"pattern": "*.py"}, project)
+    result = await run_tool(create_find_tool(), {"pattern": "*.py"}, project)
     assert text_of(result) == "src/greet.py"
 
 
 async def test_rg_errors_are_the_pinned_versions_words(old_rg_first_on_path: Path, project: Path) -> None:
     with pytest.raises(ToolError) as failed:
-        await run_tool(create_grep_tool(str(project)), {"pattern": "("}, project)
+        await run_tool(create_grep_tool(), {"pattern": "("}, project)
     assert str(failed.value).startswith("rg: regex parse error:")
     assert "fake old rg" not in str(failed.value)

@@ -305,7 +305,7 @@ class AcpAgent:
         rules = self.config.approval_rules
         config = dataclasses.replace(
             self.config, cwd=folder, files=files,
-            tools=create_tool_definitions(folder, list(self.config.tools), files),
+            tools=create_tool_definitions(list(self.config.tools), files),
             approval_rules=ApprovalRules(allow=list(rules.allow), deny=list(rules.deny)),
         )
         return AgentSession(config, self.tasks)

@@ -9,7 +9,7 @@ import msgspec
 
 from pi_rpc.agent.agent import Agent
 from pi_rpc.agent.loop import LoopConfig
-from pi_rpc.agent.types import AbortSignal, AgentEvent, AgentTool, AgentToolResult, OnUpdate, text_result
+from pi_rpc.agent.types import AgentEvent, AgentTool, AgentToolResult, OnUpdate, ToolCallContext, text_result
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.types import Message, UserMessage
@@ -34,9 +34,9 @@ def make_tool(
     sequential: bool = False,
     parameters: Any = ValueParams,
 ) -> AgentTool:
-    async def execute(call_id: str, params: Any, signal: AbortSignal, on_update: OnUpdate) -> AgentToolResult:
+    async def execute(params: Any, call: ToolCallContext) -> AgentToolResult:
         if body is not None:
-            return await body(params, on_update)
+            return await body(params, call.on_update)
         return text_result(f"{name}: {params.value}")
 
     return AgentTool(name=name, label=name, description=f"The {name} tool", parameters=parameters,

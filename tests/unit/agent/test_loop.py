@@ -11,6 +11,7 @@ from pi_rpc.agent.agent import Agent, AgentBusyError
 from pi_rpc.agent.types import (
     AfterToolCall,
     AgentEnd,
+    AgentTool,
     AgentToolResult,
     BeforeToolCall,
     BlockCall,
@@ -18,6 +19,7 @@ from pi_rpc.agent.types import (
     MessageUpdate,
     OnUpdate,
     ResultOverride,
+    ToolCallContext,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
@@ -387,6 +389,34 @@ async def test_abort_during_a_tool_gives_every_call_a_result() -> None:
     assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted" and last.content == []
     assert len(rec.of(AgentEnd)) == 1
     assert not agent.is_running
+
+
+async def test_a_tool_that_words_its_abort_gets_its_last_update_as_the_result() -> None:
+    """spec 9.13: with `final_update_on_abort` the update emitted where the abort was caught is the
+    error result, content and details; the call context carries the call's id."""
+    agent = Agent()
+    running = anyio.Event()
+
+    async def words_its_abort(params: Any, call: ToolCallContext) -> AgentToolResult:
+        call.on_update(text_result(f"{call.id} working"))
+        running.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            call.on_update(text_result(f"{call.id} stopped", details={"step": 2}))
+        raise AssertionError("unreachable")
+
+    tool = AgentTool(name="job", label="job", description="d", parameters=ValueParams,
+                     execute=words_its_abort, final_update_on_abort=True)
+    turns = [[call("job", value="1")], [{"text": "never asked"}]]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.prompt, [user("go")], config(script(turns), [tool]))
+        await running.wait()
+        agent.abort()
+        await agent.wait_for_idle()
+    [result] = tool_results(agent)
+    assert (result.is_error, result_text(result), result.details) == (True, f"{result.tool_call_id} stopped",
+                                                                       {"step": 2})
 
 
 async def test_abort_while_idle_is_harmless() -> None:

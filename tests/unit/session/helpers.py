@@ -54,7 +54,7 @@ def session_config(workspace: Path, the_script: Script | None, **overrides: Any)
 
     fields: dict[str, Any] = {
         "cwd": str(workspace), "model": choice, "files": files,
-        "tools": create_tool_definitions(str(workspace), TOOLS, files), "active_tools": TOOLS,
+        "tools": create_tool_definitions(TOOLS, files), "active_tools": TOOLS,
         "available_models": available, "resolve_model": resolve,
         "session_root": workspace.parent / "sessions",
     }

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from msgspec import UNSET
 
-from pi_rpc.agent.types import ApprovalRequest, BeforeToolCall, BlockCall
+from pi_rpc.agent.types import ApprovalRequest, BeforeToolCall, BlockCall, ToolCallContext
 from pi_rpc.ai.types import AssistantMessage, ToolCall
 from pi_rpc.ai.validation import validate_tool_arguments
 from pi_rpc.session.approvals import (
@@ -22,7 +22,6 @@ from pi_rpc.session.approvals import (
     parse_rules,
     suggested_rule,
 )
-from pi_rpc.tools.base import ToolContext
 from pi_rpc.tools.registry import create_tool_definitions
 
 pytestmark = pytest.mark.anyio
@@ -33,7 +32,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-TOOLS = create_tool_definitions("/", ["read", "bash", "edit", "write"])
+TOOLS = create_tool_definitions(["read", "bash", "edit", "write"])
 
 
 def call(tool: str, **args: Any) -> BeforeToolCall:
@@ -55,8 +54,8 @@ class FakeUser:
 
 def gate(tmp_path: Path, policy: ApprovalPolicy, user: FakeUser | None = None, *, allow: tuple[str, ...] = (),
          deny: tuple[str, ...] = (), saved: list[str] | None = None, timeout: float | None = None) -> ApprovalGate:
-    tools = create_tool_definitions(str(tmp_path), ["read", "bash", "edit", "write"])
-    result = ApprovalGate(lambda: str(tmp_path), tools.get, lambda: ToolContext(cwd=str(tmp_path)), policy=policy,
+    tools = create_tool_definitions(["read", "bash", "edit", "write"])
+    result = ApprovalGate(lambda: str(tmp_path), tools.get, lambda: ToolCallContext(cwd=str(tmp_path)), policy=policy,
                           rules=ApprovalRules(allow=parse_rules(allow), deny=parse_rules(deny)), timeout=timeout,
                           save_rule=saved.append if saved is not None else None)
     result.approver = user
@@ -200,7 +199,7 @@ async def test_a_preview_that_breaks_unexpectedly_still_asks(tmp_path: Path, mon
     definition = g._definitions("write")
     assert definition is not None
 
-    async def broken(params: Any, ctx: ToolContext) -> Any:
+    async def broken(params: Any, call: ToolCallContext) -> Any:
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(definition, "preview", broken)

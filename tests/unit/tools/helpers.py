@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult
+import msgspec
+
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext
 from pi_rpc.ai.types import Model, TextContent
 from pi_rpc.ai.validation import validate_tool_arguments
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.truncate import Truncation
 
 
@@ -20,8 +22,12 @@ async def run_tool(
     if tool.prepare_arguments is not None:
         args = tool.prepare_arguments(args)
     params = validate_tool_arguments(tool.name, tool.parameters, args)
-    ctx = ToolContext(cwd=str(cwd), model=model)
-    return await tool.execute("call-1", params, AbortSignal(), lambda _: None, ctx)
+    return await tool.execute(params, ToolCallContext(id="call-1", cwd=str(cwd), model=model))
+
+
+def wire_details(result: AgentToolResult) -> Any:
+    """`details` as a client receives it: plain JSON values, camelCase keys in field order."""
+    return msgspec.to_builtins(result.details)
 
 
 def text_of(result: AgentToolResult) -> str:
@@ -37,8 +43,8 @@ def byte_limited_body(result: AgentToolResult) -> tuple[str, Truncation]:
     notice and that record."""
     body, notice = text_of(result).split("\n\n")
     assert notice == "[50.0KB limit reached]"
-    assert isinstance(result.details, dict) and set(result.details) == {"truncation"}
-    truncation = result.details["truncation"]
+    assert list(wire_details(result)) == ["truncation"]
+    truncation = result.details.truncation
     assert isinstance(truncation, Truncation)
     assert truncation.truncated and truncation.truncated_by == "bytes"
     return body, truncation

@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -14,9 +15,9 @@ import msgspec
 import pytest
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult, ToolError, ToolErrorWithResult
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolErrorWithResult
 from pi_rpc.ai.types import JsonSchemaSampling, Model, TextContent
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import BashDetails, BashParams, SpawnContext, UpdateThrottle, create_bash_tool
 from pi_rpc.tools.powershell import create_powershell_tool
 from pi_rpc.tools.process import kill_all_process_groups, live_process_groups, run_process_group
@@ -40,20 +41,20 @@ def text_of(result: AgentToolResult) -> str:
 async def run(
     tool: ToolDefinition,
     command: str,
-    ctx: ToolContext,
+    ctx: ToolCallContext,
     *,
     seconds: float | UnsetType = UNSET,
     updates: list[AgentToolResult] | None = None,
 ) -> AgentToolResult:
     sink = updates if updates is not None else []
     params = BashParams(command=command, timeout=seconds)
-    return await tool.execute("call-1", params, AbortSignal(), sink.append, ctx)
+    return await tool.execute(params, replace(ctx, id="call-1", on_update=sink.append))
 
 
 async def execute(
-    tool: ToolDefinition, params: BashParams, on_update: Callable[[AgentToolResult], None], ctx: ToolContext
+    tool: ToolDefinition, params: BashParams, on_update: Callable[[AgentToolResult], None], ctx: ToolCallContext
 ) -> None:
-    await tool.execute("call-1", params, AbortSignal(), on_update, ctx)
+    await tool.execute(params, replace(ctx, id="call-1", on_update=on_update))
 
 
 def read_text(path: str) -> str:
@@ -120,10 +121,10 @@ class ScriptedOperations:
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
+def ctx(tmp_path: Path) -> ToolCallContext:
     work = tmp_path / "work"
     work.mkdir()
-    return ToolContext(cwd=str(work))
+    return ToolCallContext(cwd=str(work))
 
 
 # --- declaration --------------------------------------------------------------------------------
@@ -131,7 +132,7 @@ def ctx(tmp_path: Path) -> ToolContext:
 
 def test_declaration() -> None:
     """spec 9.1, 9.2"""
-    tool = create_bash_tool("/")
+    tool = create_bash_tool()
     assert (tool.name, tool.label) == ("bash", "bash")
     assert tool.description == (
         "Execute a bash command in the current working directory. Returns stdout and stderr. "
@@ -142,7 +143,7 @@ def test_declaration() -> None:
     assert tool.prompt_guidelines == [
         "You can inspect PI_* environment variables for current model and session details."
     ]
-    assert create_bash_tool("/", expose_session_environment=False).prompt_guidelines == []
+    assert create_bash_tool(expose_session_environment=False).prompt_guidelines == []
     assert tool.constrained_sampling == JsonSchemaSampling(strict="prefer")
     schema = msgspec.json.schema_components([BashParams])[1]["BashParams"]
     assert schema["required"] == ["command"]
@@ -155,7 +156,7 @@ def test_declaration() -> None:
 
 def test_powershell_declaration() -> None:
     """spec 9.2, 9.15"""
-    tool = create_powershell_tool("/")
+    tool = create_powershell_tool()
     assert (tool.name, tool.label) == ("powershell", "powershell")
     assert tool.description.startswith("Execute a PowerShell command in the current working directory.")
     assert tool.prompt_snippet == "Execute PowerShell commands"
@@ -163,68 +164,68 @@ def test_powershell_declaration() -> None:
 
 
 @pytest.mark.skipif(shutil.which("pwsh") is not None, reason="PowerShell is installed here")
-async def test_powershell_without_pwsh_is_a_clear_error(ctx: ToolContext) -> None:
+async def test_powershell_without_pwsh_is_a_clear_error(ctx: ToolCallContext) -> None:
     """spec 9.15: off by default; without pwsh the call fails with a tool error, never a crash."""
     with pytest.raises(ToolError, match="^PowerShell not found"):
-        await run(create_powershell_tool(ctx.cwd), "Get-Date", ctx)
+        await run(create_powershell_tool(), "Get-Date", ctx)
 
 
 # --- outcomes -----------------------------------------------------------------------------------
 
 
-async def test_output_and_merged_stderr(ctx: ToolContext) -> None:
+async def test_output_and_merged_stderr(ctx: ToolCallContext) -> None:
     """spec 9.6, 9.13: stdout and stderr in one stream; success has no details."""
-    result = await run(create_bash_tool("/"), "echo out; echo err >&2", ctx)
+    result = await run(create_bash_tool(), "echo out; echo err >&2", ctx)
     assert text_of(result) == "out\nerr\n"
     assert result.details is UNSET
 
 
-async def test_no_output(ctx: ToolContext) -> None:
+async def test_no_output(ctx: ToolCallContext) -> None:
     """spec 9.12"""
-    assert text_of(await run(create_bash_tool("/"), "true", ctx)) == "(no output)"
+    assert text_of(await run(create_bash_tool(), "true", ctx)) == "(no output)"
 
 
-async def test_stdin_is_closed(ctx: ToolContext) -> None:
+async def test_stdin_is_closed(ctx: ToolCallContext) -> None:
     """spec 9.6: a command that reads stdin sees EOF at once instead of eating the RPC wire."""
-    assert text_of(await run(create_bash_tool("/"), "cat; echo end", ctx)) == "end\n"
+    assert text_of(await run(create_bash_tool(), "cat; echo end", ctx)) == "end\n"
 
 
-async def test_runs_in_effective_cwd(ctx: ToolContext, tmp_path: Path) -> None:
-    """spec 1.9, 9.6: ctx.cwd wins over the construction cwd."""
-    tool = create_bash_tool(str(tmp_path))
+async def test_runs_in_effective_cwd(ctx: ToolCallContext, tmp_path: Path) -> None:
+    """spec 1.9, 9.6: each call runs in the cwd its context gives, one tool serving both."""
+    tool = create_bash_tool()
     assert text_of(await run(tool, "pwd", ctx)) == f"{ctx.cwd}\n"
-    assert text_of(await run(tool, "pwd", ToolContext(cwd=""))) == f"{tmp_path}\n"
+    assert text_of(await run(tool, "pwd", ToolCallContext(cwd=str(tmp_path)))) == f"{tmp_path}\n"
 
 
-async def test_non_zero_exit(ctx: ToolContext) -> None:
+async def test_non_zero_exit(ctx: ToolCallContext) -> None:
     """spec 9.13 (LATER variant, 17.2): error text with the output, details kept."""
     with pytest.raises(ToolErrorWithResult) as err:
-        await run(create_bash_tool("/"), "echo hi; exit 3", ctx)
+        await run(create_bash_tool(), "echo hi; exit 3", ctx)
     assert str(err.value) == "hi\n\n\nCommand exited with code 3"
     with pytest.raises(ToolError) as err2:
-        await run(create_bash_tool("/"), "exit 1", ctx)
+        await run(create_bash_tool(), "exit 1", ctx)
     assert str(err2.value) == "(no output)\n\nCommand exited with code 1"
 
 
-async def test_signal_death_reports_128_plus_signal(ctx: ToolContext) -> None:
+async def test_signal_death_reports_128_plus_signal(ctx: ToolCallContext) -> None:
     """spec 9.13"""
     with pytest.raises(ToolError) as err:
-        await run(create_bash_tool("/"), "kill -9 $$", ctx)
+        await run(create_bash_tool(), "kill -9 $$", ctx)
     assert str(err.value) == "(no output)\n\nCommand exited with code 137"
 
 
-async def test_runner_without_exit_code(ctx: ToolContext) -> None:
+async def test_runner_without_exit_code(ctx: ToolCallContext) -> None:
     """spec 9.13"""
-    tool = create_bash_tool("/", operations=ScriptedOperations([b"x"], code=None))
+    tool = create_bash_tool(operations=ScriptedOperations([b"x"], code=None))
     with pytest.raises(ToolError) as err:
         await run(tool, "whatever", ctx)
     assert str(err.value) == "x\n\nCommand terminated without an exit code"
 
 
-async def test_non_zero_exit_keeps_truncation_details(ctx: ToolContext) -> None:
+async def test_non_zero_exit_keeps_truncation_details(ctx: ToolCallContext) -> None:
     """spec 9.13: the notice is part of the error text; details survive (LATER)."""
     with pytest.raises(ToolErrorWithResult) as err:
-        await run(create_bash_tool("/"), "seq 1 3000; exit 2", ctx)
+        await run(create_bash_tool(), "seq 1 3000; exit 2", ctx)
     details = err.value.details
     assert isinstance(details, BashDetails) and not isinstance(details.truncation, UnsetType)
     assert str(err.value).endswith(
@@ -237,26 +238,26 @@ async def test_missing_working_directory(tmp_path: Path) -> None:
     """spec 9.6"""
     missing = str(tmp_path / "gone")
     with pytest.raises(ToolError) as err:
-        await run(create_bash_tool("/"), "echo hi", ToolContext(cwd=missing))
+        await run(create_bash_tool(), "echo hi", ToolCallContext(cwd=missing))
     assert str(err.value) == f"Working directory does not exist: {missing}\nCannot execute bash commands."
 
 
-async def test_custom_shell_path_must_exist(ctx: ToolContext) -> None:
+async def test_custom_shell_path_must_exist(ctx: ToolCallContext) -> None:
     """spec 9.5"""
     with pytest.raises(ToolError) as err:
-        await run(create_bash_tool("/", shell_path="/no/such/shell"), "echo", ctx)
+        await run(create_bash_tool(shell_path="/no/such/shell"), "echo", ctx)
     assert str(err.value) == "Custom shell path not found: /no/such/shell"
 
 
-async def test_custom_shell_path_is_used(ctx: ToolContext) -> None:
+async def test_custom_shell_path_is_used(ctx: ToolCallContext) -> None:
     """spec 9.5: [shell, "-c", command]."""
     sh = shutil.which("sh")
     assert sh is not None
-    tool = create_bash_tool("/", shell_path=sh)
+    tool = create_bash_tool(shell_path=sh)
     assert text_of(await run(tool, "echo via sh", ctx)) == "via sh\n"
 
 
-async def test_command_prefix_and_spawn_hook(ctx: ToolContext) -> None:
+async def test_command_prefix_and_spawn_hook(ctx: ToolCallContext) -> None:
     """spec 9.3: prefix prepended as "{prefix}\\n{command}"; the hook may rewrite the spawn."""
     ops = ScriptedOperations([])
 
@@ -264,10 +265,10 @@ async def test_command_prefix_and_spawn_hook(ctx: ToolContext) -> None:
         spawn.env["HOOKED"] = "1"
         return SpawnContext(spawn.command + " # hooked", "/elsewhere", spawn.env)
 
-    await run(create_bash_tool("/", operations=ops, command_prefix="set -e", spawn_hook=hook), "ls", ctx)
+    await run(create_bash_tool(operations=ops, command_prefix="set -e", spawn_hook=hook), "ls", ctx)
     command, cwd, env = ops.calls[0]
     assert (command, cwd, env["HOOKED"]) == ("set -e\nls # hooked", "/elsewhere", "1")
-    real = create_bash_tool("/", command_prefix="GREETING=hello")
+    real = create_bash_tool(command_prefix="GREETING=hello")
     assert text_of(await run(real, "echo $GREETING", ctx)) == "hello\n"
 
 
@@ -281,25 +282,25 @@ async def test_command_prefix_and_spawn_hook(ctx: ToolContext) -> None:
         (2147484, "Invalid timeout: maximum is 2147483.647 seconds"),
     ],
 )
-async def test_invalid_timeout(ctx: ToolContext, seconds: float, message: str) -> None:
+async def test_invalid_timeout(ctx: ToolCallContext, seconds: float, message: str) -> None:
     """spec 9.4: rejected before anything starts."""
     ops = ScriptedOperations([b"ran"])
     updates: list[AgentToolResult] = []
     with pytest.raises(ToolError) as err:
-        await run(create_bash_tool("/", operations=ops), "echo", ctx, seconds=seconds, updates=updates)
+        await run(create_bash_tool(operations=ops), "echo", ctx, seconds=seconds, updates=updates)
     assert str(err.value) == message
     assert ops.calls == [] and updates == []
 
 
-async def test_largest_timeout_is_accepted(ctx: ToolContext) -> None:
+async def test_largest_timeout_is_accepted(ctx: ToolCallContext) -> None:
     """spec 9.4: 2147483.647 s is exactly the maximum."""
-    assert text_of(await run(create_bash_tool("/"), "echo ok", ctx, seconds=2147483.647)) == "ok\n"
+    assert text_of(await run(create_bash_tool(), "echo ok", ctx, seconds=2147483.647)) == "ok\n"
 
 
-async def test_timeout_kills_the_group(ctx: ToolContext) -> None:
+async def test_timeout_kills_the_group(ctx: ToolCallContext) -> None:
     """spec 9.8, 9.13: the status line follows the output; background children die too."""
     with pytest.raises(ToolError) as err:
-        await run(create_bash_tool("/"), "sleep 30 & echo $$ $!; sleep 30", ctx, seconds=0.5)
+        await run(create_bash_tool(), "sleep 30 & echo $$ $!; sleep 30", ctx, seconds=0.5)
     first_line, rest = str(err.value).split("\n", 1)
     assert rest == "\n\nCommand timed out after 0.5 seconds"
     pgid, background = (int(p) for p in first_line.split())
@@ -307,19 +308,20 @@ async def test_timeout_kills_the_group(ctx: ToolContext) -> None:
     assert live_members(pgid) == []
 
 
-async def test_timeout_without_output(ctx: ToolContext) -> None:
+async def test_timeout_without_output(ctx: ToolCallContext) -> None:
     """spec 9.13: just the status line; {timeout} as passed."""
     with pytest.raises(ToolError) as err:
-        await run(create_bash_tool("/"), "sleep 30", ctx, seconds=1)
+        await run(create_bash_tool(), "sleep 30", ctx, seconds=1)
     assert str(err.value) == "Command timed out after 1 seconds"
 
 
 # --- abort --------------------------------------------------------------------------------------
 
 
-async def test_abort_kills_the_whole_group_at_once(ctx: ToolContext) -> None:
-    """spec 9.8, 9.13: SIGKILL to the group, grandchildren included; "Command aborted"."""
-    tool = create_bash_tool("/")
+async def test_abort_kills_the_whole_group_at_once(ctx: ToolCallContext) -> None:
+    """spec 9.8, 9.13: SIGKILL to the group, grandchildren included; the last update, which the
+    loop makes the result, is the output and "Command aborted"."""
+    tool = create_bash_tool()
     updates: list[AgentToolResult] = []
     started = anyio.Event()
 
@@ -334,6 +336,7 @@ async def test_abort_kills_the_whole_group_at_once(ctx: ToolContext) -> None:
             tg.start_soon(execute, tool, params, on_update, ctx)
             await started.wait()
             pgid, background = (int(p) for p in text_of(updates[-1]).split())
+            seen = len(updates)
             members = live_members(pgid)
             assert set(members) >= {pgid, background}
             scope.cancel()
@@ -341,15 +344,33 @@ async def test_abort_kills_the_whole_group_at_once(ctx: ToolContext) -> None:
     await wait_until_dead(members)
     assert live_members(pgid) == []
     assert pgid not in live_process_groups()
-    assert tool.aborted_text is not None
-    assert tool.aborted_text(updates[-1]) == f"{pgid} {background}\n\n\nCommand aborted"
-    assert tool.aborted_text(None) == "Command aborted"
-    assert tool.aborted_text(AgentToolResult(content=[], details=UNSET)) == "Command aborted"
+    assert tool.final_update_on_abort
+    assert len(updates) == seen + 1
+    assert text_of(updates[-1]) == f"{pgid} {background}\n\n\nCommand aborted"
+    assert msgspec.json.encode(updates[-1].details) == b"{}"
 
 
-async def test_abort_text_keeps_the_truncation_notice(ctx: ToolContext) -> None:
+async def test_abort_before_any_output(ctx: ToolCallContext) -> None:
+    """spec 9.13: aborted with nothing printed, the result is "Command aborted" alone."""
+    tool = create_bash_tool()
+    updates: list[AgentToolResult] = []
+    running = anyio.Event()
+
+    def on_update(result: AgentToolResult) -> None:
+        updates.append(result)
+        running.set()
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(execute, tool, BashParams(command="sleep 30"), on_update, ctx)
+            await running.wait()
+            scope.cancel()
+    assert [text_of(u) if u.content else "" for u in updates] == ["", "Command aborted"]
+
+
+async def test_abort_text_keeps_the_truncation_notice(ctx: ToolCallContext) -> None:
     """spec 9.13: "any truncation notice (with Full output: {path}) is still part of {text}"."""
-    tool = create_bash_tool("/")
+    tool = create_bash_tool()
     updates: list[AgentToolResult] = []
     all_there = anyio.Event()
 
@@ -370,8 +391,7 @@ async def test_abort_text_keeps_the_truncation_notice(ctx: ToolContext) -> None:
     assert isinstance(last.details, BashDetails)
     path = last.details.full_output_path
     assert isinstance(path, str) and read_text(path) == "".join(f"{i}\n" for i in range(1, 3001))
-    assert tool.aborted_text is not None
-    text = tool.aborted_text(last)
+    text = text_of(last)
     assert text.startswith("1001\n1002\n")
     assert text.endswith(f"3000\n\n[Showing lines 1001-3000 of 3000. Full output: {path}]\n\nCommand aborted")
 
@@ -379,9 +399,9 @@ async def test_abort_text_keeps_the_truncation_notice(ctx: ToolContext) -> None:
 # --- output handling ----------------------------------------------------------------------------
 
 
-async def test_4000_lines(ctx: ToolContext) -> None:
+async def test_4000_lines(ctx: ToolCallContext) -> None:
     """spec 10.8 (test-pinned), through a real shell."""
-    result = await run(create_bash_tool("/"), "seq -f 'line-%04g' 1 4000", ctx)
+    result = await run(create_bash_tool(), "seq -f 'line-%04g' 1 4000", ctx)
     details = result.details
     assert isinstance(details, BashDetails) and not isinstance(details.truncation, UnsetType)
     assert (details.truncation.total_lines, details.truncation.output_lines) == (4000, 2000)
@@ -395,10 +415,10 @@ async def test_4000_lines(ctx: ToolContext) -> None:
     assert msgspec.to_builtins(details)["truncation"]["truncatedBy"] == "lines"
 
 
-async def test_truncated_by_bytes_notice(ctx: ToolContext, temp_logs_in_tmp_path: Path) -> None:
+async def test_truncated_by_bytes_notice(ctx: ToolCallContext, temp_logs_in_tmp_path: Path) -> None:
     """spec 9.12: byte-limited notice, log file named after the bash prefix."""
     command = "for i in $(seq 1 100); do head -c 1000 /dev/zero | tr '\\0' x; echo; done"
-    result = await run(create_bash_tool("/"), command, ctx)
+    result = await run(create_bash_tool(), command, ctx)
     details = result.details
     assert isinstance(details, BashDetails) and isinstance(details.full_output_path, str)
     assert text_of(result).endswith(
@@ -409,16 +429,16 @@ async def test_truncated_by_bytes_notice(ctx: ToolContext, temp_logs_in_tmp_path
     assert size_of(details.full_output_path) == 100 * 1001
 
 
-async def test_character_split_across_chunks(ctx: ToolContext) -> None:
+async def test_character_split_across_chunks(ctx: ToolCallContext) -> None:
     """spec 10.2: E2 | 82 AC still decodes to the euro sign."""
-    tool = create_bash_tool("/", operations=ScriptedOperations([b"\xe2", b"\x82\xac", b"\n"]))
+    tool = create_bash_tool(operations=ScriptedOperations([b"\xe2", b"\x82\xac", b"\n"]))
     assert text_of(await run(tool, "anything", ctx)) == "€\n"
 
 
-async def test_updates_are_throttled(ctx: ToolContext) -> None:
+async def test_updates_are_throttled(ctx: ToolCallContext) -> None:
     """spec 9.11: 5000 single-line chunks emitted synchronously yield fewer than 25 updates."""
     chunks = [f"line {i}\n".encode() for i in range(5000)]
-    tool = create_bash_tool("/", operations=ScriptedOperations(chunks))
+    tool = create_bash_tool(operations=ScriptedOperations(chunks))
     updates: list[AgentToolResult] = []
     result = await run(tool, "spam", ctx, updates=updates)
     assert len(updates) < 25
@@ -428,9 +448,9 @@ async def test_updates_are_throttled(ctx: ToolContext) -> None:
     assert text_of(result).startswith("line 3000\n")
 
 
-async def test_first_update_is_immediate_and_later_ones_trail(ctx: ToolContext) -> None:
+async def test_first_update_is_immediate_and_later_ones_trail(ctx: ToolCallContext) -> None:
     """spec 9.11: leading edge at once, then a single trailing update for a burst."""
-    tool = create_bash_tool("/")
+    tool = create_bash_tool()
     updates: list[AgentToolResult] = []
     await run(tool, "echo one; sleep 0.3; echo two; echo three", ctx, updates=updates)
     texts = [text_of(u) for u in updates]
@@ -457,12 +477,12 @@ def test_throttle_leading_edge_then_one_trailing_emit() -> None:
     assert emitted == [0.0, 0.1, 0.35]
 
 
-async def test_session_environment(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_session_environment(ctx: ToolCallContext, monkeypatch: pytest.MonkeyPatch) -> None:
     """spec 9.7: inherited PI_* removed first, then set from the session context."""
     monkeypatch.setenv("PI_MODEL", "stale")
     monkeypatch.setenv("PI_SESSION_FILE", "stale")
     monkeypatch.setenv("KEEP_ME", "yes")
-    rich = ToolContext(
+    rich = ToolCallContext(
         cwd=ctx.cwd,
         model=Model(id="claude-x", name="X", api="anthropic-messages", provider="anthropic"),
         session_id="sess-1",
@@ -470,19 +490,19 @@ async def test_session_environment(ctx: ToolContext, monkeypatch: pytest.MonkeyP
         thinking_level="high",
     )
     command = "env | grep -E '^(PI_|KEEP_ME=)' | sort"
-    assert text_of(await run(create_bash_tool("/"), command, rich)) == (
+    assert text_of(await run(create_bash_tool(), command, rich)) == (
         "KEEP_ME=yes\nPI_MODEL=claude-x\nPI_PROVIDER=anthropic\nPI_REASONING_LEVEL=high\nPI_SESSION_ID=sess-1\n"
     )
-    hidden = create_bash_tool("/", expose_session_environment=False)
+    hidden = create_bash_tool(expose_session_environment=False)
     assert text_of(await run(hidden, command, rich)) == "KEEP_ME=yes\n"
 
 
-async def test_daemonised_child_does_not_hold_the_result(ctx: ToolContext) -> None:
+async def test_daemonised_child_does_not_hold_the_result(ctx: ToolCallContext) -> None:
     """spec 9.9: the shell exited but a background child keeps stdout open; the call still ends.
 
     Its group stays registered, so the daemon can kill it at exit (spec 9.8).
     """
-    result = await run(create_bash_tool("/"), "echo $$; sleep 30 &", ctx)
+    result = await run(create_bash_tool(), "echo $$; sleep 30 &", ctx)
     pgid = int(text_of(result))
     assert pgid in live_process_groups()
     members = live_members(pgid)

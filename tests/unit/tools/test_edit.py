@@ -28,7 +28,7 @@ from pi_rpc.tools.edit_diff import (
     normalize_for_fuzzy_match,
 )
 
-from .helpers import run_tool, text_of
+from .helpers import run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +38,7 @@ def _names(folder: Path) -> list[str]:
 
 
 async def _edit(cwd: Path, args: dict[str, Any], operations: EditOperations | None = None) -> AgentToolResult:
-    tool = create_edit_tool(str(cwd), operations=operations)
+    tool = create_edit_tool(operations=operations)
     assert tool.prepare_arguments is not None
     return await run_tool(tool, args, cwd)
 
@@ -58,7 +58,7 @@ def _one(old: str, new: str, path: str = "f.txt") -> dict[str, Any]:
 
 def test_declaration() -> None:
     """spec 11.1, 11.2, 4.2."""
-    tool = create_edit_tool("/")
+    tool = create_edit_tool()
     assert tool.name == tool.label == "edit"
     assert tool.description == (
         "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
@@ -392,7 +392,7 @@ async def test_details_carry_diff_patch_and_first_changed_line(tmp_path: Path) -
     """spec 11.5.7, 11.7, 11.8: context 4, `...` for skipped runs, 4-line-context patch."""
     (tmp_path / "f.txt").write_text("".join(f"l{i}\n" for i in range(1, 21)))
     result = await _edit(tmp_path, _one("l10\n", "L10\n"))
-    assert result.details == {
+    assert wire_details(result) == {
         "diff": "\n".join(
             [
                 "    ...",
@@ -509,18 +509,18 @@ async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
     file is written back unchanged, and the diff shows it as U+FFFD."""
     target = tmp_path / "legacy.txt"
     target.write_bytes(b"caf\xe9 au lait\nprice = 1\n")
-    result = await run_tool(create_edit_tool(str(tmp_path)),
+    result = await run_tool(create_edit_tool(),
                             {"path": "legacy.txt", "edits": [{"oldText": "price = 1", "newText": "price = 2"}]},
                             str(tmp_path))
     assert target.read_bytes() == b"caf\xe9 au lait\nprice = 2\n"
-    assert "caf\ufffd au lait" in result.details["patch"]
+    assert "caf\ufffd au lait" in wire_details(result)["patch"]
 
 
 @pytest.mark.anyio
 async def test_a_fifo_cannot_be_edited(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(ToolError, match="Could not edit file: pipe. Error code: EINVAL."):
-        await run_tool(create_edit_tool(str(tmp_path)),
+        await run_tool(create_edit_tool(),
                        {"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))
 
 
@@ -529,5 +529,5 @@ async def test_a_symlink_loop_gets_node_style_text(tmp_path: Path) -> None:
     os.symlink("b", tmp_path / "a")
     os.symlink("a", tmp_path / "b")
     with pytest.raises(ToolError, match=r"^Could not edit file: a\. Error code: ELOOP\.$"):
-        await run_tool(create_edit_tool(str(tmp_path)),
+        await run_tool(create_edit_tool(),
                        {"path": "a", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))

@@ -17,13 +17,13 @@ from pi_rpc.agent.types import ToolError
 from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.find import FindOperations, GlobOptions, create_find_tool, glob_to_regex, relativize
 
-from .helpers import byte_limited_body, run_tool, text_of
+from .helpers import byte_limited_body, run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
 
 async def find(cwd: Path, **args: Any) -> str:
-    return text_of(await run_tool(create_find_tool(str(cwd)), args, cwd))
+    return text_of(await run_tool(create_find_tool(), args, cwd))
 
 
 def touch(root: Path, *rels: str) -> None:
@@ -38,7 +38,7 @@ def touch(root: Path, *rels: str) -> None:
 
 def test_declaration() -> None:
     """spec 13.9, 13.10"""
-    tool = create_find_tool("/")
+    tool = create_find_tool()
     assert (tool.name, tool.label) == ("find", "find")
     assert tool.description == (
         "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
@@ -183,14 +183,14 @@ async def test_an_ignored_file_is_not_resurrected_by_the_pattern(tmp_path: Path)
 async def test_search_path_and_effective_cwd(tmp_path: Path) -> None:
     """spec 13.12, 1.9: results relative to the search path; ctx.cwd wins"""
     touch(tmp_path, "ws/src/a.ts")
-    result = await run_tool(create_find_tool("/nonexistent"), {"pattern": "*.ts", "path": "src"}, tmp_path / "ws")
+    result = await run_tool(create_find_tool(), {"pattern": "*.ts", "path": "src"}, tmp_path / "ws")
     assert text_of(result) == "a.ts"
 
 
 async def test_no_files(tmp_path: Path) -> None:
     """spec 13.12: `No files found matching pattern`, details undefined"""
     touch(tmp_path, "a.txt")
-    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.rs"}, tmp_path)
+    result = await run_tool(create_find_tool(), {"pattern": "*.rs"}, tmp_path)
     assert text_of(result) == "No files found matching pattern"
     assert result.details is UNSET
     (tmp_path / "empty").mkdir()
@@ -214,7 +214,7 @@ async def test_search_path_must_be_a_directory(tmp_path: Path) -> None:
 
 async def test_missing_ripgrep(tmp_path: Path) -> None:
     """spec 13.11 (rg stands in for fd): a clear error when the binary is absent"""
-    tool = create_find_tool(str(tmp_path), locate=lambda: None)
+    tool = create_find_tool(locate=lambda: None)
     with pytest.raises(ToolError) as info:
         await run_tool(tool, {"pattern": "*"}, tmp_path)
     assert str(info.value) == "ripgrep (rg) is not available and could not be downloaded"
@@ -226,7 +226,7 @@ async def test_failure_without_output_reports_stderr(tmp_path: Path) -> None:
     fake.write_text("#!/bin/sh\necho '  broken walk  ' >&2\nexit 2\n")
     fake.chmod(0o755)
     with pytest.raises(ToolError) as info:
-        await run_tool(create_find_tool(str(tmp_path), locate=lambda: str(fake)), {"pattern": "*"}, tmp_path)
+        await run_tool(create_find_tool(locate=lambda: str(fake)), {"pattern": "*"}, tmp_path)
     assert str(info.value) == "broken walk"
 
 
@@ -236,7 +236,7 @@ async def test_failure_with_output_is_tolerated(tmp_path: Path) -> None:
     fake.write_text("#!/bin/sh\nprintf 'a.ts\\r\\n\\nb/c.ts\\n'\necho 'permission denied' >&2\nexit 2\n")
     fake.chmod(0o755)
     result = await run_tool(
-        create_find_tool(str(tmp_path), locate=lambda: str(fake)), {"pattern": "*.ts"}, tmp_path
+        create_find_tool(locate=lambda: str(fake)), {"pattern": "*.ts"}, tmp_path
     )
     assert text_of(result) == "a.ts\nb/c.ts"
 
@@ -247,17 +247,17 @@ async def test_failure_with_output_is_tolerated(tmp_path: Path) -> None:
 async def test_result_limit(tmp_path: Path) -> None:
     """spec 13.13: `{L} results limit reached. Use limit={2L} for more, or refine pattern`"""
     touch(tmp_path, *(f"f{i}.txt" for i in range(5)))
-    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.txt", "limit": 3}, tmp_path)
+    result = await run_tool(create_find_tool(), {"pattern": "*.txt", "limit": 3}, tmp_path)
     assert text_of(result) == (
         "f0.txt\nf1.txt\nf2.txt\n\n[3 results limit reached. Use limit=6 for more, or refine pattern]"
     )
-    assert result.details == {"resultLimitReached": 3}
+    assert wire_details(result) == {"resultLimitReached": 3}
 
 
 async def test_result_count_equal_to_limit_counts_as_reached(tmp_path: Path) -> None:
     """spec 13.13: the notice appears when result count >= limit"""
     touch(tmp_path, "a.txt", "b.txt")
-    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.txt", "limit": 2}, tmp_path)
+    result = await run_tool(create_find_tool(), {"pattern": "*.txt", "limit": 2}, tmp_path)
     assert text_of(result).endswith("\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]")
 
 
@@ -265,7 +265,7 @@ async def test_byte_limit(tmp_path: Path) -> None:
     """spec 13.13: bytes-only truncateHead, `50.0KB limit reached`, details.truncation"""
     names = [f"{i:04d}_{'n' * 200}.txt" for i in range(300)]
     touch(tmp_path, *names)
-    result = await run_tool(create_find_tool(str(tmp_path)), {"pattern": "*.txt"}, tmp_path)
+    result = await run_tool(create_find_tool(), {"pattern": "*.txt"}, tmp_path)
     body, _ = byte_limited_body(result)
     assert body.split("\n") == names[: len(body.split("\n"))]
 
@@ -284,10 +284,10 @@ async def test_custom_glob_operation(tmp_path: Path) -> None:
         calls.append((pattern, cwd, options))
         return ["/remote/ws/a.ts", "sub/b.ts", "/remote/ws/dir/"]
 
-    tool = create_find_tool("/remote/ws", operations=FindOperations(exists=exists, glob=glob))
+    tool = create_find_tool(operations=FindOperations(exists=exists, glob=glob))
     result = await run_tool(tool, {"pattern": "*.ts", "limit": 3}, "/remote/ws")
     assert text_of(result) == "a.ts\nsub/b.ts\ndir/\n\n[3 results limit reached]"
-    assert result.details == {"resultLimitReached": 3}
+    assert wire_details(result) == {"resultLimitReached": 3}
     assert calls == [
         ("*.ts", "/remote/ws", GlobOptions(ignore=["**/node_modules/**", "**/.git/**"], limit=3))
     ]

@@ -20,13 +20,13 @@ from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.grep import GrepOperations, create_grep_tool
 from pi_rpc.tools.ripgrep import RG_NOT_AVAILABLE, locate_rg
 
-from .helpers import byte_limited_body, run_tool, text_of
+from .helpers import byte_limited_body, run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
 
 async def grep(cwd: Path, **args: Any) -> AgentToolResult:
-    return await run_tool(create_grep_tool(str(cwd)), args, cwd)
+    return await run_tool(create_grep_tool(), args, cwd)
 
 
 def write(path: Path, text: str) -> Path:
@@ -40,7 +40,7 @@ def write(path: Path, text: str) -> Path:
 
 def test_declaration() -> None:
     """spec 13.1, 13.2: schema, description, snippet, label, no constrained sampling"""
-    tool = create_grep_tool("/")
+    tool = create_grep_tool()
     assert (tool.name, tool.label) == ("grep", "grep")
     assert tool.description == (
         "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
@@ -100,7 +100,7 @@ def test_locate_reports_absence(tmp_path: Path) -> None:
 
 async def test_missing_ripgrep_is_a_clear_error(tmp_path: Path) -> None:
     """spec 13.3: `ripgrep (rg) is not available and could not be downloaded`"""
-    tool = create_grep_tool(str(tmp_path), locate=lambda: None)
+    tool = create_grep_tool(locate=lambda: None)
     with pytest.raises(ToolError) as info:
         await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value) == RG_NOT_AVAILABLE == "ripgrep (rg) is not available and could not be downloaded"
@@ -109,7 +109,7 @@ async def test_missing_ripgrep_is_a_clear_error(tmp_path: Path) -> None:
 async def test_spawn_failure(tmp_path: Path) -> None:
     """spec 13.5: `Failed to run ripgrep: {message}`"""
     not_executable = write(tmp_path / "rg", "")
-    tool = create_grep_tool(str(tmp_path), locate=lambda: str(not_executable))
+    tool = create_grep_tool(locate=lambda: str(not_executable))
     with pytest.raises(ToolError) as info:
         await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value).startswith("Failed to run ripgrep: ")
@@ -153,7 +153,7 @@ async def test_path_not_found(tmp_path: Path) -> None:
 async def test_effective_cwd_comes_from_the_context(tmp_path: Path) -> None:
     """spec 1.9: ctx.cwd wins over the construction cwd"""
     write(tmp_path / "ws" / "a.txt", "needle\n")
-    result = await run_tool(create_grep_tool("/nonexistent"), {"pattern": "needle"}, tmp_path / "ws")
+    result = await run_tool(create_grep_tool(), {"pattern": "needle"}, tmp_path / "ws")
     assert text_of(result) == "a.txt:1: needle"
 
 
@@ -211,7 +211,7 @@ async def test_silent_failure_names_the_exit_code(tmp_path: Path) -> None:
     """spec 13.5: `ripgrep exited with code {code}` when stderr is empty"""
     fake = write(tmp_path / "fake-rg", "#!/bin/sh\nexit 3\n")
     fake.chmod(0o755)
-    tool = create_grep_tool(str(tmp_path), locate=lambda: str(fake))
+    tool = create_grep_tool(locate=lambda: str(fake))
     with pytest.raises(ToolError) as info:
         await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value) == "ripgrep exited with code 3"
@@ -242,7 +242,7 @@ async def test_unreadable_file_for_context(tmp_path: Path) -> None:
     async def fail(path: str) -> str:
         raise OSError("gone")
 
-    tool = create_grep_tool(str(tmp_path), operations=GrepOperations(read_file=fail))
+    tool = create_grep_tool(operations=GrepOperations(read_file=fail))
     result = await run_tool(tool, {"pattern": "needle", "context": 2}, tmp_path)
     assert text_of(result) == "a.txt:2: (unable to read file)"
 
@@ -253,7 +253,7 @@ async def test_custom_is_directory_operation(tmp_path: Path) -> None:
     async def missing(path: str) -> bool:
         raise FileNotFoundError(path)
 
-    tool = create_grep_tool(str(tmp_path), operations=GrepOperations(is_directory=missing))
+    tool = create_grep_tool(operations=GrepOperations(is_directory=missing))
     with pytest.raises(ToolError) as info:
         await run_tool(tool, {"pattern": "x"}, tmp_path)
     assert str(info.value) == f"Path not found: {tmp_path}"
@@ -270,7 +270,7 @@ async def test_match_limit_notice(tmp_path: Path) -> None:
         "a.txt:1: needle 0\na.txt:2: needle 1\na.txt:3: needle 2\n\n"
         "[3 matches limit reached. Use limit=6 for more, or refine pattern]"
     )
-    assert result.details == {"matchLimitReached": 3}
+    assert wire_details(result) == {"matchLimitReached": 3}
 
 
 async def test_default_limit_is_100(tmp_path: Path) -> None:
@@ -299,7 +299,7 @@ async def test_long_lines_are_cut(tmp_path: Path) -> None:
     assert text_of(result) == (
         f"{expected_line}\n\n[Some lines truncated to 500 chars. Use read tool to see full lines]"
     )
-    assert result.details == {"linesTruncated": True}
+    assert wire_details(result) == {"linesTruncated": True}
 
 
 async def test_byte_limit_notice(tmp_path: Path) -> None:
@@ -322,8 +322,7 @@ async def test_notices_are_joined_in_order(tmp_path: Path) -> None:
         "[110 matches limit reached. Use limit=220 for more, or refine pattern. 50.0KB limit reached. "
         "Some lines truncated to 500 chars. Use read tool to see full lines]"
     )
-    assert isinstance(result.details, dict)
-    assert set(result.details) == {"matchLimitReached", "truncation", "linesTruncated"}
+    assert list(wire_details(result)) == ["matchLimitReached", "truncation", "linesTruncated"]
 
 
 # --- processes -----------------------------------------------------------------------------------
@@ -348,7 +347,7 @@ async def test_abort_kills_the_process_group(tmp_path: Path) -> None:
     """spec 13.5: abort kills rg's whole group and cancellation propagates (the loop then reports
     `Operation aborted`)"""
     script, holder = _fake_rg(tmp_path, [])
-    tool = create_grep_tool(str(tmp_path), locate=lambda: str(script))
+    tool = create_grep_tool(locate=lambda: str(script))
     cancelled = False
 
     async def search() -> None:
@@ -375,7 +374,7 @@ async def test_match_limit_kills_the_process_group(tmp_path: Path) -> None:
     data = {"path": {"text": f"{tmp_path}/a.txt"}, "lines": {"text": "hit\n"}, "line_number": 1}
     match = msgspec.json.encode({"type": "match", "data": data}).decode()
     script, holder = _fake_rg(tmp_path, [match, match])
-    tool = create_grep_tool(str(tmp_path), locate=lambda: str(script))
+    tool = create_grep_tool(locate=lambda: str(script))
     results: list[AgentToolResult] = []
 
     async def search() -> None:
@@ -389,4 +388,4 @@ async def test_match_limit_kills_the_process_group(tmp_path: Path) -> None:
     assert text_of(results[0]) == (
         "a.txt:1: hit\na.txt:1: hit\n\n[2 matches limit reached. Use limit=4 for more, or refine pattern]"
     )
-    assert results[0].details == {"matchLimitReached": 2}
+    assert wire_details(results[0]) == {"matchLimitReached": 2}

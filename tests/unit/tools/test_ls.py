@@ -14,18 +14,18 @@ from pi_rpc.agent.types import AgentToolResult, ToolError
 from pi_rpc.ai.validation import json_schema_of
 from pi_rpc.tools.ls import LsOperations, create_ls_tool
 
-from .helpers import byte_limited_body, run_tool, text_of
+from .helpers import byte_limited_body, run_tool, text_of, wire_details
 
 pytestmark = pytest.mark.anyio
 
 
 async def ls(cwd: Path, **args: Any) -> AgentToolResult:
-    return await run_tool(create_ls_tool(str(cwd)), args, cwd)
+    return await run_tool(create_ls_tool(), args, cwd)
 
 
 def test_declaration() -> None:
     """spec 13.15, 13.16"""
-    tool = create_ls_tool("/")
+    tool = create_ls_tool()
     assert (tool.name, tool.label) == ("ls", "ls")
     assert tool.description == (
         "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "
@@ -80,7 +80,7 @@ async def test_path_argument_and_effective_cwd(tmp_path: Path) -> None:
     """spec 13.15, 1.9: path relative to ctx.cwd, which wins over the construction cwd"""
     (tmp_path / "ws" / "src").mkdir(parents=True)
     (tmp_path / "ws" / "src" / "a.py").write_text("x")
-    result = await run_tool(create_ls_tool("/nonexistent"), {"path": "src"}, tmp_path / "ws")
+    result = await run_tool(create_ls_tool(), {"path": "src"}, tmp_path / "ws")
     assert text_of(result) == "a.py"
 
 
@@ -105,7 +105,7 @@ async def test_readdir_failure(tmp_path: Path) -> None:
     async def denied(path: str) -> list[str]:
         raise PermissionError(errno.EACCES, "Permission denied", path)
 
-    tool = create_ls_tool(str(tmp_path), operations=LsOperations(readdir=denied))
+    tool = create_ls_tool(operations=LsOperations(readdir=denied))
     with pytest.raises(ToolError) as info:
         await run_tool(tool, {}, tmp_path)
     assert str(info.value) == f"Cannot read directory: EACCES: permission denied, scandir '{tmp_path}'"
@@ -117,7 +117,7 @@ async def test_entry_limit(tmp_path: Path) -> None:
         (tmp_path / f"f{i}").write_text("x")
     result = await ls(tmp_path, limit=3)
     assert text_of(result) == "f0\nf1\nf2\n\n[3 entries limit reached. Use limit=6 for more]"
-    assert result.details == {"entryLimitReached": 3}
+    assert wire_details(result) == {"entryLimitReached": 3}
 
 
 async def test_exactly_limit_entries_is_not_a_limit(tmp_path: Path) -> None:
@@ -155,5 +155,4 @@ async def test_both_notices(tmp_path: Path) -> None:
     assert text_of(result).endswith(
         "\n\n[250 entries limit reached. Use limit=500 for more. 50.0KB limit reached]"
     )
-    assert isinstance(result.details, dict)
-    assert set(result.details) == {"entryLimitReached", "truncation"}
+    assert list(wire_details(result)) == ["entryLimitReached", "truncation"]

@@ -8,10 +8,10 @@ import signal
 import anyio
 import pytest
 
-from pi_rpc.agent.types import AbortSignal, ToolError
+from pi_rpc.agent.types import ToolCallContext, ToolError
 from pi_rpc.ai.types import ImageContent, TextContent
 from pi_rpc.ai.validation import ToolArgumentsError, validate_tool_arguments
-from pi_rpc.tools.base import ToolContext, ToolDefinition
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.mcp import McpServers
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerEntry, servers_from_settings, tool_name
 from tests.mcp.server import PIXEL_PNG
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 async def call(definition: ToolDefinition, args: dict[str, object]) -> list[TextContent | ImageContent]:
     params = validate_tool_arguments(definition.name, definition.parameters, args)
-    result = await definition.execute("c1", params, AbortSignal(), lambda _: None, ToolContext(cwd="/"))
+    result = await definition.execute(params, ToolCallContext(id="c1", cwd="/"))
     return list(result.content)
 
 

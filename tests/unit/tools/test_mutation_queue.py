@@ -9,8 +9,7 @@ import msgspec
 import pytest
 from anyio import wait_all_tasks_blocked
 
-from pi_rpc.agent.types import AbortSignal, AgentToolResult
-from pi_rpc.tools.base import ToolContext
+from pi_rpc.agent.types import ToolCallContext
 from pi_rpc.tools.edit import EditParams, create_edit_tool
 from pi_rpc.tools.mutation_queue import mutation_queue_key, pending_keys, with_file_mutation_queue
 from pi_rpc.tools.write import WriteParams, create_write_tool
@@ -135,10 +134,6 @@ async def test_missing_file_keys_by_absolute_path(tmp_path: Path, monkeypatch: p
     assert mutation_queue_key(str(tmp_path / "plain" / "child")) == str(tmp_path / "plain" / "child")
 
 
-def _ignore(_: AgentToolResult) -> None:
-    return None
-
-
 async def test_concurrent_edits_and_write_through_two_symlinks_lose_nothing(tmp_path: Path) -> None:
     """spec 14.1/14.2: read-modify-writes via two aliases of one file are serialised."""
     real = tmp_path / "real.txt"
@@ -146,16 +141,16 @@ async def test_concurrent_edits_and_write_through_two_symlinks_lose_nothing(tmp_
     real.write_text("".join(f"token{i}\n" for i in range(count)))
     (tmp_path / "one").symlink_to(real)
     (tmp_path / "two").symlink_to(real)
-    edit = create_edit_tool(str(tmp_path))
-    write = create_write_tool(str(tmp_path))
-    ctx = ToolContext(cwd=str(tmp_path))
+    edit = create_edit_tool()
+    write = create_write_tool()
+    ctx = ToolCallContext(cwd=str(tmp_path))
 
     async def replace(i: int) -> None:
         alias = "one" if i % 2 else "two"
         params = msgspec.convert(
             {"path": alias, "edits": [{"oldText": f"token{i}\n", "newText": f"DONE{i}\n"}]}, EditParams
         )
-        result = await edit.execute(str(i), params, AbortSignal(), _ignore, ctx)
+        result = await edit.execute(params, ctx)
         assert result.content[0].text == f"Successfully replaced 1 block(s) in {alias}."  # type: ignore[union-attr]
 
     with anyio.fail_after(GUARD):
@@ -167,13 +162,13 @@ async def test_concurrent_edits_and_write_through_two_symlinks_lose_nothing(tmp_
     # A write submitted first and an edit submitted second, through different aliases: the edit sees
     # the written content, because the queue runs them in submission order.
     async def rewrite() -> None:
-        await write.execute("w", WriteParams(path="one", content="fresh\n"), AbortSignal(), _ignore, ctx)
+        await write.execute(WriteParams(path="one", content="fresh\n"), ctx)
 
     async def follow_up() -> None:
         params = msgspec.convert(
             {"path": "two", "edits": [{"oldText": "fresh", "newText": "edited"}]}, EditParams
         )
-        await edit.execute("e", params, AbortSignal(), _ignore, ctx)
+        await edit.execute(params, ctx)
 
     with anyio.fail_after(GUARD):
         async with anyio.create_task_group() as tg:

@@ -18,8 +18,7 @@ from pi_rpc.agent.types import AgentToolResult, ToolError
 from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent
 from pi_rpc.tools import images
 from pi_rpc.tools.images import process_image, sniff_image_mime_type
-from pi_rpc.tools.read import ReadOperations, ReadParams, create_read_tool, text_page
-from pi_rpc.tools.truncate import Truncation
+from pi_rpc.tools.read import ReadDetails, ReadOperations, ReadParams, create_read_tool, text_page
 
 from .helpers import run_tool
 
@@ -35,7 +34,7 @@ def _model(*inputs: str) -> Model:
 async def _read(
     cwd: Path, args: dict[str, Any], model: Model | None = None, **options: Any
 ) -> AgentToolResult:
-    return await run_tool(create_read_tool(str(cwd), **options), args, cwd, model=model)
+    return await run_tool(create_read_tool(**options), args, cwd, model=model)
 
 
 def _texts(result: AgentToolResult) -> list[str]:
@@ -58,7 +57,7 @@ def _image_bytes(size: tuple[int, int], fmt: str, mode: str = "RGB") -> bytes:
 
 def test_declaration() -> None:
     """spec 8.1, 8.2, 4.2."""
-    tool = create_read_tool("/")
+    tool = create_read_tool()
     assert tool.name == tool.label == "read"
     assert tool.description == (
         "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images "
@@ -136,9 +135,8 @@ async def test_truncated_by_lines(tmp_path: Path) -> None:
     text = _text(result)
     assert text.startswith("L11\nL12\n")
     assert text.endswith("L2010\n\n[Showing lines 11-2010 of 2500. Use offset=2011 to continue.]")
-    assert isinstance(result.details, dict)
-    truncation = result.details["truncation"]
-    assert isinstance(truncation, Truncation)
+    assert isinstance(result.details, ReadDetails)
+    truncation = result.details.truncation
     assert (truncation.truncated_by, truncation.output_lines, truncation.total_lines) == ("lines", 2000, 2490)
 
 
@@ -150,7 +148,7 @@ async def test_truncated_by_bytes(tmp_path: Path) -> None:
     text = _text(result)
     assert text.endswith(f"{line}\n\n[Showing lines 1-51 of 100 (50.0KB limit). Use offset=52 to continue.]")
     assert text.count(line) == 51
-    assert result.details["truncation"].truncated_by == "bytes"
+    assert isinstance(result.details, ReadDetails) and result.details.truncation.truncated_by == "bytes"
 
 
 async def test_first_line_too_long_points_at_bash(tmp_path: Path) -> None:
@@ -161,7 +159,7 @@ async def test_first_line_too_long_points_at_bash(tmp_path: Path) -> None:
         _text(result)
         == "[Line 2 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '2p' @min.js | head -c 51200]"
     )
-    assert result.details["truncation"].first_line_exceeds_limit is True
+    assert isinstance(result.details, ReadDetails) and result.details.truncation.first_line_exceeds_limit
 
 
 async def test_invalid_utf8_is_replaced_not_rejected(tmp_path: Path) -> None:
@@ -187,7 +185,7 @@ async def test_directory_is_an_error(tmp_path: Path) -> None:
 async def test_macos_variant_and_effective_cwd(tmp_path: Path) -> None:
     """spec 6.3 via read, and 1.9: ctx.cwd wins over the construction cwd."""
     (tmp_path / "Shot 1.02\u202fPM.txt").write_text("found")
-    result = await run_tool(create_read_tool("/nonexistent"), {"path": "Shot 1.02 PM.txt"}, tmp_path)
+    result = await run_tool(create_read_tool(), {"path": "Shot 1.02 PM.txt"}, tmp_path)
     assert _text(result) == "found"
 
 
@@ -337,7 +335,7 @@ async def test_operations_route_io_elsewhere() -> None:
     async def access(path: str) -> None:
         calls.append(f"access {path}")
 
-    tool = create_read_tool("/project", operations=ReadOperations(read_file=read_file, access=access))
+    tool = create_read_tool(operations=ReadOperations(read_file=read_file, access=access))
     result = await run_tool(tool, {"path": "src/x.py"}, "/project")
     assert _text(result) == "from the editor buffer"
     assert calls == ["access /project/src/x.py", "read /project/src/x.py"]
@@ -348,7 +346,7 @@ async def test_a_fifo_is_refused_instead_of_blocking(tmp_path: Path) -> None:
     """Improvement over Pi (whose read would hang): pipes and devices are not read."""
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(ToolError, match="not a regular file"):
-        await run_tool(create_read_tool(str(tmp_path)), {"path": "pipe"}, str(tmp_path))
+        await run_tool(create_read_tool(), {"path": "pipe"}, str(tmp_path))
 
 
 @pytest.mark.anyio
@@ -360,6 +358,6 @@ async def test_a_huge_file_is_refused_with_a_way_to_read_part_of_it(
     monkeypatch.setattr(read_module, "MAX_READ_BYTES", 1024)
     (tmp_path / "big.log").write_bytes(b"x\n" * 1000)
     with pytest.raises(ToolError) as refused:
-        await run_tool(create_read_tool(str(tmp_path)), {"path": "big.log"}, str(tmp_path))
+        await run_tool(create_read_tool(), {"path": "big.log"}, str(tmp_path))
     assert "more than read loads at once (1.0KB)" in str(refused.value)
     assert "sed -n '1,200p'" in str(refused.value)

@@ -27,13 +27,13 @@ def _names(folder: Path) -> list[str]:
     return sorted(os.listdir(folder))
 
 
-async def _write(cwd: Path, path: str, content: str, ctx_cwd: Path | None = None) -> AgentToolResult:
-    return await run_tool(create_write_tool(str(cwd)), {"path": path, "content": content}, ctx_cwd or cwd)
+async def _write(cwd: Path, path: str, content: str) -> AgentToolResult:
+    return await run_tool(create_write_tool(), {"path": path, "content": content}, cwd)
 
 
 def test_declaration() -> None:
     """spec 12.1, 12.2, 4.2: schema, description, snippet, guideline, constrained sampling."""
-    tool = create_write_tool("/")
+    tool = create_write_tool()
     assert tool.name == tool.label == "write"
     assert tool.description == (
         "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
@@ -72,12 +72,12 @@ async def test_overwrites_without_preserving_anything(tmp_path: Path) -> None:
 
 
 async def test_effective_cwd_is_the_context_cwd(tmp_path: Path) -> None:
-    """spec 1.9: ctx.cwd wins over the construction cwd."""
-    (tmp_path / "built").mkdir()
-    (tmp_path / "session").mkdir()
-    await _write(tmp_path / "built", "x.txt", "1", ctx_cwd=tmp_path / "session")
-    assert (tmp_path / "session/x.txt").read_text() == "1"
-    assert not (tmp_path / "built/x.txt").exists()
+    """spec 1.9: one tool writes relative to the cwd of each call's context."""
+    tool = create_write_tool()
+    for folder in ("first", "second"):
+        (tmp_path / folder).mkdir()
+        await run_tool(tool, {"path": "x.txt", "content": folder}, tmp_path / folder)
+    assert [(tmp_path / folder / "x.txt").read_text() for folder in ("first", "second")] == ["first", "second"]
 
 
 async def test_path_forms_resolve_like_every_file_tool(tmp_path: Path) -> None:
@@ -194,7 +194,7 @@ async def test_operations_route_io_elsewhere(tmp_path: Path) -> None:
     async def mkdir(path: str) -> None:
         folders.append(path)
 
-    tool = create_write_tool("/remote", operations=WriteOperations(write_file=write_file, mkdir=mkdir))
+    tool = create_write_tool(operations=WriteOperations(write_file=write_file, mkdir=mkdir))
     result = await run_tool(tool, {"path": "a/b.txt", "content": "hi"}, "/remote")
     assert text_of(result) == "Successfully wrote to a/b.txt"
     assert files == {"/remote/a/b.txt": "hi"}
@@ -207,4 +207,4 @@ async def test_a_symlink_loop_gets_node_style_text(tmp_path: Path) -> None:
     os.symlink("b", tmp_path / "a")
     os.symlink("a", tmp_path / "b")
     with pytest.raises(ToolError, match=r"^ELOOP: too many symbolic links encountered, open '.*/a'$"):
-        await run_tool(create_write_tool(str(tmp_path)), {"path": "a", "content": "x"}, str(tmp_path))
+        await run_tool(create_write_tool(), {"path": "a", "content": "x"}, str(tmp_path))
