@@ -153,7 +153,7 @@ async function runCommand(page, title) {
     await box.waitFor();
     await box.fill(`>${title}`);
     try {
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 10_000 });
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor({ timeout: 30_000 });
       await page.keyboard.press("Enter");
       return;
     } catch (error) {
@@ -208,14 +208,14 @@ async function uiEndToEnd(context, port, dirs) {
   // buttons (screenshot), and Allow in the card runs it.
   await runCommand(page, "Pi: Approval Policy");
   await pickItem(page, "ask");
-  await view.locator("button.chip.policy", { hasText: "approvals: ask" }).waitFor({ timeout: 10_000 })
+  await view.locator("button.chip.policy", { hasText: "approvals: ask" }).waitFor({ timeout: 30_000 })
     .then(() => check(true, "the policy picker set ask"), () => check(false, "the policy picker set ask"));
   await input.fill("edit farewell bye");
   await input.press("Enter");
   const allow = view.locator(".tool-approval .approve-allow");
   await allow.waitFor({ timeout: 30_000 });
   const diffTab = page.locator(".tabs-container .tab", { hasText: "waiting for approval" });
-  await diffTab.first().waitFor({ timeout: 10_000 })
+  await diffTab.first().waitFor({ timeout: 30_000 })
     .then(() => check(true, "the approval opened a diff editor"), () => check(false, "the approval opened a diff editor"));
   check(await page.locator(".statusbar-item", { hasText: "waiting for approval" }).count() === 1, "the status bar says waiting for approval");
   await sleep(500);
@@ -225,7 +225,7 @@ async function uiEndToEnd(context, port, dirs) {
   await view.locator(".msg.assistant", { hasText: "Changed the farewell." }).waitFor({ timeout: 30_000 })
     .then(() => check(true, "Allow in the card ran the edit"), () => check(false, "Allow in the card ran the edit"));
   check(readFileSync(join(dirs.ws2, "src", "farewell.py"), "utf8").includes("Goodbye"), "the allowed edit is on disk");
-  await diffTab.first().waitFor({ state: "detached", timeout: 10_000 })
+  await diffTab.first().waitFor({ state: "detached", timeout: 30_000 })
     .then(() => check(true, "the diff editor closed after the answer"), () => check(false, "the diff editor closed after the answer"));
 
   // With the chat hidden (the Explorer shown instead), the question comes as a notification.
@@ -244,7 +244,7 @@ async function uiEndToEnd(context, port, dirs) {
   // Model picker: models/list (now with the anthropic models the key unlocked), model/set.
   await view.locator("button.chip.model").click();
   await pickItem(page, "anthropic/claude-sonnet-4-6");
-  await view.locator("button.chip.model", { hasText: "anthropic/claude-sonnet-4-6" }).waitFor({ timeout: 10_000 })
+  await view.locator("button.chip.model", { hasText: "anthropic/claude-sonnet-4-6" }).waitFor({ timeout: 30_000 })
     .then(() => check(true, "model picker switched the model"), () => check(false, "model picker switched the model"));
 
   // Tools panel: untick bash; the daemon's tools/list no longer has it active.
@@ -254,7 +254,7 @@ async function uiEndToEnd(context, port, dirs) {
   await bashRow.locator("input[type=checkbox], .monaco-checkbox, .quick-input-list-checkbox").first().click();
   await page.keyboard.press("Enter");
   const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "Pi tools:" }).first();
-  await toast.waitFor({ timeout: 10_000 });
+  await toast.waitFor({ timeout: 30_000 });
   const toastText = await toast.innerText();
   check(toastText.includes("read") && !/\bbash\b/.test(toastText), `tools toggle: ${toastText.trim()}`);
 
