@@ -14,9 +14,10 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.strict_schema import ConstrainedSamplingError, resolve_json_schema_strict, tool_parameters
+from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -73,19 +74,12 @@ def supports_strict_tools(model: Model) -> bool:
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {
-        "anthropic-version": ANTHROPIC_VERSION,
-        "content-type": "application/json",
-        "accept": "text/event-stream",
-    }
     betas = [b for b in BETA_FEATURES
              if not (b.startswith("interleaved") and supports_adaptive_thinking(model.id))]
-    headers["anthropic-beta"] = ",".join(betas)
+    own = {"anthropic-version": ANTHROPIC_VERSION, "anthropic-beta": ",".join(betas)}
     if options.api_key:
-        headers["x-api-key"] = options.api_key
-    headers.update(model.headers or {})
-    headers.update(options.headers)
-    return headers
+        own["x-api-key"] = options.api_key
+    return merge_headers(own, model, options)
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
@@ -440,16 +434,10 @@ class _StreamState:
 # --- entry point --------------------------------------------------------------------------------
 
 
-async def stream(
-    model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
-) -> AssistantMessage:
-    """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    if not options.api_key:
-        return builder.fail("error", f"No API key for provider: {model.provider}")
-    url = http.join_url(model.base_url or DEFAULT_BASE_URL, "/v1/messages")
-    state = _StreamState(builder)
-    try:
-        body = build_request_body(model, context, options)
-    except ConstrainedSamplingError as exc:
-        return builder.fail("error", str(exc))
-    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)
+def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _StreamState:
+    return _StreamState(builder)
+
+
+API = ProviderApi(default_base_url=DEFAULT_BASE_URL, path="/v1/messages", has_credentials=has_api_key,
+                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+stream = API.stream

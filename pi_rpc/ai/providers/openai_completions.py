@@ -21,9 +21,10 @@ from typing import Any, Literal
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
-from pi_rpc.ai.strict_schema import ConstrainedSamplingError, resolve_json_schema_strict, tool_parameters
+from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -96,12 +97,9 @@ def _snake(name: str) -> str:
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    if options.api_key:  # local servers need none: then no Authorization header at all
-        headers["authorization"] = f"Bearer {options.api_key}"
-    headers.update(model.headers or {})
-    headers.update(options.headers)
-    return headers
+    # Local servers need no key: then no Authorization header at all.
+    own = {"authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+    return merge_headers(own, model, options)
 
 
 def reasoning_effort(level: ThinkingLevel, compat: Compat, official: bool) -> str:
@@ -490,14 +488,10 @@ def _is_object(text: str) -> bool:
 # --- entry point --------------------------------------------------------------------------------
 
 
-async def stream(
-    model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
-) -> AssistantMessage:
-    """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    url = http.join_url(model.base_url or DEFAULT_BASE_URL, "/chat/completions")
-    state = _StreamState(builder)
-    try:
-        body = build_request_body(model, context, options)
-    except ConstrainedSamplingError as exc:
-        return builder.fail("error", str(exc))
-    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)
+def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _StreamState:
+    return _StreamState(builder)
+
+
+API = ProviderApi(default_base_url=DEFAULT_BASE_URL, path="/chat/completions", has_credentials=no_key_needed,
+                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+stream = API.stream

@@ -21,10 +21,10 @@ import msgspec
 
 from pi_rpc.ai import http
 from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
+from pi_rpc.ai.providers.driver import ProviderApi, has_api_key_or_authorization, merge_headers
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import (
-    ConstrainedSamplingError,
     grammar_input_properties,
     resolve_grammar_sampling,
     resolve_json_schema_strict,
@@ -235,12 +235,8 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    if options.api_key:
-        headers["authorization"] = f"Bearer {options.api_key}"
-    headers.update(model.headers or {})
-    headers.update(options.headers)
-    return headers
+    own = {"authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+    return merge_headers(own, model, options)
 
 
 # --- stream events (only the fields we read) ----------------------------------------------------
@@ -535,18 +531,10 @@ def _failure_text(response: _Response) -> str:
 # --- entry point --------------------------------------------------------------------------------
 
 
-async def stream(
-    model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
-) -> AssistantMessage:
-    """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    has_auth_header = any(name.lower() == "authorization" for name in options.headers)
-    if not options.api_key and not has_auth_header:
-        return builder.fail("error", f"No API key for provider: {model.provider}")
-    try:
-        body = build_request_body(model, context, options)
-    except ConstrainedSamplingError as exc:
-        return builder.fail("error", str(exc))
-    state = _StreamState(builder, _grammar_props(model, context))
-    url = http.join_url(model.base_url or OPENAI_BASE_URL, "/responses")
-    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)
+def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _StreamState:
+    return _StreamState(builder, _grammar_props(model, context))
 
+
+API = ProviderApi(default_base_url=OPENAI_BASE_URL, path="/responses", has_credentials=has_api_key_or_authorization,
+                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+stream = API.stream
