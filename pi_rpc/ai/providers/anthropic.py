@@ -192,9 +192,10 @@ def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, An
             "content": content, "is_error": message.is_error}
 
 
-def convert_messages(messages: list[Any], model: Model) -> list[dict[str, Any]]:
-    """Our transcript as Messages API turns. Consecutive tool results share one user turn; the
-    last user turn's last block carries the cache mark, so the whole history is cached (Pi)."""
+def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
+    """Our transcript as Messages API turns (`tools` is part of the shared signature; unused here).
+    Consecutive tool results share one user turn; the last user turn's last block carries the cache
+    mark, so the whole history is cached (Pi)."""
     out: list[dict[str, Any]] = []
     for message in transform_messages(messages, model, normalize_tool_call_id):
         if isinstance(message, SystemMessage):

@@ -115,7 +115,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     compat = get_compat(model)
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context, compat),
+        "messages": [*_system_prompt(model, context, compat), *convert_messages(context.messages, model)],
         "stream": True,
     }
     if compat.supports_usage_in_streaming:
@@ -224,12 +224,18 @@ def normalize_tool_call_id(model: Model) -> Callable[[str, AssistantMessage], st
     return normalize
 
 
-def convert_messages(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+def _system_prompt(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+    if not context.system_prompt:
+        return []
+    role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+    return [{"role": role, "content": context.system_prompt}]
+
+
+def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
+    """Our transcript as chat messages (`tools` is part of the shared signature; unused here)."""
+    compat = get_compat(model)
     out: list[dict[str, Any]] = []
-    if context.system_prompt:
-        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-        out.append({"role": role, "content": context.system_prompt})
-    for message in transform_messages(context.messages, model, normalize_tool_call_id(model)):
+    for message in transform_messages(messages, model, normalize_tool_call_id(model)):
         if isinstance(message, SystemMessage):
             continue  # not sent, as before: the tool list arrives through `context.tools`
         if isinstance(message, UserMessage):

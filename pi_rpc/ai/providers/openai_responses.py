@@ -182,13 +182,17 @@ def normalize_tool_call_id(call_id: str, source: AssistantMessage) -> str:
     return sanitize_tool_call_id(call_id, 64, "call")
 
 
-def convert_messages(context: Context, model: Model, grammar_props: dict[str, str]) -> list[dict[str, Any]]:
-    """Our transcript as Responses `input` items (Pi `convertResponsesMessages`)."""
-    role = "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
+def _system_role(model: Model) -> str:
+    return "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
+
+
+def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
+    """Our transcript as Responses `input` items (Pi `convertResponsesMessages`); `tools` says which
+    calls were grammar (custom) tool calls."""
+    role = _system_role(model)
+    grammar_props = _grammar_props(model, tools or [])
     items: list[dict[str, Any]] = []
-    if context.system_prompt:
-        items.append({"role": role, "content": context.system_prompt})
-    for message in transform_messages(context.messages, model, normalize_tool_call_id):
+    for message in transform_messages(messages, model, normalize_tool_call_id):
         if isinstance(message, AssistantMessage):
             items.extend(_assistant_items(message, grammar_props))
         elif isinstance(message, ToolResultMessage):
@@ -204,15 +208,15 @@ def convert_messages(context: Context, model: Model, grammar_props: dict[str, st
     return items
 
 
-def _grammar_props(model: Model, context: Context) -> dict[str, str]:
-    return grammar_input_properties(context.tools, _compat(model, "supportsOpenAIGrammarTools", False))
+def _grammar_props(model: Model, tools: list[Tool]) -> dict[str, str]:
+    return grammar_input_properties(tools, _compat(model, "supportsOpenAIGrammarTools", False))
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    grammar_props = _grammar_props(model, context)
+    system = [{"role": _system_role(model), "content": context.system_prompt}] if context.system_prompt else []
     body: dict[str, Any] = {
         "model": model.id,
-        "input": convert_messages(context, model, grammar_props),
+        "input": [*system, *convert_messages(context.messages, model, context.tools)],
         "stream": True,
         "store": False,
     }
@@ -532,7 +536,7 @@ def _failure_text(response: _Response) -> str:
 
 
 def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _StreamState:
-    return _StreamState(builder, _grammar_props(model, context))
+    return _StreamState(builder, _grammar_props(model, context.tools))
 
 
 API = ProviderApi(default_base_url=OPENAI_BASE_URL, path="/responses", has_credentials=has_api_key_or_authorization,
