@@ -342,6 +342,34 @@ def test_tools_and_thinking_budget_in_body() -> None:
     assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "max"}
 
 
+async def test_configured_adaptive_model_gets_effort_not_budget(sse_server: SSEServer) -> None:
+    """One thinking policy: a model that says `forceAdaptiveThinking` (a newer Claude configured in
+    models.json) is sent an effort from its level map, and no interleaved-thinking beta."""
+    sse_server.script(sse_reply(fixture_events("anthropic_text.sse")))
+    model = _model(sse_server, compat={"forceAdaptiveThinking": True}, thinking_level_map={"xhigh": "max"})
+    model.id = "claude-opus-5"
+    builder = AssistantBuilder(model)
+    options = StreamOptions(api_key=KEY, thinking_level="minimal", max_retries=0)
+    message = await anthropic.stream(model, _context(), options, builder)
+    assert message.stop_reason == "stop"
+    request = sse_server.requests[0]
+    assert request.json["thinking"] == {"type": "adaptive"}
+    assert request.json["output_config"] == {"effort": "low"}
+    assert "interleaved" not in request.headers["anthropic-beta"]
+    body = anthropic.build_request_body(model, _context(), StreamOptions(thinking_level="xhigh"))
+    assert body["output_config"] == {"effort": "max"}
+
+
+def test_small_ceiling_keeps_answer_room_like_pi() -> None:
+    """Pi adjustMaxTokensForThinking: when the budget does not fit under the model's ceiling, the
+    budget shrinks so that 1024 tokens stay for the answer (it is not raised back to 1024)."""
+    model = Model(id="claude-haiku-x", name="h", api="anthropic-messages", provider="anthropic",
+                  reasoning=True, max_tokens=1_500)
+    body = anthropic.build_request_body(model, _context(), StreamOptions(thinking_level="high"))
+    assert body["max_tokens"] == 1_500
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 1_500 - 1_024}
+
+
 # --- errors and retry ---------------------------------------------------------------------------
 
 

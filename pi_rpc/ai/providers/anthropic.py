@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.models import adjust_max_tokens_for_thinking, anthropic_adaptive_thinking, anthropic_effort
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
@@ -43,23 +44,11 @@ ANTHROPIC_VERSION = "2023-06-01"
 # Tool arguments stream in small pieces instead of one blob at the end; thinking may sit between
 # tool calls. Pi sends the same two betas.
 BETA_FEATURES = ("fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14")
-# Pi's default thinking budgets per level (tokens); xhigh is high for budget-based models.
-THINKING_BUDGETS: dict[ThinkingLevel, int] = {
-    "minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384,
-}
-_ADAPTIVE_EFFORT: dict[ThinkingLevel, str] = {
-    "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "max",
-}
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 _CACHE_CONTROL = {"type": "ephemeral"}
 
 
 # --- request ------------------------------------------------------------------------------------
-
-
-def supports_adaptive_thinking(model_id: str) -> bool:
-    """Claude 4.6 models choose their own thinking depth (`thinking: {type: "adaptive"}`)."""
-    return any(tag in model_id for tag in ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"))
 
 
 def normalize_tool_call_id(call_id: str, source: AssistantMessage | None = None) -> str:
@@ -75,7 +64,7 @@ def supports_strict_tools(model: Model) -> bool:
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
     betas = [b for b in BETA_FEATURES
-             if not (b.startswith("interleaved") and supports_adaptive_thinking(model.id))]
+             if not (b.startswith("interleaved") and anthropic_adaptive_thinking(model))]
     own = {"anthropic-version": ANTHROPIC_VERSION, "anthropic-beta": ",".join(betas)}
     if options.api_key:
         own["x-api-key"] = options.api_key
@@ -107,16 +96,12 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
 
 
 def _add_thinking(body: dict[str, Any], model: Model, level: ThinkingLevel, base_max: int) -> None:
-    if supports_adaptive_thinking(model.id):
+    if anthropic_adaptive_thinking(model):
         body["thinking"] = {"type": "adaptive"}
-        body["output_config"] = {"effort": _ADAPTIVE_EFFORT[level]}
+        body["output_config"] = {"effort": anthropic_effort(model, level)}
         return
-    budget = THINKING_BUDGETS[level]
-    # The budget counts against max_tokens, so raise max_tokens to leave room for the answer.
-    max_tokens = min(base_max + budget, model.max_tokens)
-    if max_tokens <= budget:
-        budget = max(1024, max_tokens - 1024)
-    body["max_tokens"] = max_tokens
+    # The budget counts against max_tokens, so max_tokens grows to leave room for the answer.
+    body["max_tokens"], budget = adjust_max_tokens_for_thinking(base_max, model.max_tokens, level)
     body["thinking"] = {"type": "enabled", "budget_tokens": budget}
 
 
