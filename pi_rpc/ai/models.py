@@ -16,6 +16,7 @@ import copy
 import difflib
 from typing import Any
 
+from pi_rpc.ai.compat import model_compat
 from pi_rpc.ai.types import THINKING_LEVELS, Model, ModelCost, ThinkingLevel
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -208,8 +209,7 @@ _ANTHROPIC_EFFORTS: dict[ThinkingLevel, str] = {
 
 
 def anthropic_adaptive_thinking(model: Model) -> bool:
-    forced = model.compat.get("forceAdaptiveThinking") if isinstance(model.compat, dict) else None
-    return forced is True or any(tag in model.id for tag in _ADAPTIVE_MODEL_TAGS)
+    return model_compat(model).force_adaptive_thinking is True or any(tag in model.id for tag in _ADAPTIVE_MODEL_TAGS)
 
 
 def anthropic_effort(model: Model, level: ThinkingLevel) -> str | None:

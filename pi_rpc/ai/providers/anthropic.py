@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.compat import model_compat
 from pi_rpc.ai.models import adjust_max_tokens_for_thinking, anthropic_adaptive_thinking, anthropic_effort
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
 from pi_rpc.ai.registry import StreamOptions
@@ -58,8 +59,7 @@ def normalize_tool_call_id(call_id: str, source: AssistantMessage | None = None)
 
 def supports_strict_tools(model: Model) -> bool:
     """`strict: true` tools; the catalogue sets `supportsStrictTools` for built-in Claude models."""
-    value = model.compat.get("supportsStrictTools") if isinstance(model.compat, dict) else None
-    return value is True
+    return model_compat(model).supports_strict_tools is True
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.compat import model_compat
 from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
@@ -82,15 +83,9 @@ def get_compat(model: Model) -> Compat:
         compat = Compat(supports_reasoning_effort=False)
     elif "mistral.ai" in url:
         compat = Compat(requires_tool_result_name=True, requires_thinking_as_text=True)
-    if model.compat:
-        overrides = {_snake(k): v for k, v in model.compat.items()
-                     if _snake(k) in Compat.__struct_fields__}
-        compat = msgspec.structs.replace(compat, **overrides)
-    return compat
-
-
-def _snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+    said = model_compat(model)
+    overrides = {name: getattr(said, name) for name in Compat.__struct_fields__ if getattr(said, name) is not None}
+    return msgspec.structs.replace(compat, **overrides) if overrides else compat
 
 
 # --- request ------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.compat import model_compat, said
 from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key_or_authorization, merge_headers
 from pi_rpc.ai.registry import StreamOptions
@@ -52,9 +53,6 @@ NO_TERMINAL_EVENT = "OpenAI Responses stream ended before a terminal response ev
 USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
 
 
-def _compat(model: Model, name: str, default: bool) -> bool:
-    value = model.compat.get(name) if isinstance(model.compat, dict) else None
-    return value if isinstance(value, bool) else default
 
 
 # --- request: tools -----------------------------------------------------------------------------
@@ -62,8 +60,8 @@ def _compat(model: Model, name: str, default: bool) -> bool:
 
 def convert_tools(tools: list[Tool], model: Model) -> list[dict[str, Any]]:
     """Tool declarations; raises `ConstrainedSamplingError` for a `require` that cannot be met."""
-    supports_strict = _compat(model, "supportsStrictMode", False)
-    supports_grammar = _compat(model, "supportsOpenAIGrammarTools", False)
+    supports_strict = said(model_compat(model).supports_strict_mode, False)
+    supports_grammar = said(model_compat(model).supports_open_ai_grammar_tools, False)
     out: list[dict[str, Any]] = []
     for tool in tools:
         grammar = resolve_grammar_sampling(tool, supports_grammar)
@@ -183,7 +181,7 @@ def normalize_tool_call_id(call_id: str, source: AssistantMessage) -> str:
 
 
 def _system_role(model: Model) -> str:
-    return "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
+    return "developer" if model.reasoning and said(model_compat(model).supports_developer_role, True) else "system"
 
 
 def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
@@ -209,7 +207,7 @@ def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None
 
 
 def _grammar_props(model: Model, tools: list[Tool]) -> dict[str, str]:
-    return grammar_input_properties(tools, _compat(model, "supportsOpenAIGrammarTools", False))
+    return grammar_input_properties(tools, said(model_compat(model).supports_open_ai_grammar_tools, False))
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
@@ -222,7 +220,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     }
     if options.session_id:
         body["prompt_cache_key"] = options.session_id[:64]
-    if isinstance(options.max_tokens, int) and _compat(model, "supportsMaxOutputTokens", True):
+    if isinstance(options.max_tokens, int) and said(model_compat(model).supports_max_output_tokens, True):
         body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
     if isinstance(options.temperature, float | int):
         body["temperature"] = options.temperature
