@@ -5,6 +5,7 @@ stalled stream, an abort, and a tool whose constrained sampling cannot be met.""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,17 @@ import pytest
 
 from pi_rpc.ai.providers import anthropic, openai_completions, openai_responses
 from pi_rpc.ai.registry import StreamFn, StreamOptions
-from pi_rpc.ai.types import AutoRetryEnd, AutoRetryStart, Context, ErrorEvent, Model, TextContent, UserMessage
+from pi_rpc.ai.types import (
+    AutoRetryEnd,
+    AutoRetryStart,
+    Context,
+    ErrorEvent,
+    Message,
+    Model,
+    SystemMessage,
+    TextContent,
+    UserMessage,
+)
 
 from .helpers import STRICT_UNSUPPORTED, abort_at_first_text_delta, run_provider, sampling_tool
 from .sse_server import SSEServer, json_reply, sse_event, sse_reply
@@ -232,3 +243,17 @@ async def test_unmeetable_constrained_sampling_fails_before_any_request(api: Api
     assert message.error_message == STRICT_UNSUPPORTED
     assert isinstance(events[-1], ErrorEvent)
     assert sse_server.requests == []
+
+
+async def test_system_message_content_reaches_the_model_where_it_stands(api: Api, sse_server: SSEServer) -> None:
+    """One rule for every API: a transcript system message with content is sent at its place (in the
+    system prompt's role where the API has one mid-conversation, else on the user side)."""
+    sse_server.script(sse_reply(api.partial + api.rest))
+    messages: list[Message] = [
+        UserMessage(content="hi"), SystemMessage(content="Mode changed."), UserMessage(content="go on")
+    ]
+    message, _ = await _run(api, sse_server, context=Context(system_prompt="Be brief.", messages=messages))
+    assert message.stop_reason == "stop"
+    body = sse_server.requests[0].json
+    sent = json.dumps(body.get("messages", body.get("input")))
+    assert sent.index('"hi"') < sent.index("Mode changed.") < sent.index("go on")

@@ -184,7 +184,17 @@ def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None
     out: list[dict[str, Any]] = []
     for message in transform_messages(messages, model, normalize_tool_call_id):
         if isinstance(message, SystemMessage):
-            continue  # not sent: the tool list arrives through `context.tools`
+            # Only a system message with content is left (transform_messages drops declarations).
+            # The Messages API has no system turn mid-conversation: its text joins the user side.
+            if not message.content.strip():
+                continue  # the API refuses empty text blocks
+            block = {"type": "text", "text": message.content}
+            previous = out[-1] if out else None
+            if previous and previous["role"] == "user":
+                previous["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+            continue
         if isinstance(message, UserMessage):
             blocks = _user_blocks(message, model)
             if blocks:

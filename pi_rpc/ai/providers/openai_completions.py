@@ -222,8 +222,11 @@ def normalize_tool_call_id(model: Model) -> Callable[[str, AssistantMessage], st
 def _system_prompt(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
     if not context.system_prompt:
         return []
-    role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-    return [{"role": role, "content": context.system_prompt}]
+    return [{"role": _system_role(model, compat), "content": context.system_prompt}]
+
+
+def _system_role(model: Model, compat: Compat) -> str:
+    return "developer" if model.reasoning and compat.supports_developer_role else "system"
 
 
 def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
@@ -232,7 +235,10 @@ def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None
     out: list[dict[str, Any]] = []
     for message in transform_messages(messages, model, normalize_tool_call_id(model)):
         if isinstance(message, SystemMessage):
-            continue  # not sent, as before: the tool list arrives through `context.tools`
+            # Only a system message with content is left (transform_messages drops declarations):
+            # sent where it stands, in the system prompt's role, as the Responses API does.
+            out.append({"role": _system_role(model, compat), "content": message.content})
+            continue
         if isinstance(message, UserMessage):
             converted = _user(message, model)
             if converted:
