@@ -224,6 +224,7 @@ async def test_stalled_server_hits_the_idle_timeout(api: Api, sse_server: SSESer
     sse_server.script(sse_reply(api.partial, stall=True))
     message, _ = await _run(api, sse_server, StreamOptions(api_key=KEY, max_retries=3, idle_timeout=0.3))
     assert str(message.error_message).startswith("Request timed out: no data received from the server")
+    assert _texts(message) == ["Hello"]
     assert len(sse_server.requests) == 1
 
 
