@@ -75,8 +75,6 @@ _.entry_limit_reached
 _.is_running  # agent/agent.py Agent: tests/unit/agent
 _.wait_for_idle
 _.get_model  # ai/models.py: tests/unit/ai, tests/providers
-_.anthropic_effort  # ai/models.py: tests/unit/ai/test_models_config.py
-_.adjust_max_tokens_for_thinking
 _.notify  # demo/rpc_client.py DaemonClient: tests/e2e, tests/reliability
 _.wait_for_type
 _.ignore  # tools/find.py GlobOptions: for a custom glob operation

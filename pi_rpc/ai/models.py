@@ -16,6 +16,7 @@ import copy
 import difflib
 from typing import Any
 
+from pi_rpc.ai.compat import model_compat
 from pi_rpc.ai.types import THINKING_LEVELS, Model, ModelCost, ThinkingLevel
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -199,15 +200,26 @@ def anthropic_thinking_budget(level: ThinkingLevel) -> int:
     return THINKING_BUDGETS["high" if level == "xhigh" else level]
 
 
+# Claude 4.6 models choose their own thinking depth (`thinking: {type: "adaptive"}`); a configured
+# model says so with `compat.forceAdaptiveThinking`.
+_ADAPTIVE_MODEL_TAGS = ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6")
+_ANTHROPIC_EFFORTS: dict[ThinkingLevel, str] = {
+    "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "max",
+}
+
+
+def anthropic_adaptive_thinking(model: Model) -> bool:
+    return model_compat(model).force_adaptive_thinking is True or any(tag in model.id for tag in _ADAPTIVE_MODEL_TAGS)
+
+
 def anthropic_effort(model: Model, level: ThinkingLevel) -> str | None:
-    """The `output_config.effort` for adaptive-thinking models; `None` when thinking is off."""
-    clamped = clamp_thinking_level(model, level)
-    if clamped == "off":
+    """The `output_config.effort` for adaptive-thinking models; `None` when thinking is off. The
+    model's `thinkingLevelMap` names the effort where it has one (Pi); the level is not clamped
+    here, the session has done that already."""
+    if level == "off":
         return None
-    mapped = _level_map(model).get(clamped)
-    if mapped is not None:
-        return mapped
-    return "low" if clamped == "minimal" else clamped
+    mapped = _level_map(model).get(level)
+    return mapped if mapped is not None else _ANTHROPIC_EFFORTS[level]
 
 
 def adjust_max_tokens_for_thinking(

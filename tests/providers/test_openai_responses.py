@@ -10,7 +10,6 @@ import json
 import logging
 from typing import Any
 
-import anyio
 import pytest
 
 from pi_rpc.ai.models import get_model
@@ -42,7 +41,6 @@ from .helpers import (
     READ_SCHEMA,
     STRICT_READ_SCHEMA,
     STRICT_UNSUPPORTED,
-    abort_at_first_text_delta,
     event_types,
     run_provider,
     sampling_tool,
@@ -657,12 +655,6 @@ async def test_error_event_mid_stream(sse_server: SSEServer) -> None:
     assert message.error_message == "Error Code rate_limit_exceeded: Slow down"
 
 
-async def test_malformed_sse_data_is_an_error(sse_server: SSEServer) -> None:
-    events = Wire().events + [b'event: response.output_text.delta\ndata: {"type":"response.out\n\n']
-    sse_server.script(sse_reply(events))
-    message, _ = await _run(sse_server)
-    assert message.stop_reason == "error"
-    assert isinstance(message.error_message, str) and message.error_message.startswith("Malformed event stream")
 
 
 async def test_unknown_events_and_items_are_skipped(sse_server: SSEServer) -> None:
@@ -687,30 +679,10 @@ async def test_connection_dropped_mid_stream(sse_server: SSEServer) -> None:
     assert isinstance(events_seen[-1], ErrorEvent)
 
 
-async def test_clean_close_without_terminal_event(sse_server: SSEServer) -> None:
-    sse_server.script(sse_reply(Wire().message(0, ["Hi"]).events))
-    message, _ = await _run(sse_server)
-    assert message.stop_reason == "error"
-    assert message.error_message == "OpenAI Responses stream ended before a terminal response event"
 
 
-async def test_abort_mid_stream_closes_the_connection(sse_server: SSEServer) -> None:
-    """Spec 15.13: abort cancels the provider stream; the server sees the connection close."""
-    events = Wire().message(0, ["Hello"]).events[:5] + [Delay(0.01)]
-    sse_server.script(sse_reply(events, stall=True))
-    options = StreamOptions(api_key=KEY, idle_timeout=30)
-    builder, _ = await abort_at_first_text_delta(openai_responses.stream, _model(sse_server), _context(), options)
-    message = builder.fail("aborted", "Operation aborted")
-    assert message.stop_reason == "aborted" and message.content == [TextContent(text="Hello")]
-    with anyio.fail_after(5):
-        await sse_server.requests[0].disconnected.wait()
 
 
-async def test_missing_key_is_an_error(sse_server: SSEServer) -> None:
-    message, _ = await _run(sse_server, StreamOptions(max_retries=0))
-    assert message.stop_reason == "error"
-    assert message.error_message == "No API key for provider: openai"
-    assert sse_server.requests == []
 
 
 async def test_authorization_header_from_config_stands_in_for_a_key(sse_server: SSEServer) -> None:

@@ -14,9 +14,12 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.compat import model_compat
+from pi_rpc.ai.models import adjust_max_tokens_for_thinking, anthropic_adaptive_thinking, anthropic_effort
+from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.strict_schema import ConstrainedSamplingError, resolve_json_schema_strict, tool_parameters
+from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -42,23 +45,11 @@ ANTHROPIC_VERSION = "2023-06-01"
 # Tool arguments stream in small pieces instead of one blob at the end; thinking may sit between
 # tool calls. Pi sends the same two betas.
 BETA_FEATURES = ("fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14")
-# Pi's default thinking budgets per level (tokens); xhigh is high for budget-based models.
-THINKING_BUDGETS: dict[ThinkingLevel, int] = {
-    "minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384,
-}
-_ADAPTIVE_EFFORT: dict[ThinkingLevel, str] = {
-    "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "max",
-}
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 _CACHE_CONTROL = {"type": "ephemeral"}
 
 
 # --- request ------------------------------------------------------------------------------------
-
-
-def supports_adaptive_thinking(model_id: str) -> bool:
-    """Claude 4.6 models choose their own thinking depth (`thinking: {type: "adaptive"}`)."""
-    return any(tag in model_id for tag in ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"))
 
 
 def normalize_tool_call_id(call_id: str, source: AssistantMessage | None = None) -> str:
@@ -68,24 +59,16 @@ def normalize_tool_call_id(call_id: str, source: AssistantMessage | None = None)
 
 def supports_strict_tools(model: Model) -> bool:
     """`strict: true` tools; the catalogue sets `supportsStrictTools` for built-in Claude models."""
-    value = model.compat.get("supportsStrictTools") if isinstance(model.compat, dict) else None
-    return value is True
+    return model_compat(model).supports_strict_tools is True
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {
-        "anthropic-version": ANTHROPIC_VERSION,
-        "content-type": "application/json",
-        "accept": "text/event-stream",
-    }
     betas = [b for b in BETA_FEATURES
-             if not (b.startswith("interleaved") and supports_adaptive_thinking(model.id))]
-    headers["anthropic-beta"] = ",".join(betas)
+             if not (b.startswith("interleaved") and anthropic_adaptive_thinking(model))]
+    own = {"anthropic-version": ANTHROPIC_VERSION, "anthropic-beta": ",".join(betas)}
     if options.api_key:
-        headers["x-api-key"] = options.api_key
-    headers.update(model.headers or {})
-    headers.update(options.headers)
-    return headers
+        own["x-api-key"] = options.api_key
+    return merge_headers(own, model, options)
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
@@ -113,16 +96,12 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
 
 
 def _add_thinking(body: dict[str, Any], model: Model, level: ThinkingLevel, base_max: int) -> None:
-    if supports_adaptive_thinking(model.id):
+    if anthropic_adaptive_thinking(model):
         body["thinking"] = {"type": "adaptive"}
-        body["output_config"] = {"effort": _ADAPTIVE_EFFORT[level]}
+        body["output_config"] = {"effort": anthropic_effort(model, level)}
         return
-    budget = THINKING_BUDGETS[level]
-    # The budget counts against max_tokens, so raise max_tokens to leave room for the answer.
-    max_tokens = min(base_max + budget, model.max_tokens)
-    if max_tokens <= budget:
-        budget = max(1024, max_tokens - 1024)
-    body["max_tokens"] = max_tokens
+    # The budget counts against max_tokens, so max_tokens grows to leave room for the answer.
+    body["max_tokens"], budget = adjust_max_tokens_for_thinking(base_max, model.max_tokens, level)
     body["thinking"] = {"type": "enabled", "budget_tokens": budget}
 
 
@@ -198,13 +177,24 @@ def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, An
             "content": content, "is_error": message.is_error}
 
 
-def convert_messages(messages: list[Any], model: Model) -> list[dict[str, Any]]:
-    """Our transcript as Messages API turns. Consecutive tool results share one user turn; the
-    last user turn's last block carries the cache mark, so the whole history is cached (Pi)."""
+def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
+    """Our transcript as Messages API turns (`tools` is part of the shared signature; unused here).
+    Consecutive tool results share one user turn; the last user turn's last block carries the cache
+    mark, so the whole history is cached (Pi)."""
     out: list[dict[str, Any]] = []
     for message in transform_messages(messages, model, normalize_tool_call_id):
         if isinstance(message, SystemMessage):
-            continue  # not sent: the tool list arrives through `context.tools`
+            # Only a system message with content is left (transform_messages drops declarations).
+            # The Messages API has no system turn mid-conversation: its text joins the user side.
+            if not message.content.strip():
+                continue  # the API refuses empty text blocks
+            block = {"type": "text", "text": message.content}
+            previous = out[-1] if out else None
+            if previous and previous["role"] == "user":
+                previous["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+            continue
         if isinstance(message, UserMessage):
             blocks = _user_blocks(message, model)
             if blocks:
@@ -440,16 +430,10 @@ class _StreamState:
 # --- entry point --------------------------------------------------------------------------------
 
 
-async def stream(
-    model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
-) -> AssistantMessage:
-    """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    if not options.api_key:
-        return builder.fail("error", f"No API key for provider: {model.provider}")
-    url = http.join_url(model.base_url or DEFAULT_BASE_URL, "/v1/messages")
-    state = _StreamState(builder)
-    try:
-        body = build_request_body(model, context, options)
-    except ConstrainedSamplingError as exc:
-        return builder.fail("error", str(exc))
-    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)
+def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _StreamState:
+    return _StreamState(builder)
+
+
+API = ProviderApi(default_base_url=DEFAULT_BASE_URL, path="/v1/messages", has_credentials=has_api_key,
+                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+stream = API.stream

@@ -21,9 +21,11 @@ from typing import Any, Literal
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.compat import model_compat
+from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
-from pi_rpc.ai.strict_schema import ConstrainedSamplingError, resolve_json_schema_strict, tool_parameters
+from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -81,27 +83,18 @@ def get_compat(model: Model) -> Compat:
         compat = Compat(supports_reasoning_effort=False)
     elif "mistral.ai" in url:
         compat = Compat(requires_tool_result_name=True, requires_thinking_as_text=True)
-    if model.compat:
-        overrides = {_snake(k): v for k, v in model.compat.items()
-                     if _snake(k) in Compat.__struct_fields__}
-        compat = msgspec.structs.replace(compat, **overrides)
-    return compat
-
-
-def _snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+    said = model_compat(model)
+    overrides = {name: getattr(said, name) for name in Compat.__struct_fields__ if getattr(said, name) is not None}
+    return msgspec.structs.replace(compat, **overrides) if overrides else compat
 
 
 # --- request ------------------------------------------------------------------------------------
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    if options.api_key:  # local servers need none: then no Authorization header at all
-        headers["authorization"] = f"Bearer {options.api_key}"
-    headers.update(model.headers or {})
-    headers.update(options.headers)
-    return headers
+    # Local servers need no key: then no Authorization header at all.
+    own = {"authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+    return merge_headers(own, model, options)
 
 
 def reasoning_effort(level: ThinkingLevel, compat: Compat, official: bool) -> str:
@@ -117,7 +110,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     compat = get_compat(model)
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context, compat),
+        "messages": [*_system_prompt(model, context, compat), *convert_messages(context.messages, model)],
         "stream": True,
     }
     if compat.supports_usage_in_streaming:
@@ -226,14 +219,26 @@ def normalize_tool_call_id(model: Model) -> Callable[[str, AssistantMessage], st
     return normalize
 
 
-def convert_messages(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+def _system_prompt(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+    if not context.system_prompt:
+        return []
+    return [{"role": _system_role(model, compat), "content": context.system_prompt}]
+
+
+def _system_role(model: Model, compat: Compat) -> str:
+    return "developer" if model.reasoning and compat.supports_developer_role else "system"
+
+
+def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
+    """Our transcript as chat messages (`tools` is part of the shared signature; unused here)."""
+    compat = get_compat(model)
     out: list[dict[str, Any]] = []
-    if context.system_prompt:
-        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-        out.append({"role": role, "content": context.system_prompt})
-    for message in transform_messages(context.messages, model, normalize_tool_call_id(model)):
+    for message in transform_messages(messages, model, normalize_tool_call_id(model)):
         if isinstance(message, SystemMessage):
-            continue  # not sent, as before: the tool list arrives through `context.tools`
+            # Only a system message with content is left (transform_messages drops declarations):
+            # sent where it stands, in the system prompt's role, as the Responses API does.
+            out.append({"role": _system_role(model, compat), "content": message.content})
+            continue
         if isinstance(message, UserMessage):
             converted = _user(message, model)
             if converted:
@@ -490,14 +495,10 @@ def _is_object(text: str) -> bool:
 # --- entry point --------------------------------------------------------------------------------
 
 
-async def stream(
-    model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
-) -> AssistantMessage:
-    """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    url = http.join_url(model.base_url or DEFAULT_BASE_URL, "/chat/completions")
-    state = _StreamState(builder)
-    try:
-        body = build_request_body(model, context, options)
-    except ConstrainedSamplingError as exc:
-        return builder.fail("error", str(exc))
-    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)
+def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _StreamState:
+    return _StreamState(builder)
+
+
+API = ProviderApi(default_base_url=DEFAULT_BASE_URL, path="/chat/completions", has_credentials=no_key_needed,
+                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+stream = API.stream

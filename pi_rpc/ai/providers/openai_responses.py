@@ -20,11 +20,12 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
+from pi_rpc.ai.compat import model_compat, said
 from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
+from pi_rpc.ai.providers.driver import ProviderApi, has_api_key_or_authorization, merge_headers
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import (
-    ConstrainedSamplingError,
     grammar_input_properties,
     resolve_grammar_sampling,
     resolve_json_schema_strict,
@@ -52,9 +53,6 @@ NO_TERMINAL_EVENT = "OpenAI Responses stream ended before a terminal response ev
 USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
 
 
-def _compat(model: Model, name: str, default: bool) -> bool:
-    value = model.compat.get(name) if isinstance(model.compat, dict) else None
-    return value if isinstance(value, bool) else default
 
 
 # --- request: tools -----------------------------------------------------------------------------
@@ -62,8 +60,8 @@ def _compat(model: Model, name: str, default: bool) -> bool:
 
 def convert_tools(tools: list[Tool], model: Model) -> list[dict[str, Any]]:
     """Tool declarations; raises `ConstrainedSamplingError` for a `require` that cannot be met."""
-    supports_strict = _compat(model, "supportsStrictMode", False)
-    supports_grammar = _compat(model, "supportsOpenAIGrammarTools", False)
+    supports_strict = said(model_compat(model).supports_strict_mode, False)
+    supports_grammar = said(model_compat(model).supports_open_ai_grammar_tools, False)
     out: list[dict[str, Any]] = []
     for tool in tools:
         grammar = resolve_grammar_sampling(tool, supports_grammar)
@@ -182,13 +180,17 @@ def normalize_tool_call_id(call_id: str, source: AssistantMessage) -> str:
     return sanitize_tool_call_id(call_id, 64, "call")
 
 
-def convert_messages(context: Context, model: Model, grammar_props: dict[str, str]) -> list[dict[str, Any]]:
-    """Our transcript as Responses `input` items (Pi `convertResponsesMessages`)."""
-    role = "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
+def _system_role(model: Model) -> str:
+    return "developer" if model.reasoning and said(model_compat(model).supports_developer_role, True) else "system"
+
+
+def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
+    """Our transcript as Responses `input` items (Pi `convertResponsesMessages`); `tools` says which
+    calls were grammar (custom) tool calls."""
+    role = _system_role(model)
+    grammar_props = _grammar_props(model, tools or [])
     items: list[dict[str, Any]] = []
-    if context.system_prompt:
-        items.append({"role": role, "content": context.system_prompt})
-    for message in transform_messages(context.messages, model, normalize_tool_call_id):
+    for message in transform_messages(messages, model, normalize_tool_call_id):
         if isinstance(message, AssistantMessage):
             items.extend(_assistant_items(message, grammar_props))
         elif isinstance(message, ToolResultMessage):
@@ -204,21 +206,21 @@ def convert_messages(context: Context, model: Model, grammar_props: dict[str, st
     return items
 
 
-def _grammar_props(model: Model, context: Context) -> dict[str, str]:
-    return grammar_input_properties(context.tools, _compat(model, "supportsOpenAIGrammarTools", False))
+def _grammar_props(model: Model, tools: list[Tool]) -> dict[str, str]:
+    return grammar_input_properties(tools, said(model_compat(model).supports_open_ai_grammar_tools, False))
 
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    grammar_props = _grammar_props(model, context)
+    system = [{"role": _system_role(model), "content": context.system_prompt}] if context.system_prompt else []
     body: dict[str, Any] = {
         "model": model.id,
-        "input": convert_messages(context, model, grammar_props),
+        "input": [*system, *convert_messages(context.messages, model, context.tools)],
         "stream": True,
         "store": False,
     }
     if options.session_id:
         body["prompt_cache_key"] = options.session_id[:64]
-    if isinstance(options.max_tokens, int) and _compat(model, "supportsMaxOutputTokens", True):
+    if isinstance(options.max_tokens, int) and said(model_compat(model).supports_max_output_tokens, True):
         body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
     if isinstance(options.temperature, float | int):
         body["temperature"] = options.temperature
@@ -235,12 +237,8 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    if options.api_key:
-        headers["authorization"] = f"Bearer {options.api_key}"
-    headers.update(model.headers or {})
-    headers.update(options.headers)
-    return headers
+    own = {"authorization": f"Bearer {options.api_key}"} if options.api_key else {}
+    return merge_headers(own, model, options)
 
 
 # --- stream events (only the fields we read) ----------------------------------------------------
@@ -535,18 +533,10 @@ def _failure_text(response: _Response) -> str:
 # --- entry point --------------------------------------------------------------------------------
 
 
-async def stream(
-    model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
-) -> AssistantMessage:
-    """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
-    has_auth_header = any(name.lower() == "authorization" for name in options.headers)
-    if not options.api_key and not has_auth_header:
-        return builder.fail("error", f"No API key for provider: {model.provider}")
-    try:
-        body = build_request_body(model, context, options)
-    except ConstrainedSamplingError as exc:
-        return builder.fail("error", str(exc))
-    state = _StreamState(builder, _grammar_props(model, context))
-    url = http.join_url(model.base_url or OPENAI_BASE_URL, "/responses")
-    return await http.stream_sse(url, body, build_headers(model, options), options, builder, state)
+def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _StreamState:
+    return _StreamState(builder, _grammar_props(model, context.tools))
 
+
+API = ProviderApi(default_base_url=OPENAI_BASE_URL, path="/responses", has_credentials=has_api_key_or_authorization,
+                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+stream = API.stream
