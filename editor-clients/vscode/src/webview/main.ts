@@ -241,7 +241,12 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
       input.focus();
       return;
     case "testQuery": {
-      // No forced render: a query sees what the last animation frame drew, as the user does.
+      // A query sees what the user sees next: a frame already scheduled is drawn first, because a
+      // hidden or headless webview may hold its animation frames back for a long while.
+      if (frameRequested) {
+        frameRequested = false;
+        render();
+      }
       const found = Array.from(document.querySelectorAll<HTMLElement>(data.selector));
       const first = found[0];
       const action = data.action;
