@@ -2,8 +2,8 @@
 // ~16 ms at most) and turns the view's requests into session calls.
 import * as vscode from "vscode";
 import type { AgentEvent } from "../protocol";
-import type { HostToView, TestAction, ViewToHost } from "../shared/bridge";
-import { coalesceEvents } from "../shared/chatModel";
+import type { HostToView, TestAction, ViewToHost } from "../common/bridge";
+import { coalesceEvents } from "../common/chatModel";
 
 /** How long events wait to be sent together to the webview. */
 const BATCH_MS = 16;

@@ -2,7 +2,7 @@
 // read came from, and a before/after diff of an edit or write.
 import { readFileSync } from "node:fs";
 import * as vscode from "vscode";
-import { reversePatch } from "../shared/patch";
+import { reversePatch } from "../common/patch";
 import type { FolderSession } from "./folderSession";
 
 export const BEFORE_SCHEME = "pi-before";

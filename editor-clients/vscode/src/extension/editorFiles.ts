@@ -3,7 +3,7 @@
 // undoable edit, instead of changing the file behind the editor's back.
 import * as vscode from "vscode";
 import type { TextFileContent } from "../protocol";
-import { minimalReplacement } from "../shared/textEdit";
+import { minimalReplacement } from "../common/textEdit";
 
 function openDocument(path: string): vscode.TextDocument | undefined {
   const uri = vscode.Uri.file(path);

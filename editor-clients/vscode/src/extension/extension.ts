@@ -1,7 +1,7 @@
 // Entry point: one FolderSession per workspace folder, the chat view, the status bar and commands.
 import * as vscode from "vscode";
 import type { AgentEvent, ImageInput } from "../protocol";
-import type { SendMode, ViewToHost } from "../shared/bridge";
+import type { SendMode, ViewToHost } from "../common/bridge";
 import { APPROVAL_SCHEME, ApprovalPrompts } from "./approvalPrompts";
 import { ChatViewProvider } from "./chatView";
 import { pickApprovalPolicy, pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";

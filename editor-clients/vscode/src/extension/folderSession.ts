@@ -8,8 +8,8 @@ import { launchArgs, launchEnv } from "../client/launch";
 import type { PendingRequest } from "../client/piClient";
 import type { AgentEvent, ApprovalPolicy, ImageInput, InitializeResult, PromptOutcome, SessionStats } from "../protocol";
 import { ErrorCodes } from "../protocol";
-import type { SendMode, ViewStatus } from "../shared/bridge";
-import { applyEvent, type ChatState, chatFromMessages, emptyChat } from "../shared/chatModel";
+import type { SendMode, ViewStatus } from "../common/bridge";
+import { applyEvent, type ChatState, chatFromMessages, emptyChat } from "../common/chatModel";
 import { readTextFile, writeTextFile } from "./editorFiles";
 import type { Settings } from "./settings";
 

@@ -1,8 +1,8 @@
 // The chat webview: applies the host's event batches to a ChatState and redraws, once per
 // animation frame, only the items whose revision changed.
 import type { AgentEvent, ImageInput } from "../protocol";
-import type { HostToView, SendMode, ViewStatus, ViewToHost } from "../shared/bridge";
-import { addNotice, applyEvent, type AssistantItem, type ChatItem, type ChatState, emptyChat } from "../shared/chatModel";
+import type { HostToView, SendMode, ViewStatus, ViewToHost } from "../common/bridge";
+import { addNotice, applyEvent, type AssistantItem, type ChatItem, type ChatState, emptyChat } from "../common/chatModel";
 import { StreamingMarkdown } from "./markdown";
 import { renderToolCard } from "./toolCard";
 

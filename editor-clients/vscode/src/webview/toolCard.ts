@@ -1,6 +1,6 @@
 // One tool call as a card: name and what it acts on, live status, output tail, Pi's truncation
 // notice with the full log one click away, and a diff button for edit/write.
-import type { ToolCard } from "../shared/chatModel";
+import type { ToolCard } from "../common/chatModel";
 
 /** Lines of output shown while a tool runs (the live tail). */
 const LIVE_TAIL_LINES = 12;

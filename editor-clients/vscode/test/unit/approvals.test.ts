@@ -9,8 +9,8 @@ import { after, describe, test } from "node:test";
 import { type ApprovalChange, ApprovalQueue } from "../../src/client/approvalQueue";
 import { DaemonProcess } from "../../src/client/daemonProcess";
 import type { AgentEvent, ApprovalRequest } from "../../src/protocol";
-import { applyEvent, emptyChat } from "../../src/shared/chatModel";
-import { applyReplacement, minimalReplacement } from "../../src/shared/textEdit";
+import { applyEvent, emptyChat } from "../../src/common/chatModel";
+import { applyReplacement, minimalReplacement } from "../../src/common/textEdit";
 import { PI_RPC } from "./helpers";
 
 const ORIGINAL = 'return f"Helo, {name}!"';

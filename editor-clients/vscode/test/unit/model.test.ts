@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { launchArgs, launchEnv } from "../../src/client/launch";
 import type { AgentEvent } from "../../src/protocol";
-import { applyEvent, coalesceEvents, emptyChat } from "../../src/shared/chatModel";
-import { reversePatch } from "../../src/shared/patch";
+import { applyEvent, coalesceEvents, emptyChat } from "../../src/common/chatModel";
+import { reversePatch } from "../../src/common/patch";
 import { stablePrefixLength } from "../../src/webview/markdown";
 
 /** A small seeded PRNG, so the property tests are deterministic. */

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { StreamMessageReader, StreamMessageWriter, type Message as RpcMessage } from "vscode-jsonrpc/node";
 import { PiClient } from "../../src/client/piClient";
 import type { AgentEvent } from "../../src/protocol";
-import { applyEvent, emptyChat, type ToolCard } from "../../src/shared/chatModel";
+import { applyEvent, emptyChat, type ToolCard } from "../../src/common/chatModel";
 import { type Entry, readTranscript, transcriptNames } from "./helpers";
 
 type Outcome = { method: string; result?: unknown; error?: { code: number; message: string } };
