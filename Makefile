@@ -18,6 +18,7 @@ demo: $(INSTALLED)
 
 test: $(INSTALLED) eglot
 	$(BIN)/ruff check pi_rpc tests
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy pi_rpc tests
 	$(BIN)/vulture
 	$(BIN)/python -m pytest -n 2
@@ -34,6 +35,7 @@ eglot:
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check pi_rpc tests
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy pi_rpc tests
 	$(BIN)/vulture
 

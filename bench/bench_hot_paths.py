@@ -82,16 +82,23 @@ def header(title: str, ours: str = "pi-rpc", base: str = "baseline") -> str:
 
 
 def _usage() -> Usage:
-    return Usage(input=1200, output=830, cache_read=0, cache_write=0, total_tokens=2030,
-                 cost=Cost(input=0.0036, output=0.01245, cache_read=0.0, cache_write=0.0, total=0.01605))
+    return Usage(
+        input=1200,
+        output=830,
+        cache_read=0,
+        cache_write=0,
+        total_tokens=2030,
+        cost=Cost(input=0.0036, output=0.01245, cache_read=0.0, cache_write=0.0, total=0.01605),
+    )
 
 
 def realistic_events(text_deltas: int = 2000, arg_deltas: int = 200, snapshots: int = 50) -> list[Any]:
     """One run's events, in the shapes the agent emits (see protocol/PROTOCOL.md)."""
     words = ["the", "parser", "returns", "a", "list", "of", "tokens;", "é", "→", "naïve", "résumé", "🙂"]
     pieces = [words[i % len(words)] + (" " if i % 9 else "\n") for i in range(text_deltas)]
-    events: list[Any] = [MessageUpdate(assistant_message_event=TextDeltaEvent(content_index=0, delta=p))
-                         for p in pieces]
+    events: list[Any] = [
+        MessageUpdate(assistant_message_event=TextDeltaEvent(content_index=0, delta=p)) for p in pieces
+    ]
     content = "x" * 40 + "".join(f"line {n}: replace the old name with the new one\n" for n in range(60))
     arguments = json.dumps({"path": "src/parser.py", "oldText": content, "newText": content.upper()})
     step = max(len(arguments) // arg_deltas, 1)
@@ -99,23 +106,44 @@ def realistic_events(text_deltas: int = 2000, arg_deltas: int = 200, snapshots: 
         partial = arguments[:end]
         # The parsed-so-far arguments grow with the stream, as the daemon's partial JSON does.
         parsed = {"path": "src/parser.py", "oldText": content[: min(end, len(content))]}
-        events.append(MessageUpdate(assistant_message_event=ToolcallDeltaEvent(
-            content_index=1, delta=partial[end - step:end], arguments=parsed)))
+        events.append(
+            MessageUpdate(
+                assistant_message_event=ToolcallDeltaEvent(
+                    content_index=1, delta=partial[end - step : end], arguments=parsed
+                )
+            )
+        )
     output_line = "test_module_{n}.py::test_case_{n} PASSED [ {p}%]\n"
     for n in range(1, snapshots + 1):
         lines = "".join(output_line.format(n=k, p=k % 100) for k in range(n * 40 - 800, n * 40) if k >= 0)
         text, truncation = truncate_tail(lines)
-        events.append(ToolExecutionUpdate(
-            tool_call_id="call_1", tool_name="bash", args={"command": "pytest -q"},
-            partial_result=AgentToolResult(content=[TextContent(text=text)],
-                                           details={"truncation": msgspec.to_builtins(truncation)})))
+        events.append(
+            ToolExecutionUpdate(
+                tool_call_id="call_1",
+                tool_name="bash",
+                args={"command": "pytest -q"},
+                partial_result=AgentToolResult(
+                    content=[TextContent(text=text)], details={"truncation": msgspec.to_builtins(truncation)}
+                ),
+            )
+        )
     final = AssistantMessage(
-        content=[TextContent(text="".join(pieces)),
-                 ToolCall(id="call_1", name="edit", arguments=json.loads(arguments))],
-        api="openai-completions", provider="openai", model="bench-model", usage=_usage(),
-        stop_reason="toolUse", timestamp=1_700_000_000_000)
-    events += [MessageEnd(message=final), TurnEnd(message=final, tool_results=[]),
-               AgentEnd(messages=[UserMessage(content="fix the parser", timestamp=1_700_000_000_000), final])]
+        content=[
+            TextContent(text="".join(pieces)),
+            ToolCall(id="call_1", name="edit", arguments=json.loads(arguments)),
+        ],
+        api="openai-completions",
+        provider="openai",
+        model="bench-model",
+        usage=_usage(),
+        stop_reason="toolUse",
+        timestamp=1_700_000_000_000,
+    )
+    events += [
+        MessageEnd(message=final),
+        TurnEnd(message=final, tool_results=[]),
+        AgentEnd(messages=[UserMessage(content="fix the parser", timestamp=1_700_000_000_000), final]),
+    ]
     return events
 
 
@@ -132,8 +160,7 @@ def encode_pygls_default(dicts: list[dict[str, Any]]) -> int:
     size = 0
     for params in dicts:
         body = json.dumps({"jsonrpc": "2.0", "method": "agent/event", "params": params})
-        header = (f"Content-Length: {len(body)}\r\n"
-                  f"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n")
+        header = f"Content-Length: {len(body)}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
         size += len((header + body).encode("utf-8"))
     return size
 
@@ -158,8 +185,12 @@ def bench_encoding(repeat: int) -> list[str]:
         header(f"1. event encoding: {len(events)} events ({mix})", base="json.dumps"),
         row("time to encode + frame the stream", f"{ours * 1e3:.1f} ms", f"{base * 1e3:.1f} ms", ours / base),
         row("  ... baseline incl. to_builtins of Structs", f"{ours * 1e3:.1f} ms", f"{copy * 1e3:.1f} ms", ours / copy),
-        row("bytes on the wire (json.dumps escapes non-ASCII)", f"{ours_bytes / MIB:.2f} MiB",
-            f"{base_bytes / MIB:.2f} MiB", ours_bytes / base_bytes),
+        row(
+            "bytes on the wire (json.dumps escapes non-ASCII)",
+            f"{ours_bytes / MIB:.2f} MiB",
+            f"{base_bytes / MIB:.2f} MiB",
+            ours_bytes / base_bytes,
+        ),
     ]
 
 
@@ -173,19 +204,24 @@ def naive_tail(text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = D
         lines.pop()
     kept = "\n".join(lines[-max_lines:]).encode("utf-8")
     if len(kept) > max_bytes:
-        kept = kept[len(kept) - max_bytes:]
-        kept = kept[kept.find(b"\n") + 1:]
+        kept = kept[len(kept) - max_bytes :]
+        kept = kept[kept.find(b"\n") + 1 :]
     return kept.decode("utf-8", "ignore")
 
 
 def outputs() -> dict[str, str]:
     size = 10 * 1000 * 1000
     short = "".join(f"{n}\n" for n in range(1, 1_500_000))[:size]
-    long_line = "".join(f"[{n:07d}] INFO building target //pkg/mod_{n % 97}:lib with flags -O2 -g " + "." * 120 + "\n"
-                        for n in range(size // 200 + 1))[:size]
-    return {"10 MB, short lines (line limit cuts)": short, "10 MB, 200-byte lines (byte limit cuts)": long_line,
-            # What the daemon really hands truncate_tail: OutputAccumulator's rolling tail.
-            "200 KB, short lines (accumulator tail)": short[-200 * 1024:]}
+    long_line = "".join(
+        f"[{n:07d}] INFO building target //pkg/mod_{n % 97}:lib with flags -O2 -g " + "." * 120 + "\n"
+        for n in range(size // 200 + 1)
+    )[:size]
+    return {
+        "10 MB, short lines (line limit cuts)": short,
+        "10 MB, 200-byte lines (byte limit cuts)": long_line,
+        # What the daemon really hands truncate_tail: OutputAccumulator's rolling tail.
+        "200 KB, short lines (accumulator tail)": short[-200 * 1024 :],
+    }
 
 
 def bench_truncate(repeat: int) -> list[str]:
@@ -275,12 +311,13 @@ def main(argv: list[str] | None = None) -> None:
     revision = source_revision(None)
     load_before = os.getloadavg()
     started = time.perf_counter()
-    report = [*bench_encoding(args.repeat), "", *bench_truncate(args.repeat), "",
-              *bench_accumulator(args.output_mib)]
+    report = [*bench_encoding(args.repeat), "", *bench_truncate(args.repeat), "", *bench_accumulator(args.output_mib)]
     load_after = os.getloadavg()
-    print(f"pi-rpc {revision} hot paths: median of {args.repeat} runs, {os.cpu_count()} CPUs, load average "  # noqa: T201
-          f"{load_before[0]:.2f} before / {load_after[0]:.2f} after, {time.perf_counter() - started:.0f} s in all; "
-          "ratio = pi-rpc / baseline, below 1 favours pi-rpc")
+    print(
+        f"pi-rpc {revision} hot paths: median of {args.repeat} runs, {os.cpu_count()} CPUs, load average "  # noqa: T201
+        f"{load_before[0]:.2f} before / {load_after[0]:.2f} after, {time.perf_counter() - started:.0f} s in all; "
+        "ratio = pi-rpc / baseline, below 1 favours pi-rpc"
+    )
     print("\n".join(report))  # noqa: T201
 
 

@@ -27,8 +27,9 @@ from pi_rpc.tools.process import SUPERVISED, run_process_group
 
 
 async def direct(argv: list[str]) -> int:
-    async with await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, start_new_session=True) as proc:
+    async with await anyio.open_process(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    ) as proc:
         assert proc.stdout is not None
         async for _ in proc.stdout:
             pass
@@ -66,10 +67,14 @@ def main(argv: list[str] | None = None) -> None:
     ours, base = anyio.run(measure, command, args.calls)
     load_after = os.getloadavg()
     ours_ms, base_ms = statistics.median(ours) * 1e3, statistics.median(base) * 1e3
-    print(f"pi-rpc {source_revision(None)} spawn: {args.calls} calls of {command}, supervised={SUPERVISED}, "  # noqa: T201
-          f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after")
-    print(f"  median per call: pi-rpc {ours_ms:.1f} ms, direct spawn {base_ms:.1f} ms, "  # noqa: T201
-          f"ratio {ours_ms / base_ms:.2f}, overhead {ours_ms - base_ms:.1f} ms")
+    print(
+        f"pi-rpc {source_revision(None)} spawn: {args.calls} calls of {command}, supervised={SUPERVISED}, "  # noqa: T201
+        f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after"
+    )
+    print(
+        f"  median per call: pi-rpc {ours_ms:.1f} ms, direct spawn {base_ms:.1f} ms, "  # noqa: T201
+        f"ratio {ours_ms / base_ms:.2f}, overhead {ours_ms - base_ms:.1f} ms"
+    )
     print(f"  10th percentile: pi-rpc {p10(ours) * 1e3:.1f} ms, direct spawn {p10(base) * 1e3:.1f} ms")  # noqa: T201
 
 

@@ -60,8 +60,9 @@ def measure(deltas: int, source: str | None) -> str:
     finally:
         sandbox.cleanup()
     through = 100 * state.stdout_bytes / max(end.stdout_bytes, 1)
-    return (f"{deltas:>8} {end.at - sent:>10.3f} s {state.at - state_sent:>10.3f} s {through:>9.1f} % "
-            f"{peak_mib:>8.1f} MiB")
+    return (
+        f"{deltas:>8} {end.at - sent:>10.3f} s {state.at - state_sent:>10.3f} s {through:>9.1f} % {peak_mib:>8.1f} MiB"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -71,8 +72,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     sizes = [int(part) for part in args.deltas.split(",") if part.strip()]
-    print(f"pi-rpc {source_revision(args.pi_rpc_src)}; {os.cpu_count()} CPUs; "  # noqa: T201 - the report
-          f"load average {os.getloadavg()[0]:.2f} before")
+    print(
+        f"pi-rpc {source_revision(args.pi_rpc_src)}; {os.cpu_count()} CPUs; "  # noqa: T201 - the report
+        f"load average {os.getloadavg()[0]:.2f} before"
+    )
     print(f"{'deltas':>8} {'wall':>12} {'state wait':>12} {'state at':>11} {'VmHWM':>12}")  # noqa: T201
     started = time.perf_counter()
     for size in sizes:

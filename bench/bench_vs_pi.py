@@ -88,8 +88,10 @@ def died_summary(exc: DaemonDied, daemon: RunningDaemon, sent: float) -> str:
     what = error.group(1).strip() if error else f"exit status {exc.returncode}"
     if code and code.group(1) not in what:
         what += f" ({code.group(1)})"
-    return (f"died after {time.perf_counter() - sent:.0f} s with {daemon.stdout_bytes / 2**20:.1f} MiB "
-            f"written and RSS >= {daemon.sampled_peak_kib / 1024:.0f} MiB: {what}")
+    return (
+        f"died after {time.perf_counter() - sent:.0f} s with {daemon.stdout_bytes / 2**20:.1f} MiB "
+        f"written and RSS >= {daemon.sampled_peak_kib / 1024:.0f} MiB: {what}"
+    )
 
 
 class Bench:
@@ -204,8 +206,9 @@ class Bench:
         _log.info("(b) long answer x%d", runs)
         self._rounds(contenders, runs, lambda c: self.warm_run(c.spec_for, LONG_PROMPT, ["long"], "long", c.figures))
         _log.info("(c) tool turn x%d", runs)
-        self._rounds(contenders, runs,
-                     lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures))
+        self._rounds(
+            contenders, runs, lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures)
+        )
         _log.info("(e) %d tool turns x%d", TURNS, runs)
         self._rounds(contenders, runs, lambda c: self.tool_turns(c.spec_for, c.figures))
         if loop_prompts:
@@ -215,8 +218,9 @@ class Bench:
         self._rounds(contenders, runs, lambda c: self.abort(c.spec_for, c.figures))
         if stress:
             _log.info("(b+) stress answer x1")
-            self._rounds(contenders, 1,
-                         lambda c: self.warm_run(c.spec_for, STRESS_PROMPT, ["stress"], "stress", c.figures))
+            self._rounds(
+                contenders, 1, lambda c: self.warm_run(c.spec_for, STRESS_PROMPT, ["stress"], "stress", c.figures)
+            )
 
     @staticmethod
     def _rounds(contenders: list[Contender], runs: int, one: Callable[[Contender], None]) -> None:
@@ -302,7 +306,7 @@ def render(ours: Figures, pi: Figures | None, pi_note: str) -> str:
         theirs_text = _fmt(theirs, unit, pi is not None and prefix in pi.failures)
         lines.append(f"{label:<42} {_fmt(mine, unit, prefix in ours.failures):>13} {theirs_text:>13} {ratio:>10}")
     for name, figures in (("pi-rpc", ours), ("Pi", pi)):
-        for prefix, why in (figures.failures.items() if figures is not None else ()):
+        for prefix, why in figures.failures.items() if figures is not None else ():
             lines.append(f"{name} failed ({prefix}): {why}")
     if pi is None:
         lines.append(f"Pi: unavailable ({pi_note})")
@@ -318,15 +322,22 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="runs per workload and daemon (median reported)")
     parser.add_argument("--long-deltas", type=int, default=5_000, help="SSE text deltas in workload (b)")
-    parser.add_argument("--stress-deltas", type=int, default=20_000,
-                        help="SSE text deltas in workload (b+), run once per daemon; 0 skips it")
-    parser.add_argument("--loop-prompts", type=int, default=50,
-                        help="prompts in workload (f), each with one tool call; 0 skips it")
+    parser.add_argument(
+        "--stress-deltas",
+        type=int,
+        default=20_000,
+        help="SSE text deltas in workload (b+), run once per daemon; 0 skips it",
+    )
+    parser.add_argument(
+        "--loop-prompts", type=int, default=50, help="prompts in workload (f), each with one tool call; 0 skips it"
+    )
     parser.add_argument("--no-install", action="store_true", help="do not npm-install Pi when it is missing")
     parser.add_argument("--skip-pi", action="store_true", help="measure pi-rpc only")
-    parser.add_argument("--pi-rpc-src", metavar="DIR",
-                        help="run the pi_rpc package found in DIR (e.g. a `git archive` snapshot) "
-                             "instead of the installed one")
+    parser.add_argument(
+        "--pi-rpc-src",
+        metavar="DIR",
+        help="run the pi_rpc package found in DIR (e.g. a `git archive` snapshot) instead of the installed one",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
 
@@ -361,11 +372,15 @@ def main(argv: list[str] | None = None) -> None:
     load_after = os.getloadavg()
 
     version = f" {pi_version()}" if pi is not None else ""
-    print(f"pi-rpc {revision} vs Pi{version}: median of {args.runs} runs ((b+) once), "  # noqa: T201
-          f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after, "
-          f"{time.perf_counter() - started:.0f} s in all")
-    print(f"(b) {args.long_deltas} deltas = {sizes['long']:.2f} MiB of SSE; "  # noqa: T201
-          f"(b+) {args.stress_deltas} deltas = {sizes['stress']:.2f} MiB; ratios below 1 favour pi-rpc")
+    print(
+        f"pi-rpc {revision} vs Pi{version}: median of {args.runs} runs ((b+) once), "  # noqa: T201
+        f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after, "
+        f"{time.perf_counter() - started:.0f} s in all"
+    )
+    print(
+        f"(b) {args.long_deltas} deltas = {sizes['long']:.2f} MiB of SSE; "  # noqa: T201
+        f"(b+) {args.stress_deltas} deltas = {sizes['stress']:.2f} MiB; ratios below 1 favour pi-rpc"
+    )
     print(render(ours, pi, pi_note))  # noqa: T201
     print(spreads("pi-rpc", ours))  # noqa: T201
     if pi is not None:

@@ -110,8 +110,9 @@ class RunningDaemon:
         self.stdout_bytes = 0
         self._stderr_file = tempfile.TemporaryFile()
         self.started_at = time.perf_counter()
-        self.proc = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr_file, cwd=cwd, env=spec.env)
+        self.proc = subprocess.Popen(
+            spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr_file, cwd=cwd, env=spec.env
+        )
         self.sampled_peak_kib = 0
         self._reader = threading.Thread(target=self._read, name=f"{spec.name}-stdout", daemon=True)
         self._reader.start()
@@ -134,21 +135,31 @@ class RunningDaemon:
         if marker not in self.seen:
             code = self.proc.wait(5)
             stderr = self.stderr_tail(4000)
-            raise DaemonDied(f"{self.spec.name} exited with status {code} before {marker!r}, "
-                             f"after writing {self.stdout_bytes} bytes; stderr ends: "
-                             f"{_last_lines(stderr, 12)}", returncode=code, stderr=stderr)
+            raise DaemonDied(
+                f"{self.spec.name} exited with status {code} before {marker!r}, "
+                f"after writing {self.stdout_bytes} bytes; stderr ends: "
+                f"{_last_lines(stderr, 12)}",
+                returncode=code,
+                stderr=stderr,
+            )
         return self.seen[marker]
 
     def wait_count(self, marker: str, count: int, timeout: float) -> float:
         """When the `count`-th sighting of `marker` arrived."""
         with self._counted:
-            if not self._counted.wait_for(lambda: len(self.sightings[marker]) >= count
-                                          or self.proc.poll() is not None, timeout):
-                raise TimeoutError(f"{self.spec.name}: {marker!r} seen {len(self.sightings[marker])} "
-                                   f"times, not {count}, within {timeout:.0f}s")
+            if not self._counted.wait_for(
+                lambda: len(self.sightings[marker]) >= count or self.proc.poll() is not None, timeout
+            ):
+                raise TimeoutError(
+                    f"{self.spec.name}: {marker!r} seen {len(self.sightings[marker])} "
+                    f"times, not {count}, within {timeout:.0f}s"
+                )
             if len(self.sightings[marker]) < count:
-                raise DaemonDied(f"{self.spec.name} exited before {marker!r} #{count}",
-                                 returncode=self.proc.poll(), stderr=self.stderr_tail(4000))
+                raise DaemonDied(
+                    f"{self.spec.name} exited before {marker!r} #{count}",
+                    returncode=self.proc.poll(),
+                    stderr=self.stderr_tail(4000),
+                )
             return self.sightings[marker][count - 1]
 
     def cpu_seconds(self) -> float:
@@ -226,7 +237,6 @@ class RunningDaemon:
             self._counted.notify_all()
         self.proc.stdout.close()
 
-
     def _count(self, name: str, marker: bytes, window: bytes, old: int, now: float) -> None:
         # Only sightings that end in the new chunk: the tail was searched with the chunk before.
         found = 0
@@ -261,8 +271,12 @@ class Sandbox:
 
     def base_env(self) -> dict[str, str]:
         # No inherited API keys: every request must go to the loopback server.
-        env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-               "LANG": "C.UTF-8", "TMPDIR": str(self.root)}
+        env = {
+            "HOME": str(self.home),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "TMPDIR": str(self.root),
+        }
         return env
 
     def cleanup(self) -> None:
@@ -279,14 +293,27 @@ def pi_rpc_command(source: str | None) -> list[str]:
 def pi_rpc_spec(sandbox: Sandbox, base_url: str, cwd: str, source: str | None = None) -> DaemonSpec:
     """`source`: a directory holding a `pi_rpc` package to run instead of the installed one."""
     sandbox.home.mkdir(parents=True, exist_ok=True)
-    argv = [*pi_rpc_command(source), "--cwd", cwd, "--api", "openai-completions", "--base-url", base_url,
-            "--model", MODEL_ID, "--framing", "jsonl"]
+    argv = [
+        *pi_rpc_command(source),
+        "--cwd",
+        cwd,
+        "--api",
+        "openai-completions",
+        "--base-url",
+        base_url,
+        "--model",
+        MODEL_ID,
+        "--framing",
+        "jsonl",
+    ]
     env = sandbox.base_env()
     if source is not None:
         # PYTHONPATH is searched before the editable install's finder, so this tree wins.
         env["PYTHONPATH"] = source
     return DaemonSpec(
-        name="pi-rpc", argv=argv, env=env,
+        name="pi-rpc",
+        argv=argv,
+        env=env,
         ready_request=b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"bench"}}}\n',
         ready_marker=b'"id":1,"result"',
         prompt_template='{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"message":{message}}}',
@@ -299,19 +326,25 @@ def pi_rpc_spec(sandbox: Sandbox, base_url: str, cwd: str, source: str | None = 
 def pi_spec(sandbox: Sandbox, base_url: str, node: str) -> DaemonSpec:
     agent_dir = sandbox.home / ".pi" / "agent"
     agent_dir.mkdir(parents=True, exist_ok=True)
-    models = {"providers": {"bench": {
-        "baseUrl": base_url, "api": "openai-completions", "apiKey": "bench-placeholder",
-        # A plain chat-completions server: no developer role, no reasoning_effort.
-        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": MODEL_ID, "name": MODEL_ID}],
-    }}}
+    models = {
+        "providers": {
+            "bench": {
+                "baseUrl": base_url,
+                "api": "openai-completions",
+                "apiKey": "bench-placeholder",
+                # A plain chat-completions server: no developer role, no reasoning_effort.
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": MODEL_ID, "name": MODEL_ID}],
+            }
+        }
+    }
     (agent_dir / "models.json").write_text(json.dumps(models, indent=2), encoding="utf-8")
-    env = {**sandbox.base_env(), "PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1",
-           "PI_SKIP_VERSION_CHECK": "1"}
-    argv = [node, str(PI_CLI), "--mode", "rpc", "--provider", "bench", "--model", MODEL_ID,
-            "--no-session", "--offline"]
+    env = {**sandbox.base_env(), "PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
+    argv = [node, str(PI_CLI), "--mode", "rpc", "--provider", "bench", "--model", MODEL_ID, "--no-session", "--offline"]
     return DaemonSpec(
-        name="Pi", argv=argv, env=env,
+        name="Pi",
+        argv=argv,
+        env=env,
         ready_request=b'{"id":"ready","type":"get_state"}\n',
         ready_marker=b'"command":"get_state"',
         prompt_template='{"id":"p1","type":"prompt","message":{message}}',
@@ -323,12 +356,17 @@ def source_revision(source: str | None) -> str:
     """The git revision of the pi-rpc being measured, "+dirty" when the working tree has changes."""
     tree = Path(source) if source is not None else BENCH_DIR.parent
     try:
-        head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10)
+        head = subprocess.run(
+            ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         if head.returncode != 0:
             return f"{tree} (not a git checkout)"
-        dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "--", "pi_rpc"],
-                               capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "-C", str(tree), "status", "--porcelain", "--", "pi_rpc"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown revision"
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
@@ -355,8 +393,13 @@ def ensure_pi(install: bool, timeout: float = 300) -> tuple[str | None, str]:
             return None, "no `npm` on PATH to install @mariozechner/pi-coding-agent"
         _log.info("installing Pi into %s (npm install) ...", PI_PACKAGE_DIR)
         try:
-            done = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=PI_PACKAGE_DIR,
-                                  capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund"],
+                cwd=PI_PACKAGE_DIR,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             return None, f"npm install did not finish within {timeout:.0f}s"
         if done.returncode != 0 or not PI_CLI.exists():

@@ -42,14 +42,24 @@ def _event(payload: dict[str, Any]) -> bytes:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000,
-            "model": MODEL_ID, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": MODEL_ID,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def _ending(finish: str, output_tokens: int) -> list[bytes]:
-    usage = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000,
-             "model": MODEL_ID, "choices": [],
-             "usage": {"prompt_tokens": 100, "completion_tokens": output_tokens, "total_tokens": 100 + output_tokens}}
+    usage = {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion.chunk",
+        "created": 1700000000,
+        "model": MODEL_ID,
+        "choices": [],
+        "usage": {"prompt_tokens": 100, "completion_tokens": output_tokens, "total_tokens": 100 + output_tokens},
+    }
     return [_event(_chunk({}, finish)), _event(usage), b"data: [DONE]\n\n"]
 
 
@@ -61,12 +71,11 @@ def text_body(pieces: list[str]) -> bytes:
 
 def tool_body(command: str) -> bytes:
     arguments = json.dumps({"command": command})
-    call = {"index": 0, "id": "call_bench_1", "type": "function",
-            "function": {"name": "bash", "arguments": ""}}
+    call = {"index": 0, "id": "call_bench_1", "type": "function", "function": {"name": "bash", "arguments": ""}}
     events = [_event(_chunk({"role": "assistant", "content": None, "tool_calls": [call]}))]
     # Split the arguments the way real models do: a few fragments, not one blob.
     for start in range(0, len(arguments), 8):
-        fragment = {"index": 0, "function": {"arguments": arguments[start:start + 8]}}
+        fragment = {"index": 0, "function": {"arguments": arguments[start : start + 8]}}
         events.append(_event(_chunk({"tool_calls": [fragment]})))
     return b"".join(events + _ending("tool_calls", 20))
 
@@ -172,7 +181,7 @@ class LoopbackModel:
                 self.end_headers()
                 try:
                     for start in range(0, len(data), CHUNK_BYTES):
-                        piece = data[start:start + CHUNK_BYTES]
+                        piece = data[start : start + CHUNK_BYTES]
                         last = b"0\r\n\r\n" if start + CHUNK_BYTES >= len(data) else b""
                         self.wfile.write(b"%x\r\n%s\r\n%s" % (len(piece), piece, last))
                     self.wfile.flush()

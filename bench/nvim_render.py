@@ -62,8 +62,13 @@ def event(ev: dict[str, Any]) -> dict[str, Any]:
 
 def serve(deltas: int) -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    info = {"serverInfo": {"name": "bench", "version": "0"}, "protocolVersion": 1, "cwd": os.getcwd(),
-            "model": {"provider": "faux", "id": "bench"}, "tools": []}
+    info = {
+        "serverInfo": {"name": "bench", "version": "0"},
+        "protocolVersion": 1,
+        "cwd": os.getcwd(),
+        "model": {"provider": "faux", "id": "bench"},
+        "tools": [],
+    }
     while (msg := read_message(stdin)) is not None:
         method = msg.get("method")
         if method == "exit":
@@ -81,12 +86,15 @@ def serve(deltas: int) -> None:
             stdout.flush()
             for i in range(deltas):
                 text = f"word{i} " + ("\n" if i % 10 == 9 else "")
-                ev = {"type": "message_update", "sentNs": time.monotonic_ns(),
-                      "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": text}}
+                ev = {
+                    "type": "message_update",
+                    "sentNs": time.monotonic_ns(),
+                    "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": text},
+                }
                 # Straight to the pipe: a buffered event would count its wait in our buffer.
                 data = frame(event(ev))
                 while data:
-                    data = data[os.write(stdout.fileno(), data):]
+                    data = data[os.write(stdout.fileno(), data) :]
             stdout.write(frame(event({"type": "agent_end", "messages": [], "sentNs": time.monotonic_ns()})))
             stdout.write(frame({"jsonrpc": "2.0", "id": msg["id"], "result": {"stopReason": "stop"}}))
         else:
@@ -201,10 +209,12 @@ def run(nvim_bin: Path, plugin: Path, deltas: int, prefill: bool) -> dict[str, A
 
 def revision(plugin: Path) -> str:
     try:
-        rev = subprocess.run(["git", "-C", str(plugin), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(plugin), "status", "--porcelain", "."], capture_output=True,
-                               text=True, check=True).stdout.strip()
+        rev = subprocess.run(
+            ["git", "-C", str(plugin), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(plugin), "status", "--porcelain", "."], capture_output=True, text=True, check=True
+        ).stdout.strip()
         return rev + ("+dirty" if dirty else "")
     except (subprocess.CalledProcessError, FileNotFoundError):
         return "not a git checkout"
@@ -223,8 +233,10 @@ def main() -> None:
         return
     nvim_bin = args.nvim or default_nvim()
     version = subprocess.run([str(nvim_bin), "--version"], capture_output=True, text=True).stdout.split()[1]
-    print(f"plugin {args.plugin} ({revision(args.plugin)}), Neovim {version}, {os.cpu_count()} CPUs, "  # noqa: T201
-          f"load {os.getloadavg()[0]:.2f}")
+    print(
+        f"plugin {args.plugin} ({revision(args.plugin)}), Neovim {version}, {os.cpu_count()} CPUs, "  # noqa: T201
+        f"load {os.getloadavg()[0]:.2f}"
+    )
     for name, prefill in (("empty chat", False), ("10,000-line chat", True)):
         s = run(nvim_bin, args.plugin, args.deltas, prefill)
         print(  # noqa: T201

@@ -53,8 +53,10 @@ def main() -> None:
             cwd = sandbox.workspace()
             spec = pi_rpc_spec(sandbox, model.base_url, cwd)
             spec = dataclasses.replace(
-                spec, argv=[sys.executable, "-c", WRAPPER, *spec.argv[spec.argv.index("--cwd"):]],
-                env={**spec.env, "PI_RPC_PROFILE_OUT": out})
+                spec,
+                argv=[sys.executable, "-c", WRAPPER, *spec.argv[spec.argv.index("--cwd") :]],
+                env={**spec.env, "PI_RPC_PROFILE_OUT": out},
+            )
             with RunningDaemon(spec, cwd) as daemon:
                 daemon.send(spec.ready_request)
                 daemon.wait("ready", 60)
@@ -69,8 +71,10 @@ def main() -> None:
                 daemon.close()
     finally:
         sandbox.cleanup()
-    print(f"{args.prompts} prompts, {wall / args.prompts * 1000:.1f} ms each, "  # noqa: T201
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{args.prompts} prompts, {wall / args.prompts * 1000:.1f} ms each, "  # noqa: T201
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     stats = pstats.Stats(out)
     stats.sort_stats(args.sort).print_stats(args.top)
     if not args.out:

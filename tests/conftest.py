@@ -8,7 +8,9 @@ from hypothesis import HealthCheck, settings
 # Wall-clock deadlines flake on a loaded 2-core machine; CI replays a fixed example set so a red
 # run is reproducible, while developers keep exploring new examples.
 settings.register_profile(
-    "pi-rpc", deadline=None, suppress_health_check=[HealthCheck.too_slow],
+    "pi-rpc",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
     derandomize=os.environ.get("CI") == "true",
 )
 settings.load_profile("pi-rpc")

@@ -60,8 +60,10 @@ def test_relative_links_stay_in_the_repo_and_resolve(doc: Path) -> None:
 
 def test_link_check_catches_links_out_of_the_repo_and_to_missing_files() -> None:
     readme = ROOT / "README.md"
-    text = ("[design](../notes/DESIGN.md) [gone](docs/NOPE.md) [ok](docs/BEHAVIOUR.md#3-x) [web](https://x.org)"
-            " see `../notes/spec.md`")
+    text = (
+        "[design](../notes/DESIGN.md) [gone](docs/NOPE.md) [ok](docs/BEHAVIOUR.md#3-x) [web](https://x.org)"
+        " see `../notes/spec.md`"
+    )
     problems = [p for t in relative_links(text) if (p := link_problem(readme, t))]
     assert len(problems) == 3
     assert "leaves the repository" in problems[0] and "leaves the repository" in problems[1]

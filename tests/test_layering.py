@@ -67,12 +67,18 @@ def layering_problems(relative: tuple[str, ...], imported: list[str]) -> list[st
         if not name.startswith("pi_rpc."):
             continue
         target = name.removeprefix("pi_rpc.")
-        problems += [f"imports pi_rpc.{target}, above its layer"
-                     for banned in FORBIDDEN.get(layer, ()) if is_within(target, banned)]
+        problems += [
+            f"imports pi_rpc.{target}, above its layer"
+            for banned in FORBIDDEN.get(layer, ())
+            if is_within(target, banned)
+        ]
         if layer in ("modes", "demo"):
-            problems += [f"imports pi_rpc.{target}: front ends never import each other, and the demo "
-                         "and the shared modes/*.py import none"
-                         for other in FRONT_ENDS if other != own_front_end and is_within(target, f"modes.{other}")]
+            problems += [
+                f"imports pi_rpc.{target}: front ends never import each other, and the demo "
+                "and the shared modes/*.py import none"
+                for other in FRONT_ENDS
+                if other != own_front_end and is_within(target, f"modes.{other}")
+            ]
     return problems
 
 
@@ -85,29 +91,35 @@ def test_imports_respect_the_layers(path: Path) -> None:
     assert layering_problems(relative, imports_of(path)) == []
 
 
-@pytest.mark.parametrize(("module", "imported"), [
-    (("modes", "pi", "server.py"), "pi_rpc.modes.jsonrpc.protocol"),  # one front end into another
-    (("modes", "acp", "agent.py"), "pi_rpc.modes.pi.commands"),
-    (("modes", "stdio.py"), "pi_rpc.modes.acp.transport"),  # a shared piece into a front end
-    (("modes", "jsonrpc", "server.py"), "pi_rpc.demo.rpc_client"),  # the daemon into the demo
-    (("modes", "writer.py"), "pi_rpc.commands.doctor"),
-    (("demo", "client.py"), "pi_rpc.modes.jsonrpc.protocol"),  # the demo into a front end
-    (("session", "session.py"), "pi_rpc.modes.stdio"),
-    (("tools", "bash.py"), "pi_rpc.demo"),
-    (("modes", "pi", "server.py"), "pygls.protocol"),
-    (("modes", "jsonrpc", "rpc.py"), "pygls.protocol"),  # the JSON-RPC mode dispatches on its own
-])
+@pytest.mark.parametrize(
+    ("module", "imported"),
+    [
+        (("modes", "pi", "server.py"), "pi_rpc.modes.jsonrpc.protocol"),  # one front end into another
+        (("modes", "acp", "agent.py"), "pi_rpc.modes.pi.commands"),
+        (("modes", "stdio.py"), "pi_rpc.modes.acp.transport"),  # a shared piece into a front end
+        (("modes", "jsonrpc", "server.py"), "pi_rpc.demo.rpc_client"),  # the daemon into the demo
+        (("modes", "writer.py"), "pi_rpc.commands.doctor"),
+        (("demo", "client.py"), "pi_rpc.modes.jsonrpc.protocol"),  # the demo into a front end
+        (("session", "session.py"), "pi_rpc.modes.stdio"),
+        (("tools", "bash.py"), "pi_rpc.demo"),
+        (("modes", "pi", "server.py"), "pygls.protocol"),
+        (("modes", "jsonrpc", "rpc.py"), "pygls.protocol"),  # the JSON-RPC mode dispatches on its own
+    ],
+)
 def test_each_rule_refuses_its_import(module: tuple[str, ...], imported: str) -> None:
     assert layering_problems(module, [imported]) != []
 
 
-@pytest.mark.parametrize(("module", "imported"), [
-    (("modes", "pi", "server.py"), "pi_rpc.modes.framing"),  # a front end uses the shared pieces
-    (("modes", "jsonrpc", "server.py"), "pi_rpc.modes.jsonrpc.rpc"),  # and its own package
-    (("demo", "rpc_client.py"), "pi_rpc.modes.framing"),  # the demo frames like a client
-    (("modes", "cli.py"), "pi_rpc.modes.acp.server"),  # the composition root picks the front end
-    (("cli.py",), "pi_rpc.demo.client"),
-    (("modes", "jsonrpc", "schema.py"), "pi_rpc.modes.jsonrpc.protocol"),
-])
+@pytest.mark.parametrize(
+    ("module", "imported"),
+    [
+        (("modes", "pi", "server.py"), "pi_rpc.modes.framing"),  # a front end uses the shared pieces
+        (("modes", "jsonrpc", "server.py"), "pi_rpc.modes.jsonrpc.rpc"),  # and its own package
+        (("demo", "rpc_client.py"), "pi_rpc.modes.framing"),  # the demo frames like a client
+        (("modes", "cli.py"), "pi_rpc.modes.acp.server"),  # the composition root picks the front end
+        (("cli.py",), "pi_rpc.demo.client"),
+        (("modes", "jsonrpc", "schema.py"), "pi_rpc.modes.jsonrpc.protocol"),
+    ],
+)
 def test_what_the_layers_allow(module: tuple[str, ...], imported: str) -> None:
     assert layering_problems(module, [imported]) == []

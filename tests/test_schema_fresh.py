@@ -7,4 +7,5 @@ from pi_rpc.modes.jsonrpc.schema import DEFAULT_PATH, render
 
 def test_schema_is_fresh() -> None:
     assert DEFAULT_PATH.read_bytes() == render(), (
-        "protocol/schema.json is stale: run `python -m pi_rpc.modes.jsonrpc.schema`")
+        "protocol/schema.json is stale: run `python -m pi_rpc.modes.jsonrpc.schema`"
+    )

@@ -25,8 +25,9 @@ _log = logging.getLogger(__name__)
 
 QueueMode = Literal["all", "one-at-a-time"]
 
-BUSY_PROMPT = ("Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
-               "or wait for completion.")
+BUSY_PROMPT = (
+    "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+)
 
 
 class AgentBusyError(RuntimeError):
@@ -97,8 +98,12 @@ class Agent:
         return taken
 
     def _queue_changed(self) -> None:
-        self.emit(QueueUpdate(steering=[text_of(m.content) for m in self._steering],
-                              follow_up=[text_of(m.content) for m in self._follow_ups]))
+        self.emit(
+            QueueUpdate(
+                steering=[text_of(m.content) for m in self._steering],
+                follow_up=[text_of(m.content) for m in self._follow_ups],
+            )
+        )
 
     # --- runs -----------------------------------------------------------------------------------
 
@@ -136,8 +141,11 @@ class Agent:
             if ended:
                 return []
             failure = AssistantMessage(
-                content=[TextContent(text="")], api=config.model.api, provider=config.model.provider,
-                model=config.model.id, stop_reason="aborted" if control.aborted else "error",
+                content=[TextContent(text="")],
+                api=config.model.api,
+                provider=config.model.provider,
+                model=config.model.id,
+                stop_reason="aborted" if control.aborted else "error",
                 error_message=f"{type(exc).__name__}: {exc}",
             )
             self.messages.append(failure)

@@ -107,10 +107,15 @@ async def run_loop(
             if calls and assistant.stop_reason == "length":
                 results = not_executed_results(calls, emit)
             elif calls:
-                batch = BatchConfig(tools=tools, emit=emit, control=control, tool_context=config.tool_context,
-                                    sequential=config.tool_execution == "sequential",
-                                    before_tool_call=config.before_tool_call,
-                                    after_tool_call=config.after_tool_call)
+                batch = BatchConfig(
+                    tools=tools,
+                    emit=emit,
+                    control=control,
+                    tool_context=config.tool_context,
+                    sequential=config.tool_execution == "sequential",
+                    before_tool_call=config.before_tool_call,
+                    after_tool_call=config.after_tool_call,
+                )
                 results, terminate = await execute_tool_calls(assistant, calls, batch)
             for result in results:
                 append(result)
@@ -133,9 +138,7 @@ async def run_loop(
     return new_messages
 
 
-def declare_tool_changes(
-    transcript: list[Message], pending: list[Message], tools: list[AgentTool]
-) -> list[Message]:
+def declare_tool_changes(transcript: list[Message], pending: list[Message], tools: list[AgentTool]) -> list[Message]:
     """`pending` with a system message declaring the tool delta, if there is one (spec 15.11)."""
     declared = {tool.name: tool for tool in declared_tools(transcript)}
     for message in pending:  # a pending system message already declares its own changes
@@ -179,8 +182,9 @@ async def stream_assistant(
     # Any stream function, HTTP or not, and a provider that breaks its contract alike: no error
     # text of this message shows the key.
     builder.keep_secret(*request_secrets(config.options.api_key, config.options.headers))
-    context = Context(system_prompt=config.system_prompt(), messages=list(transcript),
-                      tools=[tool.declaration() for tool in tools])
+    context = Context(
+        system_prompt=config.system_prompt(), messages=list(transcript), tools=[tool.declaration() for tool in tools]
+    )
     message: AssistantMessage | None = None
     with control.scope() as scope:
         try:

@@ -200,8 +200,9 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
         if settled:  # updates after execute settled are ignored (spec 15.10)
             return
         last_partial = partial
-        config.emit(ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, args=call.arguments,
-                                        partial_result=partial))
+        config.emit(
+            ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, args=call.arguments, partial_result=partial)
+        )
 
     result: AgentToolResult | None = None
     is_error = False
@@ -225,7 +226,10 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
 
 
 async def _after(
-    assistant: AssistantMessage, prepared: _Prepared, result: AgentToolResult, is_error: bool,
+    assistant: AssistantMessage,
+    prepared: _Prepared,
+    result: AgentToolResult,
+    is_error: bool,
     config: BatchConfig,
 ) -> tuple[AgentToolResult, bool]:
     assert config.after_tool_call is not None
@@ -251,16 +255,24 @@ async def _after(
 
 
 def _emit_end(config: BatchConfig, outcome: _Outcome, started: float) -> None:
-    config.emit(ToolExecutionEnd(
-        tool_call_id=outcome.call.id, tool_name=outcome.call.name, result=outcome.result,
-        is_error=outcome.is_error, duration_ms=int((time.monotonic() - started) * 1000),
-    ))
+    config.emit(
+        ToolExecutionEnd(
+            tool_call_id=outcome.call.id,
+            tool_name=outcome.call.name,
+            result=outcome.result,
+            is_error=outcome.is_error,
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+    )
 
 
 def _to_message(outcome: _Outcome) -> ToolResultMessage:
-    message = ToolResultMessage(tool_call_id=outcome.call.id, tool_name=outcome.call.name,
-                                content=list(outcome.result.content), is_error=outcome.is_error)
+    message = ToolResultMessage(
+        tool_call_id=outcome.call.id,
+        tool_name=outcome.call.name,
+        content=list(outcome.result.content),
+        is_error=outcome.is_error,
+    )
     if outcome.result.details is not UNSET:
         message.details = outcome.result.details
     return message
-

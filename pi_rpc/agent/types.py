@@ -135,7 +135,6 @@ class ToolPreview(Wire, kw_only=True):
     patch: str | UnsetType = UNSET
 
 
-
 # --- hooks --------------------------------------------------------------------------------------
 
 

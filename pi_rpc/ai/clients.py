@@ -23,8 +23,14 @@ import anyio
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HttpClients", "PoolClosedError", "close_shared_clients", "endpoint_key", "request_timeout",
-           "shared_clients"]
+__all__ = [
+    "HttpClients",
+    "PoolClosedError",
+    "close_shared_clients",
+    "endpoint_key",
+    "request_timeout",
+    "shared_clients",
+]
 
 # Keep-alive connections idle longer than this are dropped by the pool (servers commonly close at
 # 60-120 s; closing first avoids most writes into a connection the server already closed).
@@ -32,7 +38,6 @@ KEEPALIVE_EXPIRY_S = 30.0
 CONNECT_TIMEOUT_S = 10.0
 WRITE_TIMEOUT_S = 30.0
 POOL_TIMEOUT_S = 10.0
-
 
 
 class PoolClosedError(RuntimeError):
@@ -63,8 +68,9 @@ class HttpClients:
     for tests. After `aclose` the pool refuses new requests: nothing reopens a socket while the
     daemon exits."""
 
-    def __init__(self, *, transport: TransportFactory | None = None,
-                 keepalive_expiry: float = KEEPALIVE_EXPIRY_S) -> None:
+    def __init__(
+        self, *, transport: TransportFactory | None = None, keepalive_expiry: float = KEEPALIVE_EXPIRY_S
+    ) -> None:
         self._transport = transport
         self._keepalive_expiry = keepalive_expiry
         self._clients: dict[Endpoint, httpx.AsyncClient] = {}
@@ -96,8 +102,9 @@ class HttpClients:
         verify = key[0] == "https"
         # Redirects are not followed: an API never needs one, and following it could send the key
         # elsewhere. Each request sets its own timeout; this default only covers a stray request.
-        return httpx.AsyncClient(timeout=request_timeout(120.0), limits=limits, transport=transport,
-                                 follow_redirects=False, verify=verify)
+        return httpx.AsyncClient(
+            timeout=request_timeout(120.0), limits=limits, transport=transport, follow_redirects=False, verify=verify
+        )
 
     async def aclose(self) -> None:
         """Close every client (and with it every pooled connection); shielded and bounded, so it

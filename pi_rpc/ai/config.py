@@ -73,9 +73,11 @@ def config_paths() -> list[Path]:
 def no_model_message() -> str:
     """What a user must do when no model is configured: names every place a key can come from."""
     variables = ", ".join(names[0] for names in PROVIDER_ENV.values())
-    return (f"No model is configured. Set {variables}, or add a provider with its apiKey to "
-            f"{config_paths()[0]} (Pi's {config_paths()[1]} is read too), or start pi-rpc with "
-            "--base-url URL for a local server; a client can also pick a model with model/set.")
+    return (
+        f"No model is configured. Set {variables}, or add a provider with its apiKey to "
+        f"{config_paths()[0]} (Pi's {config_paths()[1]} is read too), or start pi-rpc with "
+        "--base-url URL for a local server; a client can also pick a model with model/set."
+    )
 
 
 # --- the file's shape (only the fields we use; unknown fields are ignored, as in Pi) -------------
@@ -148,15 +150,20 @@ def _read_file(path: Path) -> _ModelsFile:
         except msgspec.ValidationError as exc:
             # msgspec names the JSON path and the expected type, never a string value.
             detail = str(exc)
-            detail = (detail.replace("`$", f"`providers.{name}") if " - at `$" in detail
-                      else f"{detail} - at `providers.{name}`")
+            detail = (
+                detail.replace("`$", f"`providers.{name}")
+                if " - at `$" in detail
+                else f"{detail} - at `providers.{name}`"
+            )
             raise ConfigError(f"Invalid models config {path}{_line_of(raw, detail)}: {detail}") from None
         for index, entry in enumerate(parsed.providers[name].models or ()):
             for kind in entry.input or ():
                 if kind not in ("text", "image"):
                     where = f"providers.{name}.models[{index}].input"
-                    raise ConfigError(f"Invalid models config {path}{_line_of(raw, f'`{where}`')}: `{where}` "
-                                      'may only contain "text" and "image"')
+                    raise ConfigError(
+                        f"Invalid models config {path}{_line_of(raw, f'`{where}`')}: `{where}` "
+                        'may only contain "text" and "image"'
+                    )
     return parsed
 
 
@@ -203,8 +210,9 @@ def referenced_env_names(value: str, env: Mapping[str, str]) -> set[str]:
     if value.startswith("!"):
         return set()
     if "$" in value:
-        return {match.group(2) or match.group(3) for match in _ENV_REF.finditer(value)
-                if match.group(1) not in ("$", "!")}
+        return {
+            match.group(2) or match.group(3) for match in _ENV_REF.finditer(value) if match.group(1) not in ("$", "!")
+        }
     return {value} if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) and value in env else set()
 
 
@@ -285,9 +293,11 @@ class ModelRegistry:
         auth = self._auth.get(model.provider)
         if auth is not None and auth.api_key is not None:
             if auth.api_key.startswith("!"):
-                _log.warning("models.json: provider %r uses a shell-command apiKey, which pi-rpc "
-                             "does not run; set the key through an environment variable",
-                             model.provider)
+                _log.warning(
+                    "models.json: provider %r uses a shell-command apiKey, which pi-rpc "
+                    "does not run; set the key through an environment variable",
+                    model.provider,
+                )
             return resolve_config_value(auth.api_key, self._env) or None
         names = PROVIDER_ENV.get(model.provider)
         if names is not None:
@@ -381,8 +391,9 @@ def _merge(
             _apply_provider_overrides(models, name, provider, auth[name])
         entries = provider.models if isinstance(provider.models, list) else []
         for index, entry in enumerate(entries):
-            model = _custom_model(name, provider, entry, is_builtin, models, f"{where}: providers.{name}"
-                                  f".models[{index}]")
+            model = _custom_model(
+                name, provider, entry, is_builtin, models, f"{where}: providers.{name}.models[{index}]"
+            )
             if model is None:
                 continue
             if isinstance(entry.headers, dict):
@@ -395,9 +406,7 @@ def _merge(
     return models, auth, order
 
 
-def _apply_provider_overrides(
-    models: list[Model], name: str, provider: _Provider, auth: _ProviderAuth
-) -> None:
+def _apply_provider_overrides(models: list[Model], name: str, provider: _Provider, auth: _ProviderAuth) -> None:
     overrides = provider.model_overrides if isinstance(provider.model_overrides, dict) else {}
     for model in models:
         if model.provider != name:
@@ -427,14 +436,12 @@ def _custom_model(
         template = next((m for m in models if m.provider == provider_name), None) if is_builtin else None
         if template is None:
             missing = "api" if not isinstance(api, str) else "baseUrl"
-            raise ConfigError(f'{where}: model "{entry.id}" has no "{missing}" (set it on the model or '
-                              f"its provider)")
+            raise ConfigError(f'{where}: model "{entry.id}" has no "{missing}" (set it on the model or its provider)')
         api = api if isinstance(api, str) else template.api
         base_url = base_url if isinstance(base_url, str) else template.base_url
     if api not in SUPPORTED_APIS:
         # A Pi file may name APIs pi-rpc does not speak; skip those models, keep the rest.
-        _log.warning("%s: model %r uses api %r, which pi-rpc does not support; skipped",
-                     where, entry.id, api)
+        _log.warning("%s: model %r uses api %r, which pi-rpc does not support; skipped", where, entry.id, api)
         return None
     model = Model(id=entry.id, name=entry.id, api=api, provider=provider_name, base_url=base_url)
     if isinstance(provider.compat, dict):

@@ -57,9 +57,7 @@ class ProviderError(Exception):
     """A request failed for good; `str(exc)` is the text for the assistant message."""
 
 
-def create_client(
-    idle_timeout: float, *, transport: httpx.AsyncBaseTransport | None = None
-) -> httpx.AsyncClient:
+def create_client(idle_timeout: float, *, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     """A one-off AsyncClient with the request timeouts (tests of `open_stream`); requests of the
     daemon use the pooled clients. Redirects are not followed (an API never needs them, and
     following one could send the key elsewhere)."""
@@ -121,8 +119,9 @@ def display_url(url: httpx.URL | str) -> str:
     return str(httpx.URL(url).copy_with(query=None, fragment=None, userinfo=b""))
 
 
-def transport_error_text(exc: Exception, secrets: Iterable[str | None] = (), *, url: str | None = None,
-                         received: int | None = None) -> str:
+def transport_error_text(
+    exc: Exception, secrets: Iterable[str | None] = (), *, url: str | None = None, received: int | None = None
+) -> str:
     """Readable text for a failure below HTTP (connect, read timeout, dropped stream, bad SSE):
     what happened, to which URL (when known), and how far into the response (`received` bytes
     of body; None when no response had begun)."""
@@ -137,7 +136,8 @@ def transport_error_text(exc: Exception, secrets: Iterable[str | None] = (), *, 
         text = f"Connection error: could not connect to {where}" + (f": {detail}" if detail else "")
     elif isinstance(exc, httpx.RemoteProtocolError):
         text = f"Connection closed before the response completed: {where} closed it {after}" + (
-            f": {detail}" if detail else "")
+            f": {detail}" if detail else ""
+        )
     elif isinstance(exc, httpx.ReadError | httpx.WriteError):
         midway = "mid-stream " if received else ""
         text = f"Connection to {where} was reset {midway}{after}" + (f": {detail}" if detail else "")
@@ -220,8 +220,7 @@ async def open_stream(
             if resent_dead_connection:
                 raise
             resent_dead_connection = True
-            _log.info("connection closed before a response (%s); sending the request once more",
-                      type(exc).__name__)
+            _log.info("connection closed before a response (%s); sending the request once more", type(exc).__name__)
             continue
         else:
             if response.status_code < 400:
@@ -276,8 +275,9 @@ async def aiter_sse(
         await events.aclose()
 
 
-def failure_text(exc: Exception, secrets: Iterable[str | None] = (), *, url: str | None = None,
-                 received: int | None = None) -> str:
+def failure_text(
+    exc: Exception, secrets: Iterable[str | None] = (), *, url: str | None = None, received: int | None = None
+) -> str:
     """The assistant-message error text for anything a provider's stream can raise. A
     `ProviderError` raised by a provider's own event handling (an error event mid-stream) may
     quote the key too: it is scrubbed like the rest."""
@@ -286,8 +286,14 @@ def failure_text(exc: Exception, secrets: Iterable[str | None] = (), *, url: str
     return transport_error_text(exc, secrets, url=url, received=received)
 
 
-STREAM_ERRORS: tuple[type[Exception], ...] = (ProviderError, httpx.HTTPError, httpx.StreamError, SSEError,
-                                              SSELineTooLong, PoolClosedError)
+STREAM_ERRORS: tuple[type[Exception], ...] = (
+    ProviderError,
+    httpx.HTTPError,
+    httpx.StreamError,
+    SSEError,
+    SSELineTooLong,
+    PoolClosedError,
+)
 # The SSE loop yields to the event loop at least this often, so requests from the editor are
 # answered while a stream of tiny events pours in (a 64 KiB read can hold thousands of them).
 EVENTS_PER_CHECKPOINT = 64
@@ -353,11 +359,21 @@ async def stream_sse(
         pool = shared_clients() if options.http is None else options.http
         client = pool.client_for(url)
         # msgspec encodes the (possibly long) context several times faster than httpx's json.dumps.
-        request = client.build_request("POST", url, content=msgspec.json.encode(body),
-                                       headers={"content-type": "application/json", **headers},
-                                       timeout=request_timeout(options.idle_timeout))
-        async with open_stream(client, request, builder, max_retries=options.max_retries, secrets=secrets,
-                               base_delay_ms=options.retry_base_ms) as response:
+        request = client.build_request(
+            "POST",
+            url,
+            content=msgspec.json.encode(body),
+            headers={"content-type": "application/json", **headers},
+            timeout=request_timeout(options.idle_timeout),
+        )
+        async with open_stream(
+            client,
+            request,
+            builder,
+            max_retries=options.max_retries,
+            secrets=secrets,
+            base_delay_ms=options.retry_base_ms,
+        ) as response:
             async with aclosing(aiter_sse(response, secrets)) as events:
                 count = 0
                 async for sse in events:

@@ -33,7 +33,7 @@ def describe_decode_error(raw: bytes, exc: msgspec.DecodeError) -> str:
     if match is None:
         return text
     line, column = line_and_column(raw, int(match.group(1)))
-    return f"line {line}, column {column}: {text[:match.start()]}"
+    return f"line {line}, column {column}: {text[: match.start()]}"
 
 
 def line_of_path(raw: bytes, path: str) -> int | None:
@@ -66,7 +66,7 @@ class _Locator:
         while self.raw[self.pos] != ord('"'):
             self.pos += 2 if self.raw[self.pos] == ord("\\") else 1
         self.pos += 1
-        decoded = msgspec.json.decode(self.raw[start:self.pos])
+        decoded = msgspec.json.decode(self.raw[start : self.pos])
         if not isinstance(decoded, str):
             raise ValueError("not a string")
         return decoded
@@ -102,7 +102,7 @@ class _Locator:
 
     def _expect(self, token: bytes) -> None:
         self._space()
-        if self.raw[self.pos:self.pos + 1] != token:
+        if self.raw[self.pos : self.pos + 1] != token:
             raise ValueError(f"expected {token!r}")
         self.pos += 1
 

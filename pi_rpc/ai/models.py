@@ -114,12 +114,21 @@ _CATALOGUE: tuple[Model, ...] = (
     _openai("gpt-5", "GPT-5", (1.25, 10, 0.125), level_map=_GPT5_MAP),
     _openai("gpt-5-mini", "GPT-5 Mini", (0.25, 2, 0.025), level_map=_GPT5_MAP),
     _openai("gpt-5-nano", "GPT-5 Nano", (0.05, 0.4, 0.005), level_map=_GPT5_MAP),
-    _openai("gpt-4.1", "GPT-4.1", (2, 8, 0.5), context_window=1_047_576, max_tokens=32_768,
-            reasoning=False, grammar=False),
-    _openai("o3", "o3", (2, 8, 0.5), context_window=200_000, max_tokens=100_000,
-            level_map=_O_SERIES_MAP, grammar=False),
-    _openai("o4-mini", "o4-mini", (1.1, 4.4, 0.275), context_window=200_000, max_tokens=100_000,
-            level_map=_O_SERIES_MAP, grammar=False),
+    _openai(
+        "gpt-4.1", "GPT-4.1", (2, 8, 0.5), context_window=1_047_576, max_tokens=32_768, reasoning=False, grammar=False
+    ),
+    _openai(
+        "o3", "o3", (2, 8, 0.5), context_window=200_000, max_tokens=100_000, level_map=_O_SERIES_MAP, grammar=False
+    ),
+    _openai(
+        "o4-mini",
+        "o4-mini",
+        (1.1, 4.4, 0.275),
+        context_window=200_000,
+        max_tokens=100_000,
+        level_map=_O_SERIES_MAP,
+        grammar=False,
+    ),
 )
 
 # The model picked when a provider becomes usable and nothing else was chosen.
@@ -204,7 +213,11 @@ def anthropic_thinking_budget(level: ThinkingLevel) -> int:
 # model says so with `compat.forceAdaptiveThinking`.
 _ADAPTIVE_MODEL_TAGS = ("opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6")
 _ANTHROPIC_EFFORTS: dict[ThinkingLevel, str] = {
-    "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "max",
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "max",
 }
 
 

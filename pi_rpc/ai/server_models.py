@@ -30,8 +30,9 @@ class _ModelList(msgspec.Struct):
     data: list[_Entry]
 
 
-def list_server_models(base_url: str, api_key: str | None = None,
-                       transport: httpx.BaseTransport | None = None) -> list[str]:
+def list_server_models(
+    base_url: str, api_key: str | None = None, transport: httpx.BaseTransport | None = None
+) -> list[str]:
     """The model ids the server at `base_url` lists, in its order."""
     import httpx
 

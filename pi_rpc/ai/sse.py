@@ -50,7 +50,7 @@ class SSELineSplitter:
             else:
                 if newline.start() - start > self.max_line_bytes:
                     raise SSELineTooLong(self.max_line_bytes)
-                lines.append(chunk[start:newline.start()].decode("utf-8", "replace"))
+                lines.append(chunk[start : newline.start()].decode("utf-8", "replace"))
             start = newline.end()
             self._after_cr = newline.group() == b"\r" and start == len(chunk)
         self._keep(chunk, start, len(chunk))
@@ -83,8 +83,7 @@ class SSEEventDecoder:
         if not line:
             if not self._data and not self._event:
                 return None
-            sse = ServerSentEvent(event=self._event, data="\n".join(self._data), id=self._last_id,
-                                  retry=self._retry)
+            sse = ServerSentEvent(event=self._event, data="\n".join(self._data), id=self._last_id, retry=self._retry)
             self._event, self._data, self._retry = "", [], None
             return sse
         if line.startswith(":"):

@@ -264,8 +264,14 @@ class AssistantBuilder:
     # --- retry notifications --------------------------------------------------------------------
 
     def retry_start(self, attempt: int, max_attempts: int, delay_ms: int, error_message: str) -> None:
-        self._emit(AutoRetryStart(attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms,
-                                  error_message=redact(error_message, self._secrets)))
+        self._emit(
+            AutoRetryStart(
+                attempt=attempt,
+                max_attempts=max_attempts,
+                delay_ms=delay_ms,
+                error_message=redact(error_message, self._secrets),
+            )
+        )
 
     def retry_end(self, success: bool, attempt: int, final_error: str | None = None) -> None:
         event = AutoRetryEnd(success=success, attempt=attempt)
@@ -314,13 +320,10 @@ class AssistantBuilder:
             return part
         if part is not None:  # a vendor reused a key for another kind: close the old part first
             self._close(key)
-        block: TextContent | ThinkingContent = TextContent(text="") if kind == "text" else ThinkingContent(
-            thinking=""
-        )
+        block: TextContent | ThinkingContent = TextContent(text="") if kind == "text" else ThinkingContent(thinking="")
         self._open_part(key, kind, block)
         index = self._open[key].index
-        self._emit(TextStartEvent(content_index=index) if kind == "text"
-                   else ThinkingStartEvent(content_index=index))
+        self._emit(TextStartEvent(content_index=index) if kind == "text" else ThinkingStartEvent(content_index=index))
         return self._open[key]
 
     def _open_part(self, key: Hashable, kind: str, block: TextContent | ThinkingContent | ToolCall) -> None:

@@ -76,8 +76,14 @@ def transform_messages(
 
     def settle() -> None:
         for call in pending.values():
-            out.append(ToolResultMessage(tool_call_id=call.id, tool_name=call.name,
-                                         content=[TextContent(text=NO_RESULT_PROVIDED)], is_error=True))
+            out.append(
+                ToolResultMessage(
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    content=[TextContent(text=NO_RESULT_PROVIDED)],
+                    is_error=True,
+                )
+            )
         pending.clear()
 
     for message in messages:

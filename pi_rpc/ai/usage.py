@@ -16,8 +16,14 @@ def price_usage(usage: Usage, cost: ModelCost) -> Usage:
     )
     priced.total = priced.input + priced.output + priced.cache_read + priced.cache_write
     total = usage.total_tokens or (usage.input + usage.output + usage.cache_read + usage.cache_write)
-    return Usage(input=usage.input, output=usage.output, cache_read=usage.cache_read,
-                 cache_write=usage.cache_write, total_tokens=total, cost=priced)
+    return Usage(
+        input=usage.input,
+        output=usage.output,
+        cache_read=usage.cache_read,
+        cache_write=usage.cache_write,
+        total_tokens=total,
+        cost=priced,
+    )
 
 
 def add_usage(a: Usage, b: Usage) -> Usage:

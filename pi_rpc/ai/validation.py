@@ -120,9 +120,7 @@ def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
 # --- entry point --------------------------------------------------------------------------------
 
 
-def validate_tool_arguments(
-    tool_name: str, parameters: type[msgspec.Struct] | dict[str, Any], args: Any
-) -> Any:
+def validate_tool_arguments(tool_name: str, parameters: type[msgspec.Struct] | dict[str, Any], args: Any) -> Any:
     """Clone, normalise, convert and check `args` (spec 3.3); the caller's object is untouched."""
     if isinstance(parameters, dict):
         schema, validator = _dict_validator(json.dumps(parameters))
@@ -189,9 +187,7 @@ def _single_plausible_member(error: jsonschema.ValidationError) -> list[jsonsche
     for sub in error.context or ():
         by_member.setdefault(sub.relative_schema_path[0], []).append(sub)
     members = error.validator_value if isinstance(error.validator_value, list) else []
-    plausible = [
-        index for index in range(len(members)) if not any(map(_rules_member_out, by_member.get(index, [])))
-    ]
+    plausible = [index for index in range(len(members)) if not any(map(_rules_member_out, by_member.get(index, [])))]
     if len(plausible) == 1 and by_member.get(plausible[0]):
         return by_member[plausible[0]]
     return None
@@ -201,9 +197,7 @@ def _rules_member_out(sub: jsonschema.ValidationError) -> bool:
     if sub.validator in ("type", "enum", "const") and len(sub.relative_path) == 0:
         return True
     # A wrong tag (a one-value enum or const one level down) means the value is for another member.
-    single = sub.validator == "const" or (
-        isinstance(sub.validator_value, list) and len(sub.validator_value) == 1
-    )
+    single = sub.validator == "const" or (isinstance(sub.validator_value, list) and len(sub.validator_value) == 1)
     return sub.validator in ("enum", "const") and len(sub.relative_path) == 1 and single
 
 
@@ -262,7 +256,4 @@ def _msgspec_line(text: str) -> str:
 
 def _format_failure(tool_name: str, lines: list[str], original: Any) -> str:
     body = "\n".join(lines) if lines else "Unknown validation error"
-    return (
-        f'Validation failed for tool "{tool_name}":\n{body}\n\n'
-        f"Received arguments:\n{json_stringify(original)}"
-    )
+    return f'Validation failed for tool "{tool_name}":\n{body}\n\nReceived arguments:\n{json_stringify(original)}'

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "models": ("list the models pi-rpc can use now and which one it starts on", "pi_rpc.commands.models"),
     "tools": ("list the built-in tools and which are active", "pi_rpc.commands.tools"),
-    "doctor": ("check the installation, configuration and keys (--live: a one-token request)",
-               "pi_rpc.commands.doctor"),
+    "doctor": (
+        "check the installation, configuration and keys (--live: a one-token request)",
+        "pi_rpc.commands.doctor",
+    ),
     "protocol": ("print the wire protocol (PROTOCOL.md); --schema: its JSON Schema", "pi_rpc.commands.protocol"),
     "demo": ("run the guided demo in this terminal", "pi_rpc.commands.demo"),
 }

@@ -60,8 +60,12 @@ def check_package() -> Iterator[Check]:
         except metadata.PackageNotFoundError:
             missing.append(name)
     if missing:
-        yield Check("fail", "dependencies", f"missing: {', '.join(missing)}",
-                    "reinstall pi-rpc (pipx install --force, uv tool install --reinstall, or pip install)")
+        yield Check(
+            "fail",
+            "dependencies",
+            f"missing: {', '.join(missing)}",
+            "reinstall pi-rpc (pipx install --force, uv tool install --reinstall, or pip install)",
+        )
     else:
         yield Check("ok", "dependencies", ", ".join(versions))
 
@@ -97,8 +101,12 @@ def check_models_file() -> tuple[Check, ModelRegistry | None]:
     custom = sum(1 for model in registry.all() if model.base_url and model.provider not in PROVIDER_ENV)
     check = Check("ok", "models.json", f"{path}: valid, {custom} model(s) of custom providers")
     if path.stat().st_mode & 0o044 and _has_literal_key(registry):
-        check = Check("warn", "models.json", f"{path}: valid, but holds a key and is readable by others "
-                      f"({_mode(path)})", f"chmod 600 {path}")
+        check = Check(
+            "warn",
+            "models.json",
+            f"{path}: valid, but holds a key and is readable by others ({_mode(path)})",
+            f"chmod 600 {path}",
+        )
     return check, registry
 
 
@@ -132,8 +140,9 @@ def check_keys(registry: ModelRegistry) -> Iterator[Check]:
         origin, present = registry.key_origin(provider)
         any_key = any_key or present
         # A configured key that cannot be resolved; a provider with no apiKey (a local server) is fine.
-        configured_but_broken = (not present and provider not in PROVIDER_ENV
-                                 and ("not set" in origin or "shell command" in origin))
+        configured_but_broken = (
+            not present and provider not in PROVIDER_ENV and ("not set" in origin or "shell command" in origin)
+        )
         status: Status = "ok" if present else ("fail" if configured_but_broken else "info")
         hint = ""
         if configured_but_broken:
@@ -146,14 +155,19 @@ def check_keys(registry: ModelRegistry) -> Iterator[Check]:
     if default is not None:
         yield Check("ok", "default model", f"{default.provider}/{default.id}")
     else:
-        yield Check("warn", "default model", "none: prompts fail until a model is configured",
-                    no_model_message() if not any_key else "")
+        yield Check(
+            "warn",
+            "default model",
+            "none: prompts fail until a model is configured",
+            no_model_message() if not any_key else "",
+        )
 
 
 def _first_line(argv: list[str]) -> str | None:
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=_VERSION_TIMEOUT,
-                                stdin=subprocess.DEVNULL, check=False)
+        result = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_VERSION_TIMEOUT, stdin=subprocess.DEVNULL, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     output = (result.stdout or result.stderr).strip()
@@ -163,8 +177,12 @@ def _first_line(argv: list[str]) -> str | None:
 def check_ripgrep(locate: Callable[[], str | None] = locate_rg) -> Check:
     path = locate()
     if path is None:
-        return Check("fail", "ripgrep", "not found: grep and find cannot run",
-                     "reinstall pi-rpc: it depends on the ripgrep wheel, which carries the binary")
+        return Check(
+            "fail",
+            "ripgrep",
+            "not found: grep and find cannot run",
+            "reinstall pi-rpc: it depends on the ripgrep wheel, which carries the binary",
+        )
     version = _first_line([path, "--version"])
     if version is None:
         return Check("fail", "ripgrep", f"{path} does not run")
@@ -174,8 +192,13 @@ def check_ripgrep(locate: Callable[[], str | None] = locate_rg) -> Check:
 
 def check_programs() -> Iterator[Check]:
     """Node and the editors whose clients this repository ships, when present."""
-    programs = {"node": "node (the VS Code extension's build)", "nvim": "Neovim", "code": "VS Code",
-                "zed": "Zed", "zeditor": "Zed"}
+    programs = {
+        "node": "node (the VS Code extension's build)",
+        "nvim": "Neovim",
+        "code": "VS Code",
+        "zed": "Zed",
+        "zeditor": "Zed",
+    }
     for program, what in programs.items():
         path = shutil.which(program)
         if path is None:

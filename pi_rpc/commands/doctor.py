@@ -34,15 +34,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-rpc doctor",
         description="Check the installation, the configuration files, the folders pi-rpc writes, each "
-                    "provider's key (by name, never its value) and the tools' binaries. Exit status 1 "
-                    "when something is broken.")
+        "provider's key (by name, never its value) and the tools' binaries. Exit status 1 "
+        "when something is broken.",
+    )
     parser.add_argument("--cwd", default=os.getcwd(), help="workspace whose .pi/settings.json is checked too")
-    parser.add_argument("--live", action="store_true",
-                        help="also send a one-token request to the model a daemon with these flags would use")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="also send a one-token request to the model a daemon with these flags would use",
+    )
     parser.add_argument("--provider", help="with --live: as for the daemon")
     parser.add_argument("--model", help="with --live: as for the daemon")
-    parser.add_argument("--api", choices=["anthropic-messages", "openai-completions", "openai-responses"],
-                        help="with --live and --base-url: the wire API")
+    parser.add_argument(
+        "--api",
+        choices=["anthropic-messages", "openai-completions", "openai-responses"],
+        help="with --live and --base-url: the wire API",
+    )
     parser.add_argument("--base-url", help="with --live: a compatible server, as for the daemon")
     parser.add_argument("--api-key-env", metavar="NAME", help="with --live and --base-url: the key's variable")
     parser.add_argument("--json", action="store_true", help="the checks as a JSON array")
@@ -54,8 +61,13 @@ async def _one_token(choice: ModelChoice) -> Check:
     name = f"{model.provider}/{model.id}"
     builder = AssistantBuilder(model)
     builder.keep_secret(*request_secrets(choice.api_key, choice.headers))
-    options = StreamOptions(api_key=choice.api_key, headers=choice.headers, max_retries=0,
-                            max_tokens=_MIN_OUTPUT_TOKENS.get(model.api, 1), idle_timeout=LIVE_TIMEOUT_SECONDS)
+    options = StreamOptions(
+        api_key=choice.api_key,
+        headers=choice.headers,
+        max_retries=0,
+        max_tokens=_MIN_OUTPUT_TOKENS.get(model.api, 1),
+        idle_timeout=LIVE_TIMEOUT_SECONDS,
+    )
     context = Context(system_prompt="", messages=[UserMessage(content="Reply with the single word: ok")])
     with anyio.move_on_after(LIVE_TIMEOUT_SECONDS) as deadline:
         message = await choice.stream_fn(model, context, options, builder)
@@ -70,8 +82,13 @@ async def _one_token(choice: ModelChoice) -> Check:
 
 def live_check(args: argparse.Namespace) -> Check:
     try:
-        choice = choose_model(provider=args.provider, model_id=args.model, api=args.api, base_url=args.base_url,
-                              api_key_env=args.api_key_env)
+        choice = choose_model(
+            provider=args.provider,
+            model_id=args.model,
+            api=args.api,
+            base_url=args.base_url,
+            api_key_env=args.api_key_env,
+        )
     except ModelSetupError as exc:
         return Check("fail", "live request", str(exc))
     if choice is None:

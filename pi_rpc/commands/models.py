@@ -34,13 +34,20 @@ def model_rows(registry: ModelRegistry) -> list[ModelRow]:
     rows = []
     for model in registry.all():
         key, has_key = registry.key_origin(model.provider)
-        rows.append(ModelRow(
-            provider=model.provider, id=model.id, name=model.name, api=model.api, base_url=model.base_url,
-            context_window=model.context_window,
-            source="built-in" if (model.provider, model.id) in builtin else "models.json",
-            has_key=has_key, key=key,
-            default=default is not None and _same(default, model),
-        ))
+        rows.append(
+            ModelRow(
+                provider=model.provider,
+                id=model.id,
+                name=model.name,
+                api=model.api,
+                base_url=model.base_url,
+                context_window=model.context_window,
+                source="built-in" if (model.provider, model.id) in builtin else "models.json",
+                has_key=has_key,
+                key=key,
+                default=default is not None and _same(default, model),
+            )
+        )
     return rows
 
 
@@ -65,13 +72,18 @@ def render_table(rows: list[ModelRow], registry: ModelRegistry) -> str:
     default = next((row for row in rows if row.default), None)
     lines.append("")
     if default is not None:
-        lines.append(f"* the default: {default.provider}/{default.id} (the first provider with a key; "
-                     "--provider/--model or a client's model/set choose another)")
+        lines.append(
+            f"* the default: {default.provider}/{default.id} (the first provider with a key; "
+            "--provider/--model or a client's model/set choose another)"
+        )
     else:
         lines.append(no_model_message())
     where = registry.config_path
-    lines.append(f"models.json: {where}" if where is not None else
-                 "models.json: none (built-in models only; examples in docs/CONFIGURATION.md of the pi-rpc repository)")
+    lines.append(
+        f"models.json: {where}"
+        if where is not None
+        else "models.json: none (built-in models only; examples in docs/CONFIGURATION.md of the pi-rpc repository)"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -79,7 +91,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="pi-rpc models",
         description="List the models pi-rpc knows: the built-in catalogue and your models.json. "
-                    "`*` marks the one a daemon started without --provider/--model uses.")
+        "`*` marks the one a daemon started without --provider/--model uses.",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON array, for scripts and editors")
     parser.add_argument("--available", action="store_true", help="only models whose provider has a key")
     args = parser.parse_args(argv)

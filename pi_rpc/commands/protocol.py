@@ -19,8 +19,9 @@ def protocol_file(name: str) -> Traversable:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="pi-rpc protocol",
-                                     description="Print the pi-rpc wire protocol of this version.")
+    parser = argparse.ArgumentParser(
+        prog="pi-rpc protocol", description="Print the pi-rpc wire protocol of this version."
+    )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument("--schema", action="store_true", help="print the JSON Schema of every message instead")
     shown.add_argument("--path", action="store_true", help="print where PROTOCOL.md is installed")

@@ -17,7 +17,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="pi-rpc tools",
         description="List the built-in tools. Active ones are offered to the model from the start; "
-                    "the others can be switched on by a client (tools/setActive) or with --tools.")
+        "the others can be switched on by a client (tools/setActive) or with --tools.",
+    )
     parser.parse_args(argv)
     try:
         settings = load_settings()
@@ -36,8 +37,11 @@ def main(argv: list[str]) -> int:
     if defaults is not None and list(DEFAULT_ACTIVE_TOOLS) != active:
         lines.append(f"Built-in default: {', '.join(DEFAULT_ACTIVE_TOOLS)}")
     rg = locate_rg()
-    lines.append(f"grep and find run ripgrep: {rg}" if rg else
-                 "grep and find need ripgrep, which is missing: reinstall pi-rpc (it pins the ripgrep wheel)")
+    lines.append(
+        f"grep and find run ripgrep: {rg}"
+        if rg
+        else "grep and find need ripgrep, which is missing: reinstall pi-rpc (it pins the ripgrep wheel)"
+    )
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
     return 0

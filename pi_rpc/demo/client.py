@@ -101,8 +101,10 @@ class Renderer:
         details = result.get("details") or {}
         if isinstance(details, dict) and details.get("fullOutputPath"):
             truncation = details.get("truncation", {})
-            self.write(f"\n{self.s.yellow}  truncated: kept {truncation.get('outputLines')} of "
-                       f"{truncation.get('totalLines')} lines; full log at {details['fullOutputPath']}{self.s.reset}")
+            self.write(
+                f"\n{self.s.yellow}  truncated: kept {truncation.get('outputLines')} of "
+                f"{truncation.get('totalLines')} lines; full log at {details['fullOutputPath']}{self.s.reset}"
+            )
 
     def on_agent_end(self, event: dict[str, Any]) -> None:
         self.write("\n")
@@ -147,8 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         shutil.copytree(WORKSPACE, scratch, dirs_exist_ok=True)
         # --no-session: the scratch workspace is thrown away, so its transcript need not be kept.
-        client = DaemonClient(["--cwd", str(scratch), "--no-session", *_demo_model_args()],
-                              on_notification=renderer, stderr=None)
+        client = DaemonClient(
+            ["--cwd", str(scratch), "--no-session", *_demo_model_args()], on_notification=renderer, stderr=None
+        )
         run_demo(client, renderer, style, scratch)
     except DemoFailed:
         code = 1
@@ -180,11 +183,11 @@ def _close_quietly(client: DaemonClient) -> int:
 def run_demo(client: DaemonClient, renderer: Renderer, style: Style, scratch: Path) -> None:
     info = client.request("initialize", {"clientInfo": {"name": "pi-rpc demo"}})
     model = info["model"]
-    who = "the built-in scripted model (no API key set)" if info["scripted"] else \
-        f"{model['provider']}/{model['id']}"
+    who = "the built-in scripted model (no API key set)" if info["scripted"] else f"{model['provider']}/{model['id']}"
     active = [t["name"] for t in info["tools"] if t["active"]]
-    renderer.write(f"{style.bold}pi-rpc demo{style.reset}: {who}\n"
-                   f"workspace: {scratch}\nactive tools: {', '.join(active)}\n")
+    renderer.write(
+        f"{style.bold}pi-rpc demo{style.reset}: {who}\nworkspace: {scratch}\nactive tools: {', '.join(active)}\n"
+    )
     for index, text in enumerate(PROMPTS):
         renderer.write(f"\n{style.bold}{style.green}you>{style.reset} {text}")
         if index == ABORT_PROMPT:
@@ -192,8 +195,9 @@ def run_demo(client: DaemonClient, renderer: Renderer, style: Style, scratch: Pa
         else:
             outcome = client.request("prompt", {"message": text}, timeout=600)
             _report(outcome, renderer, style)
-            renderer.write(f"{style.dim}[{outcome['stopReason']}, {outcome['usage']['totalTokens']} tokens]"
-                           f"{style.reset}\n")
+            renderer.write(
+                f"{style.dim}[{outcome['stopReason']}, {outcome['usage']['totalTokens']} tokens]{style.reset}\n"
+            )
     renderer.write(f"\n{style.bold}Done.{style.reset} The daemon exits cleanly when its stdin closes.\n")
 
 
@@ -210,8 +214,10 @@ def run_and_abort(client: DaemonClient, renderer: Renderer, text: str, style: St
     # Wait for the command to start, or for the run to end without one (a model error, or a model
     # that chose not to run it): never for a fixed time in silence.
     ended = client.wait_for_message(
-        lambda m: m.get("id") == prompt_id
-        or (m.get("method") == "agent/event" and m["params"]["type"] == "tool_execution_start"),
+        lambda m: (
+            m.get("id") == prompt_id
+            or (m.get("method") == "agent/event" and m["params"]["type"] == "tool_execution_start")
+        ),
         timeout=600,
     )
     if ended.get("id") == prompt_id:
@@ -225,5 +231,7 @@ def run_and_abort(client: DaemonClient, renderer: Renderer, text: str, style: St
     client.request("abort")
     elapsed = (time.monotonic() - started) * 1000
     outcome = client.result(prompt_id)
-    renderer.write(f"{style.dim}[{outcome['stopReason']}; abort returned in {elapsed:.0f} ms, "
-                   f"the command's process group is gone]{style.reset}\n")
+    renderer.write(
+        f"{style.dim}[{outcome['stopReason']}; abort returned in {elapsed:.0f} ms, "
+        f"the command's process group is gone]{style.reset}\n"
+    )

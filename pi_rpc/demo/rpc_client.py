@@ -31,15 +31,23 @@ class RpcError(Exception):
 
 
 class DaemonClient:
-    def __init__(self, args: Sequence[str] = (), *, framing: str = "lsp", cwd: str | None = None,
-                 env: dict[str, str] | None = None, stderr: Any = subprocess.PIPE,
-                 on_notification: Callable[[Json], None] | None = None) -> None:
+    def __init__(
+        self,
+        args: Sequence[str] = (),
+        *,
+        framing: str = "lsp",
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        stderr: Any = subprocess.PIPE,
+        on_notification: Callable[[Json], None] | None = None,
+    ) -> None:
         # -P: the caller's current folder is not put on sys.path, so a `types.py` (or any module
         # named like a standard one) there cannot replace the real one in the daemon.
         command = [sys.executable, "-P", "-m", "pi_rpc", "--framing", framing, *args]
         self.framing = framing
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                     cwd=cwd, env=env)
+        self.proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=cwd, env=env
+        )
         self._on_notification = on_notification
         self._ids = itertools.count(1)
         self._lock = threading.Condition()
@@ -106,17 +114,20 @@ class DaemonClient:
 
     def wait_for_event(self, predicate: Callable[[Json], bool], timeout: float = 60, start: int = 0) -> Json:
         """The first agent event at index >= start that matches."""
+
         def find() -> Json | None:
             events = [n["params"] for n in self.notifications if n.get("method") == "agent/event"]
             return next((event for event in events[start:] if predicate(event)), None)
 
         with self._lock:
             found: list[Json] = []
+
             def ready() -> bool:
                 event = find()
                 if event is not None:
                     found.append(event)
                 return event is not None or self._closed
+
             if not self._lock.wait_for(ready, timeout) or not found:
                 raise TimeoutError("expected event did not arrive")
             return found[0]
@@ -129,6 +140,7 @@ class DaemonClient:
             def ready() -> bool:
                 found[:] = [m for m in self.messages[start:] if predicate(m)][:1]
                 return bool(found) or self._closed
+
             if not self._lock.wait_for(ready, timeout) or not found:
                 raise TimeoutError("expected message did not arrive")
             return found[0]

@@ -69,8 +69,7 @@ ANSWERED_SCENARIOS: dict[str, tuple[list[tuple[str, Json | None]], dict[str, lis
             ("prompt", {"message": "fix greeting"}),
             ("state", None),
         ],
-        {"approval/request": [{"outcome": "reject", "reason": "not before the release"},
-                              {"outcome": "allow"}]},
+        {"approval/request": [{"outcome": "reject", "reason": "not before the release"}, {"outcome": "allow"}]},
     ),
 }
 
@@ -101,8 +100,11 @@ def collapse_updates(messages: list[Json]) -> list[Json]:
         event = message.get("params") if message.get("method") == "agent/event" else None
         if out and event is not None and event.get("type") == "tool_execution_update":
             previous = out[-1].get("params") if out[-1].get("method") == "agent/event" else None
-            if previous is not None and previous.get("type") == "tool_execution_update" \
-                    and previous.get("toolCallId") == event.get("toolCallId"):
+            if (
+                previous is not None
+                and previous.get("type") == "tool_execution_update"
+                and previous.get("toolCallId") == event.get("toolCallId")
+            ):
                 out[-1] = message
                 continue
         out.append(message)
@@ -137,17 +139,19 @@ def run_scenario(
     return [normalize(entry, workspace) for entry in entries], workspace
 
 
-def _answer_until_response(client: DaemonClient, msg_id: int, received: int, queued: dict[str, list[Json]],
-                           entries: list[Json]) -> int:
+def _answer_until_response(
+    client: DaemonClient, msg_id: int, received: int, queued: dict[str, list[Json]], entries: list[Json]
+) -> int:
     """Wait for the response to `msg_id`, answering each request the daemon sends meanwhile from
     `queued`; the messages before each answer are recorded. Returns how many are recorded."""
     while True:
         found = client.wait_for_message(
-            lambda m: ("method" in m and "id" in m) or ("method" not in m and m.get("id") == msg_id), start=received)
+            lambda m: ("method" in m and "id" in m) or ("method" not in m and m.get("id") == msg_id), start=received
+        )
         index = next(i for i in range(received, len(client.messages)) if client.messages[i] is found)
         if "method" not in found:
             return received
-        entries += [{"dir": "recv", "msg": m} for m in collapse_updates(client.messages[received:index + 1])]
+        entries += [{"dir": "recv", "msg": m} for m in collapse_updates(client.messages[received : index + 1])]
         received = index + 1
         answer = {"jsonrpc": "2.0", "id": found["id"], "result": queued[found["method"]].pop(0)}
         client.send(answer)
@@ -178,16 +182,24 @@ def load(path: Path) -> tuple[Json, list[Json]]:
 def record() -> None:
     for name, requests in SCENARIOS.items():
         entries, _ = run_scenario(requests)
-        meta: Json = {"dir": "meta", "args": ["--script", "protocol/transcripts/script.json", *ARGS],
-                      "workspace": "pi_rpc/demo/workspace", "requests": [[m, p] for m, p in requests]}
+        meta: Json = {
+            "dir": "meta",
+            "args": ["--script", "protocol/transcripts/script.json", *ARGS],
+            "workspace": "pi_rpc/demo/workspace",
+            "requests": [[m, p] for m, p in requests],
+        }
         lines = [msgspec.json.encode(meta)] + [msgspec.json.encode(entry) for entry in entries]
         (TRANSCRIPTS / f"{name}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     ANSWERED.mkdir(exist_ok=True)
     for name, (requests, answers) in ANSWERED_SCENARIOS.items():
         entries, _ = run_scenario(requests, answers=answers)
-        meta = {"dir": "meta", "args": ["--script", "protocol/transcripts/script.json", *ARGS],
-                "workspace": "pi_rpc/demo/workspace", "requests": [[m, p] for m, p in requests],
-                "answers": answers}
+        meta = {
+            "dir": "meta",
+            "args": ["--script", "protocol/transcripts/script.json", *ARGS],
+            "workspace": "pi_rpc/demo/workspace",
+            "requests": [[m, p] for m, p in requests],
+            "answers": answers,
+        }
         lines = [msgspec.json.encode(meta)] + [msgspec.json.encode(entry) for entry in entries]
         (ANSWERED / f"{name}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 

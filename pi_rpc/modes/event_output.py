@@ -32,8 +32,7 @@ def forward_event(sink: StdoutSink, event: AgentEvent, encode: EncodeEvent) -> N
     if isinstance(event, ToolExecutionUpdate) and sink.backlog() > MAX_BACKLOG_FOR_UPDATES:
         return
     if isinstance(event, MessageEnd | TurnEnd | AgentEnd) or (
-        isinstance(event, MessageUpdate)
-        and isinstance(event.assistant_message_event, TextEndEvent | ThinkingEndEvent)
+        isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, TextEndEvent | ThinkingEndEvent)
     ):
         # Final content, never changed afterwards: while the client is behind, only a reference to
         # what the session keeps anyway waits, not an encoded copy of the whole answer.

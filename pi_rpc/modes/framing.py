@@ -111,7 +111,7 @@ class LspFrameReader:
                 if len(self._buffer) >= MAX_HEADER_BYTES:
                     return self._bad(frames, f"no end of headers within {MAX_HEADER_BYTES} bytes")
                 if not _HEADER_PREFIX.fullmatch(self._buffer, pos):
-                    return self._bad(frames, f"malformed header line {bytes(self._buffer[pos:pos + 80])!r}")
+                    return self._bad(frames, f"malformed header line {bytes(self._buffer[pos : pos + 80])!r}")
                 return False  # the rest of the header has not arrived yet
             line = bytes(self._buffer[pos:newline]).removesuffix(b"\r")
             pos = newline + 1
@@ -153,10 +153,12 @@ class LspFrameReader:
             body_offset = self._dropped + start
             self._drop(start)
             self._length = None
-            frames.append(FrameError(
-                f"message body (Content-Length {length}) holds the next frame's header after {body_offset} "
-                f"bytes: its length was too large; skipped it and resynchronised at byte {self._offset}"
-            ))
+            frames.append(
+                FrameError(
+                    f"message body (Content-Length {length}) holds the next frame's header after {body_offset} "
+                    f"bytes: its length was too large; skipped it and resynchronised at byte {self._offset}"
+                )
+            )
             return True
         if len(self._buffer) >= remaining:
             body = bytes(self._buffer[:remaining])
@@ -178,11 +180,13 @@ class LspFrameReader:
     def _bad(self, frames: list[Frame], reason: str) -> bool:
         """The bytes at the buffer's start are not a frame: skip to the next header after them."""
         if self._last_body_tail and self._overran_into_header():
-            frames.append(FrameError(
-                f"{reason} at byte {self._offset + self._overrun}: resynchronised at a Content-Length header "
-                f"that began {self._overrun} bytes earlier, inside the message before "
-                "(was its Content-Length too large?)"
-            ))
+            frames.append(
+                FrameError(
+                    f"{reason} at byte {self._offset + self._overrun}: resynchronised at a Content-Length header "
+                    f"that began {self._overrun} bytes earlier, inside the message before "
+                    "(was its Content-Length too large?)"
+                )
+            )
             return True
         preview = bytes(self._buffer[:_PREVIEW_BYTES])
         self._skip_start = self._offset
@@ -198,7 +202,7 @@ class LspFrameReader:
         starts = [m.start() for m in _RESYNC.finditer(joined) if m.start() < len(tail)]
         if not starts:
             return False
-        back = tail[starts[-1]:]
+        back = tail[starts[-1] :]
         self._buffer[:0] = back
         self._offset -= len(back)
         self._overrun = len(back)
@@ -212,15 +216,22 @@ class LspFrameReader:
         if found is None:
             self._drop(max(0, len(self._buffer) - _RESYNC_KEEP))
             if self._skip_reason:
-                frames.append(FrameError(f"{self._skip_reason} at byte {self._skip_start}; "
-                                         "skipping to the next Content-Length header", self._skip_json))
+                frames.append(
+                    FrameError(
+                        f"{self._skip_reason} at byte {self._skip_start}; skipping to the next Content-Length header",
+                        self._skip_json,
+                    )
+                )
                 self._skip_reason = ""
             return False
         self._drop(found.start())
         span = f"bytes {self._skip_start}..{self._offset}"
         if self._skip_reason:
-            frames.append(FrameError(f"{self._skip_reason}: skipped {span}; resynchronised at a Content-Length header",
-                                     self._skip_json))
+            frames.append(
+                FrameError(
+                    f"{self._skip_reason}: skipped {span}; resynchronised at a Content-Length header", self._skip_json
+                )
+            )
         else:
             frames.append(FrameError(f"skipped {span}; resynchronised at a Content-Length header"))
         self._skip_start = None

@@ -213,8 +213,10 @@ class ApprovalGate:
         outside = path is not None and not _inside(resolve_to_cwd(path, self._cwd()), self._cwd())
         if policy == "readOnly":
             if mutating:
-                return (f"Tool {tool} was not run: the session is read-only (approval policy readOnly), "
-                        "so no tool may change files or run commands. Describe the change instead.")
+                return (
+                    f"Tool {tool} was not run: the session is read-only (approval policy readOnly), "
+                    "so no tool may change files or run commands. Describe the change instead."
+                )
             return False
         if policy == "acceptEdits" and tool in FILE_EDITING_TOOLS and not outside:
             return False
@@ -234,8 +236,10 @@ class ApprovalGate:
         if isinstance(verdict, str):
             return BlockCall(reason=verdict)
         if self.approver is None:
-            return BlockCall(reason=f"Tool {tool} was not run: approval policy {self.policy} needs the user's "
-                                    "approval, and this client cannot ask for it.")
+            return BlockCall(
+                reason=f"Tool {tool} was not run: approval policy {self.policy} needs the user's "
+                "approval, and this client cannot ask for it."
+            )
         request = await self._request(call, definition)
         if request is None:
             return None  # the call would fail before changing anything: let it fail with its own error
@@ -244,8 +248,10 @@ class ApprovalGate:
     async def _request(self, call: BeforeToolCall, definition: ToolDefinition | None) -> ApprovalRequest | None:
         tool, args = call.tool_call.name, call.args
         path = _argument(args, _PATH_ARGUMENT)
-        preview = ToolPreview(title=f"{definition.label if definition else tool} {path or ''}".strip(),
-                              path=resolve_to_cwd(path, self._cwd()) if path is not None else UNSET)
+        preview = ToolPreview(
+            title=f"{definition.label if definition else tool} {path or ''}".strip(),
+            path=resolve_to_cwd(path, self._cwd()) if path is not None else UNSET,
+        )
         if definition is not None and definition.preview is not None:
             try:
                 preview = await definition.preview(args, replace(self._context(), id=call.tool_call.id))
@@ -255,8 +261,13 @@ class ApprovalGate:
             except Exception:  # an unexpected failure must never skip the question: ask without a diff
                 _log.exception("preview of %s failed", tool)
         return ApprovalRequest(
-            tool_call_id=call.tool_call.id, tool_name=tool, args=call.tool_call.arguments, cwd=self._cwd(),
-            title=preview.title, preview=preview, suggested_rule=suggested_rule(tool, args),
+            tool_call_id=call.tool_call.id,
+            tool_name=tool,
+            args=call.tool_call.arguments,
+            cwd=self._cwd(),
+            title=preview.title,
+            preview=preview,
+            suggested_rule=suggested_rule(tool, args),
         )
 
     async def _ask(self, request: ApprovalRequest) -> BlockCall | None:
@@ -271,8 +282,10 @@ class ApprovalGate:
                 decision = await self.approver(request)
             if decision is None:
                 outcome = "timeout"
-                return BlockCall(reason=f"Tool {request.tool_name} was not run: no answer to the approval "
-                                        f"request within {self.timeout:g} s.")
+                return BlockCall(
+                    reason=f"Tool {request.tool_name} was not run: no answer to the approval "
+                    f"request within {self.timeout:g} s."
+                )
             outcome = decision.outcome
             return self._apply(request, decision)
         finally:

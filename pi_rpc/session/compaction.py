@@ -126,13 +126,15 @@ def context_tokens(messages: Sequence[Message]) -> int:
             usage = message.usage
             reported = usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
             if reported:
-                return reported + sum(estimate_tokens(m) for m in messages[index + 1:])
+                return reported + sum(estimate_tokens(m) for m in messages[index + 1 :])
     return sum(estimate_tokens(m) for m in messages)
 
 
 _OVERFLOW = re.compile(
     r"context[_ ]length[_ ]exceeded|maximum context length|prompt is too long|too many tokens|"
-    r"exceeds? the context window|input is too long|context window", re.IGNORECASE)
+    r"exceeds? the context window|input is too long|context window",
+    re.IGNORECASE,
+)
 
 
 def is_context_overflow(error_message: str) -> bool:
@@ -149,7 +151,7 @@ def summary_text(message: Message) -> str | None:
     if isinstance(message, UserMessage):
         text = text_of(message.content)
         if text.startswith(SUMMARY_OPENING) and text.endswith(SUMMARY_CLOSING):
-            return text[len(SUMMARY_OPENING):-len(SUMMARY_CLOSING)]
+            return text[len(SUMMARY_OPENING) : -len(SUMMARY_CLOSING)]
     return None
 
 
@@ -179,8 +181,12 @@ def plan_compaction(messages: Sequence[Message], settings: CompactionSettings) -
     to_summarize: list[Message] = [m for m in messages[start:cut] if not isinstance(m, SystemMessage)]
     if not to_summarize:
         return None
-    return CompactionPlan(to_summarize=to_summarize, kept=list(messages[cut:]), previous_summary=previous,
-                          tokens_before=context_tokens(messages))
+    return CompactionPlan(
+        to_summarize=to_summarize,
+        kept=list(messages[cut:]),
+        previous_summary=previous,
+        tokens_before=context_tokens(messages),
+    )
 
 
 def serialize_conversation(messages: Sequence[Message]) -> str:
@@ -194,8 +200,11 @@ def serialize_conversation(messages: Sequence[Message]) -> str:
             case AssistantMessage(content=blocks):
                 thinking = [b.thinking for b in blocks if isinstance(b, ThinkingContent)]
                 said = [b.text for b in blocks if isinstance(b, TextContent)]
-                calls = [f"{b.name}({', '.join(f'{k}={json.dumps(v)}' for k, v in b.arguments.items())})"
-                         for b in blocks if isinstance(b, ToolCall)]
+                calls = [
+                    f"{b.name}({', '.join(f'{k}={json.dumps(v)}' for k, v in b.arguments.items())})"
+                    for b in blocks
+                    if isinstance(b, ToolCall)
+                ]
                 if thinking:
                     parts.append("[Assistant thinking]: " + "\n".join(thinking))
                 if said:
@@ -211,9 +220,11 @@ def serialize_conversation(messages: Sequence[Message]) -> str:
 def summarization_prompt(plan: CompactionPlan, custom_instructions: str | None) -> str:
     prompt = f"<conversation>\n{serialize_conversation(plan.to_summarize)}\n</conversation>\n\n"
     if plan.previous_summary is not None:
-        prompt += (f"<previous-summary>\n{plan.previous_summary}\n</previous-summary>\n\n"
-                   "The conversation above continues from the previous summary. Update that summary with "
-                   "it: keep what still holds, add what is new, move finished work to done.\n\n")
+        prompt += (
+            f"<previous-summary>\n{plan.previous_summary}\n</previous-summary>\n\n"
+            "The conversation above continues from the previous summary. Update that summary with "
+            "it: keep what still holds, add what is new, move finished work to done.\n\n"
+        )
     else:
         prompt += "Summarise the conversation above.\n\n"
     prompt += CHECKPOINT_FORMAT
@@ -222,11 +233,15 @@ def summarization_prompt(plan: CompactionPlan, custom_instructions: str | None) 
     return prompt
 
 
-async def summarize(plan: CompactionPlan, stream: Any, model: Any, options: StreamOptions,
-                    custom_instructions: str | None) -> str:
+async def summarize(
+    plan: CompactionPlan, stream: Any, model: Any, options: StreamOptions, custom_instructions: str | None
+) -> str:
     """One request to the current model; raises CompactionError when it fails."""
-    context = Context(system_prompt=SUMMARIZER_SYSTEM_PROMPT, tools=[], messages=[
-        UserMessage(content=[TextContent(text=summarization_prompt(plan, custom_instructions))])])
+    context = Context(
+        system_prompt=SUMMARIZER_SYSTEM_PROMPT,
+        tools=[],
+        messages=[UserMessage(content=[TextContent(text=summarization_prompt(plan, custom_instructions))])],
+    )
     reply: AssistantMessage = await stream(model, context, options, AssistantBuilder(model, lambda event: None))
     if reply.stop_reason in ("error", "aborted"):
         raise CompactionError(f"Summarization failed: {reply.error_message or reply.stop_reason}")

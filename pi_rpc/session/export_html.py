@@ -62,5 +62,7 @@ def _section(message: Message) -> str:
 
 def session_html(title: str, messages: Sequence[Message]) -> str:
     body = "\n".join(section for section in map(_section, messages) if section)
-    return (f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<style>{_STYLE}</style></head>\n<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
+    return (
+        f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head>\n<body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n"
+    )

@@ -37,7 +37,7 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Scalar], str]:
         match = _LINE.match(line)
         if match and match.group(2).strip():
             keys[match.group(1)] = _scalar(match.group(2))
-    return keys, text[end + 4:].strip()
+    return keys, text[end + 4 :].strip()
 
 
 def text_value(keys: dict[str, Scalar], name: str) -> str:

@@ -56,13 +56,23 @@ def _registry() -> ModelRegistry:
 
 
 def _choice(registry: ModelRegistry, model: Model) -> ModelChoice:
-    return ModelChoice(model=model, stream_fn=get_stream_fn(model.api), api_key=registry.api_key_for(model),
-                       headers=registry.headers_for(model))
+    return ModelChoice(
+        model=model,
+        stream_fn=get_stream_fn(model.api),
+        api_key=registry.api_key_for(model),
+        headers=registry.headers_for(model),
+    )
 
 
-def choose_model(*, provider: str | None = None, model_id: str | None = None, api: str | None = None,
-                 base_url: str | None = None, script: str | None = None,
-                 api_key_env: str | None = None) -> ModelChoice | None:
+def choose_model(
+    *,
+    provider: str | None = None,
+    model_id: str | None = None,
+    api: str | None = None,
+    base_url: str | None = None,
+    script: str | None = None,
+    api_key_env: str | None = None,
+) -> ModelChoice | None:
     """The session's first model; `None` when nothing is configured (no key, no script, no URL)."""
     if script is not None:
         return scripted_choice(script)
@@ -74,14 +84,18 @@ def choose_model(*, provider: str | None = None, model_id: str | None = None, ap
     if provider is not None or model_id is not None:
         found = _find(registry, provider, model_id)
         if found is None:
-            raise ModelSetupError(f"Model not found: {provider or '*'}/{model_id or '*'}"
-                                  + not_found_hint(provider, model_id, registry.all(), cli=True))
+            raise ModelSetupError(
+                f"Model not found: {provider or '*'}/{model_id or '*'}"
+                + not_found_hint(provider, model_id, registry.all(), cli=True)
+            )
         if api is not None and found.api != api:
             found.api = api
         choice = _choice(registry, found)
         if choice.api_key is None and found.api != "openai-completions":
-            raise ModelSetupError(f"No API key for provider {found.provider}: set its environment variable "
-                                  "(ANTHROPIC_API_KEY, OPENAI_API_KEY) or an apiKey in models.json")
+            raise ModelSetupError(
+                f"No API key for provider {found.provider}: set its environment variable "
+                "(ANTHROPIC_API_KEY, OPENAI_API_KEY) or an apiKey in models.json"
+            )
         return choice
     default = registry.default_model()
     if default is not None:
@@ -89,14 +103,21 @@ def choose_model(*, provider: str | None = None, model_id: str | None = None, ap
     return None
 
 
-def _endpoint_choice(base_url: str, api: str, provider: str | None, model_id: str | None,
-                     api_key_env: str | None) -> ModelChoice:
+def _endpoint_choice(
+    base_url: str, api: str, provider: str | None, model_id: str | None, api_key_env: str | None
+) -> ModelChoice:
     base_url = base_url.rstrip("/")
     key = _endpoint_key(base_url, api, api_key_env)
     if model_id is None:
         model_id = _only_server_model(base_url, api, key)
-    model = Model(id=model_id, name=model_id, api=api, provider=provider or _DEFAULT_PROVIDER_FOR_API[api],
-                  base_url=base_url, input=["text", "image"])
+    model = Model(
+        id=model_id,
+        name=model_id,
+        api=api,
+        provider=provider or _DEFAULT_PROVIDER_FOR_API[api],
+        base_url=base_url,
+        input=["text", "image"],
+    )
     # A local server may need no key at all: none means no Authorization header.
     return ModelChoice(model=model, stream_fn=get_stream_fn(api), api_key=key)
 

@@ -32,6 +32,7 @@ PI_CURRENT_VERSION = 3  # what Pi writes now, and what new sessions here are wri
 # which Pi keeps out of the model's context.
 SYSTEM_ENTRY_TYPE = "pi-rpc/system-message"
 
+
 def is_pi_session(version: int) -> bool:
     return version >= PI_FORMAT_VERSION
 
@@ -46,9 +47,13 @@ def _as_message(raw: dict[str, Any]) -> Message | None:
             return None
         return message
     if role == "bashExecution":
-        result = BashResult(output=raw.get("output") or "", exit_code=raw.get("exitCode"),
-                            cancelled=bool(raw.get("cancelled")), truncated=bool(raw.get("truncated")),
-                            full_output_path=raw.get("fullOutputPath") or msgspec.UNSET)
+        result = BashResult(
+            output=raw.get("output") or "",
+            exit_code=raw.get("exitCode"),
+            cancelled=bool(raw.get("cancelled")),
+            truncated=bool(raw.get("truncated")),
+            full_output_path=raw.get("fullOutputPath") or msgspec.UNSET,
+        )
         if raw.get("excludeFromContext"):
             return None
         return UserMessage(content=[TextContent(text=bash_execution_text(raw.get("command", ""), result))])
@@ -56,8 +61,11 @@ def _as_message(raw: dict[str, Any]) -> Message | None:
         return summary_message(str(raw.get("summary", "")))
     if role in ("branchSummary", "custom"):
         content = raw.get("summary") if role == "branchSummary" else raw.get("content")
-        text = content if isinstance(content, str) else "".join(
-            part.get("text", "") for part in content or [] if isinstance(part, dict))
+        text = (
+            content
+            if isinstance(content, str)
+            else "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+        )
         return UserMessage(content=[TextContent(text=text)])
     return None
 

@@ -39,8 +39,14 @@ def _load_template(path: Path, scope: Scope) -> PromptTemplate | None:
     if not description:
         first = next((line for line in body.split("\n") if line.strip()), "")
         description = first[:60] + ("..." if len(first) > 60 else "")
-    return PromptTemplate(name=path.name.removesuffix(".md"), description=description, content=body,
-                          path=str(path), scope=scope, argument_hint=text_value(keys, "argument-hint"))
+    return PromptTemplate(
+        name=path.name.removesuffix(".md"),
+        description=description,
+        content=body,
+        path=str(path),
+        scope=scope,
+        argument_hint=text_value(keys, "argument-hint"),
+    )
 
 
 def _templates_in(folder: Path, scope: Scope) -> list[PromptTemplate]:
@@ -52,8 +58,9 @@ def _templates_in(folder: Path, scope: Scope) -> list[PromptTemplate]:
     return [template for template in loaded if template is not None]
 
 
-def load_prompt_templates(cwd: str, agent_dir: Path, extra_paths: Sequence[str] = (),
-                          include_defaults: bool = True) -> list[PromptTemplate]:
+def load_prompt_templates(
+    cwd: str, agent_dir: Path, extra_paths: Sequence[str] = (), include_defaults: bool = True
+) -> list[PromptTemplate]:
     templates: list[PromptTemplate] = []
     if include_defaults:
         templates += _templates_in(agent_dir / "prompts", "user")
@@ -106,7 +113,7 @@ def substitute_args(content: str, args: Sequence[str]) -> str:
             return args[index] if 0 <= index < len(args) else ""
         if start is not None:
             first = max(int(start) - 1, 0)  # `${@:0}` means from the first, as in bash
-            return " ".join(args[first:first + int(length)] if length is not None else args[first:])
+            return " ".join(args[first : first + int(length)] if length is not None else args[first:])
         return " ".join(args)
 
     return _PLACEHOLDER.sub(replace, content)

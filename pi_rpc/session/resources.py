@@ -39,7 +39,8 @@ def load_resources(cwd: str, options: ResourceOptions) -> Resources:
     agent_dir = options.agent_dir or pi_agent_dir()
     return Resources(
         context_files=load_context_files(cwd, agent_dir) if options.context_files else [],
-        prompt_templates=load_prompt_templates(cwd, agent_dir, options.prompt_template_paths,
-                                               include_defaults=options.prompt_templates),
+        prompt_templates=load_prompt_templates(
+            cwd, agent_dir, options.prompt_template_paths, include_defaults=options.prompt_templates
+        ),
         skills=load_skills(cwd, agent_dir, options.skill_paths, include_defaults=options.skills),
     )

@@ -207,12 +207,18 @@ class AgentSession:
         if config.resume_from is not None:
             self._resume(config.resume_from)
         self.approvals = ApprovalGate(
-            lambda: self.cwd, self._definitions.get, self._tool_context, policy=config.approval_policy,
-            rules=config.approval_rules, timeout=config.approval_timeout, save_rule=config.save_allow_rule,
+            lambda: self.cwd,
+            self._definitions.get,
+            self._tool_context,
+            policy=config.approval_policy,
+            rules=config.approval_rules,
+            timeout=config.approval_timeout,
+            save_rule=config.save_allow_rule,
         )
         self.approvals.on_request = lambda request: self.agent.emit(ToolApprovalRequest(request=request))
         self.approvals.on_resolved = lambda call_id, outcome: self.agent.emit(
-            ToolApprovalEnd(tool_call_id=call_id, outcome=outcome))
+            ToolApprovalEnd(tool_call_id=call_id, outcome=outcome)
+        )
 
     # --- the client's part: approvals and editor-owned files ------------------------------------
 
@@ -276,8 +282,9 @@ class AgentSession:
             await self.abort()
         # A session recorded in another folder continues in this one (an editor that lists every
         # session loads each with its own cwd, or with the one it has open).
-        path = (find_session(self.cwd, session_id, self.config.session_root)
-                or find_session_anywhere(session_id, self.config.session_root))
+        path = find_session(self.cwd, session_id, self.config.session_root) or find_session_anywhere(
+            session_id, self.config.session_root
+        )
         if path is None:
             raise SessionNotFoundError(f"Session not found: {session_id}")
         try:
@@ -304,8 +311,11 @@ class AgentSession:
     def fork_points(self) -> list[tuple[str, str]]:
         """(entry id, text) of every user message, the places a session can be forked at. An entry
         id is the message's position in the transcript, which is stable: transcripts only grow."""
-        return [(fork_entry_id(index), text_of(m.content)) for index, m in enumerate(self.agent.messages)
-                if isinstance(m, UserMessage) and summary_text(m) is None]
+        return [
+            (fork_entry_id(index), text_of(m.content))
+            for index, m in enumerate(self.agent.messages)
+            if isinstance(m, UserMessage) and summary_text(m) is None
+        ]
 
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
@@ -361,24 +371,36 @@ class AgentSession:
         assistants = [m for m in messages if isinstance(m, AssistantMessage)]
         usage = total_usage(assistants)
         return SessionStats(
-            session_id=self.session_id, session_file=self.session_file,
+            session_id=self.session_id,
+            session_file=self.session_file,
             user_messages=sum(isinstance(m, UserMessage) for m in messages),
             assistant_messages=len(assistants),
             tool_calls=sum(isinstance(b, ToolCall) for m in assistants for b in m.content),
             tool_results=sum(isinstance(m, ToolResultMessage) for m in messages),
             total_messages=len(messages),
-            tokens=TokenTotals(input=usage.input, output=usage.output, cache_read=usage.cache_read,
-                               cache_write=usage.cache_write, total=usage.total_tokens),
-            cost=usage.cost.total, context_usage=self.context_usage() or UNSET,
+            tokens=TokenTotals(
+                input=usage.input,
+                output=usage.output,
+                cache_read=usage.cache_read,
+                cache_write=usage.cache_write,
+                total=usage.total_tokens,
+            ),
+            cost=usage.cost.total,
+            context_usage=self.context_usage() or UNSET,
         )
 
     # --- tools ----------------------------------------------------------------------------------
 
     def tool_infos(self) -> list[ToolInfo]:
         return [
-            ToolInfo(name=name, label=definition.label, description=definition.description,
-                     parameters=self._definitions[name].declaration().parameters, active=name in self._active,
-                     source=UNSET if definition.source == "builtin" else definition.source)
+            ToolInfo(
+                name=name,
+                label=definition.label,
+                description=definition.description,
+                parameters=self._definitions[name].declaration().parameters,
+                active=name in self._active,
+                source=UNSET if definition.source == "builtin" else definition.source,
+            )
             for name, definition in self._definitions.items()
         ]
 
@@ -418,12 +440,19 @@ class AgentSession:
 
     def _tool_context(self) -> ToolCallContext:
         assert self.choice is not None  # tools run only inside a run, and a run needs a model
-        return ToolCallContext(cwd=self.cwd, model=self.choice.model, session_id=self.session_id,
-                               session_file=self.session_file, thinking_level=self.thinking_level)
+        return ToolCallContext(
+            cwd=self.cwd,
+            model=self.choice.model,
+            session_id=self.session_id,
+            session_file=self.session_file,
+            thinking_level=self.thinking_level,
+        )
 
     def _rebuild_system_prompt(self) -> None:
         self._system_prompt = build_system_prompt(
-            [self._definitions[name] for name in self._active], self.cwd, self.config.append_system_prompt,
+            [self._definitions[name] for name in self._active],
+            self.cwd,
+            self.config.append_system_prompt,
             self.resources,
         )
 
@@ -433,11 +462,21 @@ class AgentSession:
 
     def slash_commands(self) -> list[SlashCommand]:
         """What a user can invoke as `/name` in a prompt: prompt templates, then `skill:` names."""
-        commands = [SlashCommand(name=t.name, description=t.description, source="prompt", path=t.path,
-                                 scope=t.scope, argument_hint=t.argument_hint or UNSET)
-                    for t in self.resources.prompt_templates]
-        commands += [SlashCommand(name=f"skill:{s.name}", description=s.description, source="skill", path=s.path,
-                                  scope=s.scope) for s in self.resources.skills]
+        commands = [
+            SlashCommand(
+                name=t.name,
+                description=t.description,
+                source="prompt",
+                path=t.path,
+                scope=t.scope,
+                argument_hint=t.argument_hint or UNSET,
+            )
+            for t in self.resources.prompt_templates
+        ]
+        commands += [
+            SlashCommand(name=f"skill:{s.name}", description=s.description, source="skill", path=s.path, scope=s.scope)
+            for s in self.resources.skills
+        ]
         return commands
 
     # --- model ----------------------------------------------------------------------------------
@@ -445,8 +484,10 @@ class AgentSession:
     def set_model(self, provider: str, model_id: str) -> Model:
         choice = self.config.resolve_model(provider, model_id)
         if choice is None:
-            raise ModelNotFoundError(f"Model not found: {provider}/{model_id}"
-                                     + not_found_hint(provider, model_id, self.config.available_models()))
+            raise ModelNotFoundError(
+                f"Model not found: {provider}/{model_id}"
+                + not_found_hint(provider, model_id, self.config.available_models())
+            )
         self.choice = choice
         self.thinking_level = clamp_thinking_level(choice.model, self.thinking_level)
         return choice.model
@@ -548,7 +589,8 @@ class AgentSession:
         """Run a command for the user (Pi's `bash`); its output joins the next prompt's context
         unless excluded."""
         result = await self.user_bash.run(
-            command, self.cwd, lambda run_id, delta: self.agent.emit(BashExecutionUpdate(id=run_id, delta=delta)))
+            command, self.cwd, lambda run_id, delta: self.agent.emit(BashExecutionUpdate(id=run_id, delta=delta))
+        )
         if not exclude_from_context:
             message = UserMessage(content=[TextContent(text=bash_execution_text(command, result))])
             self._pending_bash.append(message)
@@ -632,8 +674,12 @@ class AgentSession:
                 await self.compact(reason="threshold")
         return []
 
-    async def compact(self, custom_instructions: str | None = None, reason: CompactionReason = "manual",
-                      drop_failed_reply: bool = False) -> CompactionResult:
+    async def compact(
+        self,
+        custom_instructions: str | None = None,
+        reason: CompactionReason = "manual",
+        drop_failed_reply: bool = False,
+    ) -> CompactionResult:
         """Summarise the older turns with the current model and keep the recent ones (Pi's
         `compact`); a manual compaction aborts a run first. The session file keeps everything."""
         if reason == "manual" and self._busy:
@@ -651,8 +697,12 @@ class AgentSession:
             raise CompactionError("Nothing to compact (no earlier turns to summarise)")
         self.is_compacting = True
         self.agent.emit(CompactionStart(reason=reason))
-        options = StreamOptions(api_key=choice.api_key, headers=dict(choice.headers), session_id=self.session_id,
-                                max_tokens=int(0.8 * self.config.compaction.reserve_tokens))
+        options = StreamOptions(
+            api_key=choice.api_key,
+            headers=dict(choice.headers),
+            session_id=self.session_id,
+            max_tokens=int(0.8 * self.config.compaction.reserve_tokens),
+        )
         summary: str | None = None
         error: str | None = None
         try:
@@ -668,9 +718,12 @@ class AgentSession:
             self.agent.emit(CompactionEnd(reason=reason, aborted=error is None, error_message=message))
             raise CompactionError(message)
         self.agent.messages[:] = [summary_message(summary), *plan.kept]
-        result = CompactionResult(summary=summary, first_kept_entry_id=fork_entry_id(1),
-                                  tokens_before=plan.tokens_before,
-                                  details={"summarizedMessages": len(plan.to_summarize)})
+        result = CompactionResult(
+            summary=summary,
+            first_kept_entry_id=fork_entry_id(1),
+            tokens_before=plan.tokens_before,
+            details={"summarizedMessages": len(plan.to_summarize)},
+        )
         self.agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result
 
@@ -679,20 +732,30 @@ class AgentSession:
             return None
         window = self.choice.model.context_window
         tokens = context_tokens(self.agent.messages)
-        return ContextUsage(tokens=tokens, context_window=window,
-                            percent=round(100 * tokens / window, 1) if window else 0.0)
+        return ContextUsage(
+            tokens=tokens, context_window=window, percent=round(100 * tokens / window, 1) if window else 0.0
+        )
 
     def _loop_config(self) -> LoopConfig:
         choice = self.choice
         assert choice is not None  # start_prompt refuses to start a run without one
-        options = StreamOptions(api_key=choice.api_key, thinking_level=self.thinking_level,
-                                headers=dict(choice.headers), session_id=self.session_id,
-                                max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0,
-                                retry_base_ms=self.config.retry_base_ms)
-        return LoopConfig(model=choice.model, stream_fn=choice.stream_fn, options=options,
-                          system_prompt=lambda: self._system_prompt,
-                          tools=lambda: [self._definitions[name] for name in self._active],
-                          before_tool_call=self.approvals.check, tool_context=self._tool_context)
+        options = StreamOptions(
+            api_key=choice.api_key,
+            thinking_level=self.thinking_level,
+            headers=dict(choice.headers),
+            session_id=self.session_id,
+            max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0,
+            retry_base_ms=self.config.retry_base_ms,
+        )
+        return LoopConfig(
+            model=choice.model,
+            stream_fn=choice.stream_fn,
+            options=options,
+            system_prompt=lambda: self._system_prompt,
+            tools=lambda: [self._definitions[name] for name in self._active],
+            before_tool_call=self.approvals.check,
+            tool_context=self._tool_context,
+        )
 
     # --- state ----------------------------------------------------------------------------------
 
@@ -704,11 +767,18 @@ class AgentSession:
 
     def state(self) -> SessionState:
         return SessionState(
-            model=self.model, thinking_level=self.thinking_level, is_streaming=self._busy,
-            steering_mode=self.agent.steering_mode, follow_up_mode=self.agent.follow_up_mode,
-            session_id=self.session_id, message_count=len(self.agent.messages),
-            pending_message_count=self.agent.pending_count, cwd=self.cwd, active_tools=self.active_tools,
-            scripted=self.scripted, session_file=self.session_file,
+            model=self.model,
+            thinking_level=self.thinking_level,
+            is_streaming=self._busy,
+            steering_mode=self.agent.steering_mode,
+            follow_up_mode=self.agent.follow_up_mode,
+            session_id=self.session_id,
+            message_count=len(self.agent.messages),
+            pending_message_count=self.agent.pending_count,
+            cwd=self.cwd,
+            active_tools=self.active_tools,
+            scripted=self.scripted,
+            session_file=self.session_file,
             approval_policy=self.approvals.policy,
             pending_approvals=[request.tool_call_id for request in self.approvals.pending.values()],
         )

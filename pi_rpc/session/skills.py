@@ -41,9 +41,14 @@ def _load_skill(path: Path, scope: str) -> Skill | None:
     if not description:
         _log.warning("skill %s has no description and is skipped", path)
         return None
-    return Skill(name=text_value(keys, "name") or path.parent.name, description=description, path=str(path),
-                 base_dir=str(path.parent), scope=scope,
-                 disable_model_invocation=keys.get("disable-model-invocation") is True)
+    return Skill(
+        name=text_value(keys, "name") or path.parent.name,
+        description=description,
+        path=str(path),
+        base_dir=str(path.parent),
+        scope=scope,
+        disable_model_invocation=keys.get("disable-model-invocation") is True,
+    )
 
 
 def _skills_in(folder: Path, scope: str, top: bool = True) -> list[Skill]:
@@ -68,8 +73,9 @@ def _skills_in(folder: Path, scope: str, top: bool = True) -> list[Skill]:
     return found
 
 
-def load_skills(cwd: str, agent_dir: Path, extra_paths: Sequence[str] = (),
-                include_defaults: bool = True) -> list[Skill]:
+def load_skills(
+    cwd: str, agent_dir: Path, extra_paths: Sequence[str] = (), include_defaults: bool = True
+) -> list[Skill]:
     found: list[Skill] = []
     if include_defaults:
         found += _skills_in(agent_dir / "skills", "user")
@@ -84,8 +90,9 @@ def load_skills(cwd: str, agent_dir: Path, extra_paths: Sequence[str] = (),
     unique: dict[str, Skill] = {}
     for skill in found:
         if skill.name in unique:
-            _log.warning("skill %r at %s ignored: %s has the same name", skill.name, skill.path,
-                         unique[skill.name].path)
+            _log.warning(
+                "skill %r at %s ignored: %s has the same name", skill.name, skill.path, unique[skill.name].path
+            )
         else:
             unique[skill.name] = skill
     return list(unique.values())
@@ -106,9 +113,13 @@ def format_skills(skills: Sequence[Skill]) -> str:
     ]
     quote = {'"': "&quot;", "'": "&apos;"}
     for skill in visible:
-        lines += ["  <skill>", f"    <name>{escape(skill.name, quote)}</name>",
-                  f"    <description>{escape(skill.description, quote)}</description>",
-                  f"    <location>{escape(skill.path, quote)}</location>", "  </skill>"]
+        lines += [
+            "  <skill>",
+            f"    <name>{escape(skill.name, quote)}</name>",
+            f"    <description>{escape(skill.description, quote)}</description>",
+            f"    <location>{escape(skill.path, quote)}</location>",
+            "  </skill>",
+        ]
     lines.append("</available_skills>")
     return "\n".join(lines)
 
@@ -118,7 +129,7 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     unknown skill, is returned as it is."""
     if not text.startswith("/skill:"):
         return text
-    name, _, rest = text[len("/skill:"):].partition(" ")
+    name, _, rest = text[len("/skill:") :].partition(" ")
     skill = next((s for s in skills if s.name == name), None)
     if skill is None:
         return text
@@ -127,7 +138,9 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         _log.warning("skill %s cannot be read: %s", skill.path, exc)
         return text
-    block = (f'<skill name="{skill.name}" location="{skill.path}">\n'
-             f"References are relative to {skill.base_dir}.\n\n{body.strip()}\n</skill>")
+    block = (
+        f'<skill name="{skill.name}" location="{skill.path}">\n'
+        f"References are relative to {skill.base_dir}.\n\n{body.strip()}\n</skill>"
+    )
     args = rest.strip()
     return f"{block}\n\n{args}" if args else block

@@ -174,7 +174,7 @@ def end_on_a_fresh_line(fd: int, path: Path) -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 @dataclass
@@ -206,8 +206,11 @@ class SessionFile:
         started = datetime.datetime.now(datetime.UTC)
         path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
         session = cls(path=path, session_id=session_id, pi_format=True)
-        session._write(encode_json(SessionHeader(version=PI_CURRENT_VERSION, id=session_id, cwd=cwd,
-                                                     timestamp=started.isoformat())))
+        session._write(
+            encode_json(
+                SessionHeader(version=PI_CURRENT_VERSION, id=session_id, cwd=cwd, timestamp=started.isoformat())
+            )
+        )
         return session
 
     def append(self, message: Message) -> None:
@@ -326,5 +329,11 @@ def _summary(path: Path) -> SessionSummary | None:
         return None
     first = next((text_of(m.content) for m in messages if isinstance(m, UserMessage)), "")
     modified = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat()
-    return SessionSummary(session_id=header.id, path=str(path), started=header.timestamp, modified=modified,
-                          message_count=len(messages), first_message=first[:200])
+    return SessionSummary(
+        session_id=header.id,
+        path=str(path),
+        started=header.timestamp,
+        modified=modified,
+        message_count=len(messages),
+        first_message=first[:200],
+    )

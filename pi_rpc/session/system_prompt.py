@@ -27,8 +27,9 @@ _BASE_GUIDELINES = (
 )
 
 
-def build_system_prompt(tools: Sequence[ToolDefinition], cwd: str, append: str | None = None,
-                        resources: Resources | None = None) -> str:
+def build_system_prompt(
+    tools: Sequence[ToolDefinition], cwd: str, append: str | None = None, resources: Resources | None = None
+) -> str:
     """After the tools and guidelines come the appended text, the project's context files and,
     when `read` is active to load them, the skills (Pi's order)."""
     lines = [_INTRO, "", "Available tools:"]

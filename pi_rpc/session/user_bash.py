@@ -87,9 +87,13 @@ class UserBash:
         output.finish()
         snapshot = output.snapshot(persist_if_truncated=True)
         output.close_temp_file()
-        return BashResult(output=snapshot.content, exit_code=None if scope.cancelled_caught else code,
-                          cancelled=scope.cancelled_caught, truncated=snapshot.truncation.truncated,
-                          full_output_path=snapshot.full_output_path or UNSET)
+        return BashResult(
+            output=snapshot.content,
+            exit_code=None if scope.cancelled_caught else code,
+            cancelled=scope.cancelled_caught,
+            truncated=snapshot.truncation.truncated,
+            full_output_path=snapshot.full_output_path or UNSET,
+        )
 
     def abort(self) -> None:
         if self._scope is not None:

@@ -38,9 +38,7 @@ SESSION_ENV_GUIDELINE = "You can inspect PI_* environment variables for current 
 
 class BashParams(msgspec.Struct, kw_only=True):
     command: Annotated[str, Meta(description="Shell command to execute")]
-    timeout: (
-        Annotated[float, Meta(description="Timeout in seconds (optional, no default timeout)")] | UnsetType
-    ) = UNSET
+    timeout: Annotated[float, Meta(description="Timeout in seconds (optional, no default timeout)")] | UnsetType = UNSET
 
 
 class BashDetails(Wire):
@@ -116,9 +114,7 @@ class LocalShellOperations:
         argv = [*self.resolve_shell(self.shell_path), f"{self.command_prefix}{command}"]
         # One stat of a local directory: cheaper inline than a worker thread's round trip.
         if not os.path.isdir(cwd):  # noqa: ASYNC240
-            raise ToolError(
-                f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands."
-            )
+            raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands.")
         try:
             return await run_process_group(argv, cwd, env, on_data)
         except OSError as exc:  # e.g. the shell binary vanished: a tool error, never a crash
@@ -203,8 +199,12 @@ def session_environment(
 class UpdateThrottle:
     """At most one update per interval: leading edge at once, else one trailing emit (spec 9.11)."""
 
-    def __init__(self, emit: Callable[[], None], interval: float = BASH_UPDATE_THROTTLE_SECONDS,
-                 clock: Callable[[], float] = anyio.current_time) -> None:
+    def __init__(
+        self,
+        emit: Callable[[], None],
+        interval: float = BASH_UPDATE_THROTTLE_SECONDS,
+        clock: Callable[[], float] = anyio.current_time,
+    ) -> None:
         self._emit = emit
         self._interval = interval
         self._clock = clock
@@ -285,13 +285,10 @@ def create_shell_tool_definition(
     spawn_hook: SpawnHook | None = None,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> ToolDefinition:
-    async def execute(
-        params: BashParams, call: ToolCallContext
-    ) -> AgentToolResult:
+    async def execute(params: BashParams, call: ToolCallContext) -> AgentToolResult:
         timeout = validate_timeout(params.timeout)
         command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
-        spawn = SpawnContext(command, call.cwd, session_environment(call, expose_session_environment,
-                                                                     withheld_env))
+        spawn = SpawnContext(command, call.cwd, session_environment(call, expose_session_environment, withheld_env))
         if spawn_hook is not None:
             spawn = spawn_hook(replace(spawn, env=dict(spawn.env)))
         output = OutputAccumulator(temp_file_prefix=config.temp_file_prefix)

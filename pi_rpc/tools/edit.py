@@ -37,9 +37,7 @@ DESCRIPTION = (
     "merge them into one edit instead of emitting overlapping edits. Do not include large unchanged "
     "regions just to connect distant changes."
 )
-PROMPT_SNIPPET = (
-    "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
-)
+PROMPT_SNIPPET = "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
 PROMPT_GUIDELINES = [
     "Use edit for precise changes (edits[].oldText must match exactly)",
     "When changing multiple separate locations in one file, use one edit call with multiple entries "
@@ -187,9 +185,7 @@ async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[
 def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinition:
     ops = operations or local_edit_operations()
 
-    async def execute(
-        params: EditParams, call: ToolCallContext
-    ) -> AgentToolResult:
+    async def execute(params: EditParams, call: ToolCallContext) -> AgentToolResult:
         if not params.edits:
             raise ToolError(EMPTY_EDITS)
         path = params.path
@@ -203,8 +199,11 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
             diff, first_changed = generate_diff_string(planned.base, planned.new)
             patch = generate_unified_patch(path, planned.base, planned.new)
-            details = EditDetails(diff=displayable(diff), patch=displayable(patch),
-                                  first_changed_line=UNSET if first_changed is None else first_changed)
+            details = EditDetails(
+                diff=displayable(diff),
+                patch=displayable(patch),
+                first_changed_line=UNSET if first_changed is None else first_changed,
+            )
             text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
             return AgentToolResult(content=[TextContent(text=text)], details=details)
 
@@ -219,7 +218,9 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
         absolute = resolve_to_cwd(params.path, call.cwd)
         planned = await _plan_edit(ops, absolute, params.path, params.edits)
         return ToolPreview(
-            title=f"Edit {params.path}", path=absolute, old_text=displayable(planned.base),
+            title=f"Edit {params.path}",
+            path=absolute,
+            old_text=displayable(planned.base),
             new_text=displayable(planned.new),
             patch=displayable(generate_unified_patch(params.path, planned.base, planned.new)),
         )

@@ -127,9 +127,7 @@ def _splice_preserving_lines(original: str, fuzzy: str, matches: list[_Match]) -
     original_lines = _LINES_WITH_ENDINGS.findall(original)
     spans = _line_spans(fuzzy)
     if len(original_lines) != len(spans):
-        raise ValueError(
-            "Cannot preserve unchanged lines because the base content has a different line count."
-        )
+        raise ValueError("Cannot preserve unchanged lines because the base content has a different line count.")
     groups: list[tuple[int, int, list[_Match]]] = []
     for match in sorted(matches, key=lambda m: m.start):
         first, last = _touched_lines(spans, match)
@@ -350,9 +348,7 @@ def generate_unified_patch(path: str, old: str, new: str, context_lines: int = 4
             else:
                 tail = part.lines[:context_lines]
                 body += [" " + line for line in tail]
-                hunks.append(
-                    (hunk_old, old_no - hunk_old + len(tail), hunk_new, new_no - hunk_new + len(tail), body)
-                )
+                hunks.append((hunk_old, old_no - hunk_old + len(tail), hunk_new, new_no - hunk_new + len(tail), body))
                 hunk_old = hunk_new = 0
         old_no += len(part.lines)
         new_no += len(part.lines)

@@ -47,7 +47,6 @@ async def _is_text_file(path: str) -> bool:
     return await anyio.to_thread.run_sync(probe)
 
 
-
 class FileRouter:
     """Where the read, edit and write tools of one session get and put file contents."""
 
@@ -85,15 +84,19 @@ class FileRouter:
         return await editor.read_text_file(path)
 
     def read_operations(self) -> ReadOperations:
-        return ReadOperations(read_file=self._read_bytes, access=self._local_read.access,
-                              detect_image_mime_type=self._local_read.detect_image_mime_type)
+        return ReadOperations(
+            read_file=self._read_bytes,
+            access=self._local_read.access,
+            detect_image_mime_type=self._local_read.detect_image_mime_type,
+        )
 
     def edit_operations(self) -> EditOperations:
         return EditOperations(read_file=self._read_bytes, write_file=self._write_text, access=self._local_edit.access)
 
     def write_operations(self) -> WriteOperations:
-        return WriteOperations(write_file=self._write_text, mkdir=self._local_write.mkdir,
-                               read_existing=self._read_existing)
+        return WriteOperations(
+            write_file=self._write_text, mkdir=self._local_write.mkdir, read_existing=self._read_existing
+        )
 
 
 __all__ = ["EditorFiles", "FileRouter"]

@@ -58,9 +58,7 @@ class FindParams(msgspec.Struct, rename="camel", kw_only=True):
     pattern: Annotated[
         str, Meta(description="Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'")
     ]
-    path: (
-        Annotated[str, Meta(description="Directory to search in (default: current directory)")] | UnsetType
-    ) = UNSET
+    path: Annotated[str, Meta(description="Directory to search in (default: current directory)")] | UnsetType = UNSET
     limit: Annotated[float, Meta(description="Maximum number of results (default: 1000)")] | UnsetType = UNSET
 
 
@@ -246,15 +244,11 @@ async def _custom_glob(ops: FindOperations, pattern: str, search_path: str, limi
     return _finish(results, limit, f"{limit} results limit reached")
 
 
-def create_find_tool(
-    *, operations: FindOperations | None = None, locate: RgLocator = locate_rg
-) -> ToolDefinition:
+def create_find_tool(*, operations: FindOperations | None = None, locate: RgLocator = locate_rg) -> ToolDefinition:
     """Spec 13.9-13.14. `locate` finds the rg binary (a test passes one that returns None)."""
     ops = operations or FindOperations()
 
-    async def execute(
-        params: FindParams, call: ToolCallContext
-    ) -> AgentToolResult:
+    async def execute(params: FindParams, call: ToolCallContext) -> AgentToolResult:
         search_path = resolve_to_cwd(path_argument(params.path), call.cwd)
         limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
         if ops.glob is not None:

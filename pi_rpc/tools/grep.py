@@ -37,17 +37,13 @@ PROMPT_SNIPPET = "Search file contents for patterns (respects .gitignore)"
 
 class GrepParams(msgspec.Struct, rename="camel", kw_only=True):
     pattern: Annotated[str, Meta(description="Search pattern (regex or literal string)")]
-    path: (
-        Annotated[str, Meta(description="Directory or file to search (default: current directory)")]
-        | UnsetType
-    ) = UNSET
-    glob: (
-        Annotated[str, Meta(description="Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'")]
-        | UnsetType
-    ) = UNSET
-    ignore_case: Annotated[bool, Meta(description="Case-insensitive search (default: false)")] | UnsetType = (
+    path: Annotated[str, Meta(description="Directory or file to search (default: current directory)")] | UnsetType = (
         UNSET
     )
+    glob: (
+        Annotated[str, Meta(description="Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'")] | UnsetType
+    ) = UNSET
+    ignore_case: Annotated[bool, Meta(description="Case-insensitive search (default: false)")] | UnsetType = UNSET
     literal: (
         Annotated[bool, Meta(description="Treat pattern as literal string instead of regex (default: false)")]
         | UnsetType
@@ -56,9 +52,7 @@ class GrepParams(msgspec.Struct, rename="camel", kw_only=True):
         Annotated[float, Meta(description="Number of lines to show before and after each match (default: 0)")]
         | UnsetType
     ) = UNSET
-    limit: (
-        Annotated[float, Meta(description="Maximum number of matches to return (default: 100)")] | UnsetType
-    ) = UNSET
+    limit: Annotated[float, Meta(description="Maximum number of matches to return (default: 100)")] | UnsetType = UNSET
 
 
 def _read_text(path: str) -> str:
@@ -192,15 +186,11 @@ def _finish(lines: list[str], limit: int, limit_reached: bool, lines_truncated: 
     return finish_listing(lines, GrepDetails, limit_notice, *after)
 
 
-def create_grep_tool(
-    *, operations: GrepOperations | None = None, locate: RgLocator = locate_rg
-) -> ToolDefinition:
+def create_grep_tool(*, operations: GrepOperations | None = None, locate: RgLocator = locate_rg) -> ToolDefinition:
     """Spec 13.1-13.8. `locate` finds the rg binary (a test passes one that returns None)."""
     ops = operations or GrepOperations()
 
-    async def execute(
-        params: GrepParams, call: ToolCallContext
-    ) -> AgentToolResult:
+    async def execute(params: GrepParams, call: ToolCallContext) -> AgentToolResult:
         rg = require_rg(locate)
         base = call.cwd
         search_path = resolve_to_cwd(path_argument(params.path), base)

@@ -57,11 +57,7 @@ def sniff_image_mime_type(head: bytes) -> str | None:
     if len(head) >= 12 and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "image/webp"
     # "BM" alone would claim every text file starting "BM..."; the info-header size pins it down.
-    if (
-        len(head) >= 18
-        and head[:2] == b"BM"
-        and int.from_bytes(head[14:18], "little") in _BMP_INFO_HEADER_SIZES
-    ):
+    if len(head) >= 18 and head[:2] == b"BM" and int.from_bytes(head[14:18], "little") in _BMP_INFO_HEADER_SIZES:
         return "image/bmp"
     return None
 
@@ -159,9 +155,7 @@ def _smaller_encoding(image: Image.Image, size: tuple[int, int], quality: int) -
     return (png, "image/png") if len(png) <= len(jpeg) else (jpeg, "image/jpeg")
 
 
-def _resize_jpeg_ladder(
-    image: Image.Image, target: tuple[int, int], max_bytes: int
-) -> tuple[bytes, str] | None:
+def _resize_jpeg_ladder(image: Image.Image, target: tuple[int, int], max_bytes: int) -> tuple[bytes, str] | None:
     from PIL import Image
 
     scaled = image.resize(target, Image.Resampling.LANCZOS)
@@ -244,18 +238,14 @@ def process_image(data: bytes, mime_type: str, *, auto_resize: bool = True) -> P
         data, inline, converted_from = png, "image/png", source
     if not auto_resize:
         encoded = base64.b64encode(data).decode("ascii")
-        return ProcessedImage(
-            ok=True, data=encoded, mime_type=inline, hints=_conversion_hint(converted_from, inline)
-        )
+        return ProcessedImage(ok=True, data=encoded, mime_type=inline, hints=_conversion_hint(converted_from, inline))
     resized = resize_image(data, inline)
     if resized is None:
         return ProcessedImage(ok=False, message=RESIZE_FAILED)
     hints = _conversion_hint(converted_from, resized.mime_type)
     if resized.was_resized:
         hints.append(
-            format_dimension_note(
-                (resized.original_width, resized.original_height), (resized.width, resized.height)
-            )
+            format_dimension_note((resized.original_width, resized.original_height), (resized.width, resized.height))
         )
     encoded = base64.b64encode(resized.data).decode("ascii")
     return ProcessedImage(ok=True, data=encoded, mime_type=resized.mime_type, hints=hints)

@@ -39,12 +39,8 @@ PROMPT_SNIPPET = "List directory contents"
 
 
 class LsParams(msgspec.Struct, rename="camel", kw_only=True):
-    path: Annotated[str, Meta(description="Directory to list (default: current directory)")] | UnsetType = (
-        UNSET
-    )
-    limit: (
-        Annotated[float, Meta(description="Maximum number of entries to return (default: 500)")] | UnsetType
-    ) = UNSET
+    path: Annotated[str, Meta(description="Directory to list (default: current directory)")] | UnsetType = UNSET
+    limit: Annotated[float, Meta(description="Maximum number of entries to return (default: 500)")] | UnsetType = UNSET
 
 
 async def _readdir(path: str) -> list[str]:
@@ -102,9 +98,7 @@ def create_ls_tool(*, operations: LsOperations | None = None) -> ToolDefinition:
     """Spec 13.15-13.19: not recursive and not gitignore-aware."""
     ops = operations or LsOperations()
 
-    async def execute(
-        params: LsParams, call: ToolCallContext
-    ) -> AgentToolResult:
+    async def execute(params: LsParams, call: ToolCallContext) -> AgentToolResult:
         dir_path = resolve_to_cwd(path_argument(params.path), call.cwd)
         limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
         if not await ops.exists(dir_path):

@@ -100,14 +100,19 @@ class McpConnection:
             if _connection_lost(exc):
                 self._fail(reason)
                 self._stop.set()  # leave the client: the SDK reaps what is left of the server
-                raise ToolError(f'MCP server "{self.config.name}" stopped during the call to {name} '
-                                f"({reason}); it is started again at the next call") from exc
+                raise ToolError(
+                    f'MCP server "{self.config.name}" stopped during the call to {name} '
+                    f"({reason}); it is started again at the next call"
+                ) from exc
             raise ToolError(f'MCP server "{self.config.name}" failed the call to {name}: {reason}') from exc
 
     def status_report(self) -> McpServerStatus:
-        return McpServerStatus(name=self.config.name, status=self.status,
-                               tools=[tool_name(self.config.name, tool.name) for tool in self.tools],
-                               error=self.error)
+        return McpServerStatus(
+            name=self.config.name,
+            status=self.status,
+            tools=[tool_name(self.config.name, tool.name) for tool in self.tools],
+            error=self.error,
+        )
 
     async def _restart(self, tasks: anyio.abc.TaskGroup) -> None:
         with anyio.move_on_after(STOP_TIMEOUT_SECONDS):
@@ -148,8 +153,12 @@ class McpServers:
     def __init__(self) -> None:
         self.connections: dict[str, McpConnection] = {}
 
-    async def start(self, configs: Sequence[McpServerConfig], tasks: anyio.abc.TaskGroup,
-                    start_seconds: float = START_TIMEOUT_SECONDS) -> list[McpConnection]:
+    async def start(
+        self,
+        configs: Sequence[McpServerConfig],
+        tasks: anyio.abc.TaskGroup,
+        start_seconds: float = START_TIMEOUT_SECONDS,
+    ) -> list[McpConnection]:
         """Start the servers not already running under the same name; returns the new ones."""
         wanted = {c.name: c for c in configs}
         fresh = [McpConnection(config) for config in wanted.values() if config.name not in self.connections]
@@ -188,9 +197,12 @@ def _definition(connection: McpConnection, tool: McpTool) -> ToolDefinition:
 
     read_only = tool.annotations is not None and tool.annotations.read_only_hint is True
     return ToolDefinition(
-        name=tool_name(server, tool.name), label=tool.title or tool.name,
+        name=tool_name(server, tool.name),
+        label=tool.title or tool.name,
         description=tool.description or f"{tool.name} (from the MCP server {server})",
-        parameters=dict(tool.input_schema), execute=execute, source=f"mcp:{server}",
+        parameters=dict(tool.input_schema),
+        execute=execute,
+        source=f"mcp:{server}",
         # Unknown effects: approval policies ask, unless the server says the tool only reads.
         mutating=not read_only,
     )
@@ -233,8 +245,10 @@ def _target(config: McpServerConfig) -> StdioServerParameters | str | Transport:
 async def _http_with_headers(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
     """Streamable HTTP with headers (e.g. Authorization) on every request, the client ours to close."""
     timeout = httpx2.Timeout(HTTP_TIMEOUT_SECONDS, read=HTTP_READ_TIMEOUT_SECONDS)
-    async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http, \
-            streamable_http_client(url, http_client=http) as streams:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
         yield streams
 
 

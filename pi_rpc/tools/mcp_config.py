@@ -48,9 +48,17 @@ class McpServerEntry(msgspec.Struct, rename="camel", kw_only=True, omit_defaults
 def servers_from_settings(entries: Mapping[str, McpServerEntry]) -> list[McpServerConfig]:
     """`mcpServers` from settings as server configs; disabled entries are left out."""
     return [
-        McpServerConfig(name=name, command=entry.command, args=entry.args, env=entry.env, cwd=entry.cwd,
-                        url=entry.url or entry.http_url, headers=entry.headers)
-        for name, entry in entries.items() if not entry.disabled
+        McpServerConfig(
+            name=name,
+            command=entry.command,
+            args=entry.args,
+            env=entry.env,
+            cwd=entry.cwd,
+            url=entry.url or entry.http_url,
+            headers=entry.headers,
+        )
+        for name, entry in entries.items()
+        if not entry.disabled
     ]
 
 

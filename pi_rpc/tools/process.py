@@ -54,8 +54,12 @@ _SUPERVISOR_BOOT = (
 _LOST_STATUS = 128 + signal.SIGKILL
 _READ_BYTES = 1 << 16
 # A real file is needed (not a zip): the supervisor is imported by a bare `python -I -S`.
-SUPERVISED = (sys.platform == "linux" and bool(sys.executable) and hasattr(os, "memfd_create")
-              and os.path.isfile(os.path.join(SUPERVISOR_DIR, "supervisor.py")))
+SUPERVISED = (
+    sys.platform == "linux"
+    and bool(sys.executable)
+    and hasattr(os, "memfd_create")
+    and os.path.isfile(os.path.join(SUPERVISOR_DIR, "supervisor.py"))
+)
 
 OnChunk = Callable[[bytes], None]
 
@@ -167,7 +171,11 @@ async def run_process_group(
     # orphan the rest of the group; once we hold the pid, the handler below kills the group.
     with anyio.CancelScope(shield=True):
         proc = await anyio.open_process(
-            list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if on_stderr is not None else subprocess.STDOUT,
             start_new_session=os.name != "nt",
         )
@@ -262,8 +270,11 @@ class _Supervisor:
                 # Its stdout is not ours: in the daemon, fd 1 is the protocol's.
                 self._proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", _SUPERVISOR_BOOT, SUPERVISOR_DIR, str(theirs.fileno())],
-                    cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                    start_new_session=True, pass_fds=(theirs.fileno(),),
+                    cwd="/",
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    start_new_session=True,
+                    pass_fds=(theirs.fileno(),),
                 )
             except BaseException:
                 ours.close()
@@ -299,15 +310,19 @@ def _request_file(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
     Not on a command line: there it would show in `ps` (and in anything that looks for the
     command by its text), and a large command could exceed the size limit.
     """
-    fields = [os.fsencode(cwd), b"%d" % len(argv), *(os.fsencode(arg) for arg in argv),
-              *(os.fsencode(f"{key}={value}") for key, value in env.items())]
+    fields = [
+        os.fsencode(cwd),
+        b"%d" % len(argv),
+        *(os.fsencode(arg) for arg in argv),
+        *(os.fsencode(f"{key}={value}") for key, value in env.items()),
+    ]
     if any(b"\0" in field for field in fields):
         raise ValueError("embedded null byte")  # what a direct spawn raises
     data = b"\0".join(fields)
     fd = os.memfd_create("pi-rpc-command")
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
@@ -414,8 +429,7 @@ async def _pump_fd(fd: int, sink: OnChunk, activity: list[int]) -> None:
         sink(chunk)
 
 
-async def _collect_supervised(readers: list[int], lines: _Lines, on_chunk: OnChunk,
-                              on_stderr: OnChunk | None) -> int:
+async def _collect_supervised(readers: list[int], lines: _Lines, on_chunk: OnChunk, on_stderr: OnChunk | None) -> int:
     activity = [0]
     done = anyio.Event()
 

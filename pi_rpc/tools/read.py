@@ -40,9 +40,7 @@ class ReadDetails(Wire):
 
 class ReadParams(msgspec.Struct, rename="camel", kw_only=True):
     path: Annotated[str, Meta(description="Path to the file to read (relative or absolute)")]
-    offset: (
-        Annotated[float, Meta(description="Line number to start reading from (1-indexed)")] | UnsetType
-    ) = UNSET
+    offset: Annotated[float, Meta(description="Line number to start reading from (1-indexed)")] | UnsetType = UNSET
     limit: Annotated[float, Meta(description="Maximum number of lines to read")] | UnsetType = UNSET
 
 
@@ -94,14 +92,11 @@ async def _local_access(path: str) -> None:
 
 
 async def _local_detect(path: str) -> str | None:
-    return await anyio.to_thread.run_sync(detect_supported_image_mime_type_from_file, path,
-                                          abandon_on_cancel=True)
+    return await anyio.to_thread.run_sync(detect_supported_image_mime_type_from_file, path, abandon_on_cancel=True)
 
 
 def local_read_operations() -> ReadOperations:
-    return ReadOperations(
-        read_file=_local_read_file, access=_local_access, detect_image_mime_type=_local_detect
-    )
+    return ReadOperations(read_file=_local_read_file, access=_local_access, detect_image_mime_type=_local_detect)
 
 
 def _js_number(value: float) -> str:
@@ -175,14 +170,10 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
     return AgentToolResult(content=[TextContent(text=output)], details=details)
 
 
-def create_read_tool(
-    *, operations: ReadOperations | None = None, auto_resize_images: bool = True
-) -> ToolDefinition:
+def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_images: bool = True) -> ToolDefinition:
     ops = operations or local_read_operations()
 
-    async def execute(
-        params: ReadParams, call: ToolCallContext
-    ) -> AgentToolResult:
+    async def execute(params: ReadParams, call: ToolCallContext) -> AgentToolResult:
         effective_cwd = call.cwd  # spec 1.9
         absolute = await anyio.to_thread.run_sync(resolve_read_path, params.path, effective_cwd)
         try:
@@ -197,9 +188,7 @@ def create_read_tool(
             syscall = "read" if exc.errno == errno.EISDIR else "open"
             raise ToolError(node_error_message(exc, syscall, absolute)) from exc
         if mime_type:
-            return await anyio.to_thread.run_sync(
-                _image_result, data, mime_type, auto_resize_images, call.model
-            )
+            return await anyio.to_thread.run_sync(_image_result, data, mime_type, auto_resize_images, call.model)
         offset = None if params.offset is UNSET else params.offset
         limit = None if params.limit is UNSET else params.limit
         return text_page(data.decode("utf-8", errors="replace"), params.path, offset, limit)

@@ -72,7 +72,9 @@ _SHELL_TOOLS = {"bash": create_bash_tool, "powershell": create_powershell_tool}
 
 
 def create_tool_definitions(
-    names: Sequence[str], files: FileRouter | None = None, *,
+    names: Sequence[str],
+    files: FileRouter | None = None,
+    *,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> dict[str, ToolDefinition]:
     """The named built-in tools; with a router, read/edit/write go through it (editor buffers)."""

@@ -187,8 +187,8 @@ class Request:
         fields = data.split(b"\0")
         self.cwd = fields[0]
         argc = int(fields[1])
-        self.argv = fields[2:2 + argc]
-        self.env = dict(item.partition(b"=")[::2] for item in fields[2 + argc:] if item)
+        self.argv = fields[2 : 2 + argc]
+        self.env = dict(item.partition(b"=")[::2] for item in fields[2 + argc :] if item)
 
 
 def _exec_command(request: Request, outputs: list[int]) -> None:
@@ -278,7 +278,7 @@ def main(args: list[str]) -> int:
         fds: list[int] = []
         for level, kind, data in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.extend(int.from_bytes(data[i:i + 4], sys.byteorder) for i in range(0, len(data) - 3, 4))
+                fds.extend(int.from_bytes(data[i : i + 4], sys.byteorder) for i in range(0, len(data) - 3, 4))
         if not message:
             return 0  # the daemon is gone (its keepers each watch their own lifeline)
         for fd in fds:

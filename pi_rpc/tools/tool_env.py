@@ -18,15 +18,31 @@ from pi_rpc.ai.config import PROVIDER_ENV
 # The key variables of the providers Pi knows, besides ours (PROVIDER_ENV): a user of several
 # providers has them set, and none is the business of a tool's command.
 _OTHER_PROVIDER_KEY_VARS = (
-    "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY",
-    "GOOGLE_API_KEY", "GROQ_API_KEY", "CEREBRAS_API_KEY", "XAI_API_KEY", "OPENROUTER_API_KEY",
-    "AI_GATEWAY_API_KEY", "ZAI_API_KEY", "MISTRAL_API_KEY", "MINIMAX_API_KEY", "MINIMAX_CN_API_KEY",
-    "DEEPSEEK_API_KEY", "TOGETHER_API_KEY", "FIREWORKS_API_KEY", "PERPLEXITY_API_KEY",
-    "OPENCODE_API_KEY", "KIMI_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_OAUTH_TOKEN",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GROQ_API_KEY",
+    "CEREBRAS_API_KEY",
+    "XAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "AI_GATEWAY_API_KEY",
+    "ZAI_API_KEY",
+    "MISTRAL_API_KEY",
+    "MINIMAX_API_KEY",
+    "MINIMAX_CN_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "PERPLEXITY_API_KEY",
+    "OPENCODE_API_KEY",
+    "KIMI_API_KEY",
 )
 
 PROVIDER_KEY_VARS: frozenset[str] = frozenset(
-    [key_var for key_var, _ in PROVIDER_ENV.values()] + list(_OTHER_PROVIDER_KEY_VARS))
+    [key_var for key_var, _ in PROVIDER_ENV.values()] + list(_OTHER_PROVIDER_KEY_VARS)
+)
 
 
 def without_withheld(env: Mapping[str, str], withheld: Collection[str]) -> dict[str, str]:

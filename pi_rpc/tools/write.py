@@ -78,9 +78,7 @@ async def _local_read_existing(path: str) -> str | None:
 def create_write_tool(*, operations: WriteOperations | None = None) -> ToolDefinition:
     ops = operations or local_write_operations()
 
-    async def execute(
-        params: WriteParams, call: ToolCallContext
-    ) -> AgentToolResult:
+    async def execute(params: WriteParams, call: ToolCallContext) -> AgentToolResult:
         absolute = resolve_to_cwd(params.path, call.cwd)
 
         async def mutate() -> AgentToolResult:
@@ -106,7 +104,9 @@ def create_write_tool(*, operations: WriteOperations | None = None) -> ToolDefin
         old = await read_existing(absolute)
         verb = "Overwrite" if old is not None else "Create"
         return ToolPreview(
-            title=f"{verb} {params.path}", path=absolute, old_text=displayable(old or ""),
+            title=f"{verb} {params.path}",
+            path=absolute,
+            old_text=displayable(old or ""),
             new_text=displayable(params.content),
             patch=displayable(generate_unified_patch(params.path, old or "", params.content)),
         )

@@ -38,8 +38,12 @@ def _close(node: Any, is_mixin: bool = False) -> None:
     `properties` stay open: that node, closed, sees what they evaluate."""
     if isinstance(node, dict):
         has_properties = "properties" in node
-        if (has_properties and not is_mixin and "additionalProperties" not in node
-                and "unevaluatedProperties" not in node):
+        if (
+            has_properties
+            and not is_mixin
+            and "additionalProperties" not in node
+            and "unevaluatedProperties" not in node
+        ):
             node["unevaluatedProperties"] = False
         for key, value in node.items():
             if key in ("allOf", "anyOf", "oneOf") and has_properties and isinstance(value, list):
@@ -110,5 +114,7 @@ class AgentMessages:
         if name is None:
             return [f"no schema for {json.dumps(message)[:200]}"]
         extra = [f"unknown member {key!r}" for key in set(message) - allowed]
-        return extra + [f"{name} {list(error.absolute_path)}: {error.message}"
-                        for error in self._validators[name].iter_errors(value)]
+        return extra + [
+            f"{name} {list(error.absolute_path)}: {error.message}"
+            for error in self._validators[name].iter_errors(value)
+        ]

@@ -35,12 +35,19 @@ SAMPLE = HERE.parents[1] / "pi_rpc" / "demo" / "workspace"
 
 
 def chunk(delta: Json, finish: str | None = None) -> bytes:
-    return sse_event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m",
-                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    return sse_event(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion.chunk",
+            "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+    )
 
 
-def turn(text: str = "", call: tuple[str, str, Json] | None = None, prompt_tokens: int = 10,
-         stall: bool = False) -> Reply:
+def turn(
+    text: str = "", call: tuple[str, str, Json] | None = None, prompt_tokens: int = 10, stall: bool = False
+) -> Reply:
     events = [chunk({"role": "assistant", "content": ""})]
     if text:
         events.append(chunk({"content": text}))
@@ -48,11 +55,30 @@ def turn(text: str = "", call: tuple[str, str, Json] | None = None, prompt_token
         return sse_reply(events, stall=True)
     if call is not None:
         call_id, name, arguments = call
-        events.append(chunk({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
-                                             "function": {"name": name, "arguments": json.dumps(arguments)}}]}))
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)},
+                        }
+                    ]
+                }
+            )
+        )
     events.append(chunk({}, "tool_calls" if call else "stop"))
-    events.append(sse_event({"id": "chatcmpl-1", "choices": [], "usage": {
-        "prompt_tokens": prompt_tokens, "completion_tokens": 5, "total_tokens": prompt_tokens + 5}}))
+    events.append(
+        sse_event(
+            {
+                "id": "chatcmpl-1",
+                "choices": [],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 5, "total_tokens": prompt_tokens + 5},
+            }
+        )
+    )
     events.append(b"data: [DONE]\n\n")
     return sse_reply(events)
 
@@ -79,26 +105,41 @@ class Scenario:
 
 
 SCENARIOS = [
-    Scenario("tool_session",
-             [turn(call=("call_1", "read", {"path": "README.md"})), turn("The greeting is misspelt.")],
-             [(None, {"id": "1", "type": "prompt", "message": "read the readme"})], event("agent_end")),
-    Scenario("steering",
-             [turn(call=("call_1", "bash", {"command": "sleep 1; echo slept"})), turn("Both done.")],
-             [(None, {"id": "1", "type": "prompt", "message": "wait a bit"}),
-              (event("tool_execution_start"), {"id": "2", "type": "steer", "message": "and then stop"})],
-             event("agent_end")),
-    Scenario("abort",
-             [turn("Thinking about it", stall=True)],
-             [(None, {"id": "1", "type": "prompt", "message": "take your time"}),
-              (event("message_update"), {"id": "2", "type": "abort"})],
-             response("abort")),
-    Scenario("compaction",
-             [turn("answer one", prompt_tokens=100), turn("answer two", prompt_tokens=200),
-              turn("## Goal\nSUMMARY")],
-             [(None, {"id": "1", "type": "prompt", "message": "one " + "x" * 2000}),
-              (event("agent_end"), {"id": "2", "type": "prompt", "message": "two " + "y" * 2000}),
-              (event("agent_end"), {"id": "3", "type": "compact"})],
-             response("compact"), settings={"compaction": {"keepRecentTokens": 400}}),
+    Scenario(
+        "tool_session",
+        [turn(call=("call_1", "read", {"path": "README.md"})), turn("The greeting is misspelt.")],
+        [(None, {"id": "1", "type": "prompt", "message": "read the readme"})],
+        event("agent_end"),
+    ),
+    Scenario(
+        "steering",
+        [turn(call=("call_1", "bash", {"command": "sleep 1; echo slept"})), turn("Both done.")],
+        [
+            (None, {"id": "1", "type": "prompt", "message": "wait a bit"}),
+            (event("tool_execution_start"), {"id": "2", "type": "steer", "message": "and then stop"}),
+        ],
+        event("agent_end"),
+    ),
+    Scenario(
+        "abort",
+        [turn("Thinking about it", stall=True)],
+        [
+            (None, {"id": "1", "type": "prompt", "message": "take your time"}),
+            (event("message_update"), {"id": "2", "type": "abort"}),
+        ],
+        response("abort"),
+    ),
+    Scenario(
+        "compaction",
+        [turn("answer one", prompt_tokens=100), turn("answer two", prompt_tokens=200), turn("## Goal\nSUMMARY")],
+        [
+            (None, {"id": "1", "type": "prompt", "message": "one " + "x" * 2000}),
+            (event("agent_end"), {"id": "2", "type": "prompt", "message": "two " + "y" * 2000}),
+            (event("agent_end"), {"id": "3", "type": "compact"}),
+        ],
+        response("compact"),
+        settings={"compaction": {"keepRecentTokens": 400}},
+    ),
 ]
 
 
@@ -123,15 +164,27 @@ def loopback_server(replies: list[Reply]) -> Iterator[SSEServer]:
 def agent_dir_for(folder: Path, server: SSEServer, settings: Json) -> Path:
     agent_dir = folder / "agent"
     agent_dir.mkdir(parents=True, exist_ok=True)
-    (agent_dir / "models.json").write_text(json.dumps({"providers": {"loop": {
-        "baseUrl": f"{server.url}/v1", "api": "openai-completions", "apiKey": "none",
-        "models": [{"id": "m", "contextWindow": 100000, "maxTokens": 4000}]}}}))
+    (agent_dir / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "loop": {
+                        "baseUrl": f"{server.url}/v1",
+                        "api": "openai-completions",
+                        "apiKey": "none",
+                        "models": [{"id": "m", "contextWindow": 100000, "maxTokens": 4000}],
+                    }
+                }
+            }
+        )
+    )
     (agent_dir / "settings.json").write_text(json.dumps(settings))
     return agent_dir
 
 
-def run(scenario: Scenario, argv: list[str], folder: Path, env: dict[str, str],
-        session_dir: Path | None = None) -> list[Json]:
+def run(
+    scenario: Scenario, argv: list[str], folder: Path, env: dict[str, str], session_dir: Path | None = None
+) -> list[Json]:
     """Every line the agent printed while `scenario` ran (its session kept in `session_dir`)."""
     workspace = folder / "ws"
     shutil.copytree(SAMPLE, workspace)
@@ -139,9 +192,15 @@ def run(scenario: Scenario, argv: list[str], folder: Path, env: dict[str, str],
         agent_dir = agent_dir_for(folder, server, scenario.settings)
         env = env | {"PI_CODING_AGENT_DIR": str(agent_dir), "PI_RPC_RETRY_BASE_MS": "1"}
         session = ["--session-dir", str(session_dir)] if session_dir is not None else ["--no-session"]
-        proc = subprocess.Popen([*argv, "--provider", "loop", "--model", "m", *session], cwd=workspace,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                env=env, text=True)
+        proc = subprocess.Popen(
+            [*argv, "--provider", "loop", "--model", "m", *session],
+            cwd=workspace,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
         assert proc.stdin is not None and proc.stdout is not None
         lines: queue.Queue[Json | None] = queue.Queue()
 
@@ -181,8 +240,11 @@ def run(scenario: Scenario, argv: list[str], folder: Path, env: dict[str, str],
 
 # What current Pi (the spec's TARGET) adds to the npm release these transcripts were recorded
 # from: a system message declaring the tools (spec 15.11) and `agent_settled` (16.6).
-TARGET_ONLY = ({"type": "message_start", "role": "system"}, {"type": "message_end", "role": "system"},
-               {"type": "agent_settled"})
+TARGET_ONLY = (
+    {"type": "message_start", "role": "system"},
+    {"type": "message_end", "role": "system"},
+    {"type": "agent_settled"},
+)
 
 
 def comparable(lines: list[Json]) -> list[Json]:

@@ -72,8 +72,9 @@ class ApprovingEditor(Editor):
         self.asked = anyio.Event()
         self.release = anyio.Event()  # for "hold": set to answer `cancelled`
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
-                                 **kwargs: Any) -> RequestPermissionResponse:
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> RequestPermissionResponse:
         self.asked.set()
         answer = self.answers.pop(0) if self.answers else "allow"
         if answer == "hold":  # like an editor whose dialog is open until the turn is cancelled
@@ -81,8 +82,9 @@ class ApprovingEditor(Editor):
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))
 
-    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
-                             **kwargs: Any) -> ReadTextFileResponse:
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
         if path not in self.buffers:  # a file not open in the editor: its text on disk
             self.buffers[path] = await anyio.Path(path).read_text()
         return ReadTextFileResponse(content=self.buffers[path])
@@ -96,12 +98,18 @@ class ApprovingEditor(Editor):
 
 
 @asynccontextmanager
-async def connect(workspace: Path, home: Path, editor: Editor, *, files: bool = False,
-                  extra: tuple[str, ...] = ()) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
+async def connect(
+    workspace: Path, home: Path, editor: Editor, *, files: bool = False, extra: tuple[str, ...] = ()
+) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=files, write_text_file=files))
     async with acp.spawn_agent_process(
-        cast(acp.Client, editor), sys.executable, *daemon_argv(workspace, SCRIPT), *extra, env=daemon_env(home),
-        transport_kwargs={"stderr": subprocess.DEVNULL}, observers=[editor.observe],
+        cast(acp.Client, editor),
+        sys.executable,
+        *daemon_argv(workspace, SCRIPT),
+        *extra,
+        env=daemon_env(home),
+        transport_kwargs={"stderr": subprocess.DEVNULL},
+        observers=[editor.observe],
     ) as (conn, process):
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities)
         yield conn, process
@@ -114,8 +122,11 @@ def greet(workspace: Path) -> str:
 
 
 def final_updates(editor: Editor) -> list[Json]:
-    return [u for u in editor.updates() if u["sessionUpdate"] == "tool_call_update" and u.get("status")
-            in ("completed", "failed")]
+    return [
+        u
+        for u in editor.updates()
+        if u["sessionUpdate"] == "tool_call_update" and u.get("status") in ("completed", "failed")
+    ]
 
 
 async def test_permission_shows_the_diff_and_allow_runs_the_edit(workspace: Path, tmp_path: Path) -> None:
@@ -136,10 +147,14 @@ async def test_permission_shows_the_diff_and_allow_runs_the_edit(workspace: Path
     assert (call["title"], call["kind"]) == ("Edit src/greet.py", "edit")
     assert "status" not in call  # it stays in_progress in the editor while it waits
     path = str(workspace / "src" / "greet.py")
-    assert call["content"] == [{"type": "diff", "path": path, "oldText": original,
-                                "newText": original.replace("Helo", "Hello")}]
+    assert call["content"] == [
+        {"type": "diff", "path": path, "oldText": original, "newText": original.replace("Helo", "Hello")}
+    ]
     assert [(o["optionId"], o["kind"]) for o in params["options"]] == [
-        ("allow", "allow_once"), ("allowAlways", "allow_always"), ("reject", "reject_once")]
+        ("allow", "allow_once"),
+        ("allowAlways", "allow_always"),
+        ("reject", "reject_once"),
+    ]
     assert params["options"][1]["name"] == "Always allow edit"
     assert FIXED in greet(workspace)
     assert [u["status"] for u in final_updates(editor)] == ["completed"]
@@ -166,13 +181,16 @@ async def test_allow_always_stops_asking_in_that_session_only(workspace: Path, t
         asked = editor.requests("session/request_permission")
         assert len(asked) == 1
         assert asked[0]["params"]["toolCall"]["content"] == [
-            {"type": "content", "content": {"type": "text", "text": "echo tests passed"}}]
+            {"type": "content", "content": {"type": "text", "text": "echo tests passed"}}
+        ]
         assert asked[0]["params"]["options"][1]["name"] == "Always allow bash(echo tests:*)"
         # Another session has its own rules: it asks again.
         second = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=second.session_id, prompt=[acp.text_block("run tests")])
         assert [m["params"]["sessionId"] for m in editor.requests("session/request_permission")] == [
-            first.session_id, second.session_id]
+            first.session_id,
+            second.session_id,
+        ]
     outputs = [u["content"][0]["content"]["text"] for u in final_updates(editor)]
     assert outputs == ["tests passed\n"] * 3
 
@@ -196,14 +214,13 @@ async def test_read_only_mode_blocks_changes_without_asking(workspace: Path, tmp
     assert ORIGINAL in greet(workspace)
 
 
-async def test_cancel_while_asking_ends_the_turn_cancelled_and_leaves_the_file(
-    workspace: Path, tmp_path: Path
-) -> None:
+async def test_cancel_while_asking_ends_the_turn_cancelled_and_leaves_the_file(workspace: Path, tmp_path: Path) -> None:
     editor = ApprovingEditor(["hold"])
     async with connect(workspace, tmp_path, editor) as (conn, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         outcome: list[str] = []
         async with anyio.create_task_group() as tasks:
+
             async def prompt() -> None:
                 response = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("fix greeting")])
                 outcome.append(response.stop_reason)
@@ -223,7 +240,9 @@ async def test_cancel_while_asking_ends_the_turn_cancelled_and_leaves_the_file(
     ends = final_updates(editor)
     assert [u["status"] for u in ends] == ["failed", "failed"]
     assert [u["content"][-1]["content"]["text"] for u in ends] == [
-        "Operation aborted", "The user rejected this edit call"]
+        "Operation aborted",
+        "The user rejected this edit call",
+    ]
     assert ORIGINAL in greet(workspace)
 
 
@@ -241,7 +260,8 @@ async def test_a_client_without_permissions_or_files_sees_no_change(workspace: P
     asked = [m["method"] for m in editor.received if "method" in m and m["method"] != "session/update"]
     assert asked == ["session/request_permission"]  # once, answered -32601; never again
     assert [u for u in editor.updates() if u["sessionUpdate"] == "current_mode_update"] == [
-        {"sessionUpdate": "current_mode_update", "currentModeId": "auto"}]
+        {"sessionUpdate": "current_mode_update", "currentModeId": "auto"}
+    ]
 
 
 async def test_reads_and_edits_go_through_the_editors_buffers(workspace: Path, tmp_path: Path) -> None:
@@ -259,8 +279,11 @@ async def test_reads_and_edits_go_through_the_editors_buffers(workspace: Path, t
     [permission] = editor.requests("session/request_permission")
     assert permission["params"]["toolCall"]["content"][0]["oldText"] == unsaved  # the diff is of the buffer
     [write] = editor.requests("fs/write_text_file")
-    assert write["params"] == {"sessionId": session.session_id, "path": path,
-                               "content": unsaved.replace("Helo", "Hello")}
+    assert write["params"] == {
+        "sessionId": session.session_id,
+        "path": path,
+        "content": unsaved.replace("Helo", "Hello"),
+    }
     assert editor.buffers[path] == unsaved.replace("Helo", "Hello")
     # The editor applied it to its buffer; the disk is the editor's business.
     assert ORIGINAL in greet(workspace) and "unsaved" not in greet(workspace)

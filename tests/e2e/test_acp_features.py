@@ -47,9 +47,11 @@ async def test_model_and_thinking_are_config_options(workspace: Path, tmp_path: 
         assert options["thought_level"].current_value == "off"
         answer = await conn.set_config_option(config_id="thought_level", session_id=session.session_id, value="off")
         assert [o.id for o in answer.config_options] == ["model", "thought_level"]
-        for config_id, value, details in (("thought_level", "high", "Unknown thinking level: high"),
-                                          ("model", "nope/none", "Model not found: nope/none"),
-                                          ("colour", "red", "Unknown config option: colour")):
+        for config_id, value, details in (
+            ("thought_level", "high", "Unknown thinking level: high"),
+            ("model", "nope/none", "Model not found: nope/none"),
+            ("colour", "red", "Unknown config option: colour"),
+        ):
             with pytest.raises(acp.RequestError) as error:
                 await conn.set_config_option(config_id=config_id, session_id=session.session_id, value=value)
             assert (error.value.code, error.value.data) == (-32602, {"details": details})
@@ -58,20 +60,31 @@ async def test_model_and_thinking_are_config_options(workspace: Path, tmp_path: 
 
 
 async def test_slash_commands_are_listed_after_the_session_and_answered_without_the_model(
-        workspace: Path, tmp_path: Path) -> None:
+    workspace: Path, tmp_path: Path
+) -> None:
     (workspace / ".pi" / "prompts").mkdir(parents=True)
     (workspace / ".pi" / "prompts" / "review.md").write_text(
-        "---\ndescription: Review the staged changes\nargument-hint: focus\n---\nReview $@\n")
+        "---\ndescription: Review the staged changes\nargument-hint: focus\n---\nReview $@\n"
+    )
     async with connect(workspace, tmp_path) as (conn, editor, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        await editor.wait_for(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate")
-                              == "available_commands_update")
-        kinds = [m.get("params", {}).get("update", {}).get("sessionUpdate") if "method" in m else "response"
-                 for m in editor.received]
+        await editor.wait_for(
+            lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "available_commands_update"
+        )
+        kinds = [
+            m.get("params", {}).get("update", {}).get("sessionUpdate") if "method" in m else "response"
+            for m in editor.received
+        ]
         assert kinds.index("response", 1) < kinds.index("available_commands_update")  # after session/new's answer
         listed = next(u for u in editor.updates() if u["sessionUpdate"] == "available_commands_update")
         assert [c["name"] for c in listed["availableCommands"]] == [
-            "compact", "model", "thinking", "tools", "stats", "review"]
+            "compact",
+            "model",
+            "thinking",
+            "tools",
+            "stats",
+            "review",
+        ]
         review = listed["availableCommands"][-1]
         assert review["description"] == "Review the staged changes" and review["input"] == {"hint": "focus"}
         answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/tools")])
@@ -103,7 +116,8 @@ async def test_a_turn_ends_with_the_session_title_and_its_usage(workspace: Path,
 
 
 async def test_close_forgets_a_session_and_resume_brings_it_back_without_a_replay(
-        workspace: Path, tmp_path: Path) -> None:
+    workspace: Path, tmp_path: Path
+) -> None:
     async with connect(workspace, tmp_path) as (conn, editor, process):
         init_caps = editor.received[0]["result"]["agentCapabilities"]["sessionCapabilities"]
         assert {"resume", "close"} <= set(init_caps)
@@ -125,19 +139,29 @@ async def test_close_forgets_a_session_and_resume_brings_it_back_without_a_repla
 async def test_a_client_that_opts_in_sees_shell_calls_as_terminals(workspace: Path, tmp_path: Path) -> None:
     editor = Editor()
     argv = daemon_argv(workspace)
-    async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=daemon_env(tmp_path),
-                                       transport_kwargs={"stderr": subprocess.DEVNULL},
-                                       observers=[editor.observe]) as (conn, process):
-        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
-                              client_capabilities=ClientCapabilities(field_meta={"terminal_output": True}))
+    async with acp.spawn_agent_process(
+        cast(acp.Client, editor),
+        sys.executable,
+        *argv,
+        env=daemon_env(tmp_path),
+        transport_kwargs={"stderr": subprocess.DEVNULL},
+        observers=[editor.observe],
+    ) as (conn, process):
+        await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(field_meta={"terminal_output": True}),
+        )
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("tour")])
         shell = next(u for u in editor.updates() if u["sessionUpdate"] == "tool_call" and u["kind"] == "execute")
         call_id = shell["toolCallId"]
         assert shell["content"] == [{"type": "terminal", "terminalId": call_id}]
         assert shell["_meta"] == {"terminal_info": {"terminal_id": call_id, "cwd": str(workspace)}}
-        metas = [u["_meta"] for u in editor.updates()
-                 if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call_id and "_meta" in u]
+        metas = [
+            u["_meta"]
+            for u in editor.updates()
+            if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call_id and "_meta" in u
+        ]
         streamed = "".join(m["terminal_output"]["data"] for m in metas if "terminal_output" in m)
         assert "\n4000\n" in streamed and streamed.count("\n4000\n") == 1
         assert metas[-1]["terminal_exit"] == {"terminal_id": call_id, "exit_code": 0, "signal": None}
@@ -148,13 +172,31 @@ async def test_a_client_that_opts_in_sees_shell_calls_as_terminals(workspace: Pa
 def test_the_older_set_model_is_the_model_option(workspace: Path, tmp_path: Path) -> None:
     agent = RawAgent(workspace, tmp_path)
     try:
-        new = agent.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new",
-                                     "params": {"cwd": str(workspace), "mcpServers": []}}).encode())
+        new = agent.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "session/new",
+                    "params": {"cwd": str(workspace), "mcpServers": []},
+                }
+            ).encode()
+        )
         session_id = new["result"]["sessionId"]
 
         def set_model(request_id: int, model_id: str) -> list[Json]:
-            lines = [agent.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "session/set_model",
-                                            "params": {"sessionId": session_id, "modelId": model_id}}).encode())]
+            lines = [
+                agent.send(
+                    json.dumps(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": request_id,
+                            "method": "session/set_model",
+                            "params": {"sessionId": session_id, "modelId": model_id},
+                        }
+                    ).encode()
+                )
+            ]
             while lines[-1].get("id") != request_id:
                 lines.append(agent.read())
             return lines

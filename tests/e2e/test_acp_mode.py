@@ -59,17 +59,34 @@ class Editor:
 
 
 def daemon_argv(workspace: Path, script: Path = SCRIPTS / "e2e.json") -> list[str]:
-    return ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--script", str(script),
-            "--tools", "read,bash,edit,write,grep"]
+    return [
+        "-m",
+        "pi_rpc",
+        "--mode",
+        "acp",
+        "--cwd",
+        str(workspace),
+        "--script",
+        str(script),
+        "--tools",
+        "read,bash,edit,write,grep",
+    ]
 
 
 @asynccontextmanager
-async def connect(workspace: Path, home: Path, script: Path = SCRIPTS / "e2e.json",
-                  ) -> AsyncIterator[tuple[ClientSideConnection, Editor, Any]]:
+async def connect(
+    workspace: Path,
+    home: Path,
+    script: Path = SCRIPTS / "e2e.json",
+) -> AsyncIterator[tuple[ClientSideConnection, Editor, Any]]:
     editor = Editor()
     async with acp.spawn_agent_process(
-        cast(acp.Client, editor), sys.executable, *daemon_argv(workspace, script), env=daemon_env(home),
-        transport_kwargs={"stderr": subprocess.DEVNULL}, observers=[editor.observe],
+        cast(acp.Client, editor),
+        sys.executable,
+        *daemon_argv(workspace, script),
+        env=daemon_env(home),
+        transport_kwargs={"stderr": subprocess.DEVNULL},
+        observers=[editor.observe],
     ) as (conn, process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         assert init.protocol_version == acp.PROTOCOL_VERSION
@@ -88,8 +105,11 @@ async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, 
         last = editor.received[-1]
         assert last.get("result") == {"stopReason": "end_turn"}
         updates = editor.updates()
-        assert all(m["params"]["sessionId"] == session.session_id
-                   for m in editor.received if m.get("method") == "session/update")
+        assert all(
+            m["params"]["sessionId"] == session.session_id
+            for m in editor.received
+            if m.get("method") == "session/update"
+        )
         kinds = [u["sessionUpdate"] for u in updates]
         assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk") < kinds.index("tool_call")
         thought = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_thought_chunk")
@@ -99,26 +119,43 @@ async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, 
 
         calls = [u for u in updates if u["sessionUpdate"] == "tool_call"]
         assert [(c["kind"], c["status"]) for c in calls] == [
-            ("read", "pending"), ("search", "pending"), ("edit", "pending"), ("edit", "pending"),
-            ("execute", "pending")]
+            ("read", "pending"),
+            ("search", "pending"),
+            ("edit", "pending"),
+            ("edit", "pending"),
+            ("execute", "pending"),
+        ]
         assert calls[0]["title"] == "read README.md"
         assert calls[0]["locations"] == [{"path": str(workspace / "README.md")}]
         assert calls[1]["title"] == "grep Helo in src"
         assert calls[4]["title"] == "python3 src/greet.py Ada; seq 1 4000"
         for call in calls:
-            statuses = [u.get("status") for u in updates
-                        if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call["toolCallId"]]
+            statuses = [
+                u.get("status")
+                for u in updates
+                if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call["toolCallId"]
+            ]
             assert [s for s in statuses if s] == ["in_progress", "completed"]
 
-        finals = {u["toolCallId"]: u for u in updates
-                  if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed"}
+        finals = {
+            u["toolCallId"]: u
+            for u in updates
+            if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed"
+        }
         edit = finals[calls[2]["toolCallId"]]
-        assert edit["content"][0] == {"type": "diff", "path": str(workspace / "src" / "greet.py"),
-                                      "oldText": "Helo", "newText": "Hello"}
+        assert edit["content"][0] == {
+            "type": "diff",
+            "path": str(workspace / "src" / "greet.py"),
+            "oldText": "Helo",
+            "newText": "Hello",
+        }
         assert edit["content"][1]["content"]["text"] == "Successfully replaced 1 block(s) in src/greet.py."
         write = finals[calls[3]["toolCallId"]]
-        assert write["content"][0] == {"type": "diff", "path": str(workspace / "notes" / "NOTES.md"),
-                                       "newText": "fixed\n"}
+        assert write["content"][0] == {
+            "type": "diff",
+            "path": str(workspace / "notes" / "NOTES.md"),
+            "newText": "fixed\n",
+        }
         assert "greet.py:" in finals[calls[1]["toolCallId"]]["content"][0]["content"]["text"]
         bash_text = finals[calls[4]["toolCallId"]]["content"][0]["content"]["text"]
         # spec 1.5: the tail is kept and the truncation notice reaches the editor verbatim
@@ -142,8 +179,9 @@ async def test_cancel_during_bash_answers_cancelled_and_kills_the_tool(workspace
                 outcome.append(response.stop_reason)
 
             tasks.start_soon(prompt)
-            await editor.wait_for(lambda m: "started" in json.dumps(m.get("params", {}).get("update", {})
-                                                                    .get("content", "")))
+            await editor.wait_for(
+                lambda m: "started" in json.dumps(m.get("params", {}).get("update", {}).get("content", ""))
+            )
             tool_processes = watch(descendants(process.pid))
             assert tool_processes
             await conn.cancel(session_id=session.session_id)
@@ -158,10 +196,16 @@ async def test_length_is_max_tokens_and_a_failed_run_is_a_json_rpc_error(workspa
     """Run outcomes (spec 15.4): `length` answers `max_tokens`; an `error` stop answers -32603
     carrying the error text, after the text streamed before it."""
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"replies": [
-        {"match": "^cut", "turns": [[{"text": "half an ans"}, {"stop": "length"}]]},
-        {"match": "^fail", "turns": [[{"text": "partial"}, {"error": "upstream exploded"}]]},
-    ]}))
+    script.write_text(
+        json.dumps(
+            {
+                "replies": [
+                    {"match": "^cut", "turns": [[{"text": "half an ans"}, {"stop": "length"}]]},
+                    {"match": "^fail", "turns": [[{"text": "partial"}, {"error": "upstream exploded"}]]},
+                ]
+            }
+        )
+    )
     async with connect(workspace, tmp_path, script) as (conn, editor, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         cut = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("cut")])
@@ -169,7 +213,10 @@ async def test_length_is_max_tokens_and_a_failed_run_is_a_json_rpc_error(workspa
         with pytest.raises(acp.RequestError) as error:
             await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("fail")])
         assert (error.value.code, str(error.value), error.value.data) == (
-            -32603, "upstream exploded", {"stopReason": "error"})
+            -32603,
+            "upstream exploded",
+            {"stopReason": "error"},
+        )
         said = [u["content"]["text"] for u in editor.updates() if u["sessionUpdate"] == "agent_message_chunk"]
         assert said == ["half an ans", "partial"]
     assert process.returncode == 0
@@ -179,8 +226,13 @@ class RawAgent:
     """The daemon on raw JSON lines, for inputs the SDK's client would never produce."""
 
     def __init__(self, workspace: Path, home: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, *daemon_argv(workspace)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(home))
+        self.proc = subprocess.Popen(
+            [sys.executable, *daemon_argv(workspace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=daemon_env(home),
+        )
 
     def send(self, line: bytes) -> Json:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -209,14 +261,21 @@ def test_bad_input_gets_a_precise_error_and_the_next_request_is_served(workspace
         assert parse["id"] is None and parse["error"]["code"] == -32700
         assert parse["error"]["message"] == "Parse error"
         assert agent.send(b"[1, 2]")["error"] == {
-            "code": -32600, "message": "Invalid request", "data": {"details": "expected a JSON-RPC request object"}}
+            "code": -32600,
+            "message": "Invalid request",
+            "data": {"details": "expected a JSON-RPC request object"},
+        }
         unknown = agent.send(b'{"jsonrpc": "2.0", "id": 7, "method": "session/teleport", "params": {}}')
-        assert unknown == {"jsonrpc": "2.0", "id": 7, "error": {
-            "code": -32601, "message": "Method not found", "data": {"method": "session/teleport"}}}
+        assert unknown == {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "error": {"code": -32601, "message": "Method not found", "data": {"method": "session/teleport"}},
+        }
         missing = agent.send(b'{"jsonrpc": "2.0", "id": 8, "method": "session/new", "params": {}}')
         assert missing["id"] == 8 and missing["error"]["code"] == -32602
-        relative = agent.send(b'{"jsonrpc": "2.0", "id": 9, "method": "session/new", '
-                              b'"params": {"cwd": "ws", "mcpServers": []}}')
+        relative = agent.send(
+            b'{"jsonrpc": "2.0", "id": 9, "method": "session/new", "params": {"cwd": "ws", "mcpServers": []}}'
+        )
         assert relative["error"]["data"] == {"details": "cwd must be an absolute path to a directory: ws"}
         init = agent.send(b'{"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {"protocolVersion": 1}}')
         assert init["id"] == 10 and init["result"]["agentCapabilities"]["loadSession"] is True
@@ -233,15 +292,19 @@ async def test_a_stored_session_is_listed_and_loaded_with_its_history_replayed(w
         await conn.prompt(session_id=first.session_id, prompt=[acp.text_block("tour")])
     async with connect(workspace, tmp_path) as (conn, editor, process):
         listed = await conn.list_sessions(cwd=str(workspace))
-        assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [
-            (first.session_id, str(workspace), "tour")]
+        assert [(s.session_id, s.cwd, s.title) for s in listed.sessions] == [(first.session_id, str(workspace), "tour")]
         loaded = await conn.load_session(cwd=str(workspace), session_id=first.session_id, mcp_servers=[])
         assert loaded.modes is not None and loaded.modes.current_mode_id == "ask"
         replay = editor.updates()
         assert replay[0] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "tour"}}
         calls = [u for u in replay if u["sessionUpdate"] == "tool_call"]
-        assert [c["title"] for c in calls] == ["read README.md", "grep Helo in src", "edit src/greet.py",
-                                               "write notes/NOTES.md", "python3 src/greet.py Ada; seq 1 4000"]
+        assert [c["title"] for c in calls] == [
+            "read README.md",
+            "grep Helo in src",
+            "edit src/greet.py",
+            "write notes/NOTES.md",
+            "python3 src/greet.py Ada; seq 1 4000",
+        ]
         assert [u["status"] for u in replay if u["sessionUpdate"] == "tool_call_update"] == ["completed"] * 5
         said = [u["content"]["text"] for u in replay if u["sessionUpdate"] == "agent_message_chunk"]
         assert said[-1] == "All done: fixed the greeting."  # the replay's last message (slash commands follow)
@@ -259,16 +322,30 @@ def test_end_of_stdin_during_a_run_exits_0_and_kills_the_tool(workspace: Path, t
     """End of input is a clean shutdown (spec 16.4): the run is aborted, its prompt answered
     `cancelled`, the bash call's processes are gone, and the exit status is 0."""
     agent = RawAgent(workspace, tmp_path)
-    session = agent.send(b'{"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": '
-                         b'{"cwd": "%s", "mcpServers": []}}' % str(workspace).encode())["result"]["sessionId"]
-    prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
-              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "slow"}]}}
+    session = agent.send(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": '
+        b'{"cwd": "%s", "mcpServers": []}}' % str(workspace).encode()
+    )["result"]["sessionId"]
+    prompt = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "slow"}]},
+    }
     message = agent.send(json.dumps(prompt).encode())
     while "started" not in json.dumps(message.get("params", {}).get("update", {}).get("content", "")):
         if message.get("method") == "session/request_permission":  # every ACP client answers it
             assert agent.proc.stdin is not None
-            agent.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "outcome": {"outcome": "selected", "optionId": "allow"}}}).encode() + b"\n")
+            agent.proc.stdin.write(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
+                    }
+                ).encode()
+                + b"\n"
+            )
             agent.proc.stdin.flush()
         message = agent.read()
     tool_processes = watch(descendants(agent.proc.pid))

@@ -32,8 +32,13 @@ def npm_clients() -> Path:
         pytest.skip("Node.js and npm are needed for the npm ACP clients")
     if not (CLIENTS / "node_modules" / "acpx").is_dir():
         # `npm install` from the lock file (`npm ci` refuses it: npm leaves other platforms out of it).
-        install = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=CLIENTS,
-                                 capture_output=True, text=True, timeout=600)
+        install = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"],
+            cwd=CLIENTS,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if install.returncode != 0:
             pytest.skip(f"npm install failed: {install.stderr[-500:]}")
     return CLIENTS
@@ -42,8 +47,10 @@ def npm_clients() -> Path:
 @pytest.fixture
 def script(tmp_path: Path) -> Path:
     """The MCP replies first (they match "shout"), then the e2e script's (the "tour")."""
-    replies = [*json.loads((SCRIPTS / "mcp.json").read_text())["replies"],
-               *json.loads((SCRIPTS / "e2e.json").read_text())["replies"]]
+    replies = [
+        *json.loads((SCRIPTS / "mcp.json").read_text())["replies"],
+        *json.loads((SCRIPTS / "e2e.json").read_text())["replies"],
+    ]
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"replies": replies}))
     return path
@@ -61,16 +68,22 @@ def assert_valid(received: list[Json], sent: list[Json]) -> None:
 
 
 def test_typescript_sdk_client(npm_clients: Path, workspace: Path, tmp_path: Path, script: Path) -> None:
-    run = subprocess.run(["node", str(npm_clients / "sdk_client.mjs"), sys.executable, str(workspace), str(script),
-                          str(SERVER)], capture_output=True, text=True, timeout=300, env=daemon_env(tmp_path))
+    run = subprocess.run(
+        ["node", str(npm_clients / "sdk_client.mjs"), sys.executable, str(workspace), str(script), str(SERVER)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=daemon_env(tmp_path),
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     out = json.loads(run.stdout)
     seen, updates = out["seen"], out["updates"]
     assert out["code"] == 0
     assert seen["session"]["_meta"]["piRpc"]["mcpServers"][0]["status"] == "running"
     assert [seen[k]["stopReason"] for k in ("tour", "shout", "command")] == ["end_turn"] * 3
-    ends = [u for u in updates if u["sessionUpdate"] == "tool_call_update" and u.get("status") in ("completed",
-                                                                                                  "failed")]
+    ends = [
+        u for u in updates if u["sessionUpdate"] == "tool_call_update" and u.get("status") in ("completed", "failed")
+    ]
     assert [u["status"] for u in ends] == ["completed"] * 6  # the tour's five calls, then the MCP tool
     assert ends[-1]["content"] == [{"type": "content", "content": {"type": "text", "text": "HELLO"}}]
     assert (workspace / "notes" / "NOTES.md").is_file()  # the tour's write, approved by the client
@@ -82,13 +95,35 @@ def test_typescript_sdk_client(npm_clients: Path, workspace: Path, tmp_path: Pat
 def test_acpx_cli_client(npm_clients: Path, workspace: Path, tmp_path: Path, script: Path) -> None:
     """`acpx exec` with the MCP server from its own --mcp-config; --format json prints the wire."""
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": [
-        {"name": "testkit", "command": sys.executable, "args": [str(SERVER), "stdio"], "env": []}]}))
+    config.write_text(
+        json.dumps(
+            {"mcpServers": [{"name": "testkit", "command": sys.executable, "args": [str(SERVER), "stdio"], "env": []}]}
+        )
+    )
     agent = f"{sys.executable} -m pi_rpc --mode acp --cwd {workspace} --script {script}"
     env = {**daemon_env(tmp_path), "HOME": str(tmp_path)}
-    run = subprocess.run(["node", str(npm_clients / "node_modules" / "acpx" / "dist" / "cli.js"), "--agent", agent,
-                          "--cwd", str(workspace), "--approve-all", "--format", "json", "--mcp-config", str(config),
-                          "exec", "shout"], capture_output=True, text=True, timeout=300, env=env, cwd=workspace)
+    run = subprocess.run(
+        [
+            "node",
+            str(npm_clients / "node_modules" / "acpx" / "dist" / "cli.js"),
+            "--agent",
+            agent,
+            "--cwd",
+            str(workspace),
+            "--approve-all",
+            "--format",
+            "json",
+            "--mcp-config",
+            str(config),
+            "exec",
+            "shout",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=workspace,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     sent, received = split_wire([json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")])
     updates = [m["params"]["update"] for m in received if m.get("method") == "session/update"]
@@ -99,9 +134,19 @@ def test_acpx_cli_client(npm_clients: Path, workspace: Path, tmp_path: Path, scr
 
 
 # What a client sends (requests and notifications); every other method is the agent's.
-_CLIENT_METHODS = {"initialize", "authenticate", "session/new", "session/load", "session/list", "session/prompt",
-                   "session/cancel", "session/set_mode", "session/set_config_option", "session/resume",
-                   "session/close"}
+_CLIENT_METHODS = {
+    "initialize",
+    "authenticate",
+    "session/new",
+    "session/load",
+    "session/list",
+    "session/prompt",
+    "session/cancel",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/resume",
+    "session/close",
+}
 
 
 def split_wire(wire: list[Json]) -> tuple[list[Json], list[Json]]:

@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 
 async def test_an_unprompted_session_is_listed_and_loaded_here_and_after_a_restart(
-        workspace: Path, tmp_path: Path) -> None:
+    workspace: Path, tmp_path: Path
+) -> None:
     async with connect(workspace, tmp_path) as (conn, editor, process):
         made = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         listed = await conn.list_sessions(cwd=str(workspace))
@@ -36,7 +37,8 @@ async def test_an_unprompted_session_is_listed_and_loaded_here_and_after_a_resta
 
 
 async def test_list_without_cwd_shows_every_workspace_and_a_session_loads_in_its_own(
-        workspace: Path, tmp_path: Path) -> None:
+    workspace: Path, tmp_path: Path
+) -> None:
     """The daemon runs in `workspace`; a session made in another folder is listed with that
     folder (and only there when filtered) and loads with it."""
     other = tmp_path / "other"
@@ -48,19 +50,21 @@ async def test_list_without_cwd_shows_every_workspace_and_a_session_loads_in_its
     async with connect(workspace, tmp_path) as (conn, editor, process):
         every = await conn.list_sessions()
         assert sorted((s.session_id, s.cwd) for s in every.sessions) == sorted(
-            [(here.session_id, str(workspace)), (there.session_id, str(other))])
+            [(here.session_id, str(workspace)), (there.session_id, str(other))]
+        )
         filtered = await conn.list_sessions(cwd=str(other))
         assert [(s.session_id, s.title) for s in filtered.sessions] == [(there.session_id, "list files")]
         await conn.load_session(cwd=str(other), session_id=there.session_id, mcp_servers=[])
         replayed = [u for u in editor.updates() if u["sessionUpdate"] == "user_message_chunk"]
-        assert replayed == [{"sessionUpdate": "user_message_chunk",
-                             "content": {"type": "text", "text": "list files"}}]
+        assert replayed == [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "list files"}}]
 
 
 async def test_an_unknown_session_is_resource_not_found(workspace: Path, tmp_path: Path) -> None:
     async with connect(workspace, tmp_path) as (conn, editor, process):
-        for call in (conn.load_session(cwd=str(workspace), session_id="nope", mcp_servers=[]),
-                     conn.prompt(session_id="nope", prompt=[acp.text_block("hi")])):
+        for call in (
+            conn.load_session(cwd=str(workspace), session_id="nope", mcp_servers=[]),
+            conn.prompt(session_id="nope", prompt=[acp.text_block("hi")]),
+        ):
             with pytest.raises(acp.RequestError) as error:
                 await call
             assert (error.value.code, error.value.data) == (-32002, {"details": "Session not found: nope"})
@@ -71,8 +75,9 @@ async def test_a_second_prompt_while_busy_is_refused_in_acp_terms(workspace: Pat
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(lambda: conn.prompt(session_id=session.session_id, prompt=[acp.text_block("slow")]))
-            await editor.wait_for(lambda m: "started" in json.dumps(m.get("params", {}).get("update", {})
-                                                                    .get("content", "")))
+            await editor.wait_for(
+                lambda m: "started" in json.dumps(m.get("params", {}).get("update", {}).get("content", ""))
+            )
             with pytest.raises(acp.RequestError) as error:
                 await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")])
             await conn.cancel(session_id=session.session_id)
@@ -86,16 +91,28 @@ async def test_without_a_key_the_client_is_told_which_variables_to_set(workspace
     auth-required error instead of a scripted demo reply."""
     editor = Editor()
     argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace)]
-    async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=daemon_env(tmp_path),
-                                       transport_kwargs={"stderr": subprocess.DEVNULL},
-                                       observers=[editor.observe]) as (conn, process):
+    async with acp.spawn_agent_process(
+        cast(acp.Client, editor),
+        sys.executable,
+        *argv,
+        env=daemon_env(tmp_path),
+        transport_kwargs={"stderr": subprocess.DEVNULL},
+        observers=[editor.observe],
+    ) as (conn, process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         methods = [(m.id, m.description, m.field_meta) for m in init.auth_methods or []]
         assert methods == [
-            ("anthropic-api-key", "Set ANTHROPIC_API_KEY in the environment pi-rpc is started with",
-             {"env": ["ANTHROPIC_API_KEY"]}),
-            ("openai-api-key", "Set OPENAI_API_KEY in the environment pi-rpc is started with",
-             {"env": ["OPENAI_API_KEY"]})]
+            (
+                "anthropic-api-key",
+                "Set ANTHROPIC_API_KEY in the environment pi-rpc is started with",
+                {"env": ["ANTHROPIC_API_KEY"]},
+            ),
+            (
+                "openai-api-key",
+                "Set OPENAI_API_KEY in the environment pi-rpc is started with",
+                {"env": ["OPENAI_API_KEY"]},
+            ),
+        ]
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         with pytest.raises(acp.RequestError) as error:
             await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hello")])
@@ -111,9 +128,14 @@ async def test_each_retry_of_a_failing_provider_is_a_visible_notice(workspace: P
     with local_server(["m"], fail_status=500) as server:
         argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--base-url", server.url, "--model", "m"]
         env = {**daemon_env(tmp_path), "PI_RPC_RETRY_BASE_MS": "1"}
-        async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=env,
-                                           transport_kwargs={"stderr": subprocess.DEVNULL},
-                                           observers=[editor.observe]) as (conn, process):
+        async with acp.spawn_agent_process(
+            cast(acp.Client, editor),
+            sys.executable,
+            *argv,
+            env=env,
+            transport_kwargs={"stderr": subprocess.DEVNULL},
+            observers=[editor.observe],
+        ) as (conn, process):
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             with pytest.raises(acp.RequestError):

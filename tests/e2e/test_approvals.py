@@ -68,13 +68,17 @@ def test_reject_leaves_the_file_and_the_model_reads_the_reason(
 ) -> None:
     client = start(spawn, approvals=True)
     prompt = client.request_nowait("prompt", {"message": "fix greeting"})
-    answer(client, next_server_request(client, "approval/request"),
-           {"outcome": "reject", "reason": "keep the typo, it is a test fixture"})
+    answer(
+        client,
+        next_server_request(client, "approval/request"),
+        {"outcome": "reject", "reason": "keep the typo, it is a test fixture"},
+    )
     client.result(prompt)
     end = tool_end(client)
     assert end["isError"] is True
     assert end["result"]["content"][0]["text"] == (
-        "The user rejected this edit call: keep the typo, it is a test fixture")
+        "The user rejected this edit call: keep the typo, it is a test fixture"
+    )
     assert ORIGINAL in greet(workspace)
 
 
@@ -146,9 +150,7 @@ def test_reads_outside_the_workspace_ask(spawn: Callable[..., DaemonClient]) -> 
     assert tool_end(client)["result"]["content"][0]["text"] == "The user rejected this read call"
 
 
-def test_a_client_without_the_capability_sees_no_change(
-    spawn: Callable[..., DaemonClient], workspace: Path
-) -> None:
+def test_a_client_without_the_capability_sees_no_change(spawn: Callable[..., DaemonClient], workspace: Path) -> None:
     client = spawn(script="approvals.json")
     assert client.request("initialize", {"clientInfo": {"name": "old"}})["approvalPolicy"] == "auto"
     client.request("prompt", {"message": "fix greeting"})
@@ -157,9 +159,7 @@ def test_a_client_without_the_capability_sees_no_change(
     assert not [e for e in client.events() if e["type"].startswith("tool_approval")]
 
 
-def test_reads_and_edits_go_through_the_editors_buffer(
-    spawn: Callable[..., DaemonClient], workspace: Path
-) -> None:
+def test_reads_and_edits_go_through_the_editors_buffer(spawn: Callable[..., DaemonClient], workspace: Path) -> None:
     client = start(spawn, files=True)
     path = str(workspace / "src" / "greet.py")
     unsaved = greet(workspace).replace("import sys", "import sys  # unsaved in the editor")

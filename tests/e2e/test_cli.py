@@ -18,8 +18,14 @@ pytestmark = pytest.mark.e2e
 
 
 def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pi_rpc", *args], capture_output=True, text=True,
-                          env=daemon_env(home), timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "pi_rpc", *args],
+        capture_output=True,
+        text=True,
+        env=daemon_env(home),
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_help_lists_the_builtin_tools_as_pi_does(tmp_path: Path) -> None:
@@ -37,8 +43,17 @@ def test_help_lists_the_builtin_tools_as_pi_does(tmp_path: Path) -> None:
         "  find       - Find files by glob pattern (read-only, off by default)\n"
         "  ls         - List directory contents (read-only, off by default)\n"
     ) in result.stdout
-    for flag in ("--cwd", "--provider", "--model", "--api", "--base-url", "--tools", "--exclude-tools",
-                 "--framing", "--version"):
+    for flag in (
+        "--cwd",
+        "--provider",
+        "--model",
+        "--api",
+        "--base-url",
+        "--tools",
+        "--exclude-tools",
+        "--framing",
+        "--version",
+    ):
         assert flag in result.stdout
 
 

@@ -31,16 +31,29 @@ def texts(message: dict[str, Any]) -> str:
 def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:  # noqa: F811
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir()
-    (agent_dir / "models.json").write_text(json.dumps({"providers": {"loop": {
-        "baseUrl": f"{loopback.server.url}/v1", "api": "openai-completions",
-        "models": [{"id": "small", "contextWindow": WINDOW}]}}}))
+    (agent_dir / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "loop": {
+                        "baseUrl": f"{loopback.server.url}/v1",
+                        "api": "openai-completions",
+                        "models": [{"id": "small", "contextWindow": WINDOW}],
+                    }
+                }
+            }
+        )
+    )
     (agent_dir / "settings.json").write_text(json.dumps(SETTINGS))
     env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
     return DaemonClient(["--cwd", str(workspace), "--provider", "loop", "--model", "small", "--no-session"], env=env)
 
 
-def test_a_long_conversation_is_compacted_and_keeps_its_last_turns(loopback: Loopback, workspace: Path,  # noqa: F811
-                                                                   tmp_path: Path) -> None:
+def test_a_long_conversation_is_compacted_and_keeps_its_last_turns(
+    loopback: Loopback,  # noqa: F811
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
     filler = "x" * 4000  # about 1000 tokens per prompt
     loopback.script(
         completions_turn("answer one", usage=(3000, 10)),
@@ -72,8 +85,9 @@ def test_a_long_conversation_is_compacted_and_keeps_its_last_turns(loopback: Loo
 
 
 def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
-    loopback.script(completions_turn("first reply"), completions_turn("second reply"),
-                    completions_turn("A SHORT SUMMARY"))
+    loopback.script(
+        completions_turn("first reply"), completions_turn("second reply"), completions_turn("A SHORT SUMMARY")
+    )
     with start(loopback, workspace, tmp_path) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         client.request("prompt", {"message": "first"})
@@ -88,11 +102,19 @@ def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path
     assert asked.endswith("Also focus on: the file names")
 
 
-def test_a_request_refused_for_its_size_is_compacted_and_retried(loopback: Loopback, workspace: Path,  # noqa: F811
-                                                                  tmp_path: Path) -> None:
+def test_a_request_refused_for_its_size_is_compacted_and_retried(
+    loopback: Loopback,  # noqa: F811
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
     overflow = {"error": {"message": "This model's maximum context length is 12000 tokens", "type": "invalid"}}
-    loopback.script(completions_turn("answer one"), completions_turn("answer two"),
-                    json_reply(400, overflow), completions_turn("SUMMARY"), completions_turn("answer three"))
+    loopback.script(
+        completions_turn("answer one"),
+        completions_turn("answer two"),
+        json_reply(400, overflow),
+        completions_turn("SUMMARY"),
+        completions_turn("answer three"),
+    )
     with start(loopback, workspace, tmp_path) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         client.request("prompt", {"message": "one"})

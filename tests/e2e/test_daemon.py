@@ -58,16 +58,22 @@ def test_scripted_session_runs_real_tools(spawn: Spawn, workspace: Path, framing
     # message_update carries deltas only, never a cumulative message (issue 4).
     updates = [e for e in events if e["type"] == "message_update"]
     assert all(set(e) == {"type", "assistantMessageEvent"} for e in updates)
-    text = "".join(e["assistantMessageEvent"].get("delta", "") for e in updates
-                   if e["assistantMessageEvent"]["type"] == "text_delta")
+    text = "".join(
+        e["assistantMessageEvent"].get("delta", "")
+        for e in updates
+        if e["assistantMessageEvent"]["type"] == "text_delta"
+    )
     assert text == "Reading the project.All done: fixed the greeting."
 
     ends = {e["toolName"]: e for e in events if e["type"] == "tool_execution_end"}
     assert set(ends) == {"read", "grep", "edit", "write", "bash"}
     assert not any(e["isError"] for e in ends.values())
     for end in ends.values():
-        start = next(i for i, e in enumerate(events) if e["type"] == "tool_execution_start"
-                     and e["toolCallId"] == end["toolCallId"])
+        start = next(
+            i
+            for i, e in enumerate(events)
+            if e["type"] == "tool_execution_start" and e["toolCallId"] == end["toolCallId"]
+        )
         assert start < events.index(end)
     assert "Helo" in ends["read"]["result"]["content"][0]["text"]
     assert "greet.py:" in ends["grep"]["result"]["content"][0]["text"]
@@ -79,7 +85,8 @@ def test_scripted_session_runs_real_tools(spawn: Spawn, workspace: Path, framing
     log = Path(details["fullOutputPath"])
     assert log.read_text().splitlines()[0] == "Hello, Ada!"
     assert bash["content"][0]["text"].endswith(
-        f"[Showing lines 2002-4001 of 4001. Full output: {details['fullOutputPath']}]")
+        f"[Showing lines 2002-4001 of 4001. Full output: {details['fullOutputPath']}]"
+    )
     assert any(e["type"] == "tool_execution_update" and e["toolName"] == "bash" for e in events)
 
     assert "Hello, {name}!" in (workspace / "src" / "greet.py").read_text()
@@ -97,8 +104,10 @@ def test_broken_tool_arguments_reach_the_model_as_an_error(spawn: Spawn) -> None
     assert end["isError"] is True
     text = end["result"]["content"][0]["text"]
     # 42 converts to "42" as TypeBox does (spec 3.4); "x" is no number.
-    assert text == ('Validation failed for tool "read":\n  - offset: must be number\n\n'
-                    'Received arguments:\n{\n  "path": 42,\n  "offset": "x"\n}')
+    assert text == (
+        'Validation failed for tool "read":\n  - offset: must be number\n\n'
+        'Received arguments:\n{\n  "path": 42,\n  "offset": "x"\n}'
+    )
     client.close()
 
 
@@ -106,8 +115,9 @@ def test_broken_tool_arguments_reach_the_model_as_an_error(spawn: Spawn) -> None
 def test_abort_mid_bash_kills_the_process_group(spawn: Spawn, framing: str) -> None:
     client = spawn(framing=framing)
     prompt_id = client.request_nowait("prompt", {"message": "slow"})
-    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
-                          and "started" in str(e["partialResult"]["content"]))
+    client.wait_for_event(
+        lambda e: e["type"] == "tool_execution_update" and "started" in str(e["partialResult"]["content"])
+    )
     tool_processes = watch_tool_processes(client.proc.pid)
     assert client.request("abort") is None  # resolves once idle
     assert still_running(tool_processes) == 0
@@ -132,8 +142,7 @@ def test_cancel_request_aborts_the_pending_prompt(spawn: Spawn) -> None:
     client.wait_for_type("agent_settled")
     events = client.events()
     assert [e["type"] for e in events].count("agent_end") == 1
-    assistant = next(e["message"] for e in events if e["type"] == "message_end"
-                     and e["message"]["role"] == "assistant")
+    assistant = next(e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant")
     assert assistant["stopReason"] == "aborted" and assistant["content"][0]["text"] == "ti"
     assert client.request("state")["isStreaming"] is False
     client.close()
@@ -307,8 +316,9 @@ def test_stdout_fd_is_private(spawn: Spawn) -> None:
 def test_stdin_closing_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
     client = spawn()
     client.request_nowait("prompt", {"message": "slow"})
-    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
-                          and "started" in str(e["partialResult"]["content"]))
+    client.wait_for_event(
+        lambda e: e["type"] == "tool_execution_update" and "started" in str(e["partialResult"]["content"])
+    )
     tool_processes = watch_tool_processes(client.proc.pid)
     assert client.close() == 0
     assert still_running(tool_processes) == 0
@@ -317,8 +327,9 @@ def test_stdin_closing_during_a_run_kills_children_and_exits_zero(spawn: Spawn) 
 def test_sigterm_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
     client = spawn()
     client.request_nowait("prompt", {"message": "slow"})
-    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
-                          and "started" in str(e["partialResult"]["content"]))
+    client.wait_for_event(
+        lambda e: e["type"] == "tool_execution_update" and "started" in str(e["partialResult"]["content"])
+    )
     tool_processes = watch_tool_processes(client.proc.pid)
     client.proc.send_signal(signal.SIGTERM)
     assert client.proc.wait(30) == 0
@@ -379,8 +390,10 @@ def test_prompt_with_an_image_keeps_it_in_the_transcript(spawn: Spawn) -> None:
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
     client.request("prompt", {"message": "what is this?", "images": [{"data": png, "mimeType": "image/png"}]})
     user = next(m for m in client.request("messages")["messages"] if m["role"] == "user")
-    assert user["content"] == [{"type": "text", "text": "what is this?"},
-                               {"type": "image", "data": png, "mimeType": "image/png"}]
+    assert user["content"] == [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image", "data": png, "mimeType": "image/png"},
+    ]
     client.close()
 
 
@@ -401,9 +414,21 @@ def test_a_dead_client_ends_the_daemon_and_its_children(workspace: Path, tmp_pat
     from .conftest import SCRIPTS, daemon_env
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pi_rpc", "--framing", "jsonl", "--cwd", str(workspace),
-         "--script", str(SCRIPTS / "e2e.json")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(tmp_path),
+        [
+            sys.executable,
+            "-m",
+            "pi_rpc",
+            "--framing",
+            "jsonl",
+            "--cwd",
+            str(workspace),
+            "--script",
+            str(SCRIPTS / "e2e.json"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=daemon_env(tmp_path),
     )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"message":"slow"}}\n')
@@ -439,7 +464,8 @@ def test_sessions_persist_and_resume(spawn: Spawn) -> None:
     assert loaded == {"sessionId": session_id, "messageCount": state["messageCount"]}
     restored = second.request("messages")["messages"]
     assert [m["role"] for m in restored] == ["system", "user", "assistant"] and restored[1]["content"] == [
-        {"type": "text", "text": "hello"}]
+        {"type": "text", "text": "hello"}
+    ]
     second.request("prompt", {"message": "and again"})
     assert second.request("state")["sessionFile"] == str(path)
     assert len(path.read_text().splitlines()) > len(lines)
@@ -493,7 +519,6 @@ def test_a_broken_image_is_refused_at_the_wire(spawn: Spawn) -> None:
     client.close()
 
 
-
 def test_deeply_nested_json_is_a_parse_error_not_a_crash(spawn: Spawn) -> None:
     client = spawn(framing="jsonl")
     before = len(client.messages)
@@ -515,8 +540,10 @@ def test_a_lone_surrogate_escape_from_a_javascript_client_is_accepted(spawn: Spa
 def test_an_abort_sent_right_after_the_prompt_is_not_lost(spawn: Spawn) -> None:
     """Pipelined: the run's task has not started when abort arrives; it must still take effect."""
     client = spawn(framing="jsonl")
-    client.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"message":"slow"}}\n'
-                    b'{"jsonrpc":"2.0","id":2,"method":"abort"}\n')
+    client.send_raw(
+        b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"message":"slow"}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"abort"}\n'
+    )
     assert client.result(2) is None
     assert client.result(1)["stopReason"] == "aborted"
     assert not any(e["type"] == "tool_execution_start" for e in client.events())
@@ -527,8 +554,9 @@ def test_cancel_request_without_an_id_is_ignored_silently(spawn: Spawn) -> None:
     """A notification is never answered, even a malformed one."""
     client = spawn(framing="jsonl")
     before = len(client.messages)
-    client.send_raw(b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":[1]}\n'
-                    b'{"jsonrpc":"2.0","method":"$/cancelRequest"}\n')
+    client.send_raw(
+        b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":[1]}\n{"jsonrpc":"2.0","method":"$/cancelRequest"}\n'
+    )
     assert served(client)
     assert [m for m in client.messages[before:] if "error" in m] == []
     client.close()
@@ -537,8 +565,9 @@ def test_cancel_request_without_an_id_is_ignored_silently(spawn: Spawn) -> None:
 def test_exit_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
     client = spawn()
     client.request_nowait("prompt", {"message": "slow"})
-    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
-                          and "started" in str(e["partialResult"]["content"]))
+    client.wait_for_event(
+        lambda e: e["type"] == "tool_execution_update" and "started" in str(e["partialResult"]["content"])
+    )
     tool_processes = watch_tool_processes(client.proc.pid)
     client.notify("exit")
     assert client.proc.wait(30) == 0
@@ -548,8 +577,9 @@ def test_exit_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
 def test_loading_the_current_session_during_a_run_keeps_every_message(spawn: Spawn) -> None:
     client = spawn()
     prompt_id = client.request_nowait("prompt", {"message": "slow"})
-    client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
-                          and "started" in str(e["partialResult"]["content"]))
+    client.wait_for_event(
+        lambda e: e["type"] == "tool_execution_update" and "started" in str(e["partialResult"]["content"])
+    )
     state = client.request("state")
     loaded = client.request("session/load", {"sessionId": state["sessionId"]})
     assert client.result(prompt_id)["stopReason"] == "aborted"

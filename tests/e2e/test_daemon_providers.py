@@ -117,11 +117,18 @@ def _pieces(text: str) -> list[str]:
     return [text[:middle], text[middle:]] if len(text) > 1 else [text]
 
 
-def completions_turn(text: str = "", calls: list[Call] | None = None, usage: tuple[int, int] = (0, 0),
-                     stall: bool = False) -> Reply:
+def completions_turn(
+    text: str = "", calls: list[Call] | None = None, usage: tuple[int, int] = (0, 0), stall: bool = False
+) -> Reply:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return sse_event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "test-model",
-                          "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        return sse_event(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion.chunk",
+                "model": "test-model",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+        )
 
     events: list[bytes | Delay] = [chunk({"role": "assistant", "content": ""})]
     events += [chunk({"content": piece}) for piece in _pieces(text)] if text else []
@@ -129,32 +136,69 @@ def completions_turn(text: str = "", calls: list[Call] | None = None, usage: tup
         return sse_reply(events, stall=True)
     for index, (call_id, name, arguments) in enumerate(calls or []):
         first, second = _pieces(json.dumps(arguments))
-        events.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                             "function": {"name": name, "arguments": first}}]}))
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": first},
+                        }
+                    ]
+                }
+            )
+        )
         events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": second}}]}))
     events.append(chunk({}, "tool_calls" if calls else "stop"))
     prompt, completion = usage
-    events.append(sse_event({"id": "chatcmpl-1", "choices": [], "usage": {
-        "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}))
+    events.append(
+        sse_event(
+            {
+                "id": "chatcmpl-1",
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            }
+        )
+    )
     events.append(b"data: [DONE]\n\n")
     return sse_reply(events)
 
 
-def anthropic_turn(text: str = "", calls: list[Call] | None = None, usage: tuple[int, int] = (0, 0),
-                   stall: bool = False) -> Reply:
+def anthropic_turn(
+    text: str = "", calls: list[Call] | None = None, usage: tuple[int, int] = (0, 0), stall: bool = False
+) -> Reply:
     def event(data: dict[str, Any]) -> bytes:
         return sse_event(data, event=str(data["type"]))
 
     prompt, completion = usage
-    events: list[bytes | Delay] = [event({"type": "message_start", "message": {
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "test-model", "content": [],
-        "usage": {"input_tokens": prompt, "output_tokens": 1}}})]
+    events: list[bytes | Delay] = [
+        event(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "test-model",
+                    "content": [],
+                    "usage": {"input_tokens": prompt, "output_tokens": 1},
+                },
+            }
+        )
+    ]
     index = 0
     if text:
-        events.append(event({"type": "content_block_start", "index": 0,
-                             "content_block": {"type": "text", "text": ""}}))
-        events += [event({"type": "content_block_delta", "index": 0,
-                          "delta": {"type": "text_delta", "text": piece}}) for piece in _pieces(text)]
+        events.append(event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}))
+        events += [
+            event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})
+            for piece in _pieces(text)
+        ]
         if stall:
             return sse_reply(events, stall=True)
         events.append(event({"type": "content_block_stop", "index": 0}))
@@ -163,13 +207,21 @@ def anthropic_turn(text: str = "", calls: list[Call] | None = None, usage: tuple
         i = index + offset
         block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
         events.append(event({"type": "content_block_start", "index": i, "content_block": block}))
-        events += [event({"type": "content_block_delta", "index": i,
-                          "delta": {"type": "input_json_delta", "partial_json": piece}})
-                   for piece in _pieces(json.dumps(arguments))]
+        events += [
+            event(
+                {
+                    "type": "content_block_delta",
+                    "index": i,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
+            )
+            for piece in _pieces(json.dumps(arguments))
+        ]
         events.append(event({"type": "content_block_stop", "index": i}))
     stop_reason = "tool_use" if calls else "end_turn"
-    events.append(event({"type": "message_delta", "delta": {"stop_reason": stop_reason},
-                         "usage": {"output_tokens": completion}}))
+    events.append(
+        event({"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": completion}})
+    )
     events.append(event({"type": "message_stop"}))
     return sse_reply(events)
 
@@ -188,8 +240,9 @@ def tool_results_sent(api: str, request: RecordedRequest) -> dict[str, str]:
             for block in message["content"]:
                 if block["type"] == "tool_result":
                     content = block["content"]
-                    found[block["tool_use_id"]] = content if isinstance(content, str) else "".join(
-                        part.get("text", "") for part in content)
+                    found[block["tool_use_id"]] = (
+                        content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+                    )
     return found
 
 
@@ -209,17 +262,26 @@ def tool_calls_sent(api: str, request: RecordedRequest) -> list[str]:
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_multi_tool_session_end_to_end(daemon: Callable[[str], DaemonClient], loopback: Loopback,
-                                       workspace: Path, api: str) -> None:
+def test_multi_tool_session_end_to_end(
+    daemon: Callable[[str], DaemonClient], loopback: Loopback, workspace: Path, api: str
+) -> None:
     """Turn 1 reads and runs bash in one batch, turn 2 edits, turn 3 answers (spec 15.1, 15.4)."""
     turn = TURNS[api]
     loopback.script(
-        turn("Let me look.", [("call_read_1", "read", {"path": "README.md"}),
-                              ("call_bash_1", "bash", {"command": "echo from-bash; ls src"})],
-             usage=(100, 20)),
-        turn(calls=[("call_edit_1", "edit", {"path": "src/greet.py",
-                                             "edits": [{"oldText": "Helo", "newText": "Hello"}]})],
-             usage=(150, 10)),
+        turn(
+            "Let me look.",
+            [
+                ("call_read_1", "read", {"path": "README.md"}),
+                ("call_bash_1", "bash", {"command": "echo from-bash; ls src"}),
+            ],
+            usage=(100, 20),
+        ),
+        turn(
+            calls=[
+                ("call_edit_1", "edit", {"path": "src/greet.py", "edits": [{"oldText": "Helo", "newText": "Hello"}]})
+            ],
+            usage=(150, 10),
+        ),
         turn("Fixed the greeting.", usage=(200, 5)),
     )
     client = daemon(api)
@@ -241,14 +303,20 @@ def test_multi_tool_session_end_to_end(daemon: Callable[[str], DaemonClient], lo
     assert types.count("turn_start") == 3 == types.count("turn_end")
     ends = {e["toolCallId"]: e for e in events if e["type"] == "tool_execution_end"}
     assert {k: (v["toolName"], v["isError"]) for k, v in ends.items()} == {
-        "call_read_1": ("read", False), "call_bash_1": ("bash", False), "call_edit_1": ("edit", False)}
+        "call_read_1": ("read", False),
+        "call_bash_1": ("bash", False),
+        "call_edit_1": ("edit", False),
+    }
     assert "Known bug" in ends["call_read_1"]["result"]["content"][0]["text"]
     assert "from-bash\ngreet.py" in ends["call_bash_1"]["result"]["content"][0]["text"]
     assert ends["call_edit_1"]["result"]["content"][0]["text"] == EDITED
     starts = [e for e in events if e["type"] == "tool_execution_start"]
     assert starts[0]["args"] == {"path": "README.md"}
-    text = "".join(e["assistantMessageEvent"]["delta"] for e in events if e["type"] == "message_update"
-                   and e["assistantMessageEvent"]["type"] == "text_delta")
+    text = "".join(
+        e["assistantMessageEvent"]["delta"]
+        for e in events
+        if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+    )
     assert text == "Let me look.Fixed the greeting."
 
     # What the server received.
@@ -281,8 +349,9 @@ def test_multi_tool_session_end_to_end(daemon: Callable[[str], DaemonClient], lo
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_server_error_retried_until_exhausted(daemon: Callable[[str], DaemonClient], loopback: Loopback,
-                                              api: str) -> None:
+def test_server_error_retried_until_exhausted(
+    daemon: Callable[[str], DaemonClient], loopback: Loopback, api: str
+) -> None:
     """A 500 is retried (three retries by default) and then ends the run with the server's message."""
     loopback.script(*[json_reply(500, {"error": {"message": "upstream exploded"}}) for _ in range(4)])
     client = daemon(api)
@@ -301,8 +370,7 @@ def test_server_error_retried_until_exhausted(daemon: Callable[[str], DaemonClie
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_server_recovers_after_a_retry(daemon: Callable[[str], DaemonClient], loopback: Loopback,
-                                       api: str) -> None:
+def test_server_recovers_after_a_retry(daemon: Callable[[str], DaemonClient], loopback: Loopback, api: str) -> None:
     loopback.script(json_reply(503, {"error": {"message": "busy"}}), TURNS[api]("Back.", usage=(3, 2)))
     client = daemon(api)
     result = client.request("prompt", {"message": "hi"})
@@ -315,10 +383,12 @@ def test_server_recovers_after_a_retry(daemon: Callable[[str], DaemonClient], lo
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_unauthorized_is_an_error_without_retry(daemon: Callable[[str], DaemonClient], loopback: Loopback,
-                                                api: str) -> None:
-    loopback.script(json_reply(401, {"type": "error", "error": {"type": "authentication_error",
-                                                                 "message": "invalid x-api-key"}}))
+def test_unauthorized_is_an_error_without_retry(
+    daemon: Callable[[str], DaemonClient], loopback: Loopback, api: str
+) -> None:
+    loopback.script(
+        json_reply(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    )
     client = daemon(api)
     result = client.request("prompt", {"message": "hi"})
     assert result["stopReason"] == "error"
@@ -331,20 +401,19 @@ def test_unauthorized_is_an_error_without_retry(daemon: Callable[[str], DaemonCl
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_abort_during_a_stalled_stream(daemon: Callable[[str], DaemonClient], loopback: Loopback,
-                                       api: str) -> None:
+def test_abort_during_a_stalled_stream(daemon: Callable[[str], DaemonClient], loopback: Loopback, api: str) -> None:
     """spec 15.13: abort closes the connection (the server sees it) and the prompt ends `aborted`."""
     loopback.script(TURNS[api]("Thinking it over", stall=True))
     client = daemon(api)
     prompt_id = client.request_nowait("prompt", {"message": "hi"})
-    client.wait_for_event(lambda e: e["type"] == "message_update"
-                          and e["assistantMessageEvent"]["type"] == "text_delta")
+    client.wait_for_event(
+        lambda e: e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+    )
     assert client.request("abort") is None  # resolves once the session is idle
     loopback.wait_disconnected(1)
     outcome = client.result(prompt_id)
     assert outcome["stopReason"] == "aborted"
-    end = next(e for e in client.events() if e["type"] == "message_end"
-               and e["message"]["role"] == "assistant")
+    end = next(e for e in client.events() if e["type"] == "message_end" and e["message"]["role"] == "assistant")
     assert end["message"]["stopReason"] == "aborted"
     assert end["message"]["content"][0]["text"] == "Thinking it over"
     assert client.request("state")["isStreaming"] is False

@@ -30,36 +30,52 @@ Json = dict[str, Any]
 
 def acp_stdio_server(name: str = "testkit") -> Json:
     config = stdio_config(name)
-    return {"name": name, "command": config.command, "args": config.args,
-            "env": [{"name": k, "value": v} for k, v in config.env.items()]}
+    return {
+        "name": name,
+        "command": config.command,
+        "args": config.args,
+        "env": [{"name": k, "value": v} for k, v in config.env.items()],
+    }
 
 
 def tool_ends(updates: list[Json]) -> list[Json]:
-    return [u for u in updates if u["sessionUpdate"] == "tool_call_update" and u.get("status") in (
-        "completed", "failed")]
+    return [
+        u for u in updates if u["sessionUpdate"] == "tool_call_update" and u.get("status") in ("completed", "failed")
+    ]
 
 
 def texts(update: Json) -> list[str]:
-    return [c["content"]["text"] for c in update.get("content", []) if c["type"] == "content"
-            and c["content"]["type"] == "text"]
+    return [
+        c["content"]["text"]
+        for c in update.get("content", [])
+        if c["type"] == "content" and c["content"]["type"] == "text"
+    ]
 
 
 @pytest.mark.anyio
 async def test_acp_session_tools_from_stdio_and_http_servers_survive_a_killed_server(
-        workspace: Path, tmp_path: Path) -> None:
+    workspace: Path, tmp_path: Path
+) -> None:
     editor = Editor()
     argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--script", str(SCRIPTS / "mcp.json")]
     with http_server() as (url, _):
-        async with acp.spawn_agent_process(cast(acp.Client, editor), sys.executable, *argv, env=daemon_env(tmp_path),
-                                           transport_kwargs={"stderr": subprocess.DEVNULL},
-                                           observers=[editor.observe]) as (conn, process):
+        async with acp.spawn_agent_process(
+            cast(acp.Client, editor),
+            sys.executable,
+            *argv,
+            env=daemon_env(tmp_path),
+            transport_kwargs={"stderr": subprocess.DEVNULL},
+            observers=[editor.observe],
+        ) as (conn, process):
             init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             assert init.agent_capabilities is not None and init.agent_capabilities.mcp_capabilities is not None
             assert init.agent_capabilities.mcp_capabilities.http is True
-            servers: list[acp.schema.HttpMcpServer | acp.schema.SseMcpServer | acp.schema.AcpMcpServer
-                          | acp.schema.McpServerStdio] = [
+            servers: list[
+                acp.schema.HttpMcpServer | acp.schema.SseMcpServer | acp.schema.AcpMcpServer | acp.schema.McpServerStdio
+            ] = [
                 acp.schema.McpServerStdio.model_validate(acp_stdio_server()),
-                acp.schema.HttpMcpServer(type="http", name="web", url=url, headers=[])]
+                acp.schema.HttpMcpServer(type="http", name="web", url=url, headers=[]),
+            ]
             session = await conn.new_session(cwd=str(workspace), mcp_servers=servers)
             assert session.field_meta is not None
             reported = {s["name"]: s["status"] for s in session.field_meta["piRpc"]["mcpServers"]}
@@ -88,14 +104,18 @@ async def test_acp_session_tools_from_stdio_and_http_servers_survive_a_killed_se
     assert server_pids("testkit") == []  # killed on exit
 
 
-def test_jsonrpc_initialize_starts_servers_and_tools_list_shows_their_source(
-        workspace: Path, tmp_path: Path) -> None:
+def test_jsonrpc_initialize_starts_servers_and_tools_list_shows_their_source(workspace: Path, tmp_path: Path) -> None:
     config = msgspec.to_builtins(stdio_config())
     client = DaemonClient(["--cwd", str(workspace), "--script", str(SCRIPTS / "mcp.json")], env=daemon_env(tmp_path))
     try:
         init = client.request("initialize", {"mcpServers": [config]})
-        assert init["mcpServers"] == [{"name": "testkit", "status": "running", "tools": [
-            "mcp__testkit__shout", "mcp__testkit__pixel", "mcp__testkit__broken"]}]
+        assert init["mcpServers"] == [
+            {
+                "name": "testkit",
+                "status": "running",
+                "tools": ["mcp__testkit__shout", "mcp__testkit__pixel", "mcp__testkit__broken"],
+            }
+        ]
         tools = {t["name"]: t for t in client.request("tools/list")["tools"]}
         assert tools["mcp__testkit__shout"]["source"] == "mcp:testkit" and "source" not in tools["read"]
         assert tools["mcp__testkit__shout"]["parameters"]["required"] == ["text"]
@@ -112,11 +132,26 @@ def test_pi_mode_starts_the_servers_of_settings_json(workspace: Path, tmp_path: 
     settings = tmp_path / ".config" / "pi-rpc" / "settings.json"
     settings.parent.mkdir(parents=True)
     config = stdio_config()
-    settings.write_text(json.dumps({"mcpServers": {"testkit": {
-        "command": config.command, "args": config.args, "env": config.env}}}))
-    proc = subprocess.Popen([sys.executable, "-m", "pi_rpc", "--mode", "pi", "--cwd", str(workspace),
-                             "--script", str(SCRIPTS / "mcp.json")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(tmp_path))
+    settings.write_text(
+        json.dumps({"mcpServers": {"testkit": {"command": config.command, "args": config.args, "env": config.env}}})
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pi_rpc",
+            "--mode",
+            "pi",
+            "--cwd",
+            str(workspace),
+            "--script",
+            str(SCRIPTS / "mcp.json"),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=daemon_env(tmp_path),
+    )
     assert proc.stdin is not None and proc.stdout is not None
     lines = iter(proc.stdout.readline, b"")
 

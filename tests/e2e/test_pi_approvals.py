@@ -107,9 +107,7 @@ def test_read_only_blocks_changes_without_asking(start: Callable[..., PiClient],
     assert pi.close() == 0
 
 
-def test_accept_edits_runs_the_edit_and_asks_for_the_command(
-    start: Callable[..., PiClient], workspace: Path
-) -> None:
+def test_accept_edits_runs_the_edit_and_asks_for_the_command(start: Callable[..., PiClient], workspace: Path) -> None:
     pi = start("--approval-policy", "acceptEdits")
     pi.call({"id": "1", "type": "prompt", "message": "fix greeting"})
     run_end(pi)
@@ -146,6 +144,9 @@ def test_without_the_flag_a_pi_client_sees_no_change(start: Callable[..., PiClie
     pi.call({"id": "1", "type": "prompt", "message": "fix greeting"})
     run_end(pi)
     assert FIXED in greet(workspace)
-    assert not [line for line in pi.lines if line.get("type") == "extension_ui_request"
-                or str(line.get("type")).startswith("tool_approval")]
+    assert not [
+        line
+        for line in pi.lines
+        if line.get("type") == "extension_ui_request" or str(line.get("type")).startswith("tool_approval")
+    ]
     assert pi.close() == 0

@@ -22,9 +22,22 @@ Json = dict[str, Any]
 class PiClient:
     def __init__(self, workspace: Path, home: Path, *args: str, script: str = "e2e.json") -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pi_rpc", "--mode", "pi", "--cwd", str(workspace),
-             "--script", str(SCRIPTS / script), *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(home),
+            [
+                sys.executable,
+                "-m",
+                "pi_rpc",
+                "--mode",
+                "pi",
+                "--cwd",
+                str(workspace),
+                "--script",
+                str(SCRIPTS / script),
+                *args,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=daemon_env(home),
         )
         self.lines: list[Json] = []
         self._lock = threading.Condition()
@@ -52,14 +65,14 @@ class PiClient:
             def ready() -> bool:
                 found[:] = [line for line in self.lines[start:] if predicate(line)][:1]
                 return bool(found)
+
             assert self._lock.wait_for(ready, 60), "expected line did not arrive"
             return found[0]
 
     def call(self, command: Json) -> Json:
         start = len(self.lines)
         self.send(command)
-        return self.wait_for(lambda line: line.get("type") == "response" and line.get("id") == command.get("id"),
-                             start)
+        return self.wait_for(lambda line: line.get("type") == "response" and line.get("id") == command.get("id"), start)
 
     def close(self) -> int:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -109,8 +122,13 @@ def test_errors_are_worded_as_pi_words_them(pi: PiClient) -> None:
     assert "id" not in parse
     pi.send({"id": "7", "type": "teleport"})
     unknown = pi.wait_for(lambda line: line.get("command") == "teleport")
-    assert unknown == {"type": "response", "command": "teleport", "success": False, "id": "7",
-                       "error": "Unknown command: teleport"}
+    assert unknown == {
+        "type": "response",
+        "command": "teleport",
+        "success": False,
+        "id": "7",
+        "error": "Unknown command: teleport",
+    }
     missing = pi.call({"id": "8", "type": "set_model", "provider": "nope", "modelId": "x"})
     assert missing["success"] is False and missing["error"] == "Model not found: nope/x"
     assert pi.close() == 0
@@ -119,11 +137,13 @@ def test_errors_are_worded_as_pi_words_them(pi: PiClient) -> None:
 def test_prompt_while_streaming_needs_a_streaming_behaviour_and_abort_kills_the_tool(pi: PiClient) -> None:
     """spec 15.12 (session level) and 16.5 abort."""
     assert pi.call({"id": "1", "type": "prompt", "message": "slow"})["success"] is True
-    pi.wait_for(lambda line: line.get("type") == "tool_execution_update"
-                and "started" in str(line["partialResult"]["content"]))
+    pi.wait_for(
+        lambda line: line.get("type") == "tool_execution_update" and "started" in str(line["partialResult"]["content"])
+    )
     busy = pi.call({"id": "2", "type": "prompt", "message": "again"})
     assert busy["success"] is False and busy["error"] == (
-        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+        "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+    )
     queued = pi.call({"id": "3", "type": "prompt", "message": "later", "streamingBehavior": "followUp"})
     assert queued["success"] is True
     assert pi.call({"id": "4", "type": "clear_queue"})["data"] == {"steering": [], "followUp": ["later"]}

@@ -21,11 +21,26 @@ pytestmark = pytest.mark.e2e
 
 def run_pi(loopback: Loopback, workspace: Path, home: Path, commands: list[dict[str, Any]]) -> list[dict[str, Any]]:  # noqa: F811
     """Send `commands`, wait for the run to settle, close stdin: every line the daemon wrote."""
-    argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--cwd", str(workspace), "--no-session",
-            "--api", "openai-completions", "--base-url", f"{loopback.server.url}/v1", "--model", "test-model"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pi_rpc",
+        "--mode",
+        "rpc",
+        "--cwd",
+        str(workspace),
+        "--no-session",
+        "--api",
+        "openai-completions",
+        "--base-url",
+        f"{loopback.server.url}/v1",
+        "--model",
+        "test-model",
+    ]
     env = daemon_env(home) | {"PI_RPC_RETRY_BASE_MS": RETRY_BASE_MS}
-    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          env=env, text=True) as proc:
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
+    ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         lines: list[dict[str, Any]] = []
         for command in commands:
@@ -42,8 +57,12 @@ def run_pi(loopback: Loopback, workspace: Path, home: Path, commands: list[dict[
 
 def test_auto_retry_can_be_turned_off(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
     loopback.script(json_reply(503, {"error": {"message": "busy"}}), completions_turn("Back."))
-    lines = run_pi(loopback, workspace, tmp_path, [
-        {"id": "1", "type": "set_auto_retry", "enabled": False}, {"id": "2", "type": "prompt", "message": "hi"}])
+    lines = run_pi(
+        loopback,
+        workspace,
+        tmp_path,
+        [{"id": "1", "type": "set_auto_retry", "enabled": False}, {"id": "2", "type": "prompt", "message": "hi"}],
+    )
     assert [line["id"] for line in lines if line["type"] == "response"] == ["1", "2"]
     assert not any(line["type"].startswith("auto_retry") for line in lines)
     end = next(line for line in lines if line["type"] == "agent_end")

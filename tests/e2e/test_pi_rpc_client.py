@@ -29,8 +29,13 @@ def install_pi_client() -> None:
     lock = CLIENT_DIR / "package-lock.json"
     if installed.is_file() and installed.stat().st_mtime >= lock.stat().st_mtime:
         return
-    subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=CLIENT_DIR, check=True,
-                   stdout=subprocess.DEVNULL, timeout=600)
+    subprocess.run(
+        ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+        cwd=CLIENT_DIR,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +51,18 @@ def drive(driver: Path, workspace: Path, home: Path, *args: str) -> dict[str, An
     agent_dir.mkdir(parents=True)
     (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
     env = daemon_env(home) | {"PI_RPC_PYTHON": sys.executable, "PI_CODING_AGENT_DIR": str(agent_dir)}
-    done = subprocess.run(["node", str(driver), str(workspace), json.dumps(list(args))], env=env,
-                          capture_output=True, timeout=300, check=True)
+    done = subprocess.run(
+        ["node", str(driver), str(workspace), json.dumps(list(args))],
+        env=env,
+        capture_output=True,
+        timeout=300,
+        check=True,
+    )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
-def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, workspace: Path,
-                                                           tmp_path: Path) -> None:
+def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, workspace: Path, tmp_path: Path) -> None:
     result = drive(pi_client, workspace, tmp_path / "home", "--script", str(SCRIPTS / "e2e.json"))
     calls = result["calls"]
     # Every call resolves: nothing times out, nothing is "unknown".
@@ -70,12 +79,17 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert calls["cycleModel"]["value"] is None  # one model only
     assert calls["cycleThinkingLevel"]["value"] is None  # the scripted model does not reason
     assert calls["getCommands"]["value"] == []
-    assert calls["bash"]["value"] == {"output": "from-the-user\n", "exitCode": 3, "cancelled": False,
-                                      "truncated": False}
+    assert calls["bash"]["value"] == {
+        "output": "from-the-user\n",
+        "exitCode": 3,
+        "cancelled": False,
+        "truncated": False,
+    }
     # The command's output joins the conversation as Pi shows it to the model.
     [ran] = calls["messagesAfterBash"]["value"]
     assert ran["role"] == "user" and ran["content"][0]["text"] == (
-        "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\nCommand exited with code 3")
+        "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\nCommand exited with code 3"
+    )
     assert "bash_execution_update" in result["events"]
     exported = Path(calls["exportHtml"]["value"]["path"])
     assert exported.parent == workspace.resolve() and "from-the-user" in exported.read_text()
@@ -87,12 +101,13 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert after["steeringMode"] == "all" and after["followUpMode"] == "all"
     assert calls["getForkMessages"]["value"] == [{"entryId": "m1", "text": "tour"}]
     # Forked (after the compaction) at the first user message that is not the summary.
-    assert calls["fork"]["value"] == {"text": "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\n"
-                                              "Command exited with code 3", "cancelled": False}
+    assert calls["fork"]["value"] == {
+        "text": "Ran `echo from-the-user; exit 3`\n```\nfrom-the-user\n\n```\n\nCommand exited with code 3",
+        "cancelled": False,
+    }
     forked = calls["stateAfterFork"]["value"]
     assert forked["sessionId"] != state["sessionId"] and "sessionName" not in forked
     assert forked["messageCount"] < after["messageCount"]
     assert calls["clone"]["value"] == {"cancelled": False} and calls["newSession"]["value"] == {"cancelled": False}
     # Both runs ended (waitForIdle of this client version resolves at agent_end).
     assert result["events"].count("agent_end") == 2
-

@@ -31,8 +31,9 @@ def copy_pi_session(folder: Path, workspace: Path) -> Path:
 
 def converse(argv: list[str], commands: list[Json], env: dict[str, str], cwd: Path) -> list[Json]:
     """Send each command once the previous one was answered (a prompt: once its run ended)."""
-    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          env=env, cwd=cwd, text=True) as proc:
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd, text=True
+    ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         lines: list[Json] = []
         for command in commands:
@@ -62,14 +63,30 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
     with loopback_server([turn("Fixed it for you.")]) as server:
         agent_dir = agent_dir_for(tmp_path, server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m",
-                "--session", str(session)]
-        lines = converse(argv, [
-            {"id": "1", "type": "get_messages"},
-            {"id": "2", "type": "prompt", "message": "then fix it"},
-            {"id": "3", "type": "get_fork_messages"},
-            {"id": "4", "type": "get_state"},
-        ], env, workspace)
+        argv = [
+            sys.executable,
+            "-m",
+            "pi_rpc",
+            "--mode",
+            "rpc",
+            "--provider",
+            "loop",
+            "--model",
+            "m",
+            "--session",
+            str(session),
+        ]
+        lines = converse(
+            argv,
+            [
+                {"id": "1", "type": "get_messages"},
+                {"id": "2", "type": "prompt", "message": "then fix it"},
+                {"id": "3", "type": "get_fork_messages"},
+                {"id": "4", "type": "get_state"},
+            ],
+            env,
+            workspace,
+        )
         [request] = server.requests
     loaded = answer(lines, "1")["messages"]
     assert [m["role"] for m in loaded] == ["user", "assistant", "toolResult", "assistant"]
@@ -92,8 +109,19 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m",
-              "--session", str(session)]
+        pi = [
+            "node",
+            str(PI_CLI),
+            "--mode",
+            "rpc",
+            "--offline",
+            "--provider",
+            "loop",
+            "--model",
+            "m",
+            "--session",
+            str(session),
+        ]
         in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
     assert [m["role"] for m in in_pi] == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
     assert in_pi[-1]["content"][0]["text"] == "Fixed it for you."
@@ -107,10 +135,27 @@ def test_forking_a_pi_session_starts_a_new_file_with_what_came_before(tmp_path: 
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path, server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m",
-                "--session", str(session), "--session-dir", str(tmp_path / "sessions")]
-        lines = converse(argv, [{"id": "1", "type": "clone"}, {"id": "2", "type": "get_state"},
-                                {"id": "3", "type": "get_messages"}], env, workspace)
+        argv = [
+            sys.executable,
+            "-m",
+            "pi_rpc",
+            "--mode",
+            "rpc",
+            "--provider",
+            "loop",
+            "--model",
+            "m",
+            "--session",
+            str(session),
+            "--session-dir",
+            str(tmp_path / "sessions"),
+        ]
+        lines = converse(
+            argv,
+            [{"id": "1", "type": "clone"}, {"id": "2", "type": "get_state"}, {"id": "3", "type": "get_messages"}],
+            env,
+            workspace,
+        )
     assert answer(lines, "1") == {"cancelled": False}
     state = answer(lines, "2")
     assert state["sessionFile"] != str(session) and Path(state["sessionFile"]).is_file()
@@ -125,8 +170,19 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
     with loopback_server([turn("Hello from pi-rpc.")]) as server:
         agent_dir = agent_dir_for(tmp_path, server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m",
-                "--session-dir", str(sessions)]
+        argv = [
+            sys.executable,
+            "-m",
+            "pi_rpc",
+            "--mode",
+            "rpc",
+            "--provider",
+            "loop",
+            "--model",
+            "m",
+            "--session-dir",
+            str(sessions),
+        ]
         converse(argv, [{"id": "1", "type": "prompt", "message": "hi"}], env, workspace)
     [session] = sessions.rglob("*.jsonl")
     header = json.loads(session.read_text().splitlines()[0])
@@ -136,8 +192,19 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m",
-              "--session", str(session)]
+        pi = [
+            "node",
+            str(PI_CLI),
+            "--mode",
+            "rpc",
+            "--offline",
+            "--provider",
+            "loop",
+            "--model",
+            "m",
+            "--session",
+            str(session),
+        ]
         in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
     assert [m["role"] for m in in_pi] == ["user", "assistant"]
     assert in_pi[-1]["content"][0]["text"] == "Hello from pi-rpc."

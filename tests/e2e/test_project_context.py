@@ -21,26 +21,44 @@ def write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def test_context_files_skills_and_templates_reach_the_model(loopback: Loopback, workspace: Path,  # noqa: F811
-                                                            tmp_path: Path) -> None:
+def test_context_files_skills_and_templates_reach_the_model(
+    loopback: Loopback,  # noqa: F811
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
     agent_dir = tmp_path / "agent"
     write(agent_dir / "AGENTS.md", "GLOBAL: answer in English.")
-    write(agent_dir / "prompts" / "review.md",
-          "---\ndescription: Review a file\nargument-hint: <path>\n---\nReview $1 for $ARGUMENTS.")
+    write(
+        agent_dir / "prompts" / "review.md",
+        "---\ndescription: Review a file\nargument-hint: <path>\n---\nReview $1 for $ARGUMENTS.",
+    )
     write(tmp_path / "CLAUDE.md", "PARENT: the monorepo uses tabs.")
     write(workspace / "AGENTS.md", "PROJECT: run make test before committing.")
     write(workspace / "CLAUDE.md", "SHADOWED: AGENTS.md wins in its folder.")
-    write(workspace / ".pi" / "skills" / "deploy" / "SKILL.md",
-          "---\nname: deploy\ndescription: Ship the app to staging\n---\nRun ./deploy.sh staging.")
+    write(
+        workspace / ".pi" / "skills" / "deploy" / "SKILL.md",
+        "---\nname: deploy\ndescription: Ship the app to staging\n---\nRun ./deploy.sh staging.",
+    )
     loopback.script(completions_turn("Reviewed."))
     env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-    argv = ["--cwd", str(workspace), "--api", "openai-completions", "--base-url", f"{loopback.server.url}/v1",
-            "--model", "test-model", "--no-session"]
+    argv = [
+        "--cwd",
+        str(workspace),
+        "--api",
+        "openai-completions",
+        "--base-url",
+        f"{loopback.server.url}/v1",
+        "--model",
+        "test-model",
+        "--no-session",
+    ]
     with DaemonClient(argv, env=env) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         commands = client.request("commands/list")["commands"]
         assert [(c["name"], c["source"], c["scope"]) for c in commands] == [
-            ("review", "prompt", "user"), ("skill:deploy", "skill", "project")]
+            ("review", "prompt", "user"),
+            ("skill:deploy", "skill", "project"),
+        ]
         assert commands[0]["description"] == "Review a file" and commands[0]["argumentHint"] == "<path>"
         assert client.request("prompt", {"message": "/review src/greet.py typos"})["stopReason"] == "stop"
         assert client.close() == 0

@@ -20,22 +20,32 @@ pytestmark = pytest.mark.e2e
 
 def test_every_flag_has_help_text() -> None:
     parser = build_parser()
-    undocumented = [action.option_strings[0] for action in parser._actions
-                    if action.option_strings and not isinstance(action, argparse._HelpAction)
-                    and not (action.help or "").strip()]
+    undocumented = [
+        action.option_strings[0]
+        for action in parser._actions
+        if action.option_strings and not isinstance(action, argparse._HelpAction) and not (action.help or "").strip()
+    ]
     assert undocumented == []
 
 
 def pi_rpc(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pi_rpc", *args], capture_output=True, text=True,
-                          env=daemon_env(home), timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "pi_rpc", *args],
+        capture_output=True,
+        text=True,
+        env=daemon_env(home),
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_an_unknown_model_suggests_the_closest_names(tmp_path: Path) -> None:
     result = pi_rpc("--model", "gpt-4o", home=tmp_path)
     assert result.returncode == 2
-    assert ("Model not found: */gpt-4o. Did you mean openai/gpt-5.4, openai/gpt-4.1, openai/gpt-5? "
-            "(`pi-rpc models` lists every model)") in result.stderr
+    assert (
+        "Model not found: */gpt-4o. Did you mean openai/gpt-5.4, openai/gpt-4.1, openai/gpt-5? "
+        "(`pi-rpc models` lists every model)"
+    ) in result.stderr
     typo = pi_rpc("--provider", "anthropic", "--model", "claude-sonet-4-5", home=tmp_path)
     assert "Did you mean anthropic/claude-sonnet-4-5," in typo.stderr
 
@@ -43,8 +53,10 @@ def test_an_unknown_model_suggests_the_closest_names(tmp_path: Path) -> None:
 def test_a_custom_model_is_suggested_too(tmp_path: Path) -> None:
     config = tmp_path / ".config" / "pi-rpc"
     config.mkdir(parents=True)
-    (config / "models.json").write_text('{"providers": {"ollama": {"baseUrl": "http://127.0.0.1:11434/v1", '
-                                        '"api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}}')
+    (config / "models.json").write_text(
+        '{"providers": {"ollama": {"baseUrl": "http://127.0.0.1:11434/v1", '
+        '"api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}}'
+    )
     result = pi_rpc("--provider", "ollama", "--model", "qwen2.5-coder", home=tmp_path)
     assert "Did you mean ollama/qwen2.5-coder:7b?" in result.stderr
 

@@ -39,8 +39,7 @@ Json = dict[str, Any]
 
 
 def examples(kind: str) -> list[Json]:
-    found = [json.loads(block) for k, block in EXAMPLE.findall(CONFIGURATION.read_text(encoding="utf-8"))
-             if k == kind]
+    found = [json.loads(block) for k, block in EXAMPLE.findall(CONFIGURATION.read_text(encoding="utf-8")) if k == kind]
     assert found, f"no {kind} example in {CONFIGURATION.name}"
     return found
 
@@ -135,8 +134,14 @@ async def test_the_zed_snippet_starts_an_acp_agent(tmp_path: Path) -> None:
         async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
             pass
 
-    async with acp.spawn_agent_process(cast(acp.Client, Editor()), command, *server["args"], env=env, cwd=str(tmp_path),
-                                       transport_kwargs={"stderr": subprocess.DEVNULL}) as (conn, _process):
+    async with acp.spawn_agent_process(
+        cast(acp.Client, Editor()),
+        command,
+        *server["args"],
+        env=env,
+        cwd=str(tmp_path),
+        transport_kwargs={"stderr": subprocess.DEVNULL},
+    ) as (conn, _process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         assert init.protocol_version == acp.PROTOCOL_VERSION
         session = await conn.new_session(cwd=str(project), mcp_servers=[])

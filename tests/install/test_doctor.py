@@ -22,8 +22,15 @@ pytestmark = pytest.mark.e2e
 def doctor(home: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
     env = daemon_env(home)
     env.update(extra_env)
-    return subprocess.run([sys.executable, "-m", "pi_rpc", "doctor", *args], capture_output=True, text=True,
-                          env=env, timeout=120, stdin=subprocess.DEVNULL, cwd=home)
+    return subprocess.run(
+        [sys.executable, "-m", "pi_rpc", "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        cwd=home,
+    )
 
 
 def config_folder(home: Path) -> Path:
@@ -41,7 +48,8 @@ def test_every_line_starts_with_its_status_and_json_carries_the_same(tmp_path: P
     checks = json.loads(doctor(tmp_path, "--json").stdout)
     assert len(checks) == len(lines) - 1
     assert {"status": "warn", "label": "default model"}.items() <= next(
-        c for c in checks if c["label"] == "default model").items()
+        c for c in checks if c["label"] == "default model"
+    ).items()
 
 
 def test_a_key_in_the_environment_is_named_never_shown(tmp_path: Path) -> None:
@@ -52,8 +60,9 @@ def test_a_key_in_the_environment_is_named_never_shown(tmp_path: Path) -> None:
 
 
 def test_a_broken_settings_json_is_a_problem_with_its_line(tmp_path: Path) -> None:
-    (config_folder(tmp_path) / "settings.json").write_text('{\n  "steeringMode": "all",\n  "permissions": '
-                                                           '{"defaultPolicy": "sometimes"}\n}\n')
+    (config_folder(tmp_path) / "settings.json").write_text(
+        '{\n  "steeringMode": "all",\n  "permissions": {"defaultPolicy": "sometimes"}\n}\n'
+    )
     result = doctor(tmp_path)
     assert result.returncode == 1
     assert "settings.json, line 3: Invalid enum value 'sometimes' - at `$.permissions.defaultPolicy`" in result.stdout
@@ -71,17 +80,21 @@ def test_a_models_json_with_a_wrong_type_names_path_and_line(tmp_path: Path) -> 
     (config_folder(tmp_path) / "models.json").write_text(
         '{\n  "providers": {\n    "local": {\n      "baseUrl": "http://127.0.0.1:8080/v1",\n'
         '      "api": "openai-completions",\n      "models": [\n        {"id": "qwen", "contextWindow": "big"}\n'
-        "      ]\n    }\n  }\n}\n")
+        "      ]\n    }\n  }\n}\n"
+    )
     result = doctor(tmp_path)
     assert result.returncode == 1
-    assert ("models.json, line 7: Expected `int`, got `str` - at `providers.local.models[0].contextWindow`"
-            in result.stdout)
+    assert (
+        "models.json, line 7: Expected `int`, got `str` - at `providers.local.models[0].contextWindow`" in result.stdout
+    )
 
 
 def test_a_world_readable_models_json_holding_a_literal_key_is_a_warning(tmp_path: Path) -> None:
     path = config_folder(tmp_path) / "models.json"
-    path.write_text('{"providers": {"proxy": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",'
-                    ' "apiKey": "sk-literal-in-the-file", "models": [{"id": "m"}]}}}')
+    path.write_text(
+        '{"providers": {"proxy": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",'
+        ' "apiKey": "sk-literal-in-the-file", "models": [{"id": "m"}]}}}'
+    )
     path.chmod(0o644)
     result = doctor(tmp_path)
     assert "warn  models.json:" in result.stdout and "chmod 600" in result.stdout
@@ -102,8 +115,9 @@ def test_live_request_reaches_the_configured_server(tmp_path: Path) -> None:
 
 def test_live_request_failure_is_a_problem_and_the_key_stays_hidden(tmp_path: Path) -> None:
     with local_server(["qwen"], fail_status=401) as server:
-        result = doctor(tmp_path, "--live", "--base-url", server.url, "--api-key-env", "MY_KEY",
-                        MY_KEY="sk-live-secret-value")
+        result = doctor(
+            tmp_path, "--live", "--base-url", server.url, "--api-key-env", "MY_KEY", MY_KEY="sk-live-secret-value"
+        )
     assert result.returncode == 1
     assert "fail  live request: openai/qwen at" in result.stdout and "401" in result.stdout
     assert "sk-live-secret-value" not in result.stdout + result.stderr

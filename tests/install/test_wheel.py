@@ -50,14 +50,26 @@ class Installed:
         return env
 
     def run(self, *args: str, timeout: float = 120, **extra_env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.pi_rpc), *args], cwd=self.elsewhere, env=self.env(**extra_env),
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [str(self.pi_rpc), *args],
+            cwd=self.elsewhere,
+            env=self.env(**extra_env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
 
 def _source_copy(target: Path) -> Path:
     """The files git tracks or would track (untracked but not ignored): what a clone builds from."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                            capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = ROOT / name
         if not os.path.lexists(source):
@@ -75,8 +87,9 @@ def _requirements(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
         name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         lines = archive.read(name).decode().splitlines()
-    return [line.split(":", 1)[1].strip() for line in lines
-            if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    return [
+        line.split(":", 1)[1].strip() for line in lines if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +99,24 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     started = time.monotonic()
     source = _source_copy(base / "src")
     dist = base / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                    "-q", "-w", str(dist), str(source)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-w",
+            str(dist),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     wheel = next(dist.glob("pi_rpc-*.whl"))
     timings["build"] = time.monotonic() - started
     started = time.monotonic()
@@ -95,9 +124,24 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     build_wheelhouse(_requirements(wheel), wheelhouse)
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                    "--no-index", "--find-links", str(wheelhouse), str(wheel)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-index",
+            "--find-links",
+            str(wheelhouse),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     timings["install"] = time.monotonic() - started
     home, elsewhere = base / "home", base / "elsewhere"
     home.mkdir()
@@ -150,8 +194,9 @@ def test_doctor_passes_offline_on_a_fresh_install(installed: Installed) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert any(line.startswith("ok    pi-rpc: 0.1.0, protocol 1") and str(installed.venv) in line for line in lines)
-    assert any(line.startswith("ok    ripgrep: ripgrep 14.1.0") and "the pinned ripgrep wheel" in line
-               for line in lines)
+    assert any(
+        line.startswith("ok    ripgrep: ripgrep 14.1.0") and "the pinned ripgrep wheel" in line for line in lines
+    )
     assert "info  anthropic key: ANTHROPIC_API_KEY is not set" in lines
 
 
@@ -159,20 +204,23 @@ def test_doctor_names_a_broken_models_json_line_and_a_missing_key(installed: Ins
     home = tmp_path / "home"
     config = home / ".config" / "pi-rpc"
     config.mkdir(parents=True)
-    (config / "models.json").write_text('{\n  "providers": {\n    "local": {\n      "baseUrl": "http://x",\n'
-                                        '      "models": [{"id": "m",}]\n    }\n  }\n}\n')
+    (config / "models.json").write_text(
+        '{\n  "providers": {\n    "local": {\n      "baseUrl": "http://x",\n'
+        '      "models": [{"id": "m",}]\n    }\n  }\n}\n'
+    )
     xdg_config = str(home / ".config")
     broken = installed.run("doctor", HOME=str(home), XDG_CONFIG_HOME=xdg_config)
     assert broken.returncode == 1
     assert "fail  models.json: Invalid models config" in broken.stdout and ", line 5, column 29:" in broken.stdout
-    (config / "models.json").write_text('{"providers": {"proxy": {"baseUrl": "http://127.0.0.1:9/v1", '
-                                        '"api": "openai-completions", "apiKey": "$PROXY_TOKEN", '
-                                        '"models": [{"id": "m"}]}}}')
+    (config / "models.json").write_text(
+        '{"providers": {"proxy": {"baseUrl": "http://127.0.0.1:9/v1", '
+        '"api": "openai-completions", "apiKey": "$PROXY_TOKEN", '
+        '"models": [{"id": "m"}]}}}'
+    )
     missing = installed.run("doctor", HOME=str(home), XDG_CONFIG_HOME=xdg_config)
     assert missing.returncode == 1
     assert "fail  proxy key: models.json apiKey reads PROXY_TOKEN, which is not set" in missing.stdout
-    fixed = installed.run("doctor", PROXY_TOKEN="secret-value-1234", HOME=str(home),
-                          XDG_CONFIG_HOME=xdg_config)
+    fixed = installed.run("doctor", PROXY_TOKEN="secret-value-1234", HOME=str(home), XDG_CONFIG_HOME=xdg_config)
     assert fixed.returncode == 0 and "ok    proxy key: set: PROXY_TOKEN (models.json apiKey)" in fixed.stdout
     assert "secret-value-1234" not in fixed.stdout
 
@@ -185,6 +233,8 @@ def test_the_demo_runs_from_an_unrelated_folder(installed: Installed) -> None:
 
 def test_install_figures(installed: Installed) -> None:
     """Not a timing assertion: the figures go to the test report (pytest -rA shows them)."""
-    sys.stdout.write(f"wheel build {installed.timings['build']:.1f} s, "
-                     f"offline install into a fresh venv {installed.timings['install']:.1f} s\n")
+    sys.stdout.write(
+        f"wheel build {installed.timings['build']:.1f} s, "
+        f"offline install into a fresh venv {installed.timings['install']:.1f} s\n"
+    )
     assert set(installed.timings) == {"build", "install"}

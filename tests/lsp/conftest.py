@@ -48,8 +48,11 @@ class Editor:
     def open(self, path: Path, text: str, language: str = "python") -> str:
         uri = path.as_uri()
         self.documents[uri] = TextDocument(uri, text, version=1, language_id=language)
-        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-            text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+        self.client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
+            )
+        )
         return uri
 
     def text(self, uri: str) -> str:
@@ -61,9 +64,10 @@ class Editor:
             document = self.documents.get(uri)
             if document is None:
                 return lsp.ApplyWorkspaceEditResult(applied=False, failure_reason=f"{uri} is not open")
-            changes = [lsp.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text)
-                       for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
-                                          reverse=True)]
+            changes = [
+                lsp.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text)
+                for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)
+            ]
             for change in changes:
                 document.apply_change(change)
             if not self.report_late:
@@ -78,9 +82,12 @@ class Editor:
     def report(self, uri: str, changes: list[lsp.TextDocumentContentChangePartial]) -> None:
         document = self.documents[uri]
         document.version = (document.version or 0) + 1
-        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=document.version),
-            content_changes=changes))
+        self.client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=document.version),
+                content_changes=changes,
+            )
+        )
 
 
 class Inbox:
@@ -105,8 +112,9 @@ class Inbox:
 
 
 CAPABILITIES = lsp.ClientCapabilities(
-    window=lsp.WindowClientCapabilities(work_done_progress=True,
-                                        show_document=lsp.ShowDocumentClientCapabilities(support=True)),
+    window=lsp.WindowClientCapabilities(
+        work_done_progress=True, show_document=lsp.ShowDocumentClientCapabilities(support=True)
+    ),
     workspace=lsp.WorkspaceClientCapabilities(apply_edit=True),
 )
 
@@ -133,8 +141,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def running_client(workspace: Path, tmp_path: Path, *, pin_cwd: bool = True
-                         ) -> AsyncIterator[tuple[LanguageClient, Editor]]:
+async def running_client(
+    workspace: Path, tmp_path: Path, *, pin_cwd: bool = True
+) -> AsyncIterator[tuple[LanguageClient, Editor]]:
     """The daemon with the test script; `pin_cwd=False`: no --cwd, started in another folder."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -150,8 +159,18 @@ async def running_client(workspace: Path, tmp_path: Path, *, pin_cwd: bool = Tru
         return editor.apply(params)
 
     cwd_args = ["--cwd", str(workspace)] if pin_cwd else []
-    await client.start_io(sys.executable, "-m", "pi_rpc", "--mode", "lsp", *cwd_args,
-                          "--script", str(SCRIPTS / "lsp.json"), env=env, cwd=str(home))
+    await client.start_io(
+        sys.executable,
+        "-m",
+        "pi_rpc",
+        "--mode",
+        "lsp",
+        *cwd_args,
+        "--script",
+        str(SCRIPTS / "lsp.json"),
+        env=env,
+        cwd=str(home),
+    )
     server = client._server
     try:
         yield client, editor
@@ -174,6 +193,10 @@ async def lsp_client(workspace: Path, tmp_path: Path) -> AsyncIterator[tuple[Lan
 
 
 async def initialize(client: LanguageClient, workspace: Path, options: dict[str, Any] | None = None) -> None:
-    await client.initialize_session(lsp.InitializeParams(
-        capabilities=CAPABILITIES, root_uri=workspace.as_uri(),
-        initialization_options=options if options is not None else {"approvalPolicy": "auto"}))
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=CAPABILITIES,
+            root_uri=workspace.as_uri(),
+            initialization_options=options if options is not None else {"approvalPolicy": "auto"},
+        )
+    )

@@ -55,10 +55,22 @@ def test_fix_with_pi_edits_the_unsaved_buffer_and_undo_takes_it_back(tmp_path: P
     config.write_text(snippet.replace(command, f'{command} "--script" {json.dumps(str(SCRIPTS / "lsp.json"))}'))
     result = tmp_path / "result.json"
     env = daemon_env(tmp_path / "home")
-    env.update(PATH=f"{BIN}{os.pathsep}{env['PATH']}", PI_EGLOT_FILE=str(workspace / "greet.py"),
-               PI_EGLOT_UNSAVED=UNSAVED, PI_EGLOT_RESULT=str(result), PI_RPC_SESSION_DIR=str(tmp_path / "sessions"))
-    emacs = subprocess.run([EMACS, "--batch", "-l", str(config), "-l", str(DRIVER)], cwd=workspace, env=env,
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=110)
+    env.update(
+        PATH=f"{BIN}{os.pathsep}{env['PATH']}",
+        PI_EGLOT_FILE=str(workspace / "greet.py"),
+        PI_EGLOT_UNSAVED=UNSAVED,
+        PI_EGLOT_RESULT=str(result),
+        PI_RPC_SESSION_DIR=str(tmp_path / "sessions"),
+    )
+    emacs = subprocess.run(
+        [EMACS, "--batch", "-l", str(config), "-l", str(DRIVER)],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
     assert emacs.returncode == 0, emacs.stderr[-4000:]
     seen = json.loads(result.read_text())
     assert "Fix with Pi" in seen["titles"]

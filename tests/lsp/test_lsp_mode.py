@@ -35,32 +35,38 @@ def progress_of(client: LanguageClient) -> list[Progress]:
 
 
 def ended(client: LanguageClient) -> bool:
-    return any(isinstance(p, lsp.WorkDoneProgressEnd) for reports in client.progress_reports.values()
-               for p in reports)
+    return any(isinstance(p, lsp.WorkDoneProgressEnd) for reports in client.progress_reports.values() for p in reports)
 
 
 def diagnostic() -> lsp.Diagnostic:
-    return lsp.Diagnostic(range=lsp.Range(start=lsp.Position(line=1, character=12),
-                                          end=lsp.Position(line=1, character=18)),
-                          message="Misspelled word: Helo", source="spell")
+    return lsp.Diagnostic(
+        range=lsp.Range(start=lsp.Position(line=1, character=12), end=lsp.Position(line=1, character=18)),
+        message="Misspelled word: Helo",
+        source="spell",
+    )
 
 
 async def code_actions(client: LanguageClient, uri: str, diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
-    result = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri),
-        range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=2, character=0)),
-        context=lsp.CodeActionContext(diagnostics=diagnostics)))
+    result = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=2, character=0)),
+            context=lsp.CodeActionContext(diagnostics=diagnostics),
+        )
+    )
     assert result is not None
     return [action for action in result if isinstance(action, lsp.CodeAction)]
 
 
 async def execute(client: LanguageClient, command: lsp.Command) -> Any:
     return await client.workspace_execute_command_async(
-        lsp.ExecuteCommandParams(command=command.command, arguments=command.arguments))
+        lsp.ExecuteCommandParams(command=command.command, arguments=command.arguments)
+    )
 
 
 async def test_initialize_advertises_code_actions_and_commands(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path
+) -> None:
     client, _ = lsp_client
     result = await client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities()))
     capabilities = result.capabilities
@@ -73,14 +79,14 @@ async def test_initialize_advertises_code_actions_and_commands(
 
 
 async def test_code_actions_carry_the_diagnostics_and_the_unsaved_code(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path
+) -> None:
     client, editor = lsp_client
     await initialize(client, workspace, {"actions": [{"title": "Translate comments", "prompt": "Translate {file}"}]})
     uri = editor.open(workspace / "greet.py", UNSAVED)
     actions = await code_actions(client, uri, [diagnostic()])
     titles = [action.title for action in actions]
-    assert titles == ["Fix with Pi", "Explain with Pi", "Refactor with Pi", "Write tests with Pi",
-                      "Translate comments"]
+    assert titles == ["Fix with Pi", "Explain with Pi", "Refactor with Pi", "Write tests with Pi", "Translate comments"]
     fix = actions[0]
     assert fix.kind == lsp.CodeActionKind.QuickFix and list(fix.diagnostics or []) == [diagnostic()]
     assert fix.command is not None and fix.command.arguments is not None
@@ -89,11 +95,13 @@ async def test_code_actions_carry_the_diagnostics_and_the_unsaved_code(
     assert 'return "Helo, " + name' in prompt  # the editor's text, not the disk's
     assert "greet.py" in prompt
     assert actions[4].command is not None and list(actions[4].command.arguments or []) == [
-        {"title": "Translate comments", "prompt": "Translate greet.py"}]
+        {"title": "Translate comments", "prompt": "Translate greet.py"}
+    ]
 
 
 async def test_fix_with_pi_edits_the_open_document_with_progress(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path
+) -> None:
     client, editor = lsp_client
     await initialize(client, workspace)
     uri = editor.open(workspace / "greet.py", UNSAVED)
@@ -131,14 +139,16 @@ def lsp_uri_path(uri: str) -> str:
 
 @pytest.mark.parametrize("configured_by", ["initializationOptions", "didChangeConfiguration"])
 async def test_answer_as_a_message_when_configured(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path, configured_by: str) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path, configured_by: str
+) -> None:
     client, editor = lsp_client
     if configured_by == "initializationOptions":
         await initialize(client, workspace, {"answer": "message"})
     else:
         await initialize(client, workspace)
-        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
-            settings={"pi": {"answer": "message"}}))
+        client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(settings={"pi": {"answer": "message"}})
+        )
     uri = editor.open(workspace / "greet.py", UNSAVED)
     [explain] = [a for a in await code_actions(client, uri, []) if a.title == "Explain with Pi"]
     assert explain.command is not None
@@ -148,8 +158,7 @@ async def test_answer_as_a_message_when_configured(
     assert client.shown_documents == []
 
 
-async def test_writes_to_files_not_open_go_to_disk(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+async def test_writes_to_files_not_open_go_to_disk(lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
     client, editor = lsp_client
     await initialize(client, workspace)
     uri = editor.open(workspace / "other.py", "x = 1\n")
@@ -174,11 +183,13 @@ async def test_without_cwd_the_server_works_in_the_editors_root(workspace: Path,
 
 
 async def test_cancelling_the_progress_aborts_the_run_and_kills_its_command(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path
+) -> None:
     client, editor = lsp_client
     await initialize(client, workspace)
-    await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pi.prompt",
-                                                                          arguments=["sleep please"]))
+    await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="pi.prompt", arguments=["sleep please"])
+    )
     assert client._server is not None
     server_pid = client._server.pid
     sleepers = await until_process(lambda: [p for p in descendants(server_pid) if _is_sleep(p)])
@@ -200,7 +211,8 @@ def _is_sleep(pid: int) -> bool:
 
 @pytest.mark.parametrize(("answer", "applied"), [("Reject", False), ("Allow", True), (None, False)])
 async def test_a_client_that_can_ask_approves_each_edit(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path, answer: str | None, applied: bool) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path, answer: str | None, applied: bool
+) -> None:
     client, editor = lsp_client
     asked: list[lsp.ShowMessageRequestParams] = []
 
@@ -210,9 +222,11 @@ async def test_a_client_that_can_ask_approves_each_edit(
         return None if answer is None else lsp.MessageActionItem(title=answer)
 
     capabilities = lsp.ClientCapabilities(
-        window=lsp.WindowClientCapabilities(work_done_progress=True,
-                                            show_message=lsp.ShowMessageRequestClientCapabilities()),
-        workspace=lsp.WorkspaceClientCapabilities(apply_edit=True))
+        window=lsp.WindowClientCapabilities(
+            work_done_progress=True, show_message=lsp.ShowMessageRequestClientCapabilities()
+        ),
+        workspace=lsp.WorkspaceClientCapabilities(apply_edit=True),
+    )
     await client.initialize_session(lsp.InitializeParams(capabilities=capabilities, root_uri=workspace.as_uri()))
     uri = editor.open(workspace / "greet.py", UNSAVED)
     [fix] = [a for a in await code_actions(client, uri, [diagnostic()]) if a.title == "Fix with Pi"]
@@ -221,7 +235,7 @@ async def test_a_client_that_can_ask_approves_each_edit(
     await editor.until(lambda: ended(client))
     [question] = asked
     assert question.message.startswith("Pi asks to run Edit ") and "greet.py" in question.message
-    assert "+    return \"Hello, \" + name" in question.message  # the diff, from the unsaved text
+    assert '+    return "Hello, " + name' in question.message  # the diff, from the unsaved text
     assert [item.title for item in question.actions or []] == ["Allow", "Allow always", "Reject"]
     assert (editor.text(uri) == UNSAVED.replace("Helo", "Hello")) is applied
 
@@ -230,8 +244,9 @@ async def test_a_client_that_can_ask_approves_each_edit(
 async def test_leaving_mid_run_kills_the_running_command(workspace: Path, tmp_path: Path, way_out: str) -> None:
     async with running_client(workspace, tmp_path) as (client, _):
         await initialize(client, workspace)
-        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pi.prompt",
-                                                                              arguments=["sleep please"]))
+        await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="pi.prompt", arguments=["sleep please"])
+        )
         server = client._server
         assert server is not None
         sleepers = await until_process(lambda: [p for p in descendants(server.pid) if _is_sleep(p)])
@@ -249,7 +264,8 @@ async def test_leaving_mid_run_kills_the_running_command(workspace: Path, tmp_pa
 
 @pytest.mark.parametrize("report_late", [False, True])
 async def test_chat_file_streams_the_answer_below_the_question(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path, report_late: bool) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path, report_late: bool
+) -> None:
     client, editor = lsp_client
     editor.report_late = report_late
     await initialize(client, workspace)
@@ -265,7 +281,8 @@ async def test_chat_file_streams_the_answer_below_the_question(
 
 
 async def test_a_client_error_while_showing_the_answer_leaves_the_server_up(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path
+) -> None:
     client, editor = lsp_client
 
     def refuse(params: lsp.ShowDocumentParams) -> lsp.ShowDocumentResult:
@@ -286,9 +303,11 @@ async def test_a_client_error_while_showing_the_answer_leaves_the_server_up(
 
 
 async def test_run_action_with_bad_arguments_is_invalid_params(
-        lsp_client: tuple[LanguageClient, Editor], workspace: Path) -> None:
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path
+) -> None:
     client, _ = lsp_client
     await initialize(client, workspace)
     with pytest.raises(JsonRpcInvalidParams, match="pi.runAction: Object missing required field `prompt`"):
-        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command="pi.runAction", arguments=[{"title": "x"}]))
+        await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="pi.runAction", arguments=[{"title": "x"}])
+        )

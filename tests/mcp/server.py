@@ -12,10 +12,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent
 
 # A 1x1 PNG: small enough to compare whole.
-PIXEL_PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a5d5b3f90000000049454e44ae426082"
-)).decode("ascii")
+PIXEL_PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201a5d5b3f90000000049454e44ae426082"
+    )
+).decode("ascii")
 
 server = MCPServer("testkit")
 
@@ -27,8 +29,7 @@ def shout(text: str, times: int = 1) -> str:
 
 @server.tool(description="A one-pixel picture with a caption")
 def pixel() -> list[TextContent | ImageContent]:
-    return [TextContent(type="text", text="a pixel"),
-            ImageContent(type="image", data=PIXEL_PNG, mime_type="image/png")]
+    return [TextContent(type="text", text="a pixel"), ImageContent(type="image", data=PIXEL_PNG, mime_type="image/png")]
 
 
 @server.tool(description="Always fails")

@@ -18,8 +18,9 @@ SERVER = Path(__file__).parent / "server.py"
 
 def stdio_config(name: str = "testkit") -> McpServerConfig:
     # The name in its environment tells its process apart (server_pid).
-    return McpServerConfig(name=name, command=sys.executable, args=[str(SERVER), "stdio"],
-                           env={"PI_RPC_TEST_MCP": name})
+    return McpServerConfig(
+        name=name, command=sys.executable, args=[str(SERVER), "stdio"], env={"PI_RPC_TEST_MCP": name}
+    )
 
 
 def server_pids(name: str) -> list[int]:
@@ -48,8 +49,12 @@ def free_port() -> int:
 def http_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The server on streamable HTTP; yields its URL once it accepts connections."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(600):  # a guard against a hang, not a timing assertion
             try:

@@ -192,9 +192,7 @@ def nvim_bin(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture
-def make_editor(
-    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, nvim_bin: Path
-) -> Iterator[Any]:
+def make_editor(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, nvim_bin: Path) -> Iterator[Any]:
     isolated_environment(tmp_path, monkeypatch)
     editors: list[Editor] = []
 

@@ -219,9 +219,7 @@ def test_follow_up_queued_during_a_run_is_delivered_after_it(make_editor: Any) -
 
 def test_visual_mapping_opens_the_input_with_context_and_submits(make_editor: Any) -> None:
     """<leader>pa in visual mode: the input opens prefilled with the selection; <CR> sends it."""
-    ed = make_editor(
-        {"replies": [{"match": "m\\.py`, lines 1-2[\\s\\S]*why", "turns": [[{"text": "Because."}]]}]}
-    )
+    ed = make_editor({"replies": [{"match": "m\\.py`, lines 1-2[\\s\\S]*why", "turns": [[{"text": "Because."}]]}]})
     (ed.workspace / "m.py").write_text("a = 1\nb = 2\nc = 3\n")
     ed.nvim.command("edit m.py")
     keys = ed.nvim.replace_termcodes("1GVj\\pa", True, False, True)

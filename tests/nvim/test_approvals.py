@@ -18,7 +18,7 @@ from .conftest import Editor, require_daemon
 pytestmark = pytest.mark.nvim
 
 SCRIPT = json.loads((Path(__file__).parents[1] / "e2e" / "scripts" / "approvals.json").read_text())
-ORIGINAL = "import sys\n\n\ndef greet(name):\n    return f\"Helo, {name}!\"\n"
+ORIGINAL = 'import sys\n\n\ndef greet(name):\n    return f"Helo, {name}!"\n'
 IDLE = "require('pi_rpc.status').phase() == 'idle'"
 FLOAT_OPEN = "require('pi_rpc.approval').float_win() ~= nil"
 
@@ -58,8 +58,12 @@ def press(ed: Editor, keys: str) -> None:
 
 
 def float_lines(ed: Editor) -> list[str]:
-    return list(ed.lua("local w = require('pi_rpc.approval').float_win() "
-                       "return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)"))
+    return list(
+        ed.lua(
+            "local w = require('pi_rpc.approval').float_win() "
+            "return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)"
+        )
+    )
 
 
 def assert_no_file_warnings(ed: Editor) -> None:
@@ -153,8 +157,10 @@ def test_reject_leaves_buffer_and_disk_and_the_agent_reads_the_reason(make_edito
 
 def test_allow_always_stops_asking_for_that_command(make_editor: Any) -> None:
     ed = editor(make_editor)
-    ed.lua("_G.asked = 0 require('pi_rpc.daemon').trace = function(kind, method) "
-           "if kind == 'request' and method == 'approval/request' then _G.asked = _G.asked + 1 end end")
+    ed.lua(
+        "_G.asked = 0 require('pi_rpc.daemon').trace = function(kind, method) "
+        "if kind == 'request' and method == 'approval/request' then _G.asked = _G.asked + 1 end end"
+    )
     prompt_and_wait_for_float(ed, "run tests")
     footer = ed.lua("return vim.api.nvim_win_get_config(require('pi_rpc.approval').float_win()).footer")
     assert "A always (bash(echo tests:*))" in "".join(part[0] for part in footer)
@@ -241,8 +247,10 @@ def test_calls_waiting_together_are_shown_one_after_the_other(make_editor: Any) 
     ed.wait(FLOAT_OPEN)
     assert float_lines(ed) == ["echo one"]
     press(ed, "a")
-    ed.wait(f"{FLOAT_OPEN} and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf("
-            "require('pi_rpc.approval').float_win()), 0, 1, false)[1] == 'echo two'")
+    ed.wait(
+        f"{FLOAT_OPEN} and vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf("
+        "require('pi_rpc.approval').float_win()), 0, 1, false)[1] == 'echo two'"
+    )
     press(ed, "a")
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('both ran', 1, true) ~= nil")
     lines = ed.chat_lines()
@@ -254,8 +262,10 @@ def test_a_request_nobody_answers_in_time_closes_its_float(make_editor: Any, tmp
     settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps({"permissions": {"timeoutSeconds": 1}}))
     ed = editor(make_editor)
-    ed.lua("_G.asked = 0 require('pi_rpc.daemon').trace = function(kind, method) "
-           "if kind == 'request' and method == 'approval/request' then _G.asked = _G.asked + 1 end end")
+    ed.lua(
+        "_G.asked = 0 require('pi_rpc.daemon').trace = function(kind, method) "
+        "if kind == 'request' and method == 'approval/request' then _G.asked = _G.asked + 1 end end"
+    )
     ed.nvim.command("PiPrompt run tests")
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('ran', 1, true) ~= nil")
     assert ed.lua("return _G.asked") == 1

@@ -87,9 +87,8 @@ def test_a_dead_daemon_is_restarted_with_a_message(make_editor: Any) -> None:
     new = ed.daemon_pid()
     assert new != old
     messages = ed.messages()
-    assert (
-        f"pi-rpc: the daemon exited unexpectedly (code 0, signal {int(signal.SIGKILL)})\nRestarting. Log: "
-        in (messages)
+    assert f"pi-rpc: the daemon exited unexpectedly (code 0, signal {int(signal.SIGKILL)})\nRestarting. Log: " in (
+        messages
     )
     assert "**Error:** the daemon exited unexpectedly" in ed.chat_text()
     assert ed.request("state")["result"]["messageCount"] == 0
@@ -142,20 +141,32 @@ def test_pilog_opens_the_daemon_log(make_editor: Any) -> None:
 
 def test_pisessions_resumes_a_stored_conversation(make_editor: Any) -> None:
     """The daemon keeps each conversation on disk; :PiSessions brings one back into the chat."""
-    ed = make_editor({"replies": [
-        {"turns": [[{"text": "Reading it."}, {"toolCall": {"name": "read", "arguments": {"path": "README.md"}}}],
-                   [{"text": "It says hello."}]]},
-        {"repeat": True, "turns": [[{"text": "Anything else?"}]]},
-    ]})
+    ed = make_editor(
+        {
+            "replies": [
+                {
+                    "turns": [
+                        [{"text": "Reading it."}, {"toolCall": {"name": "read", "arguments": {"path": "README.md"}}}],
+                        [{"text": "It says hello."}],
+                    ]
+                },
+                {"repeat": True, "turns": [[{"text": "Anything else?"}]]},
+            ]
+        }
+    )
     ed.nvim.command("PiPrompt what does the readme say")
-    ed.wait("require('pi_rpc.status').phase() == 'idle' and "
-            "require('pi_rpc.chat').text():find('It says hello.', 1, true) ~= nil")
+    ed.wait(
+        "require('pi_rpc.status').phase() == 'idle' and "
+        "require('pi_rpc.chat').text():find('It says hello.', 1, true) ~= nil"
+    )
     first = ed.request("state")["result"]["sessionId"]
     ed.nvim.command("PiNew")
     ed.wait("require('pi_rpc.chat').text():find('It says hello.', 1, true) == nil")
     # vim.ui.select stands in for the user's choice: the newest stored session that is not empty.
-    ed.lua("vim.ui.select = function(items, _, on_choice) "
-           "for _, s in ipairs(items) do if s.messageCount > 0 then return on_choice(s) end end end")
+    ed.lua(
+        "vim.ui.select = function(items, _, on_choice) "
+        "for _, s in ipairs(items) do if s.messageCount > 0 then return on_choice(s) end end end"
+    )
     ed.nvim.command("PiSessions")
     ed.wait("require('pi_rpc.chat').text():find('It says hello.', 1, true) ~= nil")
     text = ed.chat_text()
@@ -191,10 +202,14 @@ def test_bad_daemon_arguments_show_its_error_once(make_editor: Any) -> None:
 def test_a_crashed_daemon_comes_back_with_the_same_conversation(make_editor: Any) -> None:
     """Issue 16: the chat still shows the conversation, so the new daemon continues it
     (session/load) instead of starting empty."""
-    ed = make_editor({"replies": [
-        {"turns": [[{"text": "Hello there."}]]},
-        {"turns": [[{"text": "Still here."}]]},
-    ]})
+    ed = make_editor(
+        {
+            "replies": [
+                {"turns": [[{"text": "Hello there."}]]},
+                {"turns": [[{"text": "Still here."}]]},
+            ]
+        }
+    )
     ed.nvim.command("PiPrompt hi")
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Hello there.', 1, true) ~= nil")
     before = ed.request("state")["result"]
@@ -210,8 +225,10 @@ def test_pinew_during_a_running_tool_leaves_the_new_chat_empty(make_editor: Any)
     """Issue 16: the aborted run's last events (the tool's error result, "Aborted") arrive after
     :PiNew emptied the chat; they belong to the old conversation."""
     ed = make_editor({"replies": [{"turns": [[{"toolCall": {"name": "bash", "arguments": {"command": "sleep 30"}}}]]}]})
-    ed.lua("_G.answered = false require('pi_rpc.daemon').trace = function(kind, method) "
-           "if kind == 'response' and method == 'prompt' then _G.answered = true end end")
+    ed.lua(
+        "_G.answered = false require('pi_rpc.daemon').trace = function(kind, method) "
+        "if kind == 'response' and method == 'prompt' then _G.answered = true end end"
+    )
     ed.nvim.command("PiPrompt wait")
     ed.wait("require('pi_rpc.chat').text():find('running', 1, true) ~= nil")
     ed.nvim.command("PiNew")

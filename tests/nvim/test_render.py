@@ -302,8 +302,11 @@ def test_thinking_fold_label_and_short_or_failed_output_stay_open(make_editor: A
     lines = ed.chat_lines()
     thinking = lines.index("> a") + 1
     assert ed.lua(FOLDCLOSED, win, thinking) == thinking
-    label = ed.lua("local w, l = ... return vim.api.nvim_win_call(w, function() return vim.fn.foldtextresult(l) end)",
-                   win, thinking)
+    label = ed.lua(
+        "local w, l = ... return vim.api.nvim_win_call(w, function() return vim.fn.foldtextresult(l) end)",
+        win,
+        thinking,
+    )
     assert label == "  ▸ thinking, 2 lines (za to open)"
     assert ed.lua("return require('pi_rpc.format').fold_text('```text', 3)") == "  ▸ 1 line of output (za to open)"
     one = lines.index("x") + 1
@@ -322,7 +325,10 @@ def test_an_edit_shows_its_diff_unfolded(make_editor: Any) -> None:
     apply(
         ed,
         tool_run(
-            "e", "edit", args, "Successfully replaced 1 block(s) in src/greet.py.",
+            "e",
+            "edit",
+            args,
+            "Successfully replaced 1 block(s) in src/greet.py.",
             details={"diff": "-1 print('helo')\n+1 print('hello')", "patch": patch, "firstChangedLine": 1},
         ),
     )

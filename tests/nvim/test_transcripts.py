@@ -96,9 +96,7 @@ def replay(make_editor: Any, transcript: Path) -> None:
     # split on LF only: str.splitlines would also cut at a U+2028 inside a JSON string
     entries = [
         e
-        for e in (
-            json.loads(line) for line in transcript.read_text(encoding="utf-8").split("\n") if line.strip()
-        )
+        for e in (json.loads(line) for line in transcript.read_text(encoding="utf-8").split("\n") if line.strip())
         if e["dir"] in ("send", "recv")
     ]
     expected = expected_decoding(entries)

@@ -43,8 +43,12 @@ STRICT_UNSUPPORTED = 'Tool "edit" requires JSON-schema constrained sampling, but
 
 def sampling_tool(name: str, description: str, strict: Literal["prefer", "require"]) -> Tool:
     """A tool over READ_SCHEMA that asks for JSON-schema constrained sampling."""
-    return Tool(name=name, description=description, parameters=READ_SCHEMA,
-                constrained_sampling=JsonSchemaSampling(strict=strict))
+    return Tool(
+        name=name,
+        description=description,
+        parameters=READ_SCHEMA,
+        constrained_sampling=JsonSchemaSampling(strict=strict),
+    )
 
 
 def event_types(events: list[ProviderEvent]) -> list[str]:

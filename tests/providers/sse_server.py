@@ -73,9 +73,19 @@ class RecordedRequest:
         return json.loads(self.body) if self.body else None
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-            408: "Request Timeout", 429: "Too Many Requests", 500: "Internal Server Error",
-            502: "Bad Gateway", 503: "Service Unavailable", 529: "Overloaded"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    408: "Request Timeout",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
 
 
 def sse_event(data: Any, event: str | None = None) -> bytes:
@@ -86,8 +96,13 @@ def sse_event(data: Any, event: str | None = None) -> bytes:
 
 
 def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
-    return Reply(status=status, headers=dict(headers or {}), body=[json.dumps(body).encode()],
-                 content_type="application/json", chunked=False)
+    return Reply(
+        status=status,
+        headers=dict(headers or {}),
+        body=[json.dumps(body).encode()],
+        content_type="application/json",
+        chunked=False,
+    )
 
 
 def sse_reply(events: Iterable[bytes | Delay | Gate], **kwargs: Any) -> Reply:
@@ -138,9 +153,16 @@ class SSEServer:
             self.requests.append(request)
             self._request_seen.set()
             self._request_seen = anyio.Event()
-            reply = self._replies.popleft() if self._replies else Reply(
-                status=500, body=[b'{"error":{"message":"no scripted reply"}}'],
-                content_type="application/json", chunked=False)
+            reply = (
+                self._replies.popleft()
+                if self._replies
+                else Reply(
+                    status=500,
+                    body=[b'{"error":{"message":"no scripted reply"}}'],
+                    content_type="application/json",
+                    chunked=False,
+                )
+            )
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_close, stream, request, tg.cancel_scope)
                 try:
@@ -239,4 +261,4 @@ def fixture_events(name: str) -> list[bytes]:
 def fixture_bytes(name: str, size: int) -> list[bytes]:
     """A recorded stream cut into `size`-byte chunks, splitting lines and UTF-8 sequences."""
     raw = (FIXTURES / name).read_bytes()
-    return [raw[i:i + size] for i in range(0, len(raw), size)]
+    return [raw[i : i + size] for i in range(0, len(raw), size)]

@@ -107,9 +107,7 @@ async def test_text_stream_events_usage_and_request(sse_server: SSEServer) -> No
     assert "fine-grained-tool-streaming-2025-05-14" in request.headers["anthropic-beta"]
     body = request.json
     assert body["stream"] is True and body["model"] == "claude-sonnet-4-5"
-    assert body["system"] == [
-        {"type": "text", "text": "You are helpful.", "cache_control": {"type": "ephemeral"}}
-    ]
+    assert body["system"] == [{"type": "text", "text": "You are helpful.", "cache_control": {"type": "ephemeral"}}]
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
     ]
@@ -243,9 +241,7 @@ def test_convert_messages_full_transcript() -> None:
         ToolResultMessage(
             tool_call_id="call|1", tool_name="read", content=[TextContent(text="A"), png], is_error=False
         ),
-        ToolResultMessage(
-            tool_call_id="t2", tool_name="bash", content=[TextContent(text="boom")], is_error=True
-        ),
+        ToolResultMessage(tool_call_id="t2", tool_name="bash", content=[TextContent(text="boom")], is_error=True),
     ]
     out = anthropic.convert_messages(messages, model)
     assert out == [
@@ -332,9 +328,7 @@ def test_tools_and_thinking_budget_in_body() -> None:
     assert "temperature" not in body and "system" not in body
     off = anthropic.build_request_body(model, _context(), StreamOptions(temperature=0.5))
     assert "thinking" not in off and off["temperature"] == 0.5
-    adaptive = Model(
-        id="claude-opus-4-6", name="o", api="anthropic-messages", provider="anthropic", reasoning=True
-    )
+    adaptive = Model(id="claude-opus-4-6", name="o", api="anthropic-messages", provider="anthropic", reasoning=True)
     body = anthropic.build_request_body(adaptive, _context(), StreamOptions(thinking_level="xhigh"))
     assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "max"}
 
@@ -360,8 +354,9 @@ async def test_configured_adaptive_model_gets_effort_not_budget(sse_server: SSES
 def test_small_ceiling_keeps_answer_room_like_pi() -> None:
     """Pi adjustMaxTokensForThinking: when the budget does not fit under the model's ceiling, the
     budget shrinks so that 1024 tokens stay for the answer (it is not raised back to 1024)."""
-    model = Model(id="claude-haiku-x", name="h", api="anthropic-messages", provider="anthropic",
-                  reasoning=True, max_tokens=1_500)
+    model = Model(
+        id="claude-haiku-x", name="h", api="anthropic-messages", provider="anthropic", reasoning=True, max_tokens=1_500
+    )
     body = anthropic.build_request_body(model, _context(), StreamOptions(thinking_level="high"))
     assert body["max_tokens"] == 1_500
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 1_500 - 1_024}
@@ -370,9 +365,7 @@ def test_small_ceiling_keeps_answer_room_like_pi() -> None:
 # --- errors and retry ---------------------------------------------------------------------------
 
 
-async def test_401_is_an_error_message_without_the_key(
-    sse_server: SSEServer, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_401_is_an_error_message_without_the_key(sse_server: SSEServer, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     sse_server.script(
         json_reply(
@@ -403,12 +396,8 @@ async def test_retryable_status_then_success(sse_server: SSEServer, status: int)
     retries = [e for e in events if isinstance(e, AutoRetryStart | AutoRetryEnd)]
     reason = {429: "Too Many Requests", 500: "Internal Server Error", 529: "Overloaded"}[status]
     assert retries == [
-        AutoRetryStart(
-            attempt=1, max_attempts=3, delay_ms=2000, error_message=f"{status} {reason}: Overloaded"
-        ),
-        AutoRetryStart(
-            attempt=2, max_attempts=3, delay_ms=4000, error_message=f"{status} {reason}: Overloaded"
-        ),
+        AutoRetryStart(attempt=1, max_attempts=3, delay_ms=2000, error_message=f"{status} {reason}: Overloaded"),
+        AutoRetryStart(attempt=2, max_attempts=3, delay_ms=4000, error_message=f"{status} {reason}: Overloaded"),
         AutoRetryEnd(success=True, attempt=2),
     ]
     assert len(sse_server.requests) == 3
@@ -421,25 +410,19 @@ async def test_retry_after_is_honoured_and_retries_run_out(sse_server: SSEServer
     assert message.stop_reason == "error"
     assert message.error_message == "429 Too Many Requests: Slow down"
     assert [e for e in events if isinstance(e, AutoRetryStart | AutoRetryEnd)] == [
-        AutoRetryStart(
-            attempt=1, max_attempts=1, delay_ms=7000, error_message="429 Too Many Requests: Slow down"
-        ),
+        AutoRetryStart(attempt=1, max_attempts=1, delay_ms=7000, error_message="429 Too Many Requests: Slow down"),
         AutoRetryEnd(success=False, attempt=1, final_error="429 Too Many Requests: Slow down"),
     ]
 
 
 async def test_error_event_mid_stream(sse_server: SSEServer) -> None:
     events = fixture_events("anthropic_text.sse")[:4]
-    events.append(
-        sse_event({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "error")
-    )
+    events.append(sse_event({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "error"))
     sse_server.script(sse_reply(events))
     message, _ = await _run(sse_server)
     assert message.stop_reason == "error"
     assert message.error_message == "overloaded_error: Overloaded"
     assert message.content == [TextContent(text="Hello")]
-
-
 
 
 async def test_connection_dropped_mid_stream(sse_server: SSEServer) -> None:
@@ -451,18 +434,8 @@ async def test_connection_dropped_mid_stream(sse_server: SSEServer) -> None:
     assert isinstance(events[-1], ErrorEvent)
 
 
-
-
-
-
-
-
-
-
 async def test_connect_refused_is_an_error() -> None:
-    model = Model(
-        id="c", name="c", api="anthropic-messages", provider="anthropic", base_url="http://127.0.0.1:9"
-    )
+    model = Model(id="c", name="c", api="anthropic-messages", provider="anthropic", base_url="http://127.0.0.1:9")
     builder = AssistantBuilder(model)
     message = await anthropic.stream(model, _context(), StreamOptions(api_key=KEY, max_retries=0), builder)
     assert message.stop_reason == "error"
@@ -471,15 +444,17 @@ async def test_connect_refused_is_an_error() -> None:
 
 # --- constrained sampling (spec 4.3/4.4) and cross-provider replay --------------------------------
 
+
 def _text_reply() -> Any:
-    return sse_reply([
-        sse_event({"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
-        sse_event({"type": "content_block_start", "index": 0,
-                   "content_block": {"type": "text", "text": "ok"}}),
-        sse_event({"type": "content_block_stop", "index": 0}),
-        sse_event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
-        sse_event({"type": "message_stop"}),
-    ])
+    return sse_reply(
+        [
+            sse_event({"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
+            sse_event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "ok"}}),
+            sse_event({"type": "content_block_stop", "index": 0}),
+            sse_event({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+            sse_event({"type": "message_stop"}),
+        ]
+    )
 
 
 async def test_strict_tool_on_a_model_with_strict_tools(sse_server: SSEServer) -> None:
@@ -519,9 +494,12 @@ async def test_require_that_cannot_be_met_fails_before_any_request(sse_server: S
     assert message.error_message == STRICT_UNSUPPORTED
     assert isinstance(events[-1], ErrorEvent)
 
-    loose = Tool(name="bash", description="Run", constrained_sampling=JsonSchemaSampling(strict="require"),
-                 parameters={"type": "object", "properties": {"x": {"type": "string"}},
-                             "additionalProperties": True})
+    loose = Tool(
+        name="bash",
+        description="Run",
+        constrained_sampling=JsonSchemaSampling(strict="require"),
+        parameters={"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": True},
+    )
     model = _model(sse_server, compat={"supportsStrictTools": True})
     message, _ = await _run(sse_server, context=_context(tools=[loose]), model=model)
     assert message.error_message == (
@@ -540,34 +518,49 @@ def test_replay_of_another_providers_turn() -> None:
     messages = [
         UserMessage(content="go"),
         AssistantMessage(
-            api="openai-responses", provider="openai", model="gpt-5", stop_reason="toolUse",
+            api="openai-responses",
+            provider="openai",
+            model="gpt-5",
+            stop_reason="toolUse",
             content=[
                 ThinkingContent(thinking="Plan it", thinking_signature='{"type":"reasoning"}'),
                 ToolCall(id=long_id, name="read", arguments={"path": "a"}, thought_signature="fc_1"),
                 ToolCall(id="call_B", name="bash", arguments={"command": "ls"}),
             ],
         ),
-        ToolResultMessage(tool_call_id=long_id, tool_name="read", content=[TextContent(text="A")],
-                          is_error=False),
-        AssistantMessage(api="anthropic-messages", provider="anthropic", model="claude-sonnet-4-5",
-                         stop_reason="aborted", content=[TextContent(text="half")]),
+        ToolResultMessage(tool_call_id=long_id, tool_name="read", content=[TextContent(text="A")], is_error=False),
+        AssistantMessage(
+            api="anthropic-messages",
+            provider="anthropic",
+            model="claude-sonnet-4-5",
+            stop_reason="aborted",
+            content=[TextContent(text="half")],
+        ),
         UserMessage(content="continue"),
     ]
     out = anthropic.convert_messages(messages, model)
     call_id = ("call_A_fc_" + "Z" * 80)[:64]
     assert out == [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "Plan it"},
-            {"type": "tool_use", "id": call_id, "name": "read", "input": {"path": "a"}},
-            {"type": "tool_use", "id": "call_B", "name": "bash", "input": {"command": "ls"}},
-        ]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call_id, "content": "A", "is_error": False},
-            {"type": "tool_result", "tool_use_id": "call_B", "content": "No result provided",
-             "is_error": True},
-        ]},
-        {"role": "user", "content": [
-            {"type": "text", "text": "continue", "cache_control": {"type": "ephemeral"}},
-        ]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Plan it"},
+                {"type": "tool_use", "id": call_id, "name": "read", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "call_B", "name": "bash", "input": {"command": "ls"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": call_id, "content": "A", "is_error": False},
+                {"type": "tool_result", "tool_use_id": "call_B", "content": "No result provided", "is_error": True},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "continue", "cache_control": {"type": "ephemeral"}},
+            ],
+        },
     ]

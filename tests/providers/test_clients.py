@@ -23,8 +23,10 @@ from pi_rpc.ai.types import AssistantMessage, AutoRetryStart, Context, Model, Pr
 pytestmark = pytest.mark.anyio
 
 _MODEL = Model(id="m", name="m", api="openai-completions", provider="test", base_url="http://127.0.0.1:9/v1")
-_ANSWER = (b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
-           b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+_ANSWER = (
+    b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+)
 
 
 def _answer(request: httpx.Request) -> httpx.Response:
@@ -55,8 +57,9 @@ def _pool(handler: Callable[[httpx.Request], httpx.Response]) -> tuple[HttpClien
 async def _turn(pool: HttpClients, model: Model = _MODEL) -> tuple[AssistantMessage, list[ProviderEvent]]:
     events: list[ProviderEvent] = []
     context = Context(system_prompt="", messages=[UserMessage(content="hello")])
-    message = await openai_completions.stream(model, context, StreamOptions(http=pool, max_retries=0),
-                                              AssistantBuilder(model, events.append))
+    message = await openai_completions.stream(
+        model, context, StreamOptions(http=pool, max_retries=0), AssistantBuilder(model, events.append)
+    )
     return message, events
 
 

@@ -11,8 +11,9 @@ from pi_rpc.ai.types import Context, Model, UserMessage
 
 
 def _model(api: str, compat: dict[str, Any]) -> Model:
-    return Model(id="m", name="m", api=api, provider="p", base_url="http://127.0.0.1:9/v1", reasoning=True,
-                 compat=compat)
+    return Model(
+        id="m", name="m", api=api, provider="p", base_url="http://127.0.0.1:9/v1", reasoning=True, compat=compat
+    )
 
 
 def _context() -> Context:
@@ -20,10 +21,17 @@ def _context() -> Context:
 
 
 def test_pi_camel_case_keys_parse_and_unknown_keys_are_ignored() -> None:
-    parsed = parse_compat({"supportsStrictTools": True, "supportsOpenAIGrammarTools": True,
-                           "maxTokensField": "max_completion_tokens", "someFutureFlag": 1})
-    assert parsed == ModelCompat(supports_strict_tools=True, supports_open_ai_grammar_tools=True,
-                                 max_tokens_field="max_completion_tokens")
+    parsed = parse_compat(
+        {
+            "supportsStrictTools": True,
+            "supportsOpenAIGrammarTools": True,
+            "maxTokensField": "max_completion_tokens",
+            "someFutureFlag": 1,
+        }
+    )
+    assert parsed == ModelCompat(
+        supports_strict_tools=True, supports_open_ai_grammar_tools=True, max_tokens_field="max_completion_tokens"
+    )
     assert parse_compat(None) == ModelCompat()
 
 

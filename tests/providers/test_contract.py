@@ -50,8 +50,9 @@ class Api:
 
 
 def _anthropic_model(url: str) -> Model:
-    return Model(id="claude-sonnet-4-5", name="c", api="anthropic-messages", provider="anthropic",
-                 base_url=url, max_tokens=8_000)
+    return Model(
+        id="claude-sonnet-4-5", name="c", api="anthropic-messages", provider="anthropic", base_url=url, max_tokens=8_000
+    )
 
 
 def _completions_model(url: str) -> Model:
@@ -138,8 +139,9 @@ def _context(**kw: Any) -> Context:
     return Context(system_prompt="Be brief.", messages=[UserMessage(content="hi")], **kw)
 
 
-async def _run(api: Api, server: SSEServer, options: StreamOptions | None = None, context: Context | None = None
-               ) -> tuple[Any, list[Any]]:
+async def _run(
+    api: Api, server: SSEServer, options: StreamOptions | None = None, context: Context | None = None
+) -> tuple[Any, list[Any]]:
     options = options or StreamOptions(api_key=KEY, max_retries=0, idle_timeout=5)
     return await run_provider(api.stream, api.model(server.url), context or _context(), options)
 
@@ -251,7 +253,9 @@ async def test_system_message_content_reaches_the_model_where_it_stands(api: Api
     system prompt's role where the API has one mid-conversation, else on the user side)."""
     sse_server.script(sse_reply(api.partial + api.rest))
     messages: list[Message] = [
-        UserMessage(content="hi"), SystemMessage(content="Mode changed."), UserMessage(content="go on")
+        UserMessage(content="hi"),
+        SystemMessage(content="Mode changed."),
+        UserMessage(content="go on"),
     ]
     message, _ = await _run(api, sse_server, context=Context(system_prompt="Be brief.", messages=messages))
     assert message.stop_reason == "stop"

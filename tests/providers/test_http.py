@@ -32,9 +32,7 @@ async def test_server_streams_and_records(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply([sse_event({"a": 1}), sse_event("[DONE]")]))
     builder, _ = _builder()
     async with http.create_client(5) as client:
-        request = client.build_request(
-            "POST", sse_server.url + "/v1/x", json={"q": 1}, headers={"x-test": "yes"}
-        )
+        request = client.build_request("POST", sse_server.url + "/v1/x", json={"q": 1}, headers={"x-test": "yes"})
         async with http.open_stream(client, request, builder, max_retries=0) as response:
             data = [sse.data async for sse in http.aiter_sse(response)]
     assert data == ['{"a": 1}', "[DONE]"]

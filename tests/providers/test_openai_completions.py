@@ -172,9 +172,7 @@ def test_request_body_conversion() -> None:
             "role": "assistant",
             "content": "ok",
             "reasoning_content": "plan",
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path":"x"}'}}
-            ],
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"path":"x"}'}}],
         },
         {"role": "tool", "tool_call_id": "c1", "content": "X"},
         {
@@ -237,8 +235,6 @@ def test_compat_by_host_and_override() -> None:
 # --- compatible servers -------------------------------------------------------------------------
 
 
-
-
 async def test_llamacpp_reasoning_content_and_repeated_ids(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply(fixture_events("openai_llamacpp.sse")))
     message, _ = await _run(sse_server)
@@ -294,23 +290,11 @@ async def test_duplicate_ids_made_unique_and_whole_repeat_ignored(sse_server: SS
     sse_server.script(
         sse_reply(
             [
-                _chunk(
-                    {
-                        "tool_calls": [
-                            {"index": 0, "id": "call_0", "function": {"name": "a", "arguments": '{"x":'}}
-                        ]
-                    }
-                ),
+                _chunk({"tool_calls": [{"index": 0, "id": "call_0", "function": {"name": "a", "arguments": '{"x":'}}]}),
                 _chunk({"tool_calls": [{"index": 0, "function": {"arguments": "1}"}}]}),
                 # vLLM-style: the complete arguments once more after streaming them
                 _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"x":1}'}}]}),
-                _chunk(
-                    {
-                        "tool_calls": [
-                            {"index": 1, "id": "call_0", "function": {"name": "b", "arguments": "{}"}}
-                        ]
-                    }
-                ),
+                _chunk({"tool_calls": [{"index": 1, "id": "call_0", "function": {"name": "b", "arguments": "{}"}}]}),
                 _chunk({}, "tool_calls"),
                 b"data: [DONE]\n\n",
             ]
@@ -351,9 +335,7 @@ async def test_vllm_duplicate_reasoning_fields_counted_once(sse_server: SSEServe
         ("content_filter", "error", "The model stopped with reason: content_filter"),
     ],
 )
-async def test_finish_reason_variants(
-    sse_server: SSEServer, finish: str, stop: str, error: str | None
-) -> None:
+async def test_finish_reason_variants(sse_server: SSEServer, finish: str, stop: str, error: str | None) -> None:
     sse_server.script(sse_reply([_chunk({"content": "t"}), _chunk({}, finish), b"data: [DONE]\n\n"]))
     message, _ = await _run(sse_server)
     assert message.stop_reason == stop
@@ -412,9 +394,7 @@ async def test_500_without_retry_after_then_success(sse_server: SSEServer) -> No
     message, events = await _run(sse_server, StreamOptions(api_key=KEY, max_retries=2))
     assert message.stop_reason == "stop"
     assert [e for e in events if isinstance(e, AutoRetryStart | AutoRetryEnd)] == [
-        AutoRetryStart(
-            attempt=1, max_attempts=2, delay_ms=2000, error_message="500 Internal Server Error: boom"
-        ),
+        AutoRetryStart(attempt=1, max_attempts=2, delay_ms=2000, error_message="500 Internal Server Error: boom"),
         AutoRetryEnd(success=True, attempt=1),
     ]
     assert event_types(events)[-1] == "done"
@@ -433,8 +413,6 @@ async def test_429_retry_after_ms_and_zero_retries(sse_server: SSEServer) -> Non
     assert not any(isinstance(e, AutoRetryStart | AutoRetryEnd) for e in events)
 
 
-
-
 async def test_dropped_connection_and_clean_close(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply(fixture_events("openai_text.sse"), drop_after=2))
     message, events = await _run(sse_server)
@@ -444,10 +422,6 @@ async def test_dropped_connection_and_clean_close(sse_server: SSEServer) -> None
     sse_server.script(sse_reply(fixture_events("openai_text.sse")[:2]))
     message, _ = await _run(sse_server)
     assert message.error_message == "Stream ended before the message was complete"
-
-
-
-
 
 
 async def test_keepalives_and_unexpected_chunk_shapes_are_skipped(sse_server: SSEServer) -> None:
@@ -468,6 +442,7 @@ async def test_keepalives_and_unexpected_chunk_shapes_are_skipped(sse_server: SS
 
 # --- constrained sampling (spec 4.3/4.4) and cross-provider replay --------------------------------
 
+
 def _stop_reply() -> Any:
     return sse_reply([_chunk({"content": "ok"}), _chunk({}, "stop"), b"data: [DONE]\n\n"])
 
@@ -482,15 +457,24 @@ async def test_strict_tool_on_a_server_with_strict_mode(sse_server: SSEServer) -
     message, _ = await _run(sse_server, model=model, context=_context(tools=[strict_tool, plain_tool]))
     assert message.stop_reason == "stop"
     assert sse_server.requests[0].json["tools"] == [
-        {"type": "function", "function": {
-            "name": "read",
-            "description": "Read",
-            "parameters": STRICT_READ_SCHEMA,
-            "strict": True,
-        }},
-        {"type": "function", "function": {
-            "name": "ls", "description": "List", "parameters": READ_SCHEMA, "strict": False,
-        }},
+        {
+            "type": "function",
+            "function": {
+                "name": "read",
+                "description": "Read",
+                "parameters": STRICT_READ_SCHEMA,
+                "strict": True,
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "ls",
+                "description": "List",
+                "parameters": READ_SCHEMA,
+                "strict": False,
+            },
+        },
     ]
 
 
@@ -519,30 +503,36 @@ async def test_require_without_strict_mode_fails_before_any_request(sse_server: 
 def test_replay_of_another_providers_turn() -> None:
     """A Responses turn replayed over Chat Completions: `call|item` ids keep their call part (on
     the call and on its result), reasoning becomes text, an unanswered call gets an error result."""
-    model = Model(id="llama", name="l", api="openai-completions", provider="local",
-                  base_url="http://127.0.0.1:8080/v1")
+    model = Model(id="llama", name="l", api="openai-completions", provider="local", base_url="http://127.0.0.1:8080/v1")
     messages: list[Message] = [
         UserMessage(content="go"),
         AssistantMessage(
-            api="openai-responses", provider="openai", model="gpt-5", stop_reason="toolUse",
+            api="openai-responses",
+            provider="openai",
+            model="gpt-5",
+            stop_reason="toolUse",
             content=[
                 ThinkingContent(thinking="Plan it", thinking_signature='{"type":"reasoning"}'),
                 ToolCall(id="call_A|fc_+/=long", name="read", arguments={"path": "a"}),
                 ToolCall(id="call_B", name="bash", arguments={"command": "ls"}),
             ],
         ),
-        ToolResultMessage(tool_call_id="call_A|fc_+/=long", tool_name="read",
-                          content=[TextContent(text="A")], is_error=False),
+        ToolResultMessage(
+            tool_call_id="call_A|fc_+/=long", tool_name="read", content=[TextContent(text="A")], is_error=False
+        ),
         UserMessage(content="continue"),
     ]
     body = oc.build_request_body(model, Context(system_prompt="", messages=messages), StreamOptions())
     assert body["messages"] == [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": "Plan it", "tool_calls": [
-            {"id": "call_A", "type": "function", "function": {"name": "read", "arguments": '{"path":"a"}'}},
-            {"id": "call_B", "type": "function",
-             "function": {"name": "bash", "arguments": '{"command":"ls"}'}},
-        ]},
+        {
+            "role": "assistant",
+            "content": "Plan it",
+            "tool_calls": [
+                {"id": "call_A", "type": "function", "function": {"name": "read", "arguments": '{"path":"a"}'}},
+                {"id": "call_B", "type": "function", "function": {"name": "bash", "arguments": '{"command":"ls"}'}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_A", "content": "A"},
         {"role": "tool", "tool_call_id": "call_B", "content": "No result provided"},
         {"role": "user", "content": "continue"},

@@ -77,9 +77,7 @@ class Wire:
         self.seq += 1
         return self
 
-    def message(
-        self, index: int, chunks: list[str], item_id: str = "msg_1", phase: str | None = None
-    ) -> Wire:
+    def message(self, index: int, chunks: list[str], item_id: str = "msg_1", phase: str | None = None) -> Wire:
         item: dict[str, Any] = {
             "id": item_id,
             "type": "message",
@@ -89,9 +87,7 @@ class Wire:
         }
         self.emit("response.output_item.added", output_index=index, item=item)
         part = {"type": "output_text", "text": "", "annotations": []}
-        self.emit(
-            "response.content_part.added", output_index=index, item_id=item_id, content_index=0, part=part
-        )
+        self.emit("response.content_part.added", output_index=index, item_id=item_id, content_index=0, part=part)
         for chunk in chunks:
             self.emit(
                 "response.output_text.delta",
@@ -102,9 +98,7 @@ class Wire:
                 logprobs=[],
             )
         text = "".join(chunks)
-        self.emit(
-            "response.output_text.done", output_index=index, item_id=item_id, content_index=0, text=text
-        )
+        self.emit("response.output_text.done", output_index=index, item_id=item_id, content_index=0, text=text)
         done = {**item, "status": "completed", "content": [{**part, "text": text}]}
         if phase:
             done["phase"] = phase
@@ -168,13 +162,9 @@ class Wire:
         }
         self.emit("response.output_item.added", output_index=index, item=item)
         for chunk in chunks:
-            self.emit(
-                "response.function_call_arguments.delta", output_index=index, item_id=item_id, delta=chunk
-            )
+            self.emit("response.function_call_arguments.delta", output_index=index, item_id=item_id, delta=chunk)
         arguments = "".join(chunks)
-        self.emit(
-            "response.function_call_arguments.done", output_index=index, item_id=item_id, arguments=arguments
-        )
+        self.emit("response.function_call_arguments.done", output_index=index, item_id=item_id, arguments=arguments)
         return self.emit(
             "response.output_item.done",
             output_index=index,
@@ -234,9 +224,7 @@ async def _run(
 
 
 async def test_text_stream_events_usage_and_request(sse_server: SSEServer) -> None:
-    sse_server.script(
-        sse_reply(Wire().message(0, ["Hello", ", wo\u2028rld!"]).completed(1200, 50, cached=1000).events)
-    )
+    sse_server.script(sse_reply(Wire().message(0, ["Hello", ", wo\u2028rld!"]).completed(1200, 50, cached=1000).events))
     message, events = await _run(sse_server)
     assert message.stop_reason == "stop"
     assert message.content == [TextContent(text="Hello, wo\u2028rld!", text_signature="msg_1")]
@@ -363,15 +351,11 @@ async def test_arguments_sent_only_in_done_events(sse_server: SSEServer) -> None
     wire = Wire()
     item = {"id": "fc_1", "type": "function_call", "arguments": "", "call_id": "call_1", "name": "read"}
     wire.emit("response.output_item.added", output_index=0, item=item)
-    wire.emit(
-        "response.function_call_arguments.done", output_index=0, item_id="fc_1", arguments='{"path":"x"}'
-    )
+    wire.emit("response.function_call_arguments.done", output_index=0, item_id="fc_1", arguments='{"path":"x"}')
     wire.emit("response.output_item.done", output_index=0, item={**item, "arguments": '{"path":"x"}'})
     sse_server.script(sse_reply(wire.completed().events))
     message, _ = await _run(sse_server)
-    assert message.content == [
-        ToolCall(id="call_1", name="read", arguments={"path": "x"}, thought_signature="fc_1")
-    ]
+    assert message.content == [ToolCall(id="call_1", name="read", arguments={"path": "x"}, thought_signature="fc_1")]
 
 
 async def test_incomplete_for_max_output_tokens_is_length(sse_server: SSEServer) -> None:
@@ -396,9 +380,7 @@ async def test_incomplete_for_content_filter_is_an_error(sse_server: SSEServer) 
 async def test_replay_of_reasoning_calls_and_results(sse_server: SSEServer) -> None:
     """A first turn's reasoning item, message id and call item ids go back on the next request."""
     first = Wire().reasoning(0, [["Plan"]]).call(1, "call_1", "read", ['{"path":"a"}'], item_id="fc_1")
-    sse_server.script(
-        sse_reply(first.completed().events), sse_reply(Wire().message(0, ["Done"]).completed().events)
-    )
+    sse_server.script(sse_reply(first.completed().events), sse_reply(Wire().message(0, ["Done"]).completed().events))
     model = _model(sse_server)
     options = StreamOptions(api_key=KEY, max_retries=0, thinking_level="medium")
     turn1, _ = await _run(sse_server, options, model=model)
@@ -481,9 +463,9 @@ def test_thinking_levels_map_to_reasoning_effort() -> None:
     def reasoning(model_id: str, level: Any) -> Any:
         model = get_model("openai", model_id)
         assert model is not None
-        return openai_responses.build_request_body(
-            model, _context(), StreamOptions(thinking_level=level)
-        ).get("reasoning")
+        return openai_responses.build_request_body(model, _context(), StreamOptions(thinking_level=level)).get(
+            "reasoning"
+        )
 
     assert reasoning("gpt-5.2", "xhigh") == {"effort": "xhigh", "summary": "auto"}
     assert reasoning("gpt-5.1", "xhigh") == {"effort": "high", "summary": "auto"}
@@ -583,9 +565,7 @@ async def test_grammar_tool_streams_raw_input_as_one_argument(sse_server: SSESer
 # --- errors, retry, drops, abort --------------------------------------------------------------------
 
 
-async def test_401_is_an_error_message_without_the_key(
-    sse_server: SSEServer, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_401_is_an_error_message_without_the_key(sse_server: SSEServer, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     sse_server.script(
         json_reply(
@@ -655,8 +635,6 @@ async def test_error_event_mid_stream(sse_server: SSEServer) -> None:
     assert message.error_message == "Error Code rate_limit_exceeded: Slow down"
 
 
-
-
 async def test_unknown_events_and_items_are_skipped(sse_server: SSEServer) -> None:
     wire = Wire()
     wire.emit("response.output_item.added", output_index=0, item={"id": "ws_1", "type": "web_search_call"})
@@ -679,12 +657,6 @@ async def test_connection_dropped_mid_stream(sse_server: SSEServer) -> None:
     assert isinstance(events_seen[-1], ErrorEvent)
 
 
-
-
-
-
-
-
 async def test_authorization_header_from_config_stands_in_for_a_key(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply(Wire().message(0, ["ok"]).completed().events))
     options = StreamOptions(max_retries=0, headers={"Authorization": "Bearer proxy-token"})
@@ -696,9 +668,7 @@ async def test_authorization_header_from_config_stands_in_for_a_key(sse_server: 
 async def test_encrypted_reasoning_backfilled_from_the_final_response(sse_server: SSEServer) -> None:
     """Some deployments (Azure) put encrypted reasoning only in `response.completed`'s output."""
     wire = Wire().reasoning(0, [["Plan"]], encrypted=None).message(1, ["ok"])
-    wire.response["output"] = [
-        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "late"}
-    ]
+    wire.response["output"] = [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "late"}]
     sse_server.script(sse_reply(wire.completed().events))
     message, _ = await _run(sse_server, StreamOptions(api_key=KEY, max_retries=0, thinking_level="low"))
     thinking = message.content[0]

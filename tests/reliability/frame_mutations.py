@@ -52,9 +52,9 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
         junk = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
         return data[:at] + junk + data[at:]
     if kind == 1:
-        return data[:at] + data[at + rng.randint(1, 8):]
+        return data[:at] + data[at + rng.randint(1, 8) :]
     if kind == 2 and at < len(data):
-        return data[:at] + bytes([rng.randrange(256)]) + data[at + 1:]
+        return data[:at] + bytes([rng.randrange(256)]) + data[at + 1 :]
     if kind == 3:  # a control byte, the usual corruption in a header
         return data[:at] + rng.choice([b"\n", b"\r", b"\r\n", b"\x00", b" ", b":"]) + data[at:]
     head, _, body = data.partition(b"\r\n\r\n")

@@ -44,8 +44,14 @@ def local_server(models: list[str], fail_status: int | None = None) -> Iterator[
         def _record(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            state.requests.append(Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                                       json.loads(raw) if raw else None))
+            state.requests.append(
+                Seen(
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    json.loads(raw) if raw else None,
+                )
+            )
 
         def _send(self, status: int, body: bytes, content_type: str) -> None:
             self.send_response(status)

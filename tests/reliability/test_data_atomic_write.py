@@ -50,8 +50,7 @@ def test_the_next_daemon_removes_a_killed_writes_temp_file(tmp_path: Path) -> No
     target.write_text("old content\n")
     env = daemon_env(tmp_path / "home")
 
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(BIG)], env=env,
-                              stdout=subprocess.PIPE)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(BIG)], env=env, stdout=subprocess.PIPE)
     assert writer.stdout is not None and writer.stdout.readline() == b"writing\n"
     os.kill(writer.pid, signal.SIGKILL)
     writer.wait()

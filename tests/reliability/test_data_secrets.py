@@ -32,8 +32,11 @@ from tests.providers.sse_server import Reply, json_reply, sse_event, sse_reply
 pytestmark = pytest.mark.e2e
 
 KEY = "sk-test-9f8e7d6c5b4a39281706"
-KEY_ENV = {"anthropic-messages": "ANTHROPIC_API_KEY", "openai-completions": "OPENAI_API_KEY",
-           "openai-responses": "OPENAI_API_KEY"}
+KEY_ENV = {
+    "anthropic-messages": "ANTHROPIC_API_KEY",
+    "openai-completions": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+}
 ECHO = f"Invalid API key: {KEY} (header was 'Bearer {KEY}')"
 
 
@@ -44,27 +47,46 @@ def anthropic_error_event() -> Reply:
     def event(data: dict[str, Any]) -> bytes:
         return sse_event(data, event=str(data["type"]))
 
-    return sse_reply([
-        event({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
-                                                    "model": "test-model", "content": [],
-                                                    "usage": {"input_tokens": 1, "output_tokens": 1}}}),
-        event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
-        event({"type": "error", "error": {"type": "authentication_error", "message": ECHO}}),
-    ])
+    return sse_reply(
+        [
+            event(
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "m",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "test-model",
+                        "content": [],
+                        "usage": {"input_tokens": 1, "output_tokens": 1},
+                    },
+                }
+            ),
+            event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
+            event({"type": "error", "error": {"type": "authentication_error", "message": ECHO}}),
+        ]
+    )
 
 
 def completions_error_chunk() -> Reply:
-    return sse_reply([
-        sse_event({"id": "c", "object": "chat.completion.chunk", "model": "test-model",
-                   "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}}]}),
-        sse_event({"error": {"message": ECHO, "type": "invalid_request_error", "code": KEY}}),
-    ])
+    return sse_reply(
+        [
+            sse_event(
+                {
+                    "id": "c",
+                    "object": "chat.completion.chunk",
+                    "model": "test-model",
+                    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}}],
+                }
+            ),
+            sse_event({"error": {"message": ECHO, "type": "invalid_request_error", "code": KEY}}),
+        ]
+    )
 
 
 def _responses_start() -> list[bytes]:
-    return [sse_event({"type": "response.created", "response": {"id": "r", "status": "in_progress",
-                                                                "output": []}})]
+    return [sse_event({"type": "response.created", "response": {"id": "r", "status": "in_progress", "output": []}})]
 
 
 def responses_error_event() -> Reply:
@@ -88,8 +110,7 @@ CASES: dict[str, tuple[str, Callable[[], list[Reply]]]] = {
     "anthropic-event-error": ("anthropic-messages", lambda: [anthropic_error_event()]),
     "anthropic-http-401": ("anthropic-messages", lambda: [http_status_error()]),
     "completions-error-chunk": ("openai-completions", lambda: [completions_error_chunk()]),
-    "completions-429-retried": ("openai-completions",
-                                lambda: [retried_then_stream_error(), completions_error_chunk()]),
+    "completions-429-retried": ("openai-completions", lambda: [retried_then_stream_error(), completions_error_chunk()]),
     "responses-error": ("openai-responses", lambda: [responses_error_event()]),
     "responses-failed": ("openai-responses", lambda: [responses_failed_event()]),
     "responses-429-exhausted": ("openai-responses", lambda: [retried_then_stream_error()] * 4),
@@ -109,9 +130,20 @@ def test_no_path_shows_the_key(case: str, loopback: Loopback, tmp_path: Path) ->
     env = daemon_env(tmp_path / "home")
     env.update({KEY_ENV[api]: KEY, "PI_RPC_RETRY_BASE_MS": "1", "PI_RPC_SESSION_DIR": str(sessions)})
     base_url = loopback.server.url + ("" if api == "anthropic-messages" else "/v1")
-    argv = ["--cwd", str(workspace), "--api", api, "--base-url", base_url, "--model", "test-model",
-            "--api-key-env", KEY_ENV[api],
-            "--log-level", "DEBUG"]
+    argv = [
+        "--cwd",
+        str(workspace),
+        "--api",
+        api,
+        "--base-url",
+        base_url,
+        "--model",
+        "test-model",
+        "--api-key-env",
+        KEY_ENV[api],
+        "--log-level",
+        "DEBUG",
+    ]
     with DaemonClient(argv, env=env) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         result = client.request("prompt", {"message": "hello"})
@@ -134,26 +166,30 @@ def test_no_path_shows_the_key(case: str, loopback: Loopback, tmp_path: Path) ->
     assert leaks == {}
 
 
-
 # --- a stream function that is not HTTP, or that breaks its contract -------------------------------
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("how", ["fails", "raises"])
 async def test_the_loop_scrubs_any_stream_functions_errors(how: str) -> None:
-    async def echoing(model: Model, context: Context, options: StreamOptions,
-                      builder: AssistantBuilder) -> AssistantMessage:
+    async def echoing(
+        model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
+    ) -> AssistantMessage:
         if how == "raises":
             raise RuntimeError(f"broken provider quoting {options.api_key}")
         return builder.fail("error", f"rejected {options.headers['x-team-token']}")
 
     agent = Agent()
     ends: list[AssistantMessage] = []
-    agent.subscribe(lambda e: ends.append(e.message) if isinstance(e, MessageEnd)
-                    and isinstance(e.message, AssistantMessage) else None)
+    agent.subscribe(
+        lambda e: (
+            ends.append(e.message) if isinstance(e, MessageEnd) and isinstance(e.message, AssistantMessage) else None
+        )
+    )
     options = StreamOptions(api_key=KEY, headers={"x-team-token": "Bearer team-secret-123"})
-    config = LoopConfig(model=FAUX_MODEL, stream_fn=echoing, options=options, system_prompt=lambda: "",
-                        tools=lambda: [])
+    config = LoopConfig(
+        model=FAUX_MODEL, stream_fn=echoing, options=options, system_prompt=lambda: "", tools=lambda: []
+    )
     await agent.prompt([UserMessage(content="hi")], config)
     (message,) = ends
     assert message.stop_reason == "error" and isinstance(message.error_message, str)

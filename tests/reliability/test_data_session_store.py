@@ -45,8 +45,11 @@ def texts(messages: list[Message] | list[UserMessage | AssistantMessage]) -> lis
     out = []
     for message in messages:
         content = message.content
-        out.append(content if isinstance(content, str) else "".join(
-            block.text for block in content if isinstance(block, TextContent)))
+        out.append(
+            content
+            if isinstance(content, str)
+            else "".join(block.text for block in content if isinstance(block, TextContent))
+        )
     return out
 
 
@@ -56,8 +59,7 @@ def texts(messages: list[Message] | list[UserMessage | AssistantMessage]) -> lis
 INTERRUPTED = UserMessage(content="a long question " * 40 + "ending in ünïcode")
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cut=st.integers(min_value=1, max_value=len(pi_entry(INTERRUPTED, "0" * 8)[1])))
 def test_an_append_after_a_torn_line_keeps_every_whole_message(
     tmp_path_factory: pytest.TempPathFactory, cut: int
@@ -153,7 +155,10 @@ def test_files_and_folders_are_private(tmp_path: Path) -> None:
     finally:
         os.umask(old_umask)
     assert (mode_of(session.path), mode_of(session.path.parent), mode_of(tmp_path / "sessions")) == (
-        0o600, 0o700, 0o700)
+        0o600,
+        0o700,
+        0o700,
+    )
 
 
 def test_existing_sessions_are_made_private_when_opened(tmp_path: Path) -> None:
@@ -185,7 +190,8 @@ def test_sessions_in_the_old_shared_folder_are_still_found(tmp_path: Path) -> No
     for cwd, session_id, text in (("/x/a-b", "old1", "old a-b"), ("/x/a/b", "old2", "old a/b")):
         header = {"type": "session", "version": 1, "id": session_id, "cwd": cwd, "timestamp": "2026-01-01"}
         (legacy / f"2026-01-01T00-00-00_{session_id}.jsonl").write_text(
-            json.dumps(header) + "\n" + json.dumps({"role": "user", "content": text}) + "\n")
+            json.dumps(header) + "\n" + json.dumps({"role": "user", "content": text}) + "\n"
+        )
     assert [s.first_message for s in list_sessions("/x/a-b", root=tmp_path)] == ["old a-b"]
     found = find_session("/x/a-b", "old1", root=tmp_path)
     assert found is not None and found.parent == legacy

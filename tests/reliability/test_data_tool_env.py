@@ -25,12 +25,25 @@ SECRETS = {
     "LOCAL_LLM_KEY": "local-key-1a2b3c4d5e",
     "TEAM_TOKEN": "team-token-6f7a8b9c0d",
 }
-SCRIPT = {"replies": [{"match": "^env", "turns": [[{"toolCall": {"name": "bash",
-                                                                   "arguments": {"command": "env"}}}],
-                                                   [{"text": "done"}]]}]}
-MODELS = {"providers": {"local": {
-    "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "LOCAL_LLM_KEY",
-    "headers": {"X-Team-Token": "${TEAM_TOKEN}"}, "models": [{"id": "local-model"}]}}}
+SCRIPT = {
+    "replies": [
+        {
+            "match": "^env",
+            "turns": [[{"toolCall": {"name": "bash", "arguments": {"command": "env"}}}], [{"text": "done"}]],
+        }
+    ]
+}
+MODELS = {
+    "providers": {
+        "local": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "LOCAL_LLM_KEY",
+            "headers": {"X-Team-Token": "${TEAM_TOKEN}"},
+            "models": [{"id": "local-model"}],
+        }
+    }
+}
 
 
 def run_env_tool(tmp_path: Path, *extra_args: str, settings: dict[str, object] | None = None) -> str:
@@ -64,6 +77,9 @@ def test_tools_do_not_see_provider_keys(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("how", ["flag", "settings"])
 def test_opting_in_passes_the_keys(tmp_path: Path, how: str) -> None:
-    seen = (run_env_tool(tmp_path, "--pass-provider-keys-to-tools") if how == "flag"
-            else run_env_tool(tmp_path, settings={"passProviderKeysToTools": True}))
+    seen = (
+        run_env_tool(tmp_path, "--pass-provider-keys-to-tools")
+        if how == "flag"
+        else run_env_tool(tmp_path, settings={"passProviderKeysToTools": True})
+    )
     assert [name for name, value in SECRETS.items() if f"{name}={value}" in seen] == list(SECRETS)

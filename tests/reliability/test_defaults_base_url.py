@@ -32,8 +32,10 @@ def start(tmp_path: Path, home: Path, *args: str, env: dict[str, str] | None = N
 
 
 def test_the_single_listed_model_is_used_and_no_stray_key_is_sent(tmp_path: Path, home: Path) -> None:
-    with local_server(["qwen2.5-coder-7b"]) as server, \
-            start(tmp_path, home, "--base-url", server.url, env={"OPENAI_API_KEY": SECRET}) as client:
+    with (
+        local_server(["qwen2.5-coder-7b"]) as server,
+        start(tmp_path, home, "--base-url", server.url, env={"OPENAI_API_KEY": SECRET}) as client,
+    ):
         init = client.request("initialize")
         assert init["model"]["id"] == "qwen2.5-coder-7b" and init["model"]["baseUrl"] == server.url
         outcome = client.request("prompt", {"message": "hi"})
@@ -45,10 +47,20 @@ def test_the_single_listed_model_is_used_and_no_stray_key_is_sent(tmp_path: Path
 
 
 def test_api_key_env_names_the_key_for_that_url(tmp_path: Path, home: Path) -> None:
-    with local_server(["m"]) as server, start(
-        tmp_path, home, "--base-url", server.url, "--model", "m", "--api-key-env", "LOCAL_KEY",
-        env={"LOCAL_KEY": "local-secret", "OPENAI_API_KEY": SECRET},
-    ) as client:
+    with (
+        local_server(["m"]) as server,
+        start(
+            tmp_path,
+            home,
+            "--base-url",
+            server.url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "LOCAL_KEY",
+            env={"LOCAL_KEY": "local-secret", "OPENAI_API_KEY": SECRET},
+        ) as client,
+    ):
         assert client.request("prompt", {"message": "hi"})["stopReason"] == "stop"
         [chat] = server.chats()
         assert chat.headers["authorization"] == "Bearer local-secret"
@@ -84,9 +96,20 @@ def test_models_json_api_key_goes_to_its_provider_only(tmp_path: Path, home: Pat
     with local_server(["m"]) as server:
         config = home / ".config" / "pi-rpc"
         config.mkdir(parents=True)
-        (config / "models.json").write_text(json.dumps({"providers": {"local": {
-            "baseUrl": server.url, "api": "openai-completions", "apiKey": "$LOCAL_KEY", "models": [{"id": "m"}],
-        }}}))
+        (config / "models.json").write_text(
+            json.dumps(
+                {
+                    "providers": {
+                        "local": {
+                            "baseUrl": server.url,
+                            "api": "openai-completions",
+                            "apiKey": "$LOCAL_KEY",
+                            "models": [{"id": "m"}],
+                        }
+                    }
+                }
+            )
+        )
         env = {"LOCAL_KEY": "local-secret", "OPENAI_API_KEY": SECRET}
         with start(tmp_path, home, env=env) as client:
             assert client.request("initialize")["model"]["provider"] == "local"

@@ -46,8 +46,15 @@ def scratch_copies(env: dict[str, str]) -> list[Path]:
 
 
 def test_the_demo_runs_from_a_folder_with_a_types_module(folder: Path, env: dict[str, str]) -> None:
-    result = subprocess.run([str(PI_RPC), "demo", "--no-color"], cwd=folder, env=env, capture_output=True,
-                            text=True, timeout=300, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [str(PI_RPC), "demo", "--no-color"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 0, result.stderr
     assert "scripted model" in result.stdout and "Done." in result.stdout
     assert scratch_copies(env) == []
@@ -57,8 +64,15 @@ def test_a_failing_model_stops_the_demo_at_once_with_its_error(folder: Path, env
     with local_server(["gpt-4o"], fail_status=401) as server:
         env.update(OPENAI_API_KEY="sk-wrong", OPENAI_BASE_URL=server.url)
         # The guard is far below the 120 s the demo used to wait in silence for a tool to start.
-        result = subprocess.run([str(PI_RPC), "demo", "--no-color"], cwd=folder, env=env, capture_output=True,
-                                text=True, timeout=90, stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            [str(PI_RPC), "demo", "--no-color"],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+            stdin=subprocess.DEVNULL,
+        )
     assert result.returncode == 1
     assert "invalid api key" in result.stdout
     assert result.stdout.count("you>") == 1  # stopped after the first prompt failed
@@ -67,8 +81,15 @@ def test_a_failing_model_stops_the_demo_at_once_with_its_error(folder: Path, env
 
 
 def start_and_wait_for_the_first_prompt(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], Path]:
-    demo = subprocess.Popen([str(PI_RPC), "demo", "--no-color"], cwd=folder, env=env, text=True,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    demo = subprocess.Popen(
+        [str(PI_RPC), "demo", "--no-color"],
+        cwd=folder,
+        env=env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert demo.stdout is not None
     scratch = None
     for line in demo.stdout:
@@ -82,8 +103,9 @@ def start_and_wait_for_the_first_prompt(folder: Path, env: dict[str, str]) -> tu
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupted_demo_exits_quietly_and_cleans_up(folder: Path, env: dict[str, str],
-                                                       signum: int, status: int) -> None:
+def test_interrupted_demo_exits_quietly_and_cleans_up(
+    folder: Path, env: dict[str, str], signum: int, status: int
+) -> None:
     demo, scratch = start_and_wait_for_the_first_prompt(folder, env)
     children = watch(descendants(demo.pid))  # the daemon and anything its tools started
     demo.send_signal(signum)  # to the demo only, as `kill` would; a terminal's Ctrl-C reaches both

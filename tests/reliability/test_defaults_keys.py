@@ -39,8 +39,12 @@ _hosts = st.sampled_from(["127.0.0.1", "localhost", "api.openai.com.evil.example
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(host=_hosts, port=st.integers(1, 65535), path=st.sampled_from(["", "/v1", "/openai/v1"]),
-       api=st.sampled_from(["anthropic-messages", "openai-completions", "openai-responses"]))
+@given(
+    host=_hosts,
+    port=st.integers(1, 65535),
+    path=st.sampled_from(["", "/v1", "/openai/v1"]),
+    api=st.sampled_from(["anthropic-messages", "openai-completions", "openai-responses"]),
+)
 def test_any_other_url_gets_no_key(host: str, port: int, path: str, api: str) -> None:
     assert key_for(f"http://{host}:{port}{path}", api) is None
 

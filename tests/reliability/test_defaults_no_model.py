@@ -50,8 +50,12 @@ def test_jsonrpc_serves_but_a_prompt_fails_clearly(project: Path, home: Path) ->
     with DaemonClient(["--cwd", str(project), "--no-session"], env=daemon_env(home)) as client:
         init = client.request("initialize", {"clientInfo": {"name": "t"}})
         assert init["model"] is None and init["scripted"] is False
-        assert [t["name"] for t in client.request("tools/list")["tools"] if t["active"]] == \
-            ["read", "bash", "edit", "write"]
+        assert [t["name"] for t in client.request("tools/list")["tools"] if t["active"]] == [
+            "read",
+            "bash",
+            "edit",
+            "write",
+        ]
         assert client.request("models/list") == {"models": []}
         assert client.request("state")["model"] is None
 
@@ -78,8 +82,12 @@ def test_no_model_is_logged_at_start(project: Path, home: Path) -> None:
 def jsonl_session(argv: list[str], home: Path, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Send JSON lines, close stdin, read every line back (the daemon exits on EOF)."""
     result = subprocess.run(
-        [sys.executable, "-P", "-m", "pi_rpc", *argv], input="".join(json.dumps(x) + "\n" for x in lines),
-        capture_output=True, text=True, env=daemon_env(home), timeout=60,
+        [sys.executable, "-P", "-m", "pi_rpc", *argv],
+        input="".join(json.dumps(x) + "\n" for x in lines),
+        capture_output=True,
+        text=True,
+        env=daemon_env(home),
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
@@ -87,10 +95,14 @@ def jsonl_session(argv: list[str], home: Path, lines: list[dict[str, Any]]) -> l
 
 def test_pi_mode_prompt_is_an_error_response(project: Path, home: Path) -> None:
     before = snapshot(project)
-    out = jsonl_session(["--mode", "pi", "--cwd", str(project), "--no-session"], home, [
-        {"id": "1", "type": "prompt", "message": QUESTION},
-        {"id": "2", "type": "get_state"},
-    ])
+    out = jsonl_session(
+        ["--mode", "pi", "--cwd", str(project), "--no-session"],
+        home,
+        [
+            {"id": "1", "type": "prompt", "message": QUESTION},
+            {"id": "2", "type": "get_state"},
+        ],
+    )
     prompt = next(m for m in out if m.get("id") == "1")
     assert prompt["type"] == "response" and prompt["command"] == "prompt" and prompt["success"] is False
     assert all(name in prompt["error"] for name in NAMED), prompt["error"]
@@ -114,7 +126,11 @@ def acp_conversation(project: Path, home: Path) -> list[dict[str, Any]]:
     """initialize, session/new, then a prompt on the session it created, over one process."""
     proc = subprocess.Popen(
         [sys.executable, "-P", "-m", "pi_rpc", "--mode", "acp", "--cwd", str(project), "--no-session"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=daemon_env(home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=daemon_env(home),
     )
     assert proc.stdin is not None and proc.stdout is not None
     received: list[dict[str, Any]] = []
@@ -133,8 +149,14 @@ def acp_conversation(project: Path, home: Path) -> list[dict[str, Any]]:
         send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
         new = {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}}
         session_id = send(new)["result"]["sessionId"]
-        send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-              "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": QUESTION}]}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": QUESTION}]},
+            }
+        )
     finally:
         proc.stdin.close()
         code = proc.wait(timeout=30)

@@ -26,6 +26,7 @@ from .procs import KINDS, marked, poll, tree_command
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
 
+
 class Run:
     """A daemon whose scripted model runs `tree_command` on the prompt "procs"."""
 
@@ -45,8 +46,9 @@ class Run:
     def start_tools(self) -> int:
         """Send the prompt; return its id once every marked process is running."""
         prompt_id = self.client.request_nowait("prompt", {"message": "procs"})
-        self.client.wait_for_event(lambda e: e["type"] == "tool_execution_update"
-                                   and "started" in str(e["partialResult"]["content"]))
+        self.client.wait_for_event(
+            lambda e: e["type"] == "tool_execution_update" and "started" in str(e["partialResult"]["content"])
+        )
         assert poll(lambda: len(marked(self.marker)) == self.expected), marked(self.marker)
         return prompt_id
 

@@ -43,8 +43,13 @@ async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: 
     try:
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(run_process_group, ["/bin/bash", "-c", tree_command(marker, foreground=True)],
-                              str(tmp_path), None, output.append)
+                tg.start_soon(
+                    run_process_group,
+                    ["/bin/bash", "-c", tree_command(marker, foreground=True)],
+                    str(tmp_path),
+                    None,
+                    output.append,
+                )
                 assert await poll_async(lambda: len(marked(marker)) == len(KINDS) + 1)
                 scope.cancel()
         assert await poll_async(lambda: not marked(marker))
@@ -58,8 +63,9 @@ async def test_a_finished_command_leaves_its_jobs_until_the_daemon_exits(tmp_pat
     """spec 9.9: background jobs outlive the call (not the daemon); exit kills every kind of them."""
     marker = new_marker()
     try:
-        code = await run_process_group(["/bin/bash", "-c", tree_command(marker, foreground=False)],
-                                       str(tmp_path), None, lambda _: None)
+        code = await run_process_group(
+            ["/bin/bash", "-c", tree_command(marker, foreground=False)], str(tmp_path), None, lambda _: None
+        )
         assert code == 0
         assert await poll_async(lambda: len(marked(marker)) == len(KINDS))
         kill_all_process_groups()  # what every way out of the daemon calls

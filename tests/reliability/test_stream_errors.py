@@ -32,8 +32,7 @@ def _text_events(count: int) -> list[bytes]:
 
 async def test_a_reset_mid_stream_names_the_url_and_how_far_it_got(sse_server: SSEServer) -> None:
     sse_server.script(sse_reply(_text_events(20), reset_after=10))
-    message, events = await run_provider(openai_completions.stream, _model(sse_server.url + "/v1"),
-                                         CONTEXT, OPTIONS)
+    message, events = await run_provider(openai_completions.stream, _model(sse_server.url + "/v1"), CONTEXT, OPTIONS)
     assert message.stop_reason == "error"
     text = str(message.error_message)
     url = f"http://127.0.0.1:{sse_server.port}/v1/chat/completions"
@@ -66,11 +65,12 @@ async def test_an_endless_sse_line_fails_the_message_clearly(sse_server: SSEServ
     one_mib = b"x" * MIB
     line = [b"data: "] + [one_mib] * (MAX_SSE_LINE_BYTES // MIB + 2)  # no newline, ever
     sse_server.script(sse_reply([*_text_events(3), *line]))
-    message, events = await run_provider(openai_completions.stream, _model(sse_server.url + "/v1"),
-                                         CONTEXT, OPTIONS)
+    message, events = await run_provider(openai_completions.stream, _model(sse_server.url + "/v1"), CONTEXT, OPTIONS)
     assert message.stop_reason == "error"
     text = str(message.error_message)
-    assert text.startswith(f"Provider sent an SSE line over {MAX_SSE_LINE_BYTES // MIB} MiB "
-                           f"(http://127.0.0.1:{sse_server.port}/v1/chat/completions, after ")
+    assert text.startswith(
+        f"Provider sent an SSE line over {MAX_SSE_LINE_BYTES // MIB} MiB "
+        f"(http://127.0.0.1:{sse_server.port}/v1/chat/completions, after "
+    )
     assert KEY not in text
     assert sum(isinstance(e, TextDeltaEvent) for e in events) == 3

@@ -58,24 +58,43 @@ def _wait_idle(pid: int, guard: float = 120) -> None:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    return sse_event({"id": "c1", "object": "chat.completion.chunk", "model": "test-model",
-                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    return sse_event(
+        {
+            "id": "c1",
+            "object": "chat.completion.chunk",
+            "model": "test-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+    )
 
 
 def _answer(pieces: list[str]) -> list[bytes]:
-    return [_chunk({"role": "assistant", "content": ""}), *(_chunk({"content": p}) for p in pieces),
-            _chunk({}, "stop"), b"data: [DONE]\n\n"]
+    return [
+        _chunk({"role": "assistant", "content": ""}),
+        *(_chunk({"content": p}) for p in pieces),
+        _chunk({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
 
 
 @pytest.fixture
 def argv(tmp_path: Path, loopback: Loopback) -> Iterator[list[str]]:
-    yield ["--cwd", str(tmp_path), "--api", "openai-completions", "--base-url", loopback.server.url + "/v1",
-           "--model", "test-model"]
+    yield [
+        "--cwd",
+        str(tmp_path),
+        "--api",
+        "openai-completions",
+        "--base-url",
+        loopback.server.url + "/v1",
+        "--model",
+        "test-model",
+    ]
 
 
-def test_an_endless_sse_line_is_cut_off_with_memory_bounded(loopback: Loopback, argv: list[str],
-                                                            tmp_path: Path) -> None:
-    endless = [b"data: {\"choices\": [{\"delta\": {\"content\": \""] + [b"x" * MIB] * 200  # 200 MiB, no newline
+def test_an_endless_sse_line_is_cut_off_with_memory_bounded(
+    loopback: Loopback, argv: list[str], tmp_path: Path
+) -> None:
+    endless = [b'data: {"choices": [{"delta": {"content": "'] + [b"x" * MIB] * 200  # 200 MiB, no newline
     loopback.script(sse_reply([*_answer(["before "])[:2], *endless]))
     client = DaemonClient(argv, env=daemon_env(tmp_path))
     try:
@@ -112,12 +131,15 @@ def _read_jsonl_until(fd: int, done: bytes, buffer: bytearray, guard: float = 10
 def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_byte(
     loopback: Loopback, argv: list[str], tmp_path: Path
 ) -> None:
-    pieces = [f"[{i:07d}]" + "abcdefghijklmnopqrstuvwxyz0123456789"[i % 36] * (PIECE - 9)
-              for i in range(ANSWER_MIB * MIB // PIECE)]
+    pieces = [
+        f"[{i:07d}]" + "abcdefghijklmnopqrstuvwxyz0123456789"[i % 36] * (PIECE - 9)
+        for i in range(ANSWER_MIB * MIB // PIECE)
+    ]
     loopback.script(sse_reply(_answer(pieces)))
     command = [sys.executable, "-m", "pi_rpc", "--framing", "jsonl", *argv]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=daemon_env(tmp_path))
+    proc = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(tmp_path)
+    )
     assert proc.stdin is not None and proc.stdout is not None
     out = proc.stdout.fileno()
     received = bytearray()
@@ -140,8 +162,11 @@ def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_by
         proc.stdout.close()
     messages = [json.loads(line) for line in bytes(received).splitlines() if line.strip()]
     events = [m["params"] for m in messages if m.get("method") == "agent/event"]
-    text = "".join(e["assistantMessageEvent"]["delta"] for e in events if e["type"] == "message_update"
-                   and e["assistantMessageEvent"]["type"] == "text_delta")
+    text = "".join(
+        e["assistantMessageEvent"]["delta"]
+        for e in events
+        if e["type"] == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+    )
     assert text == "".join(pieces)  # every byte, in order
     assert "agent_end" in [e["type"] for e in events]
     assert messages[-1]["id"] == 2 and messages[-1]["result"]["stopReason"] == "stop"
@@ -154,13 +179,13 @@ def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_by
     assert peak_mib < 6 * ANSWER_MIB
 
 
-def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, argv: list[str],
-                                                          tmp_path: Path) -> None:
+def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, argv: list[str], tmp_path: Path) -> None:
     pieces = [f"<{i}>" + "z" * 200 for i in range(20_000)]  # 4 MB of text
     loopback.script(sse_reply(_answer(pieces)))
     command = [sys.executable, "-m", "pi_rpc", "--mode", "acp", *argv]
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=daemon_env(tmp_path))
+    proc = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(tmp_path)
+    )
     assert proc.stdin is not None and proc.stdout is not None
     out = proc.stdout.fileno()
     received = bytearray()
@@ -178,8 +203,14 @@ def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, ar
         # The response, not a notification that may follow it (the session's slash commands).
         replies = [json.loads(line) for line in bytes(received).splitlines() if b'"id":2,' in line]
         session = replies[0]["result"]["sessionId"]
-        send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]},
+            }
+        )
         loopback.portal.call(lambda: loopback.server.wait_for_request(1))
         _wait_idle(proc.pid)  # the whole answer is in; the client has read none of it
         _read_jsonl_until(out, b'"id":3,', received)
@@ -188,8 +219,11 @@ def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, ar
         proc.wait(60)
         proc.stdout.close()
     messages = [json.loads(line) for line in bytes(received).splitlines() if line.strip()]
-    chunks = [m["params"]["update"] for m in messages if m.get("method") == "session/update"
-              and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
+    chunks = [
+        m["params"]["update"]
+        for m in messages
+        if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    ]
     assert "".join(c["content"]["text"] for c in chunks) == "".join(pieces)
     assert [m["result"]["stopReason"] for m in messages if m.get("id") == 3] == ["end_turn"]
     # One update per delta until about 1 MiB waits unread; the rest merged (20 000 without).

@@ -27,8 +27,16 @@ def test_a_request_mid_stream_is_answered_before_the_stream_ends(loopback: Loopb
     gate = loopback.portal.call(Gate)  # its event belongs to the server's loop
     half = len(events) // 2
     loopback.script(sse_reply([*events[:half], gate, *events[half:]]))
-    argv = ["--cwd", str(tmp_path), "--api", "openai-completions", "--base-url", loopback.server.url + "/v1",
-            "--model", "test-model"]
+    argv = [
+        "--cwd",
+        str(tmp_path),
+        "--api",
+        "openai-completions",
+        "--base-url",
+        loopback.server.url + "/v1",
+        "--model",
+        "test-model",
+    ]
     client = DaemonClient(argv, framing="jsonl", env=daemon_env(tmp_path))
     try:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
@@ -39,9 +47,11 @@ def test_a_request_mid_stream_is_answered_before_the_stream_ends(loopback: Loopb
         assert not any(e.get("type") == "agent_end" for e in client.events())
         loopback.portal.call(gate.opened.set)
         result = client.result(prompt, timeout=120)
-        text = "".join(e["assistantMessageEvent"]["delta"] for e in client.events()
-                       if e.get("type") == "message_update"
-                       and e["assistantMessageEvent"]["type"] == "text_delta")
+        text = "".join(
+            e["assistantMessageEvent"]["delta"]
+            for e in client.events()
+            if e.get("type") == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+        )
     finally:
         client.close()
     assert result["stopReason"] == "stop"

@@ -9,8 +9,10 @@ from hypothesis import strategies as st
 
 from pi_rpc.ai.sse import SSEEventDecoder, SSELineSplitter, SSELineTooLong
 
-BODY = ("event: a\ndata: first\u2028still first\r\n\r\n: keep-alive\r\ndata: two\rdata: lines\r\r"
-        "id: 7\nretry: 10\ndata: é and 中\n\ndata:no space\n\n").encode()
+BODY = (
+    "event: a\ndata: first\u2028still first\r\n\r\n: keep-alive\r\ndata: two\rdata: lines\r\r"
+    "id: 7\nretry: 10\ndata: é and 中\n\ndata:no space\n\n"
+).encode()
 
 
 def events(chunks: list[bytes], limit: int = 1 << 20) -> list[tuple[str, str, str, int | None]]:
@@ -23,8 +25,12 @@ def events(chunks: list[bytes], limit: int = 1 << 20) -> list[tuple[str, str, st
     return found
 
 
-EXPECTED = [("a", "first\u2028still first", "", None), ("message", "two\nlines", "", None),
-            ("message", "é and 中", "7", 10), ("message", "no space", "7", None)]
+EXPECTED = [
+    ("a", "first\u2028still first", "", None),
+    ("message", "two\nlines", "", None),
+    ("message", "é and 中", "7", 10),
+    ("message", "no space", "7", None),
+]
 
 
 def test_events_of_the_whole_body() -> None:
@@ -43,7 +49,7 @@ def test_any_split_gives_the_same_events(cuts: list[int]) -> None:
 def test_a_line_over_the_bound_raises_wherever_the_chunks_fall(piece: int, limit: int) -> None:
     line = b"data: " + b"x" * (limit + 1)
     with pytest.raises(SSELineTooLong):
-        events([line[i:i + piece] for i in range(0, len(line), piece)] + [b"\n\n"], limit)
+        events([line[i : i + piece] for i in range(0, len(line), piece)] + [b"\n\n"], limit)
 
 
 def test_a_line_at_the_bound_passes() -> None:

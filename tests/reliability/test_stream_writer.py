@@ -101,9 +101,10 @@ def _flatten(frames: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 @settings(max_examples=40)
-@given(st.lists(st.sampled_from([("delta", "a"), ("delta", "b"), ("message", ""), ("read", "")]),
-                max_size=60),
-       st.integers(min_value=0, max_value=70_000))
+@given(
+    st.lists(st.sampled_from([("delta", "a"), ("delta", "b"), ("message", ""), ("read", "")]), max_size=60),
+    st.integers(min_value=0, max_value=70_000),
+)
 async def test_any_interleaving_arrives_whole_and_in_order(steps: list[Step], size: int) -> None:
     frames, _, _ = await _run(steps, "x" * size)
     assert _flatten(frames) == _expected(steps, "x" * size)

@@ -22,11 +22,13 @@ def framed(*messages: dict[str, Any]) -> bytes:
 
 def test_requests_pipelined_behind_shutdown_are_refused_and_none_runs(spawn: Spawn) -> None:
     client = spawn()
-    client.send_raw(framed(
-        {"jsonrpc": "2.0", "id": 1, "method": "shutdown"},
-        {"jsonrpc": "2.0", "id": 2, "method": "prompt", "params": {"message": "stream forever"}},
-        {"jsonrpc": "2.0", "id": 3, "method": "state"},
-    ))
+    client.send_raw(
+        framed(
+            {"jsonrpc": "2.0", "id": 1, "method": "shutdown"},
+            {"jsonrpc": "2.0", "id": 2, "method": "prompt", "params": {"message": "stream forever"}},
+            {"jsonrpc": "2.0", "id": 3, "method": "state"},
+        )
+    )
     assert client.result(1) is None
     assert client.response(2)["error"]["code"] == -32600
     assert client.response(3)["error"]["code"] == -32600
@@ -44,12 +46,14 @@ def test_an_extra_top_level_member_is_ignored(spawn: Spawn) -> None:
 
 def test_responses_from_the_client_are_never_answered(spawn: Spawn) -> None:
     client = spawn(script=None)
-    client.send_raw(framed(
-        {"jsonrpc": "2.0", "id": 7, "result": None},
-        {"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "no such method"}},
-        {"jsonrpc": "2.0", "id": 9, "result": 1, "extra": True},
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
-    ))
+    client.send_raw(
+        framed(
+            {"jsonrpc": "2.0", "id": 7, "result": None},
+            {"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "no such method"}},
+            {"jsonrpc": "2.0", "id": 9, "result": 1, "extra": True},
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        )
+    )
     assert client.request("state")["isStreaming"] is False  # everything before it was handled
     assert client.close() == 0
     answered = [m for m in client.messages if m.get("id") in (7, 8, 9, None)]

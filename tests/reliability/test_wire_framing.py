@@ -90,8 +90,12 @@ def test_a_json_body_with_content_length_in_a_string_is_delivered_whole() -> Non
     assert decode(encode_lsp(body)) == [body]
 
 
-streams = st.tuples(st.integers(0, 3), st.integers(1, 4), st.randoms(use_true_random=False),
-                    st.lists(st.integers(min_value=0), max_size=6))
+streams = st.tuples(
+    st.integers(0, 3),
+    st.integers(1, 4),
+    st.randoms(use_true_random=False),
+    st.lists(st.integers(min_value=0), max_size=6),
+)
 
 
 Stream = tuple[int, int, random.Random, list[int]]
@@ -106,4 +110,4 @@ def test_after_any_one_mutated_frame_every_later_frame_is_served(case: Stream) -
     data = b"".join(map(encode_lsp, earlier)) + mutate(frame(50), rng) + b"".join(map(encode_lsp, later))
     served = bodies(decode(data, cuts))
     assert served[: len(earlier)] == earlier
-    assert served[-len(later):] == later
+    assert served[-len(later) :] == later

@@ -32,11 +32,24 @@ def test_each_bad_line_is_answered_and_the_next_line_served(workspace: Path, tmp
     lines = []
     for number, bad in enumerate(BAD_LINES):
         lines += [bad, b'{"type": "get_state", "id": "after-%d"}' % number]
-    command = [sys.executable, "-m", "pi_rpc", "--mode", "pi", "--cwd", str(workspace),
-               "--script", str(SCRIPTS / "e2e.json")]
+    command = [
+        sys.executable,
+        "-m",
+        "pi_rpc",
+        "--mode",
+        "pi",
+        "--cwd",
+        str(workspace),
+        "--script",
+        str(SCRIPTS / "e2e.json"),
+    ]
     proc = subprocess.run(
         command,
-        input=b"\n".join(lines) + b"\n", capture_output=True, env=daemon_env(tmp_path), timeout=120, check=False,
+        input=b"\n".join(lines) + b"\n",
+        capture_output=True,
+        env=daemon_env(tmp_path),
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0
     responses = [json.loads(line) for line in proc.stdout.splitlines()]

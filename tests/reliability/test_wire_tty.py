@@ -41,7 +41,10 @@ class Terminal:
             os.set_blocking(self.slave, False)  # as another program on the same terminal might leave it
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pi_rpc", "--framing", "jsonl", "--cwd", str(workspace)],
-            stdin=self.slave, stdout=self.slave, stderr=subprocess.PIPE, env=daemon_env(home),
+            stdin=self.slave,
+            stdout=self.slave,
+            stderr=subprocess.PIPE,
+            env=daemon_env(home),
         )
         self.reader = JsonlFrameReader()
 

@@ -9,8 +9,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-DEFERRED = ("httpx", "jsonschema", "PIL", "pi_rpc.ai.http", "pi_rpc.ai.providers.anthropic",
-            "pi_rpc.ai.providers.openai_completions", "pi_rpc.ai.providers.openai_responses")
+DEFERRED = (
+    "httpx",
+    "jsonschema",
+    "PIL",
+    "pi_rpc.ai.http",
+    "pi_rpc.ai.providers.anthropic",
+    "pi_rpc.ai.providers.openai_completions",
+    "pi_rpc.ai.providers.openai_responses",
+)
 
 _PROBE = """
 import sys
@@ -20,6 +27,7 @@ print(" ".join(name for name in sys.argv[1:] if name in sys.modules))
 
 
 def test_start_up_leaves_providers_validation_and_images_unloaded() -> None:
-    done = subprocess.run([sys.executable, "-c", _PROBE, *DEFERRED], capture_output=True, text=True,
-                          check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *DEFERRED], capture_output=True, text=True, check=True, timeout=120
+    )
     assert done.stdout.split() == []

@@ -63,8 +63,7 @@ def supports_strict_tools(model: Model) -> bool:
 
 
 def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    betas = [b for b in BETA_FEATURES
-             if not (b.startswith("interleaved") and anthropic_adaptive_thinking(model))]
+    betas = [b for b in BETA_FEATURES if not (b.startswith("interleaved") and anthropic_adaptive_thinking(model))]
     own = {"anthropic-version": ANTHROPIC_VERSION, "anthropic-beta": ",".join(betas)}
     if options.api_key:
         own["x-api-key"] = options.api_key
@@ -84,8 +83,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["system"] = [{"type": "text", "text": context.system_prompt, "cache_control": _CACHE_CONTROL}]
     if context.tools:
         strict_ok = supports_strict_tools(model)
-        body["tools"] = [convert_tool(tool, resolve_json_schema_strict(tool, strict_ok))
-                         for tool in context.tools]
+        body["tools"] = [convert_tool(tool, resolve_json_schema_strict(tool, strict_ok)) for tool in context.tools]
     thinking = options.thinking_level != "off" and model.reasoning
     if thinking:
         _add_thinking(body, model, options.thinking_level, base_max)
@@ -158,8 +156,7 @@ def _assistant_blocks(content: list[TextContent | ThinkingContent | ToolCall]) -
                 # plain text keeps what was thought without tags the model might imitate.
                 blocks.append({"type": "text", "text": block.thinking})
         else:
-            blocks.append({"type": "tool_use", "id": block.id,
-                           "name": block.name, "input": block.arguments})
+            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments})
     return blocks
 
 
@@ -171,10 +168,15 @@ def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, An
         content = "\n".join(texts)
     else:
         content = [{"type": "text", "text": t} for t in texts if t] or [
-            {"type": "text", "text": "(see attached image)"}]
+            {"type": "text", "text": "(see attached image)"}
+        ]
         content.extend(_image_block(image) for image in images)
-    return {"type": "tool_result", "tool_use_id": message.tool_call_id,
-            "content": content, "is_error": message.is_error}
+    return {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+        "content": content,
+        "is_error": message.is_error,
+    }
 
 
 def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
@@ -308,15 +310,20 @@ class StreamError(msgspec.Struct, tag_field="type", tag="error"):
     error: _ErrorInfo = msgspec.field(default_factory=_ErrorInfo)
 
 
-AnthropicEvent = (MessageStart | ContentBlockStart | ContentBlockDelta | ContentBlockStop | MessageDelta
-                  | MessageStop | StreamError)
+AnthropicEvent = (
+    MessageStart | ContentBlockStart | ContentBlockDelta | ContentBlockStop | MessageDelta | MessageStop | StreamError
+)
 _DECODE = msgspec.json.Decoder(AnthropicEvent).decode
 
 _STOP_REASONS: dict[str, StopReason] = {
-    "end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop",
-    "max_tokens": "length", "model_context_window_exceeded": "length",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
     "tool_use": "toolUse",
-    "refusal": "error", "sensitive": "error",
+    "refusal": "error",
+    "sensitive": "error",
 }
 
 
@@ -414,9 +421,14 @@ class _StreamState:
             if value is not None:
                 setattr(self.usage, name, value)
         u = self.usage
-        self.builder.set_usage(Usage(input=u.input_tokens or 0, output=u.output_tokens or 0,
-                                     cache_read=u.cache_read_input_tokens or 0,
-                                     cache_write=u.cache_creation_input_tokens or 0))
+        self.builder.set_usage(
+            Usage(
+                input=u.input_tokens or 0,
+                output=u.output_tokens or 0,
+                cache_read=u.cache_read_input_tokens or 0,
+                cache_write=u.cache_creation_input_tokens or 0,
+            )
+        )
 
     def result(self) -> AssistantMessage:
         if not (self.stopped or self.stop_reason):
@@ -434,6 +446,12 @@ def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _St
     return _StreamState(builder)
 
 
-API = ProviderApi(default_base_url=DEFAULT_BASE_URL, path="/v1/messages", has_credentials=has_api_key,
-                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+API = ProviderApi(
+    default_base_url=DEFAULT_BASE_URL,
+    path="/v1/messages",
+    has_credentials=has_api_key,
+    build_headers=build_headers,
+    build_request_body=build_request_body,
+    new_state=_new_state,
+)
 stream = API.stream

@@ -74,8 +74,15 @@ def load_script(path: str | Path) -> Script:
         raise ScriptError(f"Cannot load script {path}: {exc}") from exc
 
 
-FAUX_MODEL = Model(id="scripted", name="Scripted model", api="faux", provider="faux",
-                   input=["text", "image"], context_window=200_000, max_tokens=32_000)
+FAUX_MODEL = Model(
+    id="scripted",
+    name="Scripted model",
+    api="faux",
+    provider="faux",
+    input=["text", "image"],
+    context_window=200_000,
+    max_tokens=32_000,
+)
 
 NO_REPLY_TEXT = "The scripted model has no reply for this prompt."
 

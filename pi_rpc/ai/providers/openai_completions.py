@@ -75,8 +75,7 @@ def get_compat(model: Model) -> Compat:
     url = model.base_url or DEFAULT_BASE_URL
     compat = Compat()
     if "api.openai.com" in url:
-        compat = Compat(supports_store=True, supports_developer_role=True,
-                        max_tokens_field="max_completion_tokens")
+        compat = Compat(supports_store=True, supports_developer_role=True, max_tokens_field="max_completion_tokens")
     elif "openrouter.ai" in url:
         compat = Compat(thinking_format="openrouter")
     elif "api.x.ai" in url:
@@ -124,8 +123,9 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     if context.tools:
         body["tools"] = [convert_tool(tool, compat) for tool in context.tools]
     if model.reasoning and options.thinking_level != "off":
-        effort = reasoning_effort(options.thinking_level, compat, "api.openai.com" in (model.base_url or
-                                                                                         DEFAULT_BASE_URL))
+        effort = reasoning_effort(
+            options.thinking_level, compat, "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
+        )
         if compat.thinking_format == "openrouter":
             body["reasoning"] = {"effort": effort}
         elif compat.thinking_format == "qwen":
@@ -140,8 +140,11 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
 def convert_tool(tool: Tool, compat: Compat | None = None) -> dict[str, Any]:
     supports_strict = compat is not None and compat.supports_strict_mode
     strict = resolve_json_schema_strict(tool, supports_strict)
-    function: dict[str, Any] = {"name": tool.name, "description": tool.description,
-                                "parameters": tool_parameters(tool, strict)}
+    function: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool_parameters(tool, strict),
+    }
     if supports_strict:
         # Said either way where the server knows the field, as the Responses provider does.
         function["strict"] = strict is True
@@ -179,8 +182,11 @@ def _assistant(message: AssistantMessage, compat: Compat) -> dict[str, Any] | No
             out[str(thinking[0].thinking_signature)] = "\n".join(b.thinking for b in thinking)
     if calls:
         out["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": msgspec.json.encode(c.arguments).decode()}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": msgspec.json.encode(c.arguments).decode()},
+            }
             for c in calls
         ]
     if not out["content"] and not calls:
@@ -193,16 +199,21 @@ def _tool_result(message: ToolResultMessage, model: Model, compat: Compat) -> li
     images = [c for c in message.content if isinstance(c, ImageContent)]
     sendable = images if "image" in model.input else []
     if not text:
-        text = "(see attached image)" if sendable else ("(image omitted: model does not support images)"
-                                                        if images else "")
+        text = (
+            "(see attached image)" if sendable else ("(image omitted: model does not support images)" if images else "")
+        )
     result: dict[str, Any] = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
     if compat.requires_tool_result_name:
         result["name"] = message.tool_name
     out = [result]
     if sendable:
         # Tool messages carry text only; images follow as a user turn.
-        out.append({"role": "user", "content": [{"type": "text", "text": TOOL_RESULT_IMAGES_TEXT},
-                                                *(_image_part(i) for i in sendable)]})
+        out.append(
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": TOOL_RESULT_IMAGES_TEXT}, *(_image_part(i) for i in sendable)],
+            }
+        )
     return out
 
 
@@ -301,10 +312,18 @@ class Chunk(msgspec.Struct):
 _DECODE = msgspec.json.Decoder(Chunk).decode
 
 _FINISH_REASONS: dict[str, StopReason] = {
-    "stop": "stop", "eos": "stop", "end_turn": "stop", "stop_sequence": "stop",
-    "length": "length", "max_tokens": "length", "model_length": "length",
-    "tool_calls": "toolUse", "function_call": "toolUse", "tool_use": "toolUse",
-    "content_filter": "error", "error": "error",
+    "stop": "stop",
+    "eos": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "length": "length",
+    "max_tokens": "length",
+    "model_length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+    "tool_use": "toolUse",
+    "content_filter": "error",
+    "error": "error",
 }
 
 
@@ -467,8 +486,14 @@ class _StreamState:
         prompt = usage.prompt_tokens or 0
         output = usage.completion_tokens or 0
         # OpenAI counts cached tokens inside prompt_tokens; we report them separately.
-        self.builder.set_usage(Usage(input=max(0, prompt - cached), output=output, cache_read=cached,
-                                     total_tokens=usage.total_tokens or prompt + output))
+        self.builder.set_usage(
+            Usage(
+                input=max(0, prompt - cached),
+                output=output,
+                cache_read=cached,
+                total_tokens=usage.total_tokens or prompt + output,
+            )
+        )
 
     def result(self) -> AssistantMessage:
         self._close_current()
@@ -499,6 +524,12 @@ def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _St
     return _StreamState(builder)
 
 
-API = ProviderApi(default_base_url=DEFAULT_BASE_URL, path="/chat/completions", has_credentials=no_key_needed,
-                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+API = ProviderApi(
+    default_base_url=DEFAULT_BASE_URL,
+    path="/chat/completions",
+    has_credentials=no_key_needed,
+    build_headers=build_headers,
+    build_request_body=build_request_body,
+    new_state=_new_state,
+)
 stream = API.stream

@@ -53,8 +53,6 @@ NO_TERMINAL_EVENT = "OpenAI Responses stream ended before a terminal response ev
 USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
 
 
-
-
 # --- request: tools -----------------------------------------------------------------------------
 
 
@@ -66,13 +64,22 @@ def convert_tools(tools: list[Tool], model: Model) -> list[dict[str, Any]]:
     for tool in tools:
         grammar = resolve_grammar_sampling(tool, supports_grammar)
         if grammar is not None:
-            out.append({"type": "custom", "name": tool.name, "description": tool.description,
-                        "format": {"type": "grammar", "syntax": grammar.syntax,
-                                   "definition": grammar.definition}})
+            out.append(
+                {
+                    "type": "custom",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "format": {"type": "grammar", "syntax": grammar.syntax, "definition": grammar.definition},
+                }
+            )
             continue
         strict = resolve_json_schema_strict(tool, supports_strict)
-        declared: dict[str, Any] = {"type": "function", "name": tool.name, "description": tool.description,
-                                    "parameters": tool_parameters(tool, strict)}
+        declared: dict[str, Any] = {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool_parameters(tool, strict),
+        }
         if supports_strict:
             declared["strict"] = strict is True
         out.append(declared)
@@ -145,7 +152,10 @@ def _assistant_items(message: AssistantMessage, grammar_props: dict[str, str]) -
             if block.text_signature:
                 item_id, phase = _decode_text_signature(block.text_signature)
                 item: dict[str, Any] = {
-                    "type": "message", "role": "assistant", "id": item_id[:64], "status": "completed",
+                    "type": "message",
+                    "role": "assistant",
+                    "id": item_id[:64],
+                    "status": "completed",
                     "content": [{"type": "output_text", "text": block.text, "annotations": []}],
                 }
                 if phase:
@@ -163,11 +173,19 @@ def _call_item(call: ToolCall, grammar_props: dict[str, str]) -> dict[str, Any]:
     prop = grammar_props.get(call.name)
     if prop is not None:
         value = call.arguments.get(prop)
-        item: dict[str, Any] = {"type": "custom_tool_call", "call_id": call.id, "name": call.name,
-                                "input": value if isinstance(value, str) else ""}
+        item: dict[str, Any] = {
+            "type": "custom_tool_call",
+            "call_id": call.id,
+            "name": call.name,
+            "input": value if isinstance(value, str) else "",
+        }
     else:
-        item = {"type": "function_call", "call_id": call.id, "name": call.name,
-                "arguments": json.dumps(call.arguments, ensure_ascii=False)}
+        item = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": json.dumps(call.arguments, ensure_ascii=False),
+        }
         if item_id is not None and not item_id.startswith("fc"):
             item_id = None  # function_call item ids must start with "fc"
     if item_id:
@@ -195,8 +213,7 @@ def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None
             items.extend(_assistant_items(message, grammar_props))
         elif isinstance(message, ToolResultMessage):
             kind = "custom_tool_call_output" if message.tool_name in grammar_props else "function_call_output"
-            items.append({"type": kind, "call_id": message.tool_call_id,
-                          "output": _tool_output(message, model)})
+            items.append({"type": kind, "call_id": message.tool_call_id, "output": _tool_output(message, model)})
         elif isinstance(message, UserMessage):
             user = _user_item(message, model)
             if user is not None:
@@ -368,7 +385,7 @@ class _StreamState:
         elif kind == "response.function_call_arguments.done":
             slot = self.slots.get(i)
             if slot is not None and slot.kind == "toolCall" and event.arguments.startswith(slot.text.text()):
-                self._arguments(i, event.arguments[len(slot.text):])
+                self._arguments(i, event.arguments[len(slot.text) :])
         elif kind == "response.custom_tool_call_input.delta":
             self._custom_input(i, event.delta)
         elif kind == "response.output_item.done" and event.item is not None:
@@ -454,23 +471,24 @@ class _StreamState:
             case _MessageItem(id=item_id, content=parts, phase=phase) if slot.kind == "text":
                 final = "".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
                 if final.startswith(slot.text.text()) and len(final) > len(slot.text):
-                    b.text_delta(i, final[len(slot.text):])
+                    b.text_delta(i, final[len(slot.text) :])
                 b.text_end(i, _encode_text_signature(item_id, phase) if item_id else None)
             case _ReasoningItem() if slot.kind == "thinking":
                 final = "\n\n".join(str(p.get("text", "")) for p in item.summary) or "\n\n".join(
-                    str(p.get("text", "")) for p in item.content or ())
+                    str(p.get("text", "")) for p in item.content or ()
+                )
                 if final.startswith(slot.text.text()) and len(final) > len(slot.text):
-                    b.thinking_delta(i, final[len(slot.text):])
+                    b.thinking_delta(i, final[len(slot.text) :])
                 b.thinking_end(i, signature=_reasoning_signature(item))
                 if isinstance(slot.block, ThinkingContent) and item.id:
                     self.reasoning_blocks[item.id] = slot.block
             case _FunctionCallItem(arguments=arguments) if slot.kind == "toolCall":
                 if arguments and arguments.startswith(slot.text.text()):
-                    self._arguments(i, arguments[len(slot.text):])
+                    self._arguments(i, arguments[len(slot.text) :])
                 b.toolcall_end(i)
             case _CustomToolCallItem(input=text) if slot.kind == "custom":
                 if text.startswith(slot.text.text()):
-                    self._custom_input(i, text[len(slot.text):], slot)
+                    self._custom_input(i, text[len(slot.text) :], slot)
                 b.toolcall_end(i, {slot.input_property: text or slot.text.text()})
 
     def _backfill_reasoning(self, response: _Response) -> None:
@@ -493,9 +511,15 @@ class _StreamState:
         details = usage.input_tokens_details or _InputTokenDetails()
         # input_tokens includes cached and cache-written tokens; they are priced separately.
         fresh = max(0, usage.input_tokens - details.cached_tokens - details.cache_write_tokens)
-        self.builder.set_usage(Usage(input=fresh, output=usage.output_tokens,
-                                     cache_read=details.cached_tokens, cache_write=details.cache_write_tokens,
-                                     total_tokens=usage.total_tokens))
+        self.builder.set_usage(
+            Usage(
+                input=fresh,
+                output=usage.output_tokens,
+                cache_read=details.cached_tokens,
+                cache_write=details.cache_write_tokens,
+                total_tokens=usage.total_tokens,
+            )
+        )
 
     def result(self) -> AssistantMessage:
         response = self.terminal
@@ -505,8 +529,9 @@ class _StreamState:
         if response.status == "incomplete":
             if reason == "max_output_tokens":
                 return self.builder.finish("length")
-            return self.builder.fail("error", f"Response incomplete: {reason}" if reason
-                                     else "Response incomplete without a provider reason")
+            return self.builder.fail(
+                "error", f"Response incomplete: {reason}" if reason else "Response incomplete without a provider reason"
+            )
         if response.status in ("failed", "cancelled"):
             return self.builder.fail("error", _failure_text(response))
         return self.builder.finish()
@@ -537,6 +562,12 @@ def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _St
     return _StreamState(builder, _grammar_props(model, context.tools))
 
 
-API = ProviderApi(default_base_url=OPENAI_BASE_URL, path="/responses", has_credentials=has_api_key_or_authorization,
-                  build_headers=build_headers, build_request_body=build_request_body, new_state=_new_state)
+API = ProviderApi(
+    default_base_url=OPENAI_BASE_URL,
+    path="/responses",
+    has_credentials=has_api_key_or_authorization,
+    build_headers=build_headers,
+    build_request_body=build_request_body,
+    new_state=_new_state,
+)
 stream = API.stream

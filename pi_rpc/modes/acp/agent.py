@@ -108,8 +108,9 @@ STOP_REASONS: dict[str, StopReason] = {
 class AcpAgent:
     """What the SDK's router calls (acp.interfaces.Agent); unimplemented methods answer -32601."""
 
-    def __init__(self, config: SessionConfig, tasks: anyio.abc.TaskGroup, send: Send,
-                 send_delta: SendDelta | None = None) -> None:
+    def __init__(
+        self, config: SessionConfig, tasks: anyio.abc.TaskGroup, send: Send, send_delta: SendDelta | None = None
+    ) -> None:
         self.config = config
         self.tasks = tasks
         self.send = send
@@ -126,8 +127,13 @@ class AcpAgent:
         through it; every update goes out through `send` instead, in event order."""
         self.conn = conn
 
-    async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
-                         client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
         if client_capabilities is not None:
             self.client_capabilities = client_capabilities
         return InitializeResponse(
@@ -137,7 +143,8 @@ class AcpAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(), resume=SessionResumeCapabilities(),
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
@@ -155,27 +162,50 @@ class AcpAgent:
             raise RequestError(AUTH_REQUIRED, no_model_message(), {"details": no_model_message()})
         return AuthenticateResponse()
 
-    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
-                          mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
         session = self._open(cwd)
         session.save()  # listed and loadable before its first prompt, here and after a restart
         meta = await self._start_mcp(session, mcp_servers)
         self._register(session.session_id, session)
-        return NewSessionResponse(session_id=session.session_id, modes=session_modes(session.approvals.policy),
-                                  config_options=[*config_options(session)], field_meta=meta)
+        return NewSessionResponse(
+            session_id=session.session_id,
+            modes=session_modes(session.approvals.policy),
+            config_options=[*config_options(session)],
+            field_meta=meta,
+        )
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
-                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
         session, meta = await self._load(cwd, session_id, mcp_servers, replay=True)
-        return LoadSessionResponse(modes=session_modes(session.approvals.policy),
-                                   config_options=[*config_options(session)], field_meta=meta)
+        return LoadSessionResponse(
+            modes=session_modes(session.approvals.policy), config_options=[*config_options(session)], field_meta=meta
+        )
 
-    async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
-                             mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
         """`session/load` without the replay: the client still shows the conversation."""
         session, meta = await self._load(cwd, session_id, mcp_servers, replay=False)
-        return ResumeSessionResponse(modes=session_modes(session.approvals.policy),
-                                     config_options=[*config_options(session)], field_meta=meta)
+        return ResumeSessionResponse(
+            modes=session_modes(session.approvals.policy), config_options=[*config_options(session)], field_meta=meta
+        )
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Abort its run, stop its MCP servers and forget it here (its file stays, loadable)."""
@@ -184,8 +214,9 @@ class AcpAgent:
         await session.close()
         return CloseSessionResponse()
 
-    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
-                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
         """Model and thinking level (config_options.py); the next model request uses them."""
         session = self._session(session_id)
         set_config_option(session, config_id, value)
@@ -199,12 +230,15 @@ class AcpAgent:
             raise RequestError.invalid_params({"details": "session/set_model needs sessionId and modelId strings"})
         session = self._session(session_id)
         set_config_option(session, "model", model_id)
-        self._send_updates(session_id, [ConfigOptionUpdate(session_update="config_option_update",
-                                                           config_options=[*config_options(session)])])
+        self._send_updates(
+            session_id,
+            [ConfigOptionUpdate(session_update="config_option_update", config_options=[*config_options(session)])],
+        )
         return {}
 
-    async def _load(self, cwd: str, session_id: str, mcp_servers: list[Any] | None,
-                    replay: bool) -> tuple[AgentSession, dict[str, Any] | None]:
+    async def _load(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None, replay: bool
+    ) -> tuple[AgentSession, dict[str, Any] | None]:
         session = self._open(cwd)
         try:
             await session.load_session(session_id)
@@ -229,27 +263,36 @@ class AcpAgent:
         self._send_updates(session_id, [update_current_mode(policy)])
         return SetSessionModeResponse()
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
-                            **kwargs: Any) -> ListSessionsResponse:
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
         """Every stored session, or those of `cwd` when it is given."""
         if cwd is not None:
             folder = _absolute_dir(cwd)
             found = [(folder, s) for s in list_sessions(folder, self.config.session_root)]
         else:
             found = list_all_sessions(self.config.session_root)
-        return ListSessionsResponse(sessions=[
-            SessionInfo(session_id=s.session_id, cwd=folder, title=s.first_message or None, updated_at=s.modified)
-            for folder, s in found
-        ])
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(session_id=s.session_id, cwd=folder, title=s.first_message or None, updated_at=s.modified)
+                for folder, s in found
+            ]
+        )
 
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text, images = prompt_input(prompt)
         answer = await run_command(session, text.strip()) if not images else None
         if answer is not None:  # a built-in slash command: answered here, never sent to the model
-            self._send_updates(session_id, [update_agent_message_text(answer),
-                                            ConfigOptionUpdate(session_update="config_option_update",
-                                                               config_options=[*config_options(session)])])
+            self._send_updates(
+                session_id,
+                [
+                    update_agent_message_text(answer),
+                    ConfigOptionUpdate(
+                        session_update="config_option_update", config_options=[*config_options(session)]
+                    ),
+                ],
+            )
             return PromptResponse(stop_reason="end_turn")
         self._prompts += 1
         self._idle = anyio.Event()
@@ -304,7 +347,9 @@ class AcpAgent:
         files = FileRouter()
         rules = self.config.approval_rules
         config = dataclasses.replace(
-            self.config, cwd=folder, files=files,
+            self.config,
+            cwd=folder,
+            files=files,
             tools=create_tool_definitions(list(self.config.tools), files),
             approval_rules=ApprovalRules(allow=list(rules.allow), deny=list(rules.deny)),
         )
@@ -316,6 +361,7 @@ class AcpAgent:
         def forward(event: AgentEvent) -> None:
             inner = event.assistant_message_event if isinstance(event, MessageUpdate) else None
             if self.send_delta is not None and isinstance(inner, TextDeltaEvent | ThinkingDeltaEvent):
+
                 def message_for(text: str, inner: TextDeltaEvent | ThinkingDeltaEvent = inner) -> dict[str, Any]:
                     merged = MessageUpdate(assistant_message_event=msgspec.structs.replace(inner, delta=text))
                     return self._notification(session_id, mapper.updates(merged)[0])
@@ -337,8 +383,11 @@ class AcpAgent:
             self._send_updates(session_id, [update_current_mode(session.approvals.policy)])
             if session.approvals.policy == "auto":
                 return ApprovalDecision(outcome="allow")
-            return ApprovalDecision(outcome="reject", reason=f"approval policy {session.approvals.policy} needs "
-                                                             "the user's approval, and this client cannot ask for it")
+            return ApprovalDecision(
+                outcome="reject",
+                reason=f"approval policy {session.approvals.policy} needs "
+                "the user's approval, and this client cannot ask for it",
+            )
 
         client = AcpSessionClient(self.conn, session_id, self.client_capabilities.fs, cannot_ask)
         session.set_approver(client.approve)
@@ -384,9 +433,14 @@ def auth_methods() -> list[AuthMethodAgent]:
     methods = []
     for provider, (key, _) in PROVIDER_ENV.items():
         name = PROVIDER_NAMES.get(provider, provider)
-        methods.append(AuthMethodAgent(id=f"{provider}-api-key", name=f"{name} API key",
-                                       description=f"Set {key} in the environment pi-rpc is started with",
-                                       field_meta={"env": [key]}))
+        methods.append(
+            AuthMethodAgent(
+                id=f"{provider}-api-key",
+                name=f"{name} API key",
+                description=f"Set {key} in the environment pi-rpc is started with",
+                field_meta={"env": [key]},
+            )
+        )
     return methods
 
 

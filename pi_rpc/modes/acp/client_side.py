@@ -30,8 +30,13 @@ class ClientRequestError(RuntimeError):
 
 
 class AcpSessionClient:
-    def __init__(self, conn: Any, session_id: str, fs: FileSystemCapabilities | None,
-                 on_cannot_ask: Callable[[], ApprovalDecision]) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        session_id: str,
+        fs: FileSystemCapabilities | None,
+        on_cannot_ask: Callable[[], ApprovalDecision],
+    ) -> None:
         self._conn = conn  # acp.agent.connection.AgentSideConnection
         self._session_id = session_id
         self._read_from_editor = bool(fs and fs.read_text_file)
@@ -47,8 +52,10 @@ class AcpSessionClient:
     async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         try:
             response = await self._conn.request_permission(
-                session_id=self._session_id, tool_call=permission_tool_call(request),
-                options=permission_options(request))
+                session_id=self._session_id,
+                tool_call=permission_tool_call(request),
+                options=permission_options(request),
+            )
         except RequestError as exc:
             if exc.code == METHOD_NOT_FOUND:
                 return self._on_cannot_ask()

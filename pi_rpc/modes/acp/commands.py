@@ -41,8 +41,10 @@ async def _thinking(session: AgentSession, argument: str) -> str:
 
 
 async def _tools(session: AgentSession, argument: str) -> str:
-    lines = [f"- {t.name}{'' if t.active else ' (inactive)'}{f' [{t.source}]' if t.source else ''}"
-             for t in session.tool_infos()]
+    lines = [
+        f"- {t.name}{'' if t.active else ' (inactive)'}{f' [{t.source}]' if t.source else ''}"
+        for t in session.tool_infos()
+    ]
     servers = session.mcp.statuses() if session.mcp is not None else []
     lines += [f"MCP server {s.name}: {s.status}{f' ({s.error})' if s.error else ''}" for s in servers]
     return "Tools:\n" + "\n".join(lines)
@@ -50,9 +52,11 @@ async def _tools(session: AgentSession, argument: str) -> str:
 
 async def _stats(session: AgentSession, argument: str) -> str:
     stats = session.stats()
-    return (f"Session {stats.session_id}: {stats.user_messages} prompts, {stats.tool_calls} tool calls, "
-            f"{stats.tokens.total} tokens ({stats.tokens.input} in, {stats.tokens.output} out), "
-            f"${stats.cost:.4f}")
+    return (
+        f"Session {stats.session_id}: {stats.user_messages} prompts, {stats.tool_calls} tool calls, "
+        f"{stats.tokens.total} tokens ({stats.tokens.input} in, {stats.tokens.output} out), "
+        f"${stats.cost:.4f}"
+    )
 
 
 async def _compact(session: AgentSession, argument: str) -> str:
@@ -60,33 +64,54 @@ async def _compact(session: AgentSession, argument: str) -> str:
         result = await session.compact(argument or None)
     except (CompactionError, NoModelError) as exc:
         return f"Not compacted: {exc}"
-    return (f"Compacted {result.tokens_before} tokens of context: the older turns are now this summary, "
-            f"the recent ones are kept as they were.\n\n{result.summary}")
+    return (
+        f"Compacted {result.tokens_before} tokens of context: the older turns are now this summary, "
+        f"the recent ones are kept as they were.\n\n{result.summary}"
+    )
 
 
-BUILT_IN: dict[str, Command] = {c.name: c for c in (
-    Command("compact", "Summarise the older turns to free context (the session file keeps them all)",
-            "optional instructions for the summary", _compact),
-    Command("model", "Show or switch the model", "provider/model-id", _model),
-    Command("thinking", "Show or set the thinking level", "off | minimal | low | medium | high | xhigh", _thinking),
-    Command("tools", "List the tools, with their MCP servers", None, _tools),
-    Command("stats", "Tokens and cost of this session", None, _stats),
-)}
+BUILT_IN: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command(
+            "compact",
+            "Summarise the older turns to free context (the session file keeps them all)",
+            "optional instructions for the summary",
+            _compact,
+        ),
+        Command("model", "Show or switch the model", "provider/model-id", _model),
+        Command("thinking", "Show or set the thinking level", "off | minimal | low | medium | high | xhigh", _thinking),
+        Command("tools", "List the tools, with their MCP servers", None, _tools),
+        Command("stats", "Tokens and cost of this session", None, _stats),
+    )
+}
 
 
 def available_commands(session: AgentSession) -> list[AvailableCommand]:
-    listed = [AvailableCommand(name=c.name, description=c.description,
-                               input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.hint))
-                               if c.hint else None) for c in BUILT_IN.values()]
+    listed = [
+        AvailableCommand(
+            name=c.name,
+            description=c.description,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.hint)) if c.hint else None,
+        )
+        for c in BUILT_IN.values()
+    ]
     return listed + session_commands(session)
 
 
 def session_commands(session: AgentSession) -> list[AvailableCommand]:
     """The session's own commands: its prompt templates and skills (`/name args` in a prompt)."""
-    return [AvailableCommand(name=c.name, description=c.description,
-                             input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.argument_hint))
-                             if isinstance(c.argument_hint, str) else None)
-            for c in session.slash_commands() if c.name not in BUILT_IN]
+    return [
+        AvailableCommand(
+            name=c.name,
+            description=c.description,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.argument_hint))
+            if isinstance(c.argument_hint, str)
+            else None,
+        )
+        for c in session.slash_commands()
+        if c.name not in BUILT_IN
+    ]
 
 
 async def run_command(session: AgentSession, text: str) -> str | None:

@@ -17,7 +17,12 @@ MODEL_OPTION = "model"
 THINKING_OPTION = "thought_level"
 
 THINKING_NAMES: dict[str, str] = {
-    "off": "Off", "minimal": "Minimal", "low": "Low", "medium": "Medium", "high": "High", "xhigh": "Extra high",
+    "off": "Off",
+    "minimal": "Minimal",
+    "low": "Low",
+    "medium": "Medium",
+    "high": "High",
+    "xhigh": "Extra high",
 }
 
 
@@ -30,18 +35,32 @@ def config_options(session: AgentSession) -> list[SessionConfigOptionSelect]:
     options: list[SessionConfigOptionSelect] = []
     models = session.available_models()
     if session.model is not None and models:
-        options.append(SessionConfigOptionSelect(
-            type="select", id=MODEL_OPTION, name="Model", category="model",
-            current_value=model_value(session.model),
-            options=[SessionConfigSelectOption(value=model_value(m), name=m.name or m.id,
-                                               description=m.provider) for m in models],
-        ))
-    options.append(SessionConfigOptionSelect(
-        type="select", id=THINKING_OPTION, name="Thinking", category="thought_level",
-        current_value=session.thinking_level,
-        options=[SessionConfigSelectOption(value=level, name=THINKING_NAMES.get(level, level))
-                 for level in session.thinking_levels()],
-    ))
+        options.append(
+            SessionConfigOptionSelect(
+                type="select",
+                id=MODEL_OPTION,
+                name="Model",
+                category="model",
+                current_value=model_value(session.model),
+                options=[
+                    SessionConfigSelectOption(value=model_value(m), name=m.name or m.id, description=m.provider)
+                    for m in models
+                ],
+            )
+        )
+    options.append(
+        SessionConfigOptionSelect(
+            type="select",
+            id=THINKING_OPTION,
+            name="Thinking",
+            category="thought_level",
+            current_value=session.thinking_level,
+            options=[
+                SessionConfigSelectOption(value=level, name=THINKING_NAMES.get(level, level))
+                for level in session.thinking_levels()
+            ],
+        )
+    )
     return options
 
 

@@ -23,11 +23,20 @@ def server_configs(servers: Sequence[Any] | None) -> tuple[list[McpServerConfig]
     refused: list[McpServerStatus] = []
     for server in servers or ():
         if isinstance(server, McpServerStdio):
-            configs.append(McpServerConfig(name=server.name, command=server.command, args=list(server.args),
-                                           env={var.name: var.value for var in server.env}))
+            configs.append(
+                McpServerConfig(
+                    name=server.name,
+                    command=server.command,
+                    args=list(server.args),
+                    env={var.name: var.value for var in server.env},
+                )
+            )
         elif isinstance(server, HttpMcpServer):
-            configs.append(McpServerConfig(name=server.name, url=server.url,
-                                           headers={header.name: header.value for header in server.headers}))
+            configs.append(
+                McpServerConfig(
+                    name=server.name, url=server.url, headers={header.name: header.value for header in server.headers}
+                )
+            )
         else:
             name = getattr(server, "name", "?")
             kind = getattr(server, "type", type(server).__name__)
@@ -40,7 +49,11 @@ def status_meta(statuses: Sequence[McpServerStatus]) -> dict[str, Any] | None:
     """How each server fared, under `_meta` of the session/new or session/load response."""
     if not statuses:
         return None
-    return {"piRpc": {"mcpServers": [
-        {"name": s.name, "status": s.status, "tools": s.tools, **({"error": s.error} if s.error else {})}
-        for s in statuses
-    ]}}
+    return {
+        "piRpc": {
+            "mcpServers": [
+                {"name": s.name, "status": s.status, "tools": s.tools, **({"error": s.error} if s.error else {})}
+                for s in statuses
+            ]
+        }
+    }

@@ -44,8 +44,10 @@ REJECT_ONCE = "reject"
 def session_modes(current: ApprovalPolicy) -> SessionModeState:
     return SessionModeState(
         current_mode_id=current,
-        available_modes=[SessionMode(id=policy, name=MODE_TEXT[policy][0], description=MODE_TEXT[policy][1])
-                         for policy in APPROVAL_POLICIES],
+        available_modes=[
+            SessionMode(id=policy, name=MODE_TEXT[policy][0], description=MODE_TEXT[policy][1])
+            for policy in APPROVAL_POLICIES
+        ],
     )
 
 
@@ -77,9 +79,12 @@ def permission_tool_call(request: ApprovalRequest) -> ToolCallUpdate:
     args = request.args if isinstance(request.args, dict) else {}
     return ToolCallUpdate(
         # No status: the call is already in_progress, and the editor shows the wait itself.
-        tool_call_id=request.tool_call_id, title=request.title, kind=tool_kind(request.tool_name),
+        tool_call_id=request.tool_call_id,
+        title=request.title,
+        kind=tool_kind(request.tool_name),
         content=preview_content(request.preview) or None,
-        locations=tool_locations(request.tool_name, args, request.cwd) or None, raw_input=request.args,
+        locations=tool_locations(request.tool_name, args, request.cwd) or None,
+        raw_input=request.args,
     )
 
 

@@ -26,8 +26,13 @@ _log = logging.getLogger(__name__)
 
 
 class AcpDaemon:
-    def __init__(self, config: SessionConfig, stdin_fd: int = 0, stdout_fd: int | None = None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    def __init__(
+        self,
+        config: SessionConfig,
+        stdin_fd: int = 0,
+        stdout_fd: int | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
         self.config = config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd

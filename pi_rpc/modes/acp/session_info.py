@@ -31,5 +31,9 @@ def usage_update(session: AgentSession) -> UsageUpdate | None:
     last = next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
     usage = last.usage if last is not None else None
     used = usage.input + usage.cache_read + usage.cache_write + usage.output if usage is not None else 0
-    return UsageUpdate(session_update="usage_update", used=used, size=model.context_window,
-                       cost=Cost(amount=session.stats().cost, currency="USD"))
+    return UsageUpdate(
+        session_update="usage_update",
+        used=used,
+        size=model.context_window,
+        cost=Cost(amount=session.stats().cost, currency="USD"),
+    )

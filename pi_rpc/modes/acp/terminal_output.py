@@ -56,13 +56,16 @@ class TerminalStreams:
         self._shown[call_id] = text
         return {"terminal_output": {"terminal_id": call_id, "data": data}} if data else None
 
-    def finish(self, call_id: str, content: Sequence[TextContent | ImageContent],
-               status: ToolCallStatus) -> dict[str, Any]:
+    def finish(
+        self, call_id: str, content: Sequence[TextContent | ImageContent], status: ToolCallStatus
+    ) -> dict[str, Any]:
         meta = self.output(call_id, content) or {}
         text = self._shown.pop(call_id, "")
         signal = None if status == "completed" or _EXIT_CODE.search(text) else "SIGKILL"
-        return {**meta, "terminal_exit": {"terminal_id": call_id, "exit_code": exit_code_of(text, status),
-                                          "signal": signal}}
+        return {
+            **meta,
+            "terminal_exit": {"terminal_id": call_id, "exit_code": exit_code_of(text, status), "signal": signal},
+        }
 
     @staticmethod
     def _new_text(shown: str, text: str) -> str:
@@ -70,11 +73,11 @@ class TerminalStreams:
         When the tail has moved on, the longest run of last shown lines found in the new
         snapshot marks where the new text starts."""
         if text.startswith(shown):
-            return text[len(shown):]
+            return text[len(shown) :]
         lines = shown.splitlines(keepends=True)[-_OVERLAP_LINES:]
         for start in range(len(lines)):
             anchor = "".join(lines[start:])
             at = text.find(anchor)
             if at >= 0:
-                return text[at + len(anchor):]
+                return text[at + len(anchor) :]
         return text

@@ -113,6 +113,6 @@ class StdioTransport:
         _log.warning("%s: %s", text, details)
         if not is_request_id(request_id):
             request_id = None
-        self.send_now({"jsonrpc": "2.0", "id": request_id,
-                       "error": {"code": code, "message": text, "data": {"details": details}}})
-
+        self.send_now(
+            {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text, "data": {"details": details}}}
+        )

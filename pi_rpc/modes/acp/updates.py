@@ -112,8 +112,9 @@ def tool_locations(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[To
     return [ToolCallLocation(path=resolve_to_cwd(path, cwd), line=line)]
 
 
-def tool_diffs(tool_name: str, args: Mapping[str, Any], cwd: str,
-               replaced_text: str | None = None) -> list[ToolCallContentVariant]:
+def tool_diffs(
+    tool_name: str, args: Mapping[str, Any], cwd: str, replaced_text: str | None = None
+) -> list[ToolCallContentVariant]:
     """ACP diff blocks from the call's own arguments: each edit's old and new text, or the
     content a write puts in place over `replaced_text` (None: a new file, ACP's `oldText` absent)."""
     path = args.get("path")
@@ -138,8 +139,10 @@ def retry_notice(retry: AutoRetryStart) -> str:
     """What the user reads while a failed model request waits to be retried (ACP has no retry
     update; a thought chunk is shown by every client and stays out of the answer)."""
     seconds = retry.delay_ms / 1000
-    return (f"\n[The model request failed: {retry.error_message}. Retrying in {seconds:g} s "
-            f"(attempt {retry.attempt} of {retry.max_attempts}).]\n")
+    return (
+        f"\n[The model request failed: {retry.error_message}. Retrying in {seconds:g} s "
+        f"(attempt {retry.attempt} of {retry.max_attempts}).]\n"
+    )
 
 
 def content_blocks(content: Sequence[TextContent | ImageContent | ThinkingContent]) -> list[ContentBlock]:
@@ -152,8 +155,14 @@ def content_blocks(content: Sequence[TextContent | ImageContent | ThinkingConten
     return blocks
 
 
-def result_content(tool_name: str, args: Mapping[str, Any], cwd: str, content: Sequence[TextContent | ImageContent],
-                   failed: bool = False, replaced_text: str | None = None) -> list[ToolCallContentVariant]:
+def result_content(
+    tool_name: str,
+    args: Mapping[str, Any],
+    cwd: str,
+    content: Sequence[TextContent | ImageContent],
+    failed: bool = False,
+    replaced_text: str | None = None,
+) -> list[ToolCallContentVariant]:
     """A result's text verbatim (truncation notices included), after the diffs of an edit that
     happened: a failed call changed nothing, so it shows no diff."""
     diffs = [] if failed else tool_diffs(tool_name, args, cwd, replaced_text)
@@ -216,8 +225,17 @@ class UpdateMapper:
                     assert self._terminals is not None
                     self._calls.pop(call_id, None)
                     meta = self._terminals.finish(call_id, result.content, status)
-                    return [_with_meta(update_tool_call(call_id, status=status, content=terminal_content(call_id),
-                                                        raw_output={"output": _text(result.content)}), meta)]
+                    return [
+                        _with_meta(
+                            update_tool_call(
+                                call_id,
+                                status=status,
+                                content=terminal_content(call_id),
+                                raw_output={"output": _text(result.content)},
+                            ),
+                            meta,
+                        )
+                    ]
                 content = self._content(call_id, result, failed=is_error)
                 self._calls.pop(call_id, None)
                 return [update_tool_call(call_id, status=status, content=content)]
@@ -227,14 +245,25 @@ class UpdateMapper:
         before = file_text_before(name, args, self.cwd)
         self._calls[call_id] = (name, args, before)
         if self._terminals is not None and tool_kind(name) == "execute":
-            return _with_meta(start_tool_call(
-                call_id, tool_title(name, args), kind="execute", status=status, content=terminal_content(call_id),
-                raw_input=args,
-            ), terminal_info(call_id, self.cwd))
+            return _with_meta(
+                start_tool_call(
+                    call_id,
+                    tool_title(name, args),
+                    kind="execute",
+                    status=status,
+                    content=terminal_content(call_id),
+                    raw_input=args,
+                ),
+                terminal_info(call_id, self.cwd),
+            )
         return start_tool_call(
-            call_id, tool_title(name, args), kind=tool_kind(name), status=status,
+            call_id,
+            tool_title(name, args),
+            kind=tool_kind(name),
+            status=status,
             content=tool_diffs(name, args, self.cwd, before) or None,
-            locations=tool_locations(name, args, self.cwd) or None, raw_input=args,
+            locations=tool_locations(name, args, self.cwd) or None,
+            raw_input=args,
         )
 
     def _is_terminal(self, call_id: str) -> bool:
@@ -270,16 +299,24 @@ def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpd
                     updates.append(update_agent_thought_text(block.thinking))
                 elif isinstance(block, ToolCall):
                     calls[block.id] = block
-                    updates.append(start_tool_call(
-                        block.id, tool_title(block.name, block.arguments), kind=tool_kind(block.name),
-                        status="pending", locations=tool_locations(block.name, block.arguments, cwd) or None,
-                        raw_input=block.arguments,
-                    ))
+                    updates.append(
+                        start_tool_call(
+                            block.id,
+                            tool_title(block.name, block.arguments),
+                            kind=tool_kind(block.name),
+                            status="pending",
+                            locations=tool_locations(block.name, block.arguments, cwd) or None,
+                            raw_input=block.arguments,
+                        )
+                    )
         elif isinstance(message, ToolResultMessage):
             call = calls.get(message.tool_call_id)
             name, args = (call.name, call.arguments) if call is not None else (message.tool_name, {})
-            updates.append(update_tool_call(
-                message.tool_call_id, status="failed" if message.is_error else "completed",
-                content=result_content(name, args, cwd, message.content, failed=message.is_error),
-            ))
+            updates.append(
+                update_tool_call(
+                    message.tool_call_id,
+                    status="failed" if message.is_error else "completed",
+                    content=result_content(name, args, cwd, message.content, failed=message.is_error),
+                )
+            )
     return updates

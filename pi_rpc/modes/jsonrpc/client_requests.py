@@ -61,8 +61,7 @@ class ClientRequests:
             await waiting.answered.wait()
         except BaseException:
             if not waiting.answered.is_set():  # aborted: the client may drop its prompt
-                self._sink.send(encode_json({"jsonrpc": "2.0", "method": "$/cancelRequest",
-                                             "params": {"id": msg_id}}))
+                self._sink.send(encode_json({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}}))
             raise
         finally:
             self._waiting.pop(msg_id, None)

@@ -59,8 +59,13 @@ from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
 from pi_rpc.session.user_bash import BashBusyError
 
 
-def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdown: Callable[[], object],
-             on_exit: Callable[[], None]) -> None:
+def register(
+    rpc: Rpc,
+    session: AgentSession,
+    client: ClientRequests,
+    on_shutdown: Callable[[], object],
+    on_exit: Callable[[], None],
+) -> None:
     @rpc.method("initialize", InitializeParams)
     async def initialize(params: InitializeParams) -> InitializeResult:
         capabilities = params.capabilities
@@ -71,9 +76,13 @@ def register(rpc: Rpc, session: AgentSession, client: ClientRequests, on_shutdow
         servers = await session.start_mcp_servers(params.mcp_servers)
         return InitializeResult(
             server_info=ServerInfo(name="pi-rpc", version=pi_rpc.__version__),
-            protocol_version=PROTOCOL_VERSION, cwd=session.cwd, model=session.model,
-            scripted=session.scripted, tools=session.tool_infos(),
-            approval_policy=session.approvals.policy, mcp_servers=servers or UNSET,
+            protocol_version=PROTOCOL_VERSION,
+            cwd=session.cwd,
+            model=session.model,
+            scripted=session.scripted,
+            tools=session.tool_infos(),
+            approval_policy=session.approvals.policy,
+            mcp_servers=servers or UNSET,
         )
 
     @rpc.method("approval/setPolicy", SetApprovalPolicyParams)

@@ -106,8 +106,7 @@ class Rpc:
             return
         scope.cancel(f"$/cancelRequest for {msg_id!r}")
 
-    async def _answer(self, msg_id: RequestId, name: str, method: _Method, raw: Any,
-                      scope: anyio.CancelScope) -> None:
+    async def _answer(self, msg_id: RequestId, name: str, method: _Method, raw: Any, scope: anyio.CancelScope) -> None:
         with scope:
             try:
                 if scope.cancel_called:  # cancelled before it started: it never runs

@@ -40,10 +40,17 @@ from pi_rpc.session.session import AgentSession, SessionConfig
 _log = logging.getLogger(__name__)
 
 Framing = Literal["lsp", "jsonl"]
+
+
 class Daemon:
-    def __init__(self, config: SessionConfig, framing: Framing = "lsp",
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin_fd: int = 0,
-                 stdout_fd: int | None = None) -> None:
+    def __init__(
+        self,
+        config: SessionConfig,
+        framing: Framing = "lsp",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        stdin_fd: int = 0,
+        stdout_fd: int | None = None,
+    ) -> None:
         self.config = config
         self.framing: Framing = framing
         self.max_message_bytes = max_message_bytes
@@ -105,8 +112,9 @@ class Daemon:
             # Ours (approval/request, fs/…) go to the request that waits; any other is dropped:
             # JSON-RPC forbids answering one.
             if not self._client.resolve(message):
-                _log.warning("ignored a response from the client (id %r): no request of ours has that id",
-                             message.get("id"))
+                _log.warning(
+                    "ignored a response from the client (id %r): no request of ours has that id", message.get("id")
+                )
             return
         problem = _invalid_request(message)
         if problem is not None:
@@ -130,8 +138,10 @@ class Daemon:
         _log.error("framing error: %s", error.message)
         if error.json_lines and not self._hinted_json_lines:
             self._hinted_json_lines = True
-            _log.error("the input looks like JSON lines, but this daemon reads LSP framing (Content-Length "
-                       "headers); start it with --framing jsonl to send one JSON message per line")
+            _log.error(
+                "the input looks like JSON lines, but this daemon reads LSP framing (Content-Length "
+                "headers); start it with --framing jsonl to send one JSON message per line"
+            )
 
     def _cancel(self, rpc: Rpc, message: dict[str, Any]) -> None:
         """`$/cancelRequest` is a notification; sent as a request (with an id) it is answered too."""

@@ -70,15 +70,16 @@ tests, in its test framework, and run them.
 ```"""
 
 
-def action_context(text: str, path: str, cwd: str, language: str, selection: lsp.Range,
-                   diagnostics: Sequence[lsp.Diagnostic]) -> ActionContext:
+def action_context(
+    text: str, path: str, cwd: str, language: str, selection: lsp.Range, diagnostics: Sequence[lsp.Diagnostic]
+) -> ActionContext:
     """The whole lines the selection touches, and the diagnostics as one line each."""
     lines = lsp_lines(text)
     first = selection.start.line
     last = selection.end.line
     if last > first and selection.end.character == 0:
         last -= 1  # a selection that ends at a line start does not include that line
-    code = "".join(lines[first:last + 1]).rstrip("\r\n")
+    code = "".join(lines[first : last + 1]).rstrip("\r\n")
     relative = os.path.relpath(path, cwd)
     shown = path if relative.startswith("..") else relative
     messages = "\n".join(_diagnostic_line(d) for d in diagnostics)
@@ -99,8 +100,9 @@ def render(template: str, context: ActionContext) -> str:
     return out
 
 
-def code_actions(context: ActionContext, diagnostics: Sequence[lsp.Diagnostic],
-                 user_actions: Sequence[UserAction]) -> list[lsp.CodeAction]:
+def code_actions(
+    context: ActionContext, diagnostics: Sequence[lsp.Diagnostic], user_actions: Sequence[UserAction]
+) -> list[lsp.CodeAction]:
     fix = FIX if diagnostics else FIX_WITHOUT_DIAGNOSTICS
     offered = [
         ("Fix with Pi", lsp.CodeActionKind.QuickFix, fix),
@@ -113,9 +115,12 @@ def code_actions(context: ActionContext, diagnostics: Sequence[lsp.Diagnostic],
     for title, kind, template in offered:
         args = ActionArgs(title=title, prompt=render(template, context))
         command = lsp.Command(title=title, command=RUN_ACTION, arguments=[msgspec.to_builtins(args)])
-        actions.append(lsp.CodeAction(
-            title=title, kind=kind, command=command,
-            diagnostics=list(diagnostics) if kind == lsp.CodeActionKind.QuickFix and diagnostics else None,
-        ))
+        actions.append(
+            lsp.CodeAction(
+                title=title,
+                kind=kind,
+                command=command,
+                diagnostics=list(diagnostics) if kind == lsp.CodeActionKind.QuickFix and diagnostics else None,
+            )
+        )
     return actions
-

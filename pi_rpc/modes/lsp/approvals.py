@@ -23,9 +23,13 @@ def message_approver(server: LanguageServer) -> Approver | None:
         return None
 
     async def approve(request: ApprovalRequest) -> ApprovalDecision:
-        answer = await server.window_show_message_request_async(lsp.ShowMessageRequestParams(
-            type=lsp.MessageType.Warning, message=approval_text(request),
-            actions=[lsp.MessageActionItem(title=t) for t in (ALLOW, ALLOW_ALWAYS, REJECT)]))
+        answer = await server.window_show_message_request_async(
+            lsp.ShowMessageRequestParams(
+                type=lsp.MessageType.Warning,
+                message=approval_text(request),
+                actions=[lsp.MessageActionItem(title=t) for t in (ALLOW, ALLOW_ALWAYS, REJECT)],
+            )
+        )
         title = answer.title if answer is not None else None
         if title == ALLOW:
             return ApprovalDecision(outcome="allow")

@@ -23,7 +23,7 @@ def last_user_block(text: str) -> str:
     """The text under the last `### You` heading (the whole file when it has none)."""
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if line.strip() == USER_HEADING]
-    block = lines[starts[-1] + 1:] if starts else lines
+    block = lines[starts[-1] + 1 :] if starts else lines
     return "\n".join(block).strip()
 
 

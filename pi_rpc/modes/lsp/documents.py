@@ -72,8 +72,9 @@ class OpenDocuments:
         edit = minimal_edit(document, current, content)
         if edit is None:
             return
-        result = await self._apply_edit(lsp.ApplyWorkspaceEditParams(
-            edit=lsp.WorkspaceEdit(changes={document.uri: [edit]}), label="Pi"))
+        result = await self._apply_edit(
+            lsp.ApplyWorkspaceEditParams(edit=lsp.WorkspaceEdit(changes={document.uri: [edit]}), label="Pi")
+        )
         if not result.applied:
             reason = f": {result.failure_reason}" if result.failure_reason else ""
             raise ToolError(f"The editor did not apply the change to {path}{reason}")
@@ -99,8 +100,7 @@ def minimal_edit(document: TextDocument, old: str, new: str) -> lsp.TextEdit | N
     while prefix < min(len(old_lines), len(new_lines)) and old_lines[prefix] == new_lines[prefix]:
         prefix += 1
     suffix = 0
-    while (suffix < min(len(old_lines), len(new_lines)) - prefix
-           and old_lines[-1 - suffix] == new_lines[-1 - suffix]):
+    while suffix < min(len(old_lines), len(new_lines)) - prefix and old_lines[-1 - suffix] == new_lines[-1 - suffix]:
         suffix += 1
     end_line = len(old_lines) - suffix
     start = lsp.Position(line=prefix, character=0)
@@ -110,5 +110,5 @@ def minimal_edit(document: TextDocument, old: str, new: str) -> lsp.TextEdit | N
         end = document.position_codec.position_to_client_units(old_lines, last)
     else:
         end = lsp.Position(line=end_line, character=0)
-    replacement = "".join(new_lines[prefix:len(new_lines) - suffix])
+    replacement = "".join(new_lines[prefix : len(new_lines) - suffix])
     return lsp.TextEdit(range=lsp.Range(start=start, end=end), new_text=replacement)

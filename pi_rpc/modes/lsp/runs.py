@@ -140,7 +140,8 @@ class Runs:
         if message:
             line = " ".join(message.split())
             self._server.work_done_progress.report(
-                token, lsp.WorkDoneProgressReport(message=line[:_REPORT_CHARS], cancellable=True))
+                token, lsp.WorkDoneProgressReport(message=line[:_REPORT_CHARS], cancellable=True)
+            )
 
     def _end(self, token: str, outcome: PromptOutcome | None) -> None:
         progress = self._server.work_done_progress

@@ -38,6 +38,7 @@ from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionConf
 
 _log = logging.getLogger(__name__)
 
+
 class PiLspProtocol(LanguageServerProtocol):
     """pygls' LSP protocol, except that `exit` ends our daemon instead of calling sys.exit
     from inside the event loop (which would skip killing the tools' processes)."""
@@ -76,8 +77,13 @@ class LspDaemon:
     editor's root (its `rootUri` or first workspace folder) when no `--cwd` pinned one; None: keep
     `config`'s."""
 
-    def __init__(self, config: SessionConfig, workspace_config: WorkspaceConfig | None = None, stdin_fd: int = 0,
-                 stdout_fd: int | None = None) -> None:
+    def __init__(
+        self,
+        config: SessionConfig,
+        workspace_config: WorkspaceConfig | None = None,
+        stdin_fd: int = 0,
+        stdout_fd: int | None = None,
+    ) -> None:
         self.config = config
         self.workspace_config = workspace_config
         self.stdin_fd = stdin_fd
@@ -88,8 +94,12 @@ class LspDaemon:
         out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
         sink = StdoutSink(out_fd, _unframed)
         await sink.open()
-        server = LanguageServer("pi-rpc", pi_rpc.__version__, protocol_cls=PiLspProtocol,
-                                text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        server = LanguageServer(
+            "pi-rpc",
+            pi_rpc.__version__,
+            protocol_cls=PiLspProtocol,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+        )
         protocol = server.protocol
         assert isinstance(protocol, PiLspProtocol)
         protocol.on_exit = self._stop.set
@@ -115,8 +125,13 @@ class LspDaemon:
 class LspFrontEnd:
     """The LSP features and commands, each a thin call into the session."""
 
-    def __init__(self, server: LanguageServer, session: AgentSession, tasks: anyio.abc.TaskGroup,
-                 workspace_config: WorkspaceConfig | None = None) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        session: AgentSession,
+        tasks: anyio.abc.TaskGroup,
+        workspace_config: WorkspaceConfig | None = None,
+    ) -> None:
         self.server = server
         self.session = session
         self.runs = Runs(server, session, tasks)
@@ -193,8 +208,14 @@ class LspFrontEnd:
             if is_chat(document.path):
                 send = lsp.Command(title="Send to Pi", command=SEND_CHAT, arguments=[document.uri])
                 return [lsp.CodeAction(title="Send to Pi", kind=lsp.CodeActionKind.Empty, command=send)]
-            context = action_context(text, document.path, self.session.cwd, document.language_id or "",
-                                     params.range, params.context.diagnostics)
+            context = action_context(
+                text,
+                document.path,
+                self.session.cwd,
+                document.language_id or "",
+                params.range,
+                params.context.diagnostics,
+            )
             return code_actions(context, params.context.diagnostics, self.user_actions)
 
         @server.command(SEND_CHAT)
@@ -202,8 +223,9 @@ class LspFrontEnd:
             uri = args[0] if args and isinstance(args[0], str) else None
             documents = self.documents
             if uri is None or documents is None or not is_chat(uri):
-                self.runs.show_message(f"{SEND_CHAT} needs the URI of an open {CHAT_SUFFIX} file",
-                                       lsp.MessageType.Error)
+                self.runs.show_message(
+                    f"{SEND_CHAT} needs the URI of an open {CHAT_SUFFIX} file", lsp.MessageType.Error
+                )
                 return
             document = server.workspace.get_text_document(uri)
             question = last_user_block(documents.text_of(document))

@@ -159,16 +159,41 @@ class GetTree(Command, tag="get_tree", kw_only=True):
 
 
 AnyCommand = (
-    Prompt | Steer | FollowUp | Abort | NewSession | GetState | GetMessages | SetModel | GetAvailableModels
-    | SetThinkingLevel | GetAvailableThinkingLevels | SetSteeringMode | SetFollowUpMode | GetSessionStats
-    | ClearQueue | GetLastAssistantText | CycleModel | CycleThinkingLevel | Compact | SetAutoCompaction
-    | SetAutoRetry | AbortRetry | Bash | AbortBash | ExportHtml | SwitchSession | Fork | Clone | GetForkMessages
-    | SetSessionName | GetCommands | GetEntries | GetTree
+    Prompt
+    | Steer
+    | FollowUp
+    | Abort
+    | NewSession
+    | GetState
+    | GetMessages
+    | SetModel
+    | GetAvailableModels
+    | SetThinkingLevel
+    | GetAvailableThinkingLevels
+    | SetSteeringMode
+    | SetFollowUpMode
+    | GetSessionStats
+    | ClearQueue
+    | GetLastAssistantText
+    | CycleModel
+    | CycleThinkingLevel
+    | Compact
+    | SetAutoCompaction
+    | SetAutoRetry
+    | AbortRetry
+    | Bash
+    | AbortBash
+    | ExportHtml
+    | SwitchSession
+    | Fork
+    | Clone
+    | GetForkMessages
+    | SetSessionName
+    | GetCommands
+    | GetEntries
+    | GetTree
 )
-COMMAND_TYPES: dict[str, type[Command]] = {
-    cls.__struct_config__.tag: cls
-    for cls in AnyCommand.__args__
-}
+COMMAND_TYPES: dict[str, type[Command]] = {cls.__struct_config__.tag: cls for cls in AnyCommand.__args__}
 
 
 class Response(Wire, tag_field="type", tag="response", kw_only=True):

@@ -75,9 +75,16 @@ class PiDialogs:
         dialog_id = str(uuid.uuid4())
         dialog = self._open[dialog_id] = _Dialog()
         try:
-            self._send(encode_json(ConfirmRequest(
-                id=dialog_id, title=title, message=message,
-                timeout=round(seconds * 1000) if seconds is not None else UNSET)))
+            self._send(
+                encode_json(
+                    ConfirmRequest(
+                        id=dialog_id,
+                        title=title,
+                        message=message,
+                        timeout=round(seconds * 1000) if seconds is not None else UNSET,
+                    )
+                )
+            )
             await dialog.answered.wait()
         finally:
             del self._open[dialog_id]

@@ -31,8 +31,13 @@ _log = logging.getLogger(__name__)
 
 
 class PiDaemon:
-    def __init__(self, config: SessionConfig, stdin_fd: int = 0, stdout_fd: int | None = None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    def __init__(
+        self,
+        config: SessionConfig,
+        stdin_fd: int = 0,
+        stdout_fd: int | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
         self.config = config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
@@ -77,8 +82,9 @@ class PiDaemon:
                 if isinstance(frame, FrameError):
                     # A line that cannot be read still gets its answer, as unparsable input does.
                     _log.error("framing error: %s", frame.message)
-                    self._respond(c.Response(command="parse", success=False,
-                                             error=f"Failed to parse command: {frame.message}"))
+                    self._respond(
+                        c.Response(command="parse", success=False, error=f"Failed to parse command: {frame.message}")
+                    )
                 else:
                     self.tasks.start_soon(self._handle, frame)
             if not chunk:
@@ -173,11 +179,16 @@ class PiDaemon:
     def _state(self) -> c.PiState:
         state = self.session.state()
         return c.PiState(
-            model=UNSET if state.model is None else state.model, thinking_level=state.thinking_level,
-            is_streaming=state.is_streaming, is_compacting=self.session.is_compacting,
-            steering_mode=state.steering_mode, follow_up_mode=state.follow_up_mode,
-            session_file=UNSET if state.session_file is None else state.session_file, session_id=state.session_id,
+            model=UNSET if state.model is None else state.model,
+            thinking_level=state.thinking_level,
+            is_streaming=state.is_streaming,
+            is_compacting=self.session.is_compacting,
+            steering_mode=state.steering_mode,
+            follow_up_mode=state.follow_up_mode,
+            session_file=UNSET if state.session_file is None else state.session_file,
+            session_id=state.session_id,
             session_name=UNSET if self.session.session_name is None else self.session.session_name,
             auto_compaction_enabled=self.session.auto_compaction_enabled,
-            message_count=state.message_count, pending_message_count=state.pending_message_count,
+            message_count=state.message_count,
+            pending_message_count=state.pending_message_count,
         )

@@ -95,6 +95,9 @@ async def _or_fail(pending: Awaitable[T]) -> T:
 
 def _slash_command(command: SlashCommand) -> c.SlashCommandInfo:
     scope = command.scope if command.scope in ("user", "project") else UNSET
-    return c.SlashCommandInfo(name=command.name, description=command.description or UNSET, source=command.source,
-                              source_info=c.SourceInfo(path=command.path, scope=scope,
-                                                       base_dir=str(Path(command.path).parent)))
+    return c.SlashCommandInfo(
+        name=command.name,
+        description=command.description or UNSET,
+        source=command.source,
+        source_info=c.SourceInfo(path=command.path, scope=scope, base_dir=str(Path(command.path).parent)),
+    )

@@ -39,8 +39,14 @@ def make_tool(
             return await body(params, call.on_update)
         return text_result(f"{name}: {params.value}")
 
-    return AgentTool(name=name, label=name, description=f"The {name} tool", parameters=parameters,
-                     execute=execute, execution_mode="sequential" if sequential else "parallel")
+    return AgentTool(
+        name=name,
+        label=name,
+        description=f"The {name} tool",
+        parameters=parameters,
+        execute=execute,
+        execution_mode="sequential" if sequential else "parallel",
+    )
 
 
 class Recorder:
@@ -56,8 +62,14 @@ class Recorder:
 
 
 def config(the_script: Script, tools: list[AgentTool], **kwargs: Any) -> LoopConfig:
-    return LoopConfig(model=FAUX_MODEL, stream_fn=FauxProvider(the_script).stream, options=StreamOptions(),
-                      system_prompt=lambda: "system", tools=lambda: tools, **kwargs)
+    return LoopConfig(
+        model=FAUX_MODEL,
+        stream_fn=FauxProvider(the_script).stream,
+        options=StreamOptions(),
+        system_prompt=lambda: "system",
+        tools=lambda: tools,
+        **kwargs,
+    )
 
 
 def user(text: str) -> Message:  # a prompt is a list[Message]

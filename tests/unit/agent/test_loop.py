@@ -54,12 +54,26 @@ async def test_text_only_event_order() -> None:
     rec = Recorder(agent)
     await agent.prompt([user("hi")], config(script([[{"text": "Hello there", "chunk": 5}]]), []))
     assert rec.types() == [
-        "agent_start", "turn_start", "message_start", "message_end",
-        "message_start", "message_update", "message_update", "message_update", "message_update",
-        "message_update", "message_update", "message_end", "turn_end", "agent_end",
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_update",
+        "message_update",
+        "message_update",
+        "message_update",
+        "message_update",
+        "message_update",
+        "message_end",
+        "turn_end",
+        "agent_end",
     ]
-    deltas = [e.assistant_message_event.delta for e in rec.of(MessageUpdate)
-              if isinstance(e.assistant_message_event, TextDeltaEvent)]
+    deltas = [
+        e.assistant_message_event.delta
+        for e in rec.of(MessageUpdate)
+        if isinstance(e.assistant_message_event, TextDeltaEvent)
+    ]
     assert deltas == ["Hello", " ther", "e"]
     final = agent.messages[-1]
     assert isinstance(final, AssistantMessage) and final.stop_reason == "stop"
@@ -80,15 +94,24 @@ async def test_tool_turn_declares_tools_then_runs_them() -> None:
     updates = {"message_update"}
     types = [t for t in rec.types() if t not in updates]
     assert types == [
-        "agent_start", "turn_start",
-        "message_start", "message_end",  # the tool declaration (system message)
-        "message_start", "message_end",  # the prompt
-        "message_start", "message_end",  # the assistant's tool call
-        "tool_execution_start", "tool_execution_end",
-        "message_start", "message_end",  # the tool result
-        "turn_end", "turn_start",
-        "message_start", "message_end",  # the final answer
-        "turn_end", "agent_end",
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",  # the tool declaration (system message)
+        "message_start",
+        "message_end",  # the prompt
+        "message_start",
+        "message_end",  # the assistant's tool call
+        "tool_execution_start",
+        "tool_execution_end",
+        "message_start",
+        "message_end",  # the tool result
+        "turn_end",
+        "turn_start",
+        "message_start",
+        "message_end",  # the final answer
+        "turn_end",
+        "agent_end",
     ]
     assert result_text(tool_results(agent)[0]) == "echo: a"
 
@@ -103,12 +126,14 @@ async def test_parallel_tools_overlap() -> None:
             with anyio.fail_after(10):  # guard only: a sequential run would deadlock here
                 await started[other].wait()
             return text_result(me)
+
         return body
 
     agent = Agent()
     tools = [make_tool("a", waiter("a", "b")), make_tool("b", waiter("b", "a"))]
-    await agent.prompt([user("go")], config(script([[call("a", value="1"), call("b", value="2")], [{"text": "ok"}]]),
-                                            tools))
+    await agent.prompt(
+        [user("go")], config(script([[call("a", value="1"), call("b", value="2")], [{"text": "ok"}]]), tools)
+    )
     assert [result_text(m) for m in tool_results(agent)] == ["a", "b"]
     assert not any(m.is_error for m in tool_results(agent))
 
@@ -128,8 +153,9 @@ async def test_completion_order_for_end_events_source_order_for_results() -> Non
     agent = Agent()
     rec = Recorder(agent)
     tools = [make_tool("slow", slow), make_tool("fast", fast)]
-    await agent.prompt([user("go")], config(script([[call("slow", value="1"), call("fast", value="2")],
-                                                     [{"text": "ok"}]]), tools))
+    await agent.prompt(
+        [user("go")], config(script([[call("slow", value="1"), call("fast", value="2")], [{"text": "ok"}]]), tools)
+    )
     assert [e.tool_name for e in rec.of(ToolExecutionEnd)] == ["fast", "slow"]
     assert [m.tool_name for m in tool_results(agent)] == ["slow", "fast"]
     assert [e.tool_name for e in rec.of(ToolExecutionStart)] == ["slow", "fast"]
@@ -145,13 +171,15 @@ async def test_sequential_tool_makes_the_whole_batch_sequential() -> None:
             await anyio.lowlevel.checkpoint()
             order.append(f"end {name}")
             return text_result(name)
+
         return run
 
     agent = Agent()
     rec = Recorder(agent)
     tools = [make_tool("a", body("a")), make_tool("b", body("b"), sequential=True)]
-    await agent.prompt([user("go")], config(script([[call("a", value="1"), call("b", value="2")],
-                                                     [{"text": "ok"}]]), tools))
+    await agent.prompt(
+        [user("go")], config(script([[call("a", value="1"), call("b", value="2")], [{"text": "ok"}]]), tools)
+    )
     assert order == ["start a", "end a", "start b", "end b"]
     kinds = [type(e).__name__ for e in rec.events if isinstance(e, ToolExecutionStart | ToolExecutionEnd)]
     assert kinds == ["ToolExecutionStart", "ToolExecutionEnd", "ToolExecutionStart", "ToolExecutionEnd"]
@@ -159,6 +187,7 @@ async def test_sequential_tool_makes_the_whole_batch_sequential() -> None:
 
 async def test_failing_tool_and_invalid_arguments_become_error_results_and_the_loop_goes_on() -> None:
     """spec 2.3, 2.4, 3.1, 3.6, 3.7: failures are error results; the model gets another turn."""
+
     async def boom(params: ValueParams, on_update: OnUpdate) -> AgentToolResult:
         raise RuntimeError("disk on fire")
 
@@ -178,6 +207,7 @@ async def test_failing_tool_and_invalid_arguments_become_error_results_and_the_l
 
 async def test_before_hook_blocks_and_after_hook_replaces() -> None:
     """spec 15.9: a block becomes an error result; after_tool_call fields replace wholesale."""
+
     async def before(ctx: BeforeToolCall) -> BlockCall | None:
         return BlockCall(reason="not allowed here") if ctx.tool_call.name == "danger" else None
 
@@ -186,9 +216,15 @@ async def test_before_hook_blocks_and_after_hook_replaces() -> None:
 
     agent = Agent()
     tools = [make_tool("danger"), make_tool("echo")]
-    await agent.prompt([user("go")], config(script([[call("danger", value="1"), call("echo", value="2")],
-                                                     [{"text": "ok"}]]), tools,
-                                            before_tool_call=before, after_tool_call=after))
+    await agent.prompt(
+        [user("go")],
+        config(
+            script([[call("danger", value="1"), call("echo", value="2")], [{"text": "ok"}]]),
+            tools,
+            before_tool_call=before,
+            after_tool_call=after,
+        ),
+    )
     blocked, echoed = tool_results(agent)
     assert blocked.is_error and result_text(blocked) == "not allowed here"
     assert not echoed.is_error and result_text(echoed) == "rewritten" and echoed.details == {"by": "hook"}
@@ -206,8 +242,12 @@ async def test_hook_mutated_arguments_are_not_revalidated() -> None:
         return text_result("ok")
 
     agent = Agent()
-    await agent.prompt([user("go")], config(script([[call("echo", value="a")], [{"text": "ok"}]]),
-                                            [make_tool("echo", body)], before_tool_call=before))
+    await agent.prompt(
+        [user("go")],
+        config(
+            script([[call("echo", value="a")], [{"text": "ok"}]]), [make_tool("echo", body)], before_tool_call=before
+        ),
+    )
     assert seen == [123]
 
 
@@ -263,23 +303,28 @@ async def test_length_stop_reason_does_not_execute_calls() -> None:
         return text_result("ran")
 
     agent = Agent()
-    await agent.prompt([user("go")], config(script([[call("t", value="1"), {"stop": "length"}], [{"text": "ok"}]]),
-                                            [make_tool("t", body)]))
+    await agent.prompt(
+        [user("go")],
+        config(script([[call("t", value="1"), {"stop": "length"}], [{"text": "ok"}]]), [make_tool("t", body)]),
+    )
     assert ran == []
     (result,) = tool_results(agent)
     assert result.is_error and result_text(result) == (
         'Tool call "t" was not executed: the response hit the output token limit, so its arguments may be '
-        "truncated. Re-issue the tool call with complete arguments.")
+        "truncated. Re-issue the tool call with complete arguments."
+    )
 
 
 async def test_terminating_batch_ends_the_run() -> None:
     """spec 15.8: every result terminate=true → no further model request."""
+
     async def body(params: ValueParams, on_update: OnUpdate) -> AgentToolResult:
         return AgentToolResult(content=[TextContent(text="bye")], terminate=True)
 
     agent = Agent()
-    await agent.prompt([user("go")], config(script([[call("t", value="1")], [{"text": "never"}]]),
-                                            [make_tool("t", body)]))
+    await agent.prompt(
+        [user("go")], config(script([[call("t", value="1")], [{"text": "never"}]]), [make_tool("t", body)])
+    )
     assert isinstance(agent.messages[-1], ToolResultMessage)
 
 
@@ -313,8 +358,7 @@ async def test_tool_updates_are_forwarded_and_ignored_after_settling() -> None:
 
     agent = Agent()
     rec = Recorder(agent)
-    await agent.prompt([user("go")], config(script([[call("t", value="1")], [{"text": "ok"}]]),
-                                            [make_tool("t", body)]))
+    await agent.prompt([user("go")], config(script([[call("t", value="1")], [{"text": "ok"}]]), [make_tool("t", body)]))
     keep[0](text_result("too late"))
     updates = rec.of(ToolExecutionUpdate)
     assert [text_of(u.partial_result.content) for u in updates] == ["half"]
@@ -349,8 +393,13 @@ async def test_abort_during_streaming_keeps_the_partial_text() -> None:
     agent = Agent()
     rec = Recorder(agent)
     first_delta = anyio.Event()
-    agent.subscribe(lambda e: first_delta.set() if isinstance(e, MessageUpdate)
-                    and isinstance(e.assistant_message_event, TextDeltaEvent) else None)
+    agent.subscribe(
+        lambda e: (
+            first_delta.set()
+            if isinstance(e, MessageUpdate) and isinstance(e.assistant_message_event, TextDeltaEvent)
+            else None
+        )
+    )
     turns = [[{"text": "Once upon a time", "chunk": 5, "delayMs": 60_000}]]
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, [user("story")], config(script(turns), []))
@@ -406,8 +455,14 @@ async def test_a_tool_that_words_its_abort_gets_its_last_update_as_the_result() 
             call.on_update(text_result(f"{call.id} stopped", details={"step": 2}))
         raise AssertionError("unreachable")
 
-    tool = AgentTool(name="job", label="job", description="d", parameters=ValueParams,
-                     execute=words_its_abort, final_update_on_abort=True)
+    tool = AgentTool(
+        name="job",
+        label="job",
+        description="d",
+        parameters=ValueParams,
+        execute=words_its_abort,
+        final_update_on_abort=True,
+    )
     turns = [[call("job", value="1")], [{"text": "never asked"}]]
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, [user("go")], config(script(turns), [tool]))
@@ -415,8 +470,11 @@ async def test_a_tool_that_words_its_abort_gets_its_last_update_as_the_result() 
         agent.abort()
         await agent.wait_for_idle()
     [result] = tool_results(agent)
-    assert (result.is_error, result_text(result), result.details) == (True, f"{result.tool_call_id} stopped",
-                                                                       {"step": 2})
+    assert (result.is_error, result_text(result), result.details) == (
+        True,
+        f"{result.tool_call_id} stopped",
+        {"step": 2},
+    )
 
 
 async def test_abort_while_idle_is_harmless() -> None:

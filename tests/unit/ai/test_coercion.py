@@ -143,9 +143,7 @@ def test_typebox_null_leaves_other_values() -> None:
     assert _scalar_errors(nothing="x") == ["  - nothing: must be null"]
 
 
-@pytest.mark.parametrize(
-    ("raw", "expected"), [("1", [1.0]), (5, [5.0]), (["2", 3], [2.0, 3.0]), ({"a": 1}, None)]
-)
+@pytest.mark.parametrize(("raw", "expected"), [("1", [1.0]), (5, [5.0]), (["2", 3], [2.0, 3.0]), ({"a": 1}, None)])
 def test_typebox_array_wraps_then_converts_items(raw: Any, expected: list[float] | None) -> None:
     """spec 3.4 array: a non-array is wrapped `[v]`, then items converted ("1" -> [1])."""
     if expected is None:

@@ -16,10 +16,14 @@ from pi_rpc.ai.json_location import describe_decode_error, line_and_column, line
 
 MARKER = "\u2603-the-value-looked-for"
 
-_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(
-    max_size=8)
-_documents = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4)
-                          | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=20)
+_scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8)
+)
+_documents = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
 
 
 def _paths(value: Any, prefix: str = "$") -> list[str]:
@@ -54,7 +58,7 @@ def test_the_line_of_a_path_is_where_its_value_starts(document: Any, data: st.Da
     raw = msgspec.json.format(msgspec.json.encode(document), indent=indent)
     # Oracle: everything before the value serialises the same when the value is swapped for a marker.
     marked = msgspec.json.format(msgspec.json.encode(_replace(document, path, MARKER)), indent=indent)
-    expected = marked[:marked.index(MARKER.encode())].count(b"\n") + 1
+    expected = marked[: marked.index(MARKER.encode())].count(b"\n") + 1
     assert line_of_path(raw, path) == expected
 
 
@@ -64,10 +68,13 @@ def test_a_missing_path_or_a_broken_document_has_no_line() -> None:
     assert line_of_path(b'{"a": [1, ', "a[1]") is None
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    (b'{\n  "a": 1,\n}', "line 3, column 1: JSON is malformed: trailing comma in object"),
-    (b'{\n  "\xc3\xa9": @\n}', "line 2, column 8: JSON is malformed: invalid character"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{\n  "a": 1,\n}', "line 3, column 1: JSON is malformed: trailing comma in object"),
+        (b'{\n  "\xc3\xa9": @\n}', "line 2, column 8: JSON is malformed: invalid character"),
+    ],
+)
 def test_decode_errors_name_line_and_column(raw: bytes, expected: str) -> None:
     with pytest.raises(msgspec.DecodeError) as caught:
         msgspec.json.decode(raw)

@@ -130,9 +130,14 @@ def test_openai_reasoning_effort(model_id: str, level: Any, effort: str | None) 
 
 
 def test_anthropic_thinking_budgets_and_effort() -> None:
-    assert [
-        anthropic_thinking_budget(level) for level in ("off", "minimal", "low", "medium", "high", "xhigh")
-    ] == [0, 1024, 2048, 8192, 16384, 16384]
+    assert [anthropic_thinking_budget(level) for level in ("off", "minimal", "low", "medium", "high", "xhigh")] == [
+        0,
+        1024,
+        2048,
+        8192,
+        16384,
+        16384,
+    ]
     opus = _model("anthropic", "claude-opus-4-6")
     assert anthropic_effort(opus, "xhigh") == "max"
     assert anthropic_effort(opus, "minimal") == "low"
@@ -231,18 +236,13 @@ def test_default_model_from_environment_keys(tmp_path: Path) -> None:
     )
     default = registry.default_model()
     assert default is not None and default.id == "claude-sonnet-4-6"
-    assert (
-        ModelRegistry(list_models(), env={"OPENAI_API_KEY": ""}, provider_order=["openai"]).default_model()
-        is None
-    )
+    assert ModelRegistry(list_models(), env={"OPENAI_API_KEY": ""}, provider_order=["openai"]).default_model() is None
 
 
 def test_base_url_overrides_from_environment_and_file(tmp_path: Path) -> None:
     env = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9/anthropic", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     registry = ModelRegistry.load(_write(tmp_path, {"providers": {}}), env=env)
-    assert {m.base_url for m in registry.all() if m.provider == "anthropic"} == {
-        "http://127.0.0.1:9/anthropic"
-    }
+    assert {m.base_url for m in registry.all() if m.provider == "anthropic"} == {"http://127.0.0.1:9/anthropic"}
     assert {m.base_url for m in registry.all() if m.provider == "openai"} == {"http://127.0.0.1:9/v1"}
     # Pi models.md 'Overriding Built-in Providers': the file's baseUrl routes every built-in model.
     path = _write(tmp_path, {"providers": {"anthropic": {"baseUrl": "https://proxy.example/v1"}}})

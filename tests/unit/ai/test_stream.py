@@ -31,8 +31,11 @@ def test_a_large_call_costs_traffic_linear_in_its_size() -> None:
     content = "line of generated code\n" * 4000  # ~92 KB, in 4-character deltas
     raw = msgspec.json.encode({"path": "big.py", "content": content}).decode()
     builder, events = stream_call(raw)
-    snapshot_bytes = sum(len(msgspec.json.encode(e.arguments)) for e in events
-                         if isinstance(e, ToolcallDeltaEvent) and isinstance(e.arguments, dict))
+    snapshot_bytes = sum(
+        len(msgspec.json.encode(e.arguments))
+        for e in events
+        if isinstance(e, ToolcallDeltaEvent) and isinstance(e.arguments, dict)
+    )
     # Re-parsing on every delta would send ~n²/8 bytes (about 1 GB here); growth steps of a
     # quarter bound it by a geometric series of the final size.
     assert snapshot_bytes < 8 * len(raw)

@@ -272,8 +272,7 @@ def test_require_with_unstrictable_schema_fails_with_the_reason() -> None:
     with pytest.raises(ConstrainedSamplingError) as caught:
         resolve_json_schema_strict(_tool(bad, "require", name="edit"), True)
     assert (
-        str(caught.value)
-        == 'Tool "edit" requires JSON-schema constrained sampling, but $ref schemas are unsupported.'
+        str(caught.value) == 'Tool "edit" requires JSON-schema constrained sampling, but $ref schemas are unsupported.'
     )
 
 
@@ -298,9 +297,7 @@ def test_tool_parameters_sends_the_strict_rewrite_only_when_strict() -> None:
 PATCH_SCHEMA = {"type": "object", "properties": {"patch": {"type": "string"}}, "required": ["patch"]}
 
 
-def _grammar_tool(
-    lark: str | None = None, regex: str | None = None, schema: dict[str, Any] | None = None
-) -> Tool:
+def _grammar_tool(lark: str | None = None, regex: str | None = None, schema: dict[str, Any] | None = None) -> Tool:
     variants = GrammarVariants()
     if lark is not None:
         variants.openai_lark = lark
@@ -326,9 +323,7 @@ def test_lark_preferred_over_regex() -> None:
     assert both == GrammarTool(syntax="lark", definition="start: /x/", input_property="patch")
     only_regex = resolve_grammar_sampling(_grammar_tool(regex="x+", lark="  "), True)
     assert only_regex == GrammarTool(syntax="regex", definition="x+", input_property="patch")
-    assert grammar_input_properties([_grammar_tool(regex="x+"), _tool(READ_SCHEMA)], True) == {
-        "apply_patch": "patch"
-    }
+    assert grammar_input_properties([_grammar_tool(regex="x+"), _tool(READ_SCHEMA)], True) == {"apply_patch": "patch"}
 
 
 @pytest.mark.parametrize(

@@ -38,10 +38,12 @@ MODEL = Model(id="claude-sonnet-4-5", name="Claude", api="anthropic-messages", p
 
 def _assistant(*content: Any, stop_reason: StopReason = "toolUse", same: bool = True) -> AssistantMessage:
     if same:
-        return AssistantMessage(content=list(content), api=MODEL.api, provider=MODEL.provider, model=MODEL.id,
-                                stop_reason=stop_reason)
-    return AssistantMessage(content=list(content), api="openai-responses", provider="openai", model="gpt-5",
-                            stop_reason=stop_reason)
+        return AssistantMessage(
+            content=list(content), api=MODEL.api, provider=MODEL.provider, model=MODEL.id, stop_reason=stop_reason
+        )
+    return AssistantMessage(
+        content=list(content), api="openai-responses", provider="openai", model="gpt-5", stop_reason=stop_reason
+    )
 
 
 def _call(call_id: str, name: str = "read", **kw: Any) -> ToolCall:
@@ -49,8 +51,7 @@ def _call(call_id: str, name: str = "read", **kw: Any) -> ToolCall:
 
 
 def _result(call_id: str, name: str = "read", text: str = "ok") -> ToolResultMessage:
-    return ToolResultMessage(tool_call_id=call_id, tool_name=name, content=[TextContent(text=text)],
-                             is_error=False)
+    return ToolResultMessage(tool_call_id=call_id, tool_name=name, content=[TextContent(text=text)], is_error=False)
 
 
 def _shape(messages: list[Message]) -> list[tuple[str, ...]]:
@@ -84,7 +85,10 @@ def test_errored_and_aborted_turns_are_dropped() -> None:
         _assistant(TextContent(text="done"), stop_reason="stop"),
     ]
     assert _shape(transform_messages(messages, MODEL)) == [
-        ("user", "go"), ("user", "again"), ("user", "once more"), ("assistant", "TextContent"),
+        ("user", "go"),
+        ("user", "again"),
+        ("user", "once more"),
+        ("assistant", "TextContent"),
     ]
 
 
@@ -143,7 +147,9 @@ def test_results_that_answer_no_open_call_are_dropped() -> None:
         _result("c1", text="second"),
     ]
     assert _shape(transform_messages(messages, MODEL)) == [
-        ("user", "go"), ("assistant", "c1"), ("toolResult", "c1", "first", "ok"),
+        ("user", "go"),
+        ("assistant", "c1"),
+        ("toolResult", "c1", "first", "ok"),
     ]
 
 
@@ -257,8 +263,7 @@ def test_ids_that_normalise_alike_stay_distinct() -> None:
     ids = [b.id for b in assistant.content if isinstance(b, ToolCall)]
     assert ids == ["a_b", "a_b_2", "a_b_3"]
     answered = {m.tool_call_id: m.content[0] for m in out if isinstance(m, ToolResultMessage)}
-    assert answered == {"a_b": TextContent(text="1"), "a_b_2": TextContent(text="2"),
-                        "a_b_3": TextContent(text="3")}
+    assert answered == {"a_b": TextContent(text="1"), "a_b_2": TextContent(text="2"), "a_b_3": TextContent(text="3")}
 
 
 def test_sanitize_tool_call_id() -> None:
@@ -271,8 +276,9 @@ def test_sanitize_tool_call_id() -> None:
 def test_input_messages_are_not_modified() -> None:
     messages: list[Message] = [
         UserMessage(content="go"),
-        _assistant(ThinkingContent(thinking="t", thinking_signature="S"),
-                   _call("a|b", thought_signature="fc"), same=False),
+        _assistant(
+            ThinkingContent(thinking="t", thinking_signature="S"), _call("a|b", thought_signature="fc"), same=False
+        ),
         _result("a|b"),
     ]
     before = copy.deepcopy(messages)
@@ -300,8 +306,11 @@ def _transcripts(draw: st.DrawFn) -> list[Message]:
             messages.append(_result(draw(_IDS)))
         else:
             ids = draw(st.lists(_IDS, max_size=3, unique=True))
-            content: list[Any] = [ThinkingContent(thinking=draw(st.sampled_from(["", "t"])),
-                                                  thinking_signature=draw(st.sampled_from(["S", ""])))]
+            content: list[Any] = [
+                ThinkingContent(
+                    thinking=draw(st.sampled_from(["", "t"])), thinking_signature=draw(st.sampled_from(["S", ""]))
+                )
+            ]
             content += [_call(i) for i in ids]
             reasons: list[StopReason] = ["stop", "toolUse", "length", "error", "aborted"]
             reason = draw(st.sampled_from(reasons))

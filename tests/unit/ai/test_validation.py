@@ -111,9 +111,9 @@ def test_typebox_nested_objects_and_lists_are_converted() -> None:
 
 def test_optional_null_is_deleted() -> None:
     """spec 3.3.2: null means omitted for an optional property that does not accept null."""
-    assert validate_tool_arguments(
-        "read", ReadParams, {"path": "a", "offset": None, "limit": None}
-    ) == ReadParams(path="a")
+    assert validate_tool_arguments("read", ReadParams, {"path": "a", "offset": None, "limit": None}) == ReadParams(
+        path="a"
+    )
 
 
 def test_required_null_is_kept_then_fails() -> None:
@@ -350,13 +350,9 @@ def test_input_object_is_not_mutated() -> None:
 
 
 _text = st.text(max_size=8)
-_json_scalar = (
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _text
-)
+_json_scalar = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _text
 _edits = st.builds(Edit, old_text=_text, new_text=_text, note=_text | st.just(UNSET))
-_edit_params = st.builds(
-    EditParams, path=_text, edits=st.lists(_edits, max_size=3), first=_edits | st.just(UNSET)
-)
+_edit_params = st.builds(EditParams, path=_text, edits=st.lists(_edits, max_size=3), first=_edits | st.just(UNSET))
 
 
 @settings(max_examples=80, deadline=None)

@@ -86,4 +86,3 @@ async def _run_then_close(run: Callable[[], Awaitable[None]], stdout_w: int) -> 
             await run()
     finally:
         os.close(stdout_w)  # the reader sees end of output
-

@@ -63,15 +63,19 @@ class Editor:
                 await self._changed.wait()
 
     def updates(self, session_id: str | None = None) -> list[Json]:
-        return [m["params"]["update"] for m in self.sent
-                if m["method"] == "session/update" and session_id in (None, m["params"]["sessionId"])]
+        return [
+            m["params"]["update"]
+            for m in self.sent
+            if m["method"] == "session/update" and session_id in (None, m["params"]["sessionId"])
+        ]
 
     def kinds(self) -> list[str]:
         return [u["sessionUpdate"] for u in self.updates()]
 
     # the part of acp's AgentSideConnection the agent uses
-    async def request_permission(self, session_id: str, tool_call: ToolCallUpdate,
-                                 options: list[PermissionOption]) -> RequestPermissionResponse:
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> RequestPermissionResponse:
         self.asked.append(tool_call)
         assert self.choice is not None, "the editor was not expected to be asked"
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.choice))
@@ -115,8 +119,11 @@ async def test_a_turn_streams_updates_in_order_then_ends(workspace: Path) -> Non
         updates = editor.updates(session.session_id)
         (call,) = [u for u in updates if u["sessionUpdate"] == "tool_call"]
         assert (call["kind"], call["status"]) == ("edit", "pending")
-        statuses = [u.get("status") for u in updates
-                    if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call["toolCallId"]]
+        statuses = [
+            u.get("status")
+            for u in updates
+            if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == call["toolCallId"]
+        ]
         assert [s for s in statuses if s] == ["in_progress", "completed"]
         said = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk")
         assert said == "Wrote it."
@@ -125,15 +132,20 @@ async def test_a_turn_streams_updates_in_order_then_ends(workspace: Path) -> Non
 
 
 async def test_run_outcomes_map_to_stop_reasons_and_errors(workspace: Path) -> None:
-    replies = script(reply("^cut", [{"text": "half an ans"}, {"stop": "length"}]),
-                     reply("^fail", [{"text": "partial"}, {"error": "upstream exploded"}]))
+    replies = script(
+        reply("^cut", [{"text": "half an ans"}, {"stop": "length"}]),
+        reply("^fail", [{"text": "partial"}, {"error": "upstream exploded"}]),
+    )
     async with acp_agent(session_config(workspace, replies), Editor()) as agent:
         session = await agent.new_session(cwd=str(workspace))
         assert (await agent.prompt(session_id=session.session_id, prompt=text("cut"))).stop_reason == "max_tokens"
         with pytest.raises(acp.RequestError) as error:
             await agent.prompt(session_id=session.session_id, prompt=text("fail"))
         assert (error.value.code, str(error.value), error.value.data) == (
-            -32603, "upstream exploded", {"stopReason": "error"})
+            -32603,
+            "upstream exploded",
+            {"stopReason": "error"},
+        )
 
 
 async def test_cancel_ends_the_turn_cancelled(workspace: Path) -> None:
@@ -213,10 +225,13 @@ def test_prompt_blocks_become_text_context_and_images() -> None:
     blocks: list[Any] = [
         TextContentBlock(type="text", text="explain "),
         ResourceContentBlock(type="resource_link", uri="file:///ws/a.py", name="a.py"),
-        EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(uri="file:///ws/b.py",
-                                                                                    text="print(1)")),
+        EmbeddedResourceContentBlock(
+            type="resource", resource=TextResourceContents(uri="file:///ws/b.py", text="print(1)")
+        ),
         ImageContentBlock(type="image", data="aGk=", mime_type="image/png"),
     ]
     prompt, images = prompt_input(blocks)
-    assert prompt == 'explain @file:///ws/a.py @file:///ws/b.py\n\n<context ref="file:///ws/b.py">\nprint(1)\n</context>'
+    assert (
+        prompt == 'explain @file:///ws/a.py @file:///ws/b.py\n\n<context ref="file:///ws/b.py">\nprint(1)\n</context>'
+    )
     assert images == [ImageContent(data="aGk=", mime_type="image/png")]

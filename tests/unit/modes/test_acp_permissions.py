@@ -16,20 +16,29 @@ from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalDecision
 
 
 def request(tool: str, preview: ToolPreview, args: dict[str, str]) -> ApprovalRequest:
-    return ApprovalRequest(tool_call_id="call_1", tool_name=tool, args=args, cwd="/ws", title=preview.title,
-                           preview=preview, suggested_rule=tool)
+    return ApprovalRequest(
+        tool_call_id="call_1",
+        tool_name=tool,
+        args=args,
+        cwd="/ws",
+        title=preview.title,
+        preview=preview,
+        suggested_rule=tool,
+    )
 
 
 def wire(call_request: ApprovalRequest) -> dict[str, object]:
-    built = RequestPermissionRequest(session_id="s", tool_call=permission_tool_call(call_request),
-                                     options=permission_options(call_request))
+    built = RequestPermissionRequest(
+        session_id="s", tool_call=permission_tool_call(call_request), options=permission_options(call_request)
+    )
     dumped: dict[str, object] = built.model_dump(mode="json", by_alias=True, exclude_none=True)
     return dumped
 
 
 def test_a_new_file_is_a_diff_without_old_text() -> None:
-    preview = ToolPreview(title="Write NOTES.md", path="/ws/NOTES.md", old_text="", new_text="# Notes\n",
-                          patch="+# Notes")
+    preview = ToolPreview(
+        title="Write NOTES.md", path="/ws/NOTES.md", old_text="", new_text="# Notes\n", patch="+# Notes"
+    )
     call = wire(request("write", preview, {"path": "NOTES.md", "content": "# Notes\n"}))["toolCall"]
     assert isinstance(call, dict)
     assert call["content"] == [{"type": "diff", "path": "/ws/NOTES.md", "newText": "# Notes\n"}]
@@ -38,8 +47,9 @@ def test_a_new_file_is_a_diff_without_old_text() -> None:
 
 
 def test_a_call_with_neither_diff_nor_command_has_no_content() -> None:
-    call = wire(request("read", ToolPreview(title="Read /etc/hostname", path="/etc/hostname"),
-                        {"path": "/etc/hostname"}))["toolCall"]
+    call = wire(
+        request("read", ToolPreview(title="Read /etc/hostname", path="/etc/hostname"), {"path": "/etc/hostname"})
+    )["toolCall"]
     assert isinstance(call, dict)
     assert "content" not in call and call["title"] == "Read /etc/hostname" and call["kind"] == "read"
 
@@ -47,10 +57,14 @@ def test_a_call_with_neither_diff_nor_command_has_no_content() -> None:
 def test_every_offered_option_and_cancel_map_to_a_decision() -> None:
     options = permission_options(request("bash", ToolPreview(title="Run ls", command="ls"), {"command": "ls"}))
     decisions = [permission_decision(AllowedOutcome(outcome="selected", option_id=o.option_id)) for o in options]
-    assert decisions == [ApprovalDecision(outcome="allow"), ApprovalDecision(outcome="allowAlways"),
-                         ApprovalDecision(outcome="reject")]
+    assert decisions == [
+        ApprovalDecision(outcome="allow"),
+        ApprovalDecision(outcome="allowAlways"),
+        ApprovalDecision(outcome="reject"),
+    ]
     assert permission_decision(DeniedOutcome(outcome="cancelled")) == ApprovalDecision(
-        outcome="reject", reason="the permission request was cancelled")
+        outcome="reject", reason="the permission request was cancelled"
+    )
     unknown = permission_decision(AllowedOutcome(outcome="selected", option_id="yolo"))
     assert unknown.outcome == "reject"
 

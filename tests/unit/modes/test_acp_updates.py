@@ -22,8 +22,10 @@ def dumped(update: Any) -> dict[str, Any]:
 
 def run_call(mapper: UpdateMapper, name: str, args: dict[str, Any], is_error: bool) -> list[dict[str, Any]]:
     result = AgentToolResult(content=[TextContent(text="the result")])
-    events: list[AgentEvent] = [ToolExecutionStart(tool_call_id="c1", tool_name=name, args=args),
-              ToolExecutionEnd(tool_call_id="c1", tool_name=name, result=result, is_error=is_error)]
+    events: list[AgentEvent] = [
+        ToolExecutionStart(tool_call_id="c1", tool_name=name, args=args),
+        ToolExecutionEnd(tool_call_id="c1", tool_name=name, result=result, is_error=is_error),
+    ]
     return [dumped(update) for event in events for update in mapper.updates(event)]
 
 
@@ -44,14 +46,19 @@ def test_a_completed_edit_keeps_its_diff(tmp_path: Path) -> None:
 def test_a_write_over_a_file_shows_the_text_it_replaces(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("old notes\n")
     mapper = UpdateMapper(str(tmp_path))
-    start = dumped(mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="write",
-                                                     args={"path": "notes.md", "content": "new notes\n"}))[0])
+    start = dumped(
+        mapper.updates(
+            ToolExecutionStart(
+                tool_call_id="c1", tool_name="write", args={"path": "notes.md", "content": "new notes\n"}
+            )
+        )[0]
+    )
     (tmp_path / "notes.md").write_text("new notes\n")  # the write runs
     result = AgentToolResult(content=[TextContent(text="wrote")])
-    end = dumped(mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="write", result=result,
-                                                   is_error=False))[0])
-    expected = {"type": "diff", "path": str(tmp_path / "notes.md"), "oldText": "old notes\n",
-                "newText": "new notes\n"}
+    end = dumped(
+        mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="write", result=result, is_error=False))[0]
+    )
+    expected = {"type": "diff", "path": str(tmp_path / "notes.md"), "oldText": "old notes\n", "newText": "new notes\n"}
     assert start["content"] == [expected]
     assert end["content"][0] == expected
 
@@ -64,9 +71,13 @@ def test_a_write_of_a_new_file_has_no_old_text(tmp_path: Path) -> None:
 def test_each_retry_is_a_visible_notice() -> None:
     retry = AutoRetryStart(attempt=1, max_attempts=3, delay_ms=2000, error_message="HTTP 500: overloaded")
     (update,) = UpdateMapper("/ws").updates(retry)
-    assert dumped(update) == {"sessionUpdate": "agent_thought_chunk", "content": {
-        "type": "text",
-        "text": "\n[The model request failed: HTTP 500: overloaded. Retrying in 2 s (attempt 1 of 3).]\n"}}
+    assert dumped(update) == {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": {
+            "type": "text",
+            "text": "\n[The model request failed: HTTP 500: overloaded. Retrying in 2 s (attempt 1 of 3).]\n",
+        },
+    }
 
 
 def link(uri: str) -> ResourceContentBlock:
@@ -74,8 +85,14 @@ def link(uri: str) -> ResourceContentBlock:
 
 
 def test_adjacent_mentions_stay_apart() -> None:
-    text, _ = prompt_input([TextContentBlock(type="text", text="compare"), link("file:///ws/a.py"),
-                            link("file:///ws/b.py"), TextContentBlock(type="text", text=" please")])
+    text, _ = prompt_input(
+        [
+            TextContentBlock(type="text", text="compare"),
+            link("file:///ws/a.py"),
+            link("file:///ws/b.py"),
+            TextContentBlock(type="text", text=" please"),
+        ]
+    )
     assert text == "compare @file:///ws/a.py @file:///ws/b.py please"
 
 
@@ -97,17 +114,23 @@ def test_a_shell_call_is_a_meta_terminal_for_a_client_that_opted_in() -> None:
         partial = AgentToolResult(content=[TextContent(text=snapshot)])
         out += [dumped(u) for u in mapper.updates(progress(partial))]
     final = AgentToolResult(content=[TextContent(text="a\nb\n\nCommand exited with code 3")])
-    out += [dumped(u) for u in mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="bash", result=final,
-                                                               is_error=True))]
+    out += [
+        dumped(u)
+        for u in mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="bash", result=final, is_error=True))
+    ]
     start, first, second, end = out  # the unchanged third snapshot sends nothing
     assert start["content"] == [{"type": "terminal", "terminalId": "c1"}]
     assert start["_meta"] == {"terminal_info": {"terminal_id": "c1", "cwd": "/ws"}}
-    assert [first["_meta"], second["_meta"]] == [{"terminal_output": {"terminal_id": "c1", "data": "a\n"}},
-                                                 {"terminal_output": {"terminal_id": "c1", "data": "b\n"}}]
+    assert [first["_meta"], second["_meta"]] == [
+        {"terminal_output": {"terminal_id": "c1", "data": "a\n"}},
+        {"terminal_output": {"terminal_id": "c1", "data": "b\n"}},
+    ]
     assert "content" not in first
     assert end["status"] == "failed" and end["content"] == [{"type": "terminal", "terminalId": "c1"}]
-    assert end["_meta"] == {"terminal_output": {"terminal_id": "c1", "data": "\nCommand exited with code 3"},
-                            "terminal_exit": {"terminal_id": "c1", "exit_code": 3, "signal": None}}
+    assert end["_meta"] == {
+        "terminal_output": {"terminal_id": "c1", "data": "\nCommand exited with code 3"},
+        "terminal_exit": {"terminal_id": "c1", "exit_code": 3, "signal": None},
+    }
 
 
 def test_a_tail_that_moved_on_sends_only_the_new_lines() -> None:
@@ -124,5 +147,8 @@ def test_other_clients_keep_text_snapshots() -> None:
     mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="bash", args={"command": "ls"}))
     partial = AgentToolResult(content=[TextContent(text="a\n")])
     (update,) = mapper.updates(progress(partial))
-    assert dumped(update) == {"sessionUpdate": "tool_call_update", "toolCallId": "c1",
-                              "content": [{"type": "content", "content": {"type": "text", "text": "a\n"}}]}
+    assert dumped(update) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "content": [{"type": "content", "content": {"type": "text", "text": "a\n"}}],
+    }

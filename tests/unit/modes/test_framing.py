@@ -81,7 +81,7 @@ def test_lsp_bad_headers_resync_at_the_next_content_length() -> None:
 
 def test_lsp_accepts_content_type_and_bare_lf_headers() -> None:
     reader = LspFrameReader()
-    data = b'Content-Length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}'
+    data = b"Content-Length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}"
     assert reader.feed(data) == [b"{}"]
     assert reader.feed(b"Content-Length: 2\n\n[]") == [b"[]"]
 

@@ -66,8 +66,9 @@ async def test_the_method_table_and_the_handlers_are_the_same_set(workspace: Pat
 
 async def test_initialize_reports_the_session_and_the_client_capabilities_set_the_policy(workspace: Path) -> None:
     async with jsonrpc_editor(session_config(workspace, script())) as editor:
-        init = await editor.request("initialize", {"clientInfo": {"name": "pytest"},
-                                                   "capabilities": {"approvals": True}})
+        init = await editor.request(
+            "initialize", {"clientInfo": {"name": "pytest"}, "capabilities": {"approvals": True}}
+        )
         assert init["serverInfo"]["name"] == "pi-rpc" and init["protocolVersion"] == 1
         assert init["cwd"] == str(workspace) and init["scripted"] is True and init["model"]["api"] == "faux"
         assert [t["name"] for t in init["tools"]] == TOOLS and init["approvalPolicy"] == "ask"
@@ -126,7 +127,8 @@ async def test_without_a_model_a_prompt_is_a_no_model_error(workspace: Path) -> 
 async def test_tools_set_active_changes_the_list(workspace: Path) -> None:
     async with jsonrpc_editor(session_config(workspace, script())) as editor:
         assert await editor.request("tools/setActive", {"names": ["read", "grep", "nope"]}) == {
-            "active": ["read", "grep"]}
+            "active": ["read", "grep"]
+        }
         tools = (await editor.request("tools/list"))["tools"]
         assert {t["name"] for t in tools if t["active"]} == {"read", "grep"}
         read = next(t for t in tools if t["name"] == "read")
@@ -162,7 +164,9 @@ async def test_sessions_new_list_load_and_stats(workspace: Path) -> None:
         listed = (await editor.request("session/list"))["sessions"]
         assert [s["sessionId"] for s in listed] == [first_id] and listed[0]["firstMessage"] == "hello"
         assert await editor.request("session/load", {"sessionId": first_id}) == {
-            "sessionId": first_id, "messageCount": count}
+            "sessionId": first_id,
+            "messageCount": count,
+        }
         assert (await editor.request("messages"))["messages"][-1]["content"][0]["text"] == "Hello there."
         with pytest.raises(RpcError) as missing:
             await editor.request("session/load", {"sessionId": "nope"})
@@ -242,5 +246,3 @@ async def test_requests_behind_shutdown_are_refused(workspace: Path) -> None:
         refused = await editor.response(2)
         assert refused["error"]["code"] == -32600 and "shutting down" in refused["error"]["message"]
         assert await editor.result(1) is None
-
-

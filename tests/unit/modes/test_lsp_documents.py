@@ -17,7 +17,8 @@ from pi_rpc.modes.lsp.documents import lsp_lines, minimal_edit
 _pieces = st.sampled_from(["a", "é", "😀", "x = 1", "", "\u2028", "\x0c", "  "])
 _ends = st.sampled_from(["\n", "\r\n", "\r"])
 _text = st.lists(st.tuples(_pieces, _ends), max_size=6).flatmap(
-    lambda lines: st.sampled_from(["", "tail", "😀"]).map(lambda tail: "".join(p + e for p, e in lines) + tail))
+    lambda lines: st.sampled_from(["", "tail", "😀"]).map(lambda tail: "".join(p + e for p, e in lines) + tail)
+)
 
 
 def apply(old: str, edit: lsp.TextEdit, encoding: lsp.PositionEncodingKind) -> str:
@@ -28,7 +29,7 @@ def apply(old: str, edit: lsp.TextEdit, encoding: lsp.PositionEncodingKind) -> s
     def offset(position: lsp.Position) -> int:
         if position.line >= len(lines):
             return len(old)
-        start = sum(len(line) for line in lines[:position.line])
+        start = sum(len(line) for line in lines[: position.line])
         units = 0
         for index, char in enumerate(lines[position.line]):
             if units >= position.character:
@@ -36,7 +37,7 @@ def apply(old: str, edit: lsp.TextEdit, encoding: lsp.PositionEncodingKind) -> s
             units += 2 if encoding == lsp.PositionEncodingKind.Utf16 and ord(char) > 0xFFFF else 1
         return start + len(lines[position.line])
 
-    return old[:offset(edit.range.start)] + edit.new_text + old[offset(edit.range.end):]
+    return old[: offset(edit.range.start)] + edit.new_text + old[offset(edit.range.end) :]
 
 
 @settings(max_examples=150, deadline=None)
@@ -54,8 +55,9 @@ def test_the_edit_turns_the_old_text_into_the_new(old: str, new: str, encoding: 
 def test_only_the_changed_lines_are_replaced() -> None:
     old = "a\nb\nc\nd\n"
     edit = minimal_edit(TextDocument("file:///t.py", old), old, "a\nB\nc\nd\n")
-    assert edit == lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=1, character=0),
-                                                end=lsp.Position(line=2, character=0)), new_text="B\n")
+    assert edit == lsp.TextEdit(
+        range=lsp.Range(start=lsp.Position(line=1, character=0), end=lsp.Position(line=2, character=0)), new_text="B\n"
+    )
 
 
 def test_lines_split_where_lsp_splits_them() -> None:

@@ -18,8 +18,9 @@ from .pipes import Json, LinePeer, serve_over_pipes
 
 pytestmark = pytest.mark.anyio
 
-WRITE = reply("^write", [tool_call("write", path="notes.txt", content="hello\n")],
-              [{"text": "All done: wrote the notes."}])
+WRITE = reply(
+    "^write", [tool_call("write", path="notes.txt", content="hello\n")], [{"text": "All done: wrote the notes."}]
+)
 STREAM = reply("^stream", FOREVER)
 
 
@@ -38,7 +39,8 @@ class Pi:
         start = len(self.peer.lines)
         self.peer.send(command)
         return await self.peer.wait_for(
-            lambda line: line.get("type") == "response" and line.get("id") == command.get("id"), start)
+            lambda line: line.get("type") == "response" and line.get("id") == command.get("id"), start
+        )
 
     async def data(self, command: Json) -> Any:
         response = await self.call(command)
@@ -88,8 +90,13 @@ async def test_errors_are_worded_as_pi_words_them(workspace: Path) -> None:
         assert "id" not in parse
         pi.peer.send({"id": "7", "type": "teleport"})
         unknown = await pi.peer.wait_for(lambda line: line.get("command") == "teleport")
-        assert unknown == {"id": "7", "type": "response", "command": "teleport", "success": False,
-                           "error": "Unknown command: teleport"}  # with its id, unlike Pi (its client would wait)
+        assert unknown == {
+            "id": "7",
+            "type": "response",
+            "command": "teleport",
+            "success": False,
+            "error": "Unknown command: teleport",
+        }  # with its id, unlike Pi (its client would wait)
         missing = await pi.call({"id": "8", "type": "set_model", "provider": "nope", "modelId": "x"})
         assert missing["success"] is False and missing["error"].startswith("Model not found: nope/x")
         invalid = await pi.call({"id": "9", "type": "prompt"})
@@ -107,8 +114,10 @@ async def test_a_prompt_while_streaming_needs_a_streaming_behaviour(workspace: P
         assert queued["success"] is True
         assert (await pi.call({"id": "4", "type": "steer", "message": "steer me"}))["success"] is True
         assert (await pi.call({"id": "5", "type": "follow_up", "message": "and then"}))["success"] is True
-        assert await pi.data({"id": "6", "type": "clear_queue"}) == {"steering": ["steer me"],
-                                                                     "followUp": ["later", "and then"]}
+        assert await pi.data({"id": "6", "type": "clear_queue"}) == {
+            "steering": ["steer me"],
+            "followUp": ["later", "and then"],
+        }
         assert (await pi.call({"id": "7", "type": "abort"}))["success"] is True  # answered once idle
         assert (await pi.data({"id": "8", "type": "get_state"}))["isStreaming"] is False
         assert pi.types().count("agent_end") == 1
@@ -119,7 +128,8 @@ async def test_settings_commands(workspace: Path) -> None:
         models = (await pi.data({"id": "1", "type": "get_available_models"}))["models"]
         assert [(m["provider"], m["id"]) for m in models] == [("faux", "scripted")]
         assert (await pi.data({"id": "2", "type": "set_model", "provider": "faux", "modelId": "scripted"}))[
-            "id"] == "scripted"
+            "id"
+        ] == "scripted"
         assert await pi.data({"id": "3", "type": "set_thinking_level", "level": "high"}) is None
         assert await pi.data({"id": "4", "type": "get_available_thinking_levels"}) == {"levels": ["off"]}
         await pi.data({"id": "5", "type": "set_steering_mode", "mode": "all"})

@@ -16,15 +16,19 @@ pytestmark = pytest.mark.anyio
 
 PATCH = "--- a.py\n+++ a.py\n@@ -1 +1 @@\n-x\n+y"
 EDIT = ApprovalRequest(
-    tool_call_id="call_1", tool_name="edit", args={"path": "a.py"}, cwd="/ws", title="Edit a.py",
-    preview=ToolPreview(title="Edit a.py", path="/ws/a.py", old_text="x\n", new_text="y\n",
-                        patch=PATCH),
+    tool_call_id="call_1",
+    tool_name="edit",
+    args={"path": "a.py"},
+    cwd="/ws",
+    title="Edit a.py",
+    preview=ToolPreview(title="Edit a.py", path="/ws/a.py", old_text="x\n", new_text="y\n", patch=PATCH),
     suggested_rule="edit",
 )
 
 
-async def ask(answer: dict[str, Any] | None,
-              gate_timeout: float | None = None) -> tuple[dict[str, Any], ApprovalDecision]:
+async def ask(
+    answer: dict[str, Any] | None, gate_timeout: float | None = None
+) -> tuple[dict[str, Any], ApprovalDecision]:
     sent: list[dict[str, Any]] = []
     dialogs = PiDialogs(lambda line: sent.append(json.loads(line)), lambda: gate_timeout)
     decisions: list[ApprovalDecision] = []
@@ -44,18 +48,26 @@ async def ask(answer: dict[str, Any] | None,
 
 async def test_the_dialog_is_a_confirm_with_the_patch_and_the_timeout_in_ms() -> None:
     request, decision = await ask({"confirmed": True}, gate_timeout=90)
-    assert request == {"type": "extension_ui_request", "id": request["id"], "method": "confirm",
-                       "title": "Allow this edit call?", "message": "Edit a.py\n\n" + PATCH,
-                       "timeout": 90000}
+    assert request == {
+        "type": "extension_ui_request",
+        "id": request["id"],
+        "method": "confirm",
+        "title": "Allow this edit call?",
+        "message": "Edit a.py\n\n" + PATCH,
+        "timeout": 90000,
+    }
     assert decision == ApprovalDecision(outcome="allow")
 
 
-@pytest.mark.parametrize(("answer", "decision"), [
-    ({"confirmed": False}, ApprovalDecision(outcome="reject")),
-    ({"cancelled": True}, ApprovalDecision(outcome="reject", reason="the confirmation was cancelled")),
-    ({"value": "yes"}, ApprovalDecision(outcome="reject")),
-    (None, ApprovalDecision(outcome="reject")),
-])
+@pytest.mark.parametrize(
+    ("answer", "decision"),
+    [
+        ({"confirmed": False}, ApprovalDecision(outcome="reject")),
+        ({"cancelled": True}, ApprovalDecision(outcome="reject", reason="the confirmation was cancelled")),
+        ({"value": "yes"}, ApprovalDecision(outcome="reject")),
+        (None, ApprovalDecision(outcome="reject")),
+    ],
+)
 async def test_anything_but_yes_refuses(answer: dict[str, Any] | None, decision: ApprovalDecision) -> None:
     request, got = await ask(answer)
     assert "timeout" not in request

@@ -83,8 +83,7 @@ async def test_wrong_params_name_the_field(served: Callable[[], tuple[Rpc, Sink]
     rpc, sink = served()
     rpc.handle({"jsonrpc": "2.0", "id": 2, "method": "count", "params": {"maxTurns": "many"}})
     reply = await sink.next()
-    assert reply["error"] == {"code": -32602,
-                              "message": "Invalid params: Expected `int`, got `str` - at `$.maxTurns`"}
+    assert reply["error"] == {"code": -32602, "message": "Invalid params: Expected `int`, got `str` - at `$.maxTurns`"}
 
 
 async def test_a_crashing_handler_becomes_an_internal_error(served: Callable[[], tuple[Rpc, Sink]]) -> None:
@@ -99,12 +98,16 @@ async def test_a_crashing_handler_becomes_an_internal_error(served: Callable[[],
 
 
 async def test_unknown_methods_are_answered_and_unknown_notifications_ignored(
-        served: Callable[[], tuple[Rpc, Sink]]) -> None:
+    served: Callable[[], tuple[Rpc, Sink]],
+) -> None:
     rpc, sink = served()
     rpc.handle({"jsonrpc": "2.0", "method": "tools/explode"})
     rpc.handle({"jsonrpc": "2.0", "id": 5, "method": "tools/explode"})
-    assert await sink.next() == {"jsonrpc": "2.0", "id": 5,
-                                 "error": {"code": -32601, "message": "Method Not Found: tools/explode"}}
+    assert await sink.next() == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "error": {"code": -32601, "message": "Method Not Found: tools/explode"},
+    }
     assert sink.bodies == []
 
 
@@ -127,8 +130,11 @@ async def test_cancel_request_stops_that_request_only(served: Callable[[], tuple
         await started.wait()
     rpc.cancel(7)  # no such request: nothing happens
     rpc.cancel("w")
-    assert await sink.next() == {"jsonrpc": "2.0", "id": "w",
-                                 "error": {"code": -32800, "message": 'Request with id "w" is canceled'}}
+    assert await sink.next() == {
+        "jsonrpc": "2.0",
+        "id": "w",
+        "error": {"code": -32800, "message": 'Request with id "w" is canceled'},
+    }
     assert cleaned_up == ["wait"]
     rpc.handle({"jsonrpc": "2.0", "id": 6, "method": "count"})
     assert (await sink.next())["result"] == {"turnsLeft": 0}
@@ -142,8 +148,10 @@ async def test_a_method_name_is_registered_once(served: Callable[[], tuple[Rpc, 
 
 def test_the_jsonrpc_mode_starts_without_pygls() -> None:
     """pygls and lsprotocol cost about 0.3 s and 20 MiB at start-up; only `--mode lsp` needs them."""
-    code = ("import sys, pi_rpc.modes.cli, pi_rpc.modes.jsonrpc.server; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol', 'cattrs'}))")
+    code = (
+        "import sys, pi_rpc.modes.cli, pi_rpc.modes.jsonrpc.server; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol', 'cattrs'}))"
+    )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
 
@@ -163,11 +171,20 @@ async def test_a_request_cancelled_in_the_same_read_never_runs(served: Callable[
     assert ran == []
 
 
-_OPS = st.lists(st.one_of(st.tuples(st.just("request"), st.sampled_from(["ok", "wait", "boom", "busy"])),
-                          st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=12)),
-                          st.tuples(st.just("tick"), st.just(""))), max_size=25)
-_CODES: dict[str, set[int | None]] = {"ok": {None, -32800}, "wait": {-32800}, "boom": {-32603, -32800},
-                                     "busy": {-32002, -32800}}
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("request"), st.sampled_from(["ok", "wait", "boom", "busy"])),
+        st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=12)),
+        st.tuples(st.just("tick"), st.just("")),
+    ),
+    max_size=25,
+)
+_CODES: dict[str, set[int | None]] = {
+    "ok": {None, -32800},
+    "wait": {-32800},
+    "boom": {-32603, -32800},
+    "busy": {-32002, -32800},
+}
 
 
 @settings(max_examples=60, deadline=None)

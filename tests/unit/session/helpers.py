@@ -53,9 +53,13 @@ def session_config(workspace: Path, the_script: Script | None, **overrides: Any)
         return [FAUX_MODEL] if choice is not None else []
 
     fields: dict[str, Any] = {
-        "cwd": str(workspace), "model": choice, "files": files,
-        "tools": create_tool_definitions(TOOLS, files), "active_tools": TOOLS,
-        "available_models": available, "resolve_model": resolve,
+        "cwd": str(workspace),
+        "model": choice,
+        "files": files,
+        "tools": create_tool_definitions(TOOLS, files),
+        "active_tools": TOOLS,
+        "available_models": available,
+        "resolve_model": resolve,
         "session_root": workspace.parent / "sessions",
     }
     fields.update(overrides)

@@ -52,12 +52,26 @@ class FakeUser:
         return self.decisions.pop(0)
 
 
-def gate(tmp_path: Path, policy: ApprovalPolicy, user: FakeUser | None = None, *, allow: tuple[str, ...] = (),
-         deny: tuple[str, ...] = (), saved: list[str] | None = None, timeout: float | None = None) -> ApprovalGate:
+def gate(
+    tmp_path: Path,
+    policy: ApprovalPolicy,
+    user: FakeUser | None = None,
+    *,
+    allow: tuple[str, ...] = (),
+    deny: tuple[str, ...] = (),
+    saved: list[str] | None = None,
+    timeout: float | None = None,
+) -> ApprovalGate:
     tools = create_tool_definitions(["read", "bash", "edit", "write"])
-    result = ApprovalGate(lambda: str(tmp_path), tools.get, lambda: ToolCallContext(cwd=str(tmp_path)), policy=policy,
-                          rules=ApprovalRules(allow=parse_rules(allow), deny=parse_rules(deny)), timeout=timeout,
-                          save_rule=saved.append if saved is not None else None)
+    result = ApprovalGate(
+        lambda: str(tmp_path),
+        tools.get,
+        lambda: ToolCallContext(cwd=str(tmp_path)),
+        policy=policy,
+        rules=ApprovalRules(allow=parse_rules(allow), deny=parse_rules(deny)),
+        timeout=timeout,
+        save_rule=saved.append if saved is not None else None,
+    )
     result.approver = user
     return result
 
@@ -65,19 +79,22 @@ def gate(tmp_path: Path, policy: ApprovalPolicy, user: FakeUser | None = None, *
 # --- rules ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("rule", "command", "matches"), [
-    ("bash(npm test:*)", "npm test", True),
-    ("bash(npm test:*)", "npm test -- -k foo", True),
-    ("bash(npm test:*)", "npm tester", False),
-    ("bash(npm test:*)", "npm test && rm -rf ~", False),  # an allow rule never covers a chain
-    ("bash(npm test:*)", "npm test; curl evil", False),
-    ("bash(npm test:*)", "npm test > /etc/passwd", False),
-    ("bash(npm test:*)", "npm test $(rm -rf ~)", False),
-    ("bash(git status)", "git status", True),
-    ("bash(git status)", "git status -s", False),
-    ("bash", "anything at all", True),
-    ("edit", "x", False),
-])
+@pytest.mark.parametrize(
+    ("rule", "command", "matches"),
+    [
+        ("bash(npm test:*)", "npm test", True),
+        ("bash(npm test:*)", "npm test -- -k foo", True),
+        ("bash(npm test:*)", "npm tester", False),
+        ("bash(npm test:*)", "npm test && rm -rf ~", False),  # an allow rule never covers a chain
+        ("bash(npm test:*)", "npm test; curl evil", False),
+        ("bash(npm test:*)", "npm test > /etc/passwd", False),
+        ("bash(npm test:*)", "npm test $(rm -rf ~)", False),
+        ("bash(git status)", "git status", True),
+        ("bash(git status)", "git status -s", False),
+        ("bash", "anything at all", True),
+        ("edit", "x", False),
+    ],
+)
 def test_allow_rules_for_commands(rule: str, command: str, matches: bool, tmp_path: Path) -> None:
     assert PermissionRule.parse(rule).matches("bash", {"command": command}, str(tmp_path)) is matches
 
@@ -88,16 +105,19 @@ def test_a_deny_rule_matches_any_part_of_a_chain(tmp_path: Path) -> None:
     assert not rule.matches("bash", {"command": "echo rm"}, str(tmp_path), for_deny=True)
 
 
-@pytest.mark.parametrize(("rule", "path", "matches"), [
-    ("edit(src/**)", "src/a.py", True),
-    ("edit(src/**)", "src/deep/er/a.py", True),
-    ("edit(src/**)", "tests/a.py", False),
-    ("edit(src/*.py)", "src/a.py", True),
-    ("edit(src/*.py)", "src/deep/a.py", False),
-    ("edit(**/*.md)", "README.md", True),
-    ("edit(**/*.md)", "docs/x/README.md", True),
-    ("edit(/etc/**)", "/etc/hosts", True),
-])
+@pytest.mark.parametrize(
+    ("rule", "path", "matches"),
+    [
+        ("edit(src/**)", "src/a.py", True),
+        ("edit(src/**)", "src/deep/er/a.py", True),
+        ("edit(src/**)", "tests/a.py", False),
+        ("edit(src/*.py)", "src/a.py", True),
+        ("edit(src/*.py)", "src/deep/a.py", False),
+        ("edit(**/*.md)", "README.md", True),
+        ("edit(**/*.md)", "docs/x/README.md", True),
+        ("edit(/etc/**)", "/etc/hosts", True),
+    ],
+)
 def test_path_rules(rule: str, path: str, matches: bool, tmp_path: Path) -> None:
     assert PermissionRule.parse(rule).matches("edit", {"path": path}, str(tmp_path)) is matches
 

@@ -35,8 +35,7 @@ def user(text: str) -> UserMessage:
 def reply(text: str = "", calls: int = 0, tokens: int = 0) -> AssistantMessage:
     content: list[AssistantContent] = [TextContent(text=text)]
     content += [ToolCall(id=f"c{i}", name="read", arguments={"path": "a.py"}) for i in range(calls)]
-    return AssistantMessage(content=content, api="faux", provider="faux", model="m",
-                            usage=Usage(total_tokens=tokens))
+    return AssistantMessage(content=content, api="faux", provider="faux", model="m", usage=Usage(total_tokens=tokens))
 
 
 def result(text: str) -> ToolResultMessage:

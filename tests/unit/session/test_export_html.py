@@ -9,8 +9,13 @@ from pi_rpc.session.export_html import session_html
 def test_text_is_escaped_and_nothing_is_loaded_from_elsewhere() -> None:
     messages: list[Message] = [
         UserMessage(content=[TextContent(text="<script>alert(1)</script>")]),
-        AssistantMessage(content=[ToolCall(id="c", name="bash", arguments={"command": "echo '<b>'"})],
-                         api="faux", provider="faux", model="m", stop_reason="toolUse"),
+        AssistantMessage(
+            content=[ToolCall(id="c", name="bash", arguments={"command": "echo '<b>'"})],
+            api="faux",
+            provider="faux",
+            model="m",
+            stop_reason="toolUse",
+        ),
         ToolResultMessage(tool_call_id="c", tool_name="bash", content=[TextContent(text="<b>")], is_error=False),
     ]
     page = session_html("a & b", messages)

@@ -15,8 +15,13 @@ HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2026-01-01
 
 
 def user(entry_id: str, parent: str | None, text: str) -> dict[str, Any]:
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t",
-            "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "t",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
+    }
 
 
 def write(path: Path, *entries: dict[str, Any], tail: bytes = b"") -> Path:
@@ -25,16 +30,34 @@ def write(path: Path, *entries: dict[str, Any], tail: bytes = b"") -> Path:
 
 
 def test_the_newest_branch_after_its_compaction(tmp_path: Path) -> None:
-    path = write(tmp_path / "s.jsonl",
-                 user("a", None, "first"), user("b", "a", "second"), user("x", "a", "other branch"),
-                 {"type": "compaction", "id": "c", "parentId": "x", "summary": "S", "firstKeptEntryId": "x"},
-                 {"type": "message", "id": "d", "parentId": "c", "timestamp": "t",
-                  "message": {"role": "bashExecution", "command": "ls", "output": "f", "exitCode": 0,
-                              "cancelled": False, "truncated": False, "timestamp": 1}})
+    path = write(
+        tmp_path / "s.jsonl",
+        user("a", None, "first"),
+        user("b", "a", "second"),
+        user("x", "a", "other branch"),
+        {"type": "compaction", "id": "c", "parentId": "x", "summary": "S", "firstKeptEntryId": "x"},
+        {
+            "type": "message",
+            "id": "d",
+            "parentId": "c",
+            "timestamp": "t",
+            "message": {
+                "role": "bashExecution",
+                "command": "ls",
+                "output": "f",
+                "exitCode": 0,
+                "cancelled": False,
+                "truncated": False,
+                "timestamp": 1,
+            },
+        },
+    )
     _, messages = load_session(path)
     assert summary_text(messages[0]) == "S"
     assert [text_of(m.content) for m in messages[1:] if isinstance(m, UserMessage)] == [
-        "other branch", "Ran `ls`\n```\nf\n```"]
+        "other branch",
+        "Ran `ls`\n```\nf\n```",
+    ]
 
 
 def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:

@@ -53,7 +53,9 @@ def test_templates_user_then_project_and_the_description_falls_back_to_the_first
     write(cwd / ".pi" / "prompts" / "notes.txt", "not a template")
     templates = load_prompt_templates(str(cwd), agent)
     assert [(t.name, t.scope, t.description) for t in templates] == [
-        ("one", "user", "First"), ("two", "project", "x" * 60 + "...")]
+        ("one", "user", "First"),
+        ("two", "project", "x" * 60 + "..."),
+    ]
     assert expand_prompt_template("/one 'a b' c", templates) == "Do a b"
     assert expand_prompt_template("/three x", templates) == "/three x"
     assert expand_prompt_template("one x", templates) == "one x"
@@ -65,8 +67,12 @@ def test_argument_placeholders() -> None:
 
 
 @settings(max_examples=60, derandomize=True)
-@given(st.lists(st.text(alphabet="ab$@1{}: ", min_size=1, max_size=6).filter(lambda s: s.strip() == s and " " not in s),
-                max_size=4))
+@given(
+    st.lists(
+        st.text(alphabet="ab$@1{}: ", min_size=1, max_size=6).filter(lambda s: s.strip() == s and " " not in s),
+        max_size=4,
+    )
+)
 def test_substituted_values_are_never_substituted_again(args: list[str]) -> None:
     assert substitute_args("$1", args) == (args[0] if args else "")
     assert substitute_args("$ARGUMENTS", args) == " ".join(args)
@@ -76,8 +82,10 @@ def test_skills_are_loaded_listed_and_expanded(tmp_path: Path) -> None:
     agent, cwd = tmp_path / "agent", tmp_path / "ws"
     write(agent / "skills" / "pdf" / "SKILL.md", "---\ndescription: Read <PDF> files\n---\nUse pdftotext.")
     write(agent / "skills" / "pdf" / "nested" / "SKILL.md", "---\ndescription: never loaded\n---\n")
-    write(cwd / ".pi" / "skills" / "quick.md", "---\nname: quick\ndescription: Quick one\n"
-                                               "disable-model-invocation: true\n---\nBe quick.")
+    write(
+        cwd / ".pi" / "skills" / "quick.md",
+        "---\nname: quick\ndescription: Quick one\ndisable-model-invocation: true\n---\nBe quick.",
+    )
     write(cwd / ".pi" / "skills" / "nodesc" / "SKILL.md", "no front matter")
     write(cwd / ".pi" / "skills" / ".hidden" / "SKILL.md", "---\ndescription: hidden\n---\n")
     skills = load_skills(str(cwd), agent)
@@ -94,8 +102,13 @@ def test_switches_turn_each_kind_off(tmp_path: Path) -> None:
     write(tmp_path / "AGENTS.md", "ctx")
     write(tmp_path / ".pi" / "prompts" / "t.md", "t")
     write(tmp_path / "extra.md", "explicit")
-    options = ResourceOptions(agent_dir=tmp_path / "none", context_files=False, prompt_templates=False,
-                              prompt_template_paths=["extra.md"], skills=False)
+    options = ResourceOptions(
+        agent_dir=tmp_path / "none",
+        context_files=False,
+        prompt_templates=False,
+        prompt_template_paths=["extra.md"],
+        skills=False,
+    )
     resources = load_resources(str(tmp_path), options)
     assert resources.context_files == [] and [t.name for t in resources.prompt_templates] == ["extra"]
     assert resources.expand("/extra") == "explicit"

@@ -107,8 +107,9 @@ async def test_an_abort_right_after_the_start_is_not_lost(workspace: Path) -> No
         started = session.start_prompt("stream forever")
         await session.abort()
         assert isinstance(started, list) and started[0].stop_reason == "aborted"
-        assert not any(isinstance(e, MessageUpdate) and isinstance(e.assistant_message_event, TextDeltaEvent)
-                       for e in events.all)
+        assert not any(
+            isinstance(e, MessageUpdate) and isinstance(e.assistant_message_event, TextDeltaEvent) for e in events.all
+        )
 
 
 async def test_a_failing_model_ends_the_run_with_an_error_outcome(workspace: Path) -> None:
@@ -120,7 +121,9 @@ async def test_a_failing_model_ends_the_run_with_an_error_outcome(workspace: Pat
 
 async def test_new_session_forgets_the_transcript_and_keeps_tools_and_model(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(HELLO, reply("^hello", [{"text": "Again."}])))) as (
-            session, _):
+        session,
+        _,
+    ):
         first_id = session.session_id
         await session.prompt("hello")
         assert session.session_file is not None
@@ -245,10 +248,13 @@ async def test_a_rejection_leaves_the_file_and_the_model_reads_why(workspace: Pa
     assert result.is_error and "The user rejected this write call: not now" in str(result.result)
 
 
-async def test_read_only_blocks_without_asking_and_a_policy_change_applies_to_the_next_call(
-        workspace: Path) -> None:
-    twice = reply("^write", [tool_call("write", path="notes.txt", content="hello\n")],
-                  [tool_call("write", path="notes.txt", content="again\n")], [{"text": "done"}])
+async def test_read_only_blocks_without_asking_and_a_policy_change_applies_to_the_next_call(workspace: Path) -> None:
+    twice = reply(
+        "^write",
+        [tool_call("write", path="notes.txt", content="hello\n")],
+        [tool_call("write", path="notes.txt", content="again\n")],
+        [{"text": "done"}],
+    )
     async with open_session(session_config(workspace, script(twice))) as (session, events):
         user = FakeUser(ApprovalDecision(outcome="allow"))
         session.set_approver(user)
@@ -272,8 +278,9 @@ async def test_a_client_that_cannot_ask_gets_the_configured_default(workspace: P
         assert session.approvals.policy == "auto"
         await session.prompt("write notes")
     assert (workspace / "notes.txt").exists()
-    async with open_session(session_config(workspace, script(), approval_policy="readOnly",
-                                           approval_policy_configured=True)) as (session, _):
+    async with open_session(
+        session_config(workspace, script(), approval_policy="readOnly", approval_policy_configured=True)
+    ) as (session, _):
         session.set_approver(FakeUser(ApprovalDecision(outcome="allow")))
         assert session.approvals.policy == "readOnly"  # the user's choice wins over the client's ability
 

@@ -24,10 +24,12 @@ def anyio_backend() -> str:
 
 def test_the_models_view_of_a_command() -> None:
     assert bash_execution_text("true", BashResult(output="", exit_code=0, cancelled=False, truncated=False)) == (
-        "Ran `true`\n(no output)")
+        "Ran `true`\n(no output)"
+    )
     cut = BashResult(output="tail", exit_code=None, cancelled=True, truncated=True, full_output_path="/tmp/x.log")
     assert bash_execution_text("yes", cut) == (
-        "Ran `yes`\n```\ntail\n```\n\n(command cancelled)\n\n[Output truncated. Full output: /tmp/x.log]")
+        "Ran `yes`\n```\ntail\n```\n\n(command cancelled)\n\n[Output truncated. Full output: /tmp/x.log]"
+    )
 
 
 async def test_abort_kills_the_command_and_reports_it_cancelled(tmp_path: Path) -> None:
@@ -61,8 +63,9 @@ async def test_abort_kills_the_command_and_reports_it_cancelled(tmp_path: Path) 
 
 async def test_output_streams_as_events_and_joins_the_transcript(tmp_path: Path) -> None:
     async with anyio.create_task_group() as tasks:
-        session = AgentSession(SessionConfig(cwd=str(tmp_path), model=None, tools={}, active_tools=[],
-                                             persist=False), tasks)
+        session = AgentSession(
+            SessionConfig(cwd=str(tmp_path), model=None, tools={}, active_tools=[], persist=False), tasks
+        )
         events: list[AgentEvent] = []
         session.subscribe(events.append)
         result = await session.run_bash("printf 'a\\nb'")
@@ -70,5 +73,8 @@ async def test_output_streams_as_events_and_joins_the_transcript(tmp_path: Path)
     assert (result.output, result.exit_code, hidden.output) == ("a\nb", 0, "secret\n")
     streamed = "".join(e.delta for e in events if isinstance(e, BashExecutionUpdate))
     assert streamed == "a\nbsecret\n"
-    assert session.messages == [UserMessage(content=[TextContent(text="Ran `printf 'a\\nb'`\n```\na\nb\n```")],
-                                            timestamp=session.messages[0].timestamp)]
+    assert session.messages == [
+        UserMessage(
+            content=[TextContent(text="Ran `printf 'a\\nb'`\n```\na\nb\n```")], timestamp=session.messages[0].timestamp
+        )
+    ]

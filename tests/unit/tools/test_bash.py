@@ -229,8 +229,7 @@ async def test_non_zero_exit_keeps_truncation_details(ctx: ToolCallContext) -> N
     details = err.value.details
     assert isinstance(details, BashDetails) and not isinstance(details.truncation, UnsetType)
     assert str(err.value).endswith(
-        f"[Showing lines 1001-3000 of 3000. Full output: {details.full_output_path}]\n\n"
-        "Command exited with code 2"
+        f"[Showing lines 1001-3000 of 3000. Full output: {details.full_output_path}]\n\nCommand exited with code 2"
     )
 
 
@@ -407,9 +406,7 @@ async def test_4000_lines(ctx: ToolCallContext) -> None:
     assert (details.truncation.total_lines, details.truncation.output_lines) == (4000, 2000)
     text = text_of(result)
     assert text.startswith("line-2001\n")
-    assert text.endswith(
-        f"line-4000\n\n[Showing lines 2001-4000 of 4000. Full output: {details.full_output_path}]"
-    )
+    assert text.endswith(f"line-4000\n\n[Showing lines 2001-4000 of 4000. Full output: {details.full_output_path}]")
     assert isinstance(details.full_output_path, str)
     assert read_text(details.full_output_path) == "".join(f"line-{i:04d}\n" for i in range(1, 4001))
     assert msgspec.to_builtins(details)["truncation"]["truncatedBy"] == "lines"

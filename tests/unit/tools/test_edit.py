@@ -203,9 +203,7 @@ async def test_operations_route_io_elsewhere() -> None:
         if path not in buffers:
             raise FileNotFoundError(2, "No such file or directory", path)
 
-    result = await _edit(
-        Path("/ws"), _one("x = 1", "x = 2", "a.py"), EditOperations(read_file, write_file, access)
-    )
+    result = await _edit(Path("/ws"), _one("x = 1", "x = 2", "a.py"), EditOperations(read_file, write_file, access))
     assert text_of(result) == "Successfully replaced 1 block(s) in a.py."
     assert buffers == {"/ws/a.py": b"x = 2\n"}
 
@@ -271,17 +269,14 @@ async def test_not_found(tmp_path: Path) -> None:
     """spec 11.6: single and multi wording."""
     (tmp_path / "f.txt").write_text("abc\n")
     assert await _error(tmp_path, _one("zzz", "y")) == (
-        "Could not find the exact text in f.txt. The old text must match exactly including all whitespace "
-        "and "
-        "newlines."
+        "Could not find the exact text in f.txt. The old text must match exactly including all whitespace and newlines."
     )
     multi = {
         "path": "f.txt",
         "edits": [{"oldText": "abc", "newText": "y"}, {"oldText": "zzz", "newText": "z"}],
     }
     assert await _error(tmp_path, multi) == (
-        "Could not find edits[1] in f.txt. The oldText must match exactly including all whitespace and "
-        "newlines."
+        "Could not find edits[1] in f.txt. The oldText must match exactly including all whitespace and newlines."
     )
 
 
@@ -326,10 +321,7 @@ async def test_no_change(tmp_path: Path) -> None:
         "path": "f.txt",
         "edits": [{"oldText": "same", "newText": "same"}, {"oldText": "other", "newText": "other"}],
     }
-    assert (
-        await _error(tmp_path, multi)
-        == "No changes made to f.txt. The replacements produced identical content."
-    )
+    assert await _error(tmp_path, multi) == "No changes made to f.txt. The replacements produced identical content."
 
 
 async def test_failure_writes_nothing(tmp_path: Path) -> None:
@@ -409,8 +401,7 @@ async def test_details_carry_diff_patch_and_first_changed_line(tmp_path: Path) -
                 "    ...",
             ]
         ),
-        "patch": "--- f.txt\n+++ f.txt\n@@ -6,9 +6,9 @@\n l6\n l7\n l8\n l9\n-l10\n+L10\n l11\n l12\n "
-        "l13\n l14\n",
+        "patch": "--- f.txt\n+++ f.txt\n@@ -6,9 +6,9 @@\n l6\n l7\n l8\n l9\n-l10\n+L10\n l11\n l12\n l13\n l14\n",
         "firstChangedLine": 10,
     }
 
@@ -509,9 +500,11 @@ async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
     file is written back unchanged, and the diff shows it as U+FFFD."""
     target = tmp_path / "legacy.txt"
     target.write_bytes(b"caf\xe9 au lait\nprice = 1\n")
-    result = await run_tool(create_edit_tool(),
-                            {"path": "legacy.txt", "edits": [{"oldText": "price = 1", "newText": "price = 2"}]},
-                            str(tmp_path))
+    result = await run_tool(
+        create_edit_tool(),
+        {"path": "legacy.txt", "edits": [{"oldText": "price = 1", "newText": "price = 2"}]},
+        str(tmp_path),
+    )
     assert target.read_bytes() == b"caf\xe9 au lait\nprice = 2\n"
     assert "caf\ufffd au lait" in wire_details(result)["patch"]
 
@@ -520,8 +513,7 @@ async def test_bytes_that_are_not_utf8_survive_an_edit(tmp_path: Path) -> None:
 async def test_a_fifo_cannot_be_edited(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(ToolError, match="Could not edit file: pipe. Error code: EINVAL."):
-        await run_tool(create_edit_tool(),
-                       {"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))
+        await run_tool(create_edit_tool(), {"path": "pipe", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))
 
 
 @pytest.mark.anyio
@@ -529,5 +521,4 @@ async def test_a_symlink_loop_gets_node_style_text(tmp_path: Path) -> None:
     os.symlink("b", tmp_path / "a")
     os.symlink("a", tmp_path / "b")
     with pytest.raises(ToolError, match=r"^Could not edit file: a\. Error code: ELOOP\.$"):
-        await run_tool(create_edit_tool(),
-                       {"path": "a", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))
+        await run_tool(create_edit_tool(), {"path": "a", "edits": [{"oldText": "a", "newText": "b"}]}, str(tmp_path))

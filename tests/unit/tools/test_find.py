@@ -235,9 +235,7 @@ async def test_failure_with_output_is_tolerated(tmp_path: Path) -> None:
     fake = tmp_path / "fake-rg"
     fake.write_text("#!/bin/sh\nprintf 'a.ts\\r\\n\\nb/c.ts\\n'\necho 'permission denied' >&2\nexit 2\n")
     fake.chmod(0o755)
-    result = await run_tool(
-        create_find_tool(locate=lambda: str(fake)), {"pattern": "*.ts"}, tmp_path
-    )
+    result = await run_tool(create_find_tool(locate=lambda: str(fake)), {"pattern": "*.ts"}, tmp_path)
     assert text_of(result) == "a.ts\nb/c.ts"
 
 
@@ -288,9 +286,7 @@ async def test_custom_glob_operation(tmp_path: Path) -> None:
     result = await run_tool(tool, {"pattern": "*.ts", "limit": 3}, "/remote/ws")
     assert text_of(result) == "a.ts\nsub/b.ts\ndir/\n\n[3 results limit reached]"
     assert wire_details(result) == {"resultLimitReached": 3}
-    assert calls == [
-        ("*.ts", "/remote/ws", GlobOptions(ignore=["**/node_modules/**", "**/.git/**"], limit=3))
-    ]
+    assert calls == [("*.ts", "/remote/ws", GlobOptions(ignore=["**/node_modules/**", "**/.git/**"], limit=3))]
 
     with pytest.raises(ToolError) as info:
         await run_tool(tool, {"pattern": "*", "path": "/elsewhere"}, "/remote/ws")

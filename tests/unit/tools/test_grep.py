@@ -286,9 +286,7 @@ async def test_limit_is_at_least_one(tmp_path: Path) -> None:
     """spec 13.5: effectiveLimit = max(1, limit)"""
     write(tmp_path / "a.txt", "needle\nneedle\n")
     result = await grep(tmp_path, pattern="needle", limit=0)
-    assert text_of(result) == (
-        "a.txt:1: needle\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
-    )
+    assert text_of(result) == ("a.txt:1: needle\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]")
 
 
 async def test_long_lines_are_cut(tmp_path: Path) -> None:

@@ -152,7 +152,5 @@ async def test_both_notices(tmp_path: Path) -> None:
     for i in range(260):
         (tmp_path / f"{i:03d}{'n' * 240}").write_text("x")
     result = await ls(tmp_path, limit=250)
-    assert text_of(result).endswith(
-        "\n\n[250 entries limit reached. Use limit=500 for more. 50.0KB limit reached]"
-    )
+    assert text_of(result).endswith("\n\n[250 entries limit reached. Use limit=500 for more. 50.0KB limit reached]")
     assert list(wire_details(result)) == ["entryLimitReached", "truncation"]

@@ -39,7 +39,9 @@ async def test_stdio_tools_are_namespaced_validated_and_keep_text_and_images() -
         assert {d.source for d in tools.values()} == {"mcp:testkit"}
         assert await call(tools["mcp__testkit__shout"], {"text": "hi", "times": "2"}) == [TextContent(text="HI HI")]
         assert await call(tools["mcp__testkit__pixel"], {}) == [
-            TextContent(text="a pixel"), ImageContent(data=PIXEL_PNG, mime_type="image/png")]
+            TextContent(text="a pixel"),
+            ImageContent(data=PIXEL_PNG, mime_type="image/png"),
+        ]
         with pytest.raises(ToolArgumentsError, match="text"):
             validate_tool_arguments("mcp__testkit__shout", tools["mcp__testkit__shout"].parameters, {"times": 1})
         with pytest.raises(ToolError, match="the gizmo is jammed"):
@@ -57,8 +59,10 @@ async def test_a_killed_server_gives_a_clear_error_and_other_servers_keep_workin
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(ToolError) as error:
             await call(tools["mcp__one__shout"], {"text": "hi"})
-        assert str(error.value) == ('MCP server "one" stopped during the call to shout (Connection closed); '
-                                    "it is started again at the next call")
+        assert str(error.value) == (
+            'MCP server "one" stopped during the call to shout (Connection closed); '
+            "it is started again at the next call"
+        )
         assert {s.name: s.status for s in servers.statuses()} == {"one": "failed", "two": "running"}
         assert await call(tools["mcp__two__shout"], {"text": "still"}) == [TextContent(text="STILL")]
         assert await call(tools["mcp__one__shout"], {"text": "back"}) == [TextContent(text="BACK")]
@@ -70,8 +74,7 @@ async def test_a_killed_server_gives_a_clear_error_and_other_servers_keep_workin
 async def test_a_server_that_cannot_start_is_reported_and_does_not_block() -> None:
     servers = McpServers()
     async with anyio.create_task_group() as tasks:
-        await servers.start([McpServerConfig(name="ghost", command="/nonexistent/mcp-server"), stdio_config()],
-                            tasks)
+        await servers.start([McpServerConfig(name="ghost", command="/nonexistent/mcp-server"), stdio_config()], tasks)
         (ghost, good) = servers.statuses()
         assert (ghost.name, ghost.status, good.status) == ("ghost", "failed", "running")
         assert ghost.error
@@ -91,14 +94,17 @@ async def test_streamable_http_on_loopback() -> None:
 
 
 def test_settings_in_the_shape_other_agents_use() -> None:
-    entries = {"files": McpServerEntry(command="npx", args=["-y", "server"], env={"K": "v"}),
-               "web": McpServerEntry(type="http", url="http://127.0.0.1:1/mcp"),
-               "gem": McpServerEntry(http_url="http://127.0.0.1:2/mcp"),
-               "off": McpServerEntry(command="x", disabled=True)}
+    entries = {
+        "files": McpServerEntry(command="npx", args=["-y", "server"], env={"K": "v"}),
+        "web": McpServerEntry(type="http", url="http://127.0.0.1:1/mcp"),
+        "gem": McpServerEntry(http_url="http://127.0.0.1:2/mcp"),
+        "off": McpServerEntry(command="x", disabled=True),
+    }
     assert servers_from_settings(entries) == [
         McpServerConfig(name="files", command="npx", args=["-y", "server"], env={"K": "v"}),
         McpServerConfig(name="web", url="http://127.0.0.1:1/mcp"),
-        McpServerConfig(name="gem", url="http://127.0.0.1:2/mcp")]
+        McpServerConfig(name="gem", url="http://127.0.0.1:2/mcp"),
+    ]
 
 
 def test_tool_names_are_safe_for_every_provider() -> None:

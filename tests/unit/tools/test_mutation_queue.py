@@ -165,9 +165,7 @@ async def test_concurrent_edits_and_write_through_two_symlinks_lose_nothing(tmp_
         await write.execute(WriteParams(path="one", content="fresh\n"), ctx)
 
     async def follow_up() -> None:
-        params = msgspec.convert(
-            {"path": "two", "edits": [{"oldText": "fresh", "newText": "edited"}]}, EditParams
-        )
+        params = msgspec.convert({"path": "two", "edits": [{"oldText": "fresh", "newText": "edited"}]}, EditParams)
         await edit.execute(params, ctx)
 
     with anyio.fail_after(GUARD):

@@ -121,9 +121,7 @@ def test_long_single_line_is_kept_partially(tmp_path: os.PathLike[str]) -> None:
     assert snap.content == "€" * (DEFAULT_MAX_BYTES // 3)
     assert acc.last_line_bytes == 120_000
     text, _ = format_output(snap, last_line_bytes=acc.last_line_bytes)
-    assert text.endswith(
-        f"\n\n[Showing last 50.0KB of line 1 (line is 117.2KB). Full output: {snap.full_output_path}]"
-    )
+    assert text.endswith(f"\n\n[Showing last 50.0KB of line 1 (line is 117.2KB). Full output: {snap.full_output_path}]")
 
 
 def test_trimmed_tail_drops_the_partial_first_line(tmp_path: os.PathLike[str]) -> None:
@@ -147,9 +145,7 @@ def test_huge_last_line_ending_in_newline_is_shown(tmp_path: os.PathLike[str]) -
     assert snap.content == "y" * DEFAULT_MAX_BYTES
     assert snap.truncation.last_line_partial and acc.last_line_bytes == 300_000
     text, _ = format_output(snap, last_line_bytes=acc.last_line_bytes)
-    assert text.endswith(
-        f"[Showing last 50.0KB of line 2 (line is 293.0KB). Full output: {snap.full_output_path}]"
-    )
+    assert text.endswith(f"[Showing last 50.0KB of line 2 (line is 293.0KB). Full output: {snap.full_output_path}]")
 
 
 @settings(max_examples=200, deadline=None)
@@ -160,9 +156,7 @@ def test_huge_last_line_ending_in_newline_is_shown(tmp_path: os.PathLike[str]) -
     # A rolling tail of 2 x maxBytes must hold a 4-byte character: real limits are 50 KB.
     st.integers(min_value=4, max_value=24),
 )
-def test_any_chunking_matches_one_shot_truncation(
-    text: str, cuts: list[int], max_lines: int, max_bytes: int
-) -> None:
+def test_any_chunking_matches_one_shot_truncation(text: str, cuts: list[int], max_lines: int, max_bytes: int) -> None:
     """spec 10.2-10.6: however the bytes are chunked, snapshots equal truncate_tail of the whole."""
     data = text.encode()
     acc = OutputAccumulator(max_lines=max_lines, max_bytes=max_bytes)
@@ -216,9 +210,7 @@ async def test_200_mb_keeps_memory_bounded_and_logs_everything(tmp_path: os.Path
         acc.append(chunk)
         peak = max(peak, acc.retained_bytes)
 
-    code = await run_process_group(
-        ["sh", "-c", f"yes 'some output line' | head -c {total}"], os.getcwd(), None, sink
-    )
+    code = await run_process_group(["sh", "-c", f"yes 'some output line' | head -c {total}"], os.getcwd(), None, sink)
     acc.finish()
     snap = acc.snapshot()
     acc.close_temp_file()

@@ -31,9 +31,7 @@ def _model(*inputs: str) -> Model:
     return Model(id="m", name="m", api="faux", provider="faux", input=list(inputs))  # type: ignore[arg-type]
 
 
-async def _read(
-    cwd: Path, args: dict[str, Any], model: Model | None = None, **options: Any
-) -> AgentToolResult:
+async def _read(cwd: Path, args: dict[str, Any], model: Model | None = None, **options: Any) -> AgentToolResult:
     return await run_tool(create_read_tool(**options), args, cwd, model=model)
 
 
@@ -155,10 +153,7 @@ async def test_first_line_too_long_points_at_bash(tmp_path: Path) -> None:
     """spec 8.8: the path is shown as given, unquoted, and no content is returned."""
     (tmp_path / "min.js").write_text("short\n" + "y" * 60_000 + "\nend")
     result = await _read(tmp_path, {"path": "@min.js", "offset": 2})
-    assert (
-        _text(result)
-        == "[Line 2 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '2p' @min.js | head -c 51200]"
-    )
+    assert _text(result) == "[Line 2 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '2p' @min.js | head -c 51200]"
     assert isinstance(result.details, ReadDetails) and result.details.truncation.first_line_exceeds_limit
 
 

@@ -161,9 +161,7 @@ def test_head_properties(text: str, lim: tuple[int, int]) -> None:
     _check_common(text, content, record, max_lines, max_bytes)
     if record.truncated:
         assert not record.last_line_partial
-        assert split_lines(text)[: record.output_lines] == (
-            content.split("\n") if record.output_lines else []
-        )
+        assert split_lines(text)[: record.output_lines] == (content.split("\n") if record.output_lines else [])
 
 
 @settings(max_examples=300, deadline=None)
