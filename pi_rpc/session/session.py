@@ -596,6 +596,14 @@ class AgentSession:
         self._pending_bash.append(bash_execution_message(command, result, exclude_from_context))
         if not self._busy:
             self._flush_pending_bash()
+            return result
+
+        def flush_when_settled(event: AgentEvent) -> None:  # Pi flushes them when the run ends
+            if isinstance(event, AgentSettled):
+                stop_listening()
+                self._flush_pending_bash()
+
+        stop_listening = self.agent.subscribe(flush_when_settled)
         return result
 
     def _flush_pending_bash(self) -> None:

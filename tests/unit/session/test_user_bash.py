@@ -30,7 +30,7 @@ from pi_rpc.ai.types import (
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
 from pi_rpc.session.store import load_session
 from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBash
-from tests.unit.session.helpers import script, session_config
+from tests.unit.session.helpers import FOREVER, reply, script, session_config
 
 pytestmark = pytest.mark.anyio
 
@@ -154,3 +154,15 @@ def stored_bash_executions(path: Path) -> list[Message]:
     assert lines[1]["message"]["excludeFromContext"] is True and lines[1]["message"]["exitCode"] == 0
     _, reloaded = load_session(path)
     return reloaded[:2]
+
+
+async def test_a_command_run_during_a_run_joins_the_transcript_when_the_run_ends(tmp_path: Path) -> None:
+    async with anyio.create_task_group() as tasks:
+        session = AgentSession(session_config(tmp_path, script(reply("", FOREVER)), persist=False), tasks)
+        session.start_prompt("think")
+        await session.run_bash("echo meanwhile")
+        # Deferred while the run streams, so a tool call and its result stay adjacent (Pi).
+        assert not any(isinstance(m, BashExecutionMessage) for m in session.messages)
+        await session.abort()
+    # Flushed once the run settled, without waiting for another prompt (Pi flushes at agent_end).
+    assert isinstance(last := session.messages[-1], BashExecutionMessage) and last.command == "echo meanwhile"
