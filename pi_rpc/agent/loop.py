@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pi_rpc.agent.control import RunControl
+from pi_rpc.agent.llm_messages import convert_to_llm
 from pi_rpc.agent.tool_calls import BatchConfig, execute_tool_calls, not_executed_results
 from pi_rpc.agent.types import (
     AfterToolCallHook,
@@ -183,7 +184,9 @@ async def stream_assistant(
     # text of this message shows the key.
     builder.keep_secret(*request_secrets(config.options.api_key, config.options.headers))
     context = Context(
-        system_prompt=config.system_prompt(), messages=list(transcript), tools=[tool.declaration() for tool in tools]
+        system_prompt=config.system_prompt(),
+        messages=convert_to_llm(transcript),
+        tools=[tool.declaration() for tool in tools],
     )
     message: AssistantMessage | None = None
     with control.scope() as scope:

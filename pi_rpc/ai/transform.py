@@ -33,7 +33,7 @@ import msgspec
 from pi_rpc.ai.types import (
     AssistantContent,
     AssistantMessage,
-    Message,
+    LlmMessage,
     Model,
     SystemMessage,
     TextContent,
@@ -65,13 +65,13 @@ def is_same_model(message: AssistantMessage, model: Model) -> bool:
 
 
 def transform_messages(
-    messages: Sequence[Message],
+    messages: Sequence[LlmMessage],
     model: Model,
     normalize_tool_call_id: NormalizeToolCallId | None = None,
-) -> list[Message]:
+) -> list[LlmMessage]:
     """The transcript as `model` can replay it; see the module docstring for the rules."""
     ids = _IdMap(normalize_tool_call_id)
-    out: list[Message] = []
+    out: list[LlmMessage] = []
     pending: dict[str, ToolCall] = {}  # calls of the last assistant turn still owed a result
 
     def settle() -> None:

@@ -8,6 +8,7 @@ msgspec's `rename="camel"`, snake_case in Python. Every tag is written by hand, 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -147,10 +148,29 @@ class SystemMessage(Wire, tag_field="role", tag="system"):
     timestamp: int = msgspec.field(default_factory=now_ms)
 
 
-Message = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
+class BashExecutionMessage(Wire, tag_field="role", tag="bashExecution"):
+    """A command the user ran (Pi's `bash` command, `!cmd`), kept as Pi keeps it: in the transcript,
+    the session file and `get_messages` with its own role. It is no provider message: the model
+    reads it as user text, made at the one conversion point (`agent/llm_messages.py`)."""
+
+    command: str
+    output: str
+    cancelled: bool
+    truncated: bool
+    exit_code: int | UnsetType = UNSET  # absent when cancelled or killed by a signal, as in Pi
+    full_output_path: str | UnsetType = UNSET
+    # Pi's `!!cmd`: shown in the transcript, never sent to the model.
+    exclude_from_context: bool | UnsetType = UNSET
+    timestamp: int = msgspec.field(default_factory=now_ms)
 
 
-def declared_tools(messages: list[Message]) -> list[Tool]:
+# What a provider is sent (Pi's `Message`).
+LlmMessage = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
+# What a transcript holds (Pi's `AgentMessage`): the provider messages and the session's own kinds.
+Message = LlmMessage | BashExecutionMessage
+
+
+def declared_tools(messages: Sequence[Message]) -> list[Tool]:
     """Replay every system message's tool delta, in order (spec 15.11)."""
     declared: dict[str, Tool] = {}
     for message in messages:
@@ -208,7 +228,7 @@ class Context(msgspec.Struct, kw_only=True):
     """What one model request sees. `tools` is the replay of the transcript's declarations."""
 
     system_prompt: str
-    messages: list[Message]
+    messages: list[LlmMessage]
     tools: list[Tool] = msgspec.field(default_factory=list)
 
 

@@ -20,10 +20,12 @@ from typing import Any
 
 import msgspec
 
+from pi_rpc.agent.llm_messages import convert_to_llm
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
     AssistantMessage,
+    BashExecutionMessage,
     Context,
     Message,
     SystemMessage,
@@ -115,6 +117,8 @@ def estimate_tokens(message: Message) -> int:
                     chars += len(block.name) + len(json.dumps(block.arguments))
         case SystemMessage(content=content):
             chars = len(content)
+        case BashExecutionMessage(command=command, output=output):
+            chars = len(command) + len(output)
     return -(-chars // 4)
 
 
@@ -161,8 +165,11 @@ def summary_message(summary: str) -> UserMessage:
 
 def find_cut(messages: Sequence[Message], keep_recent_tokens: int) -> int:
     """Index of the first message kept: the newest user or assistant message at or after the point
-    where the kept messages reach `keep_recent_tokens` (the first such message if they never do)."""
-    cut_points = [i for i, m in enumerate(messages) if isinstance(m, UserMessage | AssistantMessage)]
+    where the kept messages reach `keep_recent_tokens` (the first such message if they never do).
+    A user's bash command starts a turn as a user message does (Pi)."""
+    cut_points = [
+        i for i, m in enumerate(messages) if isinstance(m, UserMessage | AssistantMessage | BashExecutionMessage)
+    ]
     if not cut_points:
         return len(messages)
     kept = 0
@@ -192,7 +199,7 @@ def plan_compaction(messages: Sequence[Message], settings: CompactionSettings) -
 def serialize_conversation(messages: Sequence[Message]) -> str:
     """The conversation as labelled plain text, for the summariser to read rather than continue."""
     parts: list[str] = []
-    for message in messages:
+    for message in convert_to_llm(messages):  # what the model read, as Pi's summariser reads it
         match message:
             case UserMessage(content=content):
                 if text := text_of(content):

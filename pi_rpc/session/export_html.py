@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from pi_rpc.ai.types import (
     AssistantMessage,
+    BashExecutionMessage,
     ImageContent,
     Message,
     SystemMessage,
@@ -22,7 +23,7 @@ from pi_rpc.ai.types import (
 
 _STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 section{border-left:4px solid #ccc;margin:1rem 0;padding:.25rem 1rem}
-.user{border-color:#3b82f6}.assistant{border-color:#10b981}.toolResult{border-color:#a3a3a3}
+.user,.bashExecution{border-color:#3b82f6}.excluded{opacity:.6}.assistant{border-color:#10b981}.toolResult{border-color:#a3a3a3}
 .error{border-color:#ef4444}h2{font-size:.8rem;text-transform:uppercase;color:#666;margin:.5rem 0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.5rem}.thinking{color:#777}"""
 
@@ -55,9 +56,27 @@ def _section(message: Message) -> str:
         case ToolResultMessage(tool_name=name, content=content, is_error=is_error):
             kind = "toolResult error" if is_error else "toolResult"
             return f'<section class="{kind}"><h2>{html.escape(name)} result</h2>{_blocks(content)}</section>'
+        case BashExecutionMessage(command=command, output=output):
+            excluded = " excluded" if message.exclude_from_context else ""
+            note = "".join(f"<p>{html.escape(n)}</p>" for n in _bash_notes(message))
+            return (
+                f'<section class="bashExecution{excluded}"><h2>User ran <code>{html.escape(command)}</code></h2>'
+                f"<pre>{html.escape(output)}</pre>{note}</section>"
+            )
         case SystemMessage():
             return ""
     return ""
+
+
+def _bash_notes(message: BashExecutionMessage) -> list[str]:
+    notes = ["cancelled"] if message.cancelled else []
+    if isinstance(message.exit_code, int) and message.exit_code != 0:
+        notes.append(f"exit code {message.exit_code}")
+    if message.truncated and message.full_output_path:
+        notes.append(f"output truncated; full output: {message.full_output_path}")
+    if message.exclude_from_context:
+        notes.append("not sent to the model")
+    return notes
 
 
 def session_html(title: str, messages: Sequence[Message]) -> str:

@@ -6,8 +6,9 @@ Pi's file is a header (`{"type": "session", "version": 3, "id", "timestamp", "cw
 entries, each with an `id` and the `parentId` of the entry it follows, so one file can hold several
 branches. The conversation is the path from the newest entry back to the first; on that path,
 `message` entries carry the messages and a `compaction` entry replaces what came before its
-`firstKeptEntryId` by its summary. Pi's own message kinds (a user's bash command, a branch or
-compaction summary, an extension's message) reach the model as user messages, as in Pi.
+`firstKeptEntryId` by its summary. A user's bash command keeps its own role (`bashExecution`), as
+in Pi; Pi's other kinds (a branch or compaction summary, an extension's message) are read as user
+messages.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import Message, SystemMessage, TextContent, UserMessage
+from pi_rpc.ai.types import BashExecutionMessage, Message, SystemMessage, TextContent, UserMessage
 from pi_rpc.session.compaction import summary_message
-from pi_rpc.session.user_bash import BashResult, bash_execution_text
 
 _log = logging.getLogger(__name__)
 
@@ -47,16 +47,13 @@ def _as_message(raw: dict[str, Any]) -> Message | None:
             return None
         return message
     if role == "bashExecution":
-        result = BashResult(
-            output=raw.get("output") or "",
-            exit_code=raw.get("exitCode"),
-            cancelled=bool(raw.get("cancelled")),
-            truncated=bool(raw.get("truncated")),
-            full_output_path=raw.get("fullOutputPath") or msgspec.UNSET,
-        )
-        if raw.get("excludeFromContext"):
+        # Pi leaves `exitCode` out when there is none; a writer that spells that `null` is read alike.
+        fields = {key: value for key, value in raw.items() if value is not None}
+        try:
+            return msgspec.convert(fields, BashExecutionMessage)
+        except msgspec.ValidationError as exc:
+            _log.warning("Pi session bash execution skipped: %s", exc)
             return None
-        return UserMessage(content=[TextContent(text=bash_execution_text(raw.get("command", ""), result))])
     if role == "compactionSummary":
         return summary_message(str(raw.get("summary", "")))
     if role in ("branchSummary", "custom"):

@@ -87,7 +87,7 @@ from pi_rpc.session.types import (
     TokenTotals,
     ToolInfo,
 )
-from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_text
+from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_message
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
@@ -322,9 +322,10 @@ class AgentSession:
         message's text, for the client to edit and send again (Pi's `fork`)."""
         index = parse_fork_entry_id(entry_id)
         messages = self.agent.messages
-        if index is None or index >= len(messages) or not isinstance(messages[index], UserMessage):
+        target = messages[index] if index is not None and index < len(messages) else None
+        if not isinstance(target, UserMessage):
             raise SessionNotFoundError(f"Invalid entry ID for forking: {entry_id}")
-        text = text_of(messages[index].content)
+        text = text_of(target.content)
         await self._branch(messages[:index])
         return text
 
@@ -591,11 +592,18 @@ class AgentSession:
         result = await self.user_bash.run(
             command, self.cwd, lambda run_id, delta: self.agent.emit(BashExecutionUpdate(id=run_id, delta=delta))
         )
-        if not exclude_from_context:
-            message = UserMessage(content=[TextContent(text=bash_execution_text(command, result))])
-            self._pending_bash.append(message)
-            if not self._busy:
+        # Kept like Pi keeps it, `!!` commands too: the transcript shows them, the model does not.
+        self._pending_bash.append(bash_execution_message(command, result, exclude_from_context))
+        if not self._busy:
+            self._flush_pending_bash()
+            return result
+
+        def flush_when_settled(event: AgentEvent) -> None:  # Pi flushes them when the run ends
+            if isinstance(event, AgentSettled):
+                stop_listening()
                 self._flush_pending_bash()
+
+        stop_listening = self.agent.subscribe(flush_when_settled)
         return result
 
     def _flush_pending_bash(self) -> None:

@@ -3,9 +3,11 @@ user invokes as `/skill:name args`, as Pi loads them.
 
 Loaded from `{agent folder}/skills/` then `{workspace}/.pi/skills/`, then explicit paths. In a
 folder that holds a `SKILL.md`, that file is the skill and nothing below it is searched; otherwise
-subfolders are searched (hidden ones and node_modules skipped), and the top folder's own `.md`
-files are skills too. A skill needs a front matter `description`; its name is the front matter's
-`name`, else its folder's. The first skill of a name wins.
+subfolders are searched, and the top folder's own `.md` files are skills too. Hidden entries and
+node_modules are skipped, and so is what the `.gitignore`, `.ignore` and `.fdignore` files met on
+the way ignore (their rules are relative to the skills folder, as in Pi; the workspace's own
+`.gitignore` above it does not count). A skill needs a front matter `description`; its name is the
+front matter's `name`, else its folder's. The first skill of a name wins.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from pi_rpc.session.frontmatter import parse_frontmatter, text_value
+from pi_rpc.session.gitignore import IgnoreRules
 
 _log = logging.getLogger(__name__)
+
+# Read in every folder searched, their rules relative to the skills folder (Pi's skill loader).
+IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,39 @@ def _load_skill(path: Path, scope: str) -> Skill | None:
     )
 
 
-def _skills_in(folder: Path, scope: str, top: bool = True) -> list[Skill]:
+def _prefixed(line: str, prefix: str) -> str | None:
+    """A line of an ignore file in folder `prefix` as a rule relative to the skills folder (Pi's
+    `prefixIgnorePattern`); None for a blank line or a comment."""
+    trimmed = line.strip()
+    if not trimmed or trimmed.startswith("#"):
+        return None
+    negated = line.startswith("!")
+    pattern = line[1:] if negated or line.startswith("\\!") else line
+    pattern = pattern.removeprefix("/")
+    return ("!" if negated else "") + prefix + pattern
+
+
+def _add_ignore_files(rules: IgnoreRules, folder: Path, root: Path) -> None:
+    relative = folder.relative_to(root).as_posix()
+    prefix = "" if relative == "." else f"{relative}/"
+    for name in IGNORE_FILE_NAMES:
+        try:
+            lines = (folder / name).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        rules.add(rule for line in lines if (rule := _prefixed(line, prefix)) is not None)
+
+
+def _skills_in(
+    folder: Path, scope: str, top: bool = True, root: Path | None = None, rules: IgnoreRules | None = None
+) -> list[Skill]:
+    root = root or folder
+    rules = rules if rules is not None else IgnoreRules()
+    if not folder.is_dir():
+        return []
+    _add_ignore_files(rules, folder, root)
     skill_file = folder / "SKILL.md"
-    if skill_file.is_file():
+    if skill_file.is_file() and not rules.ignores(skill_file.relative_to(root).as_posix()):
         skill = _load_skill(skill_file, scope)
         return [skill] if skill is not None else []
     try:
@@ -64,8 +100,12 @@ def _skills_in(folder: Path, scope: str, top: bool = True) -> list[Skill]:
     for entry in entries:
         if entry.name.startswith(".") or entry.name == "node_modules":
             continue
-        if entry.is_dir():
-            found += _skills_in(entry, scope, top=False)
+        relative = entry.relative_to(root).as_posix()
+        is_dir = entry.is_dir()
+        if rules.ignores(f"{relative}/" if is_dir else relative):
+            continue
+        if is_dir:
+            found += _skills_in(entry, scope, top=False, root=root, rules=rules)
         elif top and entry.name.endswith(".md") and entry.is_file():
             skill = _load_skill(entry, scope)
             if skill is not None:

@@ -1,6 +1,7 @@
 """Session persistence: one append-only JSON-lines file per session, as Pi keeps its sessions.
 
-`{data dir}/sessions/{workspace slug}-{hash}/{started}_{session id}.jsonl`, in Pi's format
+`{data dir}/sessions/{workspace slug}-{hash}/{started}_{session id}.jsonl` (when a Pi client sets
+`PI_CODING_AGENT_DIR`: Pi's `$PI_CODING_AGENT_DIR/sessions/--{cwd}--/`), in Pi's format
 (pi_sessions.py): a header (`{"type": "session", "version": 3, ...}`), then one entry per
 transcript message, appended when the message ends (Pi persists on `message_end` too). Files of
 our first format (version 1: a message per line) are still read and continued as they are.
@@ -34,6 +35,7 @@ from typing import Literal
 import msgspec
 import platformdirs
 
+from pi_rpc.ai.config import PI_AGENT_DIR_VARIABLE, pi_agent_dir
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
 from pi_rpc.session.pi_sessions import (
@@ -74,8 +76,26 @@ _decode_message = msgspec.json.Decoder(Message).decode
 
 
 def sessions_root() -> Path:
+    """`PI_RPC_SESSION_DIR`; else, for a Pi client that names Pi's agent folder
+    (`PI_CODING_AGENT_DIR`), Pi's own sessions folder, so Pi and pi-rpc see each other's sessions;
+    else our user data folder."""
     override = os.environ.get("PI_RPC_SESSION_DIR")
-    return Path(override) if override else Path(platformdirs.user_data_dir("pi-rpc")) / "sessions"
+    if override:
+        return Path(override)
+    if os.environ.get(PI_AGENT_DIR_VARIABLE):
+        return pi_sessions_dir()
+    return Path(platformdirs.user_data_dir("pi-rpc")) / "sessions"
+
+
+def pi_sessions_dir() -> Path:
+    """Pi's `getSessionsDir`."""
+    return pi_agent_dir() / "sessions"
+
+
+def pi_workspace_folder_name(cwd: str) -> str:
+    """Pi's name for a workspace's folder of sessions (`getDefaultSessionDir`): the path without
+    its leading separator, separators and colons as dashes, between `--` and `--`."""
+    return "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
 
 
 def _slug(cwd: str) -> str:
@@ -84,9 +104,12 @@ def _slug(cwd: str) -> str:
 
 def workspace_folder(cwd: str, root: Path | None = None) -> Path:
     """The workspace's own folder: a readable slug (like Pi's `--path--` names) made unambiguous
-    by a hash of the exact path."""
+    by a hash of the exact path; in Pi's sessions folder, Pi's own name for it."""
+    base = root or sessions_root()
+    if base == pi_sessions_dir():  # Pi's folder keeps Pi's layout, so Pi finds the sessions there
+        return base / pi_workspace_folder_name(cwd)
     digest = hashlib.sha256(cwd.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return (root or sessions_root()) / f"{_slug(cwd)}-{digest}"
+    return base / f"{_slug(cwd)}-{digest}"
 
 
 def legacy_workspace_folder(cwd: str, root: Path | None = None) -> Path:

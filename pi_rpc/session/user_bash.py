@@ -2,8 +2,9 @@
 
 The command runs in the workspace like the bash tool's (its own process group, killed on abort;
 provider keys withheld), its output streams as `bash_execution_update` events, and the result is
-bounded like a tool's (tail kept, the whole output in a temporary file when truncated). What it
-printed joins the conversation as Pi's `bashExecution` message does, in the text Pi gives the model.
+bounded like a tool's (tail kept, the whole output in a temporary file when truncated). It joins
+the transcript as Pi's `bashExecution` message; the model reads it as the text Pi gives it
+(`agent/llm_messages.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import anyio
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent.types import ToolError
-from pi_rpc.ai.types import Wire
+from pi_rpc.ai.types import BashExecutionMessage, Wire
 from pi_rpc.tools.bash import LocalShellOperations, session_environment
 from pi_rpc.tools.output import OutputAccumulator
 
@@ -39,16 +40,17 @@ class BashResult(Wire, kw_only=True):
     full_output_path: str | UnsetType = UNSET
 
 
-def bash_execution_text(command: str, result: BashResult) -> str:
-    """What the model is shown of a user's command (Pi's `bashExecutionToText`)."""
-    text = f"Ran `{command}`\n" + (f"```\n{result.output}\n```" if result.output else "(no output)")
-    if result.cancelled:
-        text += "\n\n(command cancelled)"
-    elif result.exit_code not in (None, 0):
-        text += f"\n\nCommand exited with code {result.exit_code}"
-    if result.truncated and result.full_output_path:
-        text += f"\n\n[Output truncated. Full output: {result.full_output_path}]"
-    return text
+def bash_execution_message(command: str, result: BashResult, exclude_from_context: bool) -> BashExecutionMessage:
+    """The transcript's record of a finished command (Pi's `recordBashResult`)."""
+    return BashExecutionMessage(
+        command=command,
+        output=result.output,
+        exit_code=UNSET if result.exit_code is None else result.exit_code,
+        cancelled=result.cancelled,
+        truncated=result.truncated,
+        full_output_path=result.full_output_path,
+        exclude_from_context=True if exclude_from_context else UNSET,
+    )
 
 
 class UserBash:

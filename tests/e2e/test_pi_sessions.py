@@ -208,3 +208,35 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
         in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
     assert [m["role"] for m in in_pi] == ["user", "assistant"]
     assert in_pi[-1]["content"][0]["text"] == "Hello from pi-rpc."
+
+
+def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tmp_path: Path) -> None:
+    """No --session-dir: both keep sessions in Pi's folder under the agent folder, in Pi's layout;
+    a user's bash command stays Pi's `bashExecution` message on both sides."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    pi_rpc = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
+    with loopback_server([turn("Hello from pi-rpc."), turn("Hello from Pi."), turn("Hello again.")]) as server:
+        agent_dir = agent_dir_for(tmp_path, server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        env.pop("PI_RPC_SESSION_DIR", None)
+        bash = {"id": "1", "type": "bash", "command": "echo from-the-user"}
+        converse(pi_rpc, [bash, {"id": "2", "type": "prompt", "message": "hi"}], env, workspace)
+        [session] = (agent_dir / "sessions").rglob("*.jsonl")
+        assert session.parent.name == "--" + str(workspace).lstrip("/").replace("/", "-") + "--"
+        if shutil.which("node") is None or not PI_CLI.is_file():
+            pytest.skip("real Pi (tests/pi_client) is not installed")
+        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m", "-c"]
+        commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "prompt", "message": "and you?"}]
+        in_pi = answer(converse(pi, commands, env, workspace), "1")["messages"]
+        back = answer(converse([*pi_rpc, "-c"], [{"id": "1", "type": "get_messages"}], env, workspace), "1")
+        requests = server.requests
+    assert [m["role"] for m in in_pi] == ["bashExecution", "user", "assistant"]
+    assert in_pi[0]["command"] == "echo from-the-user" and in_pi[0]["output"] == "from-the-user\n"
+    # Pi sent our command to its model as it sends its own: user text.
+    pi_sent = [m for m in requests[1].json["messages"] if m["role"] == "user"]
+    assert "Ran `echo from-the-user`" in json.dumps(pi_sent[0])
+    roles_back = [m["role"] for m in back["messages"] if m["role"] != "system"]  # our tool declarations
+    assert roles_back == ["bashExecution", "user", "assistant", "user", "assistant"]
+    assert back["messages"][-1]["content"][0]["text"] == "Hello from Pi."
+    assert list((agent_dir / "sessions").rglob("*.jsonl")) == [session]

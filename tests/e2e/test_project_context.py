@@ -4,6 +4,8 @@ AGENTS.md/CLAUDE.md text reaches the system prompt in Pi's order, skills are lis
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,9 @@ import pytest
 from pi_rpc.demo.rpc_client import DaemonClient
 
 from .conftest import daemon_env
+from .pi_parity import PI_CLI, agent_dir_for, loopback_server
 from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
+from .test_pi_sessions import answer, converse
 
 pytestmark = pytest.mark.e2e
 
@@ -71,3 +75,31 @@ def test_context_files_skills_and_templates_reach_the_model(
     user = [m for m in messages if m["role"] == "user"][-1]["content"]
     text = user if isinstance(user, str) else "".join(part.get("text", "") for part in user)
     assert text == "Review src/greet.py for src/greet.py typos."
+
+
+def test_skills_that_ignore_files_ignore_are_left_out_as_real_pi_leaves_them_out(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    skills = workspace / ".pi" / "skills"
+    for name in ("kept", "built", "scratch", "vendored", "again"):
+        write(skills / name / "SKILL.md", f"---\nname: {name}\ndescription: {name}\n---\n")
+    write(skills / "vendored" / "inner" / "SKILL.md", "---\nname: inner\ndescription: inner\n---\n")
+    write(skills / "draft.md", "---\nname: draft\ndescription: draft\n---\n")
+    write(skills / "draft-final.md", "---\nname: final\ndescription: final\n---\n")
+    write(skills / ".gitignore", "# build output\nbuilt/\n/scratch\ndraft*.md\n!draft-final.md\n")
+    write(skills / ".ignore", "vendored/SKILL.md\n")
+    write(skills / "again" / ".fdignore", "SKILL.md\n")
+    listed: dict[str, list[str]] = {}
+    with loopback_server([]) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
+        flags = ["--mode", "rpc", "--provider", "loop", "--model", "m", "--no-session"]
+        programs = {"pi-rpc": [sys.executable, "-m", "pi_rpc", *flags]}
+        if shutil.which("node") is not None and PI_CLI.is_file():
+            programs["pi"] = ["node", str(PI_CLI), "--offline", *flags]
+        for program, argv in programs.items():
+            lines = converse(argv, [{"id": "1", "type": "get_commands"}], env, workspace)
+            commands = answer(lines, "1")["commands"]
+            listed[program] = sorted(c["name"] for c in commands if c["source"] == "skill")
+    assert listed["pi-rpc"] == ["skill:final", "skill:inner", "skill:kept"]
+    if "pi" not in listed:
+        pytest.skip("real Pi (tests/pi_client) is not installed")
+    assert listed["pi"] == listed["pi-rpc"]

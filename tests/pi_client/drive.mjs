@@ -49,6 +49,8 @@ await call("abortBash", () => client.abortBash());
 await call("compact", () => client.compact());
 await call("exportHtml", () => client.exportHtml());
 await call("stateAfterSettings", () => client.getState());
+// A user message after the compaction to fork at (a bash command is no user message, as in Pi).
+await call("promptAfterCompaction", async () => (await client.promptAndWait("what did I run?")).map((event) => event.type));
 await call("clone", () => client.clone());
 await call("fork", async () => {
 	const [first] = await client.getForkMessages();

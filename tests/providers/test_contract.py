@@ -21,7 +21,7 @@ from pi_rpc.ai.types import (
     AutoRetryStart,
     Context,
     ErrorEvent,
-    Message,
+    LlmMessage,
     Model,
     SystemMessage,
     TextContent,
@@ -252,7 +252,7 @@ async def test_system_message_content_reaches_the_model_where_it_stands(api: Api
     """One rule for every API: a transcript system message with content is sent at its place (in the
     system prompt's role where the API has one mid-conversation, else on the user side)."""
     sse_server.script(sse_reply(api.partial + api.rest))
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="hi"),
         SystemMessage(content="Mode changed."),
         UserMessage(content="go on"),

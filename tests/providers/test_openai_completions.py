@@ -18,7 +18,7 @@ from pi_rpc.ai.types import (
     DoneEvent,
     ErrorEvent,
     ImageContent,
-    Message,
+    LlmMessage,
     Model,
     ProviderEvent,
     SystemMessage,
@@ -504,7 +504,7 @@ def test_replay_of_another_providers_turn() -> None:
     """A Responses turn replayed over Chat Completions: `call|item` ids keep their call part (on
     the call and on its result), reasoning becomes text, an unanswered call gets an error result."""
     model = Model(id="llama", name="l", api="openai-completions", provider="local", base_url="http://127.0.0.1:8080/v1")
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         AssistantMessage(
             api="openai-responses",

@@ -44,6 +44,7 @@ def reply(text: str) -> AssistantMessage:
 def texts(messages: list[Message] | list[UserMessage | AssistantMessage]) -> list[str]:
     out = []
     for message in messages:
+        assert isinstance(message, UserMessage | AssistantMessage)
         content = message.content
         out.append(
             content

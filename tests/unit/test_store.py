@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pi_rpc.ai.types import AssistantMessage, TextContent, UserMessage
-from pi_rpc.session.store import SessionFile, find_session, list_sessions, load_session
+from pi_rpc.session.store import SessionFile, find_session, list_sessions, load_session, sessions_root
 
 
 def test_messages_round_trip_and_a_torn_line_is_skipped(tmp_path: Path) -> None:
@@ -33,3 +35,35 @@ def test_an_unwritable_file_turns_persistence_off_without_failing(tmp_path: Path
     session = SessionFile(path=tmp_path / "missing-dir" / "s.jsonl", session_id="x")
     session.append(UserMessage(content="hi"))
     assert session.mode == "off"
+
+
+def test_pi_coding_agent_dir_puts_sessions_in_pis_folder_in_pis_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_dir = tmp_path / "agent"
+    monkeypatch.delenv("PI_RPC_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    assert sessions_root() == agent_dir / "sessions"
+    ours = SessionFile.create("/work/my proj", "abc")
+    # Pi's getDefaultSessionDir: the cwd without its leading "/", separators as "-", inside "--".
+    assert ours.path.parent == agent_dir / "sessions" / "--work-my proj--"
+    # A session Pi wrote there is ours to list and continue.
+    pi_file = ours.path.parent / "2026-01-01T00-00-00-000Z_0193-pi.jsonl"
+    pi_file.write_text(
+        '{"type":"session","version":3,"id":"0193-pi","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/my proj"}\n'
+    )
+    assert {s.session_id for s in list_sessions("/work/my proj")} == {"abc", "0193-pi"}
+    assert find_session("/work/my proj", "0193-pi") == pi_file
+
+
+def test_our_session_folder_stays_without_pi_coding_agent_dir_or_with_an_explicit_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("PI_RPC_SESSION_DIR", str(tmp_path / "mine"))
+    assert sessions_root() == tmp_path / "mine"
+    assert SessionFile.create("/w", "abc").path.parent.parent == tmp_path / "mine"
+    monkeypatch.delenv("PI_RPC_SESSION_DIR")
+    monkeypatch.delenv("PI_CODING_AGENT_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert sessions_root() == tmp_path / "data" / "pi-rpc" / "sessions"

@@ -33,6 +33,7 @@ from acp.schema import (
     ToolKind,
 )
 
+from pi_rpc.agent.llm_messages import bash_execution_to_text
 from pi_rpc.agent.types import (
     AgentEvent,
     AgentToolResult,
@@ -44,6 +45,7 @@ from pi_rpc.agent.types import (
 from pi_rpc.ai.types import (
     AssistantMessage,
     AutoRetryStart,
+    BashExecutionMessage,
     ImageContent,
     Message,
     TextContent,
@@ -291,6 +293,8 @@ def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpd
         if isinstance(message, UserMessage):
             content = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
             updates += [update_user_message(block) for block in content_blocks(content)]
+        elif isinstance(message, BashExecutionMessage):  # the user's own command, in the words the model reads
+            updates.append(update_user_message(TextContentBlock(type="text", text=bash_execution_to_text(message))))
         elif isinstance(message, AssistantMessage):
             for block in message.content:
                 if isinstance(block, TextContent) and block.text:

@@ -21,7 +21,7 @@ from pi_rpc.ai.transform import (
 )
 from pi_rpc.ai.types import (
     AssistantMessage,
-    Message,
+    LlmMessage,
     Model,
     StopReason,
     SystemMessage,
@@ -54,7 +54,7 @@ def _result(call_id: str, name: str = "read", text: str = "ok") -> ToolResultMes
     return ToolResultMessage(tool_call_id=call_id, tool_name=name, content=[TextContent(text=text)], is_error=False)
 
 
-def _shape(messages: list[Message]) -> list[tuple[str, ...]]:
+def _shape(messages: list[LlmMessage]) -> list[tuple[str, ...]]:
     """A readable summary: role plus what identifies the entry."""
     out: list[tuple[str, ...]] = []
     for m in messages:
@@ -76,7 +76,7 @@ def _shape(messages: list[Message]) -> list[tuple[str, ...]]:
 
 def test_errored_and_aborted_turns_are_dropped() -> None:
     """spec 15.4c/15.13: a turn that ended in error or abort is not replayed."""
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(TextContent(text="partial"), _call("c1"), stop_reason="aborted"),
         UserMessage(content="again"),
@@ -94,7 +94,7 @@ def test_errored_and_aborted_turns_are_dropped() -> None:
 
 def test_run_aborted_mid_batch_gets_synthetic_results_in_call_order() -> None:
     """spec 15.13: calls a run never answered get `No result provided` before the next user turn."""
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(_call("c1"), _call("c2", "bash"), _call("c3")),
         _result("c2", "bash"),
@@ -115,7 +115,7 @@ def test_run_aborted_mid_batch_gets_synthetic_results_in_call_order() -> None:
 
 
 def test_transcript_ending_in_an_unanswered_call_is_closed() -> None:
-    messages: list[Message] = [UserMessage(content="go"), _assistant(_call("c1", "bash"))]
+    messages: list[LlmMessage] = [UserMessage(content="go"), _assistant(_call("c1", "bash"))]
     out = transform_messages(messages, MODEL)
     assert _shape(out)[-1] == ("toolResult", "c1", "No result provided", "error")
     last = out[-1]
@@ -123,7 +123,7 @@ def test_transcript_ending_in_an_unanswered_call_is_closed() -> None:
 
 
 def test_unanswered_calls_are_closed_before_the_next_assistant_turn() -> None:
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(_call("c1")),
         _assistant(TextContent(text="moving on"), stop_reason="stop"),
@@ -138,7 +138,7 @@ def test_unanswered_calls_are_closed_before_the_next_assistant_turn() -> None:
 
 def test_results_that_answer_no_open_call_are_dropped() -> None:
     """A result of a dropped turn, or a second result for one call, would be refused by the APIs."""
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(_call("gone"), stop_reason="error"),
         _result("gone"),
@@ -159,7 +159,7 @@ def test_results_that_answer_no_open_call_are_dropped() -> None:
 def test_tool_declaring_system_messages_are_skipped_and_text_ones_kept() -> None:
     """spec 15.11: a system message with only tool deltas is not part of the conversation."""
     tool = Tool(name="read", description="Read", parameters={"type": "object"})
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         SystemMessage(tools_added=[tool]),
         UserMessage(content="go"),
         _assistant(_call("c1")),
@@ -232,7 +232,7 @@ def _anthropic_ids(call_id: str, source: AssistantMessage) -> str:
 
 def test_ids_are_normalised_and_results_follow_their_call() -> None:
     responses_id = "call_abc|fc_" + "x" * 100 + "+/="
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(_call(responses_id), _call("ok_id"), same=False),
         _result(responses_id),
@@ -250,7 +250,7 @@ def test_ids_are_normalised_and_results_follow_their_call() -> None:
 
 
 def test_ids_that_normalise_alike_stay_distinct() -> None:
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(_call("a|b"), _call("a/b"), _call("a_b"), same=False),
         _result("a_b", text="3"),
@@ -274,7 +274,7 @@ def test_sanitize_tool_call_id() -> None:
 
 
 def test_input_messages_are_not_modified() -> None:
-    messages: list[Message] = [
+    messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(
             ThinkingContent(thinking="t", thinking_signature="S"), _call("a|b", thought_signature="fc"), same=False
@@ -292,8 +292,8 @@ _IDS = st.sampled_from(["c1", "c2", "c3", "a|b", "a/b"])
 
 
 @st.composite
-def _transcripts(draw: st.DrawFn) -> list[Message]:
-    messages: list[Message] = []
+def _transcripts(draw: st.DrawFn) -> list[LlmMessage]:
+    messages: list[LlmMessage] = []
     for _ in range(draw(st.integers(0, 12))):
         kind = draw(st.sampled_from(["user", "assistant", "result", "system", "system_tools"]))
         if kind == "user":
@@ -320,7 +320,7 @@ def _transcripts(draw: st.DrawFn) -> list[Message]:
 
 @settings(max_examples=300, deadline=None)
 @given(_transcripts())
-def test_output_is_always_replayable(messages: list[Message]) -> None:
+def test_output_is_always_replayable(messages: list[LlmMessage]) -> None:
     """Every call is answered exactly once, right after its turn; nothing else is a result; no
     unfinished turn and no tool-only system message survives; normalising twice changes nothing."""
     out = transform_messages(messages, MODEL, _anthropic_ids)

@@ -10,9 +10,9 @@ from acp import RequestError
 from acp.schema import AudioContentBlock, ResourceContentBlock, TextContentBlock
 
 from pi_rpc.agent.types import AgentEvent, AgentToolResult, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
-from pi_rpc.ai.types import AutoRetryStart, TextContent
+from pi_rpc.ai.types import AutoRetryStart, BashExecutionMessage, TextContent
 from pi_rpc.modes.acp.agent import prompt_input
-from pi_rpc.modes.acp.updates import UpdateMapper
+from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 
 
 def dumped(update: Any) -> dict[str, Any]:
@@ -152,3 +152,10 @@ def test_other_clients_keep_text_snapshots() -> None:
         "toolCallId": "c1",
         "content": [{"type": "content", "content": {"type": "text", "text": "a\n"}}],
     }
+
+
+def test_a_stored_bash_execution_replays_as_the_users_words() -> None:
+    ran = BashExecutionMessage(command="ls", output="a", exit_code=0, cancelled=False, truncated=False)
+    [update] = [dumped(u) for u in transcript_updates([ran], "/w")]
+    assert update["sessionUpdate"] == "user_message_chunk"
+    assert update["content"] == {"type": "text", "text": "Ran `ls`\n```\na\n```"}

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from pi_rpc.ai.types import (
     AssistantContent,
     AssistantMessage,
+    BashExecutionMessage,
     Message,
     TextContent,
     ToolCall,
@@ -87,3 +88,17 @@ def test_overflow_errors_are_recognised() -> None:
     assert is_context_overflow("prompt is too long: 210000 tokens > 200000 maximum")
     assert is_context_overflow("This model's maximum context length is 128000 tokens")
     assert not is_context_overflow("rate limit exceeded")
+
+
+def test_a_users_command_counts_starts_a_kept_turn_and_is_summarised_as_the_model_read_it() -> None:
+    ran = BashExecutionMessage(command="ls", output="x" * 396, exit_code=0, cancelled=False, truncated=False)
+    hidden = BashExecutionMessage(
+        command="env", output="SECRET", cancelled=False, truncated=False, exclude_from_context=True
+    )
+    assert estimate_tokens(ran) == 100  # (2 + 396) / 4, rounded up, as Pi estimates it
+    answer = AssistantMessage(content=[TextContent(text="y" * 40)], api="faux", provider="faux", model="m")
+    # The newest 10 tokens fall in the command: the kept part starts there, as at a user message.
+    messages: list[Message] = [UserMessage(content="old " * 50), answer, ran]
+    assert find_cut(messages, keep_recent_tokens=10) == 2
+    text = serialize_conversation([ran, hidden])
+    assert text == "[User]: Ran `ls`\n```\n" + "x" * 396 + "\n```" and "SECRET" not in text

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from pi_rpc.ai.types import AssistantMessage, Message, TextContent, ToolCall, ToolResultMessage, UserMessage
+from pi_rpc.ai.types import (
+    AssistantMessage,
+    BashExecutionMessage,
+    Message,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from pi_rpc.session.export_html import session_html
 
 
@@ -22,3 +30,16 @@ def test_text_is_escaped_and_nothing_is_loaded_from_elsewhere() -> None:
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<title>a &amp; b</title>" in page and "echo &#x27;&lt;b&gt;&#x27;" in page
     assert "src=" not in page and "href=" not in page
+
+
+def test_a_users_command_shows_with_its_output_and_whether_the_model_saw_it() -> None:
+    page = session_html(
+        "t",
+        [
+            BashExecutionMessage(command="cat <a>", output="<b>", exit_code=1, cancelled=False, truncated=False),
+            BashExecutionMessage(command="env", output="", cancelled=False, truncated=False, exclude_from_context=True),
+        ],
+    )
+    assert "User ran <code>cat &lt;a&gt;</code>" in page and "<pre>&lt;b&gt;</pre>" in page
+    assert "exit code 1" in page
+    assert page.count("not sent to the model") == 1

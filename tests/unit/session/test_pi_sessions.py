@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pi_rpc.ai.types import TextContent, UserMessage, text_of
+from msgspec import UNSET
+
+from pi_rpc.ai.types import BashExecutionMessage, TextContent, UserMessage, text_of
 from pi_rpc.session.compaction import summary_text
 from pi_rpc.session.store import load_session, open_session
 
@@ -54,10 +56,27 @@ def test_the_newest_branch_after_its_compaction(tmp_path: Path) -> None:
     )
     _, messages = load_session(path)
     assert summary_text(messages[0]) == "S"
-    assert [text_of(m.content) for m in messages[1:] if isinstance(m, UserMessage)] == [
-        "other branch",
-        "Ran `ls`\n```\nf\n```",
+    assert [text_of(m.content) for m in messages[1:] if isinstance(m, UserMessage)] == ["other branch"]
+    assert messages[2:] == [
+        BashExecutionMessage(command="ls", output="f", exit_code=0, cancelled=False, truncated=False, timestamp=1)
     ]
+
+
+def test_a_bash_execution_keeps_its_role_and_an_excluded_one_stays_in_the_transcript(tmp_path: Path) -> None:
+    def bash(entry_id: str, parent: str | None, **fields: Any) -> dict[str, Any]:
+        message = {"role": "bashExecution", "command": "env", "output": "", "cancelled": True, "truncated": False}
+        return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t", "message": message | fields}
+
+    path = write(tmp_path / "s.jsonl", bash("a", None, exitCode=None), bash("b", "a", excludeFromContext=True))
+    _, messages, file = open_session(path)
+    assert [(type(m).__name__, getattr(m, "exclude_from_context", None)) for m in messages] == [
+        ("BashExecutionMessage", UNSET),
+        ("BashExecutionMessage", True),
+    ]
+    # Written back in Pi's shape: the role kept, no exit code when there was none.
+    file.append(messages[1])
+    last = json.loads(path.read_text().splitlines()[-1])["message"]
+    assert last["role"] == "bashExecution" and last["excludeFromContext"] is True and "exitCode" not in last
 
 
 def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:
@@ -67,4 +86,4 @@ def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:
     file.append(UserMessage(content=[TextContent(text="next")]))
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(lines) == 3 and lines[-1]["parentId"] == "a" and lines[-1]["message"]["role"] == "user"
-    assert [text_of(m.content) for m in load_session(path)[1]] == ["first", "next"]
+    assert [text_of(m.content) for m in load_session(path)[1] if isinstance(m, UserMessage)] == ["first", "next"]

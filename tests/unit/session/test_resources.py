@@ -112,3 +112,17 @@ def test_switches_turn_each_kind_off(tmp_path: Path) -> None:
     resources = load_resources(str(tmp_path), options)
     assert resources.context_files == [] and [t.name for t in resources.prompt_templates] == ["extra"]
     assert resources.expand("/extra") == "explicit"
+
+
+def test_skill_discovery_skips_what_ignore_files_in_the_skills_folder_ignore(tmp_path: Path) -> None:
+    skills_dir = tmp_path / "ws" / ".pi" / "skills"
+    for name in ("kept", "built", "scratch", "vendored", "again"):
+        write(skills_dir / name / "SKILL.md", f"---\ndescription: {name}\n---\n")
+    write(skills_dir / "vendored" / "inner" / "SKILL.md", "---\ndescription: inner\n---\n")
+    write(skills_dir / "draft.md", "---\nname: draft\ndescription: draft\n---\n")
+    write(skills_dir / "draft-final.md", "---\nname: final\ndescription: final\n---\n")
+    write(skills_dir / ".gitignore", "# build output\nbuilt/\n/scratch\ndraft*.md\n!draft-final.md\n")
+    write(skills_dir / ".ignore", "vendored/SKILL.md\n")  # not a skill root: searched below instead
+    write(skills_dir / "again" / ".fdignore", "SKILL.md\n")  # relative to its own folder
+    found = load_skills(str(tmp_path / "ws"), tmp_path / "no-agent")
+    assert sorted(s.name for s in found) == ["final", "inner", "kept"]

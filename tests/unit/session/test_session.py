@@ -65,7 +65,7 @@ async def test_a_run_uses_real_tools_and_resolves_with_its_outcome(workspace: Pa
     assert [r.is_error for r in results(events)] == [False]
     roles = [type(m) for m in session.messages if isinstance(m, UserMessage | AssistantMessage | ToolResultMessage)]
     assert roles == [UserMessage, AssistantMessage, ToolResultMessage, AssistantMessage]
-    assert text_of(session.messages[-1].content) == "done"
+    assert isinstance(last := session.messages[-1], AssistantMessage) and text_of(last.content) == "done"
 
 
 async def test_a_second_prompt_needs_a_streaming_behaviour_and_is_queued_with_one(workspace: Path) -> None:

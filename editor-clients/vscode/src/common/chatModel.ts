@@ -332,6 +332,10 @@ export function chatFromMessages(messages: readonly Message[]): ChatState {
       const card = toolCard(state, message.toolCallId, message.toolName);
       applyResult(card, { content: message.content, details: message.details });
       card.status = message.isError ? "error" : "done";
+    } else if (message.role === "bashExecution") {
+      // A command the user ran (in Pi, or through `bash`): shown as the user's turn, as a shell shows it.
+      const text = `$ ${message.command}\n${message.output}${message.cancelled ? "\n(cancelled)" : ""}`;
+      state.items.push({ kind: "user", key: key(state, "u"), rev: 0, text, images: 0 });
     }
   }
   return state;

@@ -318,7 +318,7 @@ pendingApprovals: string[]
  * via the `definition` "MessageList".
  */
 export interface MessageList {
-messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)[]
+messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -455,6 +455,25 @@ openaiRegex?: string
  */
 export interface ToolRef {
 name: string
+}
+/**
+ * A command the user ran (Pi's `bash` command, `!cmd`), kept as Pi keeps it: in the transcript,
+ * the session file and `get_messages` with its own role. It is no provider message: the model
+ * reads it as user text, made at the one conversion point (`agent/llm_messages.py`).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "BashExecutionMessage".
+ */
+export interface BashExecutionMessage {
+role: "bashExecution"
+command: string
+output: string
+cancelled: boolean
+truncated: boolean
+exitCode?: number
+fullOutputPath?: string
+excludeFromContext?: boolean
+timestamp?: number
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -705,7 +724,7 @@ type: "agent_start"
  */
 export interface AgentEnd {
 type: "agent_end"
-messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)[]
+messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -729,7 +748,7 @@ toolResults: ToolResultMessage[]
  */
 export interface MessageStart {
 type: "message_start"
-message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)
+message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -854,7 +873,7 @@ usage: Usage
  */
 export interface MessageEnd {
 type: "message_end"
-message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)
+message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { launchArgs, launchEnv } from "../../src/client/launch";
 import type { AgentEvent } from "../../src/protocol";
-import { applyEvent, coalesceEvents, emptyChat } from "../../src/common/chatModel";
+import { applyEvent, chatFromMessages, coalesceEvents, emptyChat } from "../../src/common/chatModel";
 import { reversePatch } from "../../src/common/patch";
 import { stablePrefixLength } from "../../src/webview/markdown";
 
@@ -131,5 +131,17 @@ describe("launch", () => {
     const env = launchEnv({ PATH: "/bin" }, { anthropic: "sk-secret" });
     assert.equal(env.ANTHROPIC_API_KEY, "sk-secret");
     assert.ok(!args.join(" ").includes("sk-secret"));
+  });
+});
+
+describe("chatFromMessages", () => {
+  test("a stored bash execution shows as the user's command and its output", () => {
+    const chat = chatFromMessages([
+      { role: "bashExecution", command: "ls", output: "a.txt\n", exitCode: 0, cancelled: false, truncated: false, timestamp: 1 },
+    ]);
+    assert.deepEqual(
+      chat.items.map((item) => (item.kind === "user" ? item.text : item.kind)),
+      ["$ ls\na.txt\n"],
+    );
   });
 });
