@@ -317,3 +317,16 @@ def test_thinking_stats_clear_queue_and_edit_last_prompt(make_editor: Any) -> No
     ed.nvim.command("PiEdit")
     assert ed.nvim.current.buffer[0] == "first try"
     assert ed.lua("return vim.b.pi_rpc_input_mode") == "prompt"
+
+
+def test_a_command_the_user_ran_shows_in_a_replayed_chat(make_editor: Any) -> None:
+    """A transcript holding the user's own command (Pi's `bashExecution` message: from Pi's `!`, or
+    another client of the session) shows the command and its output when the chat is rebuilt."""
+    ed = make_editor()
+    ran = ed.request("bash", {"command": "printf 'one\\ntwo\\n'; exit 3"})
+    assert ran.get("err") is None, ran
+    messages = ed.request("messages")["result"]["messages"]
+    assert [m["role"] for m in messages] == ["bashExecution"]
+    ed.lua("require('pi_rpc.chat').replay(...)", messages)
+    text = ed.chat_text()
+    assert "## You ran `printf 'one\\ntwo\\n'; exit 3`\n\n```text\none\ntwo\n```\n_Exit code 3._" in text

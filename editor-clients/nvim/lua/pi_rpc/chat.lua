@@ -302,6 +302,9 @@ local function on_message_start(msg)
   if role == "user" then
     append(format.user_lines(msg.content))
     s.last_role = "user"
+  elseif role == "bashExecution" then
+    append(format.bash_lines(msg))
+    s.last_role = "user"
   elseif role == "assistant" then
     ensure_assistant_header()
     s.content = {}
@@ -499,7 +502,7 @@ function M.replay(messages)
     M.apply({ type = "message_update", assistantMessageEvent = e })
   end
   for _, m in ipairs(messages) do
-    if m.role == "user" then
+    if m.role == "user" or m.role == "bashExecution" then
       M.apply({ type = "message_start", message = m })
     elseif m.role == "assistant" then
       M.apply({ type = "message_start", message = m })

@@ -195,6 +195,29 @@ function M.user_lines(content)
   return lines
 end
 
+--- A command the user ran (a `bashExecution` message, from Pi's `!` or another client): the
+--- command, then its output in a text fence, as the chat shows a tool's output.
+---@param msg table
+---@return string[]
+function M.bash_lines(msg)
+  local lines = { "", "## You ran `" .. (msg.command or "") .. "`", "", "```text" }
+  local output = (msg.output or ""):gsub("\n$", "")
+  if output ~= "" then
+    vim.list_extend(lines, vim.split(output, "\n", { plain = true }))
+  end
+  lines[#lines + 1] = "```"
+  local exit_code = util.get(msg, "exitCode")
+  if msg.cancelled then
+    lines[#lines + 1] = "_Cancelled._"
+  elseif exit_code ~= nil and exit_code ~= 0 then
+    lines[#lines + 1] = ("_Exit code %d._"):format(exit_code)
+  end
+  if msg.excludeFromContext then
+    lines[#lines + 1] = "_Not sent to the model._"
+  end
+  return lines
+end
+
 --- Renders a fold's one-line summary.
 ---@param first string the fold's first line
 ---@param count integer
