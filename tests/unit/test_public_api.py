@@ -96,3 +96,12 @@ def test_the_packages_load_nothing_heavy() -> None:
     assert heavy_loaded == []
     # The four packages and the helper that makes their lookups lazy; no module behind them.
     assert int(modules_at_import) == 5
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_every_all_is_written_out(path: Path) -> None:
+    """An `__all__` computed at run time (from `dir()`, say) lists whatever the module imported."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            assert isinstance(node.value, ast.List | ast.Tuple)
+            assert all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.value.elts)
