@@ -4,11 +4,16 @@ Inside `modes/`, each front end (a package: jsonrpc, pi, acp) may use the shared
 modules directly in `modes/`) but never another front end; only the composition root (`cli.py`,
 which picks the mode) imports them all. The demo is a client of the daemon: it speaks the wire
 (framing) and never reaches into a front end, and no part of the daemon imports it.
+
+No two modules import each other, directly or through others, not even inside a function: a cycle
+means neither can be read, tested or loaded without the other (the provider registry once was one).
 """
 
 from __future__ import annotations
 
 import ast
+import graphlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -123,3 +128,44 @@ def test_each_rule_refuses_its_import(module: tuple[str, ...], imported: str) ->
 )
 def test_what_the_layers_allow(module: tuple[str, ...], imported: str) -> None:
     assert layering_problems(module, [imported]) == []
+
+
+def module_name(path: Path) -> str:
+    parts = ("pi_rpc", *path.relative_to(PACKAGE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def internal_imports(path: Path, modules: set[str]) -> set[str]:
+    """The pi_rpc modules this one imports: `from pkg import sub` names the submodule `pkg.sub`,
+    any other name imported from a package is the package's `__init__`."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name in modules}
+        elif isinstance(node, ast.ImportFrom) and node.module in modules and node.level == 0:
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if submodule in modules else node.module)
+    found.discard(module_name(path))
+    return found
+
+
+def import_cycle(graph: Mapping[str, set[str]]) -> list[str]:
+    """One cycle of the import graph (first module repeated at the end), or [] when there is none."""
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return list(exc.args[1])
+    return []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    modules = {module_name(path): path for path in MODULES}
+    graph = {name: internal_imports(path, set(modules)) for name, path in modules.items()}
+    assert import_cycle(graph) == []
+
+
+def test_a_cycle_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    cycle = import_cycle(graph)
+    assert set(cycle) == {"a", "b", "c"} and cycle[0] == cycle[-1]

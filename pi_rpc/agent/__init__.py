@@ -1,0 +1,80 @@
+"""The agent loop's public names: the `Agent`, its loop configuration and run control, the
+tool protocol (`AgentTool`, `ToolCallContext`, `ToolError`) and the events a run emits.
+
+Other layers and the front ends import these from here (`from pi_rpc.agent import Agent`); the
+modules behind them are the layer's own. Nothing is loaded until a name is first used
+(`pi_rpc/lazy_exports.py`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pi_rpc.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from pi_rpc.agent.agent import Agent, QueueMode
+    from pi_rpc.agent.control import RunControl
+    from pi_rpc.agent.loop import LoopConfig
+    from pi_rpc.agent.types import (
+        AgentEnd,
+        AgentEvent,
+        AgentSettled,
+        AgentTool,
+        AgentToolResult,
+        ApprovalOutcome,
+        ApprovalRequest,
+        BashExecutionUpdate,
+        BeforeToolCall,
+        BlockCall,
+        CompactionEnd,
+        CompactionStart,
+        MessageEnd,
+        MessageUpdate,
+        ToolApprovalEnd,
+        ToolApprovalRequest,
+        ToolCallContext,
+        ToolError,
+        ToolErrorWithResult,
+        ToolExecutionEnd,
+        ToolExecutionStart,
+        ToolExecutionUpdate,
+        ToolPreview,
+        TurnEnd,
+        text_result,
+    )
+
+__all__ = [
+    "Agent",
+    "AgentEnd",
+    "AgentEvent",
+    "AgentSettled",
+    "AgentTool",
+    "AgentToolResult",
+    "ApprovalOutcome",
+    "ApprovalRequest",
+    "BashExecutionUpdate",
+    "BeforeToolCall",
+    "BlockCall",
+    "CompactionEnd",
+    "CompactionStart",
+    "LoopConfig",
+    "MessageEnd",
+    "MessageUpdate",
+    "QueueMode",
+    "RunControl",
+    "ToolApprovalEnd",
+    "ToolApprovalRequest",
+    "ToolCallContext",
+    "ToolError",
+    "ToolErrorWithResult",
+    "ToolExecutionEnd",
+    "ToolExecutionStart",
+    "ToolExecutionUpdate",
+    "ToolPreview",
+    "TurnEnd",
+    "text_result",
+]
+
+if not TYPE_CHECKING:  # for mypy the imports above are the names, so a misspelt one stays an error
+    __getattr__, __dir__ = lazy_exports(__name__, __all__)

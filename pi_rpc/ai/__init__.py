@@ -1,0 +1,149 @@
+"""The model layer's public names: messages and content blocks, models and their configuration,
+the one partial-message accumulator, the provider contract and registry, tool-argument validation.
+
+Other layers and the front ends import these from here (`from pi_rpc.ai import Model`); the
+modules behind them are the layer's own and may be split or renamed. Nothing is loaded until a
+name is first used (`pi_rpc/lazy_exports.py`), so this package pulls in no provider and no httpx.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pi_rpc.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from pi_rpc.ai.clients import close_shared_clients
+    from pi_rpc.ai.config import (
+        PROVIDER_ENV,
+        ConfigError,
+        ModelRegistry,
+        agent_config_paths,
+        config_paths,
+        no_model_message,
+        pi_agent_dir,
+    )
+    from pi_rpc.ai.json_location import describe_decode_error, line_of_path
+    from pi_rpc.ai.json_text import displayable, encode_json
+    from pi_rpc.ai.models import clamp_thinking_level, list_models, not_found_hint, supported_thinking_levels
+    from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamFn, StreamOptions, retry_base_from_env
+    from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
+    from pi_rpc.ai.redact import request_secrets  # not `redact`: importing pi_rpc.ai.redact rebinds that name
+    from pi_rpc.ai.registry import get_stream_fn
+    from pi_rpc.ai.server_models import ModelListError, list_server_models
+    from pi_rpc.ai.stream import AssistantBuilder, TextParts
+    from pi_rpc.ai.types import (
+        AssistantMessage,
+        AssistantMessageEvent,
+        AutoRetryEnd,
+        AutoRetryStart,
+        ConstrainedSampling,
+        Context,
+        DoneEvent,
+        ErrorEvent,
+        ImageContent,
+        JsonSchemaSampling,
+        Message,
+        Model,
+        ProviderEvent,
+        StartEvent,
+        StopReason,
+        SystemMessage,
+        TextContent,
+        TextDeltaEvent,
+        TextEndEvent,
+        ThinkingContent,
+        ThinkingDeltaEvent,
+        ThinkingEndEvent,
+        ThinkingLevel,
+        Tool,
+        ToolCall,
+        ToolcallDeltaEvent,
+        ToolcallEndEvent,
+        ToolRef,
+        ToolResultContent,
+        ToolResultMessage,
+        Usage,
+        UserContent,
+        UserMessage,
+        Wire,
+        declared_tools,
+        text_of,
+    )
+    from pi_rpc.ai.usage import add_usage
+    from pi_rpc.ai.validation import json_schema_of, validate_tool_arguments
+
+__all__ = [
+    "AssistantBuilder",
+    "AssistantMessage",
+    "AssistantMessageEvent",
+    "AutoRetryEnd",
+    "AutoRetryStart",
+    "ConfigError",
+    "ConstrainedSampling",
+    "Context",
+    "DEFAULT_RETRY_BASE_MS",
+    "DoneEvent",
+    "ErrorEvent",
+    "FAUX_MODEL",
+    "FauxProvider",
+    "ImageContent",
+    "JsonSchemaSampling",
+    "Message",
+    "Model",
+    "ModelListError",
+    "ModelRegistry",
+    "PROVIDER_ENV",
+    "ProviderEvent",
+    "ScriptError",
+    "StartEvent",
+    "StopReason",
+    "StreamFn",
+    "StreamOptions",
+    "SystemMessage",
+    "TextContent",
+    "TextDeltaEvent",
+    "TextEndEvent",
+    "TextParts",
+    "ThinkingContent",
+    "ThinkingDeltaEvent",
+    "ThinkingEndEvent",
+    "ThinkingLevel",
+    "Tool",
+    "ToolCall",
+    "ToolRef",
+    "ToolResultContent",
+    "ToolResultMessage",
+    "ToolcallDeltaEvent",
+    "ToolcallEndEvent",
+    "Usage",
+    "UserContent",
+    "UserMessage",
+    "Wire",
+    "add_usage",
+    "agent_config_paths",
+    "clamp_thinking_level",
+    "close_shared_clients",
+    "config_paths",
+    "declared_tools",
+    "describe_decode_error",
+    "displayable",
+    "encode_json",
+    "get_stream_fn",
+    "json_schema_of",
+    "line_of_path",
+    "list_models",
+    "list_server_models",
+    "load_script",
+    "no_model_message",
+    "not_found_hint",
+    "pi_agent_dir",
+    "request_secrets",
+    "retry_base_from_env",
+    "supported_thinking_levels",
+    "text_of",
+    "validate_tool_arguments",
+]
+
+if not TYPE_CHECKING:  # for mypy the imports above are the names, so a misspelt one stays an error
+    __getattr__, __dir__ = lazy_exports(__name__, __all__)

@@ -116,6 +116,10 @@ class HttpClients:
                 await client.aclose()
 
 
+# The one piece of module state left here: the pool of requests whose options name none. For the
+# daemon to own its pool instead, the front ends' common start-up would make one, the model choice
+# (`ModelChoice`) would carry it into the `StreamOptions.http` of every request, and the same
+# start-up would close it on the way out, where `close_shared_clients` is called today.
 _shared: HttpClients | None = None
 
 

@@ -15,7 +15,7 @@ Requests go through the pooled clients of `pi_rpc/ai/clients.py` (one per endpoi
 daemon's life). A pooled connection the server closed while it sat idle fails before any response
 arrives; such a request is sent once more at once, without counting as a retry. The retry policy
 (`StreamOptions.max_retries`, `retry_base_ms`) and the idle timeout are options of each request;
-`pi_rpc.ai.registry.retry_base_from_env` reads `PI_RPC_RETRY_BASE_MS` when the daemon builds its
+`pi_rpc.ai.provider.retry_base_from_env` reads `PI_RPC_RETRY_BASE_MS` when the daemon builds its
 settings.
 """
 
@@ -35,8 +35,8 @@ import msgspec
 from httpx_sse import ServerSentEvent, SSEError
 
 from pi_rpc.ai.clients import PoolClosedError, request_timeout, shared_clients
+from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamOptions
 from pi_rpc.ai.redact import redact, request_secrets
-from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamOptions
 from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, SSELineTooLong, aiter_sse_bytes
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage

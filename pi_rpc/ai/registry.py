@@ -1,85 +1,97 @@
-"""API name -> provider stream function, and the options every provider accepts.
+"""API name -> provider: the built-in providers, each module loaded on its first request.
 
-A provider is `async def stream(model, context, options, builder) -> AssistantMessage`. It
-translates its API's stream into builder calls and returns `builder.finish()` or `builder.fail()`;
-it never raises once called (failures travel in the message). Cancellation is structured: the caller runs the call
-in a CancelScope, and a cancelled provider simply lets the cancellation propagate (closing its HTTP
-stream on the way out); the caller then ends the message with `builder.fail("aborted", ...)`.
+The table below lists every provider with an ordinary import, inside a function: a provider module
+pulls in httpx and its own request code (tens of milliseconds), which a daemon that never calls
+that API, or has not called it yet, should not pay for at start-up. So choosing a model costs
+nothing; the provider is imported when its first message is streamed.
+
+Provider modules import the contract (`pi_rpc/ai/provider.py`), never this module, so the
+dependency runs one way. The contract's names are re-exported here for the callers that import
+them from the registry; new code imports them from `pi_rpc.ai`.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
-import msgspec
-from msgspec import UNSET, UnsetType
-
+from pi_rpc.ai.provider import (
+    DEFAULT_RETRY_BASE_MS,
+    RETRY_BASE_ENV,
+    Provider,
+    StreamFn,
+    StreamOptions,
+    retry_base_from_env,
+)
 from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.types import AssistantMessage, Context, Model, ThinkingLevel
+from pi_rpc.ai.types import AssistantMessage, Context, Model
 
-if TYPE_CHECKING:
-    from pi_rpc.ai.clients import HttpClients
+__all__ = [
+    "BUILTIN_APIS",
+    "DEFAULT_RETRY_BASE_MS",
+    "RETRY_BASE_ENV",
+    "Provider",
+    "StreamFn",
+    "StreamOptions",
+    "get_stream_fn",
+    "load_provider",
+    "retry_base_from_env",
+]
 
-_log = logging.getLogger(__name__)
 
-# Retry n waits this * 2**(n-1) ms (2 s, 4 s, 8 s, like Pi's auto-retry).
-DEFAULT_RETRY_BASE_MS = 2000
-RETRY_BASE_ENV = "PI_RPC_RETRY_BASE_MS"
+def _faux() -> Provider:
+    from pi_rpc.ai.providers.faux import PROVIDER
+
+    return PROVIDER
 
 
-def retry_base_from_env(env: Mapping[str, str] | None = None) -> int:
-    """The base backoff in ms from `PI_RPC_RETRY_BASE_MS` (tests that run the daemon as a subprocess
-    set it small); a value that is not a non-negative integer is ignored with a warning."""
-    raw = (os.environ if env is None else env).get(RETRY_BASE_ENV, "").strip()
-    if not raw:
-        return DEFAULT_RETRY_BASE_MS
+def _anthropic_messages() -> Provider:
+    from pi_rpc.ai.providers.anthropic import PROVIDER
+
+    return PROVIDER
+
+
+def _openai_completions() -> Provider:
+    from pi_rpc.ai.providers.openai_completions import PROVIDER
+
+    return PROVIDER
+
+
+def _openai_responses() -> Provider:
+    from pi_rpc.ai.providers.openai_responses import PROVIDER
+
+    return PROVIDER
+
+
+# API name -> how to load its provider. Read-only: the built-in set is fixed at import.
+BUILTIN_APIS: Mapping[str, Callable[[], Provider]] = MappingProxyType(
+    {
+        "faux": _faux,
+        "anthropic-messages": _anthropic_messages,
+        "openai-completions": _openai_completions,
+        "openai-responses": _openai_responses,
+    }
+)
+
+
+def load_provider(api: str) -> Provider:
+    """The provider serving `api`, imported now if it was not yet."""
     try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        _log.warning("%s=%r is not a non-negative integer; using %d ms", RETRY_BASE_ENV, raw, DEFAULT_RETRY_BASE_MS)
-        return DEFAULT_RETRY_BASE_MS
-    return value
-
-
-class StreamOptions(msgspec.Struct, kw_only=True):
-    api_key: str | None = None
-    max_tokens: int | UnsetType = UNSET
-    temperature: float | UnsetType = UNSET
-    thinking_level: ThinkingLevel = "off"
-    headers: dict[str, str] = msgspec.field(default_factory=dict)
-    session_id: str | None = None
-    # The agent run this request belongs to; every request of one run carries the same id.
-    run_id: str | None = None
-    max_retries: int = 3
-    retry_base_ms: int = DEFAULT_RETRY_BASE_MS
-    # Seconds without a byte from the server before a stream counts as dead.
-    idle_timeout: float = 120.0
-    # The HTTP clients to send through (pi_rpc/ai/clients.py); None: the daemon's shared pool.
-    http: HttpClients | None = None
-
-
-StreamFn = Callable[[Model, Context, StreamOptions, AssistantBuilder], Awaitable[AssistantMessage]]
-
-_PROVIDERS: dict[str, StreamFn] = {}
+        load = BUILTIN_APIS[api]
+    except KeyError:
+        raise LookupError(f"No provider for api {api!r}") from None
+    return load()
 
 
 def get_stream_fn(api: str) -> StreamFn:
-    if not _PROVIDERS:
-        _register_builtins()
-    try:
-        return _PROVIDERS[api]
-    except KeyError:
-        raise LookupError(f"No provider for api {api!r}") from None
+    """The stream function for `api`. An unknown API fails here, when the model is chosen; the
+    provider module itself is imported on the returned function's first call."""
+    if api not in BUILTIN_APIS:
+        raise LookupError(f"No provider for api {api!r}")
 
+    async def stream(
+        model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
+    ) -> AssistantMessage:
+        return await load_provider(api).stream(model, context, options, builder)
 
-def _register_builtins() -> None:
-    # Imported lazily: providers pull in httpx, which the scripted model does not need.
-    from pi_rpc.ai.providers import builtin_providers
-
-    for api, fn in builtin_providers().items():
-        _PROVIDERS.setdefault(api, fn)
+    return stream

@@ -330,5 +330,3 @@ class AutoRetryEnd(Wire, tag_field="type", tag="auto_retry_end"):
 
 
 ProviderEvent = AssistantMessageEvent | AutoRetryStart | AutoRetryEnd
-
-__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,1 +1,67 @@
-"""The built-in tools. The registry lives in `pi_rpc.tools.registry`."""
+"""The built-in tools' public names: the tool registry (`create_tool_definitions`, the default
+set), `ToolDefinition`, the editor-file router, MCP servers, and the few helpers the session uses.
+
+Other layers and the front ends import these from here (`from pi_rpc.tools import ToolDefinition`);
+the modules behind them are the layer's own. Nothing is loaded until a name is first used
+(`pi_rpc/lazy_exports.py`), so importing this package does not start the MCP SDK.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pi_rpc.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from pi_rpc.tools.base import ToolDefinition
+    from pi_rpc.tools.bash import LocalShellOperations, session_environment
+    from pi_rpc.tools.editor_files import EditorFiles, FileRouter
+    from pi_rpc.tools.mcp import McpServers
+    from pi_rpc.tools.mcp_config import McpServerConfig, McpServerEntry, McpServerStatus, servers_from_settings
+    from pi_rpc.tools.output import OutputAccumulator
+    from pi_rpc.tools.paths import resolve_to_cwd
+    from pi_rpc.tools.pending_writes import sweep_stale_temp_files
+    from pi_rpc.tools.process import kill_all_process_groups
+    from pi_rpc.tools.read import local_read_operations
+    from pi_rpc.tools.registry import (
+        BUILTIN_TOOLS,
+        DEFAULT_ACTIVE_TOOLS,
+        ToolSelection,
+        create_tool_definitions,
+        tools_help,
+        unknown_tool_names,
+    )
+    from pi_rpc.tools.ripgrep import locate_rg, wheel_rg
+    from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
+    from pi_rpc.tools.write import local_write_operations
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "DEFAULT_ACTIVE_TOOLS",
+    "EditorFiles",
+    "FileRouter",
+    "LocalShellOperations",
+    "McpServerConfig",
+    "McpServerEntry",
+    "McpServerStatus",
+    "McpServers",
+    "OutputAccumulator",
+    "PROVIDER_KEY_VARS",
+    "ToolDefinition",
+    "ToolSelection",
+    "create_tool_definitions",
+    "kill_all_process_groups",
+    "local_read_operations",
+    "local_write_operations",
+    "locate_rg",
+    "resolve_to_cwd",
+    "servers_from_settings",
+    "session_environment",
+    "sweep_stale_temp_files",
+    "tools_help",
+    "unknown_tool_names",
+    "wheel_rg",
+]
+
+if not TYPE_CHECKING:  # for mypy the imports above are the names, so a misspelt one stays an error
+    __getattr__, __dir__ = lazy_exports(__name__, __all__)

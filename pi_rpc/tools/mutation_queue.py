@@ -31,6 +31,10 @@ class _Slot:
     users: int = 0
 
 
+# Module state on purpose, like Pi's module-level queue map: what it guards is a file on disk, which
+# every session of the daemon shares. A table per session would let two ACP sessions interleave
+# their writes to one file. It holds only files being written right now (a slot is dropped with its
+# last user), so no lock outlives the event loop that made it and nothing builds up over time.
 _slots: dict[str, _Slot] = {}
 
 

@@ -16,8 +16,8 @@ import msgspec
 from pi_rpc.ai import http
 from pi_rpc.ai.compat import model_compat
 from pi_rpc.ai.models import adjust_max_tokens_for_thinking, anthropic_adaptive_thinking, anthropic_effort
+from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
-from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
@@ -455,3 +455,5 @@ API = ProviderApi(
     new_state=_new_state,
 )
 stream = API.stream
+
+PROVIDER = Provider(api="anthropic-messages", stream=stream)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_rpc.ai import http
-from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.provider import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.strict_schema import ConstrainedSamplingError
 from pi_rpc.ai.types import AssistantMessage, Context, Model

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -212,3 +212,6 @@ class FauxProvider:
 async def stream(model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder) -> AssistantMessage:
     """Registry entry for api "faux" without a session script: says it has nothing to say."""
     return await play_turn(None, ScriptPlayer(Script()), builder)
+
+
+PROVIDER = Provider(api="faux", stream=stream)

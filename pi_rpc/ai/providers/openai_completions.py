@@ -22,8 +22,8 @@ import msgspec
 
 from pi_rpc.ai import http
 from pi_rpc.ai.compat import model_compat
+from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
-from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
@@ -533,3 +533,5 @@ API = ProviderApi(
     new_state=_new_state,
 )
 stream = API.stream
+
+PROVIDER = Provider(api="openai-completions", stream=stream)

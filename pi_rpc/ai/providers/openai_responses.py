@@ -22,8 +22,8 @@ import msgspec
 from pi_rpc.ai import http
 from pi_rpc.ai.compat import model_compat, said
 from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
+from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key_or_authorization, merge_headers
-from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import (
     grammar_input_properties,
@@ -571,3 +571,5 @@ API = ProviderApi(
     new_state=_new_state,
 )
 stream = API.stream
+
+PROVIDER = Provider(api="openai-responses", stream=stream)
