@@ -15,6 +15,7 @@ from pi_rpc.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from pi_rpc.agent.agent import Agent, QueueMode
     from pi_rpc.agent.control import RunControl
+    from pi_rpc.agent.llm_messages import bash_execution_to_text, convert_to_llm
     from pi_rpc.agent.loop import LoopConfig
     from pi_rpc.agent.types import (
         AgentEnd,
@@ -73,6 +74,8 @@ __all__ = [
     "ToolExecutionUpdate",
     "ToolPreview",
     "TurnEnd",
+    "bash_execution_to_text",
+    "convert_to_llm",
     "text_result",
 ]
 
