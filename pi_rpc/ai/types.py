@@ -13,6 +13,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.compat import ModelCompat
+
 
 class Wire(msgspec.Struct, rename="camel", kw_only=True):
     """Base of every message that crosses a boundary: camelCase on the wire."""
@@ -200,8 +202,8 @@ class Model(Wire):
     headers: dict[str, str] | UnsetType = UNSET
     # Pi's `thinkingLevelMap`: level -> value sent to the API, `None` = level unsupported.
     thinking_level_map: dict[str, str | None] | UnsetType = UNSET
-    # Per-server quirks of OpenAI-compatible APIs (Pi's `compat`); opaque to everything but providers.
-    compat: dict[str, Any] | UnsetType = UNSET
+    # Pi's per-model capability flags, parsed when the model is loaded (`pi_rpc/ai/compat.py`).
+    compat: ModelCompat | UnsetType = UNSET
 
 
 class Context(msgspec.Struct, kw_only=True):
