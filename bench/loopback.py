@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -101,6 +102,9 @@ class LoopbackModel:
 
     def __init__(self, long_deltas: int = 5_000, stress_deltas: int = 20_000) -> None:
         self.requests: list[str] = []  # the kind of each reply sent, in order
+        # (request read, reply sent) per reply, on the benchmark's perf_counter clock: the server's
+        # own cost, and where each daemon's turn starts and ends as the server sees it.
+        self.served: list[tuple[float, float]] = []
         self._bodies = {
             "short": text_body([SHORT_ANSWER[:6], SHORT_ANSWER[6:]]),
             "final": text_body([FINAL_ANSWER]),
@@ -165,6 +169,7 @@ class LoopbackModel:
                 self._plain(200, payload)
 
             def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+                arrived = time.perf_counter()
                 length = int(self.headers.get("content-length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
@@ -187,6 +192,7 @@ class LoopbackModel:
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the daemon gave up on the stream
+                model.served.append((arrived, time.perf_counter()))
 
             def _plain(self, status: int, payload: bytes) -> None:
                 self.send_response(status)
