@@ -164,6 +164,22 @@ class Bench:
             daemon.close()
         self._expect(spec.name, before, ["echo"] * TURNS + ["final"])
         figures.add("turns_wall_s", end.at - sent)
+        self._turn_phases(daemon, self.model.served[before:], figures)
+
+    @staticmethod
+    def _turn_phases(daemon: RunningDaemon, served: list[tuple[float, float]], figures: Figures) -> None:
+        """Where a turn's wall time goes, per turn (median), on one clock: the model server's own
+        time per reply; reply sent -> tool_execution_start read (SSE parsing, argument checks, the
+        tool's start); tool start -> end read (the bash call); tool end read -> the next request
+        at the server (the daemon's turn bookkeeping and the request's sending)."""
+        starts, ends = daemon.sightings["tool_execution_start"], daemon.sightings["tool_execution_end"]
+        if len(starts) < TURNS or len(ends) < TURNS or len(served) < TURNS + 1:
+            return
+        ms = 1000.0
+        figures.add("turns_server_ms", median([(done - arrived) * ms for arrived, done in served]))
+        figures.add("turns_to_tool_ms", median([(starts[i] - served[i][1]) * ms for i in range(TURNS)]))
+        figures.add("turns_tool_ms", median([(ends[i] - starts[i]) * ms for i in range(TURNS)]))
+        figures.add("turns_to_request_ms", median([(served[i + 1][0] - ends[i]) * ms for i in range(TURNS)]))
 
     def prompt_loop(self, spec_for: SpecFor, prompts: int, figures: Figures) -> None:
         spec, daemon = self._ready(spec_for)
@@ -259,6 +275,10 @@ ROWS = [
     ("(d) idle RSS after startup", "idle_rss_mib", "MiB"),
     (f"(e) {TURNS} tool turns: prompt -> agent_end", "turns_wall_s", "s"),
     (f"(e) {TURNS} tool turns: daemon CPU", "turns_cpu_s", "s"),
+    ("(e) per turn: model server's own time", "turns_server_ms", "ms"),
+    ("(e) per turn: reply -> tool_execution_start", "turns_to_tool_ms", "ms"),
+    ("(e) per turn: bash call (tool start -> end)", "turns_tool_ms", "ms"),
+    ("(e) per turn: tool end -> next request", "turns_to_request_ms", "ms"),
     ("(f) prompt loop: wall per prompt", "loop_wall_ms", "ms"),
     ("(f) prompt loop: daemon CPU per prompt", "loop_cpu_ms", "ms"),
     ("(g) abort during bash -> agent_end", "abort_ms", "ms"),
@@ -289,7 +309,7 @@ def _fmt(value: float | None, unit: str, failed: bool) -> str:
     if unit == "s":
         return f"{value:.3f} s"
     if unit == "ms":
-        return f"{value:.1f} ms"
+        return f"{value:.1f} ms" if value >= 10 else f"{value:.2f} ms"
     if unit == "n":
         return f"{value:g}"
     return f"{value:.2f} MiB" if value < 10 else f"{value:.1f} MiB"

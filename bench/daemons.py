@@ -35,6 +35,7 @@ MARKERS = {
     "text_delta": b'"type":"text_delta"',
     "agent_end": b'"type":"agent_end"',
     "tool_execution_start": b'"type":"tool_execution_start"',
+    "tool_execution_end": b'"type":"tool_execution_end"',
 }
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 

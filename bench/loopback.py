@@ -6,7 +6,7 @@ benchmark did not plan for: the last message being a tool result gets a short cl
 user prompt holding `[[long]]` gets `long_deltas` tiny text deltas, `[[stress]]` gets
 `stress_deltas` of them; `[[tool]]` gets one bash tool call (`seq 1 200000`), `[[echo]]` one that
 prints a line, `[[sleep]]` one that sleeps (to be aborted), `[[turns]]` one echo call per turn until
-the request holds `TURNS` tool results; anything else gets a one-line answer.
+the request holds `TURNS` tool results after its last user message; anything else gets a one-line answer.
 
 Connections are kept alive (HTTP/1.1, chunked replies), as a provider's API keeps them.
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -96,11 +97,25 @@ def _prompt_text(body: dict[str, Any]) -> tuple[str, str]:
     return last_role, ""
 
 
+def _results_since_prompt(body: dict[str, Any]) -> int:
+    """Tool results after the last user message: a `[[turns]]` prompt sent again in the same
+    session (the profiler does) gets its `TURNS` turns again."""
+    count = 0
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            break
+        count += message.get("role") == "tool"
+    return count
+
+
 class LoopbackModel:
     """The server plus a count of what it answered (to check a run did what was planned)."""
 
     def __init__(self, long_deltas: int = 5_000, stress_deltas: int = 20_000) -> None:
         self.requests: list[str] = []  # the kind of each reply sent, in order
+        # (request read, reply sent) per reply, on the benchmark's perf_counter clock: the server's
+        # own cost, and where each daemon's turn starts and ends as the server sees it.
+        self.served: list[tuple[float, float]] = []
         self._bodies = {
             "short": text_body([SHORT_ANSWER[:6], SHORT_ANSWER[6:]]),
             "final": text_body([FINAL_ANSWER]),
@@ -124,8 +139,7 @@ class LoopbackModel:
     def choose(self, body: dict[str, Any]) -> str:
         last_role, prompt = _prompt_text(body)
         if "[[turns]]" in prompt:
-            results = sum(1 for message in body.get("messages") or [] if message.get("role") == "tool")
-            return "echo" if results < TURNS else "final"
+            return "echo" if _results_since_prompt(body) < TURNS else "final"
         if last_role == "tool":
             return "final"
         if "[[long]]" in prompt:
@@ -165,6 +179,7 @@ class LoopbackModel:
                 self._plain(200, payload)
 
             def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+                arrived = time.perf_counter()
                 length = int(self.headers.get("content-length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")
@@ -187,6 +202,7 @@ class LoopbackModel:
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True  # the daemon gave up on the stream
+                model.served.append((arrived, time.perf_counter()))
 
             def _plain(self, status: int, payload: bytes) -> None:
                 self.send_response(status)

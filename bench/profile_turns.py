@@ -1,6 +1,10 @@
-"""Where a daemon's time goes per prompt: pi-rpc under cProfile, driven through N one-tool prompts.
+"""Where a daemon's time goes per prompt: pi-rpc under cProfile, driven through N prompts.
 
-Run: `.venv/bin/python bench/profile_turns.py [--prompts 50] [--sort tottime] [--top 40]`
+Run: `.venv/bin/python bench/profile_turns.py [--prompts 50] [--turns] [--sort tottime] [--top 40]`
+
+Each prompt is one bash call and an answer, or with `--turns` the benchmark's 20-turn prompt
+(`TURNS` bash calls in one run). One such prompt runs before profiling starts, so the lazy imports
+and caches of the first request are not counted as per-turn cost.
 
 The daemon runs as in `bench_vs_pi.py` (a fresh HOME, the loopback model, JSON lines), wrapped
 so that cProfile covers everything after start-up: profiling starts once the daemon answered
@@ -19,7 +23,7 @@ import tempfile
 import time
 
 from daemons import RunningDaemon, Sandbox, pi_rpc_spec
-from loopback import LoopbackModel
+from loopback import TURNS, LoopbackModel
 
 # Runs the daemon's main with a profiler that a SIGUSR1 turns on, dumping the stats at exit (the
 # daemon leaves through os._exit, which skips atexit).
@@ -42,6 +46,7 @@ main(sys.argv[1:])
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=50)
+    parser.add_argument("--turns", action="store_true", help=f"each prompt runs {TURNS} tool turns")
     parser.add_argument("--sort", default="tottime", help="pstats sort key (tottime, cumulative, ...)")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--out", help="keep the profile here")
@@ -60,12 +65,15 @@ def main() -> None:
             with RunningDaemon(spec, cwd) as daemon:
                 daemon.send(spec.ready_request)
                 daemon.wait("ready", 60)
+                prompt = "[[turns]] Echo with bash, again and again." if args.turns else "[[echo]] Echo once with bash."
+                daemon.send(spec.prompt_request(prompt))  # warm-up: first-request imports and caches
+                daemon.wait_count("idle", 1, 60)
                 time.sleep(0.5)
                 os.kill(daemon.pid, 10)  # SIGUSR1: start profiling
                 time.sleep(0.1)
                 started = time.perf_counter()
-                for count in range(1, args.prompts + 1):
-                    daemon.send(spec.prompt_request("[[echo]] Echo once with bash."))
+                for count in range(2, args.prompts + 2):
+                    daemon.send(spec.prompt_request(prompt))
                     daemon.wait_count("idle", count, 60)
                 wall = time.perf_counter() - started
                 daemon.close()

@@ -1,9 +1,11 @@
 """A model's `compat` flags (Pi's per-model and per-server capability switches), typed.
 
-Models carry `compat` as the plain mapping users write in models.json (Pi's camelCase keys); this
-is the one place that reads it. `None` means "not said": each provider then applies its own
-default (the OpenAI Chat Completions provider also detects defaults from the host). A value of the
-wrong type is ignored, as if it were not said.
+`compat` is parsed once, when a model is loaded (built-in catalogue, models.json, `--base-url`),
+into the `ModelCompat` the model carries; providers read fields, never a mapping. `None` means
+"not said": each provider then applies its own default (the OpenAI Chat Completions provider also
+detects defaults from the host). A value of the wrong type is an error at load time, naming the
+key; keys pi-rpc does not know (Pi has more flags) are ignored, so one models.json serves both.
+On the wire a model's `compat` holds the flags that were said, as before.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from pi_rpc.ai.types import Model
 
+class ModelCompat(msgspec.Struct, rename="camel", kw_only=True, frozen=True, omit_defaults=True):
+    """Pi's per-model capability flags. Only the flags a model says are sent; absent = the API's default."""
 
-class ModelCompat(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     # Anthropic Messages
     supports_strict_tools: bool | None = None
     force_adaptive_thinking: bool | None = None
@@ -34,21 +36,18 @@ class ModelCompat(msgspec.Struct, rename="camel", kw_only=True, frozen=True):
     thinking_format: Literal["openai", "openrouter", "qwen"] | None = None
 
 
-def parse_compat(raw: Any) -> ModelCompat:
-    if not isinstance(raw, dict):
-        return ModelCompat()
-    valid: dict[str, Any] = {}
-    for key, value in raw.items():
-        try:
-            msgspec.convert({key: value}, ModelCompat)
-        except msgspec.ValidationError:
-            continue
-        valid[key] = value
-    return msgspec.convert(valid, ModelCompat)
+NOT_SAID = ModelCompat()
 
 
-def model_compat(model: Model) -> ModelCompat:
-    return parse_compat(model.compat)
+def said_flags(compat: ModelCompat) -> dict[str, Any]:
+    """The flags `compat` says (field name -> value), for layering one over another."""
+    return {name: value for name in compat.__struct_fields__ if (value := getattr(compat, name)) is not None}
+
+
+def layered(base: ModelCompat, over: ModelCompat) -> ModelCompat:
+    """`over`'s said flags on top of `base` (a model's compat over its provider's, as Pi spreads them)."""
+    flags = said_flags(over)
+    return msgspec.structs.replace(base, **flags) if flags else base
 
 
 def said(value: bool | None, default: bool) -> bool:

@@ -23,15 +23,15 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import platformdirs
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.compat import ModelCompat, layered
 from pi_rpc.ai.json_location import describe_decode_error, line_of_path
 from pi_rpc.ai.models import DEFAULT_MODEL_IDS, list_models
-from pi_rpc.ai.types import Model, ModelCost
+from pi_rpc.ai.types import Model, ModelCost, model_compat
 
 _log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class _ModelFields(_File, kw_only=True):
     context_window: int | UnsetType = UNSET
     max_tokens: int | UnsetType = UNSET
     headers: dict[str, str] | UnsetType = UNSET
-    compat: dict[str, Any] | UnsetType = UNSET
+    compat: ModelCompat | UnsetType = UNSET  # a wrong value fails here, with its path and line
     thinking_level_map: dict[str, str | None] | UnsetType = UNSET
 
 
@@ -119,7 +119,7 @@ class _Provider(_File, kw_only=True):
     api_key: str | UnsetType = UNSET
     headers: dict[str, str] | UnsetType = UNSET
     auth_header: bool = False
-    compat: dict[str, Any] | UnsetType = UNSET
+    compat: ModelCompat | UnsetType = UNSET  # a wrong value fails here, with its path and line
     models: list[_ModelEntry] | UnsetType = UNSET
     model_overrides: dict[str, _ModelFields] | UnsetType = UNSET
 
@@ -150,6 +150,8 @@ def _read_file(path: Path) -> _ModelsFile:
         except msgspec.ValidationError as exc:
             # msgspec names the JSON path and the expected type, never a string value.
             detail = str(exc)
+            if detail.startswith("Invalid enum value "):  # msgspec quotes the value: keep it out
+                detail = "Not one of the values this key takes" + detail[detail.rfind(" - at `") :]
             detail = (
                 detail.replace("`$", f"`providers.{name}")
                 if " - at `$" in detail
@@ -413,8 +415,8 @@ def _apply_provider_overrides(models: list[Model], name: str, provider: _Provide
             continue
         if isinstance(provider.base_url, str):
             model.base_url = provider.base_url
-        if isinstance(provider.compat, dict):
-            model.compat = {**(model.compat or {}), **provider.compat}
+        if isinstance(provider.compat, ModelCompat):
+            model.compat = layered(model_compat(model), provider.compat)
         fields = overrides.get(model.id)
         if fields is not None:
             _apply_fields(model, fields)
@@ -444,8 +446,8 @@ def _custom_model(
         _log.warning("%s: model %r uses api %r, which pi-rpc does not support; skipped", where, entry.id, api)
         return None
     model = Model(id=entry.id, name=entry.id, api=api, provider=provider_name, base_url=base_url)
-    if isinstance(provider.compat, dict):
-        model.compat = dict(provider.compat)
+    if isinstance(provider.compat, ModelCompat):
+        model.compat = provider.compat
     _apply_fields(model, entry)
     return model
 
@@ -470,8 +472,8 @@ def _apply_fields(model: Model, fields: _ModelFields) -> None:
         model.context_window = fields.context_window
     if isinstance(fields.max_tokens, int):
         model.max_tokens = fields.max_tokens
-    if isinstance(fields.compat, dict):
-        model.compat = {**(model.compat or {}), **fields.compat}
+    if isinstance(fields.compat, ModelCompat):
+        model.compat = layered(model_compat(model), fields.compat)
     if isinstance(fields.thinking_level_map, dict):
         model.thinking_level_map = dict(fields.thinking_level_map)
     # Headers never go into the Model (models travel in events, headers may carry secrets):

@@ -22,7 +22,9 @@ settings.
 from __future__ import annotations
 
 import email.utils
+import importlib.util
 import logging
+import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from contextlib import aclosing, asynccontextmanager
@@ -42,6 +44,18 @@ from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage
 
 _log = logging.getLogger(__name__)
+
+
+def _remember_missing(module: str) -> None:
+    """Make a failing `import module` fail at once: with None in `sys.modules` it raises without
+    searching every path entry again."""
+    if module not in sys.modules and importlib.util.find_spec(module) is None:
+        sys.modules[module] = None  # type: ignore[assignment]  # the import system's "known absent"
+
+
+# httpcore tries `import sniffio` each time it sets up a connection-pool lock, four times per
+# request; anyio 4 no longer installs sniffio, and each failed search cost ~0.13 ms of a turn.
+_remember_missing("sniffio")
 
 DEFAULT_RETRY_BASE_DELAY_MS = DEFAULT_RETRY_BASE_MS
 # A server asking to wait longer than this is not retried: the error is reported instead.

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import copy
 import difflib
-from typing import Any
 
-from pi_rpc.ai.compat import model_compat
-from pi_rpc.ai.types import THINKING_LEVELS, Model, ModelCost, ThinkingLevel
+from pi_rpc.ai.compat import ModelCompat
+from pi_rpc.ai.types import THINKING_LEVELS, Model, ModelCost, ThinkingLevel, model_compat
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -26,8 +25,6 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 THINKING_BUDGETS: dict[ThinkingLevel, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 # Tokens always left for the answer when a thinking budget shares the output ceiling.
 MIN_ANSWER_TOKENS = 1024
-
-_ANTHROPIC_COMPAT: dict[str, Any] = {"supportsStrictTools": True}
 
 
 def _anthropic(
@@ -39,11 +36,9 @@ def _anthropic(
     max_tokens: int = 64_000,
     adaptive: bool = False,
 ) -> Model:
-    compat = dict(_ANTHROPIC_COMPAT)
     level_map: dict[str, str | None] = {}
     if adaptive:
         # Adaptive-thinking models take an effort instead of a budget and have a `max` effort.
-        compat["forceAdaptiveThinking"] = True
         level_map["xhigh"] = "max"
     model = Model(
         id=model_id,
@@ -56,7 +51,7 @@ def _anthropic(
         cost=ModelCost(input=cost[0], output=cost[1], cache_read=cost[2], cache_write=cost[3]),
         context_window=context_window,
         max_tokens=max_tokens,
-        compat=compat,
+        compat=ModelCompat(supports_strict_tools=True, force_adaptive_thinking=True if adaptive else None),
     )
     if level_map:
         model.thinking_level_map = level_map
@@ -85,7 +80,7 @@ def _openai(
         cost=ModelCost(input=cost[0], output=cost[1], cache_read=cost[2]),
         context_window=context_window,
         max_tokens=max_tokens,
-        compat={"supportsStrictMode": True, "supportsOpenAIGrammarTools": grammar},
+        compat=ModelCompat(supports_strict_mode=True, supports_open_ai_grammar_tools=grammar),
     )
     if level_map is not None:
         model.thinking_level_map = level_map

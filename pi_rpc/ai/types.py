@@ -14,6 +14,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.compat import NOT_SAID, ModelCompat
+
 
 class Wire(msgspec.Struct, rename="camel", kw_only=True):
     """Base of every message that crosses a boundary: camelCase on the wire."""
@@ -220,8 +222,13 @@ class Model(Wire):
     headers: dict[str, str] | UnsetType = UNSET
     # Pi's `thinkingLevelMap`: level -> value sent to the API, `None` = level unsupported.
     thinking_level_map: dict[str, str | None] | UnsetType = UNSET
-    # Per-server quirks of OpenAI-compatible APIs (Pi's `compat`); opaque to everything but providers.
-    compat: dict[str, Any] | UnsetType = UNSET
+    # Pi's per-model capability flags, parsed when the model is loaded (`pi_rpc/ai/compat.py`).
+    compat: ModelCompat | UnsetType = UNSET
+
+
+def model_compat(model: Model) -> ModelCompat:
+    """The model's compat flags; none said reads as "all absent" (each API's defaults apply)."""
+    return model.compat if isinstance(model.compat, ModelCompat) else NOT_SAID
 
 
 class Context(msgspec.Struct, kw_only=True):

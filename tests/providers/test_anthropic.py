@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import msgspec
 import pytest
 
+from pi_rpc.ai.compat import ModelCompat
 from pi_rpc.ai.providers import anthropic
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
@@ -57,6 +59,8 @@ KEY = "sk-ant-api03-SECRET-KEY-value"
 
 
 def _model(server: SSEServer, **kw: Any) -> Model:
+    if isinstance(kw.get("compat"), dict):
+        kw["compat"] = msgspec.convert(kw["compat"], ModelCompat)
     return Model(
         id="claude-sonnet-4-5",
         name="Claude",

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
+from pi_rpc.ai.compat import ModelCompat
 from pi_rpc.ai.providers import openai_completions as oc
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.types import (
@@ -47,6 +49,8 @@ KEY = "sk-proj-SECRET-openai-key"
 
 
 def _model(base_url: str, **kw: Any) -> Model:
+    if isinstance(kw.get("compat"), dict):
+        kw["compat"] = msgspec.convert(kw["compat"], ModelCompat)
     return Model(
         id="gpt-4o",
         name="GPT-4o",
@@ -226,7 +230,9 @@ def test_compat_by_host_and_override() -> None:
         api="openai-completions",
         provider="p",
         base_url="http://h/v1",
-        compat={"supportsUsageInStreaming": False, "maxTokensField": "max_completion_tokens"},
+        compat=msgspec.convert(
+            {"supportsUsageInStreaming": False, "maxTokensField": "max_completion_tokens"}, ModelCompat
+        ),
     )
     body = oc.build_request_body(no_usage, _context(), StreamOptions(max_tokens=9))
     assert "stream_options" not in body and body["max_completion_tokens"] == 9

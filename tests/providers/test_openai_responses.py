@@ -10,8 +10,10 @@ import json
 import logging
 from typing import Any
 
+import msgspec
 import pytest
 
+from pi_rpc.ai.compat import ModelCompat
 from pi_rpc.ai.models import get_model
 from pi_rpc.ai.providers import openai_responses
 from pi_rpc.ai.registry import StreamOptions
@@ -197,6 +199,8 @@ class Wire:
 
 
 def _model(server: SSEServer, model_id: str = "gpt-5.1", **kw: Any) -> Model:
+    if isinstance(kw.get("compat"), dict):
+        kw["compat"] = msgspec.convert(kw["compat"], ModelCompat)
     model = get_model("openai", model_id)
     assert model is not None
     model.base_url = server.url + "/v1"

@@ -14,7 +14,6 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
-from pi_rpc.ai.compat import model_compat
 from pi_rpc.ai.models import adjust_max_tokens_for_thinking, anthropic_adaptive_thinking, anthropic_effort
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
@@ -36,6 +35,7 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    model_compat,
 )
 
 _log = logging.getLogger(__name__)

@@ -13,6 +13,7 @@ no `[DONE]`, errors as a JSON body with status 200 or as an `error` chunk mid-st
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from typing import Any, Literal
 import msgspec
 
 from pi_rpc.ai import http
-from pi_rpc.ai.compat import model_compat
+from pi_rpc.ai.compat import ModelCompat, said_flags
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
@@ -42,6 +43,7 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    model_compat,
 )
 
 _log = logging.getLogger(__name__)
@@ -54,7 +56,7 @@ TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
 # --- per-server differences (Pi's `compat`) -----------------------------------------------------
 
 
-class Compat(msgspec.Struct, kw_only=True):
+class Compat(msgspec.Struct, kw_only=True, frozen=True):
     supports_store: bool = False
     supports_developer_role: bool = False
     supports_reasoning_effort: bool = True
@@ -70,9 +72,14 @@ class Compat(msgspec.Struct, kw_only=True):
 
 
 def get_compat(model: Model) -> Compat:
-    """Defaults detected from the base URL, overridden by `model.compat` (Pi's camelCase keys).
+    """Defaults detected from the base URL, overridden by the flags `model.compat` says.
     Unknown hosts get the most widely accepted dialect (`system` role, `max_tokens`, no `store`)."""
-    url = model.base_url or DEFAULT_BASE_URL
+    return _resolved_compat(model.base_url or DEFAULT_BASE_URL, model_compat(model))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved_compat(url: str, said: ModelCompat) -> Compat:
+    # Read twice per request (body and messages) with the same few models: resolved once each.
     compat = Compat()
     if "api.openai.com" in url:
         compat = Compat(supports_store=True, supports_developer_role=True, max_tokens_field="max_completion_tokens")
@@ -82,8 +89,7 @@ def get_compat(model: Model) -> Compat:
         compat = Compat(supports_reasoning_effort=False)
     elif "mistral.ai" in url:
         compat = Compat(requires_tool_result_name=True, requires_thinking_as_text=True)
-    said = model_compat(model)
-    overrides = {name: getattr(said, name) for name in Compat.__struct_fields__ if getattr(said, name) is not None}
+    overrides = {name: value for name, value in said_flags(said).items() if name in Compat.__struct_fields__}
     return msgspec.structs.replace(compat, **overrides) if overrides else compat
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
-from pi_rpc.ai.compat import model_compat, said
+from pi_rpc.ai.compat import said
 from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key_or_authorization, merge_headers
@@ -45,6 +45,7 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    model_compat,
 )
 
 # The API rejects `max_output_tokens` below 16.

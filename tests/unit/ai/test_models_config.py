@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from pi_rpc.ai.compat import ModelCompat
 from pi_rpc.ai.config import ConfigError, ModelRegistry, config_paths, resolve_config_value
 from pi_rpc.ai.models import (
     adjust_max_tokens_for_thinking,
@@ -202,11 +203,11 @@ def test_pi_minimal_example_loads_with_pi_defaults(tmp_path: Path) -> None:
         False,
         ["text"],
     )
-    assert llama.compat == {"supportsDeveloperRole": False}
+    assert llama.compat == ModelCompat(supports_developer_role=False)
     oss = registry.find("ollama", "gpt-oss:20b")
     assert oss is not None
     assert (oss.name, oss.context_window, oss.max_tokens, oss.cost.output) == ("GPT OSS", 131072, 32000, 0.5)
-    assert oss.compat == {"supportsDeveloperRole": False, "supportsReasoningEffort": False}
+    assert oss.compat == ModelCompat(supports_developer_role=False, supports_reasoning_effort=False)
     assert supported_thinking_levels(oss) == ["off", "low", "medium", "high"]
     assert registry.api_key_for(oss) == "ollama"
 
@@ -399,6 +400,18 @@ def test_unsupported_apis_are_skipped_not_fatal(tmp_path: Path) -> None:
             "Object missing required field `id` - at `providers.p.models[0]`",
         ),
         ({"providers": {"p": "x"}}, "Expected `object`, got `str` - at `providers.p`"),
+        (
+            {"providers": {"p": {"apiKey": SECRET, "models": [{"id": "m", "compat": {"supportsStore": "yes"}}]}}},
+            "Expected `bool | null`, got `str` - at `providers.p.models[0].compat.supportsStore`",
+        ),
+        (
+            {"providers": {"p": {"apiKey": SECRET, "compat": {"maxTokensField": SECRET}}}},
+            "Not one of the values this key takes - at `providers.p.compat.maxTokensField`",
+        ),
+        (
+            {"providers": {"anthropic": {"modelOverrides": {"claude-sonnet-4-5": {"compat": []}}}}},
+            "Expected `object`, got `array` - at `providers.anthropic.modelOverrides[...].compat`",
+        ),
         (
             {"providers": {"p": {"apiKey": SECRET, "models": [{"id": "m", "input": [SECRET]}]}}},
             '`providers.p.models[0].input` may only contain "text" and "image"',
