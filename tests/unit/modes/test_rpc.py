@@ -149,7 +149,7 @@ async def test_a_method_name_is_registered_once(served: Callable[[], tuple[Rpc, 
 def test_the_jsonrpc_mode_starts_without_pygls() -> None:
     """pygls and lsprotocol cost about 0.3 s and 20 MiB at start-up; only `--mode lsp` needs them."""
     code = (
-        "import sys, pi_rpc.modes.cli, pi_rpc.modes.jsonrpc.server; "
+        "import sys, pi_rpc.cli, pi_rpc.modes.jsonrpc.server; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol', 'cattrs'}))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
