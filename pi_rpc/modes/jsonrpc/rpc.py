@@ -21,7 +21,14 @@ import anyio.lowlevel
 import msgspec
 
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.modes.jsonrpc.errors import InternalError, InvalidParams, MethodNotFound, RequestCancelled, RpcError
+from pi_rpc.modes.jsonrpc.errors import (
+    InternalError,
+    InvalidParams,
+    MethodNotFound,
+    RequestCancelled,
+    RpcError,
+    session_error,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -136,6 +143,9 @@ class Rpc:
         except RpcError:
             raise
         except Exception as exc:
+            refusal = session_error(exc)  # errors.SESSION_ERRORS: the session said no, with a reason
+            if refusal is not None:
+                raise refusal from exc
             _log.exception("method %s failed", name)  # the traceback is for our log; the client gets the text
             raise InternalError.of(exc) from exc
 

@@ -16,7 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_rpc.modes.jsonrpc.errors import Busy
+from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
 from pi_rpc.modes.jsonrpc.rpc import Rpc
+from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.user_bash import BashBusyError
 
 pytestmark = pytest.mark.anyio
 
@@ -58,6 +62,38 @@ def make(tasks: anyio.abc.TaskGroup) -> tuple[Rpc, Sink]:
         raise RuntimeError("the handler broke")
 
     return rpc, sink
+
+
+class StrictBusyError(SessionBusyError):
+    """A refusal the table does not name: it answers as its base class does."""
+
+
+@pytest.mark.parametrize(
+    ("refusal", "code"),
+    [
+        (SessionBusyError("A run is in progress"), BUSY),
+        (BashBusyError("A bash command is already running"), BUSY),
+        (CompactionError("Nothing to compact"), BUSY),
+        (StrictBusyError("A run is in progress"), BUSY),
+        (NoModelError(), NO_MODEL),
+        (ModelNotFoundError("Model not found: x/y"), NOT_FOUND),
+        (SessionNotFoundError("Session not found: s1"), NOT_FOUND),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
+)
+async def test_a_session_refusal_is_answered_with_its_code_and_text(refusal: Exception, code: int) -> None:
+    """errors.SESSION_ERRORS: whichever method the refusal comes out of, the client sees the same
+    code and the session's own words, not a -32603 with a traceback."""
+    sink = Sink()
+    async with anyio.create_task_group() as tasks:
+        rpc = Rpc(sink, tasks)
+
+        @rpc.method("refuse", Params)
+        async def refuse(params: Params) -> None:
+            raise refusal
+
+        rpc.handle({"jsonrpc": "2.0", "id": 7, "method": "refuse"})
+        assert await sink.next() == {"jsonrpc": "2.0", "id": 7, "error": {"code": code, "message": str(refusal)}}
 
 
 @pytest.fixture
