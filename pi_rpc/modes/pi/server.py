@@ -25,11 +25,15 @@ from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
-from pi_rpc.modes.pi.session_commands import CommandFailed, execute_session_command
+from pi_rpc.modes.pi.session_commands import SESSION_REFUSALS, CommandFailed, execute_session_command
 from pi_rpc.modes.stdio import StdoutSink, read_frames
-from pi_rpc.session.session import AgentSession, ModelNotFoundError, NoModelError, SessionBusyError, SessionConfig
+from pi_rpc.session.session import AgentSession, SessionConfig
 
 _log = logging.getLogger(__name__)
+
+# What a command's response reports as its error without logging a fault: params that do not fit,
+# a command that cannot be carried out, and the session's refusals (session_commands.py).
+_REFUSED: tuple[type[Exception], ...] = (msgspec.ValidationError, CommandFailed, *SESSION_REFUSALS)
 
 
 class PiDaemon:
@@ -116,7 +120,7 @@ class PiDaemon:
         try:
             command = msgspec.convert(raw, command_type)
             data = await self._execute(command)
-        except (msgspec.ValidationError, CommandFailed) as exc:
+        except _REFUSED as exc:
             self._respond(c.Response(command=kind, id=msg_id, success=False, error=str(exc)))
             return
         except Exception as exc:  # a handler failing is the client's error response, never a crash
@@ -129,10 +133,7 @@ class PiDaemon:
         session = self.session
         match command:
             case c.Prompt(message=message, images=images, streaming_behavior=behaviour):
-                try:
-                    session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
-                except (SessionBusyError, NoModelError) as exc:
-                    raise CommandFailed(str(exc)) from exc
+                session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
                 return UNSET  # answered once accepted; the run streams as events (spec 16.5)
             case c.Steer(message=message, images=images):
                 session.steer(message, images)
@@ -151,10 +152,7 @@ class PiDaemon:
             case c.GetMessages():
                 return {"messages": session.messages}
             case c.SetModel(provider=provider, model_id=model_id):
-                try:
-                    return session.set_model(provider, model_id)
-                except ModelNotFoundError as exc:
-                    raise CommandFailed(str(exc)) from exc
+                return session.set_model(provider, model_id)
             case c.GetAvailableModels():
                 return {"models": session.available_models()}
             case c.SetThinkingLevel(level=level):
