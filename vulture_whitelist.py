@@ -31,7 +31,7 @@ _.send_chat
 _.run_action
 # The ACP SDK's Transport protocol (modes/acp/transport.py).
 _.receive
-# argparse.Action.__call__'s signature (modes/cli.py).
+# argparse.Action.__call__'s signature (cli.py).
 _.namespace
 _.option_string
 # decimal.localcontext(): setting the precision is the point (tools/truncate.py).

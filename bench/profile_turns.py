@@ -37,7 +37,7 @@ def leave(code):
     profiler.dump_stats(os.environ["PI_RPC_PROFILE_OUT"])
     real_exit(code)
 os._exit = leave
-from pi_rpc.modes.cli import main
+from pi_rpc.cli import main
 sys.argv[0] = "pi-rpc"
 main(sys.argv[1:])
 """

@@ -1,3 +1,3 @@
-from pi_rpc.modes.cli import main
+from pi_rpc.cli import main
 
 main()

@@ -1,8 +1,9 @@
 """Dependencies point down: ai <- agent <- tools <- session <- modes (docs/ARCHITECTURE.md, "Layers").
 
-Inside `modes/`, each front end (a package: jsonrpc, pi, acp) may use the shared pieces (the
-modules directly in `modes/`) but never another front end; only the composition root (`cli.py`,
-which picks the mode) imports them all. The demo is a client of the daemon: it speaks the wire
+Inside `modes/`, each front end (a package: jsonrpc, pi, acp, lsp) may use the shared pieces (the
+modules directly in `modes/`) but never another front end. The composition root (`pi_rpc/cli.py`,
+which picks the mode, and `__main__.py`, which runs it) sits above every layer: it may import any,
+and nothing but `__main__.py` imports it. The demo is a client of the daemon: it speaks the wire
 (framing) and never reaches into a front end, and no part of the daemon imports it.
 
 No two modules import each other, directly or through others, not even inside a function: a cycle
@@ -30,7 +31,9 @@ FORBIDDEN = {
     "demo": {"commands", "cli"},
 }
 # The modules that compose the program: they import every front end (and the subcommands).
-COMPOSITION_ROOTS = {("cli.py",), ("modes", "cli.py"), ("__main__.py",)}
+COMPOSITION_ROOTS = {("cli.py",), ("__main__.py",)}
+# The composition root's own module; only `python -m pi_rpc` (`__main__.py`) may import it.
+COMPOSITION_ROOT = "pi_rpc.cli"
 # pygls and lsprotocol belong to the language server alone: the JSON-RPC mode has its own dispatch
 # and must not pay their start-up.
 PYGLS_MODES = {("modes", "lsp")}
@@ -61,7 +64,7 @@ def front_end_of(relative: tuple[str, ...]) -> str | None:
 def layering_problems(relative: tuple[str, ...], imported: list[str]) -> list[str]:
     """What `pi_rpc/<relative>` may not import, of the modules it does import."""
     if relative in COMPOSITION_ROOTS:
-        return []
+        return [] if relative == ("__main__.py",) or COMPOSITION_ROOT not in imported else ["imports itself"]
     layer = relative[0] if len(relative) > 1 else ""
     own_front_end = front_end_of(relative)
     problems: list[str] = []
@@ -70,6 +73,9 @@ def layering_problems(relative: tuple[str, ...], imported: list[str]) -> list[st
         if top in PYGLS and relative[:2] not in PYGLS_MODES:
             problems.append(f"only modes/lsp may import {top}")
         if not name.startswith("pi_rpc."):
+            continue
+        if is_within(name, COMPOSITION_ROOT):
+            problems.append(f"imports {name}: nothing imports the composition root")
             continue
         target = name.removeprefix("pi_rpc.")
         problems += [
@@ -109,6 +115,10 @@ def test_imports_respect_the_layers(path: Path) -> None:
         (("tools", "bash.py"), "pi_rpc.demo"),
         (("modes", "pi", "server.py"), "pygls.protocol"),
         (("modes", "jsonrpc", "rpc.py"), "pygls.protocol"),  # the JSON-RPC mode dispatches on its own
+        (("commands", "doctor.py"), "pi_rpc.cli"),  # nothing imports the composition root
+        (("modes", "jsonrpc", "server.py"), "pi_rpc.cli"),
+        (("demo", "client.py"), "pi_rpc.cli"),
+        (("modes", "cli.py"), "pi_rpc.modes.acp.server"),  # the composition root lives at the top only
     ],
 )
 def test_each_rule_refuses_its_import(module: tuple[str, ...], imported: str) -> None:
@@ -121,8 +131,11 @@ def test_each_rule_refuses_its_import(module: tuple[str, ...], imported: str) ->
         (("modes", "pi", "server.py"), "pi_rpc.modes.framing"),  # a front end uses the shared pieces
         (("modes", "jsonrpc", "server.py"), "pi_rpc.modes.jsonrpc.rpc"),  # and its own package
         (("demo", "rpc_client.py"), "pi_rpc.modes.framing"),  # the demo frames like a client
-        (("modes", "cli.py"), "pi_rpc.modes.acp.server"),  # the composition root picks the front end
-        (("cli.py",), "pi_rpc.demo.client"),
+        (("cli.py",), "pi_rpc.modes.acp.server"),  # the composition root picks the front end
+        (("cli.py",), "pi_rpc.demo.client"),  # and may import every layer
+        (("cli.py",), "pi_rpc.commands"),
+        (("cli.py",), "pi_rpc.session.session"),
+        (("__main__.py",), "pi_rpc.cli"),  # `python -m pi_rpc` runs it
         (("modes", "jsonrpc", "schema.py"), "pi_rpc.modes.jsonrpc.protocol"),
     ],
 )

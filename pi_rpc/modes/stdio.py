@@ -1,6 +1,6 @@
 """What every stdio mode shares: a private protocol fd, a writer that never blocks (its bounded
-queue lives in modes/writer.py), stdin chunks, signals, and the way out (abort the run, kill what
-the tools started, flush).
+queue lives in modes/writer.py), stdin chunks and frames, and signals. The lifecycle that uses them
+(and the way out) is `serve` in modes/daemon.py.
 
 Stdout belongs to the protocol. At start a mode keeps a private duplicate of fd 1 for its writer
 and points fd 1 (and `sys.stdout`) at stderr, so a stray print, a library or a child process
@@ -14,15 +14,15 @@ import os
 import select
 import signal
 import sys
+from collections.abc import Callable
+from typing import Protocol
 
 import anyio
 
-from pi_rpc.ai.clients import close_shared_clients
+from pi_rpc.modes.framing import Frame
 from pi_rpc.modes.writer import StdoutSink
-from pi_rpc.session.session import AgentSession
-from pi_rpc.tools.process import kill_all_process_groups
 
-__all__ = ["StdoutSink", "claim_stdout", "read_chunk", "watch_signals", "wind_down"]
+__all__ = ["FrameReader", "StdoutSink", "claim_stdout", "read_chunk", "read_frames", "watch_signals"]
 
 _log = logging.getLogger(__name__)
 
@@ -38,6 +38,24 @@ def claim_stdout() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return protocol_fd
+
+
+class FrameReader(Protocol):
+    """modes/framing.py's incremental readers (LSP headers, JSON lines)."""
+
+    def feed(self, data: bytes) -> list[Frame]: ...
+
+    def finish(self) -> list[Frame]: ...
+
+
+async def read_frames(fd: int, reader: FrameReader, dispatch: Callable[[Frame], object]) -> None:
+    """Every frame on `fd` (or framing error) to `dispatch`, in order; returns at end of input."""
+    while True:
+        chunk = await read_chunk(fd)
+        for frame in reader.feed(chunk) if chunk else reader.finish():
+            dispatch(frame)
+        if not chunk:
+            return
 
 
 async def read_chunk(fd: int) -> bytes:
@@ -63,14 +81,3 @@ async def watch_signals(stop: anyio.Event) -> None:
             _log.info("signal %s; exiting", signal.Signals(signum).name)
             stop.set()
             return
-
-
-async def wind_down(session: AgentSession, sink: StdoutSink) -> None:
-    """Every way out: abort the run, stop the MCP servers, kill every process group a tool
-    started, flush the output."""
-    with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
-        await session.close()
-    kill_all_process_groups()
-    await close_shared_clients()
-    with anyio.move_on_after(2, shield=True):
-        await sink.drain()

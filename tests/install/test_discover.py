@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from pi_rpc.cli import build_parser
 from pi_rpc.demo.rpc_client import DaemonClient, RpcError
-from pi_rpc.modes.cli import build_parser
 from tests.e2e.conftest import daemon_env
 
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ DEFERRED = (
 
 _PROBE = """
 import sys
-import pi_rpc.modes.cli, pi_rpc.modes.stdio, pi_rpc.session.session, pi_rpc.tools.registry
+import pi_rpc.cli, pi_rpc.modes.stdio, pi_rpc.session.session, pi_rpc.tools.registry
 print(" ".join(name for name in sys.argv[1:] if name in sys.modules))
 """
 

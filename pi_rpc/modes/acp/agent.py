@@ -67,13 +67,14 @@ from pi_rpc.ai.types import ImageContent, TextDeltaEvent, ThinkingDeltaEvent
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.commands import available_commands, run_command
 from pi_rpc.modes.acp.config_options import config_options, set_config_option
+from pi_rpc.modes.acp.errors import SESSION_REFUSALS, auth_required, session_error, session_not_found
 from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
-from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
+from pi_rpc.session.session import AgentSession, SessionConfig
 from pi_rpc.session.store import list_all_sessions, list_sessions
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.registry import create_tool_definitions
@@ -91,11 +92,6 @@ SendDelta = Callable[[Hashable, str, Callable[[str], dict[str, Any]]], None]
 AnyUpdate = SessionUpdate | ConfigOptionUpdate | UsageUpdate
 
 # Our run outcomes as ACP stop reasons; "error" is answered as a JSON-RPC error instead.
-# ACP error codes (the SDK's RequestError.auth_required / resource_not_found).
-AUTH_REQUIRED = -32000
-RESOURCE_NOT_FOUND = -32002
-# The session's busy text names Pi's `streamingBehavior`, which ACP has no way to send.
-BUSY_TEXT = "A prompt is already running in this session: wait for its end, or cancel it (session/cancel)."
 
 STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -159,7 +155,7 @@ class AcpAgent:
         if method_id not in {method.id for method in auth_methods()}:
             raise RequestError.invalid_params({"details": f"Unknown auth method: {method_id}"})
         if self.config.model is None:
-            raise RequestError(AUTH_REQUIRED, no_model_message(), {"details": no_model_message()})
+            raise auth_required(no_model_message())
         return AuthenticateResponse()
 
     async def new_session(
@@ -242,8 +238,8 @@ class AcpAgent:
         session = self._open(cwd)
         try:
             await session.load_session(session_id)
-        except SessionNotFoundError as exc:
-            raise session_not_found(str(exc)) from exc
+        except SESSION_REFUSALS as exc:
+            raise session_error(exc) from exc
         previous = self.sessions.pop(session_id, None)
         if previous is not None:
             await previous.close()
@@ -298,11 +294,8 @@ class AcpAgent:
         self._idle = anyio.Event()
         try:
             outcome = await session.prompt(text, images)
-        except SessionBusyError as exc:
-            raise RequestError.invalid_request({"details": BUSY_TEXT}) from exc
-        except NoModelError as exc:
-            # The editor can offer the keys of `authMethods` (initialize) and start us again.
-            raise RequestError(AUTH_REQUIRED, str(exc), {"details": str(exc)}) from exc
+        except SESSION_REFUSALS as exc:  # busy, or no model
+            raise session_error(exc) from exc
         finally:
             self._prompts -= 1
             if self._prompts == 0:
@@ -442,11 +435,6 @@ def auth_methods() -> list[AuthMethodAgent]:
             )
         )
     return methods
-
-
-def session_not_found(details: str) -> RequestError:
-    """ACP's resource-not-found error for a session id that names no session."""
-    return RequestError(RESOURCE_NOT_FOUND, "Resource not found", {"details": details})
 
 
 def join_prompt_parts(parts: Sequence[str]) -> str:

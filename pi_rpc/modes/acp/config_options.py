@@ -11,7 +11,8 @@ from acp import RequestError
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
 from pi_rpc.ai.types import Model
-from pi_rpc.session.session import AgentSession, ModelNotFoundError
+from pi_rpc.modes.acp.errors import SESSION_REFUSALS, session_error
+from pi_rpc.session.session import AgentSession
 
 MODEL_OPTION = "model"
 THINKING_OPTION = "thought_level"
@@ -86,5 +87,5 @@ def set_model(session: AgentSession, value: str) -> None:
         provider, model_id = (match.provider, match.id) if match is not None else ("", value)
     try:
         session.set_model(provider, model_id)
-    except ModelNotFoundError as exc:
-        raise RequestError.invalid_params({"details": str(exc)}) from exc
+    except SESSION_REFUSALS as exc:  # no such model
+        raise session_error(exc) from exc

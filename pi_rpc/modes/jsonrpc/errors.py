@@ -1,8 +1,9 @@
 """JSON-RPC error replies as exceptions: each class carries its wire code.
 
-A handler raises one of these to answer with that error; anything else it raises becomes
-`InternalError` (-32603). The codes of JSON-RPC 2.0 and LSP's -32800 are fixed here; the daemon's
-own codes (-32099..-32000) are in `protocol.py` and get a class each at the end.
+A handler raises one of these to answer with that error; a session refusal it lets through is
+answered by `SESSION_ERRORS`, the one table of which session exception is which wire error; anything
+else becomes `InternalError` (-32603). The codes of JSON-RPC 2.0 and LSP's -32800 are fixed here;
+the daemon's own codes (-32099..-32000) are in `protocol.py` and get a class each.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import traceback
 from typing import Any, ClassVar
 
 from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
+from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.user_bash import BashBusyError
 
 
 class RpcError(Exception):
@@ -68,3 +72,23 @@ class NoModel(RpcError):
 
 class NotFound(RpcError):
     code = NOT_FOUND
+
+
+# What the session refuses, as the client hears it (the exception's text is the error's message).
+SESSION_ERRORS: dict[type[Exception], type[RpcError]] = {
+    SessionBusyError: Busy,  # a run is going and the prompt names no streamingBehavior
+    BashBusyError: Busy,  # another user bash command is running
+    CompactionError: Busy,  # compaction running, nothing to compact, or the summary failed
+    NoModelError: NoModel,
+    ModelNotFoundError: NotFound,
+    SessionNotFoundError: NotFound,  # an unknown session id or fork entry
+}
+
+
+def session_error(exc: BaseException) -> RpcError | None:
+    """The wire error for a session refusal (a subclass answers as its base does); None: not one."""
+    for cls in type(exc).__mro__:
+        wire = SESSION_ERRORS.get(cls)
+        if wire is not None:
+            return wire(str(exc))
+    return None

@@ -1,16 +1,25 @@
-"""One thin async function per method: convert, call the session, return its Struct."""
+"""One thin async function per method: convert, call the session, return its Struct.
+
+The methods are listed once, in `protocol.METHODS` (their params and result types, which the schema
+is generated from); a handler is registered by name, takes its params type from there, and
+`register` refuses a name the table lacks and a table entry left without a handler. The session's
+refusals (busy, no model, not found) reach the client through `errors.SESSION_ERRORS`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from msgspec import UNSET
 
 import pi_rpc
 from pi_rpc.ai.types import Model
 from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
-from pi_rpc.modes.jsonrpc.errors import Busy, InvalidParams, NoModel, NotFound
+from pi_rpc.modes.jsonrpc.errors import InvalidParams
 from pi_rpc.modes.jsonrpc.protocol import (
+    CLIENT_NOTIFICATIONS,
+    METHODS,
     PROTOCOL_VERSION,
     ActiveTools,
     ApprovalPolicyResult,
@@ -47,16 +56,34 @@ from pi_rpc.modes.jsonrpc.protocol import (
     to_image,
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
-from pi_rpc.session.compaction import CompactionError
-from pi_rpc.session.session import (
-    AgentSession,
-    ModelNotFoundError,
-    NoModelError,
-    SessionBusyError,
-    SessionNotFoundError,
-)
+from pi_rpc.session.session import AgentSession
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
-from pi_rpc.session.user_bash import BashBusyError
+
+
+class Registrations:
+    """`rpc`'s handlers by name, each checked against the one list of methods (`protocol.METHODS`)."""
+
+    def __init__(self, rpc: Rpc) -> None:
+        self._rpc = rpc
+        self._served: set[str] = set()
+
+    def method(self, name: str) -> Callable[[Callable[[Any], Awaitable[Any]]], Any]:
+        if name not in METHODS:
+            raise ValueError(f"{name!r} is not in protocol.METHODS: declare its params and result there first")
+        self._served.add(name)
+        return self._rpc.method(name, METHODS[name][0])
+
+    def notification(self, name: str) -> Callable[[Callable[[Any], Any]], Any]:
+        if name not in CLIENT_NOTIFICATIONS:
+            raise ValueError(f"{name!r} is not in protocol.CLIENT_NOTIFICATIONS: declare its params there first")
+        self._served.add(name)
+        return self._rpc.notification(name, CLIENT_NOTIFICATIONS[name])
+
+    def check_complete(self) -> None:
+        """Start-up refuses a method the schema promises and nothing serves."""
+        unserved = sorted((METHODS.keys() | CLIENT_NOTIFICATIONS.keys()) - self._served)
+        if unserved:
+            raise ValueError(f"protocol.METHODS declares {', '.join(unserved)}, but no handler serves it")
 
 
 def register(
@@ -66,7 +93,9 @@ def register(
     on_shutdown: Callable[[], object],
     on_exit: Callable[[], None],
 ) -> None:
-    @rpc.method("initialize", InitializeParams)
+    served = Registrations(rpc)
+
+    @served.method("initialize")
     async def initialize(params: InitializeParams) -> InitializeResult:
         capabilities = params.capabilities
         session.set_approver(client.approve if capabilities.approvals else None)
@@ -85,143 +114,123 @@ def register(
             mcp_servers=servers or UNSET,
         )
 
-    @rpc.method("approval/setPolicy", SetApprovalPolicyParams)
+    @served.method("approval/setPolicy")
     async def approval_set_policy(params: SetApprovalPolicyParams) -> ApprovalPolicyResult:
         return ApprovalPolicyResult(policy=session.set_approval_policy(params.policy))
 
-    @rpc.method("shutdown", Empty)
+    @served.method("shutdown")
     async def shutdown(params: Empty) -> None:
         await session.abort()
         on_shutdown()
 
-    @rpc.notification("exit", Empty)
+    @served.notification("exit")
     def exit_(params: Empty) -> None:
         on_exit()
 
-    @rpc.method("prompt", PromptParams)
+    @served.method("prompt")
     async def prompt(params: PromptParams) -> PromptOutcome:
         behaviour = None if params.streaming_behavior is UNSET else params.streaming_behavior
-        try:
-            return await session.prompt(params.message, [to_image(i) for i in params.images], behaviour)
-        except SessionBusyError as exc:
-            raise Busy(str(exc)) from exc
-        except NoModelError as exc:
-            raise NoModel(str(exc)) from exc
+        return await session.prompt(params.message, [to_image(i) for i in params.images], behaviour)
 
-    @rpc.method("abort", Empty)
+    @served.method("abort")
     async def abort(params: Empty) -> None:
         await session.abort()
 
-    @rpc.method("steer", QueueParams)
+    @served.method("steer")
     async def steer(params: QueueParams) -> None:
         session.steer(params.message, [to_image(i) for i in params.images])
 
-    @rpc.method("followUp", QueueParams)
+    @served.method("followUp")
     async def follow_up(params: QueueParams) -> None:
         session.follow_up(params.message, [to_image(i) for i in params.images])
 
-    @rpc.method("clearQueue", Empty)
+    @served.method("clearQueue")
     async def clear_queue(params: Empty) -> QueueContents:
         steering, follow_ups = session.clear_queue()
         return QueueContents(steering=steering, follow_up=follow_ups)
 
-    @rpc.method("tools/list", Empty)
+    @served.method("tools/list")
     async def tools_list(params: Empty) -> ToolList:
         return ToolList(tools=session.tool_infos())
 
-    @rpc.method("commands/list", Empty)
+    @served.method("commands/list")
     async def commands_list(params: Empty) -> CommandList:
         return CommandList(commands=session.slash_commands())
 
-    @rpc.method("bash", BashParams)
+    @served.method("bash")
     async def bash(params: BashParams) -> BashResult:
-        try:
-            return await session.run_bash(params.command, params.exclude_from_context)
-        except BashBusyError as exc:
-            raise Busy(str(exc)) from exc
+        return await session.run_bash(params.command, params.exclude_from_context)
 
-    @rpc.method("compact", CompactParams)
+    @served.method("compact")
     async def compact(params: CompactParams) -> CompactionResult:
         instructions = None if params.custom_instructions is UNSET else params.custom_instructions
-        try:
-            return await session.compact(instructions)
-        except NoModelError as exc:
-            raise NoModel(str(exc)) from exc
-        except CompactionError as exc:
-            raise Busy(str(exc)) from exc
+        return await session.compact(instructions)
 
-    @rpc.method("abortBash", Empty)
+    @served.method("abortBash")
     async def abort_bash(params: Empty) -> None:
         session.user_bash.abort()
 
-    @rpc.method("tools/setActive", SetActiveToolsParams)
+    @served.method("tools/setActive")
     async def tools_set_active(params: SetActiveToolsParams) -> ActiveTools:
         return ActiveTools(active=session.set_active_tools(params.names))
 
-    @rpc.method("state", Empty)
+    @served.method("state")
     async def state(params: Empty) -> SessionState:
         return session.state()
 
-    @rpc.method("messages", Empty)
+    @served.method("messages")
     async def messages(params: Empty) -> MessageList:
         return MessageList(messages=list(session.messages))
 
-    @rpc.method("models/list", Empty)
+    @served.method("models/list")
     async def models_list(params: Empty) -> ModelList:
         return ModelList(models=session.available_models())
 
-    @rpc.method("model/set", SetModelParams)
+    @served.method("model/set")
     async def model_set(params: SetModelParams) -> Model:
-        try:
-            return session.set_model(params.provider, params.model_id)
-        except ModelNotFoundError as exc:
-            raise NotFound(str(exc)) from exc
+        return session.set_model(params.provider, params.model_id)
 
-    @rpc.method("session/new", Empty)
+    @served.method("session/new")
     async def session_new(params: Empty) -> NewSession:
         return NewSession(session_id=await session.new_session())
 
-    @rpc.method("session/list", Empty)
+    @served.method("session/list")
     async def session_list(params: Empty) -> SessionList:
         return SessionList(sessions=session.list_sessions())
 
-    @rpc.method("session/load", LoadSessionParams)
+    @served.method("session/load")
     async def session_load(params: LoadSessionParams) -> LoadedSession:
-        try:
-            count = await session.load_session(params.session_id)
-        except SessionNotFoundError as exc:
-            raise NotFound(str(exc)) from exc
+        count = await session.load_session(params.session_id)
         return LoadedSession(session_id=session.session_id, message_count=count)
 
-    @rpc.method("session/forkPoints", Empty)
+    @served.method("session/forkPoints")
     async def session_fork_points(params: Empty) -> ForkPoints:
         return ForkPoints(fork_points=[ForkPoint(entry_id=entry, text=text) for entry, text in session.fork_points()])
 
-    @rpc.method("session/fork", ForkParams)
+    @served.method("session/fork")
     async def session_fork(params: ForkParams) -> ForkedSession:
-        try:
-            text = await session.fork(params.entry_id)
-        except SessionNotFoundError as exc:
-            raise NotFound(str(exc)) from exc
+        text = await session.fork(params.entry_id)
         return ForkedSession(session_id=session.session_id, text=text)
 
-    @rpc.method("session/clone", Empty)
+    @served.method("session/clone")
     async def session_clone(params: Empty) -> NewSession:
         await session.clone()
         return NewSession(session_id=session.session_id)
 
-    @rpc.method("session/setName", SetNameParams)
+    @served.method("session/setName")
     async def session_set_name(params: SetNameParams) -> SessionName:
         try:
             return SessionName(name=session.set_session_name(params.name))
         except ValueError as exc:
             raise InvalidParams(str(exc)) from exc
 
-    @rpc.method("session/stats", Empty)
+    @served.method("session/stats")
     async def session_stats(params: Empty) -> SessionStats:
         return session.stats()
 
-    @rpc.method("thinking/set", SetThinkingParams)
+    @served.method("thinking/set")
     async def thinking_set(params: SetThinkingParams) -> ThinkingLevels:
         level = session.set_thinking_level(params.level)
         return ThinkingLevels(level=level, available=session.thinking_levels())
+
+    served.check_complete()

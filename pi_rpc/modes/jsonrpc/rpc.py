@@ -1,7 +1,9 @@
 """JSON-RPC dispatch: typed methods in, one task per request, replies and errors out.
 
-Methods are declared once (`@rpc.method(name, Params)`; a name can be taken only once) and receive
-their params already checked against the Struct (-32602 names the field that does not fit). Each
+Methods are registered once (`@rpc.method(name, Params)`; a name can be taken only once; the
+daemon's handlers take both from `protocol.METHODS`) and receive their params already checked
+against the Struct (-32602 names the field that does not fit). A session refusal a method lets
+through is answered with its code from `errors.SESSION_ERRORS`; any other exception is -32603. Each
 request runs as its own task in the daemon's task group, inside a cancel scope of its own, so
 nothing queues behind a running prompt and `$/cancelRequest` cancels exactly that request (-32800).
 Messages are encoded with msgspec (Structs go out as they are) and handed to the framed writer.
@@ -21,7 +23,14 @@ import anyio.lowlevel
 import msgspec
 
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.modes.jsonrpc.errors import InternalError, InvalidParams, MethodNotFound, RequestCancelled, RpcError
+from pi_rpc.modes.jsonrpc.errors import (
+    InternalError,
+    InvalidParams,
+    MethodNotFound,
+    RequestCancelled,
+    RpcError,
+    session_error,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -136,6 +145,9 @@ class Rpc:
         except RpcError:
             raise
         except Exception as exc:
+            refusal = session_error(exc)  # errors.SESSION_ERRORS: the session said no, with a reason
+            if refusal is not None:
+                raise refusal from exc
             _log.exception("method %s failed", name)  # the traceback is for our log; the client gets the text
             raise InternalError.of(exc) from exc
 

@@ -1,9 +1,7 @@
-"""The daemon's I/O: stdin frames in, dispatch, framed messages out, and a clean exit.
+"""The JSON-RPC front end: stdin frames in, the envelope checks, dispatch, framed messages out.
 
-Stdout belongs to the protocol. At start the daemon keeps a private duplicate of fd 1 for its
-writer and points fd 1 (and `sys.stdout`) at stderr, so a stray print, a library or a child process
-cannot corrupt the stream. Every way out (stdin closed, `exit`, SIGTERM/SIGINT) aborts the run,
-kills every process group a tool started, and exits 0.
+The lifecycle (the private stdout, the task group, signals, and every way out: stdin closed,
+`exit`, SIGTERM/SIGINT) is `serve`'s, in modes/daemon.py.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ import msgspec
 
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.json_text import encode_json
+from pi_rpc.modes.daemon import serve
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import (
@@ -34,7 +33,7 @@ from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
 from pi_rpc.modes.jsonrpc.errors import InvalidParams, InvalidRequest, ParseError
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.modes.jsonrpc.rpc import Rpc
-from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
+from pi_rpc.modes.stdio import StdoutSink, read_frames
 from pi_rpc.session.session import AgentSession, SessionConfig
 
 _log = logging.getLogger(__name__)
@@ -43,6 +42,9 @@ Framing = Literal["lsp", "jsonl"]
 
 
 class Daemon:
+    """The JSON-RPC front end (`serve` in modes/daemon.py runs it): LSP or JSON-lines frames, our
+    own dispatcher, one session."""
+
     def __init__(
         self,
         config: SessionConfig,
@@ -56,42 +58,38 @@ class Daemon:
         self.max_message_bytes = max_message_bytes
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
-        self._stop = anyio.Event()
         self._shutting_down = False
         self._hinted_json_lines = False
 
     async def run(self) -> None:
-        out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
-        sink = StdoutSink(out_fd, encode_lsp if self.framing == "lsp" else encode_jsonl)
-        await sink.open()
+        await serve(self, self.stdout_fd)
+
+    def frame(self, body: bytes) -> bytes:
+        return encode_lsp(body) if self.framing == "lsp" else encode_jsonl(body)
+
+    async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
         self._client = client = ClientRequests(sink)
-        async with anyio.create_task_group() as tasks:
-            rpc = Rpc(sink, tasks)
-            session = AgentSession(self.config, tasks)
-            session.subscribe(_event_forwarder(sink))
-            handlers.register(rpc, session, client, on_shutdown=self._begin_shutdown, on_exit=self._stop.set)
-            tasks.start_soon(session.start_mcp_servers)  # settings.json mcpServers; `initialize` waits for them
-            tasks.start_soon(self._read_stdin, rpc)
-            tasks.start_soon(watch_signals, self._stop)
-            await self._stop.wait()
-            await wind_down(session, sink)
-            tasks.cancel_scope.cancel("daemon exiting")
+        self._rpc = rpc = Rpc(sink, tasks)
+        self._session = session = AgentSession(self.config, tasks)
+        session.subscribe(_event_forwarder(sink))
+        handlers.register(rpc, session, client, on_shutdown=self._begin_shutdown, on_exit=stop.set)
+        tasks.start_soon(session.start_mcp_servers)  # settings.json mcpServers; `initialize` waits for them
+
+    async def read(self) -> None:
+        reader = (LspFrameReader if self.framing == "lsp" else JsonlFrameReader)(self.max_message_bytes)
+        rpc = self._rpc
+        await read_frames(self.stdin_fd, reader, lambda frame: self._dispatch(rpc, frame))
+        _log.info("stdin closed; exiting")
+        self._client.fail_all("the client closed its end of the pipe")
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def release(self) -> None:
+        pass  # our own writer: nothing stands between the sink and the pipe
 
     def _begin_shutdown(self) -> None:
         self._shutting_down = True
-
-    async def _read_stdin(self, rpc: Rpc) -> None:
-        reader = (LspFrameReader if self.framing == "lsp" else JsonlFrameReader)(self.max_message_bytes)
-        while True:
-            chunk = await read_chunk(self.stdin_fd)
-            frames = reader.feed(chunk) if chunk else reader.finish()
-            for frame in frames:
-                self._dispatch(rpc, frame)
-            if not chunk:
-                _log.info("stdin closed; exiting")
-                self._client.fail_all("the client closed its end of the pipe")
-                self._stop.set()
-                return
 
     def _dispatch(self, rpc: Rpc, frame: bytes | FrameError) -> None:
         try:

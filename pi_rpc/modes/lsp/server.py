@@ -3,8 +3,8 @@
 pygls reads and dispatches the messages (its own reader loop, run here inside our task group so
 the session's runs and the server share one event loop); its writer is our non-blocking sink on
 the private protocol fd (modes/stdio.py), so a tool's output can never reach the LSP stream.
-`exit`, end of stdin, or SIGTERM/SIGINT/SIGHUP abort the run, kill what the tools started, and
-end the daemon.
+`exit`, end of stdin, or SIGTERM/SIGINT/SIGHUP end the daemon (`serve`, modes/daemon.py: abort the
+run, kill what the tools started, flush).
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 import pi_rpc
+from pi_rpc.modes.daemon import serve
 from pi_rpc.modes.lsp.actions import RUN_ACTION, ActionArgs, action_context, code_actions
 from pi_rpc.modes.lsp.approvals import message_approver
 from pi_rpc.modes.lsp.chat import CHAT_SUFFIX, SEND_CHAT, USER_HEADING, ChatStream, is_chat, last_user_block
 from pi_rpc.modes.lsp.documents import OpenDocuments
 from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
 from pi_rpc.modes.lsp.runs import Runs
-from pi_rpc.modes.stdio import StdoutSink, claim_stdout, watch_signals, wind_down
+from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionConfig
 
 _log = logging.getLogger(__name__)
@@ -65,15 +66,13 @@ class SinkWriter:
         pass
 
 
-def _unframed(body: bytes) -> bytes:
-    return body
-
-
 WorkspaceConfig = Callable[[str], SessionConfig]
 
 
 class LspDaemon:
-    """`workspace_config`: the session's configuration for another workspace folder, to follow the
+    """The LSP front end (`serve` in modes/daemon.py runs it); pygls reads and dispatches.
+
+    `workspace_config`: the session's configuration for another workspace folder, to follow the
     editor's root (its `rootUri` or first workspace folder) when no `--cwd` pinned one; None: keep
     `config`'s."""
 
@@ -88,13 +87,15 @@ class LspDaemon:
         self.workspace_config = workspace_config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
-        self._stop = anyio.Event()
 
     async def run(self) -> None:
-        out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
-        sink = StdoutSink(out_fd, _unframed)
-        await sink.open()
-        server = LanguageServer(
+        await serve(self, self.stdout_fd)
+
+    def frame(self, body: bytes) -> bytes:
+        return body  # pygls frames the messages itself
+
+    async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
+        self._server = server = LanguageServer(
             "pi-rpc",
             pi_rpc.__version__,
             protocol_cls=PiLspProtocol,
@@ -102,24 +103,22 @@ class LspDaemon:
         )
         protocol = server.protocol
         assert isinstance(protocol, PiLspProtocol)
-        protocol.on_exit = self._stop.set
+        protocol.on_exit = stop.set
         protocol.set_writer(SinkWriter(sink))
-        async with anyio.create_task_group() as tasks:
-            front_end = LspFrontEnd(server, AgentSession(self.config, tasks), tasks, self.workspace_config)
-            tasks.start_soon(self._serve, server)
-            tasks.start_soon(watch_signals, self._stop)
-            await self._stop.wait()
-            await wind_down(front_end.session, sink)
-            tasks.cancel_scope.cancel("daemon exiting")
+        self._front_end = LspFrontEnd(server, AgentSession(self.config, tasks), tasks, self.workspace_config)
 
-    async def _serve(self, server: LanguageServer) -> None:
+    async def read(self) -> None:
+        server = self._server
         stdin = os.fdopen(self.stdin_fd, "rb", closefd=False)
         reader = StdinAsyncReader(stdin, server.thread_pool)
-        try:
-            await run_async(threading.Event(), reader, server.protocol, logger=_log)
-            _log.info("stdin closed; exiting")
-        finally:
-            self._stop.set()
+        await run_async(threading.Event(), reader, server.protocol, logger=_log)
+        _log.info("stdin closed; exiting")
+
+    async def close(self) -> None:
+        await self._front_end.session.close()  # the one it holds now: following the root replaces it
+
+    async def release(self) -> None:
+        pass  # pygls writes through our sink: nothing stands between it and the pipe
 
 
 class LspFrontEnd:

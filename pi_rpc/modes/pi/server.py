@@ -12,25 +12,33 @@ import logging
 from typing import Any
 
 import anyio
+import anyio.abc
 import msgspec
 from msgspec import UNSET
 
 from pi_rpc.agent.types import AgentEvent, MessageUpdate
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, text_of
+from pi_rpc.modes.daemon import serve
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
-from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader, encode_jsonl
+from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
-from pi_rpc.modes.pi.session_commands import CommandFailed, execute_session_command
-from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
-from pi_rpc.session.session import AgentSession, ModelNotFoundError, NoModelError, SessionBusyError, SessionConfig
+from pi_rpc.modes.pi.session_commands import SESSION_REFUSALS, CommandFailed, execute_session_command
+from pi_rpc.modes.stdio import StdoutSink, read_frames
+from pi_rpc.session.session import AgentSession, SessionConfig
 
 _log = logging.getLogger(__name__)
 
+# What a command's response reports as its error without logging a fault: params that do not fit,
+# a command that cannot be carried out, and the session's refusals (session_commands.py).
+_REFUSED: tuple[type[Exception], ...] = (msgspec.ValidationError, CommandFailed, *SESSION_REFUSALS)
+
 
 class PiDaemon:
+    """Pi's RPC front end (`serve` in modes/daemon.py runs it): JSON lines, one session."""
+
     def __init__(
         self,
         config: SessionConfig,
@@ -42,29 +50,36 @@ class PiDaemon:
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
-        self._stop = anyio.Event()
 
     async def run(self) -> None:
-        out_fd = self.stdout_fd if self.stdout_fd is not None else claim_stdout()
-        self.sink = StdoutSink(out_fd, encode_jsonl)
-        await self.sink.open()
-        async with anyio.create_task_group() as tasks:
-            self.tasks = tasks
-            self.session = AgentSession(self.config, tasks)
-            self.session.subscribe(self._forward)
-            self.dialogs = PiDialogs(self.sink.send, lambda: self.session.approvals.timeout)
-            # Pi runs every tool at once: a Pi client is asked (confirm dialogs) only when the
-            # user chose a policy (--approval-policy, or permissions.defaultPolicy).
-            if self.config.approval_policy_configured:
-                self.session.set_approver(self.dialogs.approve)
-            # settings.json mcpServers, before the first command (each start is bounded): Pi's
-            # protocol has no way to tell a client that tools appeared later.
-            await self.session.start_mcp_servers()
-            tasks.start_soon(self._read_stdin)
-            tasks.start_soon(watch_signals, self._stop)
-            await self._stop.wait()  # end of stdin is a clean shutdown (spec 16.4)
-            await wind_down(self.session, self.sink)
-            tasks.cancel_scope.cancel("daemon exiting")
+        await serve(self, self.stdout_fd)
+
+    def frame(self, body: bytes) -> bytes:
+        return encode_jsonl(body)
+
+    async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
+        self.sink = sink
+        self.tasks = tasks
+        self.session = AgentSession(self.config, tasks)
+        self.session.subscribe(self._forward)
+        self.dialogs = PiDialogs(sink.send, lambda: self.session.approvals.timeout)
+        # Pi runs every tool at once: a Pi client is asked (confirm dialogs) only when the
+        # user chose a policy (--approval-policy, or permissions.defaultPolicy).
+        if self.config.approval_policy_configured:
+            self.session.set_approver(self.dialogs.approve)
+        # settings.json mcpServers, before the first command (each start is bounded): Pi's
+        # protocol has no way to tell a client that tools appeared later.
+        await self.session.start_mcp_servers()
+
+    async def read(self) -> None:
+        """Until end of stdin, which is a clean shutdown (spec 16.4)."""
+        await read_frames(self.stdin_fd, JsonlFrameReader(self.max_message_bytes), self._on_frame)
+
+    async def close(self) -> None:
+        await self.session.close()
+
+    async def release(self) -> None:
+        pass  # our own writer: nothing stands between the sink and the pipe
 
     def _forward(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, DoneEvent | ErrorEvent):
@@ -74,22 +89,13 @@ class PiDaemon:
     def _respond(self, response: c.Response) -> None:
         self.sink.send(encode_json(response))
 
-    async def _read_stdin(self) -> None:
-        reader = JsonlFrameReader(self.max_message_bytes)
-        while True:
-            chunk = await read_chunk(self.stdin_fd)
-            for frame in reader.feed(chunk) if chunk else reader.finish():
-                if isinstance(frame, FrameError):
-                    # A line that cannot be read still gets its answer, as unparsable input does.
-                    _log.error("framing error: %s", frame.message)
-                    self._respond(
-                        c.Response(command="parse", success=False, error=f"Failed to parse command: {frame.message}")
-                    )
-                else:
-                    self.tasks.start_soon(self._handle, frame)
-            if not chunk:
-                self._stop.set()
-                return
+    def _on_frame(self, frame: Frame) -> None:
+        if isinstance(frame, FrameError):
+            # A line that cannot be read still gets its answer, as unparsable input does.
+            _log.error("framing error: %s", frame.message)
+            self._respond(c.Response(command="parse", success=False, error=f"Failed to parse command: {frame.message}"))
+        else:
+            self.tasks.start_soon(self._handle, frame)
 
     async def _handle(self, frame: bytes) -> None:
         try:
@@ -114,7 +120,7 @@ class PiDaemon:
         try:
             command = msgspec.convert(raw, command_type)
             data = await self._execute(command)
-        except (msgspec.ValidationError, CommandFailed) as exc:
+        except _REFUSED as exc:
             self._respond(c.Response(command=kind, id=msg_id, success=False, error=str(exc)))
             return
         except Exception as exc:  # a handler failing is the client's error response, never a crash
@@ -127,10 +133,7 @@ class PiDaemon:
         session = self.session
         match command:
             case c.Prompt(message=message, images=images, streaming_behavior=behaviour):
-                try:
-                    session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
-                except (SessionBusyError, NoModelError) as exc:
-                    raise CommandFailed(str(exc)) from exc
+                session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
                 return UNSET  # answered once accepted; the run streams as events (spec 16.5)
             case c.Steer(message=message, images=images):
                 session.steer(message, images)
@@ -149,10 +152,7 @@ class PiDaemon:
             case c.GetMessages():
                 return {"messages": session.messages}
             case c.SetModel(provider=provider, model_id=model_id):
-                try:
-                    return session.set_model(provider, model_id)
-                except ModelNotFoundError as exc:
-                    raise CommandFailed(str(exc)) from exc
+                return session.set_model(provider, model_id)
             case c.GetAvailableModels():
                 return {"models": session.available_models()}
             case c.SetThinkingLevel(level=level):

@@ -7,23 +7,39 @@ sentence saying so, which Pi's `RpcClient` surfaces as the rejected call's error
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from msgspec import UNSET
 
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.session.compaction import CompactionError
-from pi_rpc.session.session import AgentSession, NoModelError, SessionNotFoundError
+from pi_rpc.session.session import (
+    AgentSession,
+    ModelNotFoundError,
+    NoModelError,
+    SessionBusyError,
+    SessionNotFoundError,
+)
 from pi_rpc.session.types import SlashCommand
 from pi_rpc.session.user_bash import UserBashError
-
-T = TypeVar("T")
 
 
 class CommandFailed(Exception):
     """A command that cannot be carried out: its message is the response's `error`."""
+
+
+# The session's refusals, which a Pi client reads as `success: false` with the session's own words
+# (Pi's responses carry no error codes), like a CommandFailed: the one list, caught where the
+# response is written (server.py). Any other failure answers the same way but is logged as a fault.
+SESSION_REFUSALS: tuple[type[Exception], ...] = (
+    SessionBusyError,  # a prompt while a run is going, without streamingBehavior
+    NoModelError,
+    ModelNotFoundError,
+    SessionNotFoundError,  # switch_session to a missing file, fork at an unknown entry
+    CompactionError,
+    UserBashError,  # another user bash command is running
+)
 
 
 async def execute_session_command(session: AgentSession, command: c.Command) -> Any:  # noqa: PLR0911
@@ -46,10 +62,10 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
                 await session.abort()
             return UNSET
         case c.SwitchSession(session_path=path):
-            await _or_fail(session.switch_session(path))
+            await session.switch_session(path)
             return {"cancelled": False}
         case c.Fork(entry_id=entry_id):
-            return c.ForkResult(text=await _or_fail(session.fork(entry_id)))
+            return c.ForkResult(text=await session.fork(entry_id))
         case c.Clone():
             await session.clone()
             return {"cancelled": False}
@@ -64,15 +80,9 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
         case c.GetCommands():
             return {"commands": [_slash_command(command) for command in session.slash_commands()]}
         case c.Compact(custom_instructions=instructions):
-            try:
-                return await session.compact(None if instructions is UNSET else instructions)
-            except (CompactionError, NoModelError) as exc:
-                raise CommandFailed(str(exc)) from exc
+            return await session.compact(None if instructions is UNSET else instructions)
         case c.Bash(command=shell_command, exclude_from_context=exclude):
-            try:
-                return await session.run_bash(shell_command, exclude)
-            except UserBashError as exc:
-                raise CommandFailed(str(exc)) from exc
+            return await session.run_bash(shell_command, exclude)
         case c.AbortBash():
             session.user_bash.abort()
             return UNSET
@@ -84,13 +94,6 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             except OSError as exc:
                 raise CommandFailed(f"Cannot write the HTML export: {exc}") from exc
     raise CommandFailed(f"Unknown command: {command.__struct_config__.tag}")
-
-
-async def _or_fail(pending: Awaitable[T]) -> T:
-    try:
-        return await pending
-    except SessionNotFoundError as exc:
-        raise CommandFailed(str(exc)) from exc
 
 
 def _slash_command(command: SlashCommand) -> c.SlashCommandInfo:

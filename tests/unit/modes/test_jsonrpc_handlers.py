@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pi_rpc.modes.jsonrpc import handlers
-from pi_rpc.modes.jsonrpc.protocol import BUSY, CLIENT_NOTIFICATIONS, METHODS, NO_MODEL, NOT_FOUND
+from pi_rpc.modes.jsonrpc.protocol import BUSY, CLIENT_NOTIFICATIONS, METHODS, NO_MODEL, NOT_FOUND, Empty
 
 from ..session.helpers import FOREVER, TOOLS, open_session, reply, script, session_config, tool_call
 from .jsonrpc_client import RpcError, jsonrpc_editor
@@ -59,6 +59,24 @@ async def test_the_method_table_and_the_handlers_are_the_same_set(workspace: Pat
     assert set(METHODS) - set(recorded.methods) == set(), "in METHODS but not served"
     assert recorded.methods == {name: params for name, (params, _) in METHODS.items()}
     assert recorded.notifications == CLIENT_NOTIFICATIONS
+
+
+async def test_a_method_the_table_lacks_cannot_be_registered() -> None:
+    """protocol.METHODS is the one list (the schema's source): a handler cannot add to it."""
+    served = handlers.Registrations(RecordingRpc())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'session/rename' is not in protocol.METHODS"):
+        served.method("session/rename")
+    with pytest.raises(ValueError, match="'cancel' is not in protocol.CLIENT_NOTIFICATIONS"):
+        served.notification("cancel")
+
+
+async def test_start_up_refuses_a_table_entry_that_no_handler_serves(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(METHODS, "session/rename", (Empty, None))
+    async with open_session(session_config(workspace, None)) as (session, _):
+        with pytest.raises(ValueError, match="declares session/rename, but no handler serves it"):
+            handlers.register(RecordingRpc(), session, None, on_shutdown=lambda: None, on_exit=lambda: None)  # type: ignore[arg-type]
 
 
 # --- methods ---------------------------------------------------------------------------------------

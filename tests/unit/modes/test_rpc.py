@@ -16,7 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_rpc.modes.jsonrpc.errors import Busy
+from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
 from pi_rpc.modes.jsonrpc.rpc import Rpc
+from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.user_bash import BashBusyError
 
 pytestmark = pytest.mark.anyio
 
@@ -58,6 +62,38 @@ def make(tasks: anyio.abc.TaskGroup) -> tuple[Rpc, Sink]:
         raise RuntimeError("the handler broke")
 
     return rpc, sink
+
+
+class StrictBusyError(SessionBusyError):
+    """A refusal the table does not name: it answers as its base class does."""
+
+
+@pytest.mark.parametrize(
+    ("refusal", "code"),
+    [
+        (SessionBusyError("A run is in progress"), BUSY),
+        (BashBusyError("A bash command is already running"), BUSY),
+        (CompactionError("Nothing to compact"), BUSY),
+        (StrictBusyError("A run is in progress"), BUSY),
+        (NoModelError(), NO_MODEL),
+        (ModelNotFoundError("Model not found: x/y"), NOT_FOUND),
+        (SessionNotFoundError("Session not found: s1"), NOT_FOUND),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
+)
+async def test_a_session_refusal_is_answered_with_its_code_and_text(refusal: Exception, code: int) -> None:
+    """errors.SESSION_ERRORS: whichever method the refusal comes out of, the client sees the same
+    code and the session's own words, not a -32603 with a traceback."""
+    sink = Sink()
+    async with anyio.create_task_group() as tasks:
+        rpc = Rpc(sink, tasks)
+
+        @rpc.method("refuse", Params)
+        async def refuse(params: Params) -> None:
+            raise refusal
+
+        rpc.handle({"jsonrpc": "2.0", "id": 7, "method": "refuse"})
+        assert await sink.next() == {"jsonrpc": "2.0", "id": 7, "error": {"code": code, "message": str(refusal)}}
 
 
 @pytest.fixture
@@ -149,7 +185,7 @@ async def test_a_method_name_is_registered_once(served: Callable[[], tuple[Rpc, 
 def test_the_jsonrpc_mode_starts_without_pygls() -> None:
     """pygls and lsprotocol cost about 0.3 s and 20 MiB at start-up; only `--mode lsp` needs them."""
     code = (
-        "import sys, pi_rpc.modes.cli, pi_rpc.modes.jsonrpc.server; "
+        "import sys, pi_rpc.cli, pi_rpc.modes.jsonrpc.server; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol', 'cattrs'}))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,0 +1,49 @@
+"""ACP error replies: the codes ACP adds to JSON-RPC's, and which session refusal is which error.
+
+The SDK's `RequestError` is the error class (a handler raises it and the SDK answers with it);
+`SESSION_ERRORS` is the one table of how a session exception reaches an ACP client, and
+`session_error` builds the reply. Anything a handler raises that is neither becomes the SDK's -32603.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from acp import RequestError
+
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+
+# ACP error codes (the SDK's RequestError.auth_required / resource_not_found).
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+# The session's busy text names Pi's `streamingBehavior`, which ACP has no way to send.
+BUSY_TEXT = "A prompt is already running in this session: wait for its end, or cancel it (session/cancel)."
+
+
+def session_not_found(details: str) -> RequestError:
+    """ACP's resource-not-found error for a session id that names no session."""
+    return RequestError(RESOURCE_NOT_FOUND, "Resource not found", {"details": details})
+
+
+def auth_required(details: str) -> RequestError:
+    """No model: the editor can offer the keys of `authMethods` (initialize) and start us again."""
+    return RequestError(AUTH_REQUIRED, details, {"details": details})
+
+
+SESSION_ERRORS: dict[type[Exception], Callable[[Exception], RequestError]] = {
+    SessionBusyError: lambda exc: RequestError.invalid_request({"details": BUSY_TEXT}),
+    NoModelError: lambda exc: auth_required(str(exc)),
+    SessionNotFoundError: lambda exc: session_not_found(str(exc)),
+    ModelNotFoundError: lambda exc: RequestError.invalid_params({"details": str(exc)}),
+}
+# What a handler catches to answer with the table's error.
+SESSION_REFUSALS = tuple(SESSION_ERRORS)
+
+
+def session_error(exc: Exception) -> RequestError:
+    """The ACP reply to a session refusal (one of `SESSION_REFUSALS`, or a subclass of one)."""
+    for cls in type(exc).__mro__:
+        reply = SESSION_ERRORS.get(cls)
+        if reply is not None:
+            return reply(exc)
+    raise TypeError(f"{type(exc).__name__} is not a session refusal") from exc

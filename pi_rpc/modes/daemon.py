@@ -1,0 +1,93 @@
+"""One daemon lifecycle for every front end: `serve(front_end)`.
+
+`serve` owns what every mode did alike: claim stdout (the protocol keeps a private fd, modes/stdio.py),
+open the non-blocking sink, run one task group, read stdin until it ends, watch for SIGTERM/SIGINT/
+SIGHUP, and on the first way out (end of input, a signal, or the front end's own `exit`) wind down:
+close the sessions (their runs aborted, their MCP servers stopped), kill every process group a tool
+started, close the shared HTTP clients, flush the output, each step bounded in time.
+
+A front end (`FrontEnd`) says only what is its own: how a message is framed on stdout, what it sets
+up once the output is open, how it reads its input, and how it closes. The modes fill that in
+differently, and the skeleton does not pretend otherwise:
+
+- jsonrpc and pi read stdin with `read_frames` (modes/stdio.py) and dispatch each frame themselves;
+  jsonrpc starts the MCP servers in the background (`initialize` waits for them), pi before it
+  reads (Pi's protocol cannot announce tools that appear later).
+- acp reads through the ACP SDK's connection over our transport, holds one session per ACP session
+  (closing them all is `close`), and lets go of the connection before the last flush (`release`).
+- lsp reads through pygls' own reader loop, and may replace its session when it follows the
+  editor's workspace root, so `close` closes the session it holds at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import anyio
+import anyio.abc
+
+from pi_rpc.ai.clients import close_shared_clients
+from pi_rpc.modes.stdio import EXIT_ABORT_SECONDS, StdoutSink, claim_stdout, watch_signals
+from pi_rpc.tools.process import kill_all_process_groups
+
+# How long the last flush (and the front end's `release`) may take before the daemon exits anyway.
+EXIT_FLUSH_SECONDS = 2.0
+
+
+class FrontEnd(Protocol):
+    """One wire protocol over the daemon's lifecycle (see the module docstring for each mode's)."""
+
+    def frame(self, body: bytes) -> bytes:
+        """One encoded message as it goes on stdout (LSP headers, a JSON line, or as it is)."""
+        ...
+
+    async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
+        """Set up the sessions and the dispatch; runs before any input is read. `stop.set()` ends
+        the daemon (a protocol's `exit`)."""
+        ...
+
+    async def read(self) -> None:
+        """Read and dispatch the input; return at its end (the daemon then winds down)."""
+        ...
+
+    async def close(self) -> None:
+        """Abort every run and close every session (bounded by `serve`)."""
+        ...
+
+    async def release(self) -> None:
+        """Let go of the transport, before the output's last flush."""
+        ...
+
+
+async def serve(front_end: FrontEnd, stdout_fd: int | None = None) -> None:
+    """Run `front_end` on stdin and stdout (or `stdout_fd`, left as it is) until a way out."""
+    out_fd = stdout_fd if stdout_fd is not None else claim_stdout()
+    sink = StdoutSink(out_fd, front_end.frame)
+    await sink.open()
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        await front_end.start(tasks, sink, stop)
+        tasks.start_soon(_read_until_end, front_end, stop)
+        tasks.start_soon(watch_signals, stop)
+        await stop.wait()
+        await wind_down(front_end, sink)
+        tasks.cancel_scope.cancel("daemon exiting")
+
+
+async def _read_until_end(front_end: FrontEnd, stop: anyio.Event) -> None:
+    try:
+        await front_end.read()
+    finally:
+        stop.set()
+
+
+async def wind_down(front_end: FrontEnd, sink: StdoutSink) -> None:
+    """Every way out: close the sessions, kill every process group a tool started, close the
+    shared HTTP clients, flush the output."""
+    with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
+        await front_end.close()
+    kill_all_process_groups()
+    await close_shared_clients()
+    with anyio.move_on_after(EXIT_FLUSH_SECONDS, shield=True):
+        await front_end.release()
+        await sink.drain()

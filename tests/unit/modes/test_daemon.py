@@ -1,0 +1,86 @@
+"""`serve(front_end)`, the one daemon lifecycle, with a front end that records what it is asked to
+do: every way out (end of input, the protocol's own `exit`) closes the sessions, then lets go of the
+transport, and what the front end wrote reaches the client, framed its way."""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+import anyio.abc
+import pytest
+
+from pi_rpc.modes.daemon import serve
+from pi_rpc.modes.framing import JsonlFrameReader
+from pi_rpc.modes.stdio import StdoutSink, read_frames
+
+pytestmark = pytest.mark.anyio
+
+
+class Recorder:
+    """A front end: says hello at start, echoes each line, and notes each step `serve` takes."""
+
+    def __init__(self, stdin_fd: int, exit_on: bytes | None = None) -> None:
+        self.stdin_fd = stdin_fd
+        self.exit_on = exit_on
+        self.steps: list[str] = []
+
+    def frame(self, body: bytes) -> bytes:
+        return b"<" + body + b">\n"
+
+    async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
+        self.steps.append("start")
+        self.sink, self.stop = sink, stop
+        sink.send(b"hello")
+
+    async def read(self) -> None:
+        self.steps.append("read")
+        await read_frames(self.stdin_fd, JsonlFrameReader(), self._echo)
+        self.steps.append("end of input")
+
+    def _echo(self, frame: object) -> None:
+        assert isinstance(frame, bytes)
+        self.sink.send(frame)
+        if frame == self.exit_on:
+            self.stop.set()
+
+    async def close(self) -> None:
+        self.steps.append("close")
+        self.sink.send(b"closed")  # a run's last answer goes out while the sink is open
+
+    async def release(self) -> None:
+        self.steps.append("release")
+
+
+async def run_with_input(lines: bytes, exit_on: bytes | None = None) -> tuple[list[str], bytes]:
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    os.write(stdin_w, lines)
+    if exit_on is None:
+        os.close(stdin_w)  # end of input, as when the editor goes away
+    front_end = Recorder(stdin_r, exit_on)
+    try:
+        with anyio.fail_after(30):  # a guard against a hang, not a timing assertion
+            await serve(front_end, stdout_w)
+        os.close(stdout_w)
+        output = b""
+        while chunk := os.read(stdout_r, 1 << 16):
+            output += chunk
+    finally:
+        if exit_on is not None:
+            os.close(stdin_w)
+        os.close(stdin_r)
+        os.close(stdout_r)
+    return front_end.steps, output
+
+
+async def test_end_of_input_winds_down_and_everything_written_reaches_the_client() -> None:
+    steps, output = await run_with_input(b"one\ntwo\n")
+    assert steps == ["start", "read", "end of input", "close", "release"]
+    assert output == b"<hello>\n<one>\n<two>\n<closed>\n"
+
+
+async def test_the_protocols_exit_winds_down_while_input_is_still_open() -> None:
+    steps, output = await run_with_input(b"one\nexit\n", exit_on=b"exit")
+    assert steps == ["start", "read", "close", "release"]  # the reader is cancelled, not finished
+    assert output == b"<hello>\n<one>\n<exit>\n<closed>\n"
