@@ -20,6 +20,8 @@ from pi_rpc.modes.jsonrpc.protocol import (
     CompactionResult,
     CompactParams,
     Empty,
+    EntriesParams,
+    EntryList,
     ForkedSession,
     ForkParams,
     ForkPoint,
@@ -48,6 +50,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
 from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.entries import EntryNotOnBranchError
 from pi_rpc.session.session import (
     AgentSession,
     ModelNotFoundError,
@@ -209,6 +212,18 @@ def register(
     async def session_clone(params: Empty) -> NewSession:
         await session.clone()
         return NewSession(session_id=session.session_id)
+
+    @rpc.method("session/entries", EntriesParams)
+    async def session_entries(params: EntriesParams) -> EntryList:
+        since = None if params.since is UNSET else params.since
+        limit = None if params.limit is UNSET else params.limit
+        if limit is not None and limit < 1:
+            raise InvalidParams(f"limit must be at least 1, not {limit}")
+        try:
+            entries, leaf = session.entries(since, limit)
+        except EntryNotOnBranchError as exc:
+            raise NotFound(str(exc)) from exc
+        return EntryList(entries=entries, leaf_id=leaf)
 
     @rpc.method("session/setName", SetNameParams)
     async def session_set_name(params: SetNameParams) -> SessionName:

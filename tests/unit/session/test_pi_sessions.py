@@ -62,8 +62,8 @@ def test_the_newest_branch_after_its_compaction(tmp_path: Path) -> None:
 
 def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", user("a", None, "first"), tail=b'{"type":"message","id":"b","par')
-    _, messages, file = open_session(path)
-    assert len(messages) == 1 and file.pi_leaf == "a"
+    _, entries, file = open_session(path)
+    assert len(entries.context()) == 1 and entries.leaf == file.pi_leaf == "a"
     file.append(UserMessage(content=[TextContent(text="next")]))
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(lines) == 3 and lines[-1]["parentId"] == "a" and lines[-1]["message"]["role"] == "user"

@@ -601,6 +601,39 @@ text: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EntriesParams".
+ */
+export interface EntriesParams {
+since?: string
+limit?: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EntryList".
+ */
+export interface EntryList {
+entries: SessionEntry[]
+leafId: (string | null)
+}
+/**
+ * One entry of a session's branch, as `session/entries` lists it.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionEntry".
+ */
+export interface SessionEntry {
+id: string
+parentId: (string | null)
+type: string
+timestamp: string
+message?: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage)
+summary?: string
+firstKeptEntryId?: string
+tokensBefore?: number
+customType?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "SetNameParams".
  */
 export interface SetNameParams {
@@ -1021,6 +1054,7 @@ export interface Methods {
   "session/forkPoints": { params: Empty; result: ForkPoints };
   "session/fork": { params: ForkParams; result: ForkedSession };
   "session/clone": { params: Empty; result: NewSession };
+  "session/entries": { params: EntriesParams; result: EntryList };
   "session/setName": { params: SetNameParams; result: SessionName };
   "approval/setPolicy": { params: SetApprovalPolicyParams; result: ApprovalPolicyResult };
 }
