@@ -59,6 +59,8 @@ class SessionEntries:
         # The message objects of the transcript by entry id: a compaction finds the entry of the
         # first message it keeps by identity, whatever the transcript's length.
         self._messages: dict[str, Message] = {}
+        # A file of our first format numbers its messages by place (`v1-3`); None: random ids.
+        self._next_number: int | None = None
 
     @classmethod
     def read(cls, lines: list[bytes], source: object = "session") -> SessionEntries:
@@ -70,8 +72,9 @@ class SessionEntries:
         """Messages of a file without ids (our first format): each one an entry numbered by its
         place, chained one after the other."""
         entries = cls()
-        for number, message in enumerate(messages, start=1):
-            entries._add(message_entry(message, f"v1-{number}", entries.leaf), message)
+        entries._next_number = 1
+        for message in messages:
+            entries.add_message(message)
         return entries
 
     # --- reading --------------------------------------------------------------------------------
@@ -146,7 +149,11 @@ class SessionEntries:
 
     def add_message(self, message: Message) -> Entry:
         """A message as the new leaf; returns its entry, for the file."""
-        return self._add(message_entry(message, new_entry_id(self.entries), self.leaf), message)
+        if self._next_number is None:
+            entry_id = new_entry_id(self.entries)
+        else:  # the same id the message gets when the file is read again
+            entry_id, self._next_number = f"v1-{self._next_number}", self._next_number + 1
+        return self._add(message_entry(message, entry_id, self.leaf), message)
 
     def add_compaction(
         self, summary: str, first_kept: Message | None, tokens_before: int, details: dict[str, Any]

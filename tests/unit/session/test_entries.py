@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from pi_rpc.ai.types import AssistantMessage, Message, SystemMessage, TextConten
 from pi_rpc.session.compaction import CompactionSettings, summary_text
 from pi_rpc.session.entries import EntryNotOnBranchError, SessionEntries
 from pi_rpc.session.store import SessionFile, load_entries, load_session
+from pi_rpc.session.store import open_session as open_session_file
 
 from .helpers import open_session, reply, script, session_config
 
@@ -188,3 +190,20 @@ def test_the_file_reads_back_the_entries_kept_in_memory(tmp_path: Path, plan: li
     branch = [e.id for e in entries.after(None)]
     for index, entry_id in enumerate(branch):
         assert [e.id for e in loaded.after(entry_id)] == branch[index + 1 :]
+
+
+def test_a_file_of_our_first_format_keeps_positional_ids_across_a_reload(tmp_path: Path) -> None:
+    path = tmp_path / "v1.jsonl"
+    header = {"type": "session", "version": 1, "id": "s", "cwd": "/w", "timestamp": "t"}
+    first = UserMessage(content=[TextContent(text="first")])
+    path.write_text("\n".join(json.dumps(x) for x in (header, msgspec.to_builtins(first))) + "\n")
+    _, entries, file = open_session_file(path)
+    assert [e.id for e in entries.after(None)] == ["v1-1"]
+    second = entries.add_message(UserMessage(content=[TextContent(text="second")]))
+    assert second["id"] == "v1-2"  # the id it has when the file is read again
+    file.write_entry(second)
+    file.write_entry(entries.add_compaction("S", None, 1, {}))  # not kept by this format
+    assert json.loads(path.read_text().splitlines()[-1])["role"] == "user"  # still a message a line
+    _, reloaded = load_entries(path)
+    assert [e.id for e in reloaded.after(None)] == ["v1-1", "v1-2"]
+    assert texts(reloaded.context()) == ["first", "second"]
