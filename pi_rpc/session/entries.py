@@ -85,9 +85,16 @@ class SessionEntries:
     def context(self) -> list[Message]:
         """The messages the model reads, the ones already in use as the same objects."""
         messages: list[Message] = []
-        for entry_id, message in context_entries(self.branch()):
-            messages.append(self._messages.setdefault(entry_id, message))
+        for entry_id, message in context_entries(self.branch(), self._message_of):
+            if self.entries[entry_id].get("type") == "compaction":
+                messages.append(message)  # its summary: in context only while it is the latest
+            else:
+                messages.append(self._messages.setdefault(entry_id, message))
         return messages
+
+    def _message_of(self, entry: Entry) -> Message | None:
+        """The entry's message: the one in use, else read from the entry."""
+        return self._messages.get(entry["id"]) or entry_message(entry)
 
     def entry_id_of(self, message: Message) -> str | None:
         return next((entry_id for entry_id, known in self._messages.items() if known is message), None)
@@ -107,7 +114,7 @@ class SessionEntries:
         entry = self.entries.get(entry_id)
         if entry is None or entry.get("type") != "message":
             return None
-        message = self._messages.get(entry_id) or entry_message(entry)
+        message = self._message_of(entry)
         raw = entry.get("message")
         if not isinstance(message, UserMessage) or not isinstance(raw, dict) or raw.get("role") != "user":
             return None
@@ -132,7 +139,7 @@ class SessionEntries:
             type=str(entry.get("type", "")),
             timestamp=str(entry.get("timestamp", "")),
         )
-        message = self._messages.get(entry["id"]) or entry_message(entry)
+        message = self._message_of(entry)
         if message is not None and entry.get("type") in ("message", "custom"):
             described.message = message
         if isinstance(summary := entry.get("summary"), str):

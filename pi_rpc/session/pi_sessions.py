@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime
 import logging
 import secrets
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import Any
 
 import msgspec
@@ -103,9 +103,13 @@ def branch_to(entries: dict[str, dict[str, Any]], leaf: str | None) -> list[dict
     return path
 
 
-def context_entries(path: list[dict[str, Any]]) -> list[tuple[str, Message]]:
+def context_entries(
+    path: list[dict[str, Any]], message_of: Callable[[dict[str, Any]], Message | None] | None = None
+) -> list[tuple[str, Message]]:
     """What the model reads from a branch, each message with the id of the entry it comes from
-    (a compaction's summary: the compaction's own id)."""
+    (a compaction's summary: the compaction's own id). `message_of` reads an entry's message
+    (`entry_message` unless the caller has it at hand)."""
+    message_of = message_of or entry_message
     compaction = next((i for i in range(len(path) - 1, -1, -1) if path[i].get("type") == "compaction"), None)
     kept_from = 0
     messages: list[tuple[str, Message]] = []
@@ -116,7 +120,7 @@ def context_entries(path: list[dict[str, Any]]) -> list[tuple[str, Message]]:
     for index, entry in enumerate(path):
         if index < kept_from or index == compaction:
             continue
-        if (message := entry_message(entry)) is not None:
+        if (message := message_of(entry)) is not None:
             messages.append((entry["id"], message))
     return messages
 
