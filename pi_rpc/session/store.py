@@ -194,7 +194,10 @@ class SessionFile:
     pi_format: bool = False
 
     def __post_init__(self) -> None:
-        """An existing file is continued in the format it was written in."""
+        """An existing file is continued in the format it was written in (read here unless the
+        caller says it is Pi's)."""
+        if self.pi_format:
+            return
         try:
             with open(self.path, "rb") as source:
                 header = _decode_header(source.readline())
@@ -258,7 +261,10 @@ def open_session(path: Path) -> tuple[SessionHeader, SessionEntries, SessionFile
     """A stored session to continue: its header, its entries, and the file to append to (in the
     format it was written in, ours or Pi's). Raises `OSError` or `ValueError` when unreadable."""
     header, entries = load_entries(path)
-    return header, entries, SessionFile(path=path, session_id=header.id)
+    if not is_pi_session(header.version):
+        return header, entries, SessionFile(path=path, session_id=header.id)
+    # The file was just read: its leaf is the entries' (no second pass over a long file).
+    return header, entries, SessionFile(path=path, session_id=header.id, pi_leaf=entries.leaf, pi_format=True)
 
 
 def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
