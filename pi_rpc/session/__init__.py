@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         parse_rules,
     )
     from pi_rpc.session.compaction import CompactionError, CompactionResult
+    from pi_rpc.session.entries import EntryNotOnBranchError, SessionEntry
     from pi_rpc.session.models import (
         ModelSetupError,
         choose_model,
@@ -70,6 +71,7 @@ __all__ = [
     "BashResult",
     "CompactionError",
     "CompactionResult",
+    "EntryNotOnBranchError",
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
@@ -79,6 +81,7 @@ __all__ = [
     "RuleError",
     "SessionBusyError",
     "SessionConfig",
+    "SessionEntry",
     "SessionNotFoundError",
     "SessionState",
     "SessionStats",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import logging
 import secrets
+from collections.abc import Callable, Container
 from typing import Any
 
 import msgspec
@@ -67,9 +68,9 @@ def _as_message(raw: dict[str, Any]) -> Message | None:
     return None
 
 
-def read_pi_entries(lines: list[bytes], source: object = "session") -> tuple[list[Message], str | None]:
-    """The conversation on the newest branch, and the id of its last entry (the leaf). `lines` are
-    the file's lines after the header; a last one without its newline was torn by a killed writer."""
+def parse_pi_entries(lines: list[bytes], source: object = "session") -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Every entry by id, in file order, and the id of the newest (the leaf). `lines` are the file's
+    lines after the header; a last one without its newline was torn by a killed writer."""
     entries: dict[str, dict[str, Any]] = {}
     leaf: str | None = None
     for number, line in enumerate(lines, start=2):
@@ -84,49 +85,97 @@ def read_pi_entries(lines: list[bytes], source: object = "session") -> tuple[lis
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
             entries[entry["id"]] = entry
             leaf = entry["id"]
+    return entries, leaf
+
+
+def branch_to(entries: dict[str, dict[str, Any]], leaf: str | None) -> list[dict[str, Any]]:
+    """The entries from the first to `leaf`, following `parentId` (a cycle or a missing parent
+    ends the walk)."""
     path: list[dict[str, Any]] = []
     current = leaf
     while current is not None and current in entries and len(path) <= len(entries):
         path.append(entries[current])
         current = entries[current].get("parentId")
     path.reverse()
-    return _context_of(path), leaf
+    return path
 
 
-def _context_of(path: list[dict[str, Any]]) -> list[Message]:
+def context_entries(
+    path: list[dict[str, Any]], message_of: Callable[[dict[str, Any]], Message | None] | None = None
+) -> list[tuple[str, Message]]:
+    """What the model reads from a branch, each message with the id of the entry it comes from
+    (a compaction's summary: the compaction's own id). `message_of` reads an entry's message
+    (`entry_message` unless the caller has it at hand)."""
+    message_of = message_of or entry_message
     compaction = next((i for i in range(len(path) - 1, -1, -1) if path[i].get("type") == "compaction"), None)
     kept_from = 0
-    messages: list[Message] = []
+    messages: list[tuple[str, Message]] = []
     if compaction is not None:
-        messages.append(summary_message(str(path[compaction].get("summary", ""))))
+        messages.append((path[compaction]["id"], summary_message(str(path[compaction].get("summary", "")))))
         first_kept = path[compaction].get("firstKeptEntryId")
         kept_from = next((i for i, entry in enumerate(path) if entry.get("id") == first_kept), compaction)
     for index, entry in enumerate(path):
         if index < kept_from or index == compaction:
             continue
-        raw: Any = None
-        if entry.get("type") == "message":
-            raw = entry.get("message")
-        elif entry.get("type") == "custom" and entry.get("customType") == SYSTEM_ENTRY_TYPE:
-            raw = entry.get("data")
-        elif entry.get("type") in ("branch_summary", "custom_message"):
-            raw = {"role": "custom", "content": entry.get("summary") or entry.get("content")}
-        if isinstance(raw, dict) and (message := _as_message(raw)) is not None:
-            messages.append(message)
+        if (message := message_of(entry)) is not None:
+            messages.append((entry["id"], message))
     return messages
 
 
-def pi_entry(message: Message, parent_id: str | None) -> tuple[str, bytes]:
-    """A message as Pi's next entry: (its new id, the line)."""
-    entry_id = secrets.token_hex(4)
-    timestamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def entry_message(entry: dict[str, Any]) -> Message | None:
+    """The message an entry holds, as the model reads it; None for entries that hold none."""
+    raw: Any = None
+    if entry.get("type") == "message":
+        raw = entry.get("message")
+    elif entry.get("type") == "custom" and entry.get("customType") == SYSTEM_ENTRY_TYPE:
+        raw = entry.get("data")
+    elif entry.get("type") in ("branch_summary", "custom_message"):
+        raw = {"role": "custom", "content": entry.get("summary") or entry.get("content")}
+    return _as_message(raw) if isinstance(raw, dict) else None
+
+
+def _timestamp() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_entry_id(taken: Container[str] = ()) -> str:
+    """A fresh entry id of Pi's shape (8 hex digits), unused in `taken`."""
+    while (entry_id := secrets.token_hex(4)) in taken:
+        pass
+    return entry_id
+
+
+def message_entry(message: Message, entry_id: str, parent_id: str | None) -> dict[str, Any]:
+    """A message as Pi's entry (ours as a custom entry when it is a system message)."""
     body = msgspec.json.decode(encode_json(message))
-    entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": timestamp}
+    entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp()}
     if isinstance(message, SystemMessage):
         entry |= {"type": "custom", "customType": SYSTEM_ENTRY_TYPE, "data": body}
     else:
         entry["message"] = body
-    return entry_id, msgspec.json.encode(entry)
+    return entry
+
+
+def compaction_entry(
+    entry_id: str,
+    parent_id: str | None,
+    summary: str,
+    first_kept_entry_id: str,
+    tokens_before: int,
+    details: dict[str, Any],
+) -> dict[str, Any]:
+    """Pi's compaction entry: the branch's context starts with `summary`, then the entries from
+    `firstKeptEntryId` on (none before this entry when it names itself)."""
+    return {
+        "type": "compaction",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": _timestamp(),
+        "summary": summary,
+        "firstKeptEntryId": first_kept_entry_id,
+        "tokensBefore": tokens_before,
+        "details": details,
+    }
 
 
 def is_pi_entry(line: bytes) -> bool:

@@ -51,7 +51,6 @@ from pi_rpc.ai.types import (
     Usage,
     UserContent,
     UserMessage,
-    text_of,
 )
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
@@ -64,9 +63,8 @@ from pi_rpc.session.compaction import (
     plan_compaction,
     should_compact,
     summarize,
-    summary_message,
-    summary_text,
 )
+from pi_rpc.session.entries import Entry, SessionEntries, SessionEntry
 from pi_rpc.session.export_html import session_html
 from pi_rpc.session.resources import ResourceOptions, load_resources
 from pi_rpc.session.store import (
@@ -190,6 +188,7 @@ class AgentSession:
         self._settled = anyio.Event()
         self._settled.set()
         self._file: SessionFile | None = None
+        self._entries = SessionEntries()
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.session_name: str | None = None
         # Pi's toggles; a client may flip them before the features they govern run.
@@ -257,11 +256,16 @@ class AgentSession:
         return self._retrying
 
     def _persist(self, event: AgentEvent) -> None:
-        if not self.config.persist or not isinstance(event, MessageEnd):
+        if isinstance(event, MessageEnd):
+            self._keep(self._entries.add_message(event.message))
+
+    def _keep(self, entry: Entry) -> None:
+        """Write a new entry to the session's file, when the session keeps one."""
+        if not self.config.persist:
             return
-        if self._file is None:  # created on the first message: an unused daemon leaves no file
+        if self._file is None:  # created on the first entry: an unused daemon leaves no file
             self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
-        self._file.append(event.message)
+        self._file.write_entry(entry)
 
     def save(self) -> None:
         """Write the session's file now, before any message: a session a client made and has
@@ -288,18 +292,18 @@ class AgentSession:
         if path is None:
             raise SessionNotFoundError(f"Session not found: {session_id}")
         try:
-            header, messages, file = open_session(path)
+            header, entries, file = open_session(path)
         except (OSError, ValueError, IndexError) as exc:
             raise SessionNotFoundError(f"Session {session_id} cannot be read: {exc}") from exc
-        self._replace_transcript(messages, header.id, file)
-        return len(messages)
+        self._replace_transcript(entries, header.id, file)
+        return len(self.agent.messages)
 
     def _resume(self, path: Path) -> None:
         try:
-            header, messages, file = open_session(path)
+            header, entries, file = open_session(path)
         except (OSError, ValueError, IndexError) as exc:
             raise SessionNotFoundError(f"Session {path} cannot be read: {exc}") from exc
-        self._replace_transcript(messages, header.id, file)
+        self._replace_transcript(entries, header.id, file)
 
     async def switch_session(self, path: str) -> int:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
@@ -309,45 +313,49 @@ class AgentSession:
         return len(self.agent.messages)
 
     def fork_points(self) -> list[tuple[str, str]]:
-        """(entry id, text) of every user message, the places a session can be forked at. An entry
-        id is the message's position in the transcript, which is stable: transcripts only grow."""
-        return [
-            (fork_entry_id(index), text_of(m.content))
-            for index, m in enumerate(self.agent.messages)
-            if isinstance(m, UserMessage) and summary_text(m) is None
-        ]
+        """(entry id, text) of every user message, the places a session can be forked at. The id
+        is the message's entry id in the session file: it survives compactions and reloads."""
+        return self._entries.fork_points()
+
+    def entries(self, since: str | None = None, limit: int | None = None) -> tuple[list[SessionEntry], str | None]:
+        """The current branch's entries after `since` (all when None) and the leaf's id: a
+        client's durable cursor. Raises `EntryNotOnBranchError` for a `since` not on the branch."""
+        return self._entries.after(since, limit), self._entries.leaf
 
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
         message's text, for the client to edit and send again (Pi's `fork`)."""
-        index = parse_fork_entry_id(entry_id)
-        messages = self.agent.messages
-        target = messages[index] if index is not None and index < len(messages) else None
-        if not isinstance(target, UserMessage):
+        if self._busy:
+            await self.abort()
+        text = self._entries.fork_text(entry_id)
+        if text is None:
             raise SessionNotFoundError(f"Invalid entry ID for forking: {entry_id}")
-        text = text_of(target.content)
-        await self._branch(messages[:index])
+        await self._branch(self._entries.branched(self._entries.entries[entry_id].get("parentId")))
         return text
 
     async def clone(self) -> None:
-        """A new session holding the whole current transcript (Pi's `clone`)."""
-        await self._branch(list(self.agent.messages))
+        """A new session holding the whole current branch (Pi's `clone`)."""
+        if self._busy:
+            await self.abort()
+        await self._branch(self._entries.branched(self._entries.leaf))
 
-    async def _branch(self, messages: list[Message]) -> None:
+    async def _branch(self, entries: SessionEntries) -> None:
+        """Continue as a new session of `entries`, written to a new file with their ids."""
         if self._busy:
             await self.abort()
         session_id = uuid.uuid4().hex
         new_file = None
-        if self.config.persist and messages:
+        if self.config.persist and entries.entries:
             new_file = SessionFile.create(self.cwd, session_id, self.config.session_root)
-            for message in messages:
-                new_file.append(message)
-        self._replace_transcript(messages, session_id, new_file)
+            for entry in entries.branch():
+                new_file.write_entry(entry)
+        self._replace_transcript(entries, session_id, new_file)
 
-    def _replace_transcript(self, messages: list[Message], session_id: str, file: SessionFile | None) -> None:
+    def _replace_transcript(self, entries: SessionEntries, session_id: str, file: SessionFile | None) -> None:
         self.agent.clear_queues()
         self._pending_bash.clear()
-        self.agent.messages[:] = messages
+        self._entries = entries
+        self.agent.messages[:] = entries.context()
         self.session_id = session_id
         self.session_name = None
         self._file = file
@@ -636,6 +644,7 @@ class AgentSession:
         self.agent.clear_queues()
         self._pending_bash.clear()
         self.agent.messages.clear()
+        self._entries = SessionEntries()
         self.session_id = uuid.uuid4().hex
         self.session_name = None
         self._file = None
@@ -725,12 +734,17 @@ class AgentSession:
             message = error or "Compaction aborted"
             self.agent.emit(CompactionEnd(reason=reason, aborted=error is None, error_message=message))
             raise CompactionError(message)
-        self.agent.messages[:] = [summary_message(summary), *plan.kept]
+        details = {"summarizedMessages": len(plan.to_summarize)}
+        entry = self._entries.add_compaction(summary, next(iter(plan.kept), None), plan.tokens_before, details)
+        self._keep(entry)
+        # The context as the file reads it back; a failed reply to retry stays out of it.
+        failed = self.agent.messages[-1] if drop_failed_reply and len(messages) < len(self.agent.messages) else None
+        self.agent.messages[:] = [m for m in self._entries.context() if m is not failed]
         result = CompactionResult(
             summary=summary,
-            first_kept_entry_id=fork_entry_id(1),
+            first_kept_entry_id=entry["firstKeptEntryId"],
             tokens_before=plan.tokens_before,
-            details={"summarizedMessages": len(plan.to_summarize)},
+            details=details,
         )
         self.agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result
@@ -801,15 +815,6 @@ def total_usage(assistants: Sequence[AssistantMessage]) -> Usage:
     for message in assistants:
         usage = add_usage(usage, message.usage)
     return usage
-
-
-def fork_entry_id(index: int) -> str:
-    return f"m{index}"
-
-
-def parse_fork_entry_id(entry_id: str) -> int | None:
-    digits = entry_id.removeprefix("m")
-    return int(digits) if entry_id.startswith("m") and digits.isdigit() else None
 
 
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:

@@ -2,9 +2,11 @@
 
 `{data dir}/sessions/{workspace slug}-{hash}/{started}_{session id}.jsonl` (when a Pi client sets
 `PI_CODING_AGENT_DIR`: Pi's `$PI_CODING_AGENT_DIR/sessions/--{cwd}--/`), in Pi's format
-(pi_sessions.py): a header (`{"type": "session", "version": 3, ...}`), then one entry per
-transcript message, appended when the message ends (Pi persists on `message_end` too). Files of
-our first format (version 1: a message per line) are still read and continued as they are.
+(pi_sessions.py): a header (`{"type": "session", "version": 3, ...}`), then the session's entries
+(entries.py), each appended as it is made: a message when it ends (Pi persists on `message_end`
+too), a compaction when it is done. Files of our first format (version 1: a message per line)
+are still read and continued as they are; their messages get ids by position, and a compaction
+cannot be written to them (it holds for the daemon's life).
 
 Durability: each line goes to the kernel in one unbuffered write as it is appended, so a killed
 daemon loses at most the line being written. That torn fragment would swallow the next line
@@ -38,12 +40,15 @@ import platformdirs
 from pi_rpc.ai.config import PI_AGENT_DIR_VARIABLE, pi_agent_dir
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
+from pi_rpc.session.entries import Entry, SessionEntries
 from pi_rpc.session.pi_sessions import (
     PI_CURRENT_VERSION,
+    SYSTEM_ENTRY_TYPE,
     is_pi_entry,
     is_pi_session,
-    pi_entry,
-    read_pi_entries,
+    message_entry,
+    new_entry_id,
+    parse_pi_entries,
 )
 
 _log = logging.getLogger(__name__)
@@ -202,7 +207,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 @dataclass
 class SessionFile:
-    """An open session file; `append` writes one message as one line."""
+    """An open session file; `write_entry` appends one entry as one line."""
 
     path: Path
     session_id: str
@@ -212,7 +217,10 @@ class SessionFile:
     pi_format: bool = False
 
     def __post_init__(self) -> None:
-        """An existing file is continued in the format it was written in."""
+        """An existing file is continued in the format it was written in (read here unless the
+        caller says it is Pi's)."""
+        if self.pi_format:
+            return
         try:
             with open(self.path, "rb") as source:
                 header = _decode_header(source.readline())
@@ -220,7 +228,7 @@ class SessionFile:
             return
         if is_pi_session(header.version):
             self.pi_format = True
-            self.pi_leaf = read_pi_entries(self.path.read_bytes().split(b"\n")[1:])[1]
+            self.pi_leaf = parse_pi_entries(self.path.read_bytes().split(b"\n")[1:])[1]
 
     @classmethod
     def create(cls, cwd: str, session_id: str, root: Path | None = None) -> SessionFile:
@@ -237,11 +245,20 @@ class SessionFile:
         return session
 
     def append(self, message: Message) -> None:
+        """A message after the file's last entry."""
+        self.write_entry(message_entry(message, new_entry_id(), self.pi_leaf))
+
+    def write_entry(self, entry: Entry) -> None:
         if self.pi_format:
-            self.pi_leaf, line = pi_entry(message, self.pi_leaf)
-            self._write(line)
+            self.pi_leaf = entry["id"]
+            self._write(msgspec.json.encode(entry))
             return
-        self._write(encode_json(message))
+        # Our first format holds only messages.
+        body = entry.get("data") if entry.get("customType") == SYSTEM_ENTRY_TYPE else entry.get("message")
+        if body is None:
+            _log.info("%s: a %s entry cannot be kept in this file's format", self.path, entry.get("type"))
+            return
+        self._write(msgspec.json.encode(body))
 
     def _write(self, line: bytes) -> None:
         if self.mode == "off":
@@ -263,22 +280,32 @@ class SessionFile:
 # --- reading -------------------------------------------------------------------------------------
 
 
-def open_session(path: Path) -> tuple[SessionHeader, list[Message], SessionFile]:
-    """A stored session to continue: its header, its messages, and the file to append to (in the
+def open_session(path: Path) -> tuple[SessionHeader, SessionEntries, SessionFile]:
+    """A stored session to continue: its header, its entries, and the file to append to (in the
     format it was written in, ours or Pi's). Raises `OSError` or `ValueError` when unreadable."""
-    header, messages = load_session(path)
-    return header, messages, SessionFile(path=path, session_id=header.id)
+    header, entries = load_entries(path)
+    if not is_pi_session(header.version):
+        return header, entries, SessionFile(path=path, session_id=header.id)
+    # The file was just read: its leaf is the entries' (no second pass over a long file).
+    return header, entries, SessionFile(path=path, session_id=header.id, pi_leaf=entries.leaf, pi_format=True)
 
 
 def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
-    """The header and every readable message; a line that is not one (torn by a killed writer)
-    is skipped and logged. Raises `OSError` or `ValueError` when the header is unreadable."""
+    """The header and the messages the model reads. Raises `OSError` or `ValueError` when the
+    header is unreadable."""
+    header, entries = load_entries(path)
+    return header, entries.context()
+
+
+def load_entries(path: Path) -> tuple[SessionHeader, SessionEntries]:
+    """The header and every readable entry; a line that is not one (torn by a killed writer) is
+    skipped and logged. Raises `OSError` or `ValueError` when the header is unreadable."""
     _narrow(path, PRIVATE_FILE_MODE)
     data = path.read_bytes()
     lines = data.split(b"\n")
     header = _decode_header(lines[0])
     if is_pi_session(header.version):
-        return header, read_pi_entries(lines[1:], path)[0]
+        return header, SessionEntries.read(lines[1:], path)
     messages: list[Message] = []
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -288,7 +315,7 @@ def load_session(path: Path) -> tuple[SessionHeader, list[Message]]:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             torn = " (torn last line)" if number == len(lines) and not data.endswith(b"\n") else ""
             _log.warning("%s:%d skipped%s: %s", path, number, torn, exc)
-    return header, messages
+    return header, SessionEntries.numbered(messages)
 
 
 def _recorded_cwd(path: Path) -> str | None:

@@ -8,6 +8,7 @@ what each resolved to.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -100,18 +101,23 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     exported = Path(calls["exportHtml"]["value"]["path"])
     assert exported.parent == workspace.resolve() and "from-the-user" in exported.read_text()
     compacted = calls["compact"]["value"]
-    assert compacted["summary"] and compacted["tokensBefore"] > 0 and compacted["firstKeptEntryId"] == "m1"
+    assert (
+        compacted["summary"]
+        and compacted["tokensBefore"] > 0
+        and re.fullmatch("[0-9a-f]{8}", compacted["firstKeptEntryId"])
+    )
     assert result["events"].count("compaction_start") == result["events"].count("compaction_end") == 1
     after = calls["stateAfterSettings"]["value"]
     assert after["sessionName"] == "parity run" and after["autoCompactionEnabled"] is False
     assert after["steeringMode"] == "all" and after["followUpMode"] == "all"
-    assert calls["getForkMessages"]["value"] == [{"entryId": "m1", "text": "tour"}]
-    # Forked (after the compaction) at the first user message that is not the summary.
-    assert calls["fork"]["value"] == {"text": "what did I run?", "cancelled": False}
+    [tour] = calls["getForkMessages"]["value"]
+    assert tour["text"] == "tour" and re.fullmatch("[0-9a-f]{8}", tour["entryId"])  # the entry's id in the file
+    # Forked (after the compaction and a clone) at the first user message of the session: its id
+    # outlived both (Pi lists the whole history's user messages).
+    assert calls["fork"]["value"] == {"text": "tour", "cancelled": False}
     forked = calls["stateAfterFork"]["value"]
     assert forked["sessionId"] != state["sessionId"] and "sessionName" not in forked
-    # What came before the forked prompt: the compacted transcript (and the run's tool declaration).
-    assert after["messageCount"] <= forked["messageCount"] <= after["messageCount"] + 1
+    assert forked["messageCount"] < after["messageCount"]  # what came before the first prompt
     assert calls["clone"]["value"] == {"cancelled": False} and calls["newSession"]["value"] == {"cancelled": False}
     # The three runs ended (waitForIdle of this client version resolves at agent_end).
     assert result["events"].count("agent_end") == 3

@@ -240,3 +240,43 @@ def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tm
     assert roles_back == ["bashExecution", "user", "assistant", "user", "assistant"]
     assert back["messages"][-1]["content"][0]["text"] == "Hello from Pi."
     assert list((agent_dir / "sessions").rglob("*.jsonl")) == [session]
+
+
+def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sessions = tmp_path / "sessions"
+    replies = [turn("answer one"), turn("answer two"), turn("THE SUMMARY")]
+    with loopback_server(replies) as server:
+        agent_dir = agent_dir_for(tmp_path, server, {"compaction": {"keepRecentTokens": 1000}})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
+        commands = [
+            {"id": "1", "type": "prompt", "message": "one"},
+            {"id": "2", "type": "prompt", "message": "two " + "x" * 4000},
+            {"id": "3", "type": "compact"},
+            {"id": "4", "type": "get_fork_messages"},
+        ]
+        lines = converse([*argv, "--session-dir", str(sessions)], commands, env, workspace)
+    compacted = answer(lines, "3")
+    [session] = sessions.rglob("*.jsonl")
+    entries = [json.loads(line) for line in session.read_text().splitlines()[1:]]
+    [compaction] = [e for e in entries if e["type"] == "compaction"]
+    kept = next(e for e in entries if e["id"] == compaction["firstKeptEntryId"])
+    assert kept["message"]["content"][0]["text"].startswith("two ") and compaction["parentId"] == entries[-2]["id"]
+    assert compacted["firstKeptEntryId"] == kept["id"] and compaction["summary"] == "THE SUMMARY"
+    ours = answer(lines, "4")["messages"]
+    if shutil.which("node") is None or not PI_CLI.is_file():
+        pytest.skip("real Pi (tests/pi_client) is not installed")
+    with loopback_server([]) as server:
+        agent_dir = agent_dir_for(tmp_path / "pi", server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
+        commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "get_fork_messages"}]
+        lines = converse([*pi, "--session", str(session)], commands, env, workspace)
+    # Pi reads the compaction as we wrote it: the summary, then the kept turn.
+    in_pi = answer(lines, "1")["messages"]
+    assert [m["role"] for m in in_pi] == ["compactionSummary", "user", "assistant"]
+    assert in_pi[0]["summary"] == "THE SUMMARY" and in_pi[1]["content"][0]["text"].startswith("two ")
+    # Pi names the fork points by the same entry ids.
+    assert answer(lines, "2")["messages"] == ours

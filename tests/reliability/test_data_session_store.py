@@ -16,6 +16,7 @@ import signal
 import stat
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, Message, TextContent, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.pi_sessions import pi_entry
+from pi_rpc.session.pi_sessions import message_entry
 from pi_rpc.session.store import (
     SessionFile,
     find_session,
@@ -61,7 +62,7 @@ INTERRUPTED = UserMessage(content="a long question " * 40 + "ending in ünïcode
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cut=st.integers(min_value=1, max_value=len(pi_entry(INTERRUPTED, "0" * 8)[1])))
+@given(cut=st.integers(min_value=1, max_value=len(msgspec.json.encode(message_entry(INTERRUPTED, "1" * 8, "0" * 8)))))
 def test_an_append_after_a_torn_line_keeps_every_whole_message(
     tmp_path_factory: pytest.TempPathFactory, cut: int
 ) -> None:
@@ -69,7 +70,7 @@ def test_an_append_after_a_torn_line_keeps_every_whole_message(
     before = SessionFile.create(CWD, "s1", root=root)
     before.append(UserMessage(content="first"))
     before.append(reply("answer"))
-    _, line = pi_entry(INTERRUPTED, before.pi_leaf)  # new files are in Pi's format
+    line = msgspec.json.encode(message_entry(INTERRUPTED, "1" * 8, before.pi_leaf))  # new files: Pi's format
     with open(before.path, "ab") as out:  # the daemon was killed after `cut` bytes of this line
         out.write(line[:cut])
 

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
 from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.entries import EntryNotOnBranchError
 from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
 from pi_rpc.session.user_bash import BashBusyError
 
@@ -82,6 +83,7 @@ SESSION_ERRORS: dict[type[Exception], type[RpcError]] = {
     NoModelError: NoModel,
     ModelNotFoundError: NotFound,
     SessionNotFoundError: NotFound,  # an unknown session id or fork entry
+    EntryNotOnBranchError: NotFound,  # a `session/entries` cursor that is not on the session's branch
 }
 
 

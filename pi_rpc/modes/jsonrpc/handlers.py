@@ -29,6 +29,8 @@ from pi_rpc.modes.jsonrpc.protocol import (
     CompactionResult,
     CompactParams,
     Empty,
+    EntriesParams,
+    EntryList,
     ForkedSession,
     ForkParams,
     ForkPoint,
@@ -216,6 +218,15 @@ def register(
     async def session_clone(params: Empty) -> NewSession:
         await session.clone()
         return NewSession(session_id=session.session_id)
+
+    @served.method("session/entries")
+    async def session_entries(params: EntriesParams) -> EntryList:
+        since = None if params.since is UNSET else params.since
+        limit = None if params.limit is UNSET else params.limit
+        if limit is not None and limit < 1:
+            raise InvalidParams(f"limit must be at least 1, not {limit}")
+        entries, leaf = session.entries(since, limit)  # a `since` off the branch: NotFound (errors.py)
+        return EntryList(entries=entries, leaf_id=leaf)
 
     @served.method("session/setName")
     async def session_set_name(params: SetNameParams) -> SessionName:

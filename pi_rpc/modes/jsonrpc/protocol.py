@@ -16,6 +16,7 @@ from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
 from pi_rpc.session.compaction import CompactionResult
+from pi_rpc.session.entries import SessionEntry
 from pi_rpc.session.store import SessionSummary
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
 from pi_rpc.session.user_bash import BashResult
@@ -170,6 +171,16 @@ class ForkedSession(Wire, kw_only=True):
     text: str  # the user message forked at, for the client to edit and send again
 
 
+class EntriesParams(Wire, kw_only=True):
+    since: str | UnsetType = UNSET  # the last entry id the client has seen; absent: from the start
+    limit: int | UnsetType = UNSET  # at most this many; absent: all
+
+
+class EntryList(Wire, kw_only=True):
+    entries: list[SessionEntry]
+    leaf_id: str | None  # the branch's newest entry: the next `since`
+
+
 class SetNameParams(Wire, kw_only=True):
     name: str
 
@@ -247,6 +258,7 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "session/forkPoints": (Empty, ForkPoints),
     "session/fork": (ForkParams, ForkedSession),
     "session/clone": (Empty, NewSession),
+    "session/entries": (EntriesParams, EntryList),
     "session/setName": (SetNameParams, SessionName),
     "approval/setPolicy": (SetApprovalPolicyParams, ApprovalPolicyResult),
 }
@@ -323,6 +335,9 @@ __all__ = [
     "ForkPoints",
     "ForkParams",
     "ForkedSession",
+    "EntriesParams",
+    "EntryList",
+    "SessionEntry",
     "SetNameParams",
     "SessionName",
 ]

@@ -264,3 +264,20 @@ async def test_requests_behind_shutdown_are_refused(workspace: Path) -> None:
         refused = await editor.response(2)
         assert refused["error"]["code"] == -32600 and "shutting down" in refused["error"]["message"]
         assert await editor.result(1) is None
+
+
+async def test_session_entries_pages_forward_from_a_cursor(workspace: Path) -> None:
+    async with jsonrpc_editor(session_config(workspace, script(HELLO), persist=False)) as editor:
+        assert await editor.request("session/entries") == {"entries": [], "leafId": None}
+        await editor.request("prompt", {"message": "hello"})
+        listed = await editor.request("session/entries")
+        ids = [entry["id"] for entry in listed["entries"]]
+        assert listed["leafId"] == ids[-1] and [e["type"] for e in listed["entries"]][-2:] == ["message", "message"]
+        page = await editor.request("session/entries", {"since": ids[0], "limit": 1})
+        assert [e["id"] for e in page["entries"]] == [ids[1]] and page["leafId"] == ids[-1]
+        with pytest.raises(RpcError) as refused:
+            await editor.request("session/entries", {"limit": 0})
+        assert refused.value.code == -32602 and refused.value.message == "limit must be at least 1, not 0"
+        with pytest.raises(RpcError) as missing:
+            await editor.request("session/entries", {"since": "m1"})
+        assert missing.value.code == NOT_FOUND

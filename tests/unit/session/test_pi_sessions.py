@@ -68,7 +68,8 @@ def test_a_bash_execution_keeps_its_role_and_an_excluded_one_stays_in_the_transc
         return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t", "message": message | fields}
 
     path = write(tmp_path / "s.jsonl", bash("a", None, exitCode=None), bash("b", "a", excludeFromContext=True))
-    _, messages, file = open_session(path)
+    _, entries, file = open_session(path)
+    messages = entries.context()
     assert [(type(m).__name__, getattr(m, "exclude_from_context", None)) for m in messages] == [
         ("BashExecutionMessage", UNSET),
         ("BashExecutionMessage", True),
@@ -81,8 +82,8 @@ def test_a_bash_execution_keeps_its_role_and_an_excluded_one_stays_in_the_transc
 
 def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", user("a", None, "first"), tail=b'{"type":"message","id":"b","par')
-    _, messages, file = open_session(path)
-    assert len(messages) == 1 and file.pi_leaf == "a"
+    _, entries, file = open_session(path)
+    assert len(entries.context()) == 1 and entries.leaf == file.pi_leaf == "a"
     file.append(UserMessage(content=[TextContent(text="next")]))
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(lines) == 3 and lines[-1]["parentId"] == "a" and lines[-1]["message"]["role"] == "user"

@@ -90,9 +90,7 @@ headers?: {
 thinkingLevelMap?: {
 [k: string]: string | null
 }
-compat?: {
-
-}
+compat?: ModelCompat
 }
 /**
  * Dollars per million tokens.
@@ -105,6 +103,28 @@ input?: number
 output?: number
 cacheRead?: number
 cacheWrite?: number
+}
+/**
+ * Pi's per-model capability flags. Only the flags a model says are sent; absent = the API's default.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ModelCompat".
+ */
+export interface ModelCompat {
+supportsStrictTools?: (boolean | null)
+forceAdaptiveThinking?: (boolean | null)
+supportsStrictMode?: (boolean | null)
+supportsDeveloperRole?: (boolean | null)
+supportsOpenAIGrammarTools?: (boolean | null)
+supportsMaxOutputTokens?: (boolean | null)
+supportsStore?: (boolean | null)
+supportsReasoningEffort?: (boolean | null)
+supportsUsageInStreaming?: (boolean | null)
+supportsXhigh?: (boolean | null)
+maxTokensField?: (("max_completion_tokens" | "max_tokens") | null)
+requiresToolResultName?: (boolean | null)
+requiresThinkingAsText?: (boolean | null)
+thinkingFormat?: (("openai" | "openrouter" | "qwen") | null)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -620,6 +640,39 @@ text: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EntriesParams".
+ */
+export interface EntriesParams {
+since?: string
+limit?: number
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EntryList".
+ */
+export interface EntryList {
+entries: SessionEntry[]
+leafId: (string | null)
+}
+/**
+ * One entry of a session's branch, as `session/entries` lists it.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SessionEntry".
+ */
+export interface SessionEntry {
+id: string
+parentId: (string | null)
+type: string
+timestamp: string
+message?: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)
+summary?: string
+firstKeptEntryId?: string
+tokensBefore?: number
+customType?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "SetNameParams".
  */
 export interface SetNameParams {
@@ -1040,6 +1093,7 @@ export interface Methods {
   "session/forkPoints": { params: Empty; result: ForkPoints };
   "session/fork": { params: ForkParams; result: ForkedSession };
   "session/clone": { params: Empty; result: NewSession };
+  "session/entries": { params: EntriesParams; result: EntryList };
   "session/setName": { params: SetNameParams; result: SessionName };
   "approval/setPolicy": { params: SetApprovalPolicyParams; result: ApprovalPolicyResult };
 }

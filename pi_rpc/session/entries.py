@@ -1,0 +1,187 @@
+"""A session's entries in memory, with the ids its file gives them.
+
+A session is Pi's tree of entries (pi_sessions.py): each has an `id` and the `parentId` of the one
+it follows, and the leaf is the entry the next one follows. The model's context is read off the
+branch from the first entry to the leaf. Entries keep their ids for the session's life and across
+a reload of its file, so a fork point, a compaction's `firstKeptEntryId` and a client's cursor
+(`session/entries {since}`) name the same entry before and after a compaction or a restart.
+
+Entries are kept as the JSON objects the file holds, so an entry of a kind this daemon does not
+use (a model change, a label) is copied unchanged into a fork.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
+from pi_rpc.session.compaction import summary_text
+from pi_rpc.session.pi_sessions import (
+    branch_to,
+    compaction_entry,
+    context_entries,
+    entry_message,
+    message_entry,
+    new_entry_id,
+    parse_pi_entries,
+)
+
+Entry = dict[str, Any]
+
+
+class EntryNotOnBranchError(LookupError):
+    """A cursor that names no entry of the current branch."""
+
+
+class SessionEntry(Wire, kw_only=True):
+    """One entry of a session's branch, as `session/entries` lists it."""
+
+    id: str
+    parent_id: str | None
+    type: str  # Pi's entry kinds: "message", "compaction", "custom", "branch_summary", ...
+    timestamp: str
+    message: Message | UnsetType = UNSET  # what the model reads from a message entry
+    summary: str | UnsetType = UNSET  # a compaction's or a branch summary's text
+    first_kept_entry_id: str | UnsetType = UNSET  # compaction: the first entry kept verbatim
+    tokens_before: int | UnsetType = UNSET  # compaction: the context's size before it
+    custom_type: str | UnsetType = UNSET  # custom entries: whose they are
+
+
+class SessionEntries:
+    """Every entry of one session by id (in the order written) and the leaf."""
+
+    def __init__(self, entries: dict[str, Entry] | None = None, leaf: str | None = None) -> None:
+        self.entries: dict[str, Entry] = entries if entries is not None else {}
+        self.leaf = leaf
+        # The message objects of the transcript by entry id: a compaction finds the entry of the
+        # first message it keeps by identity, whatever the transcript's length.
+        self._messages: dict[str, Message] = {}
+        # A file of our first format numbers its messages by place (`v1-3`); None: random ids.
+        self._next_number: int | None = None
+
+    @classmethod
+    def read(cls, lines: list[bytes], source: object = "session") -> SessionEntries:
+        """From a Pi file's lines after its header."""
+        return cls(*parse_pi_entries(lines, source))
+
+    @classmethod
+    def numbered(cls, messages: Sequence[Message]) -> SessionEntries:
+        """Messages of a file without ids (our first format): each one an entry numbered by its
+        place, chained one after the other."""
+        entries = cls()
+        entries._next_number = 1
+        for message in messages:
+            entries.add_message(message)
+        return entries
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def branch(self) -> list[Entry]:
+        return branch_to(self.entries, self.leaf)
+
+    def context(self) -> list[Message]:
+        """The messages the model reads, the ones already in use as the same objects."""
+        messages: list[Message] = []
+        for entry_id, message in context_entries(self.branch(), self._message_of):
+            if self.entries[entry_id].get("type") == "compaction":
+                messages.append(message)  # its summary: in context only while it is the latest
+            else:
+                messages.append(self._messages.setdefault(entry_id, message))
+        return messages
+
+    def _message_of(self, entry: Entry) -> Message | None:
+        """The entry's message: the one in use, else read from the entry."""
+        return self._messages.get(entry["id"]) or entry_message(entry)
+
+    def entry_id_of(self, message: Message) -> str | None:
+        return next((entry_id for entry_id, known in self._messages.items() if known is message), None)
+
+    def fork_points(self) -> list[tuple[str, str]]:
+        """(entry id, text) of every user message of the session, in the order written (Pi's
+        `get_fork_messages` lists every branch's)."""
+        points: list[tuple[str, str]] = []
+        for entry_id in self.entries:
+            text = self.fork_text(entry_id)
+            if text:
+                points.append((entry_id, text))
+        return points
+
+    def fork_text(self, entry_id: str) -> str | None:
+        """The text of the user message entry `entry_id`; None when it is no such entry."""
+        entry = self.entries.get(entry_id)
+        if entry is None or entry.get("type") != "message":
+            return None
+        message = self._message_of(entry)
+        raw = entry.get("message")
+        if not isinstance(message, UserMessage) or not isinstance(raw, dict) or raw.get("role") != "user":
+            return None
+        return text_of(message.content) if summary_text(message) is None else None
+
+    def after(self, since: str | None, limit: int | None = None) -> list[SessionEntry]:
+        """The branch's entries after `since` (all when None), at most `limit` of them."""
+        branch = self.branch()
+        start = 0
+        if since is not None:
+            start = next((i + 1 for i, entry in enumerate(branch) if entry["id"] == since), -1)
+            if start < 0:
+                where = "is on another branch" if since in self.entries else "is not an entry"
+                raise EntryNotOnBranchError(f"Entry {since} {where} of this session's current branch")
+        chosen = branch[start:] if limit is None else branch[start : start + limit]
+        return [self._described(entry) for entry in chosen]
+
+    def _described(self, entry: Entry) -> SessionEntry:
+        described = SessionEntry(
+            id=entry["id"],
+            parent_id=entry.get("parentId"),
+            type=str(entry.get("type", "")),
+            timestamp=str(entry.get("timestamp", "")),
+        )
+        message = self._message_of(entry)
+        if message is not None and entry.get("type") in ("message", "custom"):
+            described.message = message
+        if isinstance(summary := entry.get("summary"), str):
+            described.summary = summary
+        if isinstance(first_kept := entry.get("firstKeptEntryId"), str):
+            described.first_kept_entry_id = first_kept
+        if isinstance(tokens := entry.get("tokensBefore"), int):
+            described.tokens_before = tokens
+        if isinstance(custom_type := entry.get("customType"), str):
+            described.custom_type = custom_type
+        return described
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def add_message(self, message: Message) -> Entry:
+        """A message as the new leaf; returns its entry, for the file."""
+        if self._next_number is None:
+            entry_id = new_entry_id(self.entries)
+        else:  # the same id the message gets when the file is read again
+            entry_id, self._next_number = f"v1-{self._next_number}", self._next_number + 1
+        return self._add(message_entry(message, entry_id, self.leaf), message)
+
+    def add_compaction(
+        self, summary: str, first_kept: Message | None, tokens_before: int, details: dict[str, Any]
+    ) -> Entry:
+        """Pi's compaction entry as the new leaf: the context becomes `summary` and the messages
+        from `first_kept` on (none when None)."""
+        entry_id = new_entry_id(self.entries)
+        kept_id = (self.entry_id_of(first_kept) if first_kept is not None else None) or entry_id
+        entry = compaction_entry(entry_id, self.leaf, summary, kept_id, tokens_before, details)
+        return self._add(entry, None)
+
+    def branched(self, leaf: str | None) -> SessionEntries:
+        """A new session's entries: this branch up to `leaf` (none when None), ids unchanged."""
+        path = branch_to(self.entries, leaf)
+        copy = SessionEntries({entry["id"]: entry for entry in path}, leaf if path else None)
+        copy._messages = {entry["id"]: self._messages[entry["id"]] for entry in path if entry["id"] in self._messages}
+        return copy
+
+    def _add(self, entry: Entry, message: Message | None) -> Entry:
+        self.entries[entry["id"]] = entry
+        self.leaf = entry["id"]
+        if message is not None:
+            self._messages[entry["id"]] = message
+        return entry
