@@ -191,3 +191,25 @@ async def test_a_dead_supervisor_is_replaced_on_the_next_call() -> None:
     output: list[bytes] = []
     assert await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append) == 0
     assert b"".join(output) == b"fine\n"
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_when_an_abort_returns_no_process_of_the_command_is_left(tmp_path: Path) -> None:
+    """The abort's one wait is for the keeper's word that the whole tree is reaped: nothing to poll
+    for afterwards, escaped descendants included (a guard for the abort's latency work)."""
+    marker = new_marker()
+    try:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    run_process_group,
+                    ["/bin/bash", "-c", tree_command(marker, foreground=True)],
+                    str(tmp_path),
+                    None,
+                    lambda _: None,
+                )
+                assert await poll_async(lambda: len(marked(marker)) == len(KINDS) + 1)
+                scope.cancel()
+        assert marked(marker) == []
+    finally:
+        kill_leftovers(marker)
