@@ -81,6 +81,6 @@ _.wait_for_type
 _.ignore  # tools/find.py GlobOptions: for a custom glob operation
 _.raw_bytes  # tools/output.py: tests/unit/tools/test_output.py, bench
 _.retained_bytes
-_.live_process_groups  # tools/process.py: tests/unit/tools/test_bash.py
+_.live  # tools/process.py ProcessTable: tests/unit/tools/test_bash.py
 _.create_client  # ai/http.py: a one-off client for tests/providers/test_http.py (the daemon pools its own)
 _.running  # session/user_bash.py UserBash: tests/unit/session/test_user_bash.py

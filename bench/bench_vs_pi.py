@@ -15,6 +15,9 @@ Workloads (each daemon is started fresh for every run; medians over the runs are
       each one bash call and an answer -> wall and daemon CPU per prompt
   (g) abort: during bash `sleep 31.7`, send abort -> time to `agent_end`, and how many of those
       sleeps are still alive at that moment
+  (h) big output: the model calls bash printing 200 MB (2,000,000 lines of 100 `x`), then answers
+      -> wall time to `agent_end`, peak RSS (both truncate to the last 2000 lines / 50 KB and keep
+      the full output in a temp file)
 
 Pi is installed from npm into bench/.pi/ (node_modules is gitignored) on first use. It runs with a
 throwaway HOME and agent dir whose models.json points at the loopback server, offline, without a
@@ -61,6 +64,7 @@ TOOL_PROMPT = "[[tool]] Count to 200000 with bash."
 TURNS_PROMPT = "[[turns]] Echo with bash, again and again."
 ECHO_PROMPT = "[[echo]] Echo once with bash."
 SLEEP_PROMPT = "[[sleep]] Sleep with bash."
+BIG_PROMPT = "[[big]] Print 200 MB with bash."
 # The abort is sent once the sleep runs, and then after this pause (a bound on the wait for it).
 ABORT_AFTER_S = 0.1
 SLEEP_START_TIMEOUT_S = 30.0
@@ -232,6 +236,10 @@ class Bench:
             self._rounds(contenders, runs, lambda c: self.prompt_loop(c.spec_for, loop_prompts, c.figures))
         _log.info("(g) abort during bash x%d", runs)
         self._rounds(contenders, runs, lambda c: self.abort(c.spec_for, c.figures))
+        _log.info("(h) 200 MB of bash output x%d", runs)
+        self._rounds(
+            contenders, runs, lambda c: self.warm_run(c.spec_for, BIG_PROMPT, ["big", "final"], "big", c.figures)
+        )
         if stress:
             _log.info("(b+) stress answer x1")
             self._rounds(
@@ -283,6 +291,8 @@ ROWS = [
     ("(f) prompt loop: daemon CPU per prompt", "loop_cpu_ms", "ms"),
     ("(g) abort during bash -> agent_end", "abort_ms", "ms"),
     ("(g) abort: sleeps still alive at agent_end", "abort_left", "n"),
+    ("(h) 200 MB bash output: prompt -> agent_end", "big_wall_s", "s"),
+    ("(h) 200 MB bash output: peak RSS (VmHWM)", "big_peak_rss_mib", "MiB"),
 ]
 
 

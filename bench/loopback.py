@@ -5,8 +5,9 @@ is chosen from the request alone (no shared queue), because a daemon may send re
 benchmark did not plan for: the last message being a tool result gets a short closing answer; a
 user prompt holding `[[long]]` gets `long_deltas` tiny text deltas, `[[stress]]` gets
 `stress_deltas` of them; `[[tool]]` gets one bash tool call (`seq 1 200000`), `[[echo]]` one that
-prints a line, `[[sleep]]` one that sleeps (to be aborted), `[[turns]]` one echo call per turn until
-the request holds `TURNS` tool results after its last user message; anything else gets a one-line answer.
+prints a line, `[[sleep]]` one that sleeps (to be aborted), `[[big]]` one that prints 200 MB,
+`[[turns]]` one echo call per turn until the request holds `TURNS` tool results after its last user
+message; anything else gets a one-line answer.
 
 Connections are kept alive (HTTP/1.1, chunked replies), as a provider's API keeps them.
 
@@ -35,6 +36,8 @@ TOOL_COMMAND = "seq 1 200000"
 ECHO_COMMAND = "echo one"
 # An unusual duration, so the benchmark can find this sleep among the machine's processes.
 SLEEP_COMMAND = "sleep 31.7"
+# 200 MB in 2,000,000 lines of 100 characters: what truncation and the full-output log cost.
+BIG_OUTPUT_COMMAND = "head -c 200000000 /dev/zero | tr '\\0' x | fold -w 100"
 TURNS = 20
 
 
@@ -122,6 +125,7 @@ class LoopbackModel:
             "tool": tool_body(TOOL_COMMAND),
             "echo": tool_body(ECHO_COMMAND),
             "sleep": tool_body(SLEEP_COMMAND),
+            "big": tool_body(BIG_OUTPUT_COMMAND),
             "long": text_body(long_pieces(long_deltas)),
             "stress": text_body(long_pieces(stress_deltas)),
         }
@@ -152,6 +156,8 @@ class LoopbackModel:
             return "echo"
         if "[[sleep]]" in prompt:
             return "sleep"
+        if "[[big]]" in prompt:
+            return "big"
         return "short"
 
     def __enter__(self) -> LoopbackModel:

@@ -31,6 +31,7 @@ from pi_rpc.session.store import list_sessions
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import servers_from_settings
 from pi_rpc.tools.pending_writes import sweep_stale_temp_files
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
 
 _log = logging.getLogger("pi_rpc")
@@ -240,6 +241,7 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         _log.warning("%s", no_model_message())
     available, resolve = model_resolvers(choice)
     files = FileRouter()
+    processes = ProcessTable()
     workspace_permissions = load_workspace_permissions(cwd)
     permissions = settings.permissions
     rules = ApprovalRules(
@@ -253,8 +255,9 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     return SessionConfig(
         cwd=cwd,
         model=choice,
-        tools=create_tool_definitions(selection.registered(), files, withheld_env=withheld_env),
+        tools=create_tool_definitions(selection.registered(), files, withheld_env=withheld_env, processes=processes),
         files=files,
+        processes=processes,
         approval_policy=policy or "auto",
         approval_policy_configured=policy is not None,
         approval_rules=rules,

@@ -190,10 +190,12 @@ async def stream_assistant(
     )
     message: AssistantMessage | None = None
     with control.scope() as scope:
-        try:
-            message = await config.stream_fn(config.model, context, config.options, builder)
-        except Exception as exc:  # a provider broke its contract; the run still ends cleanly
-            message = builder.fail("error", f"{type(exc).__name__}: {exc}")
+        # Aborted already (after a tool batch): a request would be built only to be dropped.
+        if not control.aborted:
+            try:
+                message = await config.stream_fn(config.model, context, config.options, builder)
+            except Exception as exc:  # a provider broke its contract; the run still ends cleanly
+                message = builder.fail("error", f"{type(exc).__name__}: {exc}")
     if scope.cancelled_caught or message is None or control.aborted and message.stop_reason != "error":
         message = builder.fail("aborted", ABORTED_MESSAGE)
     emit(MessageEnd(message=message))

@@ -89,6 +89,7 @@ from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_messag
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.editor_files import EditorFiles, FileRouter
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
+from pi_rpc.tools.process import ProcessTable
 
 if TYPE_CHECKING:
     from pi_rpc.tools.mcp import McpServers
@@ -155,6 +156,8 @@ class SessionConfig:
     resources: ResourceOptions = field(default_factory=ResourceOptions)
     # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
     files: FileRouter = field(default_factory=FileRouter)
+    # What the shell tools leave running belongs to the session: the tools must have been made with it.
+    processes: ProcessTable = field(default_factory=ProcessTable)
     # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
     approval_policy: ApprovalPolicy = "auto"
     # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.
@@ -432,10 +435,13 @@ class AgentSession:
         return self.mcp.statuses()
 
     async def close(self) -> None:
-        """Abort any run and stop the MCP servers (bounded): the session's last act."""
-        await self.abort()
-        if self.mcp is not None:
-            await self.mcp.stop()
+        """Abort any run, stop the MCP servers (bounded), kill what its commands left running."""
+        try:
+            await self.abort()
+            if self.mcp is not None:
+                await self.mcp.stop()
+        finally:
+            self.config.processes.kill_all()
 
     @property
     def active_tools(self) -> list[str]:

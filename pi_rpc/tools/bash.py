@@ -24,7 +24,7 @@ from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, Tool
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
-from pi_rpc.tools.process import run_process_group
+from pi_rpc.tools.process import ProcessTable, run_process_group
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, without_withheld
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
 
@@ -102,6 +102,8 @@ class LocalShellOperations:
     shell_path: str | None = None
     resolve_shell: Callable[[str | None], list[str]] = resolve_bash_shell
     command_prefix: str = ""  # shell setup that is not part of the tool's commandPrefix
+    # Who owns what a command leaves running (the session); None: no session does.
+    processes: ProcessTable | None = None
 
     async def exec(
         self,
@@ -116,7 +118,7 @@ class LocalShellOperations:
         if not os.path.isdir(cwd):  # noqa: ASYNC240
             raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands.")
         try:
-            return await run_process_group(argv, cwd, env, on_data)
+            return await run_process_group(argv, cwd, env, on_data, processes=self.processes)
         except OSError as exc:  # e.g. the shell binary vanished: a tool error, never a crash
             raise ToolError(str(exc)) from exc
 
@@ -406,10 +408,11 @@ def create_bash_tool(
     expose_session_environment: bool = True,
     spawn_hook: SpawnHook | None = None,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
+    processes: ProcessTable | None = None,
 ) -> ToolDefinition:
     ops = operations
     if ops is None:
-        ops = LocalShellOperations(shell_name="bash", shell_path=shell_path)
+        ops = LocalShellOperations(shell_name="bash", shell_path=shell_path, processes=processes)
     return create_shell_tool_definition(
         BASH_CONFIG,
         ops,

@@ -14,6 +14,7 @@ from pi_rpc.tools.bash import (
     SpawnHook,
     create_shell_tool_definition,
 )
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 
 # Without it Windows PowerShell writes the console code page, not UTF-8.
@@ -49,6 +50,7 @@ def create_powershell_tool(
     expose_session_environment: bool = True,
     spawn_hook: SpawnHook | None = None,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
+    processes: ProcessTable | None = None,
 ) -> ToolDefinition:
     ops = operations
     if ops is None:
@@ -57,6 +59,7 @@ def create_powershell_tool(
             shell_path=shell_path,
             resolve_shell=resolve_powershell,
             command_prefix=UTF8_OUTPUT_PREFIX,
+            processes=processes,
         )
     return create_shell_tool_definition(
         POWERSHELL_CONFIG,

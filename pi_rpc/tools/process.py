@@ -3,8 +3,9 @@
 Used by bash/powershell and by the ripgrep-backed tools. A child never inherits the daemon's
 stdin (that is the JSON-RPC wire). Abort, timeout and errors SIGKILL the whole group at once, so
 background grandchildren (`sleep 30 &`) die too; anyio alone would only kill the direct child.
-Groups left running after a normal exit (daemonised descendants) stay registered so the daemon can
-kill them when it exits, as Pi does with its tracked detached children.
+Groups left running after a normal exit (daemonised descendants) stay registered in the caller's
+`ProcessTable` (one per session), so closing the session kills them, and the daemon's exit kills
+every table's, as Pi does with its tracked detached children.
 
 On Linux a command runs below a keeper (`supervisor.py`, a child subreaper) that holds a socket to
 the daemon, its lifeline. Abort, timeout and daemon exit close the daemon's end, and so does the
@@ -26,6 +27,7 @@ import socket
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -52,7 +54,11 @@ _SUPERVISOR_BOOT = (
 )
 # The exit code reported when a keeper vanished without reporting one (it was killed).
 _LOST_STATUS = 128 + signal.SIGKILL
-_READ_BYTES = 1 << 16
+# A command's output pipe holds this much (Linux's default is 64 KiB, and the unprivileged limit
+# /proc/sys/fs/pipe-max-size is 1 MiB by default), and one read takes as much: a fast writer then
+# blocks, and wakes us, a sixteenth as often (200 MB of output: 3,000 wake-ups instead of 48,000).
+PIPE_BYTES = 1 << 20
+_READ_BYTES = PIPE_BYTES
 # A real file is needed (not a zip): the supervisor is imported by a bare `python -I -S`.
 SUPERVISED = (
     sys.platform == "linux"
@@ -63,8 +69,58 @@ SUPERVISED = (
 
 OnChunk = Callable[[bytes], None]
 
-# Process group -> the lifeline of its supervisor (None for a group spawned directly).
-_live_groups: dict[int, socket.socket | None] = {}
+
+class ProcessTable:
+    """The process groups one owner's tools started that may still be running.
+
+    A session makes one and hands it to its shell tools, so closing the session kills its own
+    leftovers (daemonised descendants) and nothing of another session's. Each group maps to the
+    lifeline of its keeper (None for a group spawned directly). The daemon's exit kills the groups
+    of every table (`kill_all_process_groups`).
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[int, socket.socket | None] = {}
+        _tables.add(self)
+
+    def register(self, pgid: int, lifeline: socket.socket | None = None) -> None:
+        """Track a group until it ends or is killed (for callers that spawn processes themselves)."""
+        # Drop groups that ended on their own, so a reused pid is never killed later.
+        for old, old_lifeline in list(self._groups.items()):
+            if old_lifeline is None and not _group_exists(old):
+                del self._groups[old]
+            elif old_lifeline is not None and _supervisor_gone(old_lifeline):
+                old_lifeline.close()
+                del self._groups[old]
+        self._groups[pgid] = lifeline
+
+    def forget(self, pgid: int) -> None:
+        """Stop tracking a group whose end the caller handles itself (its lifeline stays open)."""
+        self._groups.pop(pgid, None)
+
+    def kill(self, pgid: int) -> None:
+        """SIGKILL the group led by pgid, no grace period (spec 9.8); the pid alone if that fails.
+
+        A supervised group's lifeline is closed too, so its keeper kills what left the group.
+        """
+        lifeline = self._groups.pop(pgid, None)
+        if lifeline is not None:
+            lifeline.close()
+        _kill_group(pgid)
+
+    def kill_all(self) -> None:
+        """Kill every group of this table that may still be running (its owner is closing)."""
+        for pgid in list(self._groups):
+            self.kill(pgid)
+
+    def live(self) -> frozenset[int]:
+        return frozenset(pgid for pgid in self._groups if _group_exists(pgid))
+
+
+# Every table alive, for the daemon's exit; weak, so a closed session's table just goes.
+_tables: weakref.WeakSet[ProcessTable] = weakref.WeakSet()
+# The groups of callers no session owns (the ripgrep tools, tools made without a table).
+_unowned = ProcessTable()
 
 
 def _group_exists(pgid: int) -> bool:
@@ -77,14 +133,7 @@ def _group_exists(pgid: int) -> bool:
     return True
 
 
-def kill_process_group(pid: int) -> None:
-    """SIGKILL the group led by pid, no grace period (spec 9.8); the pid alone if that fails.
-
-    A supervised group's lifeline is closed too, so its supervisor kills what left the group.
-    """
-    lifeline = _live_groups.pop(pid, None)
-    if lifeline is not None:
-        lifeline.close()
+def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -96,26 +145,20 @@ def kill_process_group(pid: int) -> None:
             pass
 
 
+def kill_process_group(pid: int) -> None:
+    """Kill a group that no session owns (see ProcessTable.kill)."""
+    _unowned.kill(pid)
+
+
+def register_process_group(pgid: int) -> None:
+    """Track a group that no session owns, so the daemon's exit kills it."""
+    _unowned.register(pgid)
+
+
 def kill_all_process_groups() -> None:
-    """Kill every group a tool started that may still be running (daemon shutdown)."""
-    for pgid in list(_live_groups):
-        kill_process_group(pgid)
-
-
-def live_process_groups() -> frozenset[int]:
-    return frozenset(pgid for pgid in _live_groups if _group_exists(pgid))
-
-
-def register_process_group(pgid: int, lifeline: socket.socket | None = None) -> None:
-    """Track a group for kill_all_process_groups (for callers that spawn processes themselves)."""
-    # Drop groups that ended on their own, so a reused pid is never killed later.
-    for old, old_lifeline in list(_live_groups.items()):
-        if old_lifeline is None and not _group_exists(old):
-            del _live_groups[old]
-        elif old_lifeline is not None and _supervisor_gone(old_lifeline):
-            old_lifeline.close()
-            del _live_groups[old]
-    _live_groups[pgid] = lifeline
+    """Kill every group any tool started that may still be running (the daemon is exiting)."""
+    for table in list(_tables):
+        table.kill_all()
 
 
 def _supervisor_gone(lifeline: socket.socket) -> bool:
@@ -156,6 +199,7 @@ async def run_process_group(
     on_chunk: OnChunk,
     *,
     on_stderr: OnChunk | None = None,
+    processes: ProcessTable | None = None,
 ) -> int | None:
     """Run argv in a new process group with stdin at /dev/null and return its exit code.
 
@@ -163,10 +207,12 @@ async def run_process_group(
     which case stderr is delivered there separately (ripgrep's error messages). Raises OSError
     if the program cannot be started. On any exceptional exit (cancellation included) the whole
     process group is killed before the exception propagates, and on Linux every other process
-    the command started too (see the module docstring).
+    the command started too (see the module docstring). Groups that outlive the call stay in
+    `processes` (the caller's table; without one, no session owns them).
     """
+    table = _unowned if processes is None else processes
     if SUPERVISED:
-        return await _run_supervised(argv, cwd, env, on_chunk, on_stderr)
+        return await _run_supervised(argv, cwd, env, on_chunk, on_stderr, table)
     # Shielded: an abort landing mid-spawn would make asyncio kill only the direct child and
     # orphan the rest of the group; once we hold the pid, the handler below kills the group.
     with anyio.CancelScope(shield=True):
@@ -182,23 +228,28 @@ async def run_process_group(
     pgid = proc.pid
     async with proc:  # closing reaps the child, shielded
         try:
-            register_process_group(pgid)
+            table.register(pgid)
             code = await _collect(proc, on_chunk, on_stderr)
         except BaseException as exc:
-            kill_process_group(pgid)  # before anyio's close, which would kill the direct child only
+            table.kill(pgid)  # before anyio's close, which would kill the direct child only
             _reraise_single(exc)
             raise
     if not _group_exists(pgid):
-        _live_groups.pop(pgid, None)
+        table.forget(pgid)
     return code
 
 
 async def _run_supervised(
-    argv: Sequence[str], cwd: str, env: Mapping[str, str] | None, on_chunk: OnChunk, on_stderr: OnChunk | None
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str] | None,
+    on_chunk: OnChunk,
+    on_stderr: OnChunk | None,
+    table: ProcessTable,
 ) -> int:
     _check_program(argv[0], cwd, env)
     request = _request_file(argv, cwd, os.environ if env is None else env)
-    outputs = [os.pipe() for _ in range(2 if on_stderr is not None else 1)]
+    outputs = [_output_pipe() for _ in range(2 if on_stderr is not None else 1)]
     ours, theirs = socket.socketpair()
     try:
         _supervisor.send([theirs.fileno(), request, *(w for _, w in outputs)])
@@ -224,14 +275,14 @@ async def _run_supervised(
             pgid = await lines.read_int()
         if pgid is None:
             raise OSError(errno.ECHILD, "the tool-process supervisor could not start the command", argv[0])
-        register_process_group(pgid, ours)
+        table.register(pgid, ours)
         return await _collect_supervised(readers, lines, on_chunk, on_stderr)
     except BaseException as exc:
-        # The lifeline is unregistered first, so that _end_supervision (not kill_process_group)
-        # closes it: one kill, then one wait for the keeper to confirm the tree is gone.
+        # The lifeline is unregistered first, so that _end_supervision (not table.kill) closes
+        # it: one kill, then one wait for the keeper to confirm the tree is gone.
         if pgid is not None:
-            _live_groups.pop(pgid, None)
-            kill_process_group(pgid)
+            table.forget(pgid)
+            _kill_group(pgid)
         await _end_supervision(ours)
         _reraise_single(exc)
         raise
@@ -298,6 +349,17 @@ class _Supervisor:
 
 
 _supervisor = _Supervisor()
+
+
+def _output_pipe() -> tuple[int, int]:
+    import fcntl  # Linux only, as the supervisor is
+
+    read_end, write_end = os.pipe()
+    try:
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:
+        pass  # over a lowered pipe-max-size, or the user's pipe quota: the default size works too
+    return read_end, write_end
 
 
 def _fd_bytes(fds: list[int]) -> bytes:

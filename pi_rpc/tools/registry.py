@@ -13,6 +13,7 @@ from pi_rpc.tools.find import create_find_tool
 from pi_rpc.tools.grep import create_grep_tool
 from pi_rpc.tools.ls import create_ls_tool
 from pi_rpc.tools.powershell import create_powershell_tool
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.read import create_read_tool
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 from pi_rpc.tools.write import create_write_tool
@@ -76,10 +77,12 @@ def create_tool_definitions(
     files: FileRouter | None = None,
     *,
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
+    processes: ProcessTable | None = None,
 ) -> dict[str, ToolDefinition]:
-    """The named built-in tools; with a router, read/edit/write go through it (editor buffers)."""
+    """The named built-in tools; with a router, read/edit/write go through it (editor buffers).
+    What the shell tools leave running belongs to `processes` (the session's table)."""
     factories: dict[str, Callable[[], ToolDefinition]] = {
-        name: partial(create, withheld_env=withheld_env) for name, create in _SHELL_TOOLS.items()
+        name: partial(create, withheld_env=withheld_env, processes=processes) for name, create in _SHELL_TOOLS.items()
     }
     if files is not None:
         factories |= {

@@ -136,6 +136,8 @@ class Keeper:
                     data = b""
                 if not data:
                     self.kill_all()
+                    # Closed now, not by our exit: the daemon's wait ends without our teardown.
+                    os.close(self.lifeline)
                     return
             if self.wake_in in ready:
                 os.read(self.wake_in, 4096)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.tools.process import SUPERVISED, kill_all_process_groups, run_process_group
+from pi_rpc.tools.process import PIPE_BYTES, SUPERVISED, kill_all_process_groups, run_process_group
 
 from .procs import KINDS, marked, poll_async, tree_command
 
@@ -191,3 +191,35 @@ async def test_a_dead_supervisor_is_replaced_on_the_next_call() -> None:
     output: list[bytes] = []
     assert await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append) == 0
     assert b"".join(output) == b"fine\n"
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_when_an_abort_returns_no_process_of_the_command_is_left(tmp_path: Path) -> None:
+    """The abort's one wait is for the keeper's word that the whole tree is reaped: nothing to poll
+    for afterwards, escaped descendants included (a guard for the abort's latency work)."""
+    marker = new_marker()
+    try:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    run_process_group,
+                    ["/bin/bash", "-c", tree_command(marker, foreground=True)],
+                    str(tmp_path),
+                    None,
+                    lambda _: None,
+                )
+                assert await poll_async(lambda: len(marked(marker)) == len(KINDS) + 1)
+                scope.cancel()
+        assert marked(marker) == []
+    finally:
+        kill_leftovers(marker)
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_the_command_writes_into_a_large_pipe() -> None:
+    """With Linux's 64 KiB pipe a fast writer blocked, and woke the daemon, every 64 KiB: 200 MB of
+    output took three times as long as the command alone."""
+    probe = "import fcntl; print(fcntl.fcntl(1, fcntl.F_GETPIPE_SZ))"
+    output: list[bytes] = []
+    assert await run_process_group([sys.executable, "-c", probe], "/", None, output.append) == 0
+    assert int(b"".join(output)) == PIPE_BYTES

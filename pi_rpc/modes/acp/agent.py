@@ -77,6 +77,7 @@ from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
 from pi_rpc.session.session import AgentSession, SessionConfig
 from pi_rpc.session.store import list_all_sessions, list_sessions
 from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.registry import create_tool_definitions
 
 _log = logging.getLogger(__name__)
@@ -338,12 +339,14 @@ class AcpAgent:
         # through this session's router: make them for this one. Rules that "allow always" adds
         # belong to this session alone.
         files = FileRouter()
+        processes = ProcessTable()  # what this session's commands leave running, killed at its close
         rules = self.config.approval_rules
         config = dataclasses.replace(
             self.config,
             cwd=folder,
             files=files,
-            tools=create_tool_definitions(list(self.config.tools), files),
+            processes=processes,
+            tools=create_tool_definitions(list(self.config.tools), files, processes=processes),
             approval_rules=ApprovalRules(allow=list(rules.allow), deny=list(rules.deny)),
         )
         return AgentSession(config, self.tasks)

@@ -427,8 +427,18 @@ async def test_abort_during_a_tool_gives_every_call_a_result() -> None:
         raise AssertionError("unreachable")
 
     turns = [[call("wait", value="1"), call("wait", value="2")], [{"text": "never asked"}]]
+    cfg = config(script(turns), [make_tool("wait", forever)])
+    stream = cfg.stream_fn
+    requests = 0
+
+    async def counted(*args: Any) -> Any:
+        nonlocal requests
+        requests += 1
+        return await stream(*args)
+
+    cfg.stream_fn = counted
     async with anyio.create_task_group() as tg:
-        tg.start_soon(agent.prompt, [user("go")], config(script(turns), [make_tool("wait", forever)]))
+        tg.start_soon(agent.prompt, [user("go")], cfg)
         await running.wait()
         agent.abort()
         agent.abort()  # a second abort is harmless
@@ -436,7 +446,9 @@ async def test_abort_during_a_tool_gives_every_call_a_result() -> None:
     results = tool_results(agent)
     assert [(r.is_error, result_text(r)) for r in results] == [(True, "Operation aborted")] * 2
     assert not any(isinstance(m, AssistantMessage) and text_of(m.content) == "never asked" for m in agent.messages)
-    # As in Pi, the run ends with an aborted assistant message; the model is never reached.
+    # As in Pi, the run ends with an aborted assistant message; the model is never reached, and
+    # no request is even begun (building one cost an aborted run a millisecond).
+    assert requests == 1
     last = agent.messages[-1]
     assert isinstance(last, AssistantMessage) and last.stop_reason == "aborted" and last.content == []
     assert len(rec.of(AgentEnd)) == 1

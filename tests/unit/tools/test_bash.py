@@ -20,7 +20,7 @@ from pi_rpc.ai.types import JsonSchemaSampling, Model, TextContent
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import BashDetails, BashParams, SpawnContext, UpdateThrottle, create_bash_tool
 from pi_rpc.tools.powershell import create_powershell_tool
-from pi_rpc.tools.process import kill_all_process_groups, live_process_groups, run_process_group
+from pi_rpc.tools.process import ProcessTable, kill_all_process_groups, run_process_group
 
 pytestmark = pytest.mark.anyio
 
@@ -320,7 +320,8 @@ async def test_timeout_without_output(ctx: ToolCallContext) -> None:
 async def test_abort_kills_the_whole_group_at_once(ctx: ToolCallContext) -> None:
     """spec 9.8, 9.13: SIGKILL to the group, grandchildren included; the last update, which the
     loop makes the result, is the output and "Command aborted"."""
-    tool = create_bash_tool()
+    processes = ProcessTable()
+    tool = create_bash_tool(processes=processes)
     updates: list[AgentToolResult] = []
     started = anyio.Event()
 
@@ -342,7 +343,7 @@ async def test_abort_kills_the_whole_group_at_once(ctx: ToolCallContext) -> None
     assert scope.cancelled_caught
     await wait_until_dead(members)
     assert live_members(pgid) == []
-    assert pgid not in live_process_groups()
+    assert pgid not in processes.live()
     assert tool.final_update_on_abort
     assert len(updates) == seen + 1
     assert text_of(updates[-1]) == f"{pgid} {background}\n\n\nCommand aborted"
@@ -497,11 +498,12 @@ async def test_session_environment(ctx: ToolCallContext, monkeypatch: pytest.Mon
 async def test_daemonised_child_does_not_hold_the_result(ctx: ToolCallContext) -> None:
     """spec 9.9: the shell exited but a background child keeps stdout open; the call still ends.
 
-    Its group stays registered, so the daemon can kill it at exit (spec 9.8).
+    Its group stays registered in the session's table, so the daemon can kill it at exit (spec 9.8).
     """
-    result = await run(create_bash_tool(), "echo $$; sleep 30 &", ctx)
+    processes = ProcessTable()
+    result = await run(create_bash_tool(processes=processes), "echo $$; sleep 30 &", ctx)
     pgid = int(text_of(result))
-    assert pgid in live_process_groups()
+    assert pgid in processes.live()
     members = live_members(pgid)
     assert members
     kill_all_process_groups()
