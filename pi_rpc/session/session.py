@@ -1,13 +1,11 @@
 """AgentSession: the one object every mode drives.
 
-It owns the agent, the tool registry versus the active tools, the model, and the runs. A run is a
-task of the session's own task group, not of the request that started it: a client that cancels
-its request gets a graceful abort (agent_end, results for every call), never a torn-down run.
+It owns the agent, the tool registry versus the active tools, the model, the transcript's storage
+and the runs (started, queued and aborted by `SessionRuns`, pi_rpc/session/runs.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -20,7 +18,6 @@ import anyio.abc
 from msgspec import UNSET
 
 from pi_rpc.agent.agent import Agent, QueueMode
-from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import (
     AgentEvent,
@@ -35,7 +32,6 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.config import no_model_message
 from pi_rpc.ai.models import clamp_thinking_level, not_found_hint, supported_thinking_levels
-from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamFn, StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -48,27 +44,23 @@ from pi_rpc.ai.types import (
     ThinkingLevel,
     ToolCall,
     ToolResultMessage,
-    Usage,
-    UserContent,
     UserMessage,
     text_of,
 )
-from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
 from pi_rpc.session.compaction import (
     CompactionError,
     CompactionResult,
     CompactionSettings,
     context_tokens,
-    is_context_overflow,
     plan_compaction,
-    should_compact,
     summarize,
     summary_message,
     summary_text,
 )
 from pi_rpc.session.export_html import session_html
 from pi_rpc.session.resources import ResourceOptions, load_resources
+from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
 from pi_rpc.session.store import (
     SessionFile,
     SessionSummary,
@@ -97,14 +89,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-StreamingBehavior = Literal["steer", "followUp"]
 CompactionReason = Literal["manual", "threshold", "overflow"]
-
-BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-
-
-class SessionBusyError(RuntimeError):
-    pass
 
 
 class ModelNotFoundError(LookupError):
@@ -186,9 +171,7 @@ class AgentSession:
         self._system_prompt = ""
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
-        self._busy = False
-        self._settled = anyio.Event()
-        self._settled.set()
+        self.runs = SessionRuns(self, task_group)
         self._file: SessionFile | None = None
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.session_name: str | None = None
@@ -278,7 +261,7 @@ class AgentSession:
 
     async def load_session(self, session_id: str) -> int:
         """Abort any run and continue a stored session of this workspace; returns its size."""
-        if self._busy:  # first: the run's last messages must reach the file before it is read
+        if self.is_streaming:  # first: the run's last messages must reach the file before it is read
             await self.abort()
         # A session recorded in another folder continues in this one (an editor that lists every
         # session loads each with its own cwd, or with the one it has open).
@@ -303,7 +286,7 @@ class AgentSession:
 
     async def switch_session(self, path: str) -> int:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         self._resume(Path(path))
         return len(self.agent.messages)
@@ -333,7 +316,7 @@ class AgentSession:
         await self._branch(list(self.agent.messages))
 
     async def _branch(self, messages: list[Message]) -> None:
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         session_id = uuid.uuid4().hex
         new_file = None
@@ -492,6 +475,12 @@ class AgentSession:
         self.thinking_level = clamp_thinking_level(choice.model, self.thinking_level)
         return choice.model
 
+    def require_model(self) -> ModelChoice:
+        """The model to prompt; NoModelError (saying how to configure one) while there is none."""
+        if self.choice is None:
+            raise NoModelError()
+        return self.choice
+
     @property
     def model(self) -> Model | None:
         return self.choice.model if self.choice is not None else None
@@ -536,54 +525,35 @@ class AgentSession:
             models = [current, *models]
         return models
 
-    # --- runs -----------------------------------------------------------------------------------
+    # --- runs (pi_rpc/session/runs.py) ---------------------------------------------------------
 
     @property
     def is_streaming(self) -> bool:
-        return self._busy
+        """A run is going: from the prompt that started it until its `agent_settled`."""
+        return self.runs.is_streaming
 
     async def prompt(
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
     ) -> PromptOutcome:
-        """Start a run and wait for its end, or queue the message into the running one."""
-        started = self.start_prompt(text, images, streaming_behavior)
-        if isinstance(started, PromptOutcome):
-            return started
-        try:
-            await self._settled.wait()
-        except BaseException:
-            # The request was cancelled ($/cancelRequest, client gone): abort the run gracefully.
-            with anyio.CancelScope(shield=True):
-                await self.abort()
-            raise
-        return started[0]
+        return await self.runs.prompt(text, images, streaming_behavior)
 
     def start_prompt(
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
-    ) -> PromptOutcome | list[PromptOutcome]:
-        """Synchronously start a run (the returned list receives its outcome when it settles), or
-        queue the message into the running one (its PromptOutcome says so). Nothing here awaits,
-        so a request handled after this one already sees the session busy."""
-        if self.choice is None:
-            raise NoModelError()
-        message = user_message(self.resources.expand(text), images)
-        if not self._busy:
-            self._flush_pending_bash()
-        if self._busy:
-            if streaming_behavior == "steer":
-                self.agent.steer(message)
-                return PromptOutcome(queued="steer")
-            if streaming_behavior == "followUp":
-                self.agent.follow_up(message)
-                return PromptOutcome(queued="followUp")
-            raise SessionBusyError(BUSY_TEXT)
-        control = self.agent.begin_run()  # an abort sent next finds the run
-        self._busy = True
-        self._settled = anyio.Event()
-        outcome: list[PromptOutcome] = []
-        prompts: list[Message] = [message]
-        self._tasks.start_soon(self._run, control, prompts, outcome)
-        return outcome
+    ) -> Run:
+        return self.runs.start(text, images, streaming_behavior)
+
+    def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.runs.steer(text, images)
+
+    def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.runs.follow_up(text, images)
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        return self.agent.clear_queues()
+
+    async def abort(self) -> None:
+        """Abort the run (and a compaction), if any, and return once the session is idle."""
+        await self.runs.abort()
 
     async def run_bash(self, command: str, exclude_from_context: bool = False) -> BashResult:
         """Run a command for the user (Pi's `bash`); its output joins the next prompt's context
@@ -594,7 +564,7 @@ class AgentSession:
         if not exclude_from_context:
             message = UserMessage(content=[TextContent(text=bash_execution_text(command, result))])
             self._pending_bash.append(message)
-            if not self._busy:
+            if not self.is_streaming:
                 self._flush_pending_bash()
         return result
 
@@ -604,26 +574,10 @@ class AgentSession:
             self._persist(MessageEnd(message=message))
         self._pending_bash.clear()
 
-    def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.steer(user_message(self.resources.expand(text), images))
-
-    def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.follow_up(user_message(self.resources.expand(text), images))
-
-    def clear_queue(self) -> tuple[list[str], list[str]]:
-        return self.agent.clear_queues()
-
-    async def abort(self) -> None:
-        """Abort the run (and a compaction), if any, and return once the session is idle."""
-        if self._compaction_scope is not None:
-            self._compaction_scope.cancel("abort requested")
-        self.agent.abort()
-        await self._settled.wait()
-
     async def new_session(self) -> str:
         """Abort any run, forget the transcript and the queues; tools and model stay as they are.
         When idle nothing here awaits, so requests sent after it see the new session."""
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         self.agent.clear_queues()
         self._pending_bash.clear()
@@ -635,45 +589,6 @@ class AgentSession:
         self._rebuild_system_prompt()
         return self.session_id
 
-    async def _run(self, control: RunControl, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
-        new_messages: list[Message] = []
-        try:
-            new_messages = await self.agent.run(control, prompts, self._loop_config())
-            if not self.agent.last_run_aborted:
-                new_messages += await self._compact_after_run()
-        except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
-            _log.exception("run failed")
-            choice = self.choice
-            secrets = request_secrets(choice.api_key, choice.headers) if choice is not None else ()
-            outcome.append(PromptOutcome(stop_reason="error", error_message=redact(str(exc), secrets)))
-        finally:
-            if not outcome:
-                outcome.append(run_outcome(new_messages, aborted=self.agent.last_run_aborted))
-            self._busy = False
-            self.agent.emit(AgentSettled())
-            self._settled.set()
-
-    async def _compact_after_run(self) -> list[Message]:
-        """Pi's automatic compaction after a run: when the context nears the window, or when the
-        request failed because it overflowed (then the run is retried once, compacted)."""
-        choice = self.choice
-        if choice is None or not self.auto_compaction_enabled or not self.config.compaction.enabled:
-            return []
-        messages = self.agent.messages
-        last = messages[-1] if messages else None
-        if isinstance(last, AssistantMessage) and last.stop_reason == "error":
-            if not is_context_overflow(last.error_message or ""):
-                return []
-            try:
-                await self.compact(reason="overflow", drop_failed_reply=True)
-            except CompactionError:
-                return []
-            return await self.agent.run(self.agent.begin_run(), [], self._loop_config())
-        if should_compact(context_tokens(messages), choice.model.context_window, self.config.compaction):
-            with contextlib.suppress(CompactionError):  # the failure is reported in compaction_end
-                await self.compact(reason="threshold")
-        return []
-
     async def compact(
         self,
         custom_instructions: str | None = None,
@@ -682,11 +597,9 @@ class AgentSession:
     ) -> CompactionResult:
         """Summarise the older turns with the current model and keep the recent ones (Pi's
         `compact`); a manual compaction aborts a run first. The session file keeps everything."""
-        if reason == "manual" and self._busy:
+        if reason == "manual" and self.is_streaming:
             await self.abort()
-        choice = self.choice
-        if choice is None:
-            raise NoModelError()
+        choice = self.require_model()
         if self.is_compacting:
             raise CompactionError("Compaction is already running")
         messages = list(self.agent.messages)
@@ -736,9 +649,13 @@ class AgentSession:
             tokens=tokens, context_window=window, percent=round(100 * tokens / window, 1) if window else 0.0
         )
 
-    def _loop_config(self) -> LoopConfig:
-        choice = self.choice
-        assert choice is not None  # start_prompt refuses to start a run without one
+    def cancel_compaction(self) -> None:
+        if self._compaction_scope is not None:
+            self._compaction_scope.cancel("abort requested")
+
+    def loop_config(self) -> LoopConfig:
+        """How a run of this session calls the model and its tools, as the session is now."""
+        choice = self.require_model()
         options = StreamOptions(
             api_key=choice.api_key,
             thinking_level=self.thinking_level,
@@ -769,7 +686,7 @@ class AgentSession:
         return SessionState(
             model=self.model,
             thinking_level=self.thinking_level,
-            is_streaming=self._busy,
+            is_streaming=self.is_streaming,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
             session_id=self.session_id,
@@ -788,13 +705,6 @@ class AgentSession:
         return self.agent.messages
 
 
-def total_usage(assistants: Sequence[AssistantMessage]) -> Usage:
-    usage = Usage()
-    for message in assistants:
-        usage = add_usage(usage, message.usage)
-    return usage
-
-
 def fork_entry_id(index: int) -> str:
     return f"m{index}"
 
@@ -802,21 +712,3 @@ def fork_entry_id(index: int) -> str:
 def parse_fork_entry_id(entry_id: str) -> int | None:
     digits = entry_id.removeprefix("m")
     return int(digits) if entry_id.startswith("m") and digits.isdigit() else None
-
-
-def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
-    """Content is always a list of blocks, as Pi builds a prompt's message (clients read it so)."""
-    content: list[UserContent] = [TextContent(text=text), *images]
-    return UserMessage(content=content)
-
-
-def run_outcome(new_messages: list[Message], aborted: bool = False) -> PromptOutcome:
-    assistants = [m for m in new_messages if isinstance(m, AssistantMessage)]
-    usage = total_usage(assistants)
-    if not assistants:
-        return PromptOutcome(stop_reason="aborted", usage=usage)
-    last = assistants[-1]
-    outcome = PromptOutcome(stop_reason="aborted" if aborted else last.stop_reason, usage=usage)
-    if last.error_message:
-        outcome.error_message = last.error_message
-    return outcome

@@ -61,6 +61,7 @@ from acp.schema import (
 from acp.utils import serialize_params
 
 import pi_rpc
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.agent.types import AgentEvent, MessageUpdate
 from pi_rpc.ai.config import PROVIDER_ENV, no_model_message
 from pi_rpc.ai.types import ImageContent, TextDeltaEvent, ThinkingDeltaEvent
@@ -73,7 +74,7 @@ from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
-from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError, SessionConfig, SessionNotFoundError
+from pi_rpc.session.session import AgentSession, NoModelError, SessionConfig, SessionNotFoundError
 from pi_rpc.session.store import list_all_sessions, list_sessions
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.registry import create_tool_definitions
@@ -298,7 +299,7 @@ class AcpAgent:
         self._idle = anyio.Event()
         try:
             outcome = await session.prompt(text, images)
-        except SessionBusyError as exc:
+        except AgentBusyError as exc:
             raise RequestError.invalid_request({"details": BUSY_TEXT}) from exc
         except NoModelError as exc:
             # The editor can offer the keys of `authMethods` (initialize) and start us again.

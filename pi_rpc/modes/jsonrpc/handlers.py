@@ -7,6 +7,7 @@ from collections.abc import Callable
 from msgspec import UNSET
 
 import pi_rpc
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.ai.types import Model
 from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
 from pi_rpc.modes.jsonrpc.errors import Busy, InvalidParams, NoModel, NotFound
@@ -52,7 +53,6 @@ from pi_rpc.session.session import (
     AgentSession,
     ModelNotFoundError,
     NoModelError,
-    SessionBusyError,
     SessionNotFoundError,
 )
 from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
@@ -103,7 +103,7 @@ def register(
         behaviour = None if params.streaming_behavior is UNSET else params.streaming_behavior
         try:
             return await session.prompt(params.message, [to_image(i) for i in params.images], behaviour)
-        except SessionBusyError as exc:
+        except AgentBusyError as exc:
             raise Busy(str(exc)) from exc
         except NoModelError as exc:
             raise NoModel(str(exc)) from exc

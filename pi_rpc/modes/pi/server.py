@@ -15,6 +15,7 @@ import anyio
 import msgspec
 from msgspec import UNSET
 
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.agent.types import AgentEvent, MessageUpdate
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, text_of
@@ -25,7 +26,7 @@ from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
 from pi_rpc.modes.pi.session_commands import CommandFailed, execute_session_command
 from pi_rpc.modes.stdio import StdoutSink, claim_stdout, read_chunk, watch_signals, wind_down
-from pi_rpc.session.session import AgentSession, ModelNotFoundError, NoModelError, SessionBusyError, SessionConfig
+from pi_rpc.session.session import AgentSession, ModelNotFoundError, NoModelError, SessionConfig
 
 _log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ class PiDaemon:
             case c.Prompt(message=message, images=images, streaming_behavior=behaviour):
                 try:
                     session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
-                except (SessionBusyError, NoModelError) as exc:
+                except (AgentBusyError, NoModelError) as exc:
                     raise CommandFailed(str(exc)) from exc
                 return UNSET  # answered once accepted; the run streams as events (spec 16.5)
             case c.Steer(message=message, images=images):
