@@ -187,9 +187,13 @@ async def stream_assistant(
     )
     message: AssistantMessage | None = None
     with control.scope() as scope:
-        # A stream function never raises (spec 15.14); one that does ends the run at its boundary,
-        # `Agent.run`, which ends this message with the error.
-        message = await config.stream_fn(config.model, context, config.options, builder)
+        try:
+            message = await config.stream_fn(config.model, context, config.options, builder)
+        finally:
+            # A stream function never raises (spec 15.14); one that does ends the run at its
+            # boundary, `Agent.run`, which ends this message with the error: reading it writes what
+            # streamed so far into its blocks.
+            _ = builder.message
     if scope.cancelled_caught or message is None or control.aborted and message.stop_reason != "error":
         message = builder.fail("aborted", ABORTED_MESSAGE)
     emit(MessageEnd(message=message))

@@ -12,7 +12,7 @@ from pi_rpc.agent.types import AgentEnd, AgentEvent, AgentSettled, CompactionSta
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.types import AssistantMessage, Context, Model
+from pi_rpc.ai.types import AssistantMessage, Context, Model, text_of
 from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.session.session import ModelChoice
 from pi_rpc.session.types import PromptOutcome
@@ -122,6 +122,7 @@ async def test_a_stream_function_that_raises_ends_the_run_with_one_error_message
     assert outcome.error_message == "RuntimeError: provider bug near [redacted]"
     ends = [e.message for e in events.all if isinstance(e, MessageEnd) and isinstance(e.message, AssistantMessage)]
     assert [(m.stop_reason, m.error_message) for m in ends] == [("error", outcome.error_message)]
+    assert text_of(ends[0].content) == ("half an answer" if midway else "")  # what streamed stays
     starts = [e for e in events.all if isinstance(e, MessageStart)]
     assert len(starts) == len([e for e in events.all if isinstance(e, MessageEnd)])  # every message ended
     assert events.types()[-3:] == ["turn_end", "agent_end", "agent_settled"]
