@@ -73,8 +73,6 @@ _.result_limit_reached
 _.entry_limit_reached
 
 # --- API the tests (and clients) drive; nothing in the daemon calls it ---------------------------
-_.is_running  # agent/agent.py Agent: tests/unit/agent
-_.wait_for_idle
 _.get_model  # ai/models.py: tests/unit/ai, tests/providers
 _.notify  # demo/rpc_client.py DaemonClient: tests/e2e, tests/reliability
 _.wait_for_type

@@ -1,9 +1,10 @@
 """Agent: the transcript, the steering/follow-up queues, subscribers, and one run at a time.
 
-`prompt()` runs the loop in the caller's task and returns when the run has ended; `abort()` cancels
-the run's model stream and tools through its RunControl and returns once the agent is idle.
-Whatever fails inside a run ends it with an assistant message carrying the error (spec 15.13), so
-every run emits exactly one `agent_end`.
+A run is claimed (`begin_run`, synchronous), run (`run`: one pass of the loop, agent_start …
+agent_end) and released (`end_run`); `prompt()` does all three in the caller's task. `abort()`
+cancels the run's model stream and tools through its RunControl; `wait_for_idle()` returns once the
+claim is released. Whatever fails inside a run ends it with an assistant message carrying the error
+(spec 15.13), so every run emits exactly one `agent_end`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal
 
 import anyio
@@ -18,20 +20,33 @@ import msgspec
 
 from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.loop import LoopConfig, run_loop
-from pi_rpc.agent.types import AgentEnd, AgentEvent, MessageEnd, MessageStart, QueueUpdate
-from pi_rpc.ai.types import AssistantMessage, Message, TextContent, UserMessage, text_of
+from pi_rpc.agent.types import (
+    AgentEnd,
+    AgentEvent,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    QueueUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from pi_rpc.ai.redact import request_secrets
+from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.types import AssistantMessage, ErrorEvent, Message, ProviderEvent, UserMessage, text_of
 
 _log = logging.getLogger(__name__)
 
 QueueMode = Literal["all", "one-at-a-time"]
 
-BUSY_PROMPT = (
-    "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
-)
+# Pi's session-level text (spec 15.12): clients read it, in the JSON-RPC -32002 and pi mode's error.
+BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
 
 class AgentBusyError(RuntimeError):
-    pass
+    """A run was asked for while one is going: the one busy error, from `Agent.begin_run`."""
+
+    def __init__(self, message: str = BUSY_TEXT) -> None:
+        super().__init__(message)
 
 
 class Agent:
@@ -46,7 +61,6 @@ class Agent:
         self._control: RunControl | None = None
         self._idle = anyio.Event()
         self._idle.set()
-        self.last_run_aborted = False
 
     # --- observation ----------------------------------------------------------------------------
 
@@ -108,27 +122,47 @@ class Agent:
     # --- runs -----------------------------------------------------------------------------------
 
     async def prompt(self, prompts: list[Message], config: LoopConfig) -> list[Message]:
-        return await self.run(self.begin_run(), prompts, config)
+        """One run from claim to release, in the caller's task."""
+        control = self.begin_run()
+        try:
+            return await self.run(control, prompts, config)
+        finally:
+            self.end_run(control)
 
     def begin_run(self) -> RunControl:
         """Claim the agent for a run, synchronously: an abort that arrives before the run's task
-        has started is recorded on the returned control and takes effect as the run begins."""
+        has started is recorded on the returned control and takes effect as the run begins. The
+        claim is the one busy flag: it holds until `end_run`, across every `run` made on it."""
         if self._control is not None:
-            raise AgentBusyError(BUSY_PROMPT)
+            raise AgentBusyError()
         self._control = RunControl()
         self._idle = anyio.Event()
         return self._control
 
+    def end_run(self, control: RunControl) -> None:
+        """Release the claim `begin_run` made: the agent is idle again."""
+        if self._control is control:
+            self._control = None
+            self._idle.set()
+
     async def run(self, control: RunControl, prompts: list[Message], config: LoopConfig) -> list[Message]:
-        """Run the loop on a control from `begin_run`."""
-        config.options = msgspec.structs.replace(config.options, run_id=uuid.uuid4().hex)
-        config.steering = lambda: self._drain(self._steering, self.steering_mode)
-        config.follow_ups = lambda: self._drain(self._follow_ups, self.follow_up_mode)
-        ended = False
+        """One pass of the loop (agent_start … agent_end) on a claim from `begin_run`, which stays
+        held: the session runs again after an overflow compaction before it releases the claim.
+
+        This is the run boundary, the one place a failure is caught: whatever raises inside the
+        run (a stream function that breaks its contract, a hook, a bug) ends it with an assistant
+        message carrying the error and one `agent_end` (spec 15.13)."""
+        config = replace(
+            config,
+            options=msgspec.structs.replace(config.options, run_id=uuid.uuid4().hex),
+            steering=lambda: self._drain(self._steering, self.steering_mode),
+            follow_ups=lambda: self._drain(self._follow_ups, self.follow_up_mode),
+        )
+        first_new = len(self.messages)
+        seen = _SeenEvents()
 
         def emit(event: AgentEvent) -> None:
-            nonlocal ended
-            ended = ended or isinstance(event, AgentEnd)
+            seen.note(event)
             if isinstance(event, MessageStart) and id(event.message) in self._delivering:
                 self._delivering.discard(id(event.message))
                 self._queue_changed()
@@ -138,28 +172,46 @@ class Agent:
             return await run_loop(prompts, self.messages, config, control, emit)
         except Exception as exc:
             _log.exception("agent run failed")
-            if ended:
+            if seen.ended:
                 return []
-            failure = AssistantMessage(
-                content=[TextContent(text="")],
-                api=config.model.api,
-                provider=config.model.provider,
-                model=config.model.id,
-                stop_reason="aborted" if control.aborted else "error",
-                error_message=f"{type(exc).__name__}: {exc}",
-            )
-            self.messages.append(failure)
-            emit(MessageStart(message=failure))
-            emit(MessageEnd(message=failure))
-            emit(AgentEnd(messages=[failure]))
-            return [failure]
+            failure = self._fail_run(exc, config, control, seen.streaming, emit)
+            if seen.turn_open:
+                emit(TurnEnd(message=failure, tool_results=[]))
+            new_messages = self.messages[first_new:]
+            emit(AgentEnd(messages=new_messages))
+            return new_messages
         finally:
             if self._delivering:  # taken from a queue, then the run ended before they started
                 self._delivering.clear()
                 self._queue_changed()
-            self.last_run_aborted = control.aborted
-            self._control = None
-            self._idle.set()
+
+    def _fail_run(
+        self,
+        exc: Exception,
+        config: LoopConfig,
+        control: RunControl,
+        streaming: AssistantMessage | None,
+        emit: Callable[[AgentEvent], None],
+    ) -> AssistantMessage:
+        """The run's last message: the one streaming when the failure came, else a new empty one,
+        ended with the error as a failed stream ends (an error update, then message_end). No key
+        or credential header of the request shows in its text."""
+        reason: Literal["error", "aborted"] = "aborted" if control.aborted else "error"
+        updates: list[ProviderEvent] = []
+        builder = AssistantBuilder(config.model, updates.append)
+        builder.keep_secret(*request_secrets(config.options.api_key, config.options.headers))
+        failed = builder.fail(reason, f"{type(exc).__name__}: {exc}")
+        message = failed if streaming is None else streaming
+        if streaming is None:
+            emit(MessageStart(message=message))
+        else:
+            message.stop_reason, message.error_message = failed.stop_reason, failed.error_message
+        for update in updates:
+            if isinstance(update, ErrorEvent):
+                emit(MessageUpdate(assistant_message_event=update))
+        self.messages.append(message)
+        emit(MessageEnd(message=message))
+        return message
 
     def abort(self) -> None:
         """Request an abort; harmless when idle or repeated."""
@@ -168,3 +220,24 @@ class Agent:
 
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
+
+
+class _SeenEvents:
+    """What a run has emitted so far, so that a failure can end it well formed."""
+
+    def __init__(self) -> None:
+        self.streaming: AssistantMessage | None = None  # started, not yet ended
+        self.turn_open = False
+        self.ended = False
+
+    def note(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage):
+            self.streaming = event.message
+        elif isinstance(event, MessageEnd):
+            self.streaming = None
+        elif isinstance(event, TurnStart):
+            self.turn_open = True
+        elif isinstance(event, TurnEnd):
+            self.turn_open = False
+        elif isinstance(event, AgentEnd):
+            self.ended = True

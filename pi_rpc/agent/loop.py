@@ -194,8 +194,11 @@ async def stream_assistant(
         if not control.aborted:
             try:
                 message = await config.stream_fn(config.model, context, config.options, builder)
-            except Exception as exc:  # a provider broke its contract; the run still ends cleanly
-                message = builder.fail("error", f"{type(exc).__name__}: {exc}")
+            finally:
+                # A stream function never raises (spec 15.14); one that does ends the run at its
+                # boundary, `Agent.run`, which ends this message with the error: reading it writes
+                # what streamed so far into its blocks.
+                _ = builder.message
     if scope.cancelled_caught or message is None or control.aborted and message.stop_reason != "error":
         message = builder.fail("aborted", ABORTED_MESSAGE)
     emit(MessageEnd(message=message))

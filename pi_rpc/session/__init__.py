@@ -37,7 +37,6 @@ if TYPE_CHECKING:
         ModelChoice,
         ModelNotFoundError,
         NoModelError,
-        SessionBusyError,
         SessionConfig,
         SessionNotFoundError,
     )
@@ -79,7 +78,6 @@ __all__ = [
     "PromptOutcome",
     "ResourceOptions",
     "RuleError",
-    "SessionBusyError",
     "SessionConfig",
     "SessionEntry",
     "SessionNotFoundError",

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -68,6 +68,10 @@ A numbered list of what comes next.
 File paths, names, commands, error messages and data needed to continue, quoted exactly.
 
 Be brief under every heading."""
+
+
+# Why a compaction runs: asked for, the context near the window, or a request refused for its size.
+CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
 class CompactionSettings(msgspec.Struct, rename="camel", kw_only=True):

@@ -1,26 +1,22 @@
 """AgentSession: the one object every mode drives.
 
-It owns the agent, the tool registry versus the active tools, the model, and the runs. A run is a
-task of the session's own task group, not of the request that started it: a client that cancels
-its request gets a graceful abort (agent_end, results for every call), never a torn-down run.
+It owns the agent, the tool registry versus the active tools, the model, the transcript's storage
+and the runs (started, queued and aborted by `SessionRuns`, pi_rpc/session/runs.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 from msgspec import UNSET
 
 from pi_rpc.agent.agent import Agent, QueueMode
-from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import (
     AgentEvent,
@@ -36,7 +32,7 @@ from pi_rpc.agent.types import (
 from pi_rpc.ai.config import no_model_message
 from pi_rpc.ai.models import clamp_thinking_level, not_found_hint, supported_thinking_levels
 from pi_rpc.ai.redact import redact, request_secrets
-from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamFn, StreamOptions
+from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
     AutoRetryEnd,
@@ -44,29 +40,26 @@ from pi_rpc.ai.types import (
     ImageContent,
     Message,
     Model,
-    TextContent,
     ThinkingLevel,
     ToolCall,
     ToolResultMessage,
-    Usage,
-    UserContent,
     UserMessage,
 )
-from pi_rpc.ai.usage import add_usage
-from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, ApprovalRules, Approver
+from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
 from pi_rpc.session.compaction import (
     CompactionError,
+    CompactionReason,
     CompactionResult,
-    CompactionSettings,
     context_tokens,
-    is_context_overflow,
     plan_compaction,
-    should_compact,
     summarize,
 )
+from pi_rpc.session.config import ModelChoice as ModelChoice
+from pi_rpc.session.config import SessionConfig as SessionConfig
 from pi_rpc.session.entries import Entry, SessionEntries, SessionEntry
 from pi_rpc.session.export_html import session_html
-from pi_rpc.session.resources import ResourceOptions, load_resources
+from pi_rpc.session.resources import load_resources
+from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
 from pi_rpc.session.store import (
     SessionFile,
     SessionSummary,
@@ -86,24 +79,13 @@ from pi_rpc.session.types import (
     ToolInfo,
 )
 from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_message
-from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.editor_files import EditorFiles, FileRouter
+from pi_rpc.tools.editor_files import EditorFiles
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
-from pi_rpc.tools.process import ProcessTable
 
 if TYPE_CHECKING:
     from pi_rpc.tools.mcp import McpServers
 
 _log = logging.getLogger(__name__)
-
-StreamingBehavior = Literal["steer", "followUp"]
-CompactionReason = Literal["manual", "threshold", "overflow"]
-
-BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-
-
-class SessionBusyError(RuntimeError):
-    pass
 
 
 class ModelNotFoundError(LookupError):
@@ -119,56 +101,6 @@ class NoModelError(RuntimeError):
 
 class SessionNotFoundError(LookupError):
     pass
-
-
-@dataclass
-class ModelChoice:
-    """A model and how to reach it."""
-
-    model: Model
-    stream_fn: StreamFn
-    api_key: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    scripted: bool = False
-
-
-@dataclass
-class SessionConfig:
-    cwd: str
-    model: ModelChoice | None  # None: nothing configured; prompts fail until model/set picks one
-    tools: dict[str, ToolDefinition]
-    active_tools: list[str]
-    thinking_level: ThinkingLevel = "off"
-    # Every model a client may switch to, and how to reach each.
-    available_models: Callable[[], list[Model]] = field(default=lambda: [])
-    resolve_model: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
-    append_system_prompt: str | None = None
-    steering_mode: QueueMode = "one-at-a-time"
-    follow_up_mode: QueueMode = "one-at-a-time"
-    # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
-    persist: bool = True
-    session_root: Path | None = None
-    # A stored session to continue from the start (`--session`, `--continue`).
-    resume_from: Path | None = None
-    # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction.py).
-    compaction: CompactionSettings = field(default_factory=CompactionSettings)
-    # Context files, prompt templates and skills (pi_rpc/session/resources.py).
-    resources: ResourceOptions = field(default_factory=ResourceOptions)
-    # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
-    files: FileRouter = field(default_factory=FileRouter)
-    # What the shell tools leave running belongs to the session: the tools must have been made with it.
-    processes: ProcessTable = field(default_factory=ProcessTable)
-    # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
-    approval_policy: ApprovalPolicy = "auto"
-    # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.
-    approval_policy_configured: bool = False
-    approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
-    approval_timeout: float | None = None
-    save_allow_rule: Callable[[str], None] | None = None
-    # MCP tool servers every session of this daemon starts (settings.json `mcpServers`).
-    mcp_servers: list[McpServerConfig] = field(default_factory=list)
-    # Provider retries: retry n waits retry_base_ms * 2**(n-1) (PI_RPC_RETRY_BASE_MS sets it).
-    retry_base_ms: int = DEFAULT_RETRY_BASE_MS
 
 
 class AgentSession:
@@ -187,9 +119,7 @@ class AgentSession:
         self._system_prompt = ""
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
-        self._busy = False
-        self._settled = anyio.Event()
-        self._settled.set()
+        self.runs = SessionRuns(self, task_group)
         self._file: SessionFile | None = None
         self._entries = SessionEntries()
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
@@ -285,7 +215,7 @@ class AgentSession:
 
     async def load_session(self, session_id: str) -> int:
         """Abort any run and continue a stored session of this workspace; returns its size."""
-        if self._busy:  # first: the run's last messages must reach the file before it is read
+        if self.is_streaming:  # first: the run's last messages must reach the file before it is read
             await self.abort()
         # A session recorded in another folder continues in this one (an editor that lists every
         # session loads each with its own cwd, or with the one it has open).
@@ -310,7 +240,7 @@ class AgentSession:
 
     async def switch_session(self, path: str) -> int:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         self._resume(Path(path))
         return len(self.agent.messages)
@@ -328,7 +258,7 @@ class AgentSession:
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
         message's text, for the client to edit and send again (Pi's `fork`)."""
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         text = self._entries.fork_text(entry_id)
         if text is None:
@@ -338,13 +268,13 @@ class AgentSession:
 
     async def clone(self) -> None:
         """A new session holding the whole current branch (Pi's `clone`)."""
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         await self._branch(self._entries.branched(self._entries.leaf))
 
     async def _branch(self, entries: SessionEntries) -> None:
         """Continue as a new session of `entries`, written to a new file with their ids."""
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         session_id = uuid.uuid4().hex
         new_file = None
@@ -507,6 +437,12 @@ class AgentSession:
         self.thinking_level = clamp_thinking_level(choice.model, self.thinking_level)
         return choice.model
 
+    def require_model(self) -> ModelChoice:
+        """The model to prompt; NoModelError (saying how to configure one) while there is none."""
+        if self.choice is None:
+            raise NoModelError()
+        return self.choice
+
     @property
     def model(self) -> Model | None:
         return self.choice.model if self.choice is not None else None
@@ -551,54 +487,35 @@ class AgentSession:
             models = [current, *models]
         return models
 
-    # --- runs -----------------------------------------------------------------------------------
+    # --- runs (pi_rpc/session/runs.py) ---------------------------------------------------------
 
     @property
     def is_streaming(self) -> bool:
-        return self._busy
+        """A run is going: from the prompt that started it until its `agent_settled`."""
+        return self.runs.is_streaming
 
     async def prompt(
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
     ) -> PromptOutcome:
-        """Start a run and wait for its end, or queue the message into the running one."""
-        started = self.start_prompt(text, images, streaming_behavior)
-        if isinstance(started, PromptOutcome):
-            return started
-        try:
-            await self._settled.wait()
-        except BaseException:
-            # The request was cancelled ($/cancelRequest, client gone): abort the run gracefully.
-            with anyio.CancelScope(shield=True):
-                await self.abort()
-            raise
-        return started[0]
+        return await self.runs.prompt(text, images, streaming_behavior)
 
     def start_prompt(
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
-    ) -> PromptOutcome | list[PromptOutcome]:
-        """Synchronously start a run (the returned list receives its outcome when it settles), or
-        queue the message into the running one (its PromptOutcome says so). Nothing here awaits,
-        so a request handled after this one already sees the session busy."""
-        if self.choice is None:
-            raise NoModelError()
-        message = user_message(self.resources.expand(text), images)
-        if not self._busy:
-            self._flush_pending_bash()
-        if self._busy:
-            if streaming_behavior == "steer":
-                self.agent.steer(message)
-                return PromptOutcome(queued="steer")
-            if streaming_behavior == "followUp":
-                self.agent.follow_up(message)
-                return PromptOutcome(queued="followUp")
-            raise SessionBusyError(BUSY_TEXT)
-        control = self.agent.begin_run()  # an abort sent next finds the run
-        self._busy = True
-        self._settled = anyio.Event()
-        outcome: list[PromptOutcome] = []
-        prompts: list[Message] = [message]
-        self._tasks.start_soon(self._run, control, prompts, outcome)
-        return outcome
+    ) -> Run:
+        return self.runs.start(text, images, streaming_behavior)
+
+    def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.runs.steer(text, images)
+
+    def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        self.runs.follow_up(text, images)
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        return self.agent.clear_queues()
+
+    async def abort(self) -> None:
+        """Abort the run (and a compaction), if any, and return once the session is idle."""
+        await self.runs.abort()
 
     async def run_bash(self, command: str, exclude_from_context: bool = False) -> BashResult:
         """Run a command for the user (Pi's `bash`); its output joins the next prompt's context
@@ -608,44 +525,29 @@ class AgentSession:
         )
         # Kept like Pi keeps it, `!!` commands too: the transcript shows them, the model does not.
         self._pending_bash.append(bash_execution_message(command, result, exclude_from_context))
-        if not self._busy:
-            self._flush_pending_bash()
+        if not self.is_streaming:
+            self.flush_pending_bash()
             return result
 
         def flush_when_settled(event: AgentEvent) -> None:  # Pi flushes them when the run ends
             if isinstance(event, AgentSettled):
                 stop_listening()
-                self._flush_pending_bash()
+                self.flush_pending_bash()
 
         stop_listening = self.agent.subscribe(flush_when_settled)
         return result
 
-    def _flush_pending_bash(self) -> None:
+    def flush_pending_bash(self) -> None:
+        """The user's commands run while a run streamed join the transcript (a run starts, or settles)."""
         for message in self._pending_bash:
             self.agent.messages.append(message)
             self._persist(MessageEnd(message=message))
         self._pending_bash.clear()
 
-    def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.steer(user_message(self.resources.expand(text), images))
-
-    def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self.agent.follow_up(user_message(self.resources.expand(text), images))
-
-    def clear_queue(self) -> tuple[list[str], list[str]]:
-        return self.agent.clear_queues()
-
-    async def abort(self) -> None:
-        """Abort the run (and a compaction), if any, and return once the session is idle."""
-        if self._compaction_scope is not None:
-            self._compaction_scope.cancel("abort requested")
-        self.agent.abort()
-        await self._settled.wait()
-
     async def new_session(self) -> str:
         """Abort any run, forget the transcript and the queues; tools and model stay as they are.
         When idle nothing here awaits, so requests sent after it see the new session."""
-        if self._busy:
+        if self.is_streaming:
             await self.abort()
         self.agent.clear_queues()
         self._pending_bash.clear()
@@ -658,45 +560,6 @@ class AgentSession:
         self._rebuild_system_prompt()
         return self.session_id
 
-    async def _run(self, control: RunControl, prompts: list[Message], outcome: list[PromptOutcome]) -> None:
-        new_messages: list[Message] = []
-        try:
-            new_messages = await self.agent.run(control, prompts, self._loop_config())
-            if not self.agent.last_run_aborted:
-                new_messages += await self._compact_after_run()
-        except Exception as exc:  # Agent.prompt already converts run failures; this is a last guard
-            _log.exception("run failed")
-            choice = self.choice
-            secrets = request_secrets(choice.api_key, choice.headers) if choice is not None else ()
-            outcome.append(PromptOutcome(stop_reason="error", error_message=redact(str(exc), secrets)))
-        finally:
-            if not outcome:
-                outcome.append(run_outcome(new_messages, aborted=self.agent.last_run_aborted))
-            self._busy = False
-            self.agent.emit(AgentSettled())
-            self._settled.set()
-
-    async def _compact_after_run(self) -> list[Message]:
-        """Pi's automatic compaction after a run: when the context nears the window, or when the
-        request failed because it overflowed (then the run is retried once, compacted)."""
-        choice = self.choice
-        if choice is None or not self.auto_compaction_enabled or not self.config.compaction.enabled:
-            return []
-        messages = self.agent.messages
-        last = messages[-1] if messages else None
-        if isinstance(last, AssistantMessage) and last.stop_reason == "error":
-            if not is_context_overflow(last.error_message or ""):
-                return []
-            try:
-                await self.compact(reason="overflow", drop_failed_reply=True)
-            except CompactionError:
-                return []
-            return await self.agent.run(self.agent.begin_run(), [], self._loop_config())
-        if should_compact(context_tokens(messages), choice.model.context_window, self.config.compaction):
-            with contextlib.suppress(CompactionError):  # the failure is reported in compaction_end
-                await self.compact(reason="threshold")
-        return []
-
     async def compact(
         self,
         custom_instructions: str | None = None,
@@ -705,11 +568,9 @@ class AgentSession:
     ) -> CompactionResult:
         """Summarise the older turns with the current model and keep the recent ones (Pi's
         `compact`); a manual compaction aborts a run first. The session file keeps everything."""
-        if reason == "manual" and self._busy:
+        if reason == "manual" and self.is_streaming:
             await self.abort()
-        choice = self.choice
-        if choice is None:
-            raise NoModelError()
+        choice = self.require_model()
         if self.is_compacting:
             raise CompactionError("Compaction is already running")
         messages = list(self.agent.messages)
@@ -733,6 +594,13 @@ class AgentSession:
                 summary = await summarize(plan, choice.stream_fn, choice.model, options, custom_instructions)
         except CompactionError as exc:
             error = str(exc)
+        except Exception as exc:
+            # The summary request is a run of its own, and this its boundary: whatever breaks in it
+            # ends the compaction as failed (told in compaction_end), never the session's tasks.
+            _log.exception("compaction failed")
+            error = redact(
+                f"Compaction failed: {type(exc).__name__}: {exc}", request_secrets(choice.api_key, choice.headers)
+            )
         finally:
             self._compaction_scope = None
             self.is_compacting = False
@@ -764,9 +632,13 @@ class AgentSession:
             tokens=tokens, context_window=window, percent=round(100 * tokens / window, 1) if window else 0.0
         )
 
-    def _loop_config(self) -> LoopConfig:
-        choice = self.choice
-        assert choice is not None  # start_prompt refuses to start a run without one
+    def cancel_compaction(self) -> None:
+        if self._compaction_scope is not None:
+            self._compaction_scope.cancel("abort requested")
+
+    def loop_config(self) -> LoopConfig:
+        """How a run of this session calls the model and its tools, as the session is now."""
+        choice = self.require_model()
         options = StreamOptions(
             api_key=choice.api_key,
             thinking_level=self.thinking_level,
@@ -797,7 +669,7 @@ class AgentSession:
         return SessionState(
             model=self.model,
             thinking_level=self.thinking_level,
-            is_streaming=self._busy,
+            is_streaming=self.is_streaming,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
             session_id=self.session_id,
@@ -814,28 +686,3 @@ class AgentSession:
     @property
     def messages(self) -> list[Message]:
         return self.agent.messages
-
-
-def total_usage(assistants: Sequence[AssistantMessage]) -> Usage:
-    usage = Usage()
-    for message in assistants:
-        usage = add_usage(usage, message.usage)
-    return usage
-
-
-def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
-    """Content is always a list of blocks, as Pi builds a prompt's message (clients read it so)."""
-    content: list[UserContent] = [TextContent(text=text), *images]
-    return UserMessage(content=content)
-
-
-def run_outcome(new_messages: list[Message], aborted: bool = False) -> PromptOutcome:
-    assistants = [m for m in new_messages if isinstance(m, AssistantMessage)]
-    usage = total_usage(assistants)
-    if not assistants:
-        return PromptOutcome(stop_reason="aborted", usage=usage)
-    last = assistants[-1]
-    outcome = PromptOutcome(stop_reason="aborted" if aborted else last.stop_reason, usage=usage)
-    if last.error_message:
-        outcome.error_message = last.error_message
-    return outcome

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from acp import RequestError
 
-from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+from pi_rpc.agent.agent import AgentBusyError
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
 
 # ACP error codes (the SDK's RequestError.auth_required / resource_not_found).
 AUTH_REQUIRED = -32000
@@ -31,7 +32,7 @@ def auth_required(details: str) -> RequestError:
 
 
 SESSION_ERRORS: dict[type[Exception], Callable[[Exception], RequestError]] = {
-    SessionBusyError: lambda exc: RequestError.invalid_request({"details": BUSY_TEXT}),
+    AgentBusyError: lambda exc: RequestError.invalid_request({"details": BUSY_TEXT}),
     NoModelError: lambda exc: auth_required(str(exc)),
     SessionNotFoundError: lambda exc: session_not_found(str(exc)),
     ModelNotFoundError: lambda exc: RequestError.invalid_params({"details": str(exc)}),

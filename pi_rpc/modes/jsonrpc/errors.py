@@ -11,10 +11,11 @@ from __future__ import annotations
 import traceback
 from typing import Any, ClassVar
 
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
 from pi_rpc.session.compaction import CompactionError
 from pi_rpc.session.entries import EntryNotOnBranchError
-from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
 from pi_rpc.session.user_bash import BashBusyError
 
 
@@ -77,7 +78,7 @@ class NotFound(RpcError):
 
 # What the session refuses, as the client hears it (the exception's text is the error's message).
 SESSION_ERRORS: dict[type[Exception], type[RpcError]] = {
-    SessionBusyError: Busy,  # a run is going and the prompt names no streamingBehavior
+    AgentBusyError: Busy,  # a run is going and the prompt names no streamingBehavior
     BashBusyError: Busy,  # another user bash command is running
     CompactionError: Busy,  # compaction running, nothing to compact, or the summary failed
     NoModelError: NoModel,

@@ -21,11 +21,12 @@ import anyio.abc
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.agent.types import AgentEvent, MessageEnd, MessageUpdate, ToolExecutionStart
 from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, text_of
 from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
 from pi_rpc.modes.lsp.options import AnswerTarget
-from pi_rpc.session.session import AgentSession, NoModelError, SessionBusyError
+from pi_rpc.session.session import AgentSession, NoModelError
 from pi_rpc.session.store import private_workspace_subfolder
 from pi_rpc.session.types import PromptOutcome
 
@@ -75,7 +76,7 @@ class Runs:
                 outcome = await session.prompt(prompt)
             else:
                 outcome = await self._chat_run(prompt, chat)
-        except (SessionBusyError, NoModelError) as exc:
+        except (AgentBusyError, NoModelError) as exc:
             self.show_message(str(exc), lsp.MessageType.Error)
         finally:
             unsubscribe()
@@ -96,7 +97,7 @@ class Runs:
         """The run, its text streaming into the chat under a `### Pi` heading, and a `### You`
         heading after it for the user's next turn."""
         if self.session.is_streaming:
-            raise SessionBusyError("Pi is already answering; send again when it is done.")
+            raise AgentBusyError("Pi is already answering; send again when it is done.")
         await chat.heading(PI_HEADING)
         async with anyio.create_task_group() as pumping:
             pumping.start_soon(chat.pump)

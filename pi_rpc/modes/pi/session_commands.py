@@ -12,13 +12,13 @@ from typing import Any
 
 from msgspec import UNSET
 
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.session.compaction import CompactionError
 from pi_rpc.session.session import (
     AgentSession,
     ModelNotFoundError,
     NoModelError,
-    SessionBusyError,
     SessionNotFoundError,
 )
 from pi_rpc.session.types import SlashCommand
@@ -33,7 +33,7 @@ class CommandFailed(Exception):
 # (Pi's responses carry no error codes), like a CommandFailed: the one list, caught where the
 # response is written (server.py). Any other failure answers the same way but is logged as a fault.
 SESSION_REFUSALS: tuple[type[Exception], ...] = (
-    SessionBusyError,  # a prompt while a run is going, without streamingBehavior
+    AgentBusyError,  # a prompt while a run is going, without streamingBehavior
     NoModelError,
     ModelNotFoundError,
     SessionNotFoundError,  # switch_session to a missing file, fork at an unknown entry

@@ -380,7 +380,7 @@ async def test_prompt_while_running_is_refused() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.prompt, [user("go")], cfg)
         await wait_until(lambda: agent.is_running)
-        with pytest.raises(AgentBusyError, match="Agent is already processing a prompt"):
+        with pytest.raises(AgentBusyError, match="Agent is already processing"):
             await agent.prompt([user("again")], cfg)
         gate.set()
 

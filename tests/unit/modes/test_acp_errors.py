@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from acp import RequestError
 
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.modes.acp.errors import AUTH_REQUIRED, BUSY_TEXT, RESOURCE_NOT_FOUND, SESSION_REFUSALS, session_error
-from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
 
 
 class StaleSessionError(SessionNotFoundError):
@@ -17,7 +18,7 @@ class StaleSessionError(SessionNotFoundError):
     ("refusal", "code", "data"),
     [
         # ACP has no streamingBehavior: the busy text says what an ACP client can do instead.
-        (SessionBusyError("send it with streamingBehavior"), -32600, {"details": BUSY_TEXT}),
+        (AgentBusyError("send it with streamingBehavior"), -32600, {"details": BUSY_TEXT}),
         (NoModelError(), AUTH_REQUIRED, {"details": str(NoModelError())}),
         (SessionNotFoundError("Session not found: s1"), RESOURCE_NOT_FOUND, {"details": "Session not found: s1"}),
         (StaleSessionError("Session s1 cannot be read"), RESOURCE_NOT_FOUND, {"details": "Session s1 cannot be read"}),

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from pi_rpc.agent.agent import BUSY_TEXT
 from pi_rpc.modes.pi.server import PiDaemon
-from pi_rpc.session.session import BUSY_TEXT, SessionConfig
+from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .pipes import Json, LinePeer, serve_over_pipes

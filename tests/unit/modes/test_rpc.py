@@ -15,11 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.modes.jsonrpc.errors import Busy
 from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
 from pi_rpc.modes.jsonrpc.rpc import Rpc
 from pi_rpc.session.compaction import CompactionError
-from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionBusyError, SessionNotFoundError
+from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
 from pi_rpc.session.user_bash import BashBusyError
 
 pytestmark = pytest.mark.anyio
@@ -64,14 +65,14 @@ def make(tasks: anyio.abc.TaskGroup) -> tuple[Rpc, Sink]:
     return rpc, sink
 
 
-class StrictBusyError(SessionBusyError):
+class StrictBusyError(AgentBusyError):
     """A refusal the table does not name: it answers as its base class does."""
 
 
 @pytest.mark.parametrize(
     ("refusal", "code"),
     [
-        (SessionBusyError("A run is in progress"), BUSY),
+        (AgentBusyError("A run is in progress"), BUSY),
         (BashBusyError("A bash command is already running"), BUSY),
         (CompactionError("Nothing to compact"), BUSY),
         (StrictBusyError("A run is in progress"), BUSY),

@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from pi_rpc.agent.agent import BUSY_TEXT, AgentBusyError
 from pi_rpc.agent.types import (
     AgentEnd,
     AgentEvent,
@@ -22,10 +23,8 @@ from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, ToolResultMessage, UserMessage, text_of
 from pi_rpc.session.approvals import ApprovalDecision
 from pi_rpc.session.session import (
-    BUSY_TEXT,
     ModelNotFoundError,
     NoModelError,
-    SessionBusyError,
     SessionNotFoundError,
 )
 from pi_rpc.session.types import PromptOutcome
@@ -74,7 +73,7 @@ async def test_a_second_prompt_needs_a_streaming_behaviour_and_is_queued_with_on
         started = session.start_prompt("stream forever")
         assert session.is_streaming and session.state().is_streaming
         await events.wait_for_type("message_update")
-        with pytest.raises(SessionBusyError, match="streamingBehavior") as refused:
+        with pytest.raises(AgentBusyError, match="streamingBehavior") as refused:
             await session.prompt("second")
         assert str(refused.value) == BUSY_TEXT
         assert await session.prompt("later", streaming_behavior="followUp") == PromptOutcome(queued="followUp")
@@ -83,7 +82,7 @@ async def test_a_second_prompt_needs_a_streaming_behaviour_and_is_queued_with_on
         assert "queue_update" in events.types()
         assert session.clear_queue() == (["steer me"], ["later"])
         await session.abort()
-        assert isinstance(started, list) and started[0].stop_reason == "aborted"
+        assert started.outcome is not None and started.outcome.stop_reason == "aborted"
     assert events.types().count("agent_end") == 1
 
 
@@ -106,7 +105,7 @@ async def test_an_abort_right_after_the_start_is_not_lost(workspace: Path) -> No
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
         started = session.start_prompt("stream forever")
         await session.abort()
-        assert isinstance(started, list) and started[0].stop_reason == "aborted"
+        assert started.outcome is not None and started.outcome.stop_reason == "aborted"
         assert not any(
             isinstance(e, MessageUpdate) and isinstance(e.assistant_message_event, TextDeltaEvent) for e in events.all
         )
@@ -142,7 +141,7 @@ async def test_new_session_during_a_run_aborts_it(workspace: Path) -> None:
         await events.wait_for_type("message_update")
         await session.new_session()
         assert not session.is_streaming and session.messages == []
-        assert isinstance(started, list) and started[0].stop_reason == "aborted"
+        assert started.outcome is not None and started.outcome.stop_reason == "aborted"
 
 
 async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: Path) -> None:
@@ -299,7 +298,7 @@ async def test_abort_while_waiting_for_approval_ends_the_run_once(workspace: Pat
         assert [r.tool_name for r in session.approvals.pending.values()] == ["write"]
         assert session.state().pending_approvals == [r.tool_call_id for r in session.approvals.pending.values()]
         await session.abort()
-        assert isinstance(started, list) and started[0].stop_reason == "aborted"
+        assert started.outcome is not None and started.outcome.stop_reason == "aborted"
         assert session.approvals.pending == {} and session.state().pending_approvals == []
     assert not (workspace / "notes.txt").exists()
     assert len([e for e in events.all if isinstance(e, AgentEnd)]) == 1

@@ -1,0 +1,69 @@
+"""How a session is configured: the model it starts on and how to reach it, its tools, and what
+the user's settings say (built by the front ends from the command line and settings.json)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pi_rpc.agent.agent import QueueMode
+from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamFn
+from pi_rpc.ai.types import Model, ThinkingLevel
+from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
+from pi_rpc.session.compaction import CompactionSettings
+from pi_rpc.session.resources import ResourceOptions
+from pi_rpc.tools.base import ToolDefinition
+from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.mcp_config import McpServerConfig
+from pi_rpc.tools.process import ProcessTable
+
+
+@dataclass
+class ModelChoice:
+    """A model and how to reach it."""
+
+    model: Model
+    stream_fn: StreamFn
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    scripted: bool = False
+
+
+@dataclass
+class SessionConfig:
+    cwd: str
+    model: ModelChoice | None  # None: nothing configured; prompts fail until model/set picks one
+    tools: dict[str, ToolDefinition]
+    active_tools: list[str]
+    thinking_level: ThinkingLevel = "off"
+    # Every model a client may switch to, and how to reach each.
+    available_models: Callable[[], list[Model]] = field(default=lambda: [])
+    resolve_model: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
+    append_system_prompt: str | None = None
+    steering_mode: QueueMode = "one-at-a-time"
+    follow_up_mode: QueueMode = "one-at-a-time"
+    # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
+    persist: bool = True
+    session_root: Path | None = None
+    # A stored session to continue from the start (`--session`, `--continue`).
+    resume_from: Path | None = None
+    # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction.py).
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    # Context files, prompt templates and skills (pi_rpc/session/resources.py).
+    resources: ResourceOptions = field(default_factory=ResourceOptions)
+    # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
+    files: FileRouter = field(default_factory=FileRouter)
+    # What the shell tools leave running belongs to the session: the tools must have been made with it.
+    processes: ProcessTable = field(default_factory=ProcessTable)
+    # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
+    approval_policy: ApprovalPolicy = "auto"
+    # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.
+    approval_policy_configured: bool = False
+    approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
+    approval_timeout: float | None = None
+    save_allow_rule: Callable[[str], None] | None = None
+    # MCP tool servers every session of this daemon starts (settings.json `mcpServers`).
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    # Provider retries: retry n waits retry_base_ms * 2**(n-1) (PI_RPC_RETRY_BASE_MS sets it).
+    retry_base_ms: int = DEFAULT_RETRY_BASE_MS
