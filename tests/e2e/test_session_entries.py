@@ -22,7 +22,8 @@ Json = dict[str, Any]
 
 
 def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:  # noqa: F811
-    """A daemon that keeps its sessions under tmp_path/home; each one started here shares them."""
+    """A daemon with its agent folder at tmp_path/agent, so its sessions are in Pi's folder there
+    (`PI_CODING_AGENT_DIR`); each one started here shares them."""
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir(exist_ok=True)
     provider = {"baseUrl": f"{loopback.server.url}/v1", "api": "openai-completions", "models": [{"id": "small"}]}
@@ -98,5 +99,5 @@ def test_a_client_gets_what_it_missed_across_a_daemon_restart(
         )
         assert second.close() == 0
     # The full history is still in the file.
-    [path] = (tmp_path / "home").rglob(f"*_{session_id}.jsonl")
+    [path] = (tmp_path / "agent" / "sessions").rglob(f"*_{session_id}.jsonl")
     assert '"one"' in path.read_text() and '"answer one"' in path.read_text()
