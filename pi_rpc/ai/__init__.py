@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         pi_agent_dir,
     )
     from pi_rpc.ai.json_location import describe_decode_error, line_of_path
-    from pi_rpc.ai.json_text import displayable, encode_json
+    from pi_rpc.ai.json_text import displayable, encode_json, encode_json_into
     from pi_rpc.ai.models import clamp_thinking_level, list_models, not_found_hint, supported_thinking_levels
     from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamFn, StreamOptions, retry_base_from_env
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
@@ -135,6 +135,7 @@ __all__ = [
     "describe_decode_error",
     "displayable",
     "encode_json",
+    "encode_json_into",
     "get_stream_fn",
     "json_schema_of",
     "line_of_path",

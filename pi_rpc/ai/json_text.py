@@ -24,6 +24,17 @@ def encode_json(value: Any) -> bytes:
         return _ENCODER.encode(_scrub(msgspec.to_builtins(value)))
 
 
+def encode_json_into(value: Any, buffer: bytearray) -> None:
+    """`value` encoded at the end of `buffer`: a long message goes into a line being built without
+    a copy of its own."""
+    offset = len(buffer)
+    try:
+        _ENCODER.encode_into(value, buffer, offset)
+    except UnicodeEncodeError:
+        del buffer[offset:]
+        _ENCODER.encode_into(_scrub(msgspec.to_builtins(value)), buffer, offset)
+
+
 def displayable(text: str) -> str:
     """`text` with each lone surrogate (an undecodable byte Python kept, or a stray escape) as U+FFFD."""
     return _SURROGATE.sub("\ufffd", text)

@@ -7,7 +7,9 @@ a reload of its file, so a fork point, a compaction's `firstKeptEntryId` and a c
 (`session/entries {since}`) name the same entry before and after a compaction or a restart.
 
 Entries are kept as the JSON objects the file holds, so an entry of a kind this daemon does not
-use (a model change, a label) is copied unchanged into a fork.
+use (a model change, a label) is copied unchanged into a fork. The one exception is the body of a
+message this session made: the message object is kept, not its JSON again (a long answer would
+otherwise be held twice), and the file's line is encoded from it (`message_kept`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pi_rpc.session.pi_sessions import (
     compaction_entry,
     context_entries,
     entry_message,
-    message_entry,
+    message_head,
     new_entry_id,
     parse_pi_entries,
 )
@@ -115,8 +117,8 @@ class SessionEntries:
         if entry is None or entry.get("type") != "message":
             return None
         message = self._message_of(entry)
-        raw = entry.get("message")
-        if not isinstance(message, UserMessage) or not isinstance(raw, dict) or raw.get("role") != "user":
+        raw = entry.get("message")  # absent from a message this session made: the object says it all
+        if not isinstance(message, UserMessage) or isinstance(raw, dict) and raw.get("role") != "user":
             return None
         return text_of(message.content) if summary_text(message) is None else None
 
@@ -154,13 +156,18 @@ class SessionEntries:
 
     # --- writing --------------------------------------------------------------------------------
 
+    def message_kept(self, entry: Entry) -> Message | None:
+        """The message of an entry kept without its body (one this session made), for its line in
+        a file; None when the entry holds its own."""
+        return None if "message" in entry or "data" in entry else self._messages.get(entry["id"])
+
     def add_message(self, message: Message) -> Entry:
-        """A message as the new leaf; returns its entry, for the file."""
+        """A message as the new leaf; returns its entry (without the body: see `message_kept`)."""
         if self._next_number is None:
             entry_id = new_entry_id(self.entries)
         else:  # the same id the message gets when the file is read again
             entry_id, self._next_number = f"v1-{self._next_number}", self._next_number + 1
-        return self._add(message_entry(message, entry_id, self.leaf), message)
+        return self._add(message_head(message, entry_id, self.leaf), message)
 
     def add_compaction(
         self, summary: str, first_kept: Message | None, tokens_before: int, details: dict[str, Any]

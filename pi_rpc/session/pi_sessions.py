@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.ai.json_text import encode_json
+from pi_rpc.ai.json_text import encode_json, encode_json_into
 from pi_rpc.ai.types import BashExecutionMessage, Message, SystemMessage, TextContent, UserMessage
 from pi_rpc.session.compaction import summary_message
 
@@ -145,15 +145,29 @@ def new_entry_id(taken: Container[str] = ()) -> str:
     return entry_id
 
 
+def message_head(message: Message, entry_id: str, parent_id: str | None) -> dict[str, Any]:
+    """A message's entry without its body: what a session keeps when it keeps the message itself."""
+    head: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp()}
+    if isinstance(message, SystemMessage):
+        head |= {"type": "custom", "customType": SYSTEM_ENTRY_TYPE}
+    return head
+
+
+def entry_line(head: dict[str, Any], message: Message) -> bytearray:
+    """The file's line for the entry `head` holding `message`, the message encoded straight into
+    it: a long answer is not also held as JSON objects or as a second copy of its bytes."""
+    key = b"data" if head.get("customType") == SYSTEM_ENTRY_TYPE else b"message"
+    line = bytearray(msgspec.json.encode(head))
+    line[-1:] = b',"' + key + b'":'  # head is never empty: it has at least a type and an id
+    encode_json_into(message, line)
+    line += b"}"
+    return line
+
+
 def message_entry(message: Message, entry_id: str, parent_id: str | None) -> dict[str, Any]:
     """A message as Pi's entry (ours as a custom entry when it is a system message)."""
-    body = msgspec.json.decode(encode_json(message))
-    entry: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp()}
-    if isinstance(message, SystemMessage):
-        entry |= {"type": "custom", "customType": SYSTEM_ENTRY_TYPE, "data": body}
-    else:
-        entry["message"] = body
-    return entry
+    head = message_head(message, entry_id, parent_id)
+    return head | {"data" if "customType" in head else "message": msgspec.json.decode(encode_json(message))}
 
 
 def compaction_entry(

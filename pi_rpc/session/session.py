@@ -190,15 +190,16 @@ class AgentSession:
 
     def _persist(self, event: AgentEvent) -> None:
         if isinstance(event, MessageEnd):
-            self._keep(self._entries.add_message(event.message))
+            self._keep(self._entries.add_message(event.message), event.message)
 
-    def _keep(self, entry: Entry) -> None:
-        """Write a new entry to the session's file, when the session keeps one."""
+    def _keep(self, entry: Entry, message: Message | None = None) -> None:
+        """Write a new entry (holding `message`, when given) to the session's file, when the
+        session keeps one."""
         if not self.config.persist:
             return
         if self._file is None:  # created on the first entry: an unused daemon leaves no file
             self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
-        self._file.write_entry(entry)
+        self._file.write_entry(entry, message)
 
     def save(self) -> None:
         """Write the session's file now, before any message: a session a client made and has
@@ -281,7 +282,7 @@ class AgentSession:
         if self.config.persist and entries.entries:
             new_file = SessionFile.create(self.cwd, session_id, self.config.session_root)
             for entry in entries.branch():
-                new_file.write_entry(entry)
+                new_file.write_entry(entry, entries.message_kept(entry))
         self._replace_transcript(entries, session_id, new_file)
 
     def _replace_transcript(self, entries: SessionEntries, session_id: str, file: SessionFile | None) -> None:

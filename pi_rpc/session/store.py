@@ -44,6 +44,7 @@ from pi_rpc.session.entries import Entry, SessionEntries
 from pi_rpc.session.pi_sessions import (
     PI_CURRENT_VERSION,
     SYSTEM_ENTRY_TYPE,
+    entry_line,
     is_pi_entry,
     is_pi_session,
     message_entry,
@@ -199,7 +200,7 @@ def end_on_a_fresh_line(fd: int, path: Path) -> None:
     _log.warning("%s: dropped a torn last line (%d bytes) left by an interrupted write", path, size - start)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -248,19 +249,23 @@ class SessionFile:
         """A message after the file's last entry."""
         self.write_entry(message_entry(message, new_entry_id(), self.pi_leaf))
 
-    def write_entry(self, entry: Entry) -> None:
+    def write_entry(self, entry: Entry, message: Message | None = None) -> None:
+        """`entry`, holding `message` when given (an entry kept without its body)."""
         if self.pi_format:
             self.pi_leaf = entry["id"]
-            self._write(msgspec.json.encode(entry))
+            self._write(msgspec.json.encode(entry) if message is None else entry_line(entry, message))
             return
         # Our first format holds only messages.
+        if message is not None:
+            self._write(encode_json(message))
+            return
         body = entry.get("data") if entry.get("customType") == SYSTEM_ENTRY_TYPE else entry.get("message")
         if body is None:
             _log.info("%s: a %s entry cannot be kept in this file's format", self.path, entry.get("type"))
             return
         self._write(msgspec.json.encode(body))
 
-    def _write(self, line: bytes) -> None:
+    def _write(self, line: bytes | bytearray) -> None:
         if self.mode == "off":
             return
         try:

@@ -186,7 +186,8 @@ def test_the_file_reads_back_the_entries_kept_in_memory(tmp_path: Path, plan: li
         if kind == "message":
             message = _message(value, number)
             context.append(message)
-            file.write_entry(entries.add_message(message))
+            file.write_entry(entries.add_message(message), message)
+            assert entries.message_kept(entries.entries[entries.leaf or ""]) is message  # no JSON copy kept
             continue
         kept = context[len(context) - value :] if value and context and value <= len(context) else []
         file.write_entry(entries.add_compaction(f"summary {number}", next(iter(kept), None), number, {}))
@@ -209,9 +210,10 @@ def test_a_file_of_our_first_format_keeps_positional_ids_across_a_reload(tmp_pat
     path.write_text("\n".join(json.dumps(x) for x in (header, msgspec.to_builtins(first))) + "\n")
     _, entries, file = open_session_file(path)
     assert [e.id for e in entries.after(None)] == ["v1-1"]
-    second = entries.add_message(UserMessage(content=[TextContent(text="second")]))
+    second_message = UserMessage(content=[TextContent(text="second")])
+    second = entries.add_message(second_message)
     assert second["id"] == "v1-2"  # the id it has when the file is read again
-    file.write_entry(second)
+    file.write_entry(second, second_message)
     file.write_entry(entries.add_compaction("S", None, 1, {}))  # not kept by this format
     assert json.loads(path.read_text().splitlines()[-1])["role"] == "user"  # still a message a line
     _, reloaded = load_entries(path)

@@ -1,0 +1,32 @@
+"""The file's line for a message this session made is encoded straight from the message
+(pi_sessions.entry_line): the same JSON Pi's entry would be, and safe for what JSON cannot carry."""
+
+from __future__ import annotations
+
+import json
+
+from pi_rpc.ai.types import SystemMessage, TextContent, UserMessage
+from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE, entry_line, message_entry, message_head
+
+
+def test_the_line_is_the_entry_pi_keeps() -> None:
+    message = UserMessage(content=[TextContent(text="hello")], timestamp=1)
+    head = message_head(message, "0123abcd", None)
+    assert json.loads(bytes(entry_line(head, message))) == message_entry(message, "0123abcd", None) | {
+        "timestamp": head["timestamp"]
+    }
+
+
+def test_a_system_message_goes_in_a_custom_entry() -> None:
+    message = SystemMessage(content="tools")
+    line = json.loads(bytes(entry_line(message_head(message, "0123abcd", "ffff0000"), message)))
+    assert (line["type"], line["customType"], line["parentId"]) == ("custom", SYSTEM_ENTRY_TYPE, "ffff0000")
+    assert line["data"]["content"] == "tools" and "message" not in line
+
+
+def test_a_lone_surrogate_in_a_message_becomes_a_replacement_character() -> None:
+    """An undecodable byte of a file name (kept by Python as a lone surrogate) in a tool's output
+    must not make the session's line unwritable."""
+    message = UserMessage(content=[TextContent(text="name \udcff.txt")], timestamp=1)
+    line = json.loads(bytes(entry_line(message_head(message, "0123abcd", None), message)))
+    assert line["message"]["content"][0]["text"] == "name \ufffd.txt"
