@@ -1,7 +1,7 @@
-"""The JSON-RPC front end's checks on what an editor sends, in-process: each case here ran as a
-daemon subprocess before (tests/e2e/test_daemon.py, tests/reliability/test_wire_dispatch.py),
-though none of them depends on pipes or a process. Frames enter at the daemon's dispatch, as the
-reader hands them on; what stays a subprocess test is framing, signals, exit and process cleanup."""
+"""The JSON-RPC front end's checks on what an editor sends, in-process. Each case ran as a daemon
+subprocess test in tests/e2e or tests/reliability before, though none depends on pipes or a
+process: frames enter at the daemon's dispatch, as its reader hands them on. What stays a
+subprocess test is framing, signals, exit and process cleanup."""
 
 from __future__ import annotations
 
