@@ -95,45 +95,6 @@ def pi(workspace: Path, tmp_path: Path) -> Iterator[PiClient]:
             pipe.close()
 
 
-def test_prompt_is_answered_at_once_and_the_run_streams_as_events(pi: PiClient) -> None:
-    """spec 16.3, 16.5, 16.6: response on acceptance, then Pi-named events, one per line."""
-    response = pi.call({"id": "1", "type": "prompt", "message": "tour"})
-    assert response == {"type": "response", "command": "prompt", "success": True, "id": "1"}
-    end = pi.wait_for(lambda line: line.get("type") == "agent_end")
-    assert "id" not in end
-    types = [line["type"] for line in pi.lines]
-    assert types.index("response") < types.index("agent_end")
-    assert {"tool_execution_start", "tool_execution_end", "message_update", "turn_end"} <= set(types)
-    state = pi.call({"id": "2", "type": "get_state"})["data"]
-    assert state["isStreaming"] is False and state["isCompacting"] is False and state["messageCount"] > 0
-    text = pi.call({"id": "3", "type": "get_last_assistant_text"})["data"]
-    assert text == {"text": "All done: fixed the greeting."}
-    stats = pi.call({"id": "4", "type": "get_session_stats"})["data"]
-    assert stats["toolCalls"] == 5 and stats["toolResults"] == 5
-    assert pi.close() == 0
-
-
-def test_errors_are_worded_as_pi_words_them(pi: PiClient) -> None:
-    """spec 16.4: a parse error carries no id; unknown types (unlike Pi, whose own client then waits
-    30 s) and handler failures carry the command's."""
-    pi.send(b"{not json\n")
-    parse = pi.wait_for(lambda line: line.get("command") == "parse")
-    assert parse["success"] is False and parse["error"].startswith("Failed to parse command: ")
-    assert "id" not in parse
-    pi.send({"id": "7", "type": "teleport"})
-    unknown = pi.wait_for(lambda line: line.get("command") == "teleport")
-    assert unknown == {
-        "type": "response",
-        "command": "teleport",
-        "success": False,
-        "id": "7",
-        "error": "Unknown command: teleport",
-    }
-    missing = pi.call({"id": "8", "type": "set_model", "provider": "nope", "modelId": "x"})
-    assert missing["success"] is False and missing["error"] == "Model not found: nope/x"
-    assert pi.close() == 0
-
-
 def test_prompt_while_streaming_needs_a_streaming_behaviour_and_abort_kills_the_tool(pi: PiClient) -> None:
     """spec 15.12 (session level) and 16.5 abort."""
     assert pi.call({"id": "1", "type": "prompt", "message": "slow"})["success"] is True

@@ -1,0 +1,88 @@
+"""ACP sessions as the agent decides them, in-process: listing, loading (in this agent and in the
+next one, as after a restart), unknown sessions and a busy session. These ran through the SDK's
+client over daemon subprocesses before (tests/e2e/test_acp_sessions.py keeps what needs a real
+provider or the CLI's environment)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import acp
+import anyio
+import pytest
+
+from ..session.helpers import FOREVER, reply, script, session_config
+from .test_acp_agent import Editor, acp_agent, text
+
+pytestmark = pytest.mark.anyio
+
+REPLIES = script(reply("^list files", [{"text": "Two files."}]), reply("^stream", FOREVER))
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def test_an_unprompted_session_is_listed_and_loaded_here_and_after_a_restart(workspace: Path) -> None:
+    config = session_config(workspace, REPLIES)
+    async with acp_agent(config, Editor()) as agent:
+        made = await agent.new_session(cwd=str(workspace))
+        listed = await agent.list_sessions(cwd=str(workspace))
+        assert [s.session_id for s in listed.sessions] == [made.session_id]
+        loaded = await agent.load_session(cwd=str(workspace), session_id=made.session_id)
+        assert loaded is not None and loaded.modes is not None
+    async with acp_agent(config, Editor()) as agent:
+        await agent.load_session(cwd=str(workspace), session_id=made.session_id)
+        answer = await agent.prompt(session_id=made.session_id, prompt=text("list files"))
+        assert answer.stop_reason == "end_turn"
+
+
+async def test_list_without_cwd_shows_every_workspace_and_a_session_loads_in_its_own(
+    workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    config = session_config(workspace, REPLIES)
+    async with acp_agent(config, Editor()) as agent:
+        here = await agent.new_session(cwd=str(workspace))
+        there = await agent.new_session(cwd=str(other))
+        await agent.prompt(session_id=there.session_id, prompt=text("list files"))
+    async with acp_agent(config, editor := Editor()) as agent:
+        every = await agent.list_sessions()
+        assert sorted((s.session_id, s.cwd) for s in every.sessions) == sorted(
+            [(here.session_id, str(workspace)), (there.session_id, str(other))]
+        )
+        filtered = await agent.list_sessions(cwd=str(other))
+        assert [(s.session_id, s.title) for s in filtered.sessions] == [(there.session_id, "list files")]
+        await agent.load_session(cwd=str(other), session_id=there.session_id)
+        replayed = [u for u in editor.updates() if u["sessionUpdate"] == "user_message_chunk"]
+        assert replayed == [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "list files"}}]
+
+
+async def test_an_unknown_session_is_resource_not_found(workspace: Path) -> None:
+    async with acp_agent(session_config(workspace, REPLIES), Editor()) as agent:
+        with pytest.raises(acp.RequestError) as loading:
+            await agent.load_session(cwd=str(workspace), session_id="nope")
+        with pytest.raises(acp.RequestError) as prompting:
+            await agent.prompt(session_id="nope", prompt=text("hi"))
+    for error in (loading.value, prompting.value):
+        assert (error.code, error.data) == (-32002, {"details": "Session not found: nope"})
+
+
+async def test_a_second_prompt_while_busy_is_refused_in_acp_terms(workspace: Path) -> None:
+    editor = Editor()
+    async with acp_agent(session_config(workspace, REPLIES), editor) as agent:
+        session = await agent.new_session(cwd=str(workspace))
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: agent.prompt(session_id=session.session_id, prompt=text("stream")))
+            await editor.wait_for_update("agent_message_chunk")
+            with pytest.raises(acp.RequestError) as error:
+                await agent.prompt(session_id=session.session_id, prompt=text("hi"))
+            await agent.cancel(session_id=session.session_id)
+    assert error.value.code == -32600
+    assert "streamingBehavior" not in json.dumps(error.value.data)
+    assert "session/cancel" in json.dumps(error.value.data)
