@@ -131,7 +131,7 @@ class AgentSession:
         self._compaction_scope: anyio.CancelScope | None = None
         self._retrying = False
         self.agent.subscribe(self._track_retry)
-        self.user_bash = UserBash()
+        self.user_bash = UserBash(config.processes)
         # What the user's commands printed while a run streamed: joins the transcript before the
         # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
         self._pending_bash: list[Message] = []

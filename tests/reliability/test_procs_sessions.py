@@ -59,3 +59,19 @@ async def test_closing_a_session_kills_its_leftovers_only(tmp_path: Path) -> Non
     finally:
         kill_leftovers(closing)
         kill_leftovers(staying)
+
+
+async def test_closing_a_session_kills_what_the_users_commands_left(tmp_path: Path) -> None:
+    """A user's `cmd &` (the `bash` command, not the model's tool) is the session's too. Before,
+    the user's commands ran with no table, so their leftovers lived on until the daemon exited."""
+    marker = f"pi-procs-{uuid.uuid4().hex[:12]}"
+    try:
+        async with anyio.create_task_group() as tasks:
+            session = AgentSession(session_config(tmp_path), tasks)
+            await session.run_bash(tree_command(marker, foreground=False))
+            assert await poll_async(lambda: len(marked(marker)) == len(KINDS))
+
+            await session.close()
+            assert await poll_async(lambda: not marked(marker))
+    finally:
+        kill_leftovers(marker)
