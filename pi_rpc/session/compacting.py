@@ -79,6 +79,7 @@ class SessionCompaction:
             headers=dict(choice.headers),
             session_id=session.history.session_id,
             max_tokens=int(0.8 * session.config.compaction.reserve_tokens),
+            http=choice.http,
         )
         summary: str | None = None
         error: str | None = None

@@ -501,6 +501,7 @@ class AgentSession:
             session_id=self.session_id,
             max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0,
             retry_base_ms=self.config.retry_base_ms,
+            http=choice.http,
         )
         return LoopConfig(
             model=choice.model,
