@@ -157,8 +157,6 @@ class AgentSession:
     def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
         return self.agent.subscribe(listener)
 
-    # --- persistence ----------------------------------------------------------------------------
-
     def _track_retry(self, event: AgentEvent) -> None:
         if isinstance(event, AutoRetryStart):
             self._retrying = True
