@@ -6,13 +6,14 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import anyio
 from msgspec import UNSET
 
 import pi_rpc
+from pi_rpc.ai.clients import HttpClients
 from pi_rpc.ai.config import no_model_message
 from pi_rpc.ai.registry import retry_base_from_env
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
@@ -218,7 +219,8 @@ def _resume_path(args: argparse.Namespace, cwd: str, root: Path | None) -> Path 
     return None
 
 
-def build_session_config(args: argparse.Namespace) -> SessionConfig:
+def build_session_config(args: argparse.Namespace, http: HttpClients | None = None) -> SessionConfig:
+    """The session the command line asks for; its model requests go through `http`, the daemon's pool."""
     cwd = os.path.abspath(os.path.expanduser(args.cwd))
     if not os.path.isdir(cwd):
         raise ModelSetupError(f"--cwd {cwd} is not a directory")
@@ -234,12 +236,13 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
         base_url=args.base_url,
         script=args.script,
         api_key_env=args.api_key_env,
+        http=http,
     )
     if choice is not None and args.api_key:
         choice.api_key = args.api_key
     if choice is None:
         _log.warning("%s", no_model_message())
-    available, resolve = model_resolvers(choice)
+    available, resolve = model_resolvers(choice, http)
     files = FileRouter()
     processes = ProcessTable()
     workspace_permissions = load_workspace_permissions(cwd)
@@ -286,6 +289,15 @@ def build_session_config(args: argparse.Namespace) -> SessionConfig:
     )
 
 
+async def run_daemon(serve: Callable[[], Awaitable[None]], http: HttpClients) -> None:
+    """Run a daemon to its end, then close its HTTP pool (its sessions are closed by then, so no
+    request is left to use it), whichever way it ended."""
+    try:
+        await serve()
+    finally:
+        await http.aclose()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in SUBCOMMANDS:
@@ -298,19 +310,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     # daemon logs what matters itself (rpc.py, server.py).
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
     sweep_stale_temp_files()  # what a killed daemon's atomic writes left in a workspace
+    # The daemon's one HTTP pool: every session's model requests reuse its connections, and it is
+    # closed once the daemon has wound down (`run_daemon`).
+    http = HttpClients()
     try:
-        config = build_session_config(args)
+        config = build_session_config(args, http)
     except (ModelSetupError, SettingsError, RuleError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
     if args.mode in ("pi", "rpc"):
         from pi_rpc.modes.pi.server import PiDaemon
 
-        anyio.run(PiDaemon(config).run)
+        anyio.run(run_daemon, PiDaemon(config).run, http)
     elif args.mode == "acp":
         from pi_rpc.modes.acp.server import AcpDaemon
 
-        anyio.run(AcpDaemon(config).run)
+        anyio.run(run_daemon, AcpDaemon(config).run, http)
     elif args.mode == "lsp":
         from pi_rpc.modes.lsp.server import LspDaemon
 
@@ -318,13 +333,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
 
         def follow(root: str) -> SessionConfig:
-            return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}))
+            return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}), http)
 
-        anyio.run(LspDaemon(config, workspace_config=None if pinned else follow).run)
+        anyio.run(run_daemon, LspDaemon(config, workspace_config=None if pinned else follow).run, http)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon
 
-        anyio.run(Daemon(config, framing=args.framing).run)
+        anyio.run(run_daemon, Daemon(config, framing=args.framing).run, http)
     sys.stderr.flush()
     # A reader thread may still sit in read(0): leave without waiting for it.
     os._exit(0)

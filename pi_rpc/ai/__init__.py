@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pi_rpc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from pi_rpc.ai.clients import close_shared_clients
+    from pi_rpc.ai.clients import HttpClients
     from pi_rpc.ai.config import (
         PI_AGENT_DIR_VARIABLE,
         PROVIDER_ENV,
@@ -91,6 +91,7 @@ __all__ = [
     "ErrorEvent",
     "FAUX_MODEL",
     "FauxProvider",
+    "HttpClients",
     "ImageContent",
     "JsonSchemaSampling",
     "LlmMessage",
@@ -129,7 +130,6 @@ __all__ = [
     "add_usage",
     "agent_config_paths",
     "clamp_thinking_level",
-    "close_shared_clients",
     "config_paths",
     "declared_tools",
     "describe_decode_error",

@@ -5,9 +5,11 @@ client also means a fresh TCP and TLS handshake: per model request, that was mos
 fixed cost. An `HttpClients` pool keeps one client per endpoint (scheme, host, port) so that
 connections are reused across requests and turns, and closes them all at shutdown.
 
-The pool is injected: a provider request takes it from `StreamOptions.http`, and unit tests hand it
-an `httpx.MockTransport`. A request that names no pool uses the daemon's shared one
-(`shared_clients`), which the daemon closes on its way out (`close_shared_clients`).
+The pool is injected, never global: the composition root (pi_rpc/cli.py) makes the daemon's one
+pool, the model choice (`ModelChoice.http`) carries it into every request's `StreamOptions.http`,
+and the composition root closes it on the daemon's way out. Two daemons in one process therefore
+never share a connection. Unit tests hand a pool an `httpx.MockTransport`; a request that names no
+pool gets one of its own (pi_rpc/ai/http.py).
 
 Timeouts are per request (`request_timeout`), not per client, because they are stream options.
 httpx is imported on first use: the daemon need not load it before the first model request.
@@ -26,10 +28,8 @@ if TYPE_CHECKING:
 __all__ = [
     "HttpClients",
     "PoolClosedError",
-    "close_shared_clients",
     "endpoint_key",
     "request_timeout",
-    "shared_clients",
 ]
 
 # Keep-alive connections idle longer than this are dropped by the pool (servers commonly close at
@@ -114,26 +114,3 @@ class HttpClients:
         with anyio.move_on_after(5, shield=True):
             for client in clients:
                 await client.aclose()
-
-
-# The one piece of module state left here: the pool of requests whose options name none. For the
-# daemon to own its pool instead, the front ends' common start-up would make one, the model choice
-# (`ModelChoice`) would carry it into the `StreamOptions.http` of every request, and the same
-# start-up would close it on the way out, where `close_shared_clients` is called today.
-_shared: HttpClients | None = None
-
-
-def shared_clients() -> HttpClients:
-    """The daemon's pool, made on first use."""
-    global _shared
-    if _shared is None:
-        _shared = HttpClients()
-    return _shared
-
-
-async def close_shared_clients() -> None:
-    """Close the daemon's pool, if a request ever made one (every way out of a daemon calls this)."""
-    global _shared
-    pool, _shared = _shared, None
-    if pool is not None:
-        await pool.aclose()

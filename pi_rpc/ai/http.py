@@ -36,7 +36,7 @@ import httpx
 import msgspec
 from httpx_sse import ServerSentEvent, SSEError
 
-from pi_rpc.ai.clients import PoolClosedError, request_timeout, shared_clients
+from pi_rpc.ai.clients import HttpClients, PoolClosedError, request_timeout
 from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamOptions
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, SSELineTooLong, aiter_sse_bytes
@@ -361,6 +361,26 @@ async def stream_sse(
     builder: AssistantBuilder,
     state: SseState,
 ) -> AssistantMessage:
+    """POST `body` and stream its answer through the daemon's pool (`options.http`). A caller that
+    names no pool (a script, a test) gets one for this request alone, closed with it."""
+    if options.http is not None:
+        return await _stream_sse(options.http, url, body, headers, options, builder, state)
+    pool = HttpClients()
+    try:
+        return await _stream_sse(pool, url, body, headers, options, builder, state)
+    finally:
+        await pool.aclose()
+
+
+async def _stream_sse(
+    pool: HttpClients,
+    url: str,
+    body: Any,
+    headers: dict[str, str],
+    options: StreamOptions,
+    builder: AssistantBuilder,
+    state: SseState,
+) -> AssistantMessage:
     """POST `body` as JSON to `url` and feed each server-sent event to `state` until it is
     finished. Never raises, except cancellation (which closes the socket): every request, HTTP
     or stream failure ends the message with `stop_reason="error"`, for the loop to judge."""
@@ -370,7 +390,6 @@ async def stream_sse(
     builder.keep_secret(*secrets)
     response: httpx.Response | None = None
     try:
-        pool = shared_clients() if options.http is None else options.http
         client = pool.client_for(url)
         # msgspec encodes the (possibly long) context several times faster than httpx's json.dumps.
         request = client.build_request(

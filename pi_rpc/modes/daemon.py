@@ -4,7 +4,8 @@
 open the non-blocking sink, run one task group, read stdin until it ends, watch for SIGTERM/SIGINT/
 SIGHUP, and on the first way out (end of input, a signal, or the front end's own `exit`) wind down:
 close the sessions (their runs aborted, their MCP servers stopped), kill every process group a tool
-started, close the shared HTTP clients, flush the output, each step bounded in time.
+started, flush the output, each step bounded in time. The HTTP pool the sessions' requests share is
+the composition root's (pi_rpc/cli.py `run_daemon`), closed once `serve` returns.
 
 A front end (`FrontEnd`) says only what is its own: how a message is framed on stdout, what it sets
 up once the output is open, how it reads its input, and how it closes. The modes fill that in
@@ -26,7 +27,6 @@ from typing import Protocol
 import anyio
 import anyio.abc
 
-from pi_rpc.ai.clients import close_shared_clients
 from pi_rpc.modes.stdio import EXIT_ABORT_SECONDS, StdoutSink, claim_stdout, watch_signals
 from pi_rpc.tools.process import kill_all_process_groups
 
@@ -82,12 +82,10 @@ async def _read_until_end(front_end: FrontEnd, stop: anyio.Event) -> None:
 
 
 async def wind_down(front_end: FrontEnd, sink: StdoutSink) -> None:
-    """Every way out: close the sessions, kill every process group a tool started, close the
-    shared HTTP clients, flush the output."""
+    """Every way out: close the sessions, kill every process group a tool started, flush the output."""
     with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
         await front_end.close()
     kill_all_process_groups()
-    await close_shared_clients()
     with anyio.move_on_after(EXIT_FLUSH_SECONDS, shield=True):
         await front_end.release()
         await sink.drain()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_rpc.agent.agent import QueueMode
+from pi_rpc.ai.clients import HttpClients
 from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamFn
 from pi_rpc.ai.types import Model, ThinkingLevel
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
@@ -21,13 +22,15 @@ from pi_rpc.tools.process import ProcessTable
 
 @dataclass
 class ModelChoice:
-    """A model and how to reach it."""
+    """A model and how to reach it: `http` is the daemon's connection pool (pi_rpc/ai/clients.py),
+    made and closed by the composition root; None, a pool per request."""
 
     model: Model
     stream_fn: StreamFn
     api_key: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     scripted: bool = False
+    http: HttpClients | None = None
 
 
 @dataclass

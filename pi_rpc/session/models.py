@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable
 from importlib import resources
 
+from pi_rpc.ai.clients import HttpClients
 from pi_rpc.ai.config import ConfigError, ModelRegistry
 from pi_rpc.ai.models import not_found_hint
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
@@ -55,12 +56,13 @@ def _registry() -> ModelRegistry:
         raise ModelSetupError(str(exc)) from exc
 
 
-def _choice(registry: ModelRegistry, model: Model) -> ModelChoice:
+def _choice(registry: ModelRegistry, model: Model, http: HttpClients | None) -> ModelChoice:
     return ModelChoice(
         model=model,
         stream_fn=get_stream_fn(model.api),
         api_key=registry.api_key_for(model),
         headers=registry.headers_for(model),
+        http=http,
     )
 
 
@@ -72,12 +74,16 @@ def choose_model(
     base_url: str | None = None,
     script: str | None = None,
     api_key_env: str | None = None,
+    http: HttpClients | None = None,
 ) -> ModelChoice | None:
-    """The session's first model; `None` when nothing is configured (no key, no script, no URL)."""
+    """The session's first model; `None` when nothing is configured (no key, no script, no URL).
+    Its requests go through `http`, the daemon's pool."""
     if script is not None:
         return scripted_choice(script)
     if base_url is not None:
-        return _endpoint_choice(base_url, api or "openai-completions", provider, model_id, api_key_env)
+        choice = _endpoint_choice(base_url, api or "openai-completions", provider, model_id, api_key_env)
+        choice.http = http
+        return choice
     if api_key_env is not None:
         raise ModelSetupError("--api-key-env names the key for --base-url; give --base-url too")
     registry = _registry()
@@ -90,7 +96,7 @@ def choose_model(
             )
         if api is not None and found.api != api:
             found.api = api
-        choice = _choice(registry, found)
+        choice = _choice(registry, found, http)
         if choice.api_key is None and found.api != "openai-completions":
             raise ModelSetupError(
                 f"No API key for provider {found.provider}: set its environment variable "
@@ -99,7 +105,7 @@ def choose_model(
         return choice
     default = registry.default_model()
     if default is not None:
-        return _choice(registry, default)
+        return _choice(registry, default, http)
     return None
 
 
@@ -172,8 +178,10 @@ def _find(registry: ModelRegistry, provider: str | None, model_id: str | None) -
 
 def model_resolvers(
     initial: ModelChoice | None,
+    http: HttpClients | None = None,
 ) -> tuple[Callable[[], list[Model]], Callable[[str, str], ModelChoice | None]]:
-    """(models a client may pick, resolve one) for `models/list` and `model/set`."""
+    """(models a client may pick, resolve one) for `models/list` and `model/set`; a model resolved
+    reaches its provider through `http`, the daemon's pool."""
 
     def available() -> list[Model]:
         try:
@@ -192,6 +200,6 @@ def model_resolvers(
         except ModelSetupError:
             return None
         model = registry.find(provider, model_id)
-        return _choice(registry, model) if model is not None else None
+        return _choice(registry, model, http) if model is not None else None
 
     return available, resolve

@@ -1,13 +1,14 @@
 """AgentSession: the one object every mode drives.
 
-It owns the agent, the tool registry versus the active tools, the model, the transcript's storage
-and the runs (started, queued and aborted by `SessionRuns`, pi_rpc/session/runs.py).
+It owns the agent, the tool registry versus the active tools and the model, and passes through to
+the parts it owns: its history (the transcript and its file, `SessionHistory` in history.py), its
+compaction (`SessionCompaction`, compacting.py) and its runs (`SessionRuns`, runs.py).
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,8 +23,6 @@ from pi_rpc.agent.types import (
     AgentEvent,
     AgentSettled,
     BashExecutionUpdate,
-    CompactionEnd,
-    CompactionStart,
     MessageEnd,
     ToolApprovalEnd,
     ToolApprovalRequest,
@@ -31,7 +30,6 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.config import no_model_message
 from pi_rpc.ai.models import clamp_thinking_level, not_found_hint, supported_thinking_levels
-from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.types import (
     AssistantMessage,
@@ -46,27 +44,20 @@ from pi_rpc.ai.types import (
     UserMessage,
 )
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
+from pi_rpc.session.compacting import SessionCompaction
 from pi_rpc.session.compaction import (
-    CompactionError,
     CompactionReason,
     CompactionResult,
-    context_tokens,
-    plan_compaction,
-    summarize,
 )
 from pi_rpc.session.config import ModelChoice as ModelChoice
 from pi_rpc.session.config import SessionConfig as SessionConfig
-from pi_rpc.session.entries import Entry, SessionEntries, SessionEntry
-from pi_rpc.session.export_html import session_html
+from pi_rpc.session.entries import SessionEntry
+from pi_rpc.session.history import SessionHistory
+from pi_rpc.session.history import SessionNotFoundError as SessionNotFoundError
 from pi_rpc.session.resources import load_resources
 from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
 from pi_rpc.session.store import (
-    SessionFile,
     SessionSummary,
-    find_session,
-    find_session_anywhere,
-    list_sessions,
-    open_session,
 )
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
@@ -99,15 +90,10 @@ class NoModelError(RuntimeError):
         super().__init__(no_model_message())
 
 
-class SessionNotFoundError(LookupError):
-    pass
-
-
 class AgentSession:
     def __init__(self, config: SessionConfig, task_group: anyio.abc.TaskGroup) -> None:
         self.config = config
         self.cwd = config.cwd
-        self.session_id = uuid.uuid4().hex
         self.agent = Agent()
         self.agent.steering_mode = config.steering_mode
         self.agent.follow_up_mode = config.follow_up_mode
@@ -120,24 +106,20 @@ class AgentSession:
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
         self.runs = SessionRuns(self, task_group)
-        self._file: SessionFile | None = None
-        self._entries = SessionEntries()
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
-        self.session_name: str | None = None
         # Pi's toggles; a client may flip them before the features they govern run.
         self.auto_compaction_enabled = True
         self.auto_retry_enabled = True
-        self.is_compacting = False
-        self._compaction_scope: anyio.CancelScope | None = None
         self._retrying = False
         self.agent.subscribe(self._track_retry)
-        self.user_bash = UserBash()
-        # What the user's commands printed while a run streamed: joins the transcript before the
-        # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
-        self._pending_bash: list[Message] = []
-        self.agent.subscribe(self._persist)
+        self.user_bash = UserBash(config.processes)
+        # A session dropped without `close` leaves its table to no one (the daemon's exit reaches
+        # only live tables): its leftovers die, and their lifelines close, with the session.
+        weakref.finalize(self, config.processes.kill_all)
+        self.history = SessionHistory(self.agent, config)
+        self.compaction = SessionCompaction(self)
         if config.resume_from is not None:
-            self._resume(config.resume_from)
+            self.history.resume(config.resume_from)
         self.approvals = ApprovalGate(
             lambda: self.cwd,
             self._definitions.get,
@@ -175,8 +157,6 @@ class AgentSession:
     def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
         return self.agent.subscribe(listener)
 
-    # --- persistence ----------------------------------------------------------------------------
-
     def _track_retry(self, event: AgentEvent) -> None:
         if isinstance(event, AutoRetryStart):
             self._retrying = True
@@ -188,126 +168,64 @@ class AgentSession:
         """A failed request waits to be retried (between auto_retry_start and its end)."""
         return self._retrying
 
-    def _persist(self, event: AgentEvent) -> None:
-        if isinstance(event, MessageEnd):
-            self._keep(self._entries.add_message(event.message), event.message)
+    # --- history (pi_rpc/session/history.py) ---------------------------------------------------
 
-    def _keep(self, entry: Entry, message: Message | None = None) -> None:
-        """Write a new entry (holding `message`, when given) to the session's file, when the
-        session keeps one."""
-        if not self.config.persist:
-            return
-        if self._file is None:  # created on the first entry: an unused daemon leaves no file
-            self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
-        self._file.write_entry(entry, message)
+    @property
+    def session_id(self) -> str:
+        return self.history.session_id
+
+    @property
+    def session_name(self) -> str | None:
+        return self.history.session_name
+
+    def set_session_name(self, name: str) -> str:
+        return self.history.set_name(name)
 
     def save(self) -> None:
-        """Write the session's file now, before any message: a session a client made and has
-        not prompted yet can then be listed and loaded (ACP `session/new`)."""
-        if self.config.persist and self._file is None:
-            self._file = SessionFile.create(self.cwd, self.session_id, self.config.session_root)
+        self.history.save()
 
     @property
     def session_file(self) -> str | None:
-        return str(self._file.path) if self._file is not None else None
+        return self.history.session_file
 
     def list_sessions(self) -> list[SessionSummary]:
-        return list_sessions(self.cwd, self.config.session_root)
+        return self.history.list_sessions()
 
     async def load_session(self, session_id: str) -> int:
         """Abort any run and continue a stored session of this workspace; returns its size."""
         if self.is_streaming:  # first: the run's last messages must reach the file before it is read
             await self.abort()
-        # A session recorded in another folder continues in this one (an editor that lists every
-        # session loads each with its own cwd, or with the one it has open).
-        path = find_session(self.cwd, session_id, self.config.session_root) or find_session_anywhere(
-            session_id, self.config.session_root
-        )
-        if path is None:
-            raise SessionNotFoundError(f"Session not found: {session_id}")
-        try:
-            header, entries, file = open_session(path)
-        except (OSError, ValueError, IndexError) as exc:
-            raise SessionNotFoundError(f"Session {session_id} cannot be read: {exc}") from exc
-        self._replace_transcript(entries, header.id, file)
+        self.history.load(session_id)
         return len(self.agent.messages)
-
-    def _resume(self, path: Path) -> None:
-        try:
-            header, entries, file = open_session(path)
-        except (OSError, ValueError, IndexError) as exc:
-            raise SessionNotFoundError(f"Session {path} cannot be read: {exc}") from exc
-        self._replace_transcript(entries, header.id, file)
 
     async def switch_session(self, path: str) -> int:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
         if self.is_streaming:
             await self.abort()
-        self._resume(Path(path))
+        self.history.resume(Path(path))
         return len(self.agent.messages)
 
     def fork_points(self) -> list[tuple[str, str]]:
-        """(entry id, text) of every user message, the places a session can be forked at. The id
-        is the message's entry id in the session file: it survives compactions and reloads."""
-        return self._entries.fork_points()
+        return self.history.fork_points()
 
     def entries(self, since: str | None = None, limit: int | None = None) -> tuple[list[SessionEntry], str | None]:
-        """The current branch's entries after `since` (all when None) and the leaf's id: a
-        client's durable cursor. Raises `EntryNotOnBranchError` for a `since` not on the branch."""
-        return self._entries.after(since, limit), self._entries.leaf
+        return self.history.after(since, limit)
 
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
         message's text, for the client to edit and send again (Pi's `fork`)."""
         if self.is_streaming:
             await self.abort()
-        text = self._entries.fork_text(entry_id)
-        if text is None:
-            raise SessionNotFoundError(f"Invalid entry ID for forking: {entry_id}")
-        await self._branch(self._entries.branched(self._entries.entries[entry_id].get("parentId")))
-        return text
+        return self.history.fork(entry_id)
 
     async def clone(self) -> None:
         """A new session holding the whole current branch (Pi's `clone`)."""
         if self.is_streaming:
             await self.abort()
-        await self._branch(self._entries.branched(self._entries.leaf))
-
-    async def _branch(self, entries: SessionEntries) -> None:
-        """Continue as a new session of `entries`, written to a new file with their ids."""
-        if self.is_streaming:
-            await self.abort()
-        session_id = uuid.uuid4().hex
-        new_file = None
-        if self.config.persist and entries.entries:
-            new_file = SessionFile.create(self.cwd, session_id, self.config.session_root)
-            for entry in entries.branch():
-                new_file.write_entry(entry, entries.message_kept(entry))
-        self._replace_transcript(entries, session_id, new_file)
-
-    def _replace_transcript(self, entries: SessionEntries, session_id: str, file: SessionFile | None) -> None:
-        self.agent.clear_queues()
-        self._pending_bash.clear()
-        self._entries = entries
-        self.agent.messages[:] = entries.context()
-        self.session_id = session_id
-        self.session_name = None
-        self._file = file
+        self.history.clone()
 
     def export_html(self, output_path: str | None = None) -> str:
-        """Write the conversation as an HTML page (Pi's `export_html`); returns its absolute path.
-        Default: `pi-session-{id}.html` in the workspace."""
-        path = Path(self.cwd, output_path or f"pi-session-{self.session_id}.html").resolve()
-        title = self.session_name or f"pi-rpc session {self.session_id}"
-        path.write_text(session_html(title, self.agent.messages), encoding="utf-8")
-        return str(path)
-
-    def set_session_name(self, name: str) -> str:
-        name = name.strip()
-        if not name:
-            raise ValueError("Session name cannot be empty")
-        self.session_name = name
-        return name
+        return self.history.export_html(output_path)
 
     def stats(self) -> SessionStats:
         messages = self.agent.messages
@@ -525,7 +443,7 @@ class AgentSession:
             command, self.cwd, lambda run_id, delta: self.agent.emit(BashExecutionUpdate(id=run_id, delta=delta))
         )
         # Kept like Pi keeps it, `!!` commands too: the transcript shows them, the model does not.
-        self._pending_bash.append(bash_execution_message(command, result, exclude_from_context))
+        self.history.pending_bash.append(bash_execution_message(command, result, exclude_from_context))
         if not self.is_streaming:
             self.flush_pending_bash()
             return result
@@ -539,24 +457,14 @@ class AgentSession:
         return result
 
     def flush_pending_bash(self) -> None:
-        """The user's commands run while a run streamed join the transcript (a run starts, or settles)."""
-        for message in self._pending_bash:
-            self.agent.messages.append(message)
-            self._persist(MessageEnd(message=message))
-        self._pending_bash.clear()
+        self.history.flush_pending_bash()
 
     async def new_session(self) -> str:
         """Abort any run, forget the transcript and the queues; tools and model stay as they are.
         When idle nothing here awaits, so requests sent after it see the new session."""
         if self.is_streaming:
             await self.abort()
-        self.agent.clear_queues()
-        self._pending_bash.clear()
-        self.agent.messages.clear()
-        self._entries = SessionEntries()
-        self.session_id = uuid.uuid4().hex
-        self.session_name = None
-        self._file = None
+        self.history.start_new()
         self.resources = load_resources(self.cwd, self.config.resources)  # edited AGENTS.md etc. apply
         self._rebuild_system_prompt()
         return self.session_id
@@ -569,73 +477,17 @@ class AgentSession:
     ) -> CompactionResult:
         """Summarise the older turns with the current model and keep the recent ones (Pi's
         `compact`); a manual compaction aborts a run first. The session file keeps everything."""
-        if reason == "manual" and self.is_streaming:
-            await self.abort()
-        choice = self.require_model()
-        if self.is_compacting:
-            raise CompactionError("Compaction is already running")
-        messages = list(self.agent.messages)
-        if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
-            messages.pop()
-        plan = plan_compaction(messages, self.config.compaction)
-        if plan is None:
-            raise CompactionError("Nothing to compact (no earlier turns to summarise)")
-        self.is_compacting = True
-        self.agent.emit(CompactionStart(reason=reason))
-        options = StreamOptions(
-            api_key=choice.api_key,
-            headers=dict(choice.headers),
-            session_id=self.session_id,
-            max_tokens=int(0.8 * self.config.compaction.reserve_tokens),
-        )
-        summary: str | None = None
-        error: str | None = None
-        try:
-            with anyio.CancelScope() as self._compaction_scope:
-                summary = await summarize(plan, choice.stream_fn, choice.model, options, custom_instructions)
-        except CompactionError as exc:
-            error = str(exc)
-        except Exception as exc:
-            # The summary request is a run of its own, and this its boundary: whatever breaks in it
-            # ends the compaction as failed (told in compaction_end), never the session's tasks.
-            _log.exception("compaction failed")
-            error = redact(
-                f"Compaction failed: {type(exc).__name__}: {exc}", request_secrets(choice.api_key, choice.headers)
-            )
-        finally:
-            self._compaction_scope = None
-            self.is_compacting = False
-        if summary is None:
-            message = error or "Compaction aborted"
-            self.agent.emit(CompactionEnd(reason=reason, aborted=error is None, error_message=message))
-            raise CompactionError(message)
-        details = {"summarizedMessages": len(plan.to_summarize)}
-        entry = self._entries.add_compaction(summary, next(iter(plan.kept), None), plan.tokens_before, details)
-        self._keep(entry)
-        # The context as the file reads it back; a failed reply to retry stays out of it.
-        failed = self.agent.messages[-1] if drop_failed_reply and len(messages) < len(self.agent.messages) else None
-        self.agent.messages[:] = [m for m in self._entries.context() if m is not failed]
-        result = CompactionResult(
-            summary=summary,
-            first_kept_entry_id=entry["firstKeptEntryId"],
-            tokens_before=plan.tokens_before,
-            details=details,
-        )
-        self.agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
-        return result
+        return await self.compaction.compact(custom_instructions, reason, drop_failed_reply)
+
+    @property
+    def is_compacting(self) -> bool:
+        return self.compaction.running
 
     def context_usage(self) -> ContextUsage | None:
-        if self.choice is None:
-            return None
-        window = self.choice.model.context_window
-        tokens = context_tokens(self.agent.messages)
-        return ContextUsage(
-            tokens=tokens, context_window=window, percent=round(100 * tokens / window, 1) if window else 0.0
-        )
+        return self.compaction.context_usage()
 
     def cancel_compaction(self) -> None:
-        if self._compaction_scope is not None:
-            self._compaction_scope.cancel("abort requested")
+        self.compaction.cancel()
 
     def loop_config(self) -> LoopConfig:
         """How a run of this session calls the model and its tools, as the session is now."""
@@ -647,6 +499,7 @@ class AgentSession:
             session_id=self.session_id,
             max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0,
             retry_base_ms=self.config.retry_base_ms,
+            http=choice.http,
         )
         return LoopConfig(
             model=choice.model,

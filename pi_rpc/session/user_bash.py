@@ -20,6 +20,7 @@ from pi_rpc.agent.types import ToolError
 from pi_rpc.ai.types import BashExecutionMessage, Wire
 from pi_rpc.tools.bash import LocalShellOperations, session_environment
 from pi_rpc.tools.output import OutputAccumulator
+from pi_rpc.tools.process import ProcessTable
 
 
 class UserBashError(RuntimeError):
@@ -54,10 +55,12 @@ def bash_execution_message(command: str, result: BashResult, exclude_from_contex
 
 
 class UserBash:
-    """One user command at a time; `abort` cancels the running one."""
+    """One user command at a time; `abort` cancels the running one. What a command leaves
+    running (`cmd &`) joins `processes`, the session's table, so it dies when the session closes."""
 
-    def __init__(self) -> None:
+    def __init__(self, processes: ProcessTable | None = None) -> None:
         self._scope: anyio.CancelScope | None = None
+        self._shell = LocalShellOperations(processes=processes)
 
     @property
     def running(self) -> bool:
@@ -81,7 +84,7 @@ class UserBash:
         with anyio.CancelScope() as scope:
             self._scope = scope
             try:
-                code = await LocalShellOperations().exec(command, cwd, on_data, None, session_environment(None, False))
+                code = await self._shell.exec(command, cwd, on_data, None, session_environment(None, False))
             except ToolError as exc:
                 raise UserBashError(str(exc)) from exc
             finally:

@@ -1,24 +1,28 @@
 """The pooled HTTP clients (`pi_rpc/ai/clients.py`) through a real provider's request path, with
 `httpx.MockTransport`: one client per endpoint reused across turns, closed at shutdown, and a
-connection that dies before any response sent once more (and only once). One test runs over a
-real keep-alive server on 127.0.0.1: consecutive turns share one TCP connection."""
+connection that dies before any response sent once more (and only once). Over a real keep-alive
+server on 127.0.0.1: consecutive turns share one TCP connection, two daemons' sessions (each with
+the pool its composition root made) never share one, and a request given no pool closes its own."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
+import anyio
 import httpx
 import msgspec
 import pytest
 
-from pi_rpc.ai import clients
 from pi_rpc.ai.clients import HttpClients
 from pi_rpc.ai.providers import openai_completions
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, AutoRetryStart, Context, Model, ProviderEvent, TextContent, UserMessage
+from pi_rpc.cli import build_parser, build_session_config, run_daemon
+from pi_rpc.session.session import AgentSession
 
 pytestmark = pytest.mark.anyio
 
@@ -91,13 +95,33 @@ async def test_closing_the_pool_closes_every_client_and_refuses_new_requests() -
     assert "closed" in (message.error_message or "")
 
 
-async def test_shared_pool_is_made_once_and_closed_on_the_way_out() -> None:
-    pool = clients.shared_clients()
-    assert clients.shared_clients() is pool
-    await clients.close_shared_clients()
-    assert pool.closed
-    assert clients.shared_clients() is not pool
-    await clients.close_shared_clients()
+async def test_the_daemons_pool_is_closed_at_the_way_out_whichever_way_it_ends() -> None:
+    async def ends() -> None:
+        pass
+
+    async def breaks() -> None:
+        raise RuntimeError("a front end that failed")
+
+    pool, made = _pool(_answer)
+    await _turn(pool)
+    await run_daemon(ends, pool)
+    assert pool.closed and all(transport.closed for transport in made)
+    other = HttpClients()
+    with pytest.raises(RuntimeError):
+        await run_daemon(breaks, other)
+    assert other.closed
+
+
+async def test_a_request_that_names_no_pool_closes_the_one_it_made(keep_alive_server: KeepAliveServer) -> None:
+    model = msgspec.structs.replace(_MODEL, base_url=keep_alive_server.url)
+    for _ in range(2):
+        events: list[ProviderEvent] = []
+        context = Context(system_prompt="", messages=[UserMessage(content="hello")])
+        message = await openai_completions.stream(
+            model, context, StreamOptions(max_retries=0), AssistantBuilder(model, events.append)
+        )
+        assert (_text(message), message.stop_reason) == ("hi", "stop")
+    assert (keep_alive_server.requests, keep_alive_server.connections) == (2, 2)
 
 
 @pytest.mark.parametrize("failure", [httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError])
@@ -205,3 +229,29 @@ async def test_a_reset_after_the_final_event_keeps_the_message() -> None:
     message, _ = await _turn(pool)
     assert (_text(message), message.stop_reason, bool(message.error_message)) == ("hi", "stop", False)
     await pool.aclose()
+
+
+async def test_two_daemons_in_one_process_share_no_connection(
+    keep_alive_server: KeepAliveServer, tmp_path: Path
+) -> None:
+    """Each daemon's sessions reach the model through the pool its composition root made (before,
+    one module-wide pool: two daemons in a process shared connections, and closing one closed both)."""
+    args = build_parser().parse_args(
+        ["--base-url", keep_alive_server.url, "--model", "m", "--no-session", "--cwd", str(tmp_path)]
+    )
+    first_pool, second_pool = HttpClients(), HttpClients()
+    async with anyio.create_task_group() as tasks:
+        first = AgentSession(build_session_config(args, first_pool), tasks)
+        second = AgentSession(build_session_config(args, second_pool), tasks)
+        for session in (first, second, first, second):
+            outcome = await session.prompt("hello")
+            assert outcome.stop_reason == "stop"
+        assert (keep_alive_server.requests, keep_alive_server.connections) == (4, 2)
+        assert (len(first_pool), len(second_pool)) == (1, 1)
+
+        await run_daemon(first.close, first_pool)  # the first daemon's way out
+        assert first_pool.closed and not second_pool.closed
+        assert (await second.prompt("hello")).stop_reason == "stop"
+        assert (keep_alive_server.requests, keep_alive_server.connections) == (5, 2)
+        await second.close()
+    await second_pool.aclose()

@@ -6,6 +6,7 @@ Two sessions in one process, as ACP serves them, each with its tools made for it
 
 from __future__ import annotations
 
+import gc
 import sys
 import uuid
 from pathlib import Path
@@ -59,3 +60,35 @@ async def test_closing_a_session_kills_its_leftovers_only(tmp_path: Path) -> Non
     finally:
         kill_leftovers(closing)
         kill_leftovers(staying)
+
+
+async def test_closing_a_session_kills_what_the_users_commands_left(tmp_path: Path) -> None:
+    """A user's `cmd &` (the `bash` command, not the model's tool) is the session's too. Before,
+    the user's commands ran with no table, so their leftovers lived on until the daemon exited."""
+    marker = f"pi-procs-{uuid.uuid4().hex[:12]}"
+    try:
+        async with anyio.create_task_group() as tasks:
+            session = AgentSession(session_config(tmp_path), tasks)
+            await session.run_bash(tree_command(marker, foreground=False))
+            assert await poll_async(lambda: len(marked(marker)) == len(KINDS))
+
+            await session.close()
+            assert await poll_async(lambda: not marked(marker))
+    finally:
+        kill_leftovers(marker)
+
+
+async def test_a_session_dropped_without_close_takes_its_leftovers_with_it(tmp_path: Path) -> None:
+    """The daemon's exit reaches only live tables (a weak set): a session a front end dropped without
+    closing would leave its leftovers to no one, and their keepers' lifelines open."""
+    marker = f"pi-procs-{uuid.uuid4().hex[:12]}"
+    try:
+        async with anyio.create_task_group() as tasks:
+            session = AgentSession(session_config(tmp_path), tasks)
+            await session.run_bash(tree_command(marker, foreground=False))
+            assert await poll_async(lambda: len(marked(marker)) == len(KINDS))
+            del session
+            gc.collect()
+            assert await poll_async(lambda: not marked(marker))
+    finally:
+        kill_leftovers(marker)
