@@ -29,6 +29,7 @@ from pi_rpc.session.pi_sessions import (
     message_head,
     new_entry_id,
     parse_pi_entries,
+    session_info_entry,
 )
 
 Entry = dict[str, Any]
@@ -50,6 +51,7 @@ class SessionEntry(Wire, kw_only=True):
     first_kept_entry_id: str | UnsetType = UNSET  # compaction: the first entry kept verbatim
     tokens_before: int | UnsetType = UNSET  # compaction: the context's size before it
     custom_type: str | UnsetType = UNSET  # custom entries: whose they are
+    name: str | UnsetType = UNSET  # session_info: the session's name from here on
 
 
 class SessionEntries:
@@ -152,6 +154,8 @@ class SessionEntries:
             described.tokens_before = tokens
         if isinstance(custom_type := entry.get("customType"), str):
             described.custom_type = custom_type
+        if entry.get("type") == "session_info" and isinstance(name := entry.get("name"), str):
+            described.name = name
         return described
 
     # --- writing --------------------------------------------------------------------------------
@@ -178,6 +182,20 @@ class SessionEntries:
         kept_id = (self.entry_id_of(first_kept) if first_kept is not None else None) or entry_id
         entry = compaction_entry(entry_id, self.leaf, summary, kept_id, tokens_before, details)
         return self._add(entry, None)
+
+    def name(self) -> str | None:
+        """The session's name: the latest `session_info` entry's, in the order written (as Pi
+        reads it; an empty one clears it)."""
+        for entry in reversed(self.entries.values()):
+            if entry.get("type") == "session_info":
+                name = entry.get("name")
+                return name.strip() or None if isinstance(name, str) else None
+        return None
+
+    def add_session_info(self, name: str) -> Entry:
+        """Pi's `session_info` entry naming the session, as the new leaf; returns it, for the file."""
+        entry_id = new_entry_id(self.entries)
+        return self._add(session_info_entry(entry_id, self.leaf, name), None)
 
     def branched(self, leaf: str | None) -> SessionEntries:
         """A new session's entries: this branch up to `leaf` (none when None), ids unchanged."""

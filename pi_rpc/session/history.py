@@ -134,7 +134,7 @@ class SessionHistory:
         self.entries = entries
         self._agent.messages[:] = entries.context()
         self.session_id = session_id
-        self.session_name = None
+        self.session_name = entries.name()  # a loaded session's, or a branch's, as its entries say
         self._file = file
 
     # --- reading it -----------------------------------------------------------------------------
@@ -161,5 +161,7 @@ class SessionHistory:
         name = name.strip()
         if not name:
             raise ValueError("Session name cannot be empty")
+        # Pi's `session_info` entry: the name outlives a reload, and Pi shows it too.
+        self.keep(self.entries.add_session_info(name))
         self.session_name = name
         return name

@@ -170,6 +170,11 @@ def message_entry(message: Message, entry_id: str, parent_id: str | None) -> dic
     return head | {"data" if "customType" in head else "message": msgspec.json.decode(encode_json(message))}
 
 
+def session_info_entry(entry_id: str, parent_id: str | None, name: str) -> dict[str, Any]:
+    """Pi's entry naming the session (`set_session_name`); the latest one in the file wins."""
+    return {"type": "session_info", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp(), "name": name}
+
+
 def compaction_entry(
     entry_id: str,
     parent_id: str | None,

@@ -183,8 +183,14 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
             "--session-dir",
             str(sessions),
         ]
-        converse(argv, [{"id": "1", "type": "prompt", "message": "hi"}], env, workspace)
-    [session] = sessions.rglob("*.jsonl")
+        named = {"id": "2", "type": "set_session_name", "name": "from pi-rpc"}
+        converse(argv, [{"id": "1", "type": "prompt", "message": "hi"}, named], env, workspace)
+        [session] = sessions.rglob("*.jsonl")
+        # Our next daemon reads the name back from the file (Pi's `session_info` entry).
+        state = answer(
+            converse([*argv, "--session", str(session)], [{"id": "1", "type": "get_state"}], env, workspace), "1"
+        )
+    assert state["sessionName"] == "from pi-rpc"
     header = json.loads(session.read_text().splitlines()[0])
     assert header["type"] == "session" and header["version"] == 3 and header["cwd"] == str(workspace)
     if shutil.which("node") is None or not PI_CLI.is_file():
@@ -205,9 +211,11 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
             "--session",
             str(session),
         ]
-        in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
+        lines = converse(pi, [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "get_state"}], env, workspace)
+    in_pi = answer(lines, "1")["messages"]
     assert [m["role"] for m in in_pi] == ["user", "assistant"]
     assert in_pi[-1]["content"][0]["text"] == "Hello from pi-rpc."
+    assert answer(lines, "2")["sessionName"] == "from pi-rpc"  # Pi reads our name entry as its own
 
 
 def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tmp_path: Path) -> None:

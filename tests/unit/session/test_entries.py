@@ -219,3 +219,23 @@ def test_a_file_of_our_first_format_keeps_positional_ids_across_a_reload(tmp_pat
     _, reloaded = load_entries(path)
     assert [e.id for e in reloaded.after(None)] == ["v1-1", "v1-2"]
     assert texts(reloaded.context()) == ["first", "second"]
+
+
+def test_a_sessions_name_is_pis_session_info_entry_and_the_latest_wins(tmp_path: Path) -> None:
+    file = SessionFile.create("/w", "s", root=tmp_path)
+    entries = SessionEntries()
+    hello = UserMessage(content=[TextContent(text="hello")])
+    file.write_entry(entries.add_message(hello), hello)
+    file.write_entry(entries.add_session_info("first name"))
+    file.write_entry(entries.add_session_info("second name"))
+    assert entries.name() == "second name"
+    info = [e for e in file_entries(file.path) if e["type"] == "session_info"]
+    assert [(e["name"], e["parentId"]) for e in info] == [
+        ("first name", info[0]["parentId"]),
+        ("second name", info[0]["id"]),
+    ]
+    _, loaded = load_entries(file.path)
+    assert loaded.name() == "second name" and texts(loaded.context()) == ["hello"]  # no message of its own
+    assert [e.name for e in loaded.after(None) if e.type == "session_info"] == ["first name", "second name"]
+    file.write_entry(loaded.add_session_info("  "))  # Pi: an empty name clears it
+    assert load_entries(file.path)[1].name() is None

@@ -670,6 +670,7 @@ summary?: string
 firstKeptEntryId?: string
 tokensBefore?: number
 customType?: string
+name?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
