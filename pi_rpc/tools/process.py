@@ -10,9 +10,10 @@ every table's, as Pi does with its tracked detached children.
 On Linux a command runs below a keeper (`supervisor.py`, a child subreaper) that holds a socket to
 the daemon, its lifeline. Abort, timeout and daemon exit close the daemon's end, and so does the
 kernel when the daemon is killed with SIGKILL: the keeper then kills the whole tree, `setsid`,
-`nohup` and double-forked descendants included. Keepers are forked by one supervisor process that
-the daemon starts on first use and keeps for its life, so a call costs a fork, not a Python
-start-up; the command's output pipes and lifeline reach it by SCM_RIGHTS. Elsewhere commands run
+`nohup` and double-forked descendants included. Keepers are forked ahead of need by one supervisor
+process that the daemon starts on first use and keeps for its life, so a call costs one
+`posix_spawn`, not a Python start-up nor a fork; the command's output pipes and lifeline reach the
+keeper by SCM_RIGHTS, and its output is read while its pid is still on the way. Elsewhere commands run
 directly in their own process group, and a daemon killed with SIGKILL leaves them running.
 """
 

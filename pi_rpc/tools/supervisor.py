@@ -5,14 +5,18 @@
 standard library only). CONTROL_FD is a SOCK_SEQPACKET socket whose other end only the daemon
 holds. For each command the daemon sends one message carrying, by SCM_RIGHTS, a LIFELINE socket
 (one end of a fresh pair, the other end the daemon's), an anonymous file with the request (cwd,
-argv and environment, NUL-separated) and the write ends of the output pipes. The supervisor forks,
-and the child, a "keeper", runs that one command: so a call costs a fork, not an interpreter start.
+argv and environment, NUL-separated) and the write ends of the output pipes. The supervisor hands
+them on to a "keeper" it forked beforehand, which runs that one command (`posix_spawn`), and then
+forks the next call's keeper while the command runs: so a call costs one spawn, not an interpreter
+start nor a fork. Every descriptor the keeper holds is close-on-exec; the command gets only its
+stdin (/dev/null), stdout and stderr.
 
 The keeper is a Linux child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`) in its own session: every
 descendant that loses its parent, including `setsid`, `nohup` and double-forked ones, is
 reparented to it, so the command's whole tree stays below it. It runs the command in its own
 process group, writes the command's pid (`"<pid>\n"`) and later its exit status as a shell reports
-it (`"=<code>\n"`, 128 + n for signal n) on the lifeline, and lives while any descendant does (a
+it (`"=<code>\n"`, 128 + n for signal n; only `"=127\n"` if the command could not start, its
+error then written to the output) on the lifeline, and lives while any descendant does (a
 finished command may leave background jobs running, spec 9.9). When the lifeline reaches end of
 file (the daemon aborted the call, exited, or was killed with SIGKILL and the kernel closed its
 end) it SIGKILLs the command's group and then every descendant it can find, until none is left,
