@@ -255,3 +255,16 @@ async def test_a_directory_that_is_gone_is_the_commands_error(tmp_path: Path) ->
     missing = tmp_path / "removed"
     assert await run_process_group(["/bin/sh", "-c", "echo ran"], str(missing), None, output.append) == 127
     assert b"".join(output) == b"/bin/sh: No such file or directory\n"
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_the_spare_keeper_leaves_with_its_supervisor() -> None:
+    """A keeper waiting for a command that will never come must not outlive the supervisor."""
+    supervisor = await _keeper_parent()
+    assert await poll_async(lambda: bool(_children(supervisor)))
+    spares = _children(supervisor)
+    os.kill(supervisor, 9)
+    assert await poll_async(lambda: all(_gone(spare) for spare in spares))
+    output: list[bytes] = []
+    assert await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append) == 0
+    assert b"".join(output) == b"fine\n"
