@@ -417,14 +417,12 @@ class _Lines:
 
     def pid_if_ready(self) -> int | None:
         """The pid if it has arrived but was not read yet (an abort came first)."""
-        try:
-            self._receive()
-        except BlockingIOError:
-            pass
+        self._receive()
         line = self.buffer.partition(b"\n")[0] if b"\n" in self.buffer else b""
         return int(line) if line and not line.startswith(b"=") else None
 
     def _receive(self) -> bool:
+        """Take what has arrived, without waiting; False once the keeper has closed its end."""
         try:
             chunk = self.lifeline.recv(64)
         except BlockingIOError:
