@@ -9,7 +9,9 @@ forked by the daemon's one supervisor (`supervisor.py`, started on the first cal
 alternate between the two, so load from other jobs falls on both alike. To measure an older tree,
 put it first on the path: `PYTHONPATH=/tmp/before .venv/bin/python bench/bench_spawn.py`.
 Reported: the median and the 10th percentile per call, the ratio, and the difference, which is
-the supervisor's overhead per bash call.
+the supervisor's overhead per bash call; and each call split at its first output chunk (start ->
+first output, first output -> exit status read and the call returned), so a cost of starting is
+told apart from one of ending. The default command prints one line, as the bench's tool turns do.
 """
 
 from __future__ import annotations
@@ -26,31 +28,56 @@ from daemons import source_revision
 from pi_rpc.tools.process import SUPERVISED, run_process_group
 
 
-async def direct(argv: list[str]) -> int:
+class Timing:
+    """One call's time to its first output chunk and to its return."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.first_output: float | None = None
+
+    def on_chunk(self, _chunk: bytes) -> None:
+        if self.first_output is None:
+            self.first_output = time.perf_counter()
+
+    def split(self) -> tuple[float, float, float]:
+        """(total, start -> first output, first output -> return); no output counts as all start."""
+        ended = time.perf_counter()
+        first = ended if self.first_output is None else self.first_output
+        return ended - self.started, first - self.started, ended - first
+
+
+async def direct(argv: list[str]) -> tuple[float, float, float]:
+    timing = Timing()
     async with await anyio.open_process(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
     ) as proc:
         assert proc.stdout is not None
-        async for _ in proc.stdout:
-            pass
-        return await proc.wait()
+        async for chunk in proc.stdout:
+            timing.on_chunk(chunk)
+        await proc.wait()
+    return timing.split()
 
 
-async def supervised(argv: list[str]) -> int | None:
-    return await run_process_group(argv, os.getcwd(), None, lambda _: None)
+async def supervised(argv: list[str]) -> tuple[float, float, float]:
+    timing = Timing()
+    await run_process_group(argv, os.getcwd(), None, timing.on_chunk)
+    return timing.split()
 
 
-async def measure(argv: list[str], calls: int) -> tuple[list[float], list[float]]:
-    ours: list[float] = []
-    base: list[float] = []
+Samples = list[tuple[float, float, float]]
+
+
+async def measure(argv: list[str], calls: int) -> tuple[Samples, Samples]:
+    ours: Samples = []
+    base: Samples = []
     for _ in range(calls):
-        started = time.perf_counter()
-        await supervised(argv)
-        ours.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        await direct(argv)
-        base.append(time.perf_counter() - started)
+        ours.append(await supervised(argv))
+        base.append(await direct(argv))
     return ours, base
+
+
+def column(samples: Samples, index: int) -> list[float]:
+    return [sample[index] for sample in samples]
 
 
 def p10(samples: list[float]) -> float:
@@ -60,22 +87,25 @@ def p10(samples: list[float]) -> float:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=40)
-    parser.add_argument("--command", default="true")
+    parser.add_argument("--command", default="echo one")
     args = parser.parse_args(argv)
     command = ["/bin/bash", "-c", args.command]
     load_before = os.getloadavg()
     ours, base = anyio.run(measure, command, args.calls)
     load_after = os.getloadavg()
-    ours_ms, base_ms = statistics.median(ours) * 1e3, statistics.median(base) * 1e3
-    print(
-        f"pi-rpc {source_revision(None)} spawn: {args.calls} calls of {command}, supervised={SUPERVISED}, "  # noqa: T201
-        f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after"
-    )
-    print(
-        f"  median per call: pi-rpc {ours_ms:.1f} ms, direct spawn {base_ms:.1f} ms, "  # noqa: T201
-        f"ratio {ours_ms / base_ms:.2f}, overhead {ours_ms - base_ms:.1f} ms"
-    )
-    print(f"  10th percentile: pi-rpc {p10(ours) * 1e3:.1f} ms, direct spawn {p10(base) * 1e3:.1f} ms")  # noqa: T201
+    ours_ms, base_ms = (statistics.median(column(samples, 0)) * 1e3 for samples in (ours, base))
+    lines = [
+        f"pi-rpc {source_revision(None)} spawn: {args.calls} calls of {command}, supervised={SUPERVISED}, "
+        f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after",
+        f"  median per call: pi-rpc {ours_ms:.1f} ms, direct spawn {base_ms:.1f} ms, "
+        f"ratio {ours_ms / base_ms:.2f}, overhead {ours_ms - base_ms:.1f} ms",
+        f"  10th percentile: pi-rpc {p10(column(ours, 0)) * 1e3:.1f} ms, "
+        f"direct spawn {p10(column(base, 0)) * 1e3:.1f} ms",
+    ]
+    for index, label in ((1, "start -> first output"), (2, "first output -> return")):
+        mine, theirs = (statistics.median(column(samples, index)) * 1e3 for samples in (ours, base))
+        lines.append(f"  median {label}: pi-rpc {mine:.2f} ms, direct spawn {theirs:.2f} ms")
+    print("\n".join(lines))  # noqa: T201
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ import logging
 import os
 import re
 import stat
+import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -216,6 +217,11 @@ class SessionFile:
     # Pi's format (the default for new files): messages are appended as entries after `pi_leaf`.
     pi_leaf: str | None = None
     pi_format: bool = False
+    # Open for appends from the first write until this object is collected: an append is then one
+    # fstat and one write, not open, chmod, stat, read and close.
+    _fd: int | None = field(default=None, init=False, repr=False, compare=False)
+    # The file's size after our last line; any other size means another writer came in between.
+    _end: int = field(default=-1, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """An existing file is continued in the format it was written in (read here unless the
@@ -269,17 +275,28 @@ class SessionFile:
         if self.mode == "off":
             return
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
-            try:
-                _narrow(fd, PRIVATE_FILE_MODE)
+            fd = self._append_fd()
+            size = os.fstat(fd).st_size
+            if size != self._end:
+                # First write, or another writer appended since ours (Pi on the same session, or one
+                # killed mid-line): only then can the tail be torn.
                 end_on_a_fresh_line(fd, self.path)
-                _write_all(fd, line + b"\n")  # one unbuffered write: in the kernel when this returns
-            finally:
-                os.close(fd)
+                size = os.fstat(fd).st_size
+            data = line + b"\n"
+            _write_all(fd, data)  # one unbuffered write: in the kernel when this returns
+            self._end = size + len(data)
         except OSError as exc:
             # Persistence must never take the session down; say so once and stop trying.
             _log.error("cannot write session file %s: %s; persistence is off for this session", self.path, exc)
             self.mode = "off"
+
+    def _append_fd(self) -> int:
+        if self._fd is None:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+            weakref.finalize(self, os.close, fd)  # a session's file goes when the session lets go of it
+            self._fd = fd
+            _narrow(fd, PRIVATE_FILE_MODE)
+        return self._fd
 
 
 # --- reading -------------------------------------------------------------------------------------

@@ -10,9 +10,10 @@ every table's, as Pi does with its tracked detached children.
 On Linux a command runs below a keeper (`supervisor.py`, a child subreaper) that holds a socket to
 the daemon, its lifeline. Abort, timeout and daemon exit close the daemon's end, and so does the
 kernel when the daemon is killed with SIGKILL: the keeper then kills the whole tree, `setsid`,
-`nohup` and double-forked descendants included. Keepers are forked by one supervisor process that
-the daemon starts on first use and keeps for its life, so a call costs a fork, not a Python
-start-up; the command's output pipes and lifeline reach it by SCM_RIGHTS. Elsewhere commands run
+`nohup` and double-forked descendants included. Keepers are forked ahead of need by one supervisor
+process that the daemon starts on first use and keeps for its life, so a call costs one
+`posix_spawn`, not a Python start-up nor a fork; the command's output pipes and lifeline reach the
+keeper by SCM_RIGHTS, and its output is read while its pid is still on the way. Elsewhere commands run
 directly in their own process group, and a daemon killed with SIGKILL leaves them running.
 """
 
@@ -33,6 +34,8 @@ from pathlib import Path
 
 import anyio
 import anyio.abc
+
+from pi_rpc.tools.supervisor import fd_bytes
 
 log = logging.getLogger(__name__)
 
@@ -268,18 +271,13 @@ async def _run_supervised(
     for fd in readers:
         os.set_blocking(fd, False)
     lines = _Lines(ours)
-    pgid: int | None = None
     try:
-        # Shielded: once the command runs, the handler below must know its pid.
-        with anyio.CancelScope(shield=True), anyio.move_on_after(START_SECONDS):
-            pgid = await lines.read_int()
-        if pgid is None:
-            raise OSError(errno.ECHILD, "the tool-process supervisor could not start the command", argv[0])
-        table.register(pgid, ours)
-        return await _collect_supervised(readers, lines, on_chunk, on_stderr)
+        code = await _collect_supervised(readers, lines, on_chunk, on_stderr, table, argv[0])
     except BaseException as exc:
         # The lifeline is unregistered first, so that _end_supervision (not table.kill) closes
-        # it: one kill, then one wait for the keeper to confirm the tree is gone.
+        # it: one kill, then one wait for the keeper to confirm the tree is gone. Without a pid
+        # yet, the keeper's own kill on end of file is the only one.
+        pgid = lines.pid if lines.pid is not None else lines.pid_if_ready()
         if pgid is not None:
             table.forget(pgid)
             _kill_group(pgid)
@@ -289,6 +287,9 @@ async def _run_supervised(
     finally:
         for fd in readers:
             os.close(fd)
+    if lines.pid is None:
+        ours.close()  # the command never started: no group for the table to hold
+    return code
 
 
 class _Supervisor:
@@ -305,7 +306,7 @@ class _Supervisor:
             for attempt in (1, 2):
                 control = self._running()
                 try:
-                    control.sendmsg([b"run"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))])
+                    control.sendmsg([b"run"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes(fds))])
                     return
                 except OSError:
                     self._stop()
@@ -362,10 +363,6 @@ def _output_pipe() -> tuple[int, int]:
     return read_end, write_end
 
 
-def _fd_bytes(fds: list[int]) -> bytes:
-    return b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
-
-
 def _request_file(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
     """The command in an anonymous file, NUL-separated: cwd, argc, argv, then `KEY=VALUE` items.
 
@@ -390,28 +387,54 @@ def _request_file(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> int:
 
 
 class _Lines:
-    """Lines the keeper writes on the lifeline: the command's pid, then `=<exit code>`."""
+    """Lines the keeper writes on the lifeline: the command's pid, then `=<exit code>` (only the
+    latter if the command could not start: its error is then in the output)."""
 
     def __init__(self, lifeline: socket.socket) -> None:
         self.lifeline = lifeline
         self.buffer = b""
+        self.pid: int | None = None
 
     async def read_line(self) -> bytes | None:
         while b"\n" not in self.buffer:
             await anyio.wait_readable(self.lifeline)
-            try:
-                chunk = self.lifeline.recv(64)
-            except BlockingIOError:
-                continue
-            if not chunk:
+            if not self._receive():
                 return None  # the keeper is gone
-            self.buffer += chunk
+        return self._take_line()
+
+    async def read_status(self, table: ProcessTable, program: str) -> int:
+        """The exit code; on the way, the pid, registered in the table with the lifeline."""
+        line: bytes | None = None
+        with anyio.move_on_after(START_SECONDS) as starting:
+            line = await self.read_line()
+        if starting.cancelled_caught or line is None:
+            raise OSError(errno.ECHILD, "the tool-process supervisor could not start the command", program)
+        if not line.startswith(b"="):
+            self.pid = int(line)
+            table.register(self.pid, self.lifeline)
+            line = await self.read_line()
+        return int(line[1:]) if line is not None and line.startswith(b"=") else _LOST_STATUS
+
+    def pid_if_ready(self) -> int | None:
+        """The pid if it has arrived but was not read yet (an abort came first)."""
+        self._receive()
+        line = self.buffer.partition(b"\n")[0] if b"\n" in self.buffer else b""
+        return int(line) if line and not line.startswith(b"=") else None
+
+    def _receive(self) -> bool:
+        """Take what has arrived, without waiting; False once the keeper has closed its end."""
+        try:
+            chunk = self.lifeline.recv(64)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        self.buffer += chunk
+        return chunk != b""
+
+    def _take_line(self) -> bytes:
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
-
-    async def read_int(self) -> int | None:
-        line = await self.read_line()
-        return None if line is None else int(line)
 
 
 def _check_program(program: str, cwd: str, env: Mapping[str, str] | None) -> None:
@@ -491,7 +514,15 @@ async def _pump_fd(fd: int, sink: OnChunk, activity: list[int]) -> None:
         sink(chunk)
 
 
-async def _collect_supervised(readers: list[int], lines: _Lines, on_chunk: OnChunk, on_stderr: OnChunk | None) -> int:
+async def _collect_supervised(
+    readers: list[int],
+    lines: _Lines,
+    on_chunk: OnChunk,
+    on_stderr: OnChunk | None,
+    table: ProcessTable,
+    program: str,
+) -> int:
+    """Output and exit code together: reading starts at once, not after the pid's round trip."""
     activity = [0]
     done = anyio.Event()
 
@@ -504,8 +535,7 @@ async def _collect_supervised(readers: list[int], lines: _Lines, on_chunk: OnChu
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_all)
-        line = await lines.read_line()
-        code = int(line[1:]) if line is not None and line.startswith(b"=") else _LOST_STATUS
+        code = await lines.read_status(table, program)
         await _await_output_end(done, activity)
         # Descendants still hold the pipe: stop reading, leave them running (Pi does too).
         tg.cancel_scope.cancel()

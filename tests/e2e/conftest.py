@@ -57,8 +57,9 @@ def spawn(workspace: Path, tmp_path: Path) -> Iterator[Callable[..., DaemonClien
 
 def descendants(pid: int) -> list[int]:
     """Every live descendant of `pid` (children listed by the kernel, recursively), except the
-    daemon's tool-process supervisor: it lives as long as the daemon and forks the keeper of each
-    command (pi_rpc/tools/supervisor.py), whose trees are listed."""
+    daemon's tool-process supervisor and the spare keeper it keeps forked for the next command:
+    both live as long as the daemon. The keepers of commands (pi_rpc/tools/supervisor.py) and
+    their trees are listed."""
     found: list[int] = []
     pending = [pid]
     while pending:
@@ -73,10 +74,20 @@ def descendants(pid: int) -> list[int]:
             except OSError:
                 continue
             for child in map(int, children):
-                if not is_tool_supervisor(child, current):
+                if not is_tool_supervisor(child, current) and not is_spare_keeper(child, current):
                     found.append(child)
                 pending.append(child)
     return found
+
+
+def is_spare_keeper(pid: int, parent: int) -> bool:
+    """A fork of the supervisor with no child: a keeper still waiting for its command."""
+    if not (_runs_supervisor(pid) and _runs_supervisor(parent)):
+        return False
+    try:
+        return all(not Path(f"{task}/children").read_text().split() for task in Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return False
 
 
 def is_tool_supervisor(pid: int, parent: int) -> bool:

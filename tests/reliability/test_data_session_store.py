@@ -198,3 +198,37 @@ def test_sessions_in_the_old_shared_folder_are_still_found(tmp_path: Path) -> No
     found = find_session("/x/a-b", "old1", root=tmp_path)
     assert found is not None and found.parent == legacy
     assert find_session("/x/a-b", "old2", root=tmp_path) is None
+
+
+def test_a_session_opens_its_file_once_for_all_its_appends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each append used to open, chmod, stat, read back and close the file: now one open per session."""
+    opened: list[str] = []
+    real_open = os.open
+
+    def counting_open(path: str | Path, flags: int, mode: int = 0o777) -> int:
+        opened.append(os.fspath(path))
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", counting_open)
+    session = SessionFile.create(CWD, "s1", root=tmp_path)
+    for n in range(20):
+        session.append(UserMessage(content=f"question {n}"))
+    assert opened.count(os.fspath(session.path)) == 1
+    assert texts(load_session(session.path)[1]) == [f"question {n}" for n in range(20)]
+
+
+def test_lines_another_writer_appends_in_between_are_kept(tmp_path: Path) -> None:
+    """Pi and pi-rpc on one session: the other writer's whole lines stay, each line stays whole."""
+    ours = SessionFile.create(CWD, "s1", root=tmp_path)
+    ours.append(UserMessage(content="first"))
+    with open(ours.path, "ab") as other:
+        other.write(msgspec.json.encode(message_entry(UserMessage(content="from Pi"), "2" * 8, ours.pi_leaf)) + b"\n")
+    ours.append(UserMessage(content="second"))
+    with open(ours.path, "ab") as other:  # a whole record that lost only its newline
+        other.write(msgspec.json.encode(message_entry(UserMessage(content="torn"), "3" * 8, ours.pi_leaf)))
+    ours.append(UserMessage(content="third"))
+    lines = ours.path.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    assert all(json.loads(line) for line in lines[:-1])
+    contents = [json.loads(line).get("message", {}).get("content") for line in lines[1:-1]]
+    assert contents == ["first", "from Pi", "second", "torn", "third"]

@@ -223,3 +223,48 @@ async def test_the_command_writes_into_a_large_pipe() -> None:
     output: list[bytes] = []
     assert await run_process_group([sys.executable, "-c", probe], "/", None, output.append) == 0
     assert int(b"".join(output)) == PIPE_BYTES
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children", "rb") as listing:
+            found.update(int(child) for child in listing.read().split())
+    return found
+
+
+async def _keeper_of_a_call() -> int:
+    output: list[bytes] = []
+    assert await run_process_group(["/bin/sh", "-c", "echo $PPID"], "/", None, output.append) == 0
+    return int(b"".join(output))
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_the_keeper_of_the_next_call_is_ready_before_the_call() -> None:
+    """A call hands its command to a keeper forked beforehand: it pays one spawn, not two forks."""
+    supervisor = await _keeper_parent()
+    first = await _keeper_of_a_call()
+    assert await poll_async(lambda: _gone(first) and bool(_children(supervisor) - {first}))
+    waiting = _children(supervisor) - {first}
+    assert await _keeper_of_a_call() in waiting
+
+
+async def test_a_directory_that_is_gone_is_the_commands_error(tmp_path: Path) -> None:
+    """The keeper cannot enter the directory: the call still returns, with the shell's 127."""
+    output: list[bytes] = []
+    missing = tmp_path / "removed"
+    assert await run_process_group(["/bin/sh", "-c", "echo ran"], str(missing), None, output.append) == 127
+    assert b"".join(output) == b"/bin/sh: No such file or directory\n"
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_the_spare_keeper_leaves_with_its_supervisor() -> None:
+    """A keeper waiting for a command that will never come must not outlive the supervisor."""
+    supervisor = await _keeper_parent()
+    assert await poll_async(lambda: bool(_children(supervisor)))
+    spares = _children(supervisor)
+    os.kill(supervisor, 9)
+    assert await poll_async(lambda: all(_gone(spare) for spare in spares))
+    output: list[bytes] = []
+    assert await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append) == 0
+    assert b"".join(output) == b"fine\n"
