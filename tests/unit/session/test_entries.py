@@ -229,7 +229,7 @@ def test_a_sessions_name_is_pis_session_info_entry_and_the_latest_wins(tmp_path:
     file.write_entry(entries.add_session_info("first name"))
     file.write_entry(entries.add_session_info("second name"))
     assert entries.name() == "second name"
-    info = [e for e in file_entries(file.path) if e["type"] == "session_info"]
+    info = [e for e in file_entries(str(file.path)) if e["type"] == "session_info"]
     assert [(e["name"], e["parentId"]) for e in info] == [
         ("first name", info[0]["parentId"]),
         ("second name", info[0]["id"]),
