@@ -6,35 +6,26 @@ the fs/* requests."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import acp
 import anyio
-import msgspec
 import pytest
 from acp.schema import AllowedOutcome, DeniedOutcome, PermissionOption, RequestPermissionResponse, ToolCallUpdate
 
-from pi_rpc.ai.providers.faux import Script
-
 from ..session.helpers import session_config
+from .approvals_sample import ORIGINAL, SCRIPT, greet, sample_workspace
 from .test_acp_agent import Editor, acp_agent, text
 
 pytestmark = pytest.mark.anyio
 
 Json = dict[str, Any]
-TESTS = Path(__file__).parents[2]
-SCRIPT = msgspec.json.decode((TESTS / "e2e" / "scripts" / "approvals.json").read_bytes(), type=Script)
-SAMPLE = TESTS.parent / "pi_rpc" / "demo" / "workspace"
-ORIGINAL = 'return f"Helo, {name}!"'
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    shutil.copytree(SAMPLE, ws)
-    return ws
+    return sample_workspace(tmp_path)
 
 
 class ScriptedEditor(Editor):
@@ -61,10 +52,6 @@ class ScriptedEditor(Editor):
             await self.release.wait()
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))
-
-
-def greet(workspace: Path) -> str:
-    return (workspace / "src" / "greet.py").read_text()
 
 
 def final_updates(editor: Editor) -> list[Json]:

@@ -5,39 +5,26 @@ the daemon would write, encoded as it encodes them."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.providers.faux import Script
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 
 from ..session.helpers import session_config
+from .approvals_sample import FIXED, ORIGINAL, SCRIPT, greet, sample_workspace
 from .jsonrpc_client import Editor, jsonrpc_editor
 
 pytestmark = pytest.mark.anyio
 
 Json = dict[str, Any]
-TESTS = Path(__file__).parents[2]
-SCRIPT = msgspec.json.decode((TESTS / "e2e" / "scripts" / "approvals.json").read_bytes(), type=Script)
-SAMPLE = TESTS.parent / "pi_rpc" / "demo" / "workspace"
-ORIGINAL = 'return f"Helo, {name}!"'
-FIXED = 'return f"Hello, {name}!"'
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    shutil.copytree(SAMPLE, ws)
-    return ws
-
-
-def greet(workspace: Path) -> str:
-    return (workspace / "src" / "greet.py").read_text()
+    return sample_workspace(tmp_path)
 
 
 async def start(editor: Editor, **initialize: Any) -> Editor:

@@ -4,44 +4,31 @@ as daemon subprocesses before (tests/e2e); nothing in them depends on a process 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
-from pi_rpc.ai.providers.faux import Script
 from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import session_config
+from .approvals_sample import FIXED, ORIGINAL, SCRIPT, greet, sample_workspace
 from .test_pi_commands import Pi, pi_mode
 
 pytestmark = pytest.mark.anyio
 
 Json = dict[str, Any]
-TESTS = Path(__file__).parents[2]
-SCRIPT = msgspec.json.decode((TESTS / "e2e" / "scripts" / "approvals.json").read_bytes(), type=Script)
-SAMPLE = TESTS.parent / "pi_rpc" / "demo" / "workspace"
-ORIGINAL = 'return f"Helo, {name}!"'
-FIXED = 'return f"Hello, {name}!"'
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    shutil.copytree(SAMPLE, ws)
-    return ws
+    return sample_workspace(tmp_path)
 
 
 def configured(workspace: Path, policy: str | None) -> SessionConfig:
     if policy is None:
         return session_config(workspace, SCRIPT)
     return session_config(workspace, SCRIPT, approval_policy=policy, approval_policy_configured=True)
-
-
-def greet(workspace: Path) -> str:
-    return (workspace / "src" / "greet.py").read_text()
 
 
 async def dialog(pi: Pi, start: int = 0) -> Json:
