@@ -3,7 +3,8 @@
 It serves the tests, the demo (no API key set) and the editor clients' tests. The script format is
 documented in protocol/PROTOCOL.md ("Scripted model"). Each run starts the next unused reply whose
 `match` regex finds the prompt text; each model request in that run (after tools, steering or
-follow-ups) takes the reply's next turn. Pauses are real awaits, so abort cancels them exactly as
+follow-ups) takes the reply's next turn, and a follow-up that comes after the reply's last turn
+starts the reply matching it. Pauses are real awaits, so abort cancels them exactly as
 it cancels an HTTP stream.
 """
 
@@ -96,14 +97,19 @@ class ScriptPlayer:
         self._reply: Reply | None = None
         self._turn = 0
         self._run_id: str | None = None
+        self._users_at_start = 0  # user messages in the context when the current reply started
         self._ids = itertools.count(1)
 
     def next_turn(self, context: Context, run_id: str | None) -> list[Step] | None:
-        """A new run starts the next matching reply; later requests of the run take its turns."""
-        if run_id is None or run_id != self._run_id:
+        """A new run starts the next matching reply; later requests of the run take its turns. A
+        user message that came in after the reply's last turn (a follow-up queued while it ran)
+        starts the reply matching it, as a new prompt would."""
+        users = [m for m in context.messages if isinstance(m, UserMessage)]
+        exhausted = self._reply is None or self._turn >= len(self._reply.turns)
+        if run_id is None or run_id != self._run_id or exhausted and len(users) != self._users_at_start:
             self._run_id = run_id
-            prompt = next((m.content for m in reversed(context.messages) if isinstance(m, UserMessage)), "")
-            self._start_reply(prompt)
+            self._users_at_start = len(users)
+            self._start_reply(users[-1].content if users else "")
         if self._reply is None or self._turn >= len(self._reply.turns):
             return None
         turn = self._reply.turns[self._turn]

@@ -166,3 +166,21 @@ async def test_a_compaction_that_breaks_after_a_run_is_reported_and_the_session_
     [failed, *_] = [e for e in events.all if isinstance(e, CompactionEnd)]
     assert failed.error_message == "Compaction failed: RuntimeError: summary bug near [redacted]"
     assert not session.is_streaming and not session.is_compacting
+
+
+async def test_a_follow_up_sent_as_the_answer_ends_gets_the_scripted_reply_it_matches(workspace: Path) -> None:
+    """An editor that sends its next prompt while the run is still settling queues it as a
+    follow-up; the scripted model answers it as the prompt it is (it said "no reply" before)."""
+    config = session_config(
+        workspace,
+        script(
+            reply("^hello$", [{"text": "Hello there.", "chunk": 4, "delayMs": 5}]),
+            reply("^tour$", [{"text": "The tour."}]),
+        ),
+    )
+    async with open_session(config) as (session, _events):
+        run = session.start_prompt("hello")
+        session.start_prompt("tour", streaming_behavior="followUp")
+        await run.wait()
+        said = [text_of(m.content) for m in session.messages if isinstance(m, AssistantMessage)]
+    assert said == ["Hello there.", "The tour."]
