@@ -19,6 +19,15 @@ pytestmark = pytest.mark.e2e
 
 Json = dict[str, Any]
 PI_LAST_ENTRY = "f8bbf892"  # the newest entry of the recorded file
+# This daemon and real Pi, each in Pi's RPC mode on the loopback model `loop/m`.
+PI_RPC = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
+REAL_PI = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
+
+
+def require_real_pi() -> None:
+    """The rest of a test runs real Pi: skipped where Node or tests/pi_client is missing."""
+    if shutil.which("node") is None or not PI_CLI.is_file():
+        pytest.skip("real Pi (tests/pi_client) is not installed")
 
 
 def copy_pi_session(folder: Path, workspace: Path) -> Path:
@@ -64,15 +73,7 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
         agent_dir = agent_dir_for(tmp_path, server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         argv = [
-            sys.executable,
-            "-m",
-            "pi_rpc",
-            "--mode",
-            "rpc",
-            "--provider",
-            "loop",
-            "--model",
-            "m",
+            *PI_RPC,
             "--session",
             str(session),
         ]
@@ -104,21 +105,12 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
     assert [e["message"]["role"] for e in appended[1:]] == ["user", "assistant"]
     assert [e["parentId"] for e in appended] == [PI_LAST_ENTRY, *(e["id"] for e in appended[:-1])]
 
-    if shutil.which("node") is None or not PI_CLI.is_file():
-        pytest.skip("real Pi (tests/pi_client) is not installed")
+    require_real_pi()
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         pi = [
-            "node",
-            str(PI_CLI),
-            "--mode",
-            "rpc",
-            "--offline",
-            "--provider",
-            "loop",
-            "--model",
-            "m",
+            *REAL_PI,
             "--session",
             str(session),
         ]
@@ -136,15 +128,7 @@ def test_forking_a_pi_session_starts_a_new_file_with_what_came_before(tmp_path: 
         agent_dir = agent_dir_for(tmp_path, server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         argv = [
-            sys.executable,
-            "-m",
-            "pi_rpc",
-            "--mode",
-            "rpc",
-            "--provider",
-            "loop",
-            "--model",
-            "m",
+            *PI_RPC,
             "--session",
             str(session),
             "--session-dir",
@@ -171,15 +155,7 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
         agent_dir = agent_dir_for(tmp_path, server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         argv = [
-            sys.executable,
-            "-m",
-            "pi_rpc",
-            "--mode",
-            "rpc",
-            "--provider",
-            "loop",
-            "--model",
-            "m",
+            *PI_RPC,
             "--session-dir",
             str(sessions),
         ]
@@ -193,21 +169,12 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
     assert state["sessionName"] == "from pi-rpc"
     header = json.loads(session.read_text().splitlines()[0])
     assert header["type"] == "session" and header["version"] == 3 and header["cwd"] == str(workspace)
-    if shutil.which("node") is None or not PI_CLI.is_file():
-        pytest.skip("real Pi (tests/pi_client) is not installed")
+    require_real_pi()
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         pi = [
-            "node",
-            str(PI_CLI),
-            "--mode",
-            "rpc",
-            "--offline",
-            "--provider",
-            "loop",
-            "--model",
-            "m",
+            *REAL_PI,
             "--session",
             str(session),
         ]
@@ -223,7 +190,7 @@ def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tm
     a user's bash command stays Pi's `bashExecution` message on both sides."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    pi_rpc = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
+    pi_rpc = PI_RPC
     with loopback_server([turn("Hello from pi-rpc."), turn("Hello from Pi."), turn("Hello again.")]) as server:
         agent_dir = agent_dir_for(tmp_path, server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
@@ -232,9 +199,8 @@ def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tm
         converse(pi_rpc, [bash, {"id": "2", "type": "prompt", "message": "hi"}], env, workspace)
         [session] = (agent_dir / "sessions").rglob("*.jsonl")
         assert session.parent.name == "--" + str(workspace).lstrip("/").replace("/", "-") + "--"
-        if shutil.which("node") is None or not PI_CLI.is_file():
-            pytest.skip("real Pi (tests/pi_client) is not installed")
-        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m", "-c"]
+        require_real_pi()
+        pi = [*REAL_PI, "-c"]
         commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "prompt", "message": "and you?"}]
         in_pi = answer(converse(pi, commands, env, workspace), "1")["messages"]
         back = answer(converse([*pi_rpc, "-c"], [{"id": "1", "type": "get_messages"}], env, workspace), "1")
@@ -258,7 +224,7 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
     with loopback_server(replies) as server:
         agent_dir = agent_dir_for(tmp_path, server, {"compaction": {"keepRecentTokens": 1000}})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
+        argv = PI_RPC
         commands = [
             {"id": "1", "type": "prompt", "message": "one"},
             {"id": "2", "type": "prompt", "message": "two " + "x" * 4000},
@@ -274,12 +240,11 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
     assert kept["message"]["content"][0]["text"].startswith("two ") and compaction["parentId"] == entries[-2]["id"]
     assert compacted["firstKeptEntryId"] == kept["id"] and compaction["summary"] == "THE SUMMARY"
     ours = answer(lines, "4")["messages"]
-    if shutil.which("node") is None or not PI_CLI.is_file():
-        pytest.skip("real Pi (tests/pi_client) is not installed")
+    require_real_pi()
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        pi = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
+        pi = REAL_PI
         commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "get_fork_messages"}]
         lines = converse([*pi, "--session", str(session)], commands, env, workspace)
     # Pi reads the compaction as we wrote it: the summary, then the kept turn.
