@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.ai.json_text import encode_json, encode_json_into
+from pi_rpc.ai.json_text import encode_json_into
 from pi_rpc.ai.types import BashExecutionMessage, Message, SystemMessage, TextContent, UserMessage
 from pi_rpc.session.compaction import summary_message
 
@@ -162,12 +162,6 @@ def entry_line(head: dict[str, Any], message: Message) -> bytearray:
     encode_json_into(message, line)
     line += b"}"
     return line
-
-
-def message_entry(message: Message, entry_id: str, parent_id: str | None) -> dict[str, Any]:
-    """A message as Pi's entry (ours as a custom entry when it is a system message)."""
-    head = message_head(message, entry_id, parent_id)
-    return head | {"data" if "customType" in head else "message": msgspec.json.decode(encode_json(message))}
 
 
 def session_info_entry(entry_id: str, parent_id: str | None, name: str) -> dict[str, Any]:

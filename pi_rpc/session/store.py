@@ -48,7 +48,7 @@ from pi_rpc.session.pi_sessions import (
     entry_line,
     is_pi_entry,
     is_pi_session,
-    message_entry,
+    message_head,
     new_entry_id,
     parse_pi_entries,
 )
@@ -253,7 +253,7 @@ class SessionFile:
 
     def append(self, message: Message) -> None:
         """A message after the file's last entry."""
-        self.write_entry(message_entry(message, new_entry_id(), self.pi_leaf))
+        self.write_entry(message_head(message, new_entry_id(), self.pi_leaf), message)
 
     def write_entry(self, entry: Entry, message: Message | None = None) -> None:
         """`entry`, holding `message` when given (an entry kept without its body)."""

@@ -16,7 +16,6 @@ import signal
 import stat
 from pathlib import Path
 
-import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +23,7 @@ from hypothesis import strategies as st
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, Message, TextContent, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.pi_sessions import message_entry
+from pi_rpc.session.pi_sessions import entry_line, message_head
 from pi_rpc.session.store import (
     SessionFile,
     find_session,
@@ -58,11 +57,16 @@ def texts(messages: list[Message] | list[UserMessage | AssistantMessage]) -> lis
 # --- the torn line, byte-exact ----------------------------------------------------------------------
 
 
+def pi_line(message: Message, entry_id: str, parent_id: str | None) -> bytes:
+    """A message entry's line as Pi writes it (without the newline)."""
+    return bytes(entry_line(message_head(message, entry_id, parent_id), message))
+
+
 INTERRUPTED = UserMessage(content="a long question " * 40 + "ending in ünïcode")
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cut=st.integers(min_value=1, max_value=len(msgspec.json.encode(message_entry(INTERRUPTED, "1" * 8, "0" * 8)))))
+@given(cut=st.integers(min_value=1, max_value=len(pi_line(INTERRUPTED, "1" * 8, "0" * 8))))
 def test_an_append_after_a_torn_line_keeps_every_whole_message(
     tmp_path_factory: pytest.TempPathFactory, cut: int
 ) -> None:
@@ -70,7 +74,7 @@ def test_an_append_after_a_torn_line_keeps_every_whole_message(
     before = SessionFile.create(CWD, "s1", root=root)
     before.append(UserMessage(content="first"))
     before.append(reply("answer"))
-    line = msgspec.json.encode(message_entry(INTERRUPTED, "1" * 8, before.pi_leaf))  # new files: Pi's format
+    line = pi_line(INTERRUPTED, "1" * 8, before.pi_leaf)  # new files: Pi's format
     with open(before.path, "ab") as out:  # the daemon was killed after `cut` bytes of this line
         out.write(line[:cut])
 
@@ -222,10 +226,10 @@ def test_lines_another_writer_appends_in_between_are_kept(tmp_path: Path) -> Non
     ours = SessionFile.create(CWD, "s1", root=tmp_path)
     ours.append(UserMessage(content="first"))
     with open(ours.path, "ab") as other:
-        other.write(msgspec.json.encode(message_entry(UserMessage(content="from Pi"), "2" * 8, ours.pi_leaf)) + b"\n")
+        other.write(pi_line(UserMessage(content="from Pi"), "2" * 8, ours.pi_leaf) + b"\n")
     ours.append(UserMessage(content="second"))
     with open(ours.path, "ab") as other:  # a whole record that lost only its newline
-        other.write(msgspec.json.encode(message_entry(UserMessage(content="torn"), "3" * 8, ours.pi_leaf)))
+        other.write(pi_line(UserMessage(content="torn"), "3" * 8, ours.pi_leaf))
     ours.append(UserMessage(content="third"))
     lines = ours.path.read_bytes().split(b"\n")
     assert lines[-1] == b""

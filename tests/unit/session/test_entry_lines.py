@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 
 from pi_rpc.ai.types import SystemMessage, TextContent, UserMessage
-from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE, entry_line, message_entry, message_head
+from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE, entry_line, message_head
 
 
 def test_the_line_is_the_entry_pi_keeps() -> None:
     message = UserMessage(content=[TextContent(text="hello")], timestamp=1)
     head = message_head(message, "0123abcd", None)
-    assert json.loads(bytes(entry_line(head, message))) == message_entry(message, "0123abcd", None) | {
-        "timestamp": head["timestamp"]
+    assert json.loads(bytes(entry_line(head, message))) == {
+        "type": "message",
+        "id": "0123abcd",
+        "parentId": None,
+        "timestamp": head["timestamp"],
+        "message": {"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": 1},
     }
 
 
