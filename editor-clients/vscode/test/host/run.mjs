@@ -252,7 +252,10 @@ async function uiEndToEnd(context, port, dirs) {
   const bashRow = page.locator(".quick-input-list .monaco-list-row", { hasText: "bash" }).first();
   await bashRow.waitFor();
   await bashRow.locator("input[type=checkbox], .monaco-checkbox, .quick-input-list-checkbox").first().click();
-  await page.keyboard.press("Enter");
+  // Accept only once the untick has landed (the row says so), and with the OK button: an Enter
+  // pressed while the list is still taking the click was sometimes lost, and no pick came back.
+  await page.locator('.quick-input-list .monaco-list-row[aria-checked="false"]', { hasText: "bash" }).first().waitFor({ timeout: 30_000 });
+  await page.locator(".quick-input-widget .quick-input-action .monaco-button", { hasText: "OK" }).first().click();
   const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "Pi tools:" }).first();
   await toast.waitFor({ timeout: 30_000 });
   const toastText = await toast.innerText();
