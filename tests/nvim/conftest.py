@@ -115,6 +115,20 @@ def cmdline(pid: int) -> str:
         return ""
 
 
+def run_shell(*needles: str) -> int:
+    """The pid of the one shell whose command line holds every needle, the leader of the run's
+    process group. bash forks before it runs a command: until the child's exec, that child carries
+    the same command line, so a child of a match is not a second shell."""
+    found = [
+        int(p) for p in os.listdir("/proc") if p.isdigit() and all(needle in cmdline(int(p)) for needle in needles)
+    ]
+    shells = [pid for pid in found if (fields := stat_fields(pid)) is not None and int(fields[1]) not in found]
+    assert len(shells) == 1, f"one shell for {needles}: {found}"
+    fields = stat_fields(shells[0])
+    assert fields is not None and int(fields[2]) == shells[0], "the run's shell leads its own process group"
+    return shells[0]
+
+
 def stat_fields(pid: int) -> list[str] | None:
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()

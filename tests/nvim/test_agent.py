@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
 import pytest
 
-from .conftest import cmdline, live_group_members, require_daemon, stat_fields, wait_exit
+from .conftest import live_group_members, require_daemon, run_shell, wait_exit
 
 pytestmark = pytest.mark.nvim
 
@@ -123,15 +122,9 @@ def test_abort_stops_a_long_bash_and_kills_its_processes(make_editor: Any, tmp_p
     ed.wait_chat(f"out-{marker}")
     assert ed.lua("return require('pi_rpc').statusline()") == "π bash"
     assert "— ⏳ running" in ed.chat_text()
-    found = [int(p) for p in os.listdir("/proc") if p.isdigit() and f"never-{marker}" in cmdline(int(p))]
-    # bash forks before it runs `sleep`: until the exec, that child carries the same command line.
-    shells = [pid for pid in found if (fields := stat_fields(pid)) is not None and int(fields[1]) not in found]
-    assert len(shells) == 1
-    fields = stat_fields(shells[0])
-    assert fields is not None
-    pgid = int(fields[2])
+    pgid = run_shell(f"never-{marker}")
     members = live_group_members(pgid)
-    assert shells[0] in members
+    assert pgid in members
 
     ed.nvim.command("PiAbort")
     ed.wait(IDLE)

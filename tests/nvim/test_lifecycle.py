@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import cmdline, live_group_members, require_daemon, stat_fields, wait_exit
+from .conftest import live_group_members, require_daemon, run_shell, wait_exit
 
 pytestmark = pytest.mark.nvim
 
@@ -60,15 +60,7 @@ def test_quitting_neovim_during_a_run_leaves_no_process(make_editor: Any, tmp_pa
     ed.nvim.command("PiPrompt run it")
     ed.wait_chat(f"go-{marker}")
     daemon = ed.daemon_pid()
-    shells = [
-        int(p)
-        for p in os.listdir("/proc")
-        if p.isdigit() and marker in cmdline(int(p)) and "sleep 30" in cmdline(int(p))
-    ]
-    assert len(shells) == 1
-    fields = stat_fields(shells[0])
-    assert fields is not None
-    group = live_group_members(int(fields[2]))
+    group = live_group_members(run_shell(marker, "sleep 30"))
 
     quit_editor(ed)
     assert wait_exit(daemon), "the daemon outlived Neovim"
