@@ -533,6 +533,7 @@ class AgentSession:
             active_tools=self.active_tools,
             scripted=self.scripted,
             session_file=self.session_file,
+            session_name=self.session_name,
             approval_policy=self.approvals.policy,
             pending_approvals=[request.tool_call_id for request in self.approvals.pending.values()],
         )

@@ -76,6 +76,7 @@ class SessionSummary(Wire, kw_only=True):
     modified: str
     message_count: int
     first_message: str
+    name: str | None = None  # its latest `session_info` name (`session/setName`, Pi's `/name`)
 
 
 _decode_header = msgspec.json.Decoder(SessionHeader).decode
@@ -396,9 +397,10 @@ def find_session_anywhere(session_id: str, root: Path | None = None) -> Path | N
 
 def _summary(path: Path) -> SessionSummary | None:
     try:
-        header, messages = load_session(path)
+        header, entries = load_entries(path)
     except (OSError, ValueError, IndexError):
         return None
+    messages = entries.context()
     first = next((text_of(m.content) for m in messages if isinstance(m, UserMessage)), "")
     modified = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat()
     return SessionSummary(
@@ -408,4 +410,5 @@ def _summary(path: Path) -> SessionSummary | None:
         modified=modified,
         message_count=len(messages),
         first_message=first[:200],
+        name=entries.name(),
     )

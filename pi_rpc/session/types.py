@@ -55,6 +55,7 @@ class SessionState(Wire, kw_only=True):
     active_tools: list[str]
     scripted: bool
     session_file: str | None
+    session_name: str | None  # `session/setName`'s, kept in the file; null until named
     approval_policy: ApprovalPolicy
     # Tool calls waiting for the user's approval.
     pending_approvals: list[str]

@@ -62,6 +62,7 @@ async def test_slash_commands_are_listed_after_the_session_and_answered_without_
             "thinking",
             "tools",
             "stats",
+            "name",
             "review",
         ]
         review = listed["availableCommands"][-1]

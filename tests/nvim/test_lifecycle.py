@@ -152,15 +152,27 @@ def test_pisessions_resumes_a_stored_conversation(make_editor: Any) -> None:
         "require('pi_rpc.chat').text():find('It says hello.', 1, true) ~= nil"
     )
     first = ed.request("state")["result"]["sessionId"]
+    ed.nvim.command("PiName readme")
+    ed.wait("vim.fn.execute('messages'):find('session named \"readme\"', 1, true) ~= nil")
+    # Without a name, :PiName asks, the current name filled in; vim.ui.input stands in for the user.
+    ed.lua("vim.ui.input = function(opts, on_confirm) _G.pi_default = opts.default on_confirm('readme tour') end")
+    ed.nvim.command("PiName")
+    ed.wait("vim.fn.execute('messages'):find('session named \"readme tour\"', 1, true) ~= nil")
+    assert ed.lua("return _G.pi_default") == "readme"
+    assert ed.request("state")["result"]["sessionName"] == "readme tour"
     ed.nvim.command("PiNew")
     ed.wait("require('pi_rpc.chat').text():find('It says hello.', 1, true) == nil")
-    # vim.ui.select stands in for the user's choice: the newest stored session that is not empty.
+    # vim.ui.select stands in for the user: it keeps the lines the picker showed and chooses the
+    # newest stored session that is not empty.
     ed.lua(
-        "vim.ui.select = function(items, _, on_choice) "
+        "vim.ui.select = function(items, opts, on_choice) "
+        "_G.pi_shown = vim.tbl_map(opts.format_item, items) "
         "for _, s in ipairs(items) do if s.messageCount > 0 then return on_choice(s) end end end"
     )
     ed.nvim.command("PiSessions")
     ed.wait("require('pi_rpc.chat').text():find('It says hello.', 1, true) ~= nil")
+    shown = ed.lua("return _G.pi_shown")
+    assert any(line.endswith("msgs  readme tour") for line in shown), shown  # named: shown by its name
     text = ed.chat_text()
     assert "what does the readme say" in text and "Reading it." in text and "read" in text
     state = ed.request("state")["result"]

@@ -61,6 +61,10 @@ command("PiSessions", function()
   pi().sessions()
 end, { desc = "pi-rpc: resume a stored session of this workspace" })
 
+command("PiName", function(a)
+  pi().name_session(a.args)
+end, { nargs = "?", desc = "pi-rpc: name the session (:PiSessions lists it by its name)" })
+
 command("PiNew", function()
   pi().new_session()
 end, { desc = "pi-rpc: new session (aborts any run)" })

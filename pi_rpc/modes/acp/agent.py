@@ -271,7 +271,9 @@ class AcpAgent:
             found = list_all_sessions(self.config.session_root)
         return ListSessionsResponse(
             sessions=[
-                SessionInfo(session_id=s.session_id, cwd=folder, title=s.first_message or None, updated_at=s.modified)
+                SessionInfo(
+                    session_id=s.session_id, cwd=folder, title=s.name or s.first_message or None, updated_at=s.modified
+                )
                 for folder, s in found
             ]
         )
@@ -288,6 +290,7 @@ class AcpAgent:
                     ConfigOptionUpdate(
                         session_update="config_option_update", config_options=[*config_options(session)]
                     ),
+                    info_update(session),  # `/name` retitles the session
                 ],
             )
             return PromptResponse(stop_reason="end_turn")

@@ -70,6 +70,13 @@ async def _compact(session: AgentSession, argument: str) -> str:
     )
 
 
+async def _name(session: AgentSession, argument: str) -> str:
+    if argument:
+        session.set_session_name(argument)  # kept in the session file, as Pi's `/name` keeps it
+    current = session.session_name
+    return f"Session name: {current}" if current else "This session has no name. `/name <name>` gives it one."
+
+
 BUILT_IN: dict[str, Command] = {
     c.name: c
     for c in (
@@ -83,6 +90,7 @@ BUILT_IN: dict[str, Command] = {
         Command("thinking", "Show or set the thinking level", "off | minimal | low | medium | high | xhigh", _thinking),
         Command("tools", "List the tools, with their MCP servers", None, _tools),
         Command("stats", "Tokens and cost of this session", None, _stats),
+        Command("name", "Show or set the session's name (its title in the session list)", "the new name", _name),
     )
 }
 

@@ -74,6 +74,23 @@ async def test_a_turn_ends_with_the_session_title_and_its_usage(workspace: Path)
     assert_schema_exact(editor)
 
 
+async def test_slash_name_retitles_the_session_here_and_in_the_list(workspace: Path) -> None:
+    editor = Editor()
+    async with acp_agent(session_config(workspace, REPLIES), editor) as agent:
+        session = await agent.new_session(cwd=str(workspace))
+        await agent.prompt(session_id=session.session_id, prompt=text("list files"))
+        answer = await agent.prompt(session_id=session.session_id, prompt=text("/name  Tidy the docs "))
+        assert answer.stop_reason == "end_turn"
+        listed = await agent.list_sessions(cwd=str(workspace))
+    updates = editor.updates()
+    said = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert said[-1] == "Session name: Tidy the docs"
+    titles = [u["title"] for u in updates if u["sessionUpdate"] == "session_info_update"]
+    assert titles == ["list files", "Tidy the docs"]
+    assert [(s.session_id, s.title) for s in listed.sessions] == [(session.session_id, "Tidy the docs")]
+    assert_schema_exact(editor)
+
+
 async def test_close_forgets_a_session_and_resume_brings_it_back_without_a_replay(workspace: Path) -> None:
     editor = Editor()
     async with acp_agent(session_config(workspace, REPLIES), editor) as agent:

@@ -181,6 +181,7 @@ async def test_sessions_new_list_load_and_stats(workspace: Path) -> None:
         assert new_id != first_id and await editor.request("messages") == {"messages": []}
         listed = (await editor.request("session/list"))["sessions"]
         assert [s["sessionId"] for s in listed] == [first_id] and listed[0]["firstMessage"] == "hello"
+        assert listed[0]["name"] is None
         assert await editor.request("session/load", {"sessionId": first_id}) == {
             "sessionId": first_id,
             "messageCount": count,
@@ -189,6 +190,16 @@ async def test_sessions_new_list_load_and_stats(workspace: Path) -> None:
         with pytest.raises(RpcError) as missing:
             await editor.request("session/load", {"sessionId": "nope"})
         assert missing.value.code == NOT_FOUND and missing.value.message == "Session not found: nope"
+
+
+async def test_a_named_session_is_listed_by_its_name(workspace: Path) -> None:
+    async with jsonrpc_editor(session_config(workspace, script(HELLO))) as editor:
+        named = (await editor.request("state"))["sessionId"]
+        await editor.request("prompt", {"message": "hello"})
+        assert await editor.request("session/setName", {"name": "  release notes "}) == {"name": "release notes"}
+        await editor.request("session/new")
+        listed = {s["sessionId"]: s for s in (await editor.request("session/list"))["sessions"]}
+        assert (listed[named]["name"], listed[named]["firstMessage"]) == ("release notes", "hello")
 
 
 async def test_an_approval_is_asked_of_the_editor_and_its_answer_decides(workspace: Path) -> None:

@@ -284,6 +284,31 @@ function M.sessions()
   require("pi_rpc.pickers").sessions()
 end
 
+--- :PiName [name]: name the session (kept in its file); :PiSessions lists it by that name.
+--- Without a name, asks for one with the current name filled in.
+---@param name string
+function M.name_session(name)
+  wire()
+  if vim.trim(name) == "" then
+    daemon.request("state", nil, function(_, state)
+      local current = util.get(state, "sessionName")
+      vim.ui.input({ prompt = "Session name: ", default = type(current) == "string" and current or "" }, function(input)
+        if input and vim.trim(input) ~= "" then
+          M.name_session(input)
+        end
+      end)
+    end)
+    return
+  end
+  daemon.request("session/setName", { name = name }, function(err, result)
+    if err then
+      util.notify("session/setName failed: " .. tostring(err.message), vim.log.levels.ERROR)
+    else
+      util.notify(("session named %q"):format(result.name))
+    end
+  end)
+end
+
 --- :PiEdit: the input prefilled with the last prompt, to change and send again.
 function M.edit_last()
   if not last_prompt then

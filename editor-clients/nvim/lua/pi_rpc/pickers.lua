@@ -125,8 +125,9 @@ function M.sessions(cb)
       prompt = "Resume a session",
       format_item = function(s)
         local when = (s.modified or ""):gsub("T", " "):sub(1, 16)
-        local first = (s.firstMessage or ""):gsub("\n", " ")
-        return ("%s  %3d msgs  %s"):format(when, s.messageCount or 0, first:sub(1, 60))
+        -- A named session (session/setName, Pi's /name) is shown by its name.
+        local title = (s.name ~= vim.NIL and s.name or s.firstMessage or ""):gsub("\n", " ")
+        return ("%s  %3d msgs  %s"):format(when, s.messageCount or 0, title:sub(1, 60))
       end,
     }, function(s)
       if not s then

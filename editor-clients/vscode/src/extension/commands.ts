@@ -13,8 +13,9 @@ export async function pickSession(session: FolderSession): Promise<void> {
     [
       { label: "$(add) New Session", sessionId: "" },
       ...sessions.map((s) => ({
-        label: s.firstMessage || "(empty)",
-        description: `${s.messageCount} messages`,
+        // A named session (Pi's /name) shows its name, and its first message beside it.
+        label: s.name || s.firstMessage || "(empty)",
+        description: s.name ? `${s.messageCount} messages · ${s.firstMessage}` : `${s.messageCount} messages`,
         detail: new Date(s.modified).toLocaleString(),
         sessionId: s.sessionId,
       })),
@@ -24,6 +25,21 @@ export async function pickSession(session: FolderSession): Promise<void> {
   if (!pick) return;
   if (pick.sessionId) await session.loadSession(pick.sessionId);
   else await session.newSession();
+}
+
+/** Names the current session (kept in its file): `Pi: Sessions` lists it by that name. The name
+ * comes from the command's argument (a keybinding's `args`) or an input box. */
+export async function nameSession(session: FolderSession, name?: string): Promise<void> {
+  const client = await session.client();
+  const value = typeof name === "string" ? name : await vscode.window.showInputBox({
+    title: "Name this Pi session",
+    prompt: "Pi: Sessions lists the session by this name",
+    value: (await client.request("state")).sessionName ?? "",
+    validateInput: (text) => (text.trim() ? undefined : "A name cannot be empty."),
+  });
+  if (value === undefined) return;
+  const named = await client.request("session/setName", { name: value });
+  void vscode.window.showInformationMessage(`Pi session named “${named.name}”`);
 }
 
 export async function pickTools(session: FolderSession): Promise<void> {

@@ -4,7 +4,7 @@ import type { AgentEvent, ImageInput } from "../protocol";
 import type { SendMode, ViewToHost } from "../common/bridge";
 import { APPROVAL_SCHEME, ApprovalPrompts } from "./approvalPrompts";
 import { ChatViewProvider } from "./chatView";
-import { pickApprovalPolicy, pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
+import { nameSession, pickApprovalPolicy, pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
 import { BEFORE_SCHEME, BeforeContentProvider, openDiff, openLog } from "./documents";
 import { errorText, FolderSession, type SessionListener } from "./folderSession";
 import { readSettings } from "./settings";
@@ -183,6 +183,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     vscode.commands.registerCommand("pi.abort", guarded(() => requireSession().abort())),
     vscode.commands.registerCommand("pi.newSession", guarded(() => requireSession().newSession())),
     vscode.commands.registerCommand("pi.sessions", guarded(() => pickSession(requireSession()))),
+    vscode.commands.registerCommand("pi.nameSession", guarded((name?: string) => nameSession(requireSession(), name))),
     vscode.commands.registerCommand("pi.showTools", guarded(() => pickTools(requireSession()))),
     vscode.commands.registerCommand("pi.selectModel", guarded(() => pickModel(requireSession()))),
     vscode.commands.registerCommand("pi.selectThinking", guarded(() => pickThinking(requireSession()))),

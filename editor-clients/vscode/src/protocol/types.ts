@@ -330,6 +330,7 @@ cwd: string
 activeTools: string[]
 scripted: boolean
 sessionFile: (string | null)
+sessionName: (string | null)
 approvalPolicy: ("acceptEdits" | "ask" | "auto" | "readOnly")
 pendingApprovals: string[]
 }
@@ -552,6 +553,7 @@ started: string
 modified: string
 messageCount: number
 firstMessage: string
+name?: (string | null)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema

@@ -204,6 +204,14 @@ async function uiEndToEnd(context, port, dirs) {
   await widenSidebar(page, 180);
   await screenshotChat(page, join(OUT, "chat-after-tool-session.png"));
 
+  // Pi: Name Session names it; Pi: Sessions lists it by that name after the reload (below).
+  await runCommand(page, "Pi: Name Session");
+  await page.locator(".quick-input-widget .quick-input-box input").first().fill("Tool tour");
+  await page.keyboard.press("Enter");
+  await page.locator(".notifications-toasts .notification-list-item", { hasText: "Pi session named “Tool tour”" }).first()
+    .waitFor({ timeout: 30_000 })
+    .then(() => check(true, "Pi: Name Session named the session"), () => check(false, "Pi: Name Session named the session"));
+
   // Approvals: "Pi: Approval Policy" → ask; an edit then waits with its diff editor and the card's
   // buttons (screenshot), and Allow in the card runs it.
   await runCommand(page, "Pi: Approval Policy");
@@ -277,7 +285,7 @@ async function uiEndToEnd(context, port, dirs) {
   // Session history after the reload: session/list, then session/load replays the tool session.
   await page.locator(".statusbar .statusbar-item", { hasText: "Pi" }).first().waitFor({ timeout: 60_000 });
   await runCommand(page, "Pi: Sessions");
-  await pickItem(page, "tour");
+  await pickItem(page, "Tool tour"); // the name given above: the list's label for that session
   const restored = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await restored.locator(".tool[data-tool=bash] .tool-notice").waitFor({ timeout: 20_000 })
     .then(() => check(true, "Pi: Sessions reopened the tool session with its cards"),
