@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -29,6 +30,7 @@ from pi_rpc.session.settings import (
     save_workspace_allow_rule,
 )
 from pi_rpc.session.store import list_sessions
+from pi_rpc.session.warm_up import first_prompt_steps
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import servers_from_settings
 from pi_rpc.tools.pending_writes import sweep_stale_temp_files
@@ -318,14 +320,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (ModelSetupError, SettingsError, RuleError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
+    # Readied while the daemon waits for its first prompt (session/warm_up.py).
+    warm_up = first_prompt_steps(config)
     if args.mode in ("pi", "rpc"):
         from pi_rpc.modes.pi.server import PiDaemon
 
-        anyio.run(run_daemon, PiDaemon(config).run, http)
+        anyio.run(run_daemon, functools.partial(PiDaemon(config).run, warm_up), http)
     elif args.mode == "acp":
         from pi_rpc.modes.acp.server import AcpDaemon
 
-        anyio.run(run_daemon, AcpDaemon(config).run, http)
+        anyio.run(run_daemon, functools.partial(AcpDaemon(config).run, warm_up), http)
     elif args.mode == "lsp":
         from pi_rpc.modes.lsp.server import LspDaemon
 
@@ -335,11 +339,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         def follow(root: str) -> SessionConfig:
             return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}), http)
 
-        anyio.run(run_daemon, LspDaemon(config, workspace_config=None if pinned else follow).run, http)
+        lsp = LspDaemon(config, workspace_config=None if pinned else follow)
+        anyio.run(run_daemon, functools.partial(lsp.run, warm_up), http)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon
 
-        anyio.run(run_daemon, Daemon(config, framing=args.framing).run, http)
+        anyio.run(run_daemon, functools.partial(Daemon(config, framing=args.framing).run, warm_up), http)
     sys.stderr.flush()
     # A reader thread may still sit in read(0): leave without waiting for it.
     os._exit(0)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamFn, StreamOptions, retry_base_from_env
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
     from pi_rpc.ai.redact import request_secrets  # not `redact`: importing pi_rpc.ai.redact rebinds that name
-    from pi_rpc.ai.registry import get_stream_fn
+    from pi_rpc.ai.registry import get_stream_fn, load_provider
     from pi_rpc.ai.server_models import ModelListError, list_server_models
     from pi_rpc.ai.stream import AssistantBuilder, TextParts
     from pi_rpc.ai.types import (
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
         text_of,
     )
     from pi_rpc.ai.usage import add_usage
-    from pi_rpc.ai.validation import json_schema_of, validate_tool_arguments
+    from pi_rpc.ai.validation import json_schema_of, prepare_validator, validate_tool_arguments
 
 __all__ = [
     "AssistantBuilder",
@@ -141,10 +141,12 @@ __all__ = [
     "line_of_path",
     "list_models",
     "list_server_models",
+    "load_provider",
     "load_script",
     "no_model_message",
     "not_found_hint",
     "pi_agent_dir",
+    "prepare_validator",
     "request_secrets",
     "retry_base_from_env",
     "supported_thinking_levels",

@@ -117,6 +117,15 @@ def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
     return schema, _compile(schema)
 
 
+def prepare_validator(parameters: type[msgspec.Struct] | dict[str, Any]) -> None:
+    """Compile (and keep) the validator of these parameters now, jsonschema's import included,
+    rather than at the tool's first call."""
+    if isinstance(parameters, dict):
+        _dict_validator(json.dumps(parameters))
+    else:
+        _struct_validator(parameters)
+
+
 # --- entry point --------------------------------------------------------------------------------
 
 

@@ -22,12 +22,14 @@ differently, and the skeleton does not pretend otherwise:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 import anyio
 import anyio.abc
 
 from pi_rpc.modes.stdio import EXIT_ABORT_SECONDS, StdoutSink, claim_stdout, watch_signals
+from pi_rpc.session.warm_up import Step, run_warm_up
 from pi_rpc.tools.process import kill_all_process_groups
 
 # How long the last flush (and the front end's `release`) may take before the daemon exits anyway.
@@ -59,8 +61,9 @@ class FrontEnd(Protocol):
         ...
 
 
-async def serve(front_end: FrontEnd, stdout_fd: int | None = None) -> None:
-    """Run `front_end` on stdin and stdout (or `stdout_fd`, left as it is) until a way out."""
+async def serve(front_end: FrontEnd, stdout_fd: int | None = None, warm_up: Sequence[Step] = ()) -> None:
+    """Run `front_end` on stdin and stdout (or `stdout_fd`, left as it is) until a way out; a
+    moment after the start, the `warm_up` steps ready the first prompt (session/warm_up.py)."""
     out_fd = stdout_fd if stdout_fd is not None else claim_stdout()
     sink = StdoutSink(out_fd, front_end.frame)
     await sink.open()
@@ -69,6 +72,8 @@ async def serve(front_end: FrontEnd, stdout_fd: int | None = None) -> None:
         await front_end.start(tasks, sink, stop)
         tasks.start_soon(_read_until_end, front_end, stop)
         tasks.start_soon(watch_signals, stop)
+        if warm_up:
+            tasks.start_soon(run_warm_up, warm_up)
         await stop.wait()
         await wind_down(front_end, sink)
         tasks.cancel_scope.cancel("daemon exiting")

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     )
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
     from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBashError
+    from pi_rpc.session.warm_up import first_prompt_steps, run_warm_up
 
 __all__ = [
     "APPROVAL_POLICIES",
@@ -90,6 +91,7 @@ __all__ = [
     "UserBashError",
     "choose_model",
     "demo_script_path",
+    "first_prompt_steps",
     "list_all_sessions",
     "list_sessions",
     "load_settings",
@@ -99,6 +101,7 @@ __all__ = [
     "private_workspace_subfolder",
     "provider_key_variables",
     "resolve_default_tools",
+    "run_warm_up",
     "save_workspace_allow_rule",
     "sessions_root",
     "settings_paths",

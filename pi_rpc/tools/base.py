@@ -27,3 +27,6 @@ class ToolDefinition(AgentTool):
     preview: DefinitionPreview | None = None
     # Where the tool comes from, for `tools/list`: "builtin", or "mcp:<server>" (tools/mcp.py).
     source: str = "builtin"
+    # Readies what its first call would otherwise start (bash: the process supervisor); a fresh
+    # daemon calls it while it waits for its first prompt (session/warm_up.py).
+    prepare: Callable[[], None] | None = None

@@ -24,7 +24,7 @@ from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, Tool
 from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
-from pi_rpc.tools.process import ProcessTable, run_process_group
+from pi_rpc.tools.process import ProcessTable, run_process_group, start_supervisor
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, without_withheld
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
 
@@ -104,6 +104,10 @@ class LocalShellOperations:
     command_prefix: str = ""  # shell setup that is not part of the tool's commandPrefix
     # Who owns what a command leaves running (the session); None: no session does.
     processes: ProcessTable | None = None
+
+    def prepare(self) -> None:
+        """What the first command would start: the process supervisor."""
+        start_supervisor()
 
     async def exec(
         self,
@@ -368,6 +372,7 @@ def create_shell_tool_definition(
         final_update_on_abort=True,
         mutating=True,
         preview=preview_command,
+        prepare=operations.prepare if isinstance(operations, LocalShellOperations) else None,
     )
 
 

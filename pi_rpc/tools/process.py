@@ -313,6 +313,10 @@ class _Supervisor:
                     if attempt == 2:
                         raise
 
+    def start(self) -> None:
+        with self._lock:
+            self._running()
+
     def _running(self) -> socket.socket:
         if self._proc is not None and self._proc.poll() is not None:
             self._stop()
@@ -350,6 +354,13 @@ class _Supervisor:
 
 
 _supervisor = _Supervisor()
+
+
+def start_supervisor() -> None:
+    """Start the supervisor (which forks its spare keeper) now, not at the first command: a fresh
+    daemon readies itself so while it waits for its first prompt."""
+    if SUPERVISED:
+        _supervisor.start()
 
 
 def _output_pipe() -> tuple[int, int]:

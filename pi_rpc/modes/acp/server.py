@@ -8,6 +8,7 @@ tools started killed, the connection closed, the output flushed, exit 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 import acp
@@ -21,6 +22,7 @@ from pi_rpc.modes.daemon import serve
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, encode_jsonl
 from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session.session import SessionConfig
+from pi_rpc.session.warm_up import Step
 
 
 class AcpDaemon:
@@ -39,8 +41,8 @@ class AcpDaemon:
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
 
-    async def run(self) -> None:
-        await serve(self, self.stdout_fd)
+    async def run(self, warm_up: Sequence[Step] = ()) -> None:
+        await serve(self, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return encode_jsonl(body)

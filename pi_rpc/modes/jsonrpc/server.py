@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 import anyio
@@ -35,6 +35,7 @@ from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.modes.jsonrpc.rpc import Rpc
 from pi_rpc.modes.stdio import StdoutSink, read_frames
 from pi_rpc.session.session import AgentSession, SessionConfig
+from pi_rpc.session.warm_up import Step
 
 _log = logging.getLogger(__name__)
 
@@ -61,8 +62,8 @@ class Daemon:
         self._shutting_down = False
         self._hinted_json_lines = False
 
-    async def run(self) -> None:
-        await serve(self, self.stdout_fd)
+    async def run(self, warm_up: Sequence[Step] = ()) -> None:
+        await serve(self, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return encode_lsp(body) if self.framing == "lsp" else encode_jsonl(body)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import anyio
@@ -36,6 +36,7 @@ from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
 from pi_rpc.modes.lsp.runs import Runs
 from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionConfig
+from pi_rpc.session.warm_up import Step
 
 _log = logging.getLogger(__name__)
 
@@ -88,8 +89,8 @@ class LspDaemon:
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
 
-    async def run(self) -> None:
-        await serve(self, self.stdout_fd)
+    async def run(self, warm_up: Sequence[Step] = ()) -> None:
+        await serve(self, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return body  # pygls frames the messages itself

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -28,6 +29,7 @@ from pi_rpc.modes.pi.extension_ui import PiDialogs
 from pi_rpc.modes.pi.session_commands import SESSION_REFUSALS, CommandFailed, execute_session_command
 from pi_rpc.modes.stdio import StdoutSink, read_frames
 from pi_rpc.session.session import AgentSession, SessionConfig
+from pi_rpc.session.warm_up import Step
 
 _log = logging.getLogger(__name__)
 
@@ -51,8 +53,8 @@ class PiDaemon:
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
 
-    async def run(self) -> None:
-        await serve(self, self.stdout_fd)
+    async def run(self, warm_up: Sequence[Step] = ()) -> None:
+        await serve(self, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return encode_jsonl(body)

@@ -84,3 +84,34 @@ async def test_the_protocols_exit_winds_down_while_input_is_still_open() -> None
     steps, output = await run_with_input(b"one\nexit\n", exit_on=b"exit")
     assert steps == ["start", "read", "close", "release"]  # the reader is cancelled, not finished
     assert output == b"<hello>\n<one>\n<exit>\n<closed>\n"
+
+
+async def test_the_warm_up_runs_while_the_daemon_waits_for_input() -> None:
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    front_end = Recorder(stdin_r, exit_on=b"exit")
+    warmed = anyio.Event()
+    try:
+        with anyio.fail_after(30):  # a guard against a hang, not a timing assertion
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(serve, front_end, stdout_w, [lambda: front_end.steps.append("warm"), warmed.set])
+                await warmed.wait()
+                os.write(stdin_w, b"exit\n")
+    finally:
+        for fd in (stdin_r, stdin_w, stdout_r, stdout_w):
+            os.close(fd)
+    assert front_end.steps == ["start", "read", "warm", "close", "release"]
+
+
+async def test_a_daemon_that_ends_before_its_warm_up_ends_at_once() -> None:
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    os.close(stdin_w)  # the editor went away at once
+    front_end = Recorder(stdin_r)
+    try:
+        with anyio.fail_after(30):
+            await serve(front_end, stdout_w, [lambda: front_end.steps.append("warm")])
+    finally:
+        for fd in (stdin_r, stdout_r, stdout_w):
+            os.close(fd)
+    assert front_end.steps == ["start", "read", "end of input", "close", "release"]  # no step ran

@@ -1,0 +1,63 @@
+"""A fresh daemon readies itself for its first prompt while it waits for one.
+
+Start-up imports only what the first request needs (the daemon answers `initialize` sooner and
+sits smaller), so the first prompt used to pay for the rest: the model's provider module and
+httpx, jsonschema and each active tool's compiled validator, the HTTP client of the model's
+endpoint (its CA bundle, for https) and the process supervisor of the shell tools, about 100 ms
+on the first turn. An editor starts the daemon well before the user's first prompt, so that work
+is done once the daemon has been up for `WARM_UP_AFTER_S`, one step per pass of the event loop.
+
+Nothing here reaches the network or runs anything of the user's: no connection is opened, and the
+supervisor runs no command until one is asked for. A step that fails is logged and skipped; the
+first prompt then meets the same failure where it is reported properly.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Sequence
+
+import anyio
+import anyio.lowlevel
+
+from pi_rpc.ai.registry import load_provider
+from pi_rpc.ai.validation import prepare_validator
+from pi_rpc.session.config import SessionConfig
+
+_log = logging.getLogger(__name__)
+
+# Long enough that a client's first requests (initialize, state, a prompt sent at once) are not
+# kept waiting behind a step; short against the seconds before a user's first prompt.
+WARM_UP_AFTER_S = 0.25
+
+Step = Callable[[], object]
+
+
+def first_prompt_steps(config: SessionConfig) -> list[Step]:
+    """What the session's first prompt would do first, in the order it would."""
+    steps: list[Step] = []
+    choice = config.model
+    if choice is not None:
+        steps.append(functools.partial(load_provider, choice.model.api))
+        if choice.http is not None and not choice.scripted:
+            steps.append(functools.partial(choice.http.client_for, choice.model.base_url))
+    for name in config.active_tools:
+        tool = config.tools.get(name)
+        if tool is None:
+            continue
+        steps.append(tool.declaration)
+        steps.append(functools.partial(prepare_validator, tool.parameters))
+        if tool.prepare is not None:
+            steps.append(tool.prepare)
+    return steps
+
+
+async def run_warm_up(steps: Sequence[Step], after_s: float = WARM_UP_AFTER_S) -> None:
+    await anyio.sleep(after_s)
+    for step in steps:
+        try:
+            step()
+        except Exception:  # the first prompt meets it again, and reports it there
+            _log.debug("warm-up step %r failed", step, exc_info=True)
+        await anyio.lowlevel.checkpoint()  # a request that came in meanwhile goes first
