@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import os
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -289,3 +290,102 @@ def test_definition_checks_tell_stale_names_from_real_ones() -> None:
     assert not definitions.defines(validation, "validate_tool_args")
     assert definitions.defines(PACKAGE / "session" / "runs.py", "SessionRuns.abort")
     assert not definitions.defines(PACKAGE / "session" / "runs.py", "SessionRuns.finish")
+
+
+# --- citations a clone can follow ------------------------------------------------------------------
+
+# The folders whose text is ours: what they cite must be in the repository.
+OUR_FOLDERS = ("pi_rpc", "tests", "docs", "protocol", "bench", "editor-clients")
+# Installed, generated or vendored: not ours to word.
+NOT_OURS = {"node_modules", "__pycache__", ".venv", "out", "dist", ".vscode-test"}
+NOT_OUR_FILES = {"package-lock.json"}
+# An issue tracker's numbers, and the items of an issue, name nothing a clone has: say what is
+# tested, and cite BEHAVIOUR.md or a doc's section. A link to a dependency's issue is fine.
+TRACKER_REFERENCE = re.compile(r"\bissues?(?:\s*#?\d+|\s+items?\b)", re.IGNORECASE)
+# A section of one of our docs: `protocol/PROTOCOL.md, "Scripted model"`, `PROTOCOL.md ("Errors")`.
+SECTION_CITATION = re.compile(r"\b((?:[\w.-]+/)*[A-Z][A-Z_]*\.md),?\s+\(?\"([^\"]+)\"")
+DOC_FOLDERS = {"PROTOCOL.md": "protocol", "ARCHITECTURE.md": "docs", "BEHAVIOUR.md": "docs", "CONFIGURATION.md": "docs"}
+HEADING = re.compile(r"^#+\s+(.+?)\s*$", re.MULTILINE)
+
+
+def our_text_files() -> list[Path]:
+    files = [ROOT / "README.md"]
+    for folder in OUR_FOLDERS:
+        for directory, subfolders, names in os.walk(ROOT / folder):
+            subfolders[:] = sorted(name for name in subfolders if name not in NOT_OURS)
+            files += [Path(directory, name) for name in sorted(names) if name not in NOT_OUR_FILES]
+    return [path for path in files if _is_text(path)]
+
+
+def _is_text(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def tracker_references(text: str) -> list[str]:
+    return [match.group() for match in TRACKER_REFERENCE.finditer(text)]
+
+
+def test_no_tracker_issue_numbers_in_the_repository() -> None:
+    files = our_text_files()
+    assert ROOT / "pi_rpc" / "cli.py" in files and ROOT / "bench" / "README.md" in files
+    found = {
+        str(path.relative_to(ROOT)): refs for path in files if (refs := tracker_references(path.read_text("utf-8")))
+    }
+    assert found == {}
+
+
+def test_tracker_references_are_told_from_words_and_links() -> None:
+    issue = "Issue"  # spelled apart, so that this file does not cite what it tests for
+    text = f"{issue} 9 item 4; ({issue.lower()} 18); {issue.lower()}s 3/4; {issue} #12; {issue} items 1 and 7"
+    assert tracker_references(text) == [
+        f"{issue} 9",
+        f"{issue.lower()} 18",
+        f"{issue.lower()}s 3",
+        f"{issue} #12",
+        f"{issue} items",
+    ]
+    fine = "github.com/x/y/issues/123, Re-issue the tool call, an issue number, me@example.org issue#"
+    assert tracker_references(fine) == []
+
+
+def headings(doc: Path) -> set[str]:
+    return {heading.replace("`", "") for heading in HEADING.findall(doc.read_text(encoding="utf-8"))}
+
+
+def section_problem(source: Path, doc_name: str, section: str) -> str | None:
+    named = ROOT / doc_name
+    if not named.is_file() and doc_name in DOC_FOLDERS:
+        named = ROOT / DOC_FOLDERS[doc_name] / doc_name
+    if not named.is_file():
+        return f"{source.relative_to(ROOT)}: {doc_name} is not a doc of the repository"
+    wanted = " ".join(section.replace("`", "").split())
+    if any(h == wanted or h.startswith((f"{wanted} (", f"{wanted}:")) for h in headings(named)):
+        return None
+    return f'{source.relative_to(ROOT)}: {doc_name} has no section "{section}"'
+
+
+def test_every_cited_doc_section_exists() -> None:
+    problems, cited = [], 0
+    for path in our_text_files():
+        if path.suffix not in (".py", ".md", ".ts", ".lua"):
+            continue
+        for doc_name, section in SECTION_CITATION.findall(path.read_text(encoding="utf-8")):
+            cited += 1
+            if (problem := section_problem(path, doc_name, section)) is not None:
+                problems.append(problem)
+    assert cited > 3  # the pattern still finds the citations
+    assert problems == []
+
+
+def test_section_check_finds_headings_with_or_without_their_tail() -> None:
+    here = ROOT / "tests" / "test_docs.py"
+    assert section_problem(here, "protocol/PROTOCOL.md", "Scripted model") is None
+    assert section_problem(here, "PROTOCOL.md", "Agent Client Protocol") is None  # "… (`--mode acp`)"
+    assert section_problem(here, "PROTOCOL.md", "Pi's own RPC mode (--mode pi)") is None
+    assert section_problem(here, "docs/ARCHITECTURE.md", "Layers") is None
+    assert section_problem(here, "PROTOCOL.md", "Scripted") is not None
+    assert section_problem(here, "NOTES.md", "Layers") is not None
