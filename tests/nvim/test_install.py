@@ -53,7 +53,7 @@ def plain_nvim(nvim_bin: Path) -> Iterator[pynvim.Nvim]:
     finally:
         try:
             nvim.command("qa!")
-        except Exception:  # noqa: BLE001 - Neovim closing its end is the expected outcome
+        except Exception:  # Neovim closing its end is the expected outcome
             pass
         nvim.close()
 
