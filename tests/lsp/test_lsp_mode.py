@@ -337,5 +337,6 @@ async def test_a_prompt_while_a_run_is_going_is_refused_with_a_message(
     assert [(m.type, m.message) for m in client.messages] == [(lsp.MessageType.Error, busy)] * 2
     assert editor.text(uri) == question
     client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=running))
-    await editor.until(lambda: isinstance(client.progress_reports[running][-1], lsp.WorkDoneProgressEnd))
-    assert client.progress_reports[running][-1] == lsp.WorkDoneProgressEnd(message="Aborted")
+    reports = cast(list[Progress], client.progress_reports[running])
+    await editor.until(lambda: isinstance(reports[-1], lsp.WorkDoneProgressEnd))
+    assert reports[-1] == lsp.WorkDoneProgressEnd(message="Aborted")
