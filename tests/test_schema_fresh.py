@@ -1,4 +1,5 @@
-"""protocol/schema.json is generated from the wire Structs and must match them (issue 4)."""
+"""protocol/schema.json is generated from the wire Structs and must match them
+(docs/ARCHITECTURE.md, "Generated and recorded artefacts")."""
 
 from __future__ import annotations
 

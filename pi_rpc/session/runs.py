@@ -124,13 +124,16 @@ class SessionRuns:
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
     ) -> PromptOutcome:
         """Start a run and wait for its end, or queue the message into the running one."""
-        run = self.start(text, images, streaming_behavior)
+        return await self.outcome_of(self.start(text, images, streaming_behavior))
+
+    async def outcome_of(self, run: Run) -> PromptOutcome:
+        """`run`'s outcome once it settles. A run outlives whoever waits for it: a wait that is
+        cancelled ($/cancelRequest, a client gone) aborts the run gracefully."""
         if run.outcome is not None:  # queued: nothing to wait for, nothing to abort
             return run.outcome
         try:
             return await run.wait()
         except BaseException:
-            # The request was cancelled ($/cancelRequest, client gone): abort the run gracefully.
             with anyio.CancelScope(shield=True):
                 await self.abort()
             raise

@@ -423,6 +423,10 @@ class AgentSession:
     ) -> Run:
         return self.runs.start(text, images, streaming_behavior)
 
+    async def prompt_outcome(self, run: Run) -> PromptOutcome:
+        """The outcome of a run from `start_prompt`; cancelling the wait aborts the run."""
+        return await self.runs.outcome_of(run)
+
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         self.runs.steer(text, images)
 

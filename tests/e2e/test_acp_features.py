@@ -1,4 +1,4 @@
-"""`--mode acp` beyond the core (issue 13): model and thinking as config options, slash
+"""`--mode acp` beyond the core: model and thinking as config options, slash
 commands, session title and usage updates, session/resume and session/close. Every update the
 agent sends is checked closed-world against the SDK's schema models (no unknown field)."""
 

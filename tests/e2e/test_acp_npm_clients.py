@@ -1,7 +1,7 @@
-"""`--mode acp` driven by ACP clients from npm (issue 13's acceptance): the official TypeScript
-SDK's client (`@agentclientprotocol/sdk`) and a ready-made CLI client (`acpx`), both pinned in
-tests/acp_clients/package.json and installed there (git-ignored) from its lock file. Every
-message the agent sends is validated, closed-world, against the JSON Schema the npm SDK ships.
+"""`--mode acp` driven by ACP clients from npm (protocol/PROTOCOL.md, "Agent Client Protocol"): the
+official TypeScript SDK's client (`@agentclientprotocol/sdk`) and a ready-made CLI client (`acpx`),
+both pinned in tests/acp_clients/package.json and installed there (git-ignored) from its lock file.
+Every message the agent sends is validated, closed-world, against the JSON Schema the npm SDK ships.
 Skipped when Node or the registry is not available."""
 
 from __future__ import annotations

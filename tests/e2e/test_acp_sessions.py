@@ -1,5 +1,5 @@
-"""`--mode acp` session lifecycle and errors as an ACP client meets them (issue 13's bugs),
-driven by the official Python SDK's client over real pipes."""
+"""`--mode acp` session lifecycle and errors as an ACP client meets them (protocol/PROTOCOL.md,
+"Agent Client Protocol"), driven by the official Python SDK's client over real pipes."""
 
 from __future__ import annotations
 

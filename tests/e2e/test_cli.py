@@ -1,5 +1,5 @@
-"""The command line: --help, --version and bad arguments (issue 4; spec 5.2). The no-key default is in
-tests/reliability/test_defaults_no_model.py."""
+"""The command line: --help, --version and bad arguments (spec 5.2; README.md, "Command line"). The
+no-key default is in tests/reliability/test_defaults_no_model.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Compaction end to end against a real loopback model server: a long scripted conversation is
-compacted automatically near the window, the recent turns stay verbatim, the next request fits,
-and `compact` works on demand (issue 15). Configured as a Pi user would: PI_CODING_AGENT_DIR holds
-models.json and settings.json."""
+compacted automatically near the window, the recent turns stay verbatim, the next request fits, and
+`compact` works on demand (protocol/PROTOCOL.md, "Compaction"). Configured as a Pi user would:
+PI_CODING_AGENT_DIR holds models.json and settings.json."""
 
 from __future__ import annotations
 

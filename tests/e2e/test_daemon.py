@@ -1,4 +1,5 @@
-"""The daemon as a subprocess over real pipes, in both framings (issue 4; spec 15.1, 16)."""
+"""The daemon as a subprocess over real pipes, in both framings (protocol/PROTOCOL.md, "Framing";
+spec 15.1, 16)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def test_scripted_session_runs_real_tools(spawn: Spawn, workspace: Path) -> None
     assert types[0] == "agent_start" and types[-2:] == ["agent_end", "agent_settled"]
     assert types.count("agent_end") == 1 and types.count("turn_start") == 4 == types.count("turn_end")
 
-    # message_update carries deltas only, never a cumulative message (issue 4).
+    # message_update carries deltas only, never a cumulative message (spec 16.6).
     updates = [e for e in events if e["type"] == "message_update"]
     assert all(set(e) == {"type", "assistantMessageEvent"} for e in updates)
     text = "".join(
@@ -256,7 +257,7 @@ def peak_rss_kib(pid: int) -> int:
 
 
 def test_200_mb_of_output_streams_through_bounded_memory(spawn: Spawn) -> None:
-    """issue 3/4: the daemon's peak memory stays bounded while 200 MB of output streams; the
+    """spec 10.4: the daemon's peak memory stays bounded while 200 MB of output streams; the
     full log holds every byte. (A bound on memory, which cannot flake, not on time.)"""
     client = spawn()
     baseline = peak_rss_kib(client.proc.pid)
@@ -273,7 +274,8 @@ def test_200_mb_of_output_streams_through_bounded_memory(spawn: Spawn) -> None:
 
 
 def test_a_large_prompt_is_accepted(spawn: Spawn) -> None:
-    """issue 4: messages up to the 64 MiB cap (e.g. a prompt with images) are accepted."""
+    """Messages up to the 64 MiB cap (e.g. a prompt with images) are accepted (protocol/PROTOCOL.md,
+    "Framing")."""
     client = spawn()
     data = "A" * (20 * 1024 * 1024)
     outcome = client.request("prompt", {"message": "big", "images": [{"data": data, "mimeType": "image/png"}]})

@@ -1,4 +1,4 @@
-"""The daemon against a real loopback model server (issue acceptance): `python -m pi_rpc --api
+"""The daemon against a real loopback model server: `python -m pi_rpc --api
 openai-completions|anthropic-messages --base-url http://127.0.0.1:PORT…` completes a multi-tool
 session end to end, reports provider failures, retries, and aborts a stalled stream.
 

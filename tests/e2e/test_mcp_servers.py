@@ -1,6 +1,7 @@
-"""MCP tool servers in every mode (issue 13): the test server of tests/mcp, written with the
-official `mcp` SDK, over stdio and over streamable HTTP on 127.0.0.1; the scripted model calls
-its tools; a killed server is a clear tool error, the session goes on, and exit stops it."""
+"""MCP tool servers in every mode (protocol/PROTOCOL.md, "MCP tool servers"): the test server of
+tests/mcp, written with the official `mcp` SDK, over stdio and over streamable HTTP on 127.0.0.1;
+the scripted model calls its tools; a killed server is a clear tool error, the session goes on, and
+exit stops it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""pi-rpc's `--mode rpc` prints what real Pi printed, scenario by scenario (issue 15 acceptance).
+"""pi-rpc's `--mode rpc` prints what real Pi printed, scenario by scenario (protocol/PROTOCOL.md,
+"Pi's own RPC mode").
 
 The transcripts in tests/e2e/pi_transcripts/ were recorded from `pi --mode rpc` of
 @mariozechner/pi-coding-agent 0.73.1 (`python -m tests.e2e.pi_parity record`); both agents ran

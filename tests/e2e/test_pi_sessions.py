@@ -1,5 +1,5 @@
 """A session file written by real Pi loads here, continues (appended in Pi's own entry format),
-forks, and still loads in Pi afterwards (issue 15, "Sessions in Pi's format")."""
+forks, and still loads in Pi afterwards (protocol/PROTOCOL.md, "Pi's own RPC mode")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """What a Pi user's folders bring to a session, end to end against a real loopback model server:
 AGENTS.md/CLAUDE.md text reaches the system prompt in Pi's order, skills are listed there, and a
-`/template args` prompt reaches the model expanded (issue 15, "Session core")."""
+`/template args` prompt reaches the model expanded (protocol/PROTOCOL.md, "Project context: context
+files, prompt templates, skills")."""
 
 from __future__ import annotations
 

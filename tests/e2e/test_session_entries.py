@@ -1,6 +1,7 @@
 """`session/entries` as a durable cursor, over real pipes: a client that remembers the last entry
 id it saw gets exactly what it missed, also from a new daemon that loaded the session after the
-first was killed, and a compaction made before the kill is still applied (issue 15)."""
+first was killed, and a compaction made before the kill is still applied (protocol/PROTOCOL.md,
+"Session entries")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Discovering what pi-rpc can do without reading its source (issue 18): every flag explains
-itself, a model name that does not exist gets the nearest real ones, and a client's `model/set`
-gets them too."""
+"""Discovering what pi-rpc can do without reading its source (README.md, "Command line"): every flag
+explains itself, a model name that does not exist gets the nearest real ones, and a client's
+`model/set` gets them too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every example configuration in the docs is loaded by pi-rpc's own loaders (issue 18).
+"""Every example configuration in the docs is loaded by pi-rpc's own loaders.
 
 docs/CONFIGURATION.md marks each JSON block with `<!-- example: KIND -->`: `models.json` and
 `settings.json` blocks go through `ModelRegistry.load` / `load_settings` (and the permission

@@ -1,7 +1,7 @@
-"""`pi-rpc doctor` (issue 18): a clear line per check, keys by name and never by value, config
-errors with their line, and an exit status that says whether something is broken. Run as a user
-runs it: `python -m pi_rpc doctor` in a subprocess with its own HOME; the live request goes to a
-real HTTP server on 127.0.0.1."""
+"""`pi-rpc doctor` (README.md, "Command line"): a clear line per check, keys by name and never by
+value, config errors with their line, and an exit status that says whether something is broken. Run
+as a user runs it: `python -m pi_rpc doctor` in a subprocess with its own HOME; the live request
+goes to a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Issue 18 acceptance: the wheel a user installs (pipx, uv tool, pip) works on its own.
+"""The wheel a user installs (pipx, uv tool, pip) works on its own (docs/CONFIGURATION.md,
+"Install").
 
 The wheel is built from the files git knows (a clean copy, as `python -m build` would see them),
 installed offline into a fresh venv (dependencies repacked from the project venv, see

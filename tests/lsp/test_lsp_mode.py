@@ -311,3 +311,32 @@ async def test_run_action_with_bad_arguments_is_invalid_params(
         await client.workspace_execute_command_async(
             lsp.ExecuteCommandParams(command="pi.runAction", arguments=[{"title": "x"}])
         )
+
+
+async def test_a_prompt_while_a_run_is_going_is_refused_with_a_message(
+    lsp_client: tuple[LanguageClient, Editor], workspace: Path
+) -> None:
+    """The agent's one busy flag refuses a second run, from a chat or a command alike: the user is
+    told in LSP's words (no streamingBehavior, which no LSP command can send), and the chat gets
+    no `### Pi` heading for an answer that will not come."""
+    client, editor = lsp_client
+    await initialize(client, workspace)
+    await execute(client, lsp.Command(title="Pi", command="pi.prompt", arguments=["sleep please"]))
+    assert client._server is not None
+    server_pid = client._server.pid
+    await until_process(lambda: [p for p in descendants(server_pid) if _is_sleep(p)])
+    [running] = client.progress_reports
+    question = "### You\nWhat is greet.py for?\n"
+    uri = editor.open(workspace / "notes.pi.md", question, language="markdown")
+    [send] = await code_actions(client, uri, [])
+    assert send.command is not None
+    await execute(client, send.command)
+    await execute(client, lsp.Command(title="Pi", command="pi.prompt", arguments=["and this?"]))
+    await editor.until(lambda: len(client.messages) == 2)
+    busy = "Pi is already answering; send again when it is done."
+    assert [(m.type, m.message) for m in client.messages] == [(lsp.MessageType.Error, busy)] * 2
+    assert editor.text(uri) == question
+    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=running))
+    reports = cast(list[Progress], client.progress_reports[running])
+    await editor.until(lambda: isinstance(reports[-1], lsp.WorkDoneProgressEnd))
+    assert reports[-1] == lsp.WorkDoneProgressEnd(message="Aborted")

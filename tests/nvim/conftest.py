@@ -229,7 +229,7 @@ def make_editor(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
     for editor in editors:
         try:
             editor.nvim.command("qa!")
-        except Exception:  # noqa: BLE001 - Neovim closing its end is the expected outcome
+        except Exception:  # Neovim closing its end is the expected outcome
             pass
         editor.nvim.close()
 

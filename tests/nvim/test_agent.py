@@ -235,7 +235,7 @@ def test_visual_mapping_opens_the_input_with_context_and_submits(make_editor: An
 
 
 def test_an_edit_shows_its_diff_and_reloads_the_edited_buffer(make_editor: Any) -> None:
-    """Issue 16: the chat shows the edit's diff, the buffer open on that file shows the new text
+    """The chat shows the edit's diff, the buffer open on that file shows the new text
     (no stale text beside a chat saying it is fixed), and `gf` jumps to the first change."""
     ed = make_editor(
         one_reply(
@@ -270,7 +270,7 @@ def test_an_edit_shows_its_diff_and_reloads_the_edited_buffer(make_editor: Any) 
 
 
 def test_buffer_and_diagnostics_go_along_as_context(make_editor: Any) -> None:
-    """Issue 16: `#buffer` and `#diagnostics` in the input send the buffer the input was opened
+    """`#buffer` and `#diagnostics` in the input send the buffer the input was opened
     from and its diagnostics; `@` and `#` complete in the input."""
     ed = make_editor({"replies": [{"match": "undefined name", "turns": [[{"text": "Got it."}]]}]})
     (ed.workspace / "m.py").write_text("a = 1\nprint(b)\n")

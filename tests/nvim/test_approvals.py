@@ -1,4 +1,5 @@
-"""Approvals and the editor's files in a real headless Neovim against the real daemon (issue 12):
+"""Approvals and the editor's files in a real headless Neovim against the real daemon
+(editor-clients/nvim/README.md, "Approvals and your buffers"):
 the agent reads unsaved buffers, its edits land in them as one undo step after the user allowed
 them in a float, and Neovim never warns that a file changed behind its back (W12)."""
 
@@ -220,8 +221,9 @@ def test_a_write_to_a_file_no_buffer_holds_goes_to_disk(make_editor: Any) -> Non
 
 
 def test_an_accepted_edit_under_unsaved_changes_raises_no_w12(make_editor: Any) -> None:
-    """The issue's report: the agent edited the file on disk under an unsaved buffer, and Neovim
-    warned that the file had changed. With acceptEdits the edit runs at once, into the buffer."""
+    """The bug this guards against: the agent edited the file on disk under an unsaved buffer, and
+    Neovim warned that the file had changed. With acceptEdits the edit runs at once, into the
+    buffer."""
     ed = editor(make_editor, policy="acceptEdits")
     buf = open_greet(ed, unsaved=True)
     ed.nvim.command("PiPrompt fix greeting")

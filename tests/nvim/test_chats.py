@@ -1,4 +1,4 @@
-"""Several chats (issue 16): each its own daemon, so two chats run at the same time; :PiChats
+"""Several chats: each its own daemon, so two chats run at the same time; :PiChats
 picks one; what acts on "the chat" (statusline, :PiAbort, the approval float) acts on the
 current one; chats.per_tab gives each tabpage its own; completion pops up on `@` and `#`."""
 

@@ -1,4 +1,4 @@
-"""`:checkhealth pi_rpc` includes `pi-rpc doctor`'s report, line by line at its own level (issue 18)."""
+"""`:checkhealth pi_rpc` includes `pi-rpc doctor`'s report, line by line at its own level."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ def plain_nvim(nvim_bin: Path) -> Iterator[pynvim.Nvim]:
     finally:
         try:
             nvim.command("qa!")
-        except Exception:  # noqa: BLE001 - Neovim closing its end is the expected outcome
+        except Exception:  # Neovim closing its end is the expected outcome
             pass
         nvim.close()
 
@@ -70,7 +70,7 @@ def plugin_commands() -> list[str]:
 
 
 def test_the_readme_lazy_spec_leaves_nothing_unavailable_before_load(bare_nvim: pynvim.Nvim) -> None:
-    """Issue 16: the old spec lazy-loaded on five commands, so :PiAbort, :PiSteer, :PiLog, … did
+    """The old spec lazy-loaded on five commands, so :PiAbort, :PiSteer, :PiLog, … did
     not exist and <leader>px fell through to `x`, deleting a character."""
     readme = (PLUGIN / "README.md").read_text()
     result = bare_nvim.exec_lua(EMULATE_LAZY, readme, str(PLUGIN))

@@ -112,7 +112,7 @@ def test_checkhealth_reports_a_real_round_trip(make_editor: Any) -> None:
 
 
 def test_without_a_key_health_and_prompt_say_what_to_set(make_editor: Any) -> None:
-    """Issue 9 item 11: the default command without a key gets no scripted model; the user is told."""
+    """The default command without a key gets no scripted model; the user is told."""
     ed = make_editor(scripted=False)
     ed.nvim.command("checkhealth pi_rpc")
     text = "\n".join(ed.nvim.current.buffer[:])
@@ -180,7 +180,7 @@ def test_pisessions_resumes_a_stored_conversation(make_editor: Any) -> None:
 
 
 def test_a_missing_executable_is_named_and_not_restarted(make_editor: Any, tmp_path: Any) -> None:
-    """Issue 16: no "exited unexpectedly (code 127)" and three restarts, but the reason."""
+    """No "exited unexpectedly (code 127)" and three restarts, but the reason."""
     missing = str(tmp_path / "no-such-dir" / "pi-rpc")
     ed = make_editor(cmd=[missing])
     ed.lua("pcall(vim.cmd, 'PiPrompt hi')")  # an error message raises through the API; pcall keeps it
@@ -193,7 +193,7 @@ def test_a_missing_executable_is_named_and_not_restarted(make_editor: Any, tmp_p
 
 
 def test_bad_daemon_arguments_show_its_error_once(make_editor: Any) -> None:
-    """Issue 16: the daemon's own stderr (argparse's message) is in the message; a daemon that
+    """The daemon's own stderr (argparse's message) is in the message; a daemon that
     never got as far as `initialize` is not restarted over and over."""
     ed = make_editor(args=["--no-such-option"])
     ed.lua("pcall(require('pi_rpc.daemon').ensure)")
@@ -204,7 +204,7 @@ def test_bad_daemon_arguments_show_its_error_once(make_editor: Any) -> None:
 
 
 def test_a_crashed_daemon_comes_back_with_the_same_conversation(make_editor: Any) -> None:
-    """Issue 16: the chat still shows the conversation, so the new daemon continues it
+    """The chat still shows the conversation, so the new daemon continues it
     (session/load) instead of starting empty."""
     ed = make_editor(
         {
@@ -226,7 +226,7 @@ def test_a_crashed_daemon_comes_back_with_the_same_conversation(make_editor: Any
 
 
 def test_pinew_during_a_running_tool_leaves_the_new_chat_empty(make_editor: Any) -> None:
-    """Issue 16: the aborted run's last events (the tool's error result, "Aborted") arrive after
+    """The aborted run's last events (the tool's error result, "Aborted") arrive after
     :PiNew emptied the chat; they belong to the old conversation."""
     ed = make_editor({"replies": [{"turns": [[{"toolCall": {"name": "bash", "arguments": {"command": "sleep 30"}}}]]}]})
     ed.lua(

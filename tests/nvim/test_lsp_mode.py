@@ -53,7 +53,7 @@ def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nvim_bin: Path) -> Ite
     yield editor
     try:
         editor.command("qa!")
-    except Exception:  # noqa: BLE001 - Neovim closing its end is the expected outcome
+    except Exception:  # Neovim closing its end is the expected outcome
         pass
     editor.close()
 

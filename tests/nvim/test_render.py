@@ -249,7 +249,7 @@ def tool_run(call_id: str, name: str, args: dict[str, Any], text: str, **end: An
 
 
 def test_chat_follows_the_output_when_the_cursor_is_on_the_last_line(make_editor: Any) -> None:
-    """Issue 16: a chat window whose cursor is on the last line follows new output; one whose
+    """A chat window whose cursor is on the last line follows new output; one whose
     cursor is further up stays where the user put it."""
     ed = make_editor()
     win = ed.lua("return require('pi_rpc.window').open_chat(false)")
@@ -271,7 +271,7 @@ def test_chat_follows_the_output_when_the_cursor_is_on_the_last_line(make_editor
 
 
 def test_folds_start_at_the_output_even_at_the_top_of_the_chat(make_editor: Any) -> None:
-    """Issue 16: a tool block that starts the buffer (the first thing after :PiNew) had its fold
+    """A tool block that starts the buffer (the first thing after :PiNew) had its fold
     one line off, so the fold began on the header and was labelled as thinking."""
     ed = make_editor()
     win = ed.lua("return require('pi_rpc.window').open_chat(false)")
@@ -284,7 +284,7 @@ def test_folds_start_at_the_output_even_at_the_top_of_the_chat(make_editor: Any)
 
 
 def test_thinking_fold_label_and_short_or_failed_output_stay_open(make_editor: Any) -> None:
-    """Issue 16: fold labels say "1 line", not "1 lines"; a one-line result is not folded; a
+    """Fold labels say "1 line", not "1 lines"; a one-line result is not folded; a
     tool error is never folded away."""
     ed = make_editor()
     win = ed.lua("return require('pi_rpc.window').open_chat(false)")
@@ -316,7 +316,7 @@ def test_thinking_fold_label_and_short_or_failed_output_stay_open(make_editor: A
 
 
 def test_an_edit_shows_its_diff_unfolded(make_editor: Any) -> None:
-    """Issue 16: an edit shows the unified diff the daemon sends (details.patch) as a diff block,
+    """An edit shows the unified diff the daemon sends (details.patch) as a diff block,
     not the edits' item count and "Successfully replaced 1 block(s)"."""
     ed = make_editor()
     win = ed.lua("return require('pi_rpc.window').open_chat(false)")
@@ -348,7 +348,7 @@ def test_an_edit_shows_its_diff_unfolded(make_editor: Any) -> None:
 
 
 def test_long_output_leaves_markdown_highlighting_intact(make_editor: Any) -> None:
-    """Issue 16: after a 2000-line result the next header still highlights as a header (the
+    """After a 2000-line result the next header still highlights as a header (the
     markdown syntax looks back only so far), because the chat keeps just the output's tail."""
     ed = make_editor()
     win = ed.lua("return require('pi_rpc.window').open_chat(true)")
@@ -376,7 +376,7 @@ def test_long_output_leaves_markdown_highlighting_intact(make_editor: Any) -> No
 
 
 def test_a_burst_of_deltas_renders_in_a_few_writes_with_the_same_text(make_editor: Any) -> None:
-    """Issue 16: 20,000 deltas one buffer write each froze Neovim; queued events render together
+    """20,000 deltas one buffer write each froze Neovim; queued events render together
     (runs of deltas merged), and the chat ends up with exactly the streamed text."""
     ed = make_editor()
     result = ed.lua(

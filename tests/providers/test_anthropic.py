@@ -127,7 +127,7 @@ async def test_one_byte_chunks_give_the_same_message(sse_server: SSEServer) -> N
 
 
 async def test_thinking_signature_and_two_tool_calls(sse_server: SSEServer) -> None:
-    """Issue items 1 and 7: signatures kept; toolcall_delta carries the arguments parsed so far."""
+    """Thinking signatures are kept, and each toolcall_delta carries the arguments parsed so far."""
     sse_server.script(sse_reply(fixture_events("anthropic_thinking_tools.sse")))
     message, events = await _run(sse_server)
     assert message.stop_reason == "toolUse"

@@ -170,10 +170,10 @@ class KeepAliveServer:
                 super().setup()
                 server.connections += 1
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("content-length") or 0))
                 server.requests += 1
                 self.send_response(200)

@@ -107,7 +107,7 @@ async def test_one_byte_chunks(sse_server: SSEServer) -> None:
 
 
 async def test_several_tool_calls_from_indexed_deltas(sse_server: SSEServer) -> None:
-    """Issue items 2 and 7: calls assembled by index; deltas carry the arguments parsed so far."""
+    """Tool calls are assembled by their index; each delta carries the arguments parsed so far."""
     sse_server.script(sse_reply(fixture_events("openai_tool_calls.sse")))
     message, events = await _run(sse_server)
     assert message.stop_reason == "toolUse"

@@ -25,7 +25,8 @@ def _header(value: bytes, body: bytes) -> bytes:
     return b"Content-Length: " + value + b"\r\n\r\n" + body
 
 
-# What goes between two valid frames (the list): each must cost nothing after it.
+# What goes between two valid frames (protocol/PROTOCOL.md, "Framing"): each must cost nothing
+# after it.
 BETWEEN_FRAMES: dict[str, bytes] = {
     "stray LF": b"\n",
     "hello": b"hello",

@@ -61,7 +61,7 @@ def local_server(models: list[str], fail_status: int | None = None) -> Iterator[
             self.end_headers()
             self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             self._record()
             if self.path.endswith("/models"):
                 listing = {"object": "list", "data": [{"id": m, "object": "model"} for m in state.models]}
@@ -69,7 +69,7 @@ def local_server(models: list[str], fail_status: int | None = None) -> Iterator[
             else:
                 self._send(404, b"{}", "application/json")
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self._record()
             if state.fail_status is not None:
                 error = {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
@@ -77,7 +77,7 @@ def local_server(models: list[str], fail_status: int | None = None) -> Iterator[
             else:
                 self._send(200, SSE_TEXT, "text/event-stream")
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output clean
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -1,4 +1,5 @@
-"""Issue 9 item 6: a daemon killed in the middle of an atomic write leaves no temporary file.
+"""A daemon killed in the middle of an atomic write leaves no temporary file
+(tools/pending_writes.py).
 
 The write's temporary file (as big as the file) sits beside its target in the workspace until
 the rename. A process that is SIGKILLed while writing a 24 MB file stalls in its fsync, so the

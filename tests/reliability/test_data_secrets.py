@@ -1,4 +1,5 @@
-"""Issue 9 item 4: a provider error that echoes the API key never shows the key to anyone.
+"""A provider error that echoes the API key never shows the key to anyone (protocol/PROTOCOL.md,
+"Secrets").
 
 Each API's error path inside a stream (Anthropic `event: error`, a Chat Completions error chunk,
 a Responses `error` / `response.failed` event), an HTTP-status error and a retried 429 all quote

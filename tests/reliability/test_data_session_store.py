@@ -1,5 +1,5 @@
-"""Issue 9 items 5 and 6: session files survive a killed writer, stay private, and never mix
-two workspaces.
+"""Session files survive a killed writer, stay private, and never mix two workspaces
+(protocol/PROTOCOL.md, "Sessions on disk").
 
 A daemon killed in the middle of an append leaves a torn last line. The next append used to land
 on that fragment, so both were lost on reload. Here the torn write is reproduced byte-exactly

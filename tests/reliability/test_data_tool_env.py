@@ -1,4 +1,5 @@
-"""Issue 9 item 4: tool processes do not inherit the daemon's provider keys unless the user opts in.
+"""Tool processes do not inherit the daemon's provider keys unless the user opts in (spec 9.7;
+protocol/PROTOCOL.md, "Secrets").
 
 `env` in bash used to print every provider key into the transcript (events, prompt result,
 session file). The daemon runs as a subprocess with the scripted model calling `bash env`, keys

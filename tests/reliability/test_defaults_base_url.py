@@ -1,4 +1,5 @@
-"""Issue 9 item 12: `--base-url` without `--model` asks the server which model it serves, instead of
+"""`--base-url` without `--model` asks the server which model it serves (docs/CONFIGURATION.md, "A
+local OpenAI-compatible server"), instead of
 sending `"model": "default"` that real local servers reject; and a key goes only to the provider it
 belongs to (`OPENAI_API_KEY` used to reach any `--base-url` host)."""
 

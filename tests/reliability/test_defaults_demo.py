@@ -1,6 +1,7 @@
-"""Issue 9 item 13: `pi-rpc demo` as a new user runs it, through real subprocesses. It must start
-from a folder holding a `types.py`, stop at once with the error shown when the model fails, end
-quietly on Ctrl-C (status 130) and remove its scratch copy on Ctrl-C and SIGTERM alike."""
+"""`pi-rpc demo` as a new user runs it (README.md, "Quick start"), through real subprocesses. It
+must start from a folder holding a `types.py`, stop at once with the error shown when the model
+fails, end quietly on Ctrl-C (status 130) and remove its scratch copy on Ctrl-C and SIGTERM
+alike."""
 
 from __future__ import annotations
 

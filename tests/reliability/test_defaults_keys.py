@@ -1,4 +1,5 @@
-"""Issue 9 item 12, in process: which key an explicit `--base-url` gets. Only its own provider's
+"""Which key an explicit `--base-url` gets, in process (docs/CONFIGURATION.md, "Which model a daemon
+uses"). Only its own provider's
 (the URL is that provider's base URL) or the one `--api-key-env` names; never a stray one."""
 
 from __future__ import annotations

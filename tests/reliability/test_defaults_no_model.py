@@ -1,4 +1,5 @@
-"""Issue 9 item 11: with no key the daemon serves, but no model answers. The scripted model is for
+"""With no key the daemon serves, but no model answers (docs/CONFIGURATION.md, "Which model a
+daemon uses"). The scripted model is for
 `pi-rpc demo`, tests and `--script`: a silent fallback ran its canned tool calls in the user's real
 project (a question about a docstring overwrote their NOTES.md)."""
 

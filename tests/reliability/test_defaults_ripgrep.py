@@ -1,4 +1,4 @@
-"""Issue 9 item 13: grep and find use the pinned ripgrep wheel (14.1.0) whatever `rg` the machine
+"""grep and find use the pinned ripgrep wheel (14.1.0) whatever `rg` the machine
 has. An older one first on PATH (Debian's 13.0 words its errors without the `rg:` prefix) used to
 win, so results, error texts and this test suite depended on the machine."""
 

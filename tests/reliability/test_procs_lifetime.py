@@ -1,4 +1,5 @@
-"""Nothing a tool started outlives the daemon, however the daemon ends (issue 9, item 10).
+"""Nothing a tool started outlives the daemon, however the daemon ends (spec 9.8;
+protocol/PROTOCOL.md, "Lifecycle", step 4).
 
 The daemon runs as a subprocess over real pipes. Its bash tool starts a foreground `sleep`, a
 background job, a `nohup` job, a `setsid` job and a double fork, each with a unique marker as its

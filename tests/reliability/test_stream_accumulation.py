@@ -1,5 +1,6 @@
-"""Streamed text accumulates in linear work (issue 9 item 7): 320k deltas took over a minute and
-stalled the daemon because every delta copied the whole text block (`block.text += delta`)."""
+"""Streamed text accumulates in linear work (`AssistantBuilder`, ai/stream.py): 320k deltas took
+over a minute and stalled the daemon because every delta copied the whole text block (`block.text +=
+delta`)."""
 
 from __future__ import annotations
 

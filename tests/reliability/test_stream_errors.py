@@ -1,6 +1,6 @@
-"""Stream failures say what happened and where (issue 9 items 8, 9, 12): a reset names the URL and
-how far the response got, a connect failure names the URL, an endless SSE line is cut off with a
-clear message, and the API key appears in none of them. Real HTTP on 127.0.0.1."""
+"""Stream failures say what happened and where (protocol/PROTOCOL.md, "Errors"): a reset names the
+URL and how far the response got, a connect failure names the URL, an endless SSE line is cut off
+with a clear message, and the API key appears in none of them. Real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 

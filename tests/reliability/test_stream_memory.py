@@ -1,4 +1,5 @@
-"""Memory stays bounded while streaming (issue 9 item 8), measured as RSS of the daemon process:
+"""Memory stays bounded while streaming (protocol/PROTOCOL.md, "Events: the agent/event
+notification"), measured as RSS of the daemon process:
 an SSE line with no newline is cut off at the line bound, and a client that stops reading does not
 make the daemon keep every event (it then gets the whole answer, exactly, when it reads again).
 

@@ -1,4 +1,5 @@
-"""The daemon answers requests while a long answer streams in (issue 9 item 7): a `state` request
+"""The daemon answers requests while a long answer streams in (protocol/PROTOCOL.md, "Lifecycle":
+requests are dispatched concurrently): a `state` request
 sent mid-stream is answered while the model server still holds the rest of the answer back, and
 the whole answer then arrives. Ordering only: the server releases the rest of the stream only
 after the answer to `state` has reached the client."""

@@ -1,4 +1,5 @@
-"""`--mode acp` over real pipes: a boolean id is an invalid request there too (issue 9, item 2)."""
+"""`--mode acp` over real pipes: a boolean id is an invalid request there too (protocol/PROTOCOL.md,
+"Agent Client Protocol")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""LSP framing recovers from any one broken frame (issue 9, item 1), fed to the decoder in-process.
+"""LSP framing recovers from any one broken frame (protocol/PROTOCOL.md, "Framing"), fed to the
+decoder in-process.
 
 Before the fix a single stray byte after a valid frame made the reader drop every later frame: it
 resynchronised only at a `Content-Length:` that began a line, and a body ends without one.

@@ -1,4 +1,5 @@
-"""The daemon over real pipes keeps answering after broken frames (issue 9, item 1)."""
+"""The daemon over real pipes keeps answering after broken frames (protocol/PROTOCOL.md,
+"Framing")."""
 
 from __future__ import annotations
 

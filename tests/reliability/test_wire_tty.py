@@ -1,4 +1,5 @@
-"""`pi-rpc --framing jsonl` started by hand in a terminal (issue 9, item 3), driven through a real pty.
+"""`pi-rpc --framing jsonl` started by hand in a terminal (protocol/PROTOCOL.md, "Framing"), driven
+through a real pty.
 
 Before the fix the writer's pipe transport set O_NONBLOCK on the terminal's open file, which stdin
 shares; stdin's read then failed with EAGAIN, that was taken for end of input, and the daemon

@@ -1,5 +1,6 @@
-"""Each layer package re-exports the names the layers above it use, with an explicit `__all__`,
-and loads nothing until a name is first used (issue 11; `pi_rpc/lazy_exports.py`)."""
+"""Each layer package re-exports the names the layers above it use, with an explicit `__all__`, and
+loads nothing until a name is first used (docs/ARCHITECTURE.md, "Layers";
+`pi_rpc/lazy_exports.py`)."""
 
 from __future__ import annotations
 

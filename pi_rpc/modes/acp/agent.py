@@ -67,7 +67,7 @@ from pi_rpc.ai.types import ImageContent, TextDeltaEvent, ThinkingDeltaEvent
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.commands import available_commands, run_command
 from pi_rpc.modes.acp.config_options import config_options, set_config_option
-from pi_rpc.modes.acp.errors import SESSION_REFUSALS, auth_required, session_error, session_not_found
+from pi_rpc.modes.acp.errors import SESSION_REFUSALS, auth_required, run_failed, session_error, session_not_found
 from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.session_info import info_update, usage_update
@@ -309,7 +309,7 @@ class AcpAgent:
         reason = outcome.stop_reason
         if reason == "error" or not isinstance(reason, str):
             message = outcome.error_message if isinstance(outcome.error_message, str) else "The run failed"
-            raise RequestError(-32603, message, {"stopReason": "error"})
+            raise run_failed(message)
         return PromptResponse(stop_reason=STOP_REASONS[reason])
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

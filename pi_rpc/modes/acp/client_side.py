@@ -17,12 +17,11 @@ from acp import RequestError
 from acp.schema import FileSystemCapabilities
 
 from pi_rpc.agent.types import ApprovalRequest
+from pi_rpc.modes.acp.errors import METHOD_NOT_FOUND
 from pi_rpc.modes.acp.permissions import permission_decision, permission_options, permission_tool_call
 from pi_rpc.session.approvals import ApprovalDecision
 from pi_rpc.tools.read import local_read_operations
 from pi_rpc.tools.write import local_write_operations
-
-METHOD_NOT_FOUND = -32601
 
 
 class ClientRequestError(RuntimeError):

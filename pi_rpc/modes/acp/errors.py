@@ -1,8 +1,10 @@
-"""ACP error replies: the codes ACP adds to JSON-RPC's, and which session refusal is which error.
+"""ACP error replies: the JSON-RPC codes this mode answers with and the ones ACP adds, the replies
+built from them, and which session refusal is which error.
 
 The SDK's `RequestError` is the error class (a handler raises it and the SDK answers with it);
 `SESSION_ERRORS` is the one table of how a session exception reaches an ACP client, and
-`session_error` builds the reply. Anything a handler raises that is neither becomes the SDK's -32603.
+`session_error` builds the reply. Anything a handler raises that is neither becomes the SDK's
+`INTERNAL_ERROR`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from acp import RequestError
 from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
 
-# ACP error codes (the SDK's RequestError.auth_required / resource_not_found).
+# JSON-RPC 2.0's codes, as this mode uses them: answering a line the SDK never sees
+# (transport.py), telling a client without a method (client_side.py), a run that failed.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+# ACP's own codes (the SDK's RequestError.auth_required / resource_not_found).
 AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
 # The session's busy text names Pi's `streamingBehavior`, which ACP has no way to send.
@@ -24,6 +32,12 @@ BUSY_TEXT = "A prompt is already running in this session: wait for its end, or c
 def session_not_found(details: str) -> RequestError:
     """ACP's resource-not-found error for a session id that names no session."""
     return RequestError(RESOURCE_NOT_FOUND, "Resource not found", {"details": details})
+
+
+def run_failed(message: str) -> RequestError:
+    """A prompt whose run ended in an error: ACP's stop reasons have none for it, so the prompt
+    request fails with the run's own error text."""
+    return RequestError(INTERNAL_ERROR, message, {"stopReason": "error"})
 
 
 def auth_required(details: str) -> RequestError:

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 from acp import RequestError
 
+from pi_rpc.modes.acp.errors import INVALID_REQUEST, PARSE_ERROR
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader
 from pi_rpc.modes.stdio import StdoutSink, read_chunk
@@ -25,9 +26,6 @@ from pi_rpc.modes.stdio import StdoutSink, read_chunk
 _log = logging.getLogger(__name__)
 
 LocalMethod = Callable[[dict[str, Any]], dict[str, Any]]  # params -> result; raises RequestError
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 
 
 class StdioTransport:

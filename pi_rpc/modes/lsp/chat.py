@@ -47,7 +47,10 @@ class ChatStream:
         self._closed = True
         self._wake.set()
 
-    async def pump(self) -> None:
+    async def pump(self, heading: str | None = None) -> None:
+        """Append what is fed, in order, until closed; `heading` first."""
+        if heading is not None:
+            await self.heading(heading)
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()

@@ -2,8 +2,10 @@
 answer shown as a Markdown document (or a message).
 
 Runs start detached (the command that starts one is answered at once: some clients wait for a
-command's answer with a short timeout) in the daemon's task group; the session refuses a second
-run while one is going, and the user sees why.
+command's answer with a short timeout) in the daemon's task group. The agent's claim is the one
+busy flag: a prompt while a run is going is refused by it (`AgentBusyError`), and the user sees
+`BUSY_TEXT`, which says what an editor user can do (the session's own text names Pi's
+`streamingBehavior`, which no LSP command sends).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _log = logging.getLogger(__name__)
 
 # Progress messages are one line in most editors' status areas.
 _REPORT_CHARS = 80
+BUSY_TEXT = "Pi is already answering; send again when it is done."
 
 
 class Runs:
@@ -76,7 +79,9 @@ class Runs:
                 outcome = await session.prompt(prompt)
             else:
                 outcome = await self._chat_run(prompt, chat)
-        except (AgentBusyError, NoModelError) as exc:
+        except AgentBusyError:
+            self.show_message(BUSY_TEXT, lsp.MessageType.Error)
+        except NoModelError as exc:
             self.show_message(str(exc), lsp.MessageType.Error)
         finally:
             unsubscribe()
@@ -95,14 +100,13 @@ class Runs:
 
     async def _chat_run(self, prompt: str, chat: ChatStream) -> PromptOutcome:
         """The run, its text streaming into the chat under a `### Pi` heading, and a `### You`
-        heading after it for the user's next turn."""
-        if self.session.is_streaming:
-            raise AgentBusyError("Pi is already answering; send again when it is done.")
-        await chat.heading(PI_HEADING)
+        heading after it for the user's next turn. Nothing is written to the chat when the
+        session refuses the prompt (a run is going)."""
+        run = self.session.start_prompt(prompt)
         async with anyio.create_task_group() as pumping:
-            pumping.start_soon(chat.pump)
+            pumping.start_soon(chat.pump, PI_HEADING)  # the heading, then the text as it comes
             try:
-                outcome = await self.session.prompt(prompt)
+                outcome = await self.session.prompt_outcome(run)
             finally:
                 chat.close()  # the pump sends what is left, then ends
         await chat.heading(USER_HEADING)

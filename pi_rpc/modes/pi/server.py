@@ -131,7 +131,7 @@ class PiDaemon:
             return
         self._respond(c.Response(command=kind, id=msg_id, success=True, data=data))
 
-    async def _execute(self, command: c.Command) -> Any:  # noqa: PLR0911 - one arm per command
+    async def _execute(self, command: c.Command) -> Any:
         session = self.session
         match command:
             case c.Prompt(message=message, images=images, streaming_behavior=behaviour):

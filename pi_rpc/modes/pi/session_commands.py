@@ -42,7 +42,7 @@ SESSION_REFUSALS: tuple[type[Exception], ...] = (
 )
 
 
-async def execute_session_command(session: AgentSession, command: c.Command) -> Any:  # noqa: PLR0911
+async def execute_session_command(session: AgentSession, command: c.Command) -> Any:
     match command:
         case c.CycleModel():
             model = session.cycle_model()

@@ -416,7 +416,7 @@ async def test_abort_during_streaming_keeps_the_partial_text() -> None:
 
 
 async def test_abort_during_a_tool_gives_every_call_a_result() -> None:
-    """spec 15.13 / issue: each unfinished call gets an error result saying it was aborted."""
+    """spec 15.13: each unfinished call gets an error result saying it was aborted."""
     agent = Agent()
     rec = Recorder(agent)
     running = anyio.Event()

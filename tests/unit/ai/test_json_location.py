@@ -1,4 +1,4 @@
-"""Lines of config errors (issue 18): a JSON path and a decode error's byte offset become the line
+"""Lines of config errors: a JSON path and a decode error's byte offset become the line
 a user opens, whatever the document looks like."""
 
 from __future__ import annotations

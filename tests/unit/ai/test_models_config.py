@@ -1,4 +1,5 @@
-"""The model catalogue, thinking-level mapping, and models.json configuration (issue item 5)."""
+"""The model catalogue, thinking-level mapping, and models.json configuration
+(docs/CONFIGURATION.md, "`models.json`: your own providers and models")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The provider registry: every built-in API is listed once, by an ordinary import, and its module
-is loaded on the first message rather than when a model is chosen (issue 11)."""
+is loaded on the first message rather than when a model is chosen (docs/ARCHITECTURE.md,
+"`pi_rpc/ai/`: the model layer")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The assistant builder: tool-call arguments stream with linear cost (issue 4, issue 5 item 7)."""
+"""The assistant builder: tool-call arguments stream with linear cost, each delta carrying the
+arguments parsed so far."""
 
 from __future__ import annotations
 

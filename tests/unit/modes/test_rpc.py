@@ -1,5 +1,5 @@
-"""The JSON-RPC dispatcher: typed params, Structs out, crashes become errors (issue 4), one task
-per request that `$/cancelRequest` cancels, and no pygls on the way (issue 17)."""
+"""The JSON-RPC dispatcher: typed params, Structs out, crashes become errors (protocol/PROTOCOL.md,
+"Errors"), one task per request that `$/cancelRequest` cancels, and no pygls on the way."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """A session's entries keep the ids of its file (pi_rpc/session/entries.py): a compaction is
 written as Pi's compaction entry and read back the same way, fork points and the entries cursor
-name the same entries before and after a compaction and a reload (issue 15)."""
+name the same entries before and after a compaction and a reload (protocol/PROTOCOL.md, "Session
+entries")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Context files, prompt templates and skills as Pi loads and expands them (issue 15)."""
+"""Context files, prompt templates and skills as Pi loads and expands them (protocol/PROTOCOL.md,
+"Project context: context files, prompt templates, skills")."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def test_declaration() -> None:
 
 
 def test_locate_prefers_the_pinned_wheel_over_path() -> None:
-    """issue 9 item 13: the pinned wheel's rg is used even when another rg is on PATH"""
+    """spec 13.3: the pinned wheel's rg is used even when another rg is on PATH"""
     found = locate_rg(which=lambda name: f"/usr/bin/{name}")
     assert found is not None and found != "/usr/bin/rg"
     assert subprocess.run([found, "--version"], capture_output=True, check=True).stdout.startswith(b"ripgrep 14.1.0")
