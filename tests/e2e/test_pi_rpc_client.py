@@ -1,7 +1,7 @@
 """`pi-rpc --mode rpc` driven by Pi's own `RpcClient` (npm `@mariozechner/pi-coding-agent`) under Node.
 
 The client is installed by `npm ci` from tests/pi_client/package-lock.json into that folder's
-git-ignored node_modules, once; tests/pi_client/drive.mjs calls every command method and prints
+git-ignored node_modules, once (tests/node_packages.py); tests/pi_client/drive.mjs calls every command method and prints
 what each resolved to.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,34 +16,15 @@ from typing import Any
 
 import pytest
 
+from tests.node_packages import PI_CLIENT, ensure_installed
+
 from .conftest import SCRIPTS, daemon_env
 
 pytestmark = pytest.mark.e2e
 
-CLIENT_DIR = Path(__file__).parents[1] / "pi_client"
-
-
-def install_pi_client() -> None:
-    """`npm ci` unless node_modules already matches the lock file."""
-    installed = CLIENT_DIR / "node_modules" / ".package-lock.json"
-    lock = CLIENT_DIR / "package-lock.json"
-    if installed.is_file() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    subprocess.run(
-        ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-        cwd=CLIENT_DIR,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def pi_client() -> Path:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("Node.js is not installed")
-    install_pi_client()
-    return CLIENT_DIR / "drive.mjs"
+    return ensure_installed(PI_CLIENT) / "drive.mjs"
 
 
 def drive(driver: Path, workspace: Path, home: Path, *args: str) -> dict[str, Any]:

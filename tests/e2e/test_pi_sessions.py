@@ -4,7 +4,6 @@ forks, and still loads in Pi afterwards (issue 15, "Sessions in Pi's format").""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.node_packages import PI_CLI, real_pi
+
 from .conftest import daemon_env
-from .pi_parity import PI_CLI, TRANSCRIPTS, agent_dir_for, loopback_server, turn
+from .pi_parity import TRANSCRIPTS, agent_dir_for, loopback_server, turn
 
 pytestmark = pytest.mark.e2e
 
@@ -22,12 +23,6 @@ PI_LAST_ENTRY = "f8bbf892"  # the newest entry of the recorded file
 # This daemon and real Pi, each in Pi's RPC mode on the loopback model `loop/m`.
 PI_RPC = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
 REAL_PI = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
-
-
-def require_real_pi() -> None:
-    """The rest of a test runs real Pi: skipped where Node or tests/pi_client is missing."""
-    if shutil.which("node") is None or not PI_CLI.is_file():
-        pytest.skip("real Pi (tests/pi_client) is not installed")
 
 
 def copy_pi_session(folder: Path, workspace: Path) -> Path:
@@ -105,7 +100,7 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
     assert [e["message"]["role"] for e in appended[1:]] == ["user", "assistant"]
     assert [e["parentId"] for e in appended] == [PI_LAST_ENTRY, *(e["id"] for e in appended[:-1])]
 
-    require_real_pi()
+    real_pi()  # the rest runs real Pi: installed now (skipped without Node, failed in CI)
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
@@ -169,7 +164,7 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
     assert state["sessionName"] == "from pi-rpc"
     header = json.loads(session.read_text().splitlines()[0])
     assert header["type"] == "session" and header["version"] == 3 and header["cwd"] == str(workspace)
-    require_real_pi()
+    real_pi()
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
@@ -199,7 +194,7 @@ def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tm
         converse(pi_rpc, [bash, {"id": "2", "type": "prompt", "message": "hi"}], env, workspace)
         [session] = (agent_dir / "sessions").rglob("*.jsonl")
         assert session.parent.name == "--" + str(workspace).lstrip("/").replace("/", "-") + "--"
-        require_real_pi()
+        real_pi()
         pi = [*REAL_PI, "-c"]
         commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "prompt", "message": "and you?"}]
         in_pi = answer(converse(pi, commands, env, workspace), "1")["messages"]
@@ -240,7 +235,7 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
     assert kept["message"]["content"][0]["text"].startswith("two ") and compaction["parentId"] == entries[-2]["id"]
     assert compacted["firstKeptEntryId"] == kept["id"] and compaction["summary"] == "THE SUMMARY"
     ours = answer(lines, "4")["messages"]
-    require_real_pi()
+    real_pi()
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}

@@ -4,7 +4,6 @@ AGENTS.md/CLAUDE.md text reaches the system prompt in Pi's order, skills are lis
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -12,8 +11,10 @@ import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
 
+from tests.node_packages import real_pi
+
 from .conftest import daemon_env
-from .pi_parity import PI_CLI, agent_dir_for, loopback_server
+from .pi_parity import agent_dir_for, loopback_server
 from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
 from .test_pi_sessions import answer, converse
 
@@ -88,18 +89,14 @@ def test_skills_that_ignore_files_ignore_are_left_out_as_real_pi_leaves_them_out
     write(skills / ".gitignore", "# build output\nbuilt/\n/scratch\ndraft*.md\n!draft-final.md\n")
     write(skills / ".ignore", "vendored/SKILL.md\n")
     write(skills / "again" / ".fdignore", "SKILL.md\n")
-    listed: dict[str, list[str]] = {}
-    with loopback_server([]) as server:
-        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
-        flags = ["--mode", "rpc", "--provider", "loop", "--model", "m", "--no-session"]
-        programs = {"pi-rpc": [sys.executable, "-m", "pi_rpc", *flags]}
-        if shutil.which("node") is not None and PI_CLI.is_file():
-            programs["pi"] = ["node", str(PI_CLI), "--offline", *flags]
-        for program, argv in programs.items():
+    flags = ["--mode", "rpc", "--provider", "loop", "--model", "m", "--no-session"]
+
+    def skills_listed(argv: list[str]) -> list[str]:
+        with loopback_server([]) as server:
+            env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
             lines = converse(argv, [{"id": "1", "type": "get_commands"}], env, workspace)
-            commands = answer(lines, "1")["commands"]
-            listed[program] = sorted(c["name"] for c in commands if c["source"] == "skill")
-    assert listed["pi-rpc"] == ["skill:final", "skill:inner", "skill:kept"]
-    if "pi" not in listed:
-        pytest.skip("real Pi (tests/pi_client) is not installed")
-    assert listed["pi"] == listed["pi-rpc"]
+        return sorted(c["name"] for c in answer(lines, "1")["commands"] if c["source"] == "skill")
+
+    ours = skills_listed([sys.executable, "-m", "pi_rpc", *flags])
+    assert ours == ["skill:final", "skill:inner", "skill:kept"]
+    assert skills_listed(["node", str(real_pi()), "--offline", *flags]) == ours
