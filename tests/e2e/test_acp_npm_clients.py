@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.acp_clients.schema_check import AgentMessages
-from tests.node_packages import ACP_CLIENTS, ensure_installed
 from tests.mcp.servers import SERVER, server_pids
+from tests.node_packages import ACP_CLIENTS, ensure_installed
 
 from .conftest import SCRIPTS, daemon_env
 

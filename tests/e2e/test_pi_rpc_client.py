@@ -22,6 +22,7 @@ from .conftest import SCRIPTS, daemon_env
 
 pytestmark = pytest.mark.e2e
 
+
 @pytest.fixture(scope="module")
 def pi_client() -> Path:
     return ensure_installed(PI_CLIENT) / "drive.mjs"

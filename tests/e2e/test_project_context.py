@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
-
 from tests.node_packages import real_pi
 
 from .conftest import daemon_env
