@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +34,22 @@ def copy_pi_session(folder: Path, workspace: Path) -> Path:
     return session
 
 
-def converse(argv: list[str], commands: list[Json], env: dict[str, str], cwd: Path) -> list[Json]:
+# A command, or a step that runs between two (editing a file, say) and may return the next
+# command, made from the lines printed so far.
+Step = Json | Callable[[list[Json]], Json | None]
+
+
+def converse(argv: list[str], commands: Sequence[Step], env: dict[str, str], cwd: Path) -> list[Json]:
     """Send each command once the previous one was answered (a prompt: once its run ended)."""
     with subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd, text=True
     ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         lines: list[Json] = []
-        for command in commands:
+        for step in commands:
+            command = step(lines) if callable(step) else step
+            if command is None:
+                continue
             proc.stdin.write(json.dumps(command) + "\n")
             proc.stdin.flush()
             wanted = "agent_end" if command["type"] == "prompt" else "response"
