@@ -151,6 +151,64 @@ def test_forking_a_pi_session_starts_a_new_file_with_what_came_before(tmp_path: 
     assert session.read_text() == original  # the Pi file is untouched
 
 
+def said(messages: list[Json]) -> list[tuple[str, str]]:
+    """Each message's role and text (a tool call by its name), to compare across programs."""
+    return [(m["role"], " ".join(part.get("text", part.get("name", "")) for part in m["content"])) for m in messages]
+
+
+def fork_the_pi_session(argv: list[str], session: Path, folder: Path, workspace: Path) -> list[Json]:
+    """Continue the recorded session with one prompt, then fork at that prompt (Pi's `fork` with an
+    entryId from `get_fork_messages`)."""
+
+    def fork_at_the_new_prompt(lines: list[Json]) -> Json:
+        points = answer(lines, "points")["messages"]
+        return {"id": "fork", "type": "fork", "entryId": points[-1]["entryId"]}
+
+    steps: list[Step] = [
+        {"id": "loaded", "type": "get_messages"},
+        {"id": "prompt", "type": "prompt", "message": "then fix it"},
+        {"id": "points", "type": "get_fork_messages"},
+        fork_at_the_new_prompt,
+        {"id": "state", "type": "get_state"},
+        {"id": "messages", "type": "get_messages"},
+    ]
+    with loopback_server([turn("Fixed it for you.")]) as server:
+        env = daemon_env(folder / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(folder, server, {}))}
+        return converse(
+            [*argv, "--session", str(session), "--session-dir", str(folder / "sessions")], steps, env, workspace
+        )
+
+
+def test_forking_a_pi_session_at_an_entry_keeps_what_came_before_and_pi_loads_the_fork(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    session = copy_pi_session(tmp_path, workspace)
+    lines = fork_the_pi_session(PI_RPC, session, tmp_path / "pi-rpc", workspace)
+    assert [m["text"] for m in answer(lines, "points")["messages"]] == ["read the readme", "then fix it"]
+    assert answer(lines, "fork") == {"text": "then fix it", "cancelled": False}  # for the client to edit
+    forked = Path(answer(lines, "state")["sessionFile"])
+    assert forked != session and forked.is_file()
+    # The fork holds what came before the prompt forked at: the conversation Pi recorded.
+    loaded, ours = answer(lines, "loaded")["messages"], answer(lines, "messages")["messages"]
+    ours = [m for m in ours if m["role"] != "system"]  # our tool declaration, which Pi lacks
+    assert [m["role"] for m in ours] == ["user", "assistant", "toolResult", "assistant"]
+    assert said(ours) == said(loaded)
+
+    real_pi()
+    with loopback_server([]) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
+        in_pi = answer(
+            converse([*REAL_PI, "--session", str(forked)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
+        )
+    assert said(in_pi["messages"]) == said(ours)
+    # And real Pi, forking its own copy of the file the same way, keeps the same.
+    (tmp_path / "pi-copy").mkdir()
+    pis_copy = copy_pi_session(tmp_path / "pi-copy", workspace)
+    pis = fork_the_pi_session(REAL_PI, pis_copy, tmp_path / "pi-fork", workspace)
+    assert answer(pis, "fork") == answer(lines, "fork")
+    assert said(answer(pis, "messages")["messages"]) == said(ours)
+
+
 def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
