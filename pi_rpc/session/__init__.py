@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         model_resolvers,
         provider_key_variables,
     )
-    from pi_rpc.session.resources import ResourceOptions
+    from pi_rpc.session.resources import ResourceCommand, ResourceOptions
     from pi_rpc.session.session import (
         AgentSession,
         ModelChoice,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     )
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
     from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBashError
-    from pi_rpc.session.warm_up import first_prompt_steps, run_warm_up
+    from pi_rpc.session.warm_up import Step, first_prompt_steps, run_warm_up
 
 __all__ = [
     "APPROVAL_POLICIES",
@@ -77,6 +77,7 @@ __all__ = [
     "ModelSetupError",
     "NoModelError",
     "PromptOutcome",
+    "ResourceCommand",
     "ResourceOptions",
     "RuleError",
     "SessionConfig",
@@ -87,6 +88,7 @@ __all__ = [
     "SessionSummary",
     "SettingsError",
     "SlashCommand",
+    "Step",
     "ToolInfo",
     "UserBashError",
     "choose_model",
