@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+# npm's copy of the lock file in node_modules: newer than the lock file once `npm ci` has run.
+PI_CLIENT := tests/pi_client/node_modules/.package-lock.json
 
 .PHONY: demo test test-vscode eglot lint schema transcripts pi-client clean
 
@@ -16,7 +18,7 @@ $(INSTALLED): pyproject.toml
 demo: $(INSTALLED)
 	$(BIN)/pi-rpc demo
 
-test: $(INSTALLED) eglot
+test: $(INSTALLED) eglot $(PI_CLIENT)
 	$(BIN)/ruff check pi_rpc tests
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pi_rpc tests
@@ -45,8 +47,13 @@ schema: $(INSTALLED)
 transcripts: $(INSTALLED)
 	$(BIN)/python -m pi_rpc.demo.transcripts record
 
-# Pi's own RpcClient (npm), for tests/e2e/test_pi_rpc_client.py; the test runs this itself too.
-pi-client:
+# Pi's npm package (its CLI, its RpcClient, the `ignore` matcher of its skill loader), which the
+# tests run under Node to compare pi-rpc with real Pi. Installed before pytest starts, so no
+# worker meets a half-installed package; a test run without make installs it itself, once, under
+# a lock (tests/node_packages.py).
+pi-client: $(PI_CLIENT)
+
+$(PI_CLIENT): tests/pi_client/package-lock.json
 	cd tests/pi_client && npm ci --no-audit --no-fund --ignore-scripts
 
 clean:

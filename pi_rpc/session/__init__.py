@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         model_resolvers,
         provider_key_variables,
     )
-    from pi_rpc.session.resources import ResourceOptions
+    from pi_rpc.session.resources import ResourceCommand, ResourceOptions
     from pi_rpc.session.session import (
         AgentSession,
         ModelChoice,
@@ -77,6 +77,7 @@ __all__ = [
     "ModelSetupError",
     "NoModelError",
     "PromptOutcome",
+    "ResourceCommand",
     "ResourceOptions",
     "RuleError",
     "SessionConfig",

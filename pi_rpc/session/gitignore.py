@@ -14,6 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+# Read in every folder Pi's resource discovery searches, their rules relative to the searched root.
+IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
 
 @dataclass(frozen=True)
@@ -23,9 +27,9 @@ class _Rule:
     directory_only: bool
 
 
-def _class_body(pattern: str, start: int) -> tuple[str, int] | None:
+def glob_class(pattern: str, start: int) -> tuple[str, int] | None:
     """The regex of the `[...]` class opening at `start`, and the index after it; None when it is
-    not closed (then `[` is a literal)."""
+    not closed (then `[` is a literal). Shared with the settings' globs (path_patterns.py)."""
     index = start + 1
     negated = index < len(pattern) and pattern[index] in "!^"
     index += negated
@@ -65,7 +69,7 @@ def _translate(pattern: str) -> str:
             out += "[^/]*"
         elif char == "?":
             out += "[^/]"
-        elif char == "[" and (klass := _class_body(pattern, index)) is not None:
+        elif char == "[" and (klass := glob_class(pattern, index)) is not None:
             out += "(?!/)" + klass[0]
             index = klass[1]
             continue
@@ -128,3 +132,27 @@ class IgnoreRules:
             if (is_dir or not rule.directory_only) and rule.regex.match(path):
                 ignored = not rule.negated
         return ignored
+
+
+def _prefixed(line: str, prefix: str) -> str | None:
+    """A line of an ignore file in folder `prefix` as a rule relative to the searched root (Pi's
+    `prefixIgnorePattern`); None for a blank line or a comment."""
+    trimmed = line.strip()
+    if not trimmed or (trimmed.startswith("#") and not trimmed.startswith("\\#")):
+        return None
+    negated = line.startswith("!")
+    pattern = line[1:] if negated or line.startswith("\\!") else line
+    pattern = pattern.removeprefix("/")
+    return ("!" if negated else "") + prefix + pattern
+
+
+def add_ignore_files(rules: IgnoreRules, folder: Path, root: Path) -> None:
+    """The rules of `folder`'s ignore files, made relative to `root`, the folder being searched."""
+    relative = folder.relative_to(root).as_posix()
+    prefix = "" if relative == "." else f"{relative}/"
+    for name in IGNORE_FILE_NAMES:
+        try:
+            lines = (folder / name).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        rules.add(rule for line in lines if (rule := _prefixed(line, prefix)) is not None)

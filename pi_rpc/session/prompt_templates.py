@@ -1,23 +1,24 @@
 """Prompt templates: Markdown files a user invokes as `/name args`, as Pi loads and expands them.
 
-Loaded from `{agent folder}/prompts/` then `{workspace}/.pi/prompts/` (not recursive), then any
-explicit paths (files or folders). The name is the file name without `.md`; the description is
-the front matter's `description`, else the body's first non-blank line (60 characters, then
-"..."). Expansion substitutes `$1`, `$2`…, `${@:N}` / `${@:N:L}` slices, `$ARGUMENTS` and `$@`;
-substituted values are never substituted again.
+Where they are found is resource_discovery.py's. The name is the file name without `.md`; the
+description is the front matter's `description`, else the body's first non-blank line (60
+characters, then "..."). When two have a name, the first loaded wins (the order of precedence)
+and the other is dropped with a warning. Expansion substitutes `$1`, `$2`…, `${@:N}` /
+`${@:N:L}` slices, `$ARGUMENTS` and `$@`; substituted values are never substituted again.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pi_rpc.session.frontmatter import parse_frontmatter, text_value
+from pi_rpc.session.resource_discovery import ResourceOrigin, markdown_files
 
-Scope = Literal["user", "project", "path"]
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -26,11 +27,11 @@ class PromptTemplate:
     description: str
     content: str
     path: str
-    scope: Scope
+    origin: ResourceOrigin
     argument_hint: str = ""
 
 
-def _load_template(path: Path, scope: Scope) -> PromptTemplate | None:
+def _load_template(path: Path, origin: ResourceOrigin) -> PromptTemplate | None:
     try:
         keys, body = parse_frontmatter(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
@@ -44,36 +45,38 @@ def _load_template(path: Path, scope: Scope) -> PromptTemplate | None:
         description=description,
         content=body,
         path=str(path),
-        scope=scope,
+        origin=origin,
         argument_hint=text_value(keys, "argument-hint"),
     )
 
 
-def _templates_in(folder: Path, scope: Scope) -> list[PromptTemplate]:
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return []
-    loaded = (_load_template(path, scope) for path in entries if path.name.endswith(".md") and path.is_file())
-    return [template for template in loaded if template is not None]
-
-
-def load_prompt_templates(
-    cwd: str, agent_dir: Path, extra_paths: Sequence[str] = (), include_defaults: bool = True
-) -> list[PromptTemplate]:
-    templates: list[PromptTemplate] = []
-    if include_defaults:
-        templates += _templates_in(agent_dir / "prompts", "user")
-        templates += _templates_in(Path(cwd) / ".pi" / "prompts", "project")
-    for raw in extra_paths:
-        path = Path(cwd, Path(raw).expanduser())
+def load_prompt_templates(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin]) -> list[PromptTemplate]:
+    """The templates at `paths` (`.md` files, or folders: every `.md` file directly in one), in
+    order; `origin_of` tells where each file came from."""
+    loaded: dict[str, PromptTemplate] = {}
+    for path in paths:
         if path.is_dir():
-            templates += _templates_in(path, "path")
+            files = markdown_files(path, recursive=False, filtered=False)
         elif path.is_file() and path.name.endswith(".md"):
-            template = _load_template(path, "path")
-            if template is not None:
-                templates.append(template)
-    return templates
+            files = [path]
+        else:
+            if not path.exists():
+                _log.warning("prompt template path %s does not exist", path)
+            continue
+        for file in files:
+            template = _load_template(file, origin_of(file))
+            if template is None:
+                continue
+            if template.name in loaded:
+                _log.warning(
+                    "prompt template /%s at %s ignored: %s has the same name",
+                    template.name,
+                    file,
+                    loaded[template.name].path,
+                )
+            else:
+                loaded[template.name] = template
+    return list(loaded.values())
 
 
 def parse_command_args(text: str) -> list[str]:

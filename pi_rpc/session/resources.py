@@ -1,27 +1,49 @@
 """What a session loads from the user's and the project's folders: context files, prompt templates
-and skills. Loaded when a session starts and again for every new session, as Pi reloads them."""
+and skills. Loaded when a session starts and again whenever it becomes another session (new,
+loaded, switched to, forked, cloned), as Pi reloads them, settings files included."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pi_rpc.ai.config import pi_agent_dir
 from pi_rpc.session.context_files import ContextFile, load_context_files
 from pi_rpc.session.prompt_templates import PromptTemplate, expand_prompt_template, load_prompt_templates
+from pi_rpc.session.resource_discovery import ResourceOrigin, SettingsEntries, files_to_load
+from pi_rpc.session.settings import SettingsError, load_settings, settings_paths, skill_entries, workspace_settings_path
 from pi_rpc.session.skills import Skill, expand_skill_command, load_skills
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
 class ResourceOptions:
     """Where resources come from; the switches are Pi's `--no-context-files`, `--no-skills`, … flags."""
 
-    agent_dir: Path | None = None  # None: Pi's agent folder (`PI_CODING_AGENT_DIR`, else ~/.pi/agent)
+    # None: Pi's agent folder (`PI_CODING_AGENT_DIR`, else ~/.pi/agent), and the user settings
+    # pi-rpc reads (pi_rpc/session/settings.py); given: that folder and its settings.json.
+    agent_dir: Path | None = None
     context_files: bool = True
     skills: bool = True
     skill_paths: list[str] = field(default_factory=list)
     prompt_templates: bool = True
     prompt_template_paths: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ResourceCommand:
+    """A `/name` a prompt can start with, and where it came from."""
+
+    name: str  # `skill:<name>` for a skill
+    description: str
+    kind: Literal["prompt", "skill"]
+    path: str
+    origin: ResourceOrigin
+    argument_hint: str = ""
 
 
 @dataclass
@@ -34,13 +56,51 @@ class Resources:
         """A `/skill:name …` or `/template …` prompt as the model is to see it (Pi expands both)."""
         return expand_prompt_template(expand_skill_command(text, self.skills), self.prompt_templates)
 
+    def commands(self) -> Iterator[ResourceCommand]:
+        """The templates, then the skills, each in precedence order: what every mode lists."""
+        for t in self.prompt_templates:
+            yield ResourceCommand(t.name, t.description, "prompt", t.path, t.origin, t.argument_hint)
+        for s in self.skills:
+            yield ResourceCommand(f"skill:{s.name}", s.description, "skill", s.path, s.origin)
+
+
+def _entries(path: Path | None) -> SettingsEntries | None:
+    """A settings file's `skills` and `prompts`; None when there is no such file. A file that
+    does not parse is left out with a warning: a session must still start or switch."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        settings = load_settings(path)
+    except SettingsError as exc:
+        _log.warning("skills and prompt templates of %s are not loaded: %s", path, exc)
+        return None
+    return SettingsEntries(path.parent, skill_entries(settings), settings.prompts)
+
+
+def _settings(cwd: str, options: ResourceOptions, agent_dir: Path) -> tuple[SettingsEntries, SettingsEntries]:
+    """(project, user) settings entries."""
+    project_file = workspace_settings_path(cwd)
+    if options.agent_dir is not None:
+        user_file: Path | None = options.agent_dir / "settings.json"
+    else:
+        user_file = next((p for p in settings_paths() if p.is_file()), None)
+    project = _entries(project_file) or SettingsEntries(project_file.parent)
+    user = _entries(user_file) or SettingsEntries(agent_dir)
+    return project, user
+
 
 def load_resources(cwd: str, options: ResourceOptions) -> Resources:
     agent_dir = options.agent_dir or pi_agent_dir()
+    workspace = Path(cwd)
+    settings = _settings(cwd, options, agent_dir)
+    template_paths, template_origin = files_to_load(
+        "prompts", workspace, agent_dir, settings, options.prompt_template_paths, options.prompt_templates
+    )
+    skill_paths, skill_origin = files_to_load(
+        "skills", workspace, agent_dir, settings, options.skill_paths, options.skills
+    )
     return Resources(
         context_files=load_context_files(cwd, agent_dir) if options.context_files else [],
-        prompt_templates=load_prompt_templates(
-            cwd, agent_dir, options.prompt_template_paths, include_defaults=options.prompt_templates
-        ),
-        skills=load_skills(cwd, agent_dir, options.skill_paths, include_defaults=options.skills),
+        prompt_templates=load_prompt_templates(template_paths, template_origin),
+        skills=load_skills(skill_paths, skill_origin),
     )

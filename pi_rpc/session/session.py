@@ -196,6 +196,7 @@ class AgentSession:
         if self.is_streaming:  # first: the run's last messages must reach the file before it is read
             await self.abort()
         self.history.load(session_id)
+        self._reload_resources()
         return len(self.agent.messages)
 
     async def switch_session(self, path: str) -> int:
@@ -203,6 +204,7 @@ class AgentSession:
         if self.is_streaming:
             await self.abort()
         self.history.resume(Path(path))
+        self._reload_resources()
         return len(self.agent.messages)
 
     def fork_points(self) -> list[tuple[str, str]]:
@@ -216,13 +218,16 @@ class AgentSession:
         message's text, for the client to edit and send again (Pi's `fork`)."""
         if self.is_streaming:
             await self.abort()
-        return self.history.fork(entry_id)
+        text = self.history.fork(entry_id)
+        self._reload_resources()
+        return text
 
     async def clone(self) -> None:
         """A new session holding the whole current branch (Pi's `clone`)."""
         if self.is_streaming:
             await self.abort()
         self.history.clone()
+        self._reload_resources()
 
     def export_html(self, output_path: str | None = None) -> str:
         return self.history.export_html(output_path)
@@ -326,22 +331,17 @@ class AgentSession:
 
     def slash_commands(self) -> list[SlashCommand]:
         """What a user can invoke as `/name` in a prompt: prompt templates, then `skill:` names."""
-        commands = [
+        return [
             SlashCommand(
-                name=t.name,
-                description=t.description,
-                source="prompt",
-                path=t.path,
-                scope=t.scope,
-                argument_hint=t.argument_hint or UNSET,
+                name=c.name,
+                description=c.description,
+                source=c.kind,
+                path=c.path,
+                scope="path" if c.origin.scope == "temporary" else c.origin.scope,
+                argument_hint=c.argument_hint or UNSET,
             )
-            for t in self.resources.prompt_templates
+            for c in self.resources.commands()
         ]
-        commands += [
-            SlashCommand(name=f"skill:{s.name}", description=s.description, source="skill", path=s.path, scope=s.scope)
-            for s in self.resources.skills
-        ]
-        return commands
 
     # --- model ----------------------------------------------------------------------------------
 
@@ -469,9 +469,14 @@ class AgentSession:
         if self.is_streaming:
             await self.abort()
         self.history.start_new()
-        self.resources = load_resources(self.cwd, self.config.resources)  # edited AGENTS.md etc. apply
-        self._rebuild_system_prompt()
+        self._reload_resources()
         return self.session_id
+
+    def _reload_resources(self) -> None:
+        """Context files, templates, skills and their settings read again, as Pi reloads them for
+        every session it becomes (new, switched to, forked, cloned): edited AGENTS.md etc. apply."""
+        self.resources = load_resources(self.cwd, self.config.resources)
+        self._rebuild_system_prompt()
 
     async def compact(
         self,

@@ -40,8 +40,18 @@ class PermissionSettings(msgspec.Struct, rename="camel", kw_only=True):
     timeout_seconds: float | UnsetType = UNSET
 
 
+class LegacySkillSettings(msgspec.Struct, rename="camel", kw_only=True):
+    """`skills` as older Pi releases wrote it: an object whose `customDirectories` Pi still reads."""
+
+    custom_directories: list[str] = msgspec.field(default_factory=list)
+
+
 class Settings(msgspec.Struct, rename="camel", kw_only=True):
     default_tools: list[str] | UnsetType = UNSET
+    # Where skills and prompt templates come from besides the default folders: paths and filters,
+    # relative to the settings file's folder (pi_rpc/session/resource_discovery.py).
+    skills: list[str] | LegacySkillSettings = msgspec.field(default_factory=list)
+    prompts: list[str] = msgspec.field(default_factory=list)
     steering_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
     follow_up_mode: Literal["all", "one-at-a-time"] | UnsetType = UNSET
     permissions: PermissionSettings = msgspec.field(default_factory=PermissionSettings)
@@ -50,6 +60,11 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     # MCP tool servers by name, in the shape other agents read (pi_rpc/tools/mcp.py).
     mcp_servers: dict[str, McpServerEntry] = msgspec.field(default_factory=dict)
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
+
+
+def skill_entries(settings: Settings) -> list[str]:
+    skills = settings.skills
+    return skills.custom_directories if isinstance(skills, LegacySkillSettings) else skills
 
 
 def settings_paths() -> list[Path]:

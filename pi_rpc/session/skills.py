@@ -1,30 +1,26 @@
 """Skills: Markdown instructions the model reads on demand, listed in the system prompt, and that a
 user invokes as `/skill:name args`, as Pi loads them.
 
-Loaded from `{agent folder}/skills/` then `{workspace}/.pi/skills/`, then explicit paths. In a
-folder that holds a `SKILL.md`, that file is the skill and nothing below it is searched; otherwise
-subfolders are searched, and the top folder's own `.md` files are skills too. Hidden entries and
-node_modules are skipped, and so is what the `.gitignore`, `.ignore` and `.fdignore` files met on
-the way ignore (their rules are relative to the skills folder, as in Pi; the workspace's own
-`.gitignore` above it does not count). A skill needs a front matter `description`; its name is the
-front matter's `name`, else its folder's. The first skill of a name wins.
+Where they are found is resource_discovery.py's: a folder searched for skills yields its
+`SKILL.md` if it has one (nothing below it is searched then), else the skills of its subfolders,
+and the `.md` files at the top of the search are skills too. A skill needs a front matter
+`description`; its name is the front matter's `name`, else its folder's. When two have a name,
+the first loaded wins (the order of precedence) and the other is dropped with a warning.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 from pi_rpc.session.frontmatter import parse_frontmatter, text_value
-from pi_rpc.session.gitignore import IgnoreRules
+from pi_rpc.session.resource_discovery import ResourceOrigin, skill_files
 
 _log = logging.getLogger(__name__)
-
-# Read in every folder searched, their rules relative to the skills folder (Pi's skill loader).
-IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
 
 @dataclass(frozen=True)
@@ -32,12 +28,12 @@ class Skill:
     name: str
     description: str
     path: str
-    base_dir: str
-    scope: str
+    base_dir: str  # the skill's folder: what its relative references are relative to
+    origin: ResourceOrigin
     disable_model_invocation: bool = False
 
 
-def _load_skill(path: Path, scope: str) -> Skill | None:
+def _load_skill(path: Path, origin: ResourceOrigin) -> Skill | None:
     try:
         keys, _ = parse_frontmatter(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -52,90 +48,35 @@ def _load_skill(path: Path, scope: str) -> Skill | None:
         description=description,
         path=str(path),
         base_dir=str(path.parent),
-        scope=scope,
+        origin=origin,
         disable_model_invocation=keys.get("disable-model-invocation") is True,
     )
 
 
-def _prefixed(line: str, prefix: str) -> str | None:
-    """A line of an ignore file in folder `prefix` as a rule relative to the skills folder (Pi's
-    `prefixIgnorePattern`); None for a blank line or a comment."""
-    trimmed = line.strip()
-    if not trimmed or trimmed.startswith("#"):
-        return None
-    negated = line.startswith("!")
-    pattern = line[1:] if negated or line.startswith("\\!") else line
-    pattern = pattern.removeprefix("/")
-    return ("!" if negated else "") + prefix + pattern
-
-
-def _add_ignore_files(rules: IgnoreRules, folder: Path, root: Path) -> None:
-    relative = folder.relative_to(root).as_posix()
-    prefix = "" if relative == "." else f"{relative}/"
-    for name in IGNORE_FILE_NAMES:
-        try:
-            lines = (folder / name).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            continue
-        rules.add(rule for line in lines if (rule := _prefixed(line, prefix)) is not None)
-
-
-def _skills_in(
-    folder: Path, scope: str, top: bool = True, root: Path | None = None, rules: IgnoreRules | None = None
-) -> list[Skill]:
-    root = root or folder
-    rules = rules if rules is not None else IgnoreRules()
-    if not folder.is_dir():
-        return []
-    _add_ignore_files(rules, folder, root)
-    skill_file = folder / "SKILL.md"
-    if skill_file.is_file() and not rules.ignores(skill_file.relative_to(root).as_posix()):
-        skill = _load_skill(skill_file, scope)
-        return [skill] if skill is not None else []
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return []
-    found: list[Skill] = []
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name == "node_modules":
-            continue
-        relative = entry.relative_to(root).as_posix()
-        is_dir = entry.is_dir()
-        if rules.ignores(f"{relative}/" if is_dir else relative):
-            continue
-        if is_dir:
-            found += _skills_in(entry, scope, top=False, root=root, rules=rules)
-        elif top and entry.name.endswith(".md") and entry.is_file():
-            skill = _load_skill(entry, scope)
-            if skill is not None:
-                found.append(skill)
-    return found
-
-
-def load_skills(
-    cwd: str, agent_dir: Path, extra_paths: Sequence[str] = (), include_defaults: bool = True
-) -> list[Skill]:
-    found: list[Skill] = []
-    if include_defaults:
-        found += _skills_in(agent_dir / "skills", "user")
-        found += _skills_in(Path(cwd) / ".pi" / "skills", "project")
-    for raw in extra_paths:
-        path = Path(cwd, Path(raw).expanduser())
+def load_skills(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin]) -> list[Skill]:
+    """The skills at `paths` (skill files, or folders searched for them), in order; `origin_of`
+    tells where each file came from."""
+    files: list[Path] = []
+    for path in paths:
         if path.is_dir():
-            found += _skills_in(path, "path")
-        elif path.is_file():
-            skill = _load_skill(path, "path")
-            found += [skill] if skill is not None else []
-    unique: dict[str, Skill] = {}
-    for skill in found:
-        if skill.name in unique:
-            _log.warning(
-                "skill %r at %s ignored: %s has the same name", skill.name, skill.path, unique[skill.name].path
-            )
+            files += skill_files(path)
+        elif path.is_file() and path.name.endswith(".md"):
+            files.append(path)
+        elif path.exists():
+            _log.warning("skill path %s is not a Markdown file", path)
         else:
-            unique[skill.name] = skill
-    return list(unique.values())
+            _log.warning("skill path %s does not exist", path)
+    loaded: dict[str, Skill] = {}
+    read: set[str] = set()  # a file reached twice (a symlink) counts once
+    for file in files:
+        if (real := os.path.realpath(file)) in read or (skill := _load_skill(file, origin_of(file))) is None:
+            continue
+        if skill.name in loaded:
+            _log.warning("skill %r at %s ignored: %s has the same name", skill.name, file, loaded[skill.name].path)
+        else:
+            loaded[skill.name] = skill
+            read.add(real)
+    return list(loaded.values())
 
 
 def format_skills(skills: Sequence[Skill]) -> str:

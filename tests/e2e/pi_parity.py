@@ -25,12 +25,12 @@ from typing import Any
 import anyio
 import anyio.from_thread
 
+from tests.node_packages import PI_CLI
 from tests.providers.sse_server import Reply, SSEServer, sse_event, sse_reply
 
 Json = dict[str, Any]
 HERE = Path(__file__).parent
 TRANSCRIPTS = HERE / "pi_transcripts"
-PI_CLI = HERE.parent / "pi_client" / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
 SAMPLE = HERE.parents[1] / "pi_rpc" / "demo" / "workspace"
 
 

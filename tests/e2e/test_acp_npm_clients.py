@@ -2,12 +2,11 @@
 official TypeScript SDK's client (`@agentclientprotocol/sdk`) and a ready-made CLI client (`acpx`),
 both pinned in tests/acp_clients/package.json and installed there (git-ignored) from its lock file.
 Every message the agent sends is validated, closed-world, against the JSON Schema the npm SDK ships.
-Skipped when Node or the registry is not available."""
+Installed once by tests/node_packages.py: skipped without Node outside CI, failed in CI."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,31 +16,18 @@ import pytest
 
 from tests.acp_clients.schema_check import AgentMessages
 from tests.mcp.servers import SERVER, server_pids
+from tests.node_packages import ACP_CLIENTS, ensure_installed
 
 from .conftest import SCRIPTS, daemon_env
 
 pytestmark = [pytest.mark.e2e]
 
-CLIENTS = Path(__file__).parents[1] / "acp_clients"
 Json = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
 def npm_clients() -> Path:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("Node.js and npm are needed for the npm ACP clients")
-    if not (CLIENTS / "node_modules" / "acpx").is_dir():
-        # `npm install` from the lock file (`npm ci` refuses it: npm leaves other platforms out of it).
-        install = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"],
-            cwd=CLIENTS,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if install.returncode != 0:
-            pytest.skip(f"npm install failed: {install.stderr[-500:]}")
-    return CLIENTS
+    return ensure_installed(ACP_CLIENTS)
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """`pi-rpc --mode rpc` driven by Pi's own `RpcClient` (npm `@mariozechner/pi-coding-agent`) under Node.
 
 The client is installed by `npm ci` from tests/pi_client/package-lock.json into that folder's
-git-ignored node_modules, once; tests/pi_client/drive.mjs calls every command method and prints
+git-ignored node_modules, once (tests/node_packages.py); tests/pi_client/drive.mjs calls every command method and prints
 what each resolved to.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,43 +16,60 @@ from typing import Any
 
 import pytest
 
+from tests.node_packages import PI_CLIENT, ensure_installed
+
 from .conftest import SCRIPTS, daemon_env
 
 pytestmark = pytest.mark.e2e
 
-CLIENT_DIR = Path(__file__).parents[1] / "pi_client"
-
-
-def install_pi_client() -> None:
-    """`npm ci` unless node_modules already matches the lock file."""
-    installed = CLIENT_DIR / "node_modules" / ".package-lock.json"
-    lock = CLIENT_DIR / "package-lock.json"
-    if installed.is_file() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    subprocess.run(
-        ["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-        cwd=CLIENT_DIR,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        timeout=600,
-    )
-
 
 @pytest.fixture(scope="module")
 def pi_client() -> Path:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("Node.js is not installed")
-    install_pi_client()
-    return CLIENT_DIR / "drive.mjs"
+    return ensure_installed(PI_CLIENT) / "drive.mjs"
 
 
-def drive(driver: Path, workspace: Path, home: Path, *args: str) -> dict[str, Any]:
+# Two configured models beside the scripted one (never asked: their address is only listed),
+# so that setModel and setThinkingLevel have somewhere to go.
+MODELS = {
+    "providers": {
+        "loop": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "none",
+            "models": [{"id": "fast"}, {"id": "thinker", "reasoning": True}],
+        }
+    }
+}
+# The runs a steer, a follow-up and an abort go into, before the e2e script's catch-all reply.
+RUNS = [
+    {
+        "match": "^wait a bit",
+        "turns": [
+            [{"toolCall": {"name": "bash", "arguments": {"command": "sleep 1; echo slept"}}}],
+            [{"text": "Stopping, as you asked."}],
+        ],
+    },
+    {"match": "^later", "turns": [[{"text": "Done later."}]]},
+]
+
+
+def drive(driver: Path, workspace: Path, home: Path) -> dict[str, Any]:
     agent_dir = home / "agent"  # Pi's agent folder: a settings.json that lets the short session compact
     agent_dir.mkdir(parents=True)
     (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
+    (agent_dir / "models.json").write_text(json.dumps(MODELS))
+    *replies, catch_all = json.loads((SCRIPTS / "e2e.json").read_text())["replies"]
+    script = home / "script.json"
+    script.write_text(json.dumps({"replies": [*replies, *RUNS, catch_all]}))
+    # One prompt template and one skill of the project's, for getCommands.
+    (workspace / ".pi" / "prompts").mkdir(parents=True)
+    (workspace / ".pi" / "prompts" / "review.md").write_text("---\ndescription: Review a file\n---\nReview $1.")
+    (workspace / ".pi" / "skills" / "deploy").mkdir(parents=True)
+    skill = "---\nname: deploy\ndescription: Ship to staging\n---\nRun ./deploy.sh."
+    (workspace / ".pi" / "skills" / "deploy" / "SKILL.md").write_text(skill)
     env = daemon_env(home) | {"PI_RPC_PYTHON": sys.executable, "PI_CODING_AGENT_DIR": str(agent_dir)}
     done = subprocess.run(
-        ["node", str(driver), str(workspace), json.dumps(list(args))],
+        ["node", str(driver), str(workspace), json.dumps(["--script", str(script)])],
         env=env,
         capture_output=True,
         timeout=300,
@@ -64,7 +80,7 @@ def drive(driver: Path, workspace: Path, home: Path, *args: str) -> dict[str, An
 
 
 def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, workspace: Path, tmp_path: Path) -> None:
-    result = drive(pi_client, workspace, tmp_path / "home", "--script", str(SCRIPTS / "e2e.json"))
+    result = drive(pi_client, workspace, tmp_path / "home")
     calls = result["calls"]
     # Every call resolves: nothing times out, nothing is "unknown".
     failed = {name: call["error"] for name, call in calls.items() if not call["ok"]}
@@ -77,9 +93,49 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert user["content"] == [{"type": "text", "text": "tour"}]  # Pi's shape: always a list of blocks
     assert calls["getLastAssistantText"]["value"] == "All done: fixed the greeting."
     assert calls["getSessionStats"]["value"]["toolCalls"] == 5
-    assert calls["cycleModel"]["value"] is None  # one model only
-    assert calls["cycleThinkingLevel"]["value"] is None  # the scripted model does not reason
-    assert calls["getCommands"]["value"] == []
+    models = [(m["provider"], m["id"]) for m in calls["getAvailableModels"]["value"]]
+    assert models == [("faux", "scripted"), ("loop", "fast"), ("loop", "thinker")]
+    # setModel and setThinkingLevel show in the state; Pi's cycles wrap round, as real Pi's do.
+    assert calls["setModel"]["value"]["id"] == "thinker"
+    on_thinker = calls["stateOnThinker"]["value"]
+    assert (on_thinker["model"]["provider"], on_thinker["model"]["id"], on_thinker["thinkingLevel"]) == (
+        "loop",
+        "thinker",
+        "high",
+    )
+    assert calls["cycleThinkingLevel"]["value"] == {"level": "off"}  # after high, as real Pi goes
+    cycled = calls["cycleModel"]["value"]
+    assert (cycled["model"]["id"], cycled["thinkingLevel"], cycled["isScoped"]) == ("scripted", "off", False)
+    back = calls["stateAfterModels"]["value"]
+    assert back["model"]["id"] == "scripted" and back["thinkingLevel"] == "off"
+    # The workspace's template and skill, in Pi's shape.
+    pi_folder = str(workspace / ".pi")
+    assert calls["getCommands"]["value"] == [
+        {
+            "name": "review",
+            "description": "Review a file",
+            "source": "prompt",
+            "sourceInfo": {
+                "path": str(workspace / ".pi" / "prompts" / "review.md"),
+                "source": "auto",
+                "scope": "project",
+                "origin": "top-level",
+                "baseDir": pi_folder,
+            },
+        },
+        {
+            "name": "skill:deploy",
+            "description": "Ship to staging",
+            "source": "skill",
+            "sourceInfo": {
+                "path": str(workspace / ".pi" / "skills" / "deploy" / "SKILL.md"),
+                "source": "auto",
+                "scope": "project",
+                "origin": "top-level",
+                "baseDir": pi_folder,
+            },
+        },
+    ]
     assert calls["bash"]["value"] == {
         "output": "from-the-user\n",
         "exitCode": 3,
@@ -98,8 +154,17 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
         "truncated": False,
     }
     assert "bash_execution_update" in result["events"]
+    # abortBash while a command runs: it ends at once, with what it had printed.
+    assert calls["abortBash"]["value"] is None
+    assert calls["abortedBash"]["value"] == {
+        "output": "started\n",
+        "exitCode": None,
+        "cancelled": True,
+        "truncated": False,
+    }
     exported = Path(calls["exportHtml"]["value"]["path"])
-    assert exported.parent == workspace.resolve() and "from-the-user" in exported.read_text()
+    # The page holds the conversation in context (the last command, which compaction kept).
+    assert exported.parent == workspace.resolve() and "echo started; sleep 30" in exported.read_text()
     compacted = calls["compact"]["value"]
     assert (
         compacted["summary"]
@@ -118,6 +183,36 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     forked = calls["stateAfterFork"]["value"]
     assert forked["sessionId"] != state["sessionId"] and "sessionName" not in forked
     assert forked["messageCount"] < after["messageCount"]  # what came before the first prompt
-    assert calls["clone"]["value"] == {"cancelled": False} and calls["newSession"]["value"] == {"cancelled": False}
-    # The three runs ended (waitForIdle of this client version resolves at agent_end).
-    assert result["events"].count("agent_end") == 3
+    # switchSession back to the first session's file: its conversation, as it was before the clone.
+    assert calls["switchSession"]["value"] == {"cancelled": False}
+    # (The compaction summary message is made anew when a file loads: its timestamp differs.)
+    untimed = [
+        [{k: v for k, v in m.items() if k != "timestamp"} for m in calls[name]["value"]]
+        for name in ("messagesAfterSwitch", "messagesBeforeClone")
+    ]
+    assert untimed[0] == untimed[1] and len(untimed[0]) == 5
+    switched = calls["stateAfterSwitch"]["value"]
+    assert switched["sessionFile"] == calls["stateAfterPrompt"]["value"]["sessionFile"]
+    assert switched["sessionId"] == state["sessionId"] and switched["sessionName"] == "parity run"
+    # steer while the run's tool ran, then followUp: the steer reached the model before its next
+    # turn, the follow-up after the last, in the same run.
+    said = [
+        (m["role"], " ".join(part.get("text", part.get("name", "")) for part in m["content"]))
+        for m in calls["messagesAfterSteering"]["value"]
+    ]
+    assert said == [
+        ("user", "wait a bit"),
+        ("assistant", "bash"),
+        ("toolResult", "slept\n"),
+        ("user", "and then stop"),
+        ("assistant", "Stopping, as you asked."),
+        ("user", "later"),
+        ("assistant", "Done later."),
+    ]
+    [aborted] = calls["messagesAfterAbort"]["value"]
+    assert aborted["role"] == "assistant" and aborted["stopReason"] == "aborted"
+    assert calls["newSession"]["value"] == {"cancelled": False} and calls["stateAfterNew"]["value"]["messageCount"] == 0
+    assert calls["clone"]["value"] == {"cancelled": False}
+    # Four runs ended (waitForIdle of this client version resolves at agent_end): the follow-up
+    # ran inside the steered one.
+    assert result["events"].count("agent_end") == 4

@@ -4,16 +4,18 @@ forks, and still loads in Pi afterwards (protocol/PROTOCOL.md, "Pi's own RPC mod
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.node_packages import PI_CLI, real_pi
+
 from .conftest import daemon_env
-from .pi_parity import PI_CLI, TRANSCRIPTS, agent_dir_for, loopback_server, turn
+from .pi_parity import TRANSCRIPTS, agent_dir_for, loopback_server, turn
 
 pytestmark = pytest.mark.e2e
 
@@ -24,12 +26,6 @@ PI_RPC = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop",
 REAL_PI = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
 
 
-def require_real_pi() -> None:
-    """The rest of a test runs real Pi: skipped where Node or tests/pi_client is missing."""
-    if shutil.which("node") is None or not PI_CLI.is_file():
-        pytest.skip("real Pi (tests/pi_client) is not installed")
-
-
 def copy_pi_session(folder: Path, workspace: Path) -> Path:
     """The recorded file, its header naming `workspace` (Pi refuses a session whose folder is gone)."""
     header, *entries = (TRANSCRIPTS / "pi_session.jsonl").read_text().splitlines()
@@ -38,14 +34,22 @@ def copy_pi_session(folder: Path, workspace: Path) -> Path:
     return session
 
 
-def converse(argv: list[str], commands: list[Json], env: dict[str, str], cwd: Path) -> list[Json]:
+# A command, or a step that runs between two (editing a file, say) and may return the next
+# command, made from the lines printed so far.
+Step = Json | Callable[[list[Json]], Json | None]
+
+
+def converse(argv: list[str], commands: Sequence[Step], env: dict[str, str], cwd: Path) -> list[Json]:
     """Send each command once the previous one was answered (a prompt: once its run ended)."""
     with subprocess.Popen(
         argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd, text=True
     ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         lines: list[Json] = []
-        for command in commands:
+        for step in commands:
+            command = step(lines) if callable(step) else step
+            if command is None:
+                continue
             proc.stdin.write(json.dumps(command) + "\n")
             proc.stdin.flush()
             wanted = "agent_end" if command["type"] == "prompt" else "response"
@@ -105,7 +109,7 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
     assert [e["message"]["role"] for e in appended[1:]] == ["user", "assistant"]
     assert [e["parentId"] for e in appended] == [PI_LAST_ENTRY, *(e["id"] for e in appended[:-1])]
 
-    require_real_pi()
+    real_pi()  # the rest runs real Pi: installed now (skipped without Node, failed in CI)
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
@@ -147,6 +151,64 @@ def test_forking_a_pi_session_starts_a_new_file_with_what_came_before(tmp_path: 
     assert session.read_text() == original  # the Pi file is untouched
 
 
+def said(messages: list[Json]) -> list[tuple[str, str]]:
+    """Each message's role and text (a tool call by its name), to compare across programs."""
+    return [(m["role"], " ".join(part.get("text", part.get("name", "")) for part in m["content"])) for m in messages]
+
+
+def fork_the_pi_session(argv: list[str], session: Path, folder: Path, workspace: Path) -> list[Json]:
+    """Continue the recorded session with one prompt, then fork at that prompt (Pi's `fork` with an
+    entryId from `get_fork_messages`)."""
+
+    def fork_at_the_new_prompt(lines: list[Json]) -> Json:
+        points = answer(lines, "points")["messages"]
+        return {"id": "fork", "type": "fork", "entryId": points[-1]["entryId"]}
+
+    steps: list[Step] = [
+        {"id": "loaded", "type": "get_messages"},
+        {"id": "prompt", "type": "prompt", "message": "then fix it"},
+        {"id": "points", "type": "get_fork_messages"},
+        fork_at_the_new_prompt,
+        {"id": "state", "type": "get_state"},
+        {"id": "messages", "type": "get_messages"},
+    ]
+    with loopback_server([turn("Fixed it for you.")]) as server:
+        env = daemon_env(folder / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(folder, server, {}))}
+        return converse(
+            [*argv, "--session", str(session), "--session-dir", str(folder / "sessions")], steps, env, workspace
+        )
+
+
+def test_forking_a_pi_session_at_an_entry_keeps_what_came_before_and_pi_loads_the_fork(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    session = copy_pi_session(tmp_path, workspace)
+    lines = fork_the_pi_session(PI_RPC, session, tmp_path / "pi-rpc", workspace)
+    assert [m["text"] for m in answer(lines, "points")["messages"]] == ["read the readme", "then fix it"]
+    assert answer(lines, "fork") == {"text": "then fix it", "cancelled": False}  # for the client to edit
+    forked = Path(answer(lines, "state")["sessionFile"])
+    assert forked != session and forked.is_file()
+    # The fork holds what came before the prompt forked at: the conversation Pi recorded.
+    loaded, ours = answer(lines, "loaded")["messages"], answer(lines, "messages")["messages"]
+    ours = [m for m in ours if m["role"] != "system"]  # our tool declaration, which Pi lacks
+    assert [m["role"] for m in ours] == ["user", "assistant", "toolResult", "assistant"]
+    assert said(ours) == said(loaded)
+
+    real_pi()
+    with loopback_server([]) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
+        in_pi = answer(
+            converse([*REAL_PI, "--session", str(forked)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
+        )
+    assert said(in_pi["messages"]) == said(ours)
+    # And real Pi, forking its own copy of the file the same way, keeps the same.
+    (tmp_path / "pi-copy").mkdir()
+    pis_copy = copy_pi_session(tmp_path / "pi-copy", workspace)
+    pis = fork_the_pi_session(REAL_PI, pis_copy, tmp_path / "pi-fork", workspace)
+    assert answer(pis, "fork") == answer(lines, "fork")
+    assert said(answer(pis, "messages")["messages"]) == said(ours)
+
+
 def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -169,7 +231,7 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
     assert state["sessionName"] == "from pi-rpc"
     header = json.loads(session.read_text().splitlines()[0])
     assert header["type"] == "session" and header["version"] == 3 and header["cwd"] == str(workspace)
-    require_real_pi()
+    real_pi()
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
@@ -199,7 +261,7 @@ def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tm
         converse(pi_rpc, [bash, {"id": "2", "type": "prompt", "message": "hi"}], env, workspace)
         [session] = (agent_dir / "sessions").rglob("*.jsonl")
         assert session.parent.name == "--" + str(workspace).lstrip("/").replace("/", "-") + "--"
-        require_real_pi()
+        real_pi()
         pi = [*REAL_PI, "-c"]
         commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "prompt", "message": "and you?"}]
         in_pi = answer(converse(pi, commands, env, workspace), "1")["messages"]
@@ -240,7 +302,7 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
     assert kept["message"]["content"][0]["text"].startswith("two ") and compaction["parentId"] == entries[-2]["id"]
     assert compacted["firstKeptEntryId"] == kept["id"] and compaction["summary"] == "THE SUMMARY"
     ours = answer(lines, "4")["messages"]
-    require_real_pi()
+    real_pi()
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}

@@ -5,16 +5,18 @@ files, prompt templates, skills")."""
 
 from __future__ import annotations
 
-import shutil
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
+from tests.node_packages import real_pi
 
 from .conftest import daemon_env
-from .pi_parity import PI_CLI, agent_dir_for, loopback_server
+from .pi_parity import agent_dir_for, loopback_server
 from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
 from .test_pi_sessions import answer, converse
 
@@ -44,6 +46,9 @@ def test_context_files_skills_and_templates_reach_the_model(
         workspace / ".pi" / "skills" / "deploy" / "SKILL.md",
         "---\nname: deploy\ndescription: Ship the app to staging\n---\nRun ./deploy.sh staging.",
     )
+    # The user's skill of the same name is dropped: the project's wins, as in Pi.
+    write(agent_dir / "skills" / "deploy" / "SKILL.md", "---\nname: deploy\ndescription: the user's\n---\n")
+    write(tmp_path / "given" / "fix.md", "Fix $1.")
     loopback.script(completions_turn("Reviewed."))
     env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
     argv = [
@@ -56,15 +61,19 @@ def test_context_files_skills_and_templates_reach_the_model(
         "--model",
         "test-model",
         "--no-session",
+        "--prompt-template",
+        str(tmp_path / "given" / "fix.md"),
     ]
     with DaemonClient(argv, env=env) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         commands = client.request("commands/list")["commands"]
         assert [(c["name"], c["source"], c["scope"]) for c in commands] == [
             ("review", "prompt", "user"),
+            ("fix", "prompt", "path"),
             ("skill:deploy", "skill", "project"),
         ]
         assert commands[0]["description"] == "Review a file" and commands[0]["argumentHint"] == "<path>"
+        assert commands[2]["description"] == "Ship the app to staging"
         assert client.request("prompt", {"message": "/review src/greet.py typos"})["stopReason"] == "stop"
         assert client.close() == 0
     [request] = loopback.requests()
@@ -89,18 +98,75 @@ def test_skills_that_ignore_files_ignore_are_left_out_as_real_pi_leaves_them_out
     write(skills / ".gitignore", "# build output\nbuilt/\n/scratch\ndraft*.md\n!draft-final.md\n")
     write(skills / ".ignore", "vendored/SKILL.md\n")
     write(skills / "again" / ".fdignore", "SKILL.md\n")
-    listed: dict[str, list[str]] = {}
-    with loopback_server([]) as server:
-        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
-        flags = ["--mode", "rpc", "--provider", "loop", "--model", "m", "--no-session"]
-        programs = {"pi-rpc": [sys.executable, "-m", "pi_rpc", *flags]}
-        if shutil.which("node") is not None and PI_CLI.is_file():
-            programs["pi"] = ["node", str(PI_CLI), "--offline", *flags]
-        for program, argv in programs.items():
+    flags = ["--mode", "rpc", "--provider", "loop", "--model", "m", "--no-session"]
+
+    def skills_listed(argv: list[str]) -> list[str]:
+        with loopback_server([]) as server:
+            env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
             lines = converse(argv, [{"id": "1", "type": "get_commands"}], env, workspace)
-            commands = answer(lines, "1")["commands"]
-            listed[program] = sorted(c["name"] for c in commands if c["source"] == "skill")
-    assert listed["pi-rpc"] == ["skill:final", "skill:inner", "skill:kept"]
-    if "pi" not in listed:
-        pytest.skip("real Pi (tests/pi_client) is not installed")
-    assert listed["pi"] == listed["pi-rpc"]
+        return sorted(c["name"] for c in answer(lines, "1")["commands"] if c["source"] == "skill")
+
+    ours = skills_listed([sys.executable, "-m", "pi_rpc", *flags])
+    assert ours == ["skill:final", "skill:inner", "skill:kept"]
+    assert skills_listed(["node", str(real_pi()), "--offline", *flags]) == ours
+
+
+def skill(folder: Path, name: str) -> None:
+    write(folder / name / "SKILL.md", f"---\nname: {name}\ndescription: {name} from {folder}\n---\nDo {name}.")
+
+
+def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_settings_paths(
+    pi_cli: Path, tmp_path: Path
+) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    workspace = repo / "ws"
+    (repo / ".git").mkdir(parents=True)
+    # The project's: its .pi folders, .agents/skills up to the git root, its settings' paths.
+    write(workspace / ".pi" / "prompts" / "review.md", "---\ndescription: the project's review\n---\nReview $1.")
+    skill(workspace / ".pi" / "skills", "deploy")
+    skill(workspace / ".agents" / "skills", "format")
+    skill(repo / ".agents" / "skills", "release")
+    skill(tmp_path / ".agents" / "skills", "beyond-the-repo")
+    skill(repo / "team" / "skills", "triage")
+    write(repo / "team" / "prompts" / "standup.md", "Standup for $@.")
+    settings = {"skills": ["../../team/skills"], "prompts": ["../../team/prompts"]}
+    write(workspace / ".pi" / "settings.json", json.dumps(settings))
+    # The user's: the agent folder (written below), ~/.agents/skills, the user settings' paths.
+    skill(home / ".agents" / "skills", "notes")
+    skill(home / ".agents" / "skills", "format")  # the project's wins
+    cli = tmp_path / "cli"
+    skill(cli / "skills", "deploy")  # given on the command line: loses to the project's
+    skill(cli / "skills", "scratch")
+    write(cli / "fix.md", "Fix $1.")
+    flags = ["--mode", "rpc", "--provider", "loop", "--model", "m", "--no-session"]
+    flags += ["--skill", str(cli / "skills"), "--prompt-template", str(cli / "fix.md")]
+
+    def commands(argv: list[str]) -> list[dict[str, Any]]:
+        with loopback_server([]) as server:
+            agent_dir = agent_dir_for(tmp_path, server, {"skills": ["extra"], "prompts": ["!old.md"]})
+            write(agent_dir / "prompts" / "review.md", "the user's review")
+            write(agent_dir / "prompts" / "old.md", "turned off by the user's settings")
+            write(agent_dir / "prompts" / "commit.md", "Write the commit message.")
+            skill(agent_dir / "skills", "deploy")
+            skill(agent_dir / "extra", "lint")
+            env = daemon_env(home) | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+            listed: list[dict[str, Any]] = answer(
+                converse(argv, [{"id": "1", "type": "get_commands"}], env, workspace), "1"
+            )["commands"]
+        return listed
+
+    pis = commands(["node", str(pi_cli), "--offline", *flags])
+    assert [(c["name"], c["sourceInfo"]["source"], c["sourceInfo"]["scope"]) for c in pis] == [
+        ("standup", "local", "project"),
+        ("review", "auto", "project"),
+        ("commit", "auto", "user"),
+        ("fix", "local", "temporary"),
+        ("skill:triage", "local", "project"),
+        ("skill:deploy", "auto", "project"),
+        ("skill:format", "auto", "project"),
+        ("skill:release", "auto", "project"),
+        ("skill:lint", "local", "user"),
+        ("skill:notes", "auto", "user"),
+        ("skill:scratch", "local", "temporary"),
+    ]
+    assert commands([sys.executable, "-m", "pi_rpc", *flags]) == pis

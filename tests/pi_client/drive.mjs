@@ -21,21 +21,41 @@ async function call(name, run) {
 	}
 }
 
+// Resolves once an event after the first `since` events matches.
+function until(predicate, since, ms = 20000) {
+	return new Promise((resolve, reject) => {
+		if (events.slice(since).some(predicate)) return resolve();
+		const timer = setTimeout(() => {
+			stop();
+			reject(new Error("timed out waiting for an event"));
+		}, ms);
+		const stop = client.onEvent((event) => {
+			if (predicate(event)) {
+				clearTimeout(timer);
+				stop();
+				resolve();
+			}
+		});
+	});
+}
+
 await client.start();
 await call("getState", () => client.getState());
 await call("promptAndWait", async () => (await client.promptAndWait("tour")).map((event) => event.type));
+await call("stateAfterPrompt", () => client.getState());
 await call("getMessages", () => client.getMessages());
 await call("getLastAssistantText", () => client.getLastAssistantText());
 await call("getSessionStats", () => client.getSessionStats());
 await call("getForkMessages", () => client.getForkMessages());
 await call("getAvailableModels", () => client.getAvailableModels());
-await call("setModel", async () => {
-	const state = await client.getState();
-	return client.setModel(state.model.provider, state.model.id);
-});
-await call("cycleModel", () => client.cycleModel());
-await call("setThinkingLevel", () => client.setThinkingLevel("off"));
+// To the configured model that reasons, and its thinking levels; then back to the scripted one.
+await call("setModel", () => client.setModel("loop", "thinker"));
+await call("setThinkingLevel", () => client.setThinkingLevel("high"));
+await call("stateOnThinker", () => client.getState());
 await call("cycleThinkingLevel", () => client.cycleThinkingLevel());
+await call("cycleModel", () => client.cycleModel());
+await call("setModelBack", () => client.setModel(calls.getState.value.model.provider, calls.getState.value.model.id));
+await call("stateAfterModels", () => client.getState());
 await call("setSteeringMode", () => client.setSteeringMode("all"));
 await call("setFollowUpMode", () => client.setFollowUpMode("all"));
 await call("setAutoCompaction", () => client.setAutoCompaction(false));
@@ -45,27 +65,43 @@ await call("setSessionName", () => client.setSessionName("  parity run "));
 await call("getCommands", () => client.getCommands());
 await call("bash", () => client.bash("echo from-the-user; exit 3"));
 await call("messagesAfterBash", async () => (await client.getMessages()).slice(-1));
+// A command that would run for 30 s, aborted once its first line arrived.
+const beforeSlowBash = events.length;
+const slowBash = client.bash("echo started; sleep 30; echo never");
+await until((event) => event.type === "bash_execution_update" && event.delta.includes("started"), beforeSlowBash);
 await call("abortBash", () => client.abortBash());
+await call("abortedBash", () => slowBash);
 await call("compact", () => client.compact());
 await call("exportHtml", () => client.exportHtml());
 await call("stateAfterSettings", () => client.getState());
 // A user message after the compaction to fork at (a bash command is no user message, as in Pi).
 await call("promptAfterCompaction", async () => (await client.promptAndWait("what did I run?")).map((event) => event.type));
+await call("messagesBeforeClone", () => client.getMessages());
 await call("clone", () => client.clone());
 await call("fork", async () => {
 	const [first] = await client.getForkMessages();
 	return client.fork(first.entryId);
 });
 await call("stateAfterFork", () => client.getState());
-await call("switchSession", async () => {
-	const stats = await client.getSessionStats();
-	return stats.sessionFile ? client.switchSession(stats.sessionFile) : { cancelled: false };
-});
-await call("steer", () => client.steer("steered"));
+// Back to the first session's file: its conversation again.
+await call("switchSession", () => client.switchSession(calls.stateAfterPrompt.value.sessionFile));
+await call("messagesAfterSwitch", () => client.getMessages());
+await call("stateAfterSwitch", () => client.getState());
+// Steered while its tool runs, then a follow-up: both reach the run.
+const beforeSteering = events.length;
+await call("prompt", () => client.prompt("wait a bit"));
+await until((event) => event.type === "tool_execution_start", beforeSteering);
+await call("steer", () => client.steer("and then stop"));
 await call("followUp", () => client.followUp("later"));
-await call("abort", () => client.abort());
-await call("newSession", () => client.newSession());
-await call("prompt", () => client.prompt("list files"));
 await call("waitForIdle", () => client.waitForIdle(30000));
+await call("messagesAfterSteering", async () => (await client.getMessages()).slice(-7));
+// Aborted while the model streams.
+const beforeStreaming = events.length;
+await call("promptToAbort", () => client.prompt("stream forever"));
+await until((event) => event.type === "message_update", beforeStreaming);
+await call("abort", () => client.abort());
+await call("messagesAfterAbort", async () => (await client.getMessages()).slice(-1));
+await call("newSession", () => client.newSession());
+await call("stateAfterNew", () => client.getState());
 await client.stop();
 process.stdout.write(`${JSON.stringify({ calls, events: events.map((event) => event.type) })}\n`);

@@ -243,10 +243,10 @@ class SourceInfo(Wire, kw_only=True):
     """Where a slash command comes from, in the shape of Pi's `sourceInfo`."""
 
     path: str
-    source: str = "local"
-    scope: str | UnsetType = UNSET
+    source: Literal["auto", "local"]  # auto: a folder searched by default; local: a settings or command-line path
+    scope: Literal["user", "project", "temporary"]  # temporary: given on the command line
     origin: str = "top-level"
-    base_dir: str | UnsetType = UNSET
+    base_dir: str | UnsetType = UNSET  # the `.pi` or agent folder (auto), the file's folder (command line)
 
 
 class SlashCommandInfo(Wire, kw_only=True):

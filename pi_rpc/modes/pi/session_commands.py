@@ -7,7 +7,6 @@ sentence saying so, which Pi's `RpcClient` surfaces as the rejected call's error
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from msgspec import UNSET
@@ -15,13 +14,13 @@ from msgspec import UNSET
 from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.resources import ResourceCommand
 from pi_rpc.session.session import (
     AgentSession,
     ModelNotFoundError,
     NoModelError,
     SessionNotFoundError,
 )
-from pi_rpc.session.types import SlashCommand
 from pi_rpc.session.user_bash import UserBashError
 
 
@@ -78,7 +77,7 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
                 raise CommandFailed(str(exc)) from exc
             return UNSET
         case c.GetCommands():
-            return {"commands": [_slash_command(command) for command in session.slash_commands()]}
+            return {"commands": [_slash_command(command) for command in session.resources.commands()]}
         case c.Compact(custom_instructions=instructions):
             return await session.compact(None if instructions is UNSET else instructions)
         case c.Bash(command=shell_command, exclude_from_context=exclude):
@@ -96,11 +95,16 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
     raise CommandFailed(f"Unknown command: {command.__struct_config__.tag}")
 
 
-def _slash_command(command: SlashCommand) -> c.SlashCommandInfo:
-    scope = command.scope if command.scope in ("user", "project") else UNSET
+def _slash_command(command: ResourceCommand) -> c.SlashCommandInfo:
+    origin = command.origin
     return c.SlashCommandInfo(
         name=command.name,
         description=command.description or UNSET,
-        source=command.source,
-        source_info=c.SourceInfo(path=command.path, scope=scope, base_dir=str(Path(command.path).parent)),
+        source=command.kind,
+        source_info=c.SourceInfo(
+            path=command.path,
+            source=origin.source,
+            scope=origin.scope,
+            base_dir=UNSET if origin.base_dir is None else origin.base_dir,
+        ),
     )

@@ -5,7 +5,6 @@ a property that needs no Node."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +14,8 @@ from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from pi_rpc.session.gitignore import IgnoreRules
+from tests.node_packages import PI_CLIENT, ensure_installed
 
-PI_CLIENT = Path(__file__).resolve().parents[2] / "pi_client"
 ORACLE = Path(__file__).with_name("ignore_oracle.mjs")
 
 
@@ -60,10 +59,9 @@ def test_examples(rules: list[str], path: str, ignored: bool) -> None:
 
 @pytest.fixture(scope="module")
 def pis_matcher() -> Iterator[subprocess.Popen[str]]:
-    if shutil.which("node") is None or not (PI_CLIENT / "node_modules" / "ignore").is_dir():
-        pytest.skip("Node or Pi's client (tests/pi_client, npm ci) is not installed")
+    client = ensure_installed(PI_CLIENT)
     with subprocess.Popen(
-        ["node", str(ORACLE), str(PI_CLIENT / "package.json")],
+        ["node", str(ORACLE), str(client / "package.json")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

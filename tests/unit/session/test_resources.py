@@ -5,19 +5,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_rpc.session.context_files import load_context_files
 from pi_rpc.session.frontmatter import parse_frontmatter
-from pi_rpc.session.prompt_templates import (
-    expand_prompt_template,
-    load_prompt_templates,
-    parse_command_args,
-    substitute_args,
-)
+from pi_rpc.session.prompt_templates import expand_prompt_template, parse_command_args, substitute_args
 from pi_rpc.session.resources import ResourceOptions, load_resources
-from pi_rpc.session.skills import expand_skill_command, format_skills, load_skills
+from pi_rpc.session.skills import expand_skill_command, format_skills
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home of the test's own: `~/.agents/skills` is searched for skills."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
 
 
 def write(path: Path, text: str) -> Path:
@@ -47,16 +50,21 @@ def test_frontmatter_reads_flat_scalars_and_strips_the_body() -> None:
     assert parse_frontmatter("no block") == ({}, "no block")
 
 
-def test_templates_user_then_project_and_the_description_falls_back_to_the_first_line(tmp_path: Path) -> None:
+def test_project_templates_come_first_and_win_a_name_and_the_description_falls_back(tmp_path: Path) -> None:
     agent, cwd = tmp_path / "agent", tmp_path / "ws"
     write(agent / "prompts" / "one.md", "---\ndescription: First\n---\nDo $1")
+    write(agent / "prompts" / "both.md", "the user's")
     write(cwd / ".pi" / "prompts" / "two.md", "\n" + "x" * 70)
+    write(cwd / ".pi" / "prompts" / "both.md", "the project's")
     write(cwd / ".pi" / "prompts" / "notes.txt", "not a template")
-    templates = load_prompt_templates(str(cwd), agent)
-    assert [(t.name, t.scope, t.description) for t in templates] == [
-        ("one", "user", "First"),
+    templates = load_resources(str(cwd), ResourceOptions(agent_dir=agent)).prompt_templates
+    # As in Pi: the project's folder before the user's, and a name met again is dropped.
+    assert [(t.name, t.origin.scope, t.description) for t in templates] == [
+        ("both", "project", "the project's"),
         ("two", "project", "x" * 60 + "..."),
+        ("one", "user", "First"),
     ]
+    assert expand_prompt_template("/both", templates) == "the project's"
     assert expand_prompt_template("/one 'a b' c", templates) == "Do a b"
     assert expand_prompt_template("/three x", templates) == "/three x"
     assert expand_prompt_template("one x", templates) == "one x"
@@ -89,8 +97,8 @@ def test_skills_are_loaded_listed_and_expanded(tmp_path: Path) -> None:
     )
     write(cwd / ".pi" / "skills" / "nodesc" / "SKILL.md", "no front matter")
     write(cwd / ".pi" / "skills" / ".hidden" / "SKILL.md", "---\ndescription: hidden\n---\n")
-    skills = load_skills(str(cwd), agent)
-    assert [(s.name, s.scope) for s in skills] == [("pdf", "user"), ("quick", "project")]
+    skills = load_resources(str(cwd), ResourceOptions(agent_dir=agent)).skills
+    assert [(s.name, s.origin.scope) for s in skills] == [("quick", "project"), ("pdf", "user")]
     listed = format_skills(skills)
     assert "<description>Read &lt;PDF&gt; files</description>" in listed and "quick" not in listed
     expanded = expand_skill_command("/skill:pdf report.pdf", skills)
@@ -125,5 +133,5 @@ def test_skill_discovery_skips_what_ignore_files_in_the_skills_folder_ignore(tmp
     write(skills_dir / ".gitignore", "# build output\nbuilt/\n/scratch\ndraft*.md\n!draft-final.md\n")
     write(skills_dir / ".ignore", "vendored/SKILL.md\n")  # not a skill root: searched below instead
     write(skills_dir / "again" / ".fdignore", "SKILL.md\n")  # relative to its own folder
-    found = load_skills(str(tmp_path / "ws"), tmp_path / "no-agent")
+    found = load_resources(str(tmp_path / "ws"), ResourceOptions(agent_dir=tmp_path / "no-agent")).skills
     assert sorted(s.name for s in found) == ["final", "inner", "kept"]
