@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pi_rpc.tools.output import OutputAccumulator
     from pi_rpc.tools.paths import resolve_to_cwd
     from pi_rpc.tools.pending_writes import sweep_stale_temp_files
-    from pi_rpc.tools.process import ProcessTable, kill_all_process_groups
+    from pi_rpc.tools.process import ProcessTable, ProcessTables
     from pi_rpc.tools.read import local_read_operations
     from pi_rpc.tools.registry import (
         BUILTIN_TOOLS,
@@ -48,10 +48,10 @@ __all__ = [
     "OutputAccumulator",
     "PROVIDER_KEY_VARS",
     "ProcessTable",
+    "ProcessTables",
     "ToolDefinition",
     "ToolSelection",
     "create_tool_definitions",
-    "kill_all_process_groups",
     "local_read_operations",
     "local_write_operations",
     "locate_rg",

@@ -68,8 +68,10 @@ def unknown_tool_names(names: Sequence[str]) -> list[str]:
     return [name for name in names if name not in BUILTIN_TOOLS]
 
 
-# The tools that start processes, and so take the environment variables their children must not see.
+# The tools that start shells, and so take the environment variables their children must not see.
 _SHELL_TOOLS = {"bash": create_bash_tool, "powershell": create_powershell_tool}
+# The tools that run ripgrep.
+_RIPGREP_TOOLS: dict[str, Callable[..., ToolDefinition]] = {"grep": create_grep_tool, "find": create_find_tool}
 
 
 def create_tool_definitions(
@@ -80,10 +82,13 @@ def create_tool_definitions(
     processes: ProcessTable | None = None,
 ) -> dict[str, ToolDefinition]:
     """The named built-in tools; with a router, read/edit/write go through it (editor buffers).
-    What the shell tools leave running belongs to `processes` (the session's table)."""
+    What the shell and ripgrep tools start belongs to `processes` (the session's table; without
+    one, a table the tools share)."""
+    table = ProcessTable() if processes is None else processes
     factories: dict[str, Callable[[], ToolDefinition]] = {
-        name: partial(create, withheld_env=withheld_env, processes=processes) for name, create in _SHELL_TOOLS.items()
+        name: partial(create, withheld_env=withheld_env, processes=table) for name, create in _SHELL_TOOLS.items()
     }
+    factories |= {name: partial(create, processes=table) for name, create in _RIPGREP_TOOLS.items()}
     if files is not None:
         factories |= {
             "read": lambda: create_read_tool(operations=files.read_operations()),
