@@ -104,9 +104,10 @@ async def test_cancelling_the_progress_aborts_the_run_and_kills_its_command(
     await command(client, "pi.prompt", "sleep please")
     watched = watch(await until_process(sleepers))
     [token] = client.progress_reports
-    begin, *reports = progress_of(client)
-    assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.title == "Pi" and begin.cancellable
+    # The command may start before the editor has read the progress that names it.
     await editor.until(lambda: any(r.message == "bash sleep 30" for r in progress_of(client)[1:]))
+    begin = progress_of(client)[0]
+    assert isinstance(begin, lsp.WorkDoneProgressBegin) and begin.title == "Pi" and begin.cancellable
     client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
     await editor.until(lambda: ended(client))
     assert progress_of(client)[-1] == lsp.WorkDoneProgressEnd(message="Aborted")
@@ -123,6 +124,7 @@ async def test_pi_abort_ends_the_run_and_kills_its_command(
     await command(client, "pi.prompt", "sleep please")
     watched = watch(await until_process(sleepers))
     assert await command(client, "pi.abort") is None  # answered once the run has ended
+    await editor.until(lambda: ends(client))
     assert ends(client) == ["Aborted"]
     assert await gone(watched) == 0
 
@@ -137,6 +139,7 @@ async def test_pi_new_session_mid_run_aborts_it_and_answers_a_new_session_id(
     watched = watch(await until_process(sleepers))
     second = (await command(client, "pi.newSession"))["sessionId"]
     assert first and second and second != first
+    await editor.until(lambda: ends(client))
     assert ends(client) == ["Aborted"]
     assert await gone(watched) == 0
 
@@ -181,6 +184,7 @@ async def test_a_second_run_while_one_is_going_is_refused_and_the_first_goes_on(
     assert ends(client) == ["Not started"]  # the refused run's progress; the first one's goes on
     assert sleepers() != []
     await command(client, "pi.abort")
+    await editor.until(lambda: len(ends(client)) == 2)
     assert sorted(map(str, ends(client))) == ["Aborted", "Not started"]
     assert await gone(watched) == 0
 
@@ -283,6 +287,7 @@ async def test_shutdown_mid_run_aborts_it_and_kills_its_command_before_answering
     await command(client, "pi.prompt", "sleep please")
     watched = watch(await until_process(sleepers))
     await client.shutdown_async(None)
+    await editor.until(lambda: ends(client))
     assert ends(client) == ["Aborted"]
     assert await gone(watched) == 0
 
