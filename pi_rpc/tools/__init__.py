@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pi_rpc.tools.registry import (
         BUILTIN_TOOLS,
         DEFAULT_ACTIVE_TOOLS,
+        TOOL_DETAILS,
         ToolSelection,
         create_tool_definitions,
         tools_help,
@@ -47,6 +48,7 @@ __all__ = [
     "McpServers",
     "OutputAccumulator",
     "PROVIDER_KEY_VARS",
+    "TOOL_DETAILS",
     "ProcessTable",
     "ProcessTables",
     "ToolDefinition",
