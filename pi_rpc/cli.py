@@ -34,7 +34,7 @@ from pi_rpc.session.warm_up import first_prompt_steps
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import servers_from_settings
 from pi_rpc.tools.pending_writes import sweep_stale_temp_files
-from pi_rpc.tools.process import ProcessTable
+from pi_rpc.tools.process import ProcessTables
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
 
 _log = logging.getLogger("pi_rpc")
@@ -221,8 +221,11 @@ def _resume_path(args: argparse.Namespace, cwd: str, root: Path | None) -> Path 
     return None
 
 
-def build_session_config(args: argparse.Namespace, http: HttpClients | None = None) -> SessionConfig:
-    """The session the command line asks for; its model requests go through `http`, the daemon's pool."""
+def build_session_config(
+    args: argparse.Namespace, http: HttpClients | None = None, process_tables: ProcessTables | None = None
+) -> SessionConfig:
+    """The session the command line asks for; its model requests go through `http`, the daemon's
+    pool, and its table of processes is made in `process_tables`, the daemon's."""
     cwd = os.path.abspath(os.path.expanduser(args.cwd))
     if not os.path.isdir(cwd):
         raise ModelSetupError(f"--cwd {cwd} is not a directory")
@@ -246,7 +249,7 @@ def build_session_config(args: argparse.Namespace, http: HttpClients | None = No
         _log.warning("%s", no_model_message())
     available, resolve = model_resolvers(choice, http)
     files = FileRouter()
-    processes = ProcessTable()
+    processes = (process_tables if process_tables is not None else ProcessTables()).new_table()
     workspace_permissions = load_workspace_permissions(cwd)
     permissions = settings.permissions
     rules = ApprovalRules(
@@ -315,8 +318,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The daemon's one HTTP pool: every session's model requests reuse its connections, and it is
     # closed once the daemon has wound down (`run_daemon`).
     http = HttpClients()
+    # The daemon's process tables: every session's table is made in them, and every way out of the
+    # daemon kills what any session's tools left running through them (modes/daemon.py).
+    tables = ProcessTables()
     try:
-        config = build_session_config(args, http)
+        config = build_session_config(args, http, tables)
     except (ModelSetupError, SettingsError, RuleError) as exc:
         print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
         sys.exit(2)
@@ -325,11 +331,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.mode in ("pi", "rpc"):
         from pi_rpc.modes.pi.server import PiDaemon
 
-        anyio.run(run_daemon, functools.partial(PiDaemon(config).run, warm_up), http)
+        anyio.run(run_daemon, functools.partial(PiDaemon(config, process_tables=tables).run, warm_up), http)
     elif args.mode == "acp":
         from pi_rpc.modes.acp.server import AcpDaemon
 
-        anyio.run(run_daemon, functools.partial(AcpDaemon(config).run, warm_up), http)
+        anyio.run(run_daemon, functools.partial(AcpDaemon(config, process_tables=tables).run, warm_up), http)
     elif args.mode == "lsp":
         from pi_rpc.modes.lsp.server import LspDaemon
 
@@ -337,14 +343,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
 
         def follow(root: str) -> SessionConfig:
-            return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}), http)
+            return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}), http, tables)
 
-        lsp = LspDaemon(config, workspace_config=None if pinned else follow)
+        lsp = LspDaemon(config, workspace_config=None if pinned else follow, process_tables=tables)
         anyio.run(run_daemon, functools.partial(lsp.run, warm_up), http)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon
 
-        anyio.run(run_daemon, functools.partial(Daemon(config, framing=args.framing).run, warm_up), http)
+        daemon = Daemon(config, framing=args.framing, process_tables=tables)
+        anyio.run(run_daemon, functools.partial(daemon.run, warm_up), http)
     sys.stderr.flush()
     # A reader thread may still sit in read(0): leave without waiting for it.
     os._exit(0)

@@ -4,8 +4,9 @@
 open the non-blocking sink, run one task group, read stdin until it ends, watch for SIGTERM/SIGINT/
 SIGHUP, and on the first way out (end of input, a signal, or the front end's own `exit`) wind down:
 close the sessions (their runs aborted, their MCP servers stopped), kill every process group a tool
-started, flush the output, each step bounded in time. The HTTP pool the sessions' requests share is
-the composition root's (pi_rpc/cli.py `run_daemon`), closed once `serve` returns.
+started (through the daemon's `ProcessTables`, which holds each session's table), flush the output,
+each step bounded in time. The HTTP pool the sessions' requests share and the process tables are the
+composition root's (pi_rpc/cli.py); the pool is closed once `serve` returns.
 
 A front end (`FrontEnd`) says only what is its own: how a message is framed on stdout, what it sets
 up once the output is open, how it reads its input, and how it closes. The modes fill that in
@@ -29,8 +30,9 @@ import anyio
 import anyio.abc
 
 from pi_rpc.modes.stdio import EXIT_ABORT_SECONDS, StdoutSink, claim_stdout, watch_signals
+from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.warm_up import Step, run_warm_up
-from pi_rpc.tools.process import kill_all_process_groups
+from pi_rpc.tools.process import ProcessTables
 
 # How long the last flush (and the front end's `release`) may take before the daemon exits anyway.
 EXIT_FLUSH_SECONDS = 2.0
@@ -61,8 +63,17 @@ class FrontEnd(Protocol):
         ...
 
 
-async def serve(front_end: FrontEnd, stdout_fd: int | None = None, warm_up: Sequence[Step] = ()) -> None:
-    """Run `front_end` on stdin and stdout (or `stdout_fd`, left as it is) until a way out; a
+def daemon_tables(given: ProcessTables | None, config: SessionConfig) -> ProcessTables:
+    """A daemon's process tables: those the composition root made (`config`'s table among them),
+    else a set of its own holding `config`'s (a daemon a test builds)."""
+    return given if given is not None else ProcessTables([config.processes])
+
+
+async def serve(
+    front_end: FrontEnd, processes: ProcessTables, stdout_fd: int | None = None, warm_up: Sequence[Step] = ()
+) -> None:
+    """Run `front_end` on stdin and stdout (or `stdout_fd`, left as it is) until a way out, which
+    kills what its sessions' tools left running (`processes`, the tables of its sessions); a
     moment after the start, the `warm_up` steps ready the first prompt (session/warm_up.py)."""
     out_fd = stdout_fd if stdout_fd is not None else claim_stdout()
     sink = StdoutSink(out_fd, front_end.frame)
@@ -75,7 +86,7 @@ async def serve(front_end: FrontEnd, stdout_fd: int | None = None, warm_up: Sequ
         if warm_up:
             tasks.start_soon(run_warm_up, warm_up)
         await stop.wait()
-        await wind_down(front_end, sink)
+        await wind_down(front_end, sink, processes)
         tasks.cancel_scope.cancel("daemon exiting")
 
 
@@ -86,11 +97,12 @@ async def _read_until_end(front_end: FrontEnd, stop: anyio.Event) -> None:
         stop.set()
 
 
-async def wind_down(front_end: FrontEnd, sink: StdoutSink) -> None:
-    """Every way out: close the sessions, kill every process group a tool started, flush the output."""
+async def wind_down(front_end: FrontEnd, sink: StdoutSink, processes: ProcessTables) -> None:
+    """Every way out: close the sessions, kill every process group their tools started (a session
+    that did not close in time leaves them to this), flush the output."""
     with anyio.move_on_after(EXIT_ABORT_SECONDS, shield=True):
         await front_end.close()
-    kill_all_process_groups()
+    processes.kill_all()
     with anyio.move_on_after(EXIT_FLUSH_SECONDS, shield=True):
         await front_end.release()
         await sink.drain()

@@ -57,7 +57,8 @@ class SessionConfig:
     resources: ResourceOptions = field(default_factory=ResourceOptions)
     # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
     files: FileRouter = field(default_factory=FileRouter)
-    # What the shell tools leave running belongs to the session: the tools must have been made with it.
+    # What the shell and ripgrep tools leave running belongs to the session: the tools must have
+    # been made with it. A daemon makes it in its ProcessTables (`new_table`), so its way out kills it.
     processes: ProcessTable = field(default_factory=ProcessTable)
     # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
     approval_policy: ApprovalPolicy = "auto"

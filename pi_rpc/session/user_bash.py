@@ -58,7 +58,7 @@ class UserBash:
     """One user command at a time; `abort` cancels the running one. What a command leaves
     running (`cmd &`) joins `processes`, the session's table, so it dies when the session closes."""
 
-    def __init__(self, processes: ProcessTable | None = None) -> None:
+    def __init__(self, processes: ProcessTable) -> None:
         self._scope: anyio.CancelScope | None = None
         self._shell = LocalShellOperations(processes=processes)
 

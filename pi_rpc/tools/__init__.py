@@ -21,11 +21,12 @@ if TYPE_CHECKING:
     from pi_rpc.tools.output import OutputAccumulator
     from pi_rpc.tools.paths import resolve_to_cwd
     from pi_rpc.tools.pending_writes import sweep_stale_temp_files
-    from pi_rpc.tools.process import ProcessTable, kill_all_process_groups
+    from pi_rpc.tools.process import ProcessTable, ProcessTables
     from pi_rpc.tools.read import local_read_operations
     from pi_rpc.tools.registry import (
         BUILTIN_TOOLS,
         DEFAULT_ACTIVE_TOOLS,
+        TOOL_DETAILS,
         ToolSelection,
         create_tool_definitions,
         tools_help,
@@ -47,11 +48,12 @@ __all__ = [
     "McpServers",
     "OutputAccumulator",
     "PROVIDER_KEY_VARS",
+    "TOOL_DETAILS",
     "ProcessTable",
+    "ProcessTables",
     "ToolDefinition",
     "ToolSelection",
     "create_tool_definitions",
-    "kill_all_process_groups",
     "local_read_operations",
     "local_write_operations",
     "locate_rg",

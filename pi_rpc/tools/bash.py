@@ -102,8 +102,9 @@ class LocalShellOperations:
     shell_path: str | None = None
     resolve_shell: Callable[[str | None], list[str]] = resolve_bash_shell
     command_prefix: str = ""  # shell setup that is not part of the tool's commandPrefix
-    # Who owns what a command leaves running (the session); None: no session does.
-    processes: ProcessTable | None = None
+    # Who owns what a command leaves running: the session's table (by default, one of these
+    # operations' own, which nothing kills for them).
+    processes: ProcessTable = field(default_factory=ProcessTable)
 
     def prepare(self) -> None:
         """What the first command would start: the process supervisor."""
@@ -417,7 +418,8 @@ def create_bash_tool(
 ) -> ToolDefinition:
     ops = operations
     if ops is None:
-        ops = LocalShellOperations(shell_name="bash", shell_path=shell_path, processes=processes)
+        table = ProcessTable() if processes is None else processes
+        ops = LocalShellOperations(shell_name="bash", shell_path=shell_path, processes=table)
     return create_shell_tool_definition(
         BASH_CONFIG,
         ops,

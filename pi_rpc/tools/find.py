@@ -38,6 +38,7 @@ from pi_rpc.tools.listing import (
     path_argument,
 )
 from pi_rpc.tools.paths import resolve_to_cwd
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.ripgrep import RgLocator, locate_rg, require_rg, run_rg
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, Truncation
 
@@ -244,9 +245,13 @@ async def _custom_glob(ops: FindOperations, pattern: str, search_path: str, limi
     return _finish(results, limit, f"{limit} results limit reached")
 
 
-def create_find_tool(*, operations: FindOperations | None = None, locate: RgLocator = locate_rg) -> ToolDefinition:
-    """Spec 13.9-13.14. `locate` finds the rg binary (a test passes one that returns None)."""
+def create_find_tool(
+    *, operations: FindOperations | None = None, locate: RgLocator = locate_rg, processes: ProcessTable | None = None
+) -> ToolDefinition:
+    """Spec 13.9-13.14. `locate` finds the rg binary (a test passes one that returns None). rg runs in
+    `processes`, the session's table (without one, a table of the tool's own)."""
     ops = operations or FindOperations()
+    table = processes if processes is not None else ProcessTable()
 
     async def execute(params: FindParams, call: ToolCallContext) -> AgentToolResult:
         search_path = resolve_to_cwd(path_argument(params.path), call.cwd)
@@ -263,7 +268,7 @@ def create_find_tool(*, operations: FindOperations | None = None, locate: RgLoca
         argv = [rg, "--files", "--hidden", "--no-require-git", "--color=never", "--sort", "path"]
         try:
             # Run inside the search path so rg prints paths relative to it.
-            run = await run_rg(argv, search_path, lister.on_line)
+            run = await run_rg(argv, search_path, lister.on_line, table)
         except OSError as exc:
             raise ToolError(f"Failed to run ripgrep: {exc}") from exc
         if not run.stopped and run.code not in (0, 1) and lister.listed == 0:

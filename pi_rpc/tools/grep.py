@@ -22,6 +22,7 @@ from pi_rpc.tools.listing import (
     path_argument,
 )
 from pi_rpc.tools.paths import resolve_to_cwd
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.ripgrep import RgLocator, locate_rg, require_rg, run_rg
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Truncation, truncate_line
 
@@ -186,9 +187,13 @@ def _finish(lines: list[str], limit: int, limit_reached: bool, lines_truncated: 
     return finish_listing(lines, GrepDetails, limit_notice, *after)
 
 
-def create_grep_tool(*, operations: GrepOperations | None = None, locate: RgLocator = locate_rg) -> ToolDefinition:
-    """Spec 13.1-13.8. `locate` finds the rg binary (a test passes one that returns None)."""
+def create_grep_tool(
+    *, operations: GrepOperations | None = None, locate: RgLocator = locate_rg, processes: ProcessTable | None = None
+) -> ToolDefinition:
+    """Spec 13.1-13.8. `locate` finds the rg binary (a test passes one that returns None). rg runs in
+    `processes`, the session's table (without one, a table of the tool's own)."""
     ops = operations or GrepOperations()
+    table = processes if processes is not None else ProcessTable()
 
     async def execute(params: GrepParams, call: ToolCallContext) -> AgentToolResult:
         rg = require_rg(locate)
@@ -222,7 +227,7 @@ def create_grep_tool(*, operations: GrepOperations | None = None, locate: RgLoca
         # rg anchors `--glob` patterns containing `/` at its working directory, as in Pi.
         rg_cwd = base if await anyio.to_thread.run_sync(os.path.isdir, base) else None
         try:
-            run = await run_rg(_argv(rg, params, search_path), rg_cwd, on_line)
+            run = await run_rg(_argv(rg, params, search_path), rg_cwd, on_line, table)
         except OSError as exc:
             raise ToolError(f"Failed to run ripgrep: {exc}") from exc
         if not run.stopped and run.code not in (0, 1):

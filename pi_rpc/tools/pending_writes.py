@@ -127,6 +127,8 @@ def _remove_our_temp(path: str) -> bool:
     return True
 
 
+# Process state on purpose: the journal is this OS process's, named by its pid (a sweep tells a
+# dead daemon's by that pid), and every session's atomic writes go in it.
 PENDING_WRITES = PendingWrites()
 
 

@@ -59,7 +59,7 @@ def create_powershell_tool(
             shell_path=shell_path,
             resolve_shell=resolve_powershell,
             command_prefix=UTF8_OUTPUT_PREFIX,
-            processes=processes,
+            processes=ProcessTable() if processes is None else processes,
         )
     return create_shell_tool_definition(
         POWERSHELL_CONFIG,

@@ -4,8 +4,9 @@ Used by bash/powershell and by the ripgrep-backed tools. A child never inherits 
 stdin (that is the JSON-RPC wire). Abort, timeout and errors SIGKILL the whole group at once, so
 background grandchildren (`sleep 30 &`) die too; anyio alone would only kill the direct child.
 Groups left running after a normal exit (daemonised descendants) stay registered in the caller's
-`ProcessTable` (one per session), so closing the session kills them, and the daemon's exit kills
-every table's, as Pi does with its tracked detached children.
+`ProcessTable` (one per session), so closing the session kills them; the daemon makes every
+session's table in its `ProcessTables`, and its exit kills every table's, as Pi does with its
+tracked detached children. No table is module state: whoever runs a command names the table.
 
 On Linux a command runs below a keeper (`supervisor.py`, a child subreaper) that holds a socket to
 the daemon, its lifeline. Abort, timeout and daemon exit close the daemon's end, and so does the
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -76,15 +77,16 @@ OnChunk = Callable[[bytes], None]
 class ProcessTable:
     """The process groups one owner's tools started that may still be running.
 
-    A session makes one and hands it to its shell tools, so closing the session kills its own
-    leftovers (daemonised descendants) and nothing of another session's. Each group maps to the
-    lifeline of its keeper (None for a group spawned directly). The daemon's exit kills the groups
-    of every table (`kill_all_process_groups`).
+    A session holds one and hands it to its shell and ripgrep tools, so closing the session kills
+    its own leftovers (daemonised descendants) and nothing of another session's. Each group maps
+    to the lifeline of its keeper (None for a group spawned directly). A daemon makes its
+    sessions' tables in its `ProcessTables`, whose `kill_all` its way out calls. A table dropped
+    by its owner kills what it holds: nobody could later, and its lifelines would stay open.
     """
 
     def __init__(self) -> None:
         self._groups: dict[int, socket.socket | None] = {}
-        _tables.add(self)
+        weakref.finalize(self, _kill_groups, self._groups)
 
     def register(self, pgid: int, lifeline: socket.socket | None = None) -> None:
         """Track a group until it ends or is killed (for callers that spawn processes themselves)."""
@@ -106,24 +108,49 @@ class ProcessTable:
 
         A supervised group's lifeline is closed too, so its keeper kills what left the group.
         """
-        lifeline = self._groups.pop(pgid, None)
-        if lifeline is not None:
-            lifeline.close()
-        _kill_group(pgid)
+        _kill_tracked(self._groups, pgid)
 
     def kill_all(self) -> None:
         """Kill every group of this table that may still be running (its owner is closing)."""
-        for pgid in list(self._groups):
-            self.kill(pgid)
+        _kill_groups(self._groups)
 
     def live(self) -> frozenset[int]:
         return frozenset(pgid for pgid in self._groups if _group_exists(pgid))
 
 
-# Every table alive, for the daemon's exit; weak, so a closed session's table just goes.
-_tables: weakref.WeakSet[ProcessTable] = weakref.WeakSet()
-# The groups of callers no session owns (the ripgrep tools, tools made without a table).
-_unowned = ProcessTable()
+class ProcessTables:
+    """One daemon's process tables, one per session: the composition root makes this, each
+    session's table is made here (`new_table`), and every way out of the daemon kills them all
+    (`kill_all`: what a session that could not close in time left, too).
+
+    Weak: a table its session dropped has killed what it held as it went (see ProcessTable), and
+    leaves this set with it.
+    """
+
+    def __init__(self, tables: Iterable[ProcessTable] = ()) -> None:
+        self._tables: weakref.WeakSet[ProcessTable] = weakref.WeakSet(tables)
+
+    def new_table(self) -> ProcessTable:
+        table = ProcessTable()
+        self._tables.add(table)
+        return table
+
+    def kill_all(self) -> None:
+        """Kill every group of every table that may still be running (the daemon is exiting)."""
+        for table in list(self._tables):
+            table.kill_all()
+
+
+def _kill_tracked(groups: dict[int, socket.socket | None], pgid: int) -> None:
+    lifeline = groups.pop(pgid, None)
+    if lifeline is not None:
+        lifeline.close()
+    _kill_group(pgid)
+
+
+def _kill_groups(groups: dict[int, socket.socket | None]) -> None:
+    for pgid in list(groups):
+        _kill_tracked(groups, pgid)
 
 
 def _group_exists(pgid: int) -> bool:
@@ -146,22 +173,6 @@ def _kill_group(pid: int) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def kill_process_group(pid: int) -> None:
-    """Kill a group that no session owns (see ProcessTable.kill)."""
-    _unowned.kill(pid)
-
-
-def register_process_group(pgid: int) -> None:
-    """Track a group that no session owns, so the daemon's exit kills it."""
-    _unowned.register(pgid)
-
-
-def kill_all_process_groups() -> None:
-    """Kill every group any tool started that may still be running (the daemon is exiting)."""
-    for table in list(_tables):
-        table.kill_all()
 
 
 def _supervisor_gone(lifeline: socket.socket) -> bool:
@@ -202,7 +213,7 @@ async def run_process_group(
     on_chunk: OnChunk,
     *,
     on_stderr: OnChunk | None = None,
-    processes: ProcessTable | None = None,
+    processes: ProcessTable,
 ) -> int | None:
     """Run argv in a new process group with stdin at /dev/null and return its exit code.
 
@@ -211,11 +222,10 @@ async def run_process_group(
     if the program cannot be started. On any exceptional exit (cancellation included) the whole
     process group is killed before the exception propagates, and on Linux every other process
     the command started too (see the module docstring). Groups that outlive the call stay in
-    `processes` (the caller's table; without one, no session owns them).
+    `processes` (the caller's table: its session's).
     """
-    table = _unowned if processes is None else processes
     if SUPERVISED:
-        return await _run_supervised(argv, cwd, env, on_chunk, on_stderr, table)
+        return await _run_supervised(argv, cwd, env, on_chunk, on_stderr, processes)
     # Shielded: an abort landing mid-spawn would make asyncio kill only the direct child and
     # orphan the rest of the group; once we hold the pid, the handler below kills the group.
     with anyio.CancelScope(shield=True):
@@ -231,14 +241,14 @@ async def run_process_group(
     pgid = proc.pid
     async with proc:  # closing reaps the child, shielded
         try:
-            table.register(pgid)
+            processes.register(pgid)
             code = await _collect(proc, on_chunk, on_stderr)
         except BaseException as exc:
-            table.kill(pgid)  # before anyio's close, which would kill the direct child only
+            processes.kill(pgid)  # before anyio's close, which would kill the direct child only
             _reraise_single(exc)
             raise
     if not _group_exists(pgid):
-        table.forget(pgid)
+        processes.forget(pgid)
     return code
 
 
@@ -353,6 +363,9 @@ class _Supervisor:
             self._proc = None
 
 
+# Process state on purpose: the supervisor is a child of this OS process (the subreaper that its
+# keepers' lifelines lead back to), one for the daemon's life whatever its sessions, and it holds
+# no command of any session (each command's lifeline is in its session's table).
 _supervisor = _Supervisor()
 
 

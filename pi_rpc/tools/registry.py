@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
 
+from pi_rpc.ai.types import Wire
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.bash import create_bash_tool
-from pi_rpc.tools.edit import create_edit_tool
+from pi_rpc.tools.bash import BashDetails, create_bash_tool
+from pi_rpc.tools.edit import EditDetails, create_edit_tool
 from pi_rpc.tools.editor_files import FileRouter
-from pi_rpc.tools.find import create_find_tool
-from pi_rpc.tools.grep import create_grep_tool
-from pi_rpc.tools.ls import create_ls_tool
+from pi_rpc.tools.find import FindDetails, create_find_tool
+from pi_rpc.tools.grep import GrepDetails, create_grep_tool
+from pi_rpc.tools.ls import LsDetails, create_ls_tool
 from pi_rpc.tools.powershell import create_powershell_tool
 from pi_rpc.tools.process import ProcessTable
-from pi_rpc.tools.read import create_read_tool
+from pi_rpc.tools.read import ReadDetails, create_read_tool
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 from pi_rpc.tools.write import create_write_tool
 
@@ -30,6 +31,17 @@ BUILTIN_TOOLS: dict[str, tuple[str, Callable[[], ToolDefinition]]] = {
     "ls": ("List directory contents (read-only, off by default)", create_ls_tool),
 }
 DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+# The `details` each built-in tool's results carry (protocol/schema.json publishes them by these
+# names, `toolDetails`); write's carry none.
+TOOL_DETAILS: dict[str, type[Wire]] = {
+    "read": ReadDetails,
+    "bash": BashDetails,
+    "powershell": BashDetails,
+    "edit": EditDetails,
+    "grep": GrepDetails,
+    "find": FindDetails,
+    "ls": LsDetails,
+}
 
 
 class ToolSelection:
@@ -68,8 +80,10 @@ def unknown_tool_names(names: Sequence[str]) -> list[str]:
     return [name for name in names if name not in BUILTIN_TOOLS]
 
 
-# The tools that start processes, and so take the environment variables their children must not see.
+# The tools that start shells, and so take the environment variables their children must not see.
 _SHELL_TOOLS = {"bash": create_bash_tool, "powershell": create_powershell_tool}
+# The tools that run ripgrep.
+_RIPGREP_TOOLS: dict[str, Callable[..., ToolDefinition]] = {"grep": create_grep_tool, "find": create_find_tool}
 
 
 def create_tool_definitions(
@@ -80,10 +94,13 @@ def create_tool_definitions(
     processes: ProcessTable | None = None,
 ) -> dict[str, ToolDefinition]:
     """The named built-in tools; with a router, read/edit/write go through it (editor buffers).
-    What the shell tools leave running belongs to `processes` (the session's table)."""
+    What the shell and ripgrep tools start belongs to `processes` (the session's table; without
+    one, a table the tools share)."""
+    table = ProcessTable() if processes is None else processes
     factories: dict[str, Callable[[], ToolDefinition]] = {
-        name: partial(create, withheld_env=withheld_env, processes=processes) for name, create in _SHELL_TOOLS.items()
+        name: partial(create, withheld_env=withheld_env, processes=table) for name, create in _SHELL_TOOLS.items()
     }
+    factories |= {name: partial(create, processes=table) for name, create in _RIPGREP_TOOLS.items()}
     if files is not None:
         factories |= {
             "read": lambda: create_read_tool(operations=files.read_operations()),

@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 
 from pi_rpc.agent.types import ToolError
-from pi_rpc.tools.process import exit_code_of, kill_process_group, register_process_group
+from pi_rpc.tools.process import ProcessTable, exit_code_of
 
 RG_NOT_AVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
 
@@ -115,11 +115,12 @@ async def _drain(stream: anyio.abc.ByteReceiveStream, sink: bytearray) -> None:
             sink += chunk[:room]
 
 
-async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine) -> RgRun:
+async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine, processes: ProcessTable) -> RgRun:
     """Run rg in its own process group with stdin at /dev/null, streaming stdout to on_line.
 
     Raises OSError if rg cannot be started. On cancellation (abort) or any error the whole
-    group is killed before the exception propagates, grandchildren included.
+    group is killed before the exception propagates, grandchildren included. The group is in
+    `processes` (the session's table) while it may run, so the daemon's way out kills it too.
     """
     # Shielded: an abort landing mid-spawn would leave a started child that only asyncio's
     # cleanup kills, without its group; it is seen at the first await below instead.
@@ -132,7 +133,7 @@ async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine) -> RgRun
             stderr=subprocess.PIPE,
             start_new_session=os.name != "nt",
         )
-    register_process_group(proc.pid)  # so the daemon's exit path kills it too
+    processes.register(proc.pid)
     stderr = bytearray()
     async with proc:  # closing reaps the child, shielded
         try:
@@ -142,11 +143,11 @@ async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine) -> RgRun
                 stopped = await _feed_lines(proc.stdout, on_line)
                 if stopped:
                     # Like Pi killing rg at the match limit: no reason to let it walk on.
-                    kill_process_group(proc.pid)
+                    processes.kill(proc.pid)
                     tg.cancel_scope.cancel()
             returncode = await proc.wait()
         except BaseException:
-            kill_process_group(proc.pid)
+            processes.kill(proc.pid)
             raise
     text = stderr.decode("utf-8", errors="replace")
     return RgRun(code=None if stopped else exit_code_of(returncode), stderr=text, stopped=stopped)

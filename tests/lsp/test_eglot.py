@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import daemon_env
-from tests.lsp.conftest import ON_DISK, SCRIPTS, UNSAVED
+from tests.lsp.editor import ON_DISK, SCRIPTS, UNSAVED
 
 pytestmark = pytest.mark.eglot
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pynvim  # type: ignore[import-untyped]
 import pytest
 
-from tests.lsp.conftest import ON_DISK, SCRIPTS, UNSAVED
+from tests.lsp.editor import ON_DISK, SCRIPTS, UNSAVED
 from tests.nvim.conftest import PI_RPC, isolated_environment, require_daemon
 
 pytestmark = pytest.mark.nvim

@@ -10,6 +10,7 @@ import os
 import select
 import sys
 import uuid
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.tools.process import PIPE_BYTES, SUPERVISED, kill_all_process_groups, run_process_group
+from pi_rpc.tools.process import PIPE_BYTES, SUPERVISED, ProcessTable, ProcessTables, run_process_group
 
 from .procs import KINDS, marked, poll_async, tree_command
 
@@ -44,7 +45,7 @@ async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: 
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(
-                    run_process_group,
+                    partial(run_process_group, processes=ProcessTable()),
                     ["/bin/bash", "-c", tree_command(marker, foreground=True)],
                     str(tmp_path),
                     None,
@@ -62,13 +63,19 @@ async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: 
 async def test_a_finished_command_leaves_its_jobs_until_the_daemon_exits(tmp_path: Path) -> None:
     """spec 9.9: background jobs outlive the call (not the daemon); exit kills every kind of them."""
     marker = new_marker()
+    tables = ProcessTables()  # the daemon's: its sessions' tables are made there
+    session_table = tables.new_table()  # held, as a session holds its own
     try:
         code = await run_process_group(
-            ["/bin/bash", "-c", tree_command(marker, foreground=False)], str(tmp_path), None, lambda _: None
+            ["/bin/bash", "-c", tree_command(marker, foreground=False)],
+            str(tmp_path),
+            None,
+            lambda _: None,
+            processes=session_table,
         )
         assert code == 0
         assert await poll_async(lambda: len(marked(marker)) == len(KINDS))
-        kill_all_process_groups()  # what every way out of the daemon calls
+        tables.kill_all()  # what every way out of the daemon calls
         assert await poll_async(lambda: not marked(marker))
         assert marked(marker) == []
     finally:
@@ -81,7 +88,11 @@ async def test_the_supervisor_leaves_when_the_last_descendant_does(tmp_path: Pat
     marker = new_marker()
     output: list[bytes] = []
     command = f"echo $PPID; (exec -a {marker} sleep 0.3) &"
-    assert await run_process_group(["/bin/bash", "-c", command], str(tmp_path), None, output.append) == 0
+    processes = ProcessTable()  # held: the job must end by itself, not with a dropped table
+    assert (
+        await run_process_group(["/bin/bash", "-c", command], str(tmp_path), None, output.append, processes=processes)
+        == 0
+    )
     keeper = int(b"".join(output))  # the shell's parent is the supervisor that watches the tree
     assert keeper != os.getpid()
     try:
@@ -99,7 +110,7 @@ async def test_the_command_line_of_the_supervisor_does_not_repeat_the_command() 
     marker = new_marker()
     output: list[bytes] = []
     command = f"cat /proc/$PPID/cmdline; echo {marker}"
-    assert await run_process_group(["/bin/sh", "-c", command], "/", None, output.append) == 0
+    assert await run_process_group(["/bin/sh", "-c", command], "/", None, output.append, processes=ProcessTable()) == 0
     keeper_cmdline, _, rest = b"".join(output).rpartition(b"\0")
     assert marker.encode() not in keeper_cmdline
     assert rest.endswith(marker.encode() + b"\n")
@@ -108,32 +119,50 @@ async def test_the_command_line_of_the_supervisor_does_not_repeat_the_command() 
 @settings(max_examples=12)
 @given(code=st.integers(min_value=0, max_value=255))
 async def test_the_exit_code_is_the_commands_own(tmp_path_factory: pytest.TempPathFactory, code: int) -> None:
-    assert await run_process_group(["/bin/sh", "-c", f"exit {code}"], "/", None, lambda _: None) == code
+    assert (
+        await run_process_group(["/bin/sh", "-c", f"exit {code}"], "/", None, lambda _: None, processes=ProcessTable())
+        == code
+    )
 
 
 @pytest.mark.parametrize("signum", [1, 2, 9, 15])
 async def test_a_signal_death_is_128_plus_the_signal(signum: int) -> None:
-    assert await run_process_group(["/bin/sh", "-c", f"kill -{signum} $$"], "/", None, lambda _: None) == 128 + signum
+    assert (
+        await run_process_group(
+            ["/bin/sh", "-c", f"kill -{signum} $$"], "/", None, lambda _: None, processes=ProcessTable()
+        )
+        == 128 + signum
+    )
 
 
 async def test_commands_get_default_signal_handling() -> None:
     """Python ignores SIGPIPE; the command must not: `yes | head -1` ends quietly."""
     output: list[bytes] = []
-    assert await run_process_group(["/bin/bash", "-c", "yes | head -1; trap -p"], "/", None, output.append) == 0
+    assert (
+        await run_process_group(
+            ["/bin/bash", "-c", "yes | head -1; trap -p"], "/", None, output.append, processes=ProcessTable()
+        )
+        == 0
+    )
     assert b"".join(output) == b"y\n"
 
 
 async def test_stdin_is_empty_and_stderr_merges_in_order() -> None:
     output: list[bytes] = []
     command = "cat; echo out; echo err >&2; echo out2"
-    assert await run_process_group(["/bin/sh", "-c", command], "/", None, output.append) == 0
+    assert await run_process_group(["/bin/sh", "-c", command], "/", None, output.append, processes=ProcessTable()) == 0
     assert b"".join(output) == b"out\nerr\nout2\n"
 
 
 async def test_the_command_holds_no_descriptor_of_the_supervisor() -> None:
     """Only stdin, stdout and stderr reach the command; the lifeline would keep it watched forever."""
     output: list[bytes] = []
-    assert await run_process_group(["/bin/sh", "-c", "ls /proc/self/fd"], "/", None, output.append) == 0
+    assert (
+        await run_process_group(
+            ["/bin/sh", "-c", "ls /proc/self/fd"], "/", None, output.append, processes=ProcessTable()
+        )
+        == 0
+    )
     fds = sorted(int(fd) for fd in b"".join(output).split())
     assert fds[:3] == [0, 1, 2]
     assert len(fds) == 4  # the 4th is the directory `ls` itself opened
@@ -144,22 +173,27 @@ async def test_a_relative_program_is_found_in_the_commands_directory(tmp_path: P
     script.write_text("#!/bin/sh\necho ran in $PWD\n")
     script.chmod(0o755)
     output: list[bytes] = []
-    assert await run_process_group(["./run.sh"], str(tmp_path), None, output.append) == 0
+    assert await run_process_group(["./run.sh"], str(tmp_path), None, output.append, processes=ProcessTable()) == 0
     assert b"".join(output) == f"ran in {tmp_path}\n".encode()
 
 
 async def test_a_program_that_cannot_run_is_the_os_error_of_a_direct_spawn(tmp_path: Path) -> None:
     (tmp_path / "plain.txt").write_text("not a program\n")
     with pytest.raises(PermissionError):
-        await run_process_group(["./plain.txt"], str(tmp_path), None, lambda _: None)
+        await run_process_group(["./plain.txt"], str(tmp_path), None, lambda _: None, processes=ProcessTable())
     with pytest.raises(FileNotFoundError, match="No such file or directory: 'no-such-program-here'"):
-        await run_process_group(["no-such-program-here"], str(tmp_path), None, lambda _: None)
+        await run_process_group(["no-such-program-here"], str(tmp_path), None, lambda _: None, processes=ProcessTable())
 
 
 async def _keeper_parent() -> int:
     """The parent of the keeper that watched this call: the process that forked it."""
     output: list[bytes] = []
-    assert await run_process_group(["/bin/sh", "-c", "cat /proc/$PPID/stat"], "/", None, output.append) == 0
+    assert (
+        await run_process_group(
+            ["/bin/sh", "-c", "cat /proc/$PPID/stat"], "/", None, output.append, processes=ProcessTable()
+        )
+        == 0
+    )
     return int(b"".join(output).rpartition(b")")[2].split()[1])
 
 
@@ -189,7 +223,9 @@ async def test_a_dead_supervisor_is_replaced_on_the_next_call() -> None:
     new = await _keeper_parent()
     assert new != old
     output: list[bytes] = []
-    assert await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append) == 0
+    assert (
+        await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append, processes=ProcessTable()) == 0
+    )
     assert b"".join(output) == b"fine\n"
 
 
@@ -202,7 +238,7 @@ async def test_when_an_abort_returns_no_process_of_the_command_is_left(tmp_path:
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(
-                    run_process_group,
+                    partial(run_process_group, processes=ProcessTable()),
                     ["/bin/bash", "-c", tree_command(marker, foreground=True)],
                     str(tmp_path),
                     None,
@@ -221,7 +257,9 @@ async def test_the_command_writes_into_a_large_pipe() -> None:
     output took three times as long as the command alone."""
     probe = "import fcntl; print(fcntl.fcntl(1, fcntl.F_GETPIPE_SZ))"
     output: list[bytes] = []
-    assert await run_process_group([sys.executable, "-c", probe], "/", None, output.append) == 0
+    assert (
+        await run_process_group([sys.executable, "-c", probe], "/", None, output.append, processes=ProcessTable()) == 0
+    )
     assert int(b"".join(output)) == PIPE_BYTES
 
 
@@ -235,7 +273,10 @@ def _children(pid: int) -> set[int]:
 
 async def _keeper_of_a_call() -> int:
     output: list[bytes] = []
-    assert await run_process_group(["/bin/sh", "-c", "echo $PPID"], "/", None, output.append) == 0
+    assert (
+        await run_process_group(["/bin/sh", "-c", "echo $PPID"], "/", None, output.append, processes=ProcessTable())
+        == 0
+    )
     return int(b"".join(output))
 
 
@@ -253,7 +294,12 @@ async def test_a_directory_that_is_gone_is_the_commands_error(tmp_path: Path) ->
     """The keeper cannot enter the directory: the call still returns, with the shell's 127."""
     output: list[bytes] = []
     missing = tmp_path / "removed"
-    assert await run_process_group(["/bin/sh", "-c", "echo ran"], str(missing), None, output.append) == 127
+    assert (
+        await run_process_group(
+            ["/bin/sh", "-c", "echo ran"], str(missing), None, output.append, processes=ProcessTable()
+        )
+        == 127
+    )
     assert b"".join(output) == b"/bin/sh: No such file or directory\n"
 
 
@@ -266,5 +312,7 @@ async def test_the_spare_keeper_leaves_with_its_supervisor() -> None:
     os.kill(supervisor, 9)
     assert await poll_async(lambda: all(_gone(spare) for spare in spares))
     output: list[bytes] = []
-    assert await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append) == 0
+    assert (
+        await run_process_group(["/bin/sh", "-c", "echo fine"], "/", None, output.append, processes=ProcessTable()) == 0
+    )
     assert b"".join(output) == b"fine\n"

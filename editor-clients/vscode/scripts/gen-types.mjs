@@ -34,6 +34,8 @@ export async function generate() {
     `  ${JSON.stringify(name)}: { params: ${refName(m.params)}; result: ${refName(m.result)} };`).join("\n");
   const clientNotes = Object.entries(schema.clientNotifications).map(([name, m]) =>
     `  ${JSON.stringify(name)}: ${refName(m.params)};`).join("\n");
+  const toolDetails = Object.entries(schema.toolDetails).map(([name, d]) =>
+    `  ${JSON.stringify(name)}: ${refName(d)};`).join("\n");
   return [
     "/* GENERATED FROM protocol/schema.json BY `npm run gen-types` -- DO NOT EDIT. */",
     "/* eslint-disable */",
@@ -49,6 +51,8 @@ export async function generate() {
     `export interface ServerRequests {\n${serverRequests}\n}`,
     "/** Notifications the client sends. */",
     `export interface ClientNotifications {\n${clientNotes}\n}`,
+    "/** The `details` of each built-in tool's results, by tool name (see ToolResultDetails). */",
+    `export interface ToolDetails {\n${toolDetails}\n}`,
     "",
   ].join("\n");
 }

@@ -73,11 +73,12 @@ from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
+from pi_rpc.modes.daemon import daemon_tables
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
 from pi_rpc.session.session import AgentSession, SessionConfig
 from pi_rpc.session.store import list_all_sessions, list_sessions
 from pi_rpc.tools.editor_files import FileRouter
-from pi_rpc.tools.process import ProcessTable
+from pi_rpc.tools.process import ProcessTables
 from pi_rpc.tools.registry import create_tool_definitions
 
 _log = logging.getLogger(__name__)
@@ -106,9 +107,15 @@ class AcpAgent:
     """What the SDK's router calls (acp.interfaces.Agent); unimplemented methods answer -32601."""
 
     def __init__(
-        self, config: SessionConfig, tasks: anyio.abc.TaskGroup, send: Send, send_delta: SendDelta | None = None
+        self,
+        config: SessionConfig,
+        tasks: anyio.abc.TaskGroup,
+        send: Send,
+        send_delta: SendDelta | None = None,
+        process_tables: ProcessTables | None = None,
     ) -> None:
         self.config = config
+        self.process_tables = daemon_tables(process_tables, config)
         self.tasks = tasks
         self.send = send
         self.send_delta = send_delta
@@ -342,7 +349,7 @@ class AcpAgent:
         # through this session's router: make them for this one. Rules that "allow always" adds
         # belong to this session alone.
         files = FileRouter()
-        processes = ProcessTable()  # what this session's commands leave running, killed at its close
+        processes = self.process_tables.new_table()  # what its commands leave running, killed at its close
         rules = self.config.approval_rules
         config = dataclasses.replace(
             self.config,

@@ -18,11 +18,12 @@ from acp.agent.connection import AgentSideConnection
 
 from pi_rpc.modes.acp.agent import AcpAgent
 from pi_rpc.modes.acp.transport import StdioTransport
-from pi_rpc.modes.daemon import serve
+from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, encode_jsonl
 from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.warm_up import Step
+from pi_rpc.tools.process import ProcessTables
 
 
 class AcpDaemon:
@@ -35,21 +36,25 @@ class AcpDaemon:
         stdin_fd: int = 0,
         stdout_fd: int | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        process_tables: ProcessTables | None = None,
     ) -> None:
         self.config = config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
+        self.process_tables = daemon_tables(process_tables, config)
 
     async def run(self, warm_up: Sequence[Step] = ()) -> None:
-        await serve(self, self.stdout_fd, warm_up)
+        await serve(self, self.process_tables, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return encode_jsonl(body)
 
     async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
         transport = StdioTransport(self.stdin_fd, sink, self.max_message_bytes)
-        self._agent = agent = AcpAgent(self.config, tasks, transport.send_now, transport.send_delta)
+        self._agent = agent = AcpAgent(
+            self.config, tasks, transport.send_now, transport.send_delta, self.process_tables
+        )
         transport.local_methods["session/set_model"] = agent.set_session_model
         # Unstable methods on: session/resume and session/close (those we do not implement stay -32601).
         self._conn = AgentSideConnection(cast(acp.Agent, agent), transport, listening=False, use_unstable_protocol=True)

@@ -17,7 +17,7 @@ import msgspec
 
 from pi_rpc.agent.types import AgentEvent
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.modes.daemon import serve
+from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import (
@@ -36,6 +36,7 @@ from pi_rpc.modes.jsonrpc.rpc import Rpc
 from pi_rpc.modes.stdio import StdoutSink, read_frames
 from pi_rpc.session.session import AgentSession, SessionConfig
 from pi_rpc.session.warm_up import Step
+from pi_rpc.tools.process import ProcessTables
 
 _log = logging.getLogger(__name__)
 
@@ -53,17 +54,19 @@ class Daemon:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stdin_fd: int = 0,
         stdout_fd: int | None = None,
+        process_tables: ProcessTables | None = None,
     ) -> None:
         self.config = config
         self.framing: Framing = framing
         self.max_message_bytes = max_message_bytes
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
+        self.process_tables = daemon_tables(process_tables, config)
         self._shutting_down = False
         self._hinted_json_lines = False
 
     async def run(self, warm_up: Sequence[Step] = ()) -> None:
-        await serve(self, self.stdout_fd, warm_up)
+        await serve(self, self.process_tables, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return encode_lsp(body) if self.framing == "lsp" else encode_jsonl(body)

@@ -27,7 +27,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 import pi_rpc
-from pi_rpc.modes.daemon import serve
+from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.lsp.actions import RUN_ACTION, ActionArgs, action_context, code_actions
 from pi_rpc.modes.lsp.approvals import message_approver
 from pi_rpc.modes.lsp.chat import CHAT_SUFFIX, SEND_CHAT, USER_HEADING, ChatStream, is_chat, last_user_block
@@ -37,6 +37,7 @@ from pi_rpc.modes.lsp.runs import Runs
 from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionConfig
 from pi_rpc.session.warm_up import Step
+from pi_rpc.tools.process import ProcessTables
 
 _log = logging.getLogger(__name__)
 
@@ -83,14 +84,16 @@ class LspDaemon:
         workspace_config: WorkspaceConfig | None = None,
         stdin_fd: int = 0,
         stdout_fd: int | None = None,
+        process_tables: ProcessTables | None = None,
     ) -> None:
         self.config = config
         self.workspace_config = workspace_config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
+        self.process_tables = daemon_tables(process_tables, config)
 
     async def run(self, warm_up: Sequence[Step] = ()) -> None:
-        await serve(self, self.stdout_fd, warm_up)
+        await serve(self, self.process_tables, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return body  # pygls frames the messages itself

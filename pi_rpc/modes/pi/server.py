@@ -20,7 +20,7 @@ from msgspec import UNSET
 from pi_rpc.agent.types import AgentEvent, MessageUpdate
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, text_of
-from pi_rpc.modes.daemon import serve
+from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameError, JsonlFrameReader, encode_jsonl
@@ -30,6 +30,7 @@ from pi_rpc.modes.pi.session_commands import SESSION_REFUSALS, CommandFailed, ex
 from pi_rpc.modes.stdio import StdoutSink, read_frames
 from pi_rpc.session.session import AgentSession, SessionConfig
 from pi_rpc.session.warm_up import Step
+from pi_rpc.tools.process import ProcessTables
 
 _log = logging.getLogger(__name__)
 
@@ -47,14 +48,16 @@ class PiDaemon:
         stdin_fd: int = 0,
         stdout_fd: int | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        process_tables: ProcessTables | None = None,
     ) -> None:
         self.config = config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
+        self.process_tables = daemon_tables(process_tables, config)
 
     async def run(self, warm_up: Sequence[Step] = ()) -> None:
-        await serve(self, self.stdout_fd, warm_up)
+        await serve(self, self.process_tables, self.stdout_fd, warm_up)
 
     def frame(self, body: bytes) -> bytes:
         return encode_jsonl(body)

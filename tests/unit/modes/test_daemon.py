@@ -13,6 +13,7 @@ import pytest
 from pi_rpc.modes.daemon import serve
 from pi_rpc.modes.framing import JsonlFrameReader
 from pi_rpc.modes.stdio import StdoutSink, read_frames
+from pi_rpc.tools.process import ProcessTables
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +62,7 @@ async def run_with_input(lines: bytes, exit_on: bytes | None = None) -> tuple[li
     front_end = Recorder(stdin_r, exit_on)
     try:
         with anyio.fail_after(30):  # a guard against a hang, not a timing assertion
-            await serve(front_end, stdout_w)
+            await serve(front_end, ProcessTables(), stdout_w)
         os.close(stdout_w)
         output = b""
         while chunk := os.read(stdout_r, 1 << 16):
@@ -94,7 +95,9 @@ async def test_the_warm_up_runs_while_the_daemon_waits_for_input() -> None:
     try:
         with anyio.fail_after(30):  # a guard against a hang, not a timing assertion
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(serve, front_end, stdout_w, [lambda: front_end.steps.append("warm"), warmed.set])
+                tasks.start_soon(
+                    serve, front_end, ProcessTables(), stdout_w, [lambda: front_end.steps.append("warm"), warmed.set]
+                )
                 await warmed.wait()
                 os.write(stdin_w, b"exit\n")
     finally:
@@ -110,7 +113,7 @@ async def test_a_daemon_that_ends_before_its_warm_up_ends_at_once() -> None:
     front_end = Recorder(stdin_r)
     try:
         with anyio.fail_after(30):
-            await serve(front_end, stdout_w, [lambda: front_end.steps.append("warm")])
+            await serve(front_end, ProcessTables(), stdout_w, [lambda: front_end.steps.append("warm")])
     finally:
         for fd in (stdin_r, stdout_r, stdout_w):
             os.close(fd)

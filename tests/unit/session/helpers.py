@@ -16,6 +16,7 @@ from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
 from pi_rpc.ai.types import Model
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
 from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.registry import create_tool_definitions
 
 TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"]
@@ -45,6 +46,7 @@ def session_config(workspace: Path, the_script: Script | None, **overrides: Any)
     the scripted model, a model of another name is not found."""
     choice = scripted_choice(the_script) if the_script is not None else None
     files = FileRouter()
+    processes = ProcessTable()  # the tools' and the session's: closing the session kills what they left
 
     def resolve(provider: str, model_id: str) -> ModelChoice | None:
         return choice if choice is not None and (provider, model_id) == ("faux", "scripted") else None
@@ -56,7 +58,8 @@ def session_config(workspace: Path, the_script: Script | None, **overrides: Any)
         "cwd": str(workspace),
         "model": choice,
         "files": files,
-        "tools": create_tool_definitions(TOOLS, files),
+        "tools": create_tool_definitions(TOOLS, files, processes=processes),
+        "processes": processes,
         "active_tools": TOOLS,
         "available_models": available,
         "resolve_model": resolve,

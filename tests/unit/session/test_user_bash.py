@@ -30,6 +30,7 @@ from pi_rpc.ai.types import (
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
 from pi_rpc.session.store import load_session
 from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBash
+from pi_rpc.tools.process import ProcessTable
 from tests.unit.session.helpers import FOREVER, reply, script, session_config
 
 pytestmark = pytest.mark.anyio
@@ -66,7 +67,7 @@ def test_convert_to_llm_turns_a_command_into_user_text_and_drops_an_excluded_one
 
 
 async def test_abort_kills_the_command_and_reports_it_cancelled(tmp_path: Path) -> None:
-    bash = UserBash()
+    bash = UserBash(ProcessTable())
     deltas: list[str] = []
     pid_file = tmp_path / "pid"
     result: list[BashResult] = []

@@ -20,7 +20,7 @@ from pi_rpc.ai.types import JsonSchemaSampling, Model, TextContent
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import BashDetails, BashParams, SpawnContext, UpdateThrottle, create_bash_tool
 from pi_rpc.tools.powershell import create_powershell_tool
-from pi_rpc.tools.process import ProcessTable, kill_all_process_groups, run_process_group
+from pi_rpc.tools.process import ProcessTable, ProcessTables, run_process_group
 
 pytestmark = pytest.mark.anyio
 
@@ -500,13 +500,14 @@ async def test_daemonised_child_does_not_hold_the_result(ctx: ToolCallContext) -
 
     Its group stays registered in the session's table, so the daemon can kill it at exit (spec 9.8).
     """
-    processes = ProcessTable()
+    tables = ProcessTables()  # the daemon's
+    processes = tables.new_table()
     result = await run(create_bash_tool(processes=processes), "echo $$; sleep 30 &", ctx)
     pgid = int(text_of(result))
     assert pgid in processes.live()
     members = live_members(pgid)
     assert members
-    kill_all_process_groups()
+    tables.kill_all()
     await wait_until_dead(members)
     assert live_members(pgid) == []
 
@@ -519,7 +520,12 @@ async def test_stderr_can_be_kept_apart(tmp_path: Path) -> None:
     out: list[bytes] = []
     err: list[bytes] = []
     code = await run_process_group(
-        ["sh", "-c", "echo out; echo err >&2; exit 2"], str(tmp_path), None, out.append, on_stderr=err.append
+        ["sh", "-c", "echo out; echo err >&2; exit 2"],
+        str(tmp_path),
+        None,
+        out.append,
+        on_stderr=err.append,
+        processes=ProcessTable(),
     )
     assert (code, b"".join(out), b"".join(err)) == (2, b"out\n", b"err\n")
 
@@ -527,7 +533,7 @@ async def test_stderr_can_be_kept_apart(tmp_path: Path) -> None:
 async def test_spawn_error_is_an_os_error(tmp_path: Path) -> None:
     """spec 9.6: a missing program is reported, never a crash."""
     with pytest.raises(FileNotFoundError):
-        await run_process_group(["/no/such/program"], str(tmp_path), None, lambda _: None)
+        await run_process_group(["/no/such/program"], str(tmp_path), None, lambda _: None, processes=ProcessTable())
 
 
 async def test_a_failing_sink_kills_the_group_and_surfaces_its_error(tmp_path: Path) -> None:
@@ -537,4 +543,4 @@ async def test_a_failing_sink_kills_the_group_and_surfaces_its_error(tmp_path: P
         raise ValueError("disk full")
 
     with pytest.raises(ValueError, match="^disk full$"):
-        await run_process_group(["sh", "-c", "echo x; sleep 30"], str(tmp_path), None, sink)
+        await run_process_group(["sh", "-c", "echo x; sleep 30"], str(tmp_path), None, sink, processes=ProcessTable())

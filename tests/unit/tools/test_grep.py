@@ -17,10 +17,13 @@ from msgspec import UNSET
 
 from pi_rpc.agent.types import AgentToolResult, ToolError
 from pi_rpc.ai.validation import json_schema_of
+from pi_rpc.tools.find import create_find_tool
 from pi_rpc.tools.grep import GrepOperations, create_grep_tool
+from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.ripgrep import RG_NOT_AVAILABLE, locate_rg
 
 from .helpers import byte_limited_body, run_tool, text_of, wire_details
+from .test_bash import live_members, wait_until_dead
 
 pytestmark = pytest.mark.anyio
 
@@ -387,3 +390,21 @@ async def test_match_limit_kills_the_process_group(tmp_path: Path) -> None:
         "a.txt:1: hit\na.txt:1: hit\n\n[2 matches limit reached. Use limit=4 for more, or refine pattern]"
     )
     assert wire_details(results[0]) == {"matchLimitReached": 2}
+
+
+@pytest.mark.parametrize("create", [create_grep_tool, create_find_tool], ids=["grep", "find"])
+async def test_what_rg_leaves_running_belongs_to_the_sessions_table(tmp_path: Path, create: Any) -> None:
+    """rg runs in the table the tool was made with (the session's), so closing the session kills
+    what it left; before, it ran in a table no session owned, which only the daemon's exit killed."""
+    left = tmp_path / "left.pid"
+    script = write(tmp_path / "fake-rg", f"#!/bin/sh\nsleep 300 >/dev/null 2>&1 &\necho $$ > '{left}'\nexit 1\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    processes = ProcessTable()
+    tool = create(locate=lambda: str(script), processes=processes)
+    await run_tool(tool, {"pattern": "*"}, tmp_path)
+    pgid = int(left.read_text())
+    members = live_members(pgid)
+    assert members and pgid in processes.live()  # the background job outlived rg, in rg's group
+    processes.kill_all()  # what closing the session does
+    await wait_until_dead(members)
+    assert live_members(pgid) == []

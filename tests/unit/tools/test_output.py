@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pi_rpc.tools.bash import format_output
 from pi_rpc.tools.output import OutputAccumulator
-from pi_rpc.tools.process import run_process_group
+from pi_rpc.tools.process import ProcessTable, run_process_group
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, truncate_tail
 
 
@@ -210,7 +210,9 @@ async def test_200_mb_keeps_memory_bounded_and_logs_everything(tmp_path: os.Path
         acc.append(chunk)
         peak = max(peak, acc.retained_bytes)
 
-    code = await run_process_group(["sh", "-c", f"yes 'some output line' | head -c {total}"], os.getcwd(), None, sink)
+    code = await run_process_group(
+        ["sh", "-c", f"yes 'some output line' | head -c {total}"], os.getcwd(), None, sink, processes=ProcessTable()
+    )
     acc.finish()
     snap = acc.snapshot()
     acc.close_temp_file()

@@ -3,6 +3,16 @@
 export const PROTOCOL_VERSION = 1;
 
 /**
+ * What a tool reports beside its content, for editors and logs (the model never sees it). Which one is the tool's by its name, as `toolDetails` lists: read: ReadDetails, bash: BashDetails, powershell: BashDetails, edit: EditDetails, grep: GrepDetails, find: FindDetails, ls: LsDetails; write reports none (absent). An error result carries {} (a failed or aborted bash call its BashDetails). Other tools' (an MCP server's) may be any object.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ToolResultDetails".
+ */
+export type ToolResultDetails = (ReadDetails | BashDetails | EditDetails | GrepDetails | FindDetails | LsDetails | {
+[k: string]: unknown
+})
+
+/**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "InitializeParams".
  */
@@ -416,8 +426,87 @@ toolCallId: string
 toolName: string
 content: (TextContent | ImageContent)[]
 isError: boolean
-details?: unknown
+details?: ToolResultDetails
 timestamp?: number
+}
+/**
+ * `details` of a read result: present only when the text was cut.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "ReadDetails".
+ */
+export interface ReadDetails {
+truncation: Truncation
+}
+/**
+ * Spec 7.3: what was cut, travelling in `details.truncation` (camelCase on the wire).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "Truncation".
+ */
+export interface Truncation {
+truncated: boolean
+truncatedBy: (("bytes" | "lines") | null)
+totalLines: number
+totalBytes: number
+outputLines: number
+outputBytes: number
+lastLinePartial: boolean
+firstLineExceedsLimit: boolean
+maxLines: number
+maxBytes: number
+}
+/**
+ * `details` of a bash result or update; both fields absent unless the output was truncated.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "BashDetails".
+ */
+export interface BashDetails {
+truncation?: Truncation
+fullOutputPath?: string
+}
+/**
+ * `details` of an edit result: the display diff, the unified patch, the first changed line.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EditDetails".
+ */
+export interface EditDetails {
+diff: string
+patch: string
+firstChangedLine?: number
+}
+/**
+ * `details` of a grep result, in notice order; each field absent unless its limit was hit.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "GrepDetails".
+ */
+export interface GrepDetails {
+matchLimitReached?: number
+truncation?: Truncation
+linesTruncated?: boolean
+}
+/**
+ * `details` of a find result; each field absent unless its limit was hit.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "FindDetails".
+ */
+export interface FindDetails {
+resultLimitReached?: number
+truncation?: Truncation
+}
+/**
+ * `details` of an ls result; each field absent unless its limit was hit.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "LsDetails".
+ */
+export interface LsDetails {
+entryLimitReached?: number
+truncation?: Truncation
 }
 /**
  * A transcript entry that (re)declares the callable tools (spec 15.11).
@@ -962,7 +1051,7 @@ partialResult: AgentToolResult
  */
 export interface AgentToolResult {
 content?: (TextContent | ImageContent)[]
-details?: unknown
+details?: ToolResultDetails
 terminate?: boolean
 }
 /**
@@ -1113,4 +1202,14 @@ export interface ServerRequests {
 /** Notifications the client sends. */
 export interface ClientNotifications {
   "exit": Empty;
+}
+/** The `details` of each built-in tool's results, by tool name (see ToolResultDetails). */
+export interface ToolDetails {
+  "read": ReadDetails;
+  "bash": BashDetails;
+  "powershell": BashDetails;
+  "edit": EditDetails;
+  "grep": GrepDetails;
+  "find": FindDetails;
+  "ls": LsDetails;
 }
