@@ -1,8 +1,12 @@
-"""What a session loads from the user's and the project's folders: context files, prompt templates
-and skills. Loaded when a session starts and again for every new session, as Pi reloads them."""
+"""What a session loads from the user's and the project's folders: context files, prompt templates,
+skills, and a replacement or an addition to the system prompt (`SYSTEM.md`, `APPEND_SYSTEM.md` in
+the project's `.pi/` folder, else the agent folder). Loaded when a session starts and again for
+every new session, as Pi reloads them."""
 
 from __future__ import annotations
 
+import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,15 +28,40 @@ class ResourceOptions:
     prompt_template_paths: list[str] = field(default_factory=list)
 
 
+_log = logging.getLogger(__name__)
+
+
 @dataclass
 class Resources:
     context_files: list[ContextFile] = field(default_factory=list)
     prompt_templates: list[PromptTemplate] = field(default_factory=list)
     skills: list[Skill] = field(default_factory=list)
+    system_prompt: str | None = None  # SYSTEM.md: replaces the base prompt
+    append_system_prompt: str | None = None  # APPEND_SYSTEM.md: follows the guidelines
 
     def expand(self, text: str) -> str:
         """A `/skill:name …` or `/template …` prompt as the model is to see it (Pi expands both)."""
         return expand_prompt_template(expand_skill_command(text, self.skills), self.prompt_templates)
+
+
+def prompt_input(value: str, what: str) -> str:
+    """A prompt given on the command line: the contents of the file it names when there is one
+    (relative to the daemon's working directory), else the text itself, as Pi reads it."""
+    if not os.path.exists(value):
+        return value
+    try:
+        with open(value, encoding="utf-8") as source:
+            return source.read()
+    except OSError as exc:  # a folder, or unreadable: Pi warns and takes the text
+        _log.warning("Could not read %s file %s: %s", what, value, exc)
+        return value
+
+
+def _prompt_file(cwd: str, agent_dir: Path, name: str) -> str | None:
+    for path in (Path(cwd) / ".pi" / name, agent_dir / name):
+        if path.is_file():
+            return prompt_input(str(path), name)
+    return None
 
 
 def load_resources(cwd: str, options: ResourceOptions) -> Resources:
@@ -43,4 +72,6 @@ def load_resources(cwd: str, options: ResourceOptions) -> Resources:
             cwd, agent_dir, options.prompt_template_paths, include_defaults=options.prompt_templates
         ),
         skills=load_skills(cwd, agent_dir, options.skill_paths, include_defaults=options.skills),
+        system_prompt=_prompt_file(cwd, agent_dir, "SYSTEM.md"),
+        append_system_prompt=_prompt_file(cwd, agent_dir, "APPEND_SYSTEM.md"),
     )

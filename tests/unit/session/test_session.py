@@ -3,6 +3,7 @@ the approval gate's wiring, driven with the scripted model and real tools (no da
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -151,7 +152,11 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
         path = first.session_file
         assert path is not None
         stored = lines_of(path)
-        assert len(stored) == 1 + first.state().message_count  # a header, then one line a message
+        # A header, the model and the thinking level it started on (Pi's settings entries), then
+        # one line a message.
+        kinds = [json.loads(line)["type"] for line in stored]
+        assert kinds[:3] == ["session", "model_change", "thinking_level_change"]
+        assert len(kinds) == 3 + first.state().message_count
         session_id, messages = first.session_id, list(first.messages)
     async with open_session(config) as (second, _):
         listed = second.list_sessions()
