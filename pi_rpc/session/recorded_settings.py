@@ -56,10 +56,14 @@ def record_start(host: SettingsHost) -> None:
 
 def restore_recorded(host: SettingsHost) -> None:
     """Continue the session now in `host.history` on what it recorded; one that holds no message
-    yet starts as a new session does."""
+    yet is a new session on the current model and level, recorded unless it records them already."""
     entries = host.history.entries
-    if not entries.has_messages():
-        record_start(host)
+    if not entries.has_messages():  # a new session (one an editor made and never prompted)
+        current = host.choice.model if host.choice is not None else None
+        if current is not None and entries.recorded_model() != (current.provider, current.id):
+            record_model(host)
+        if entries.recorded_thinking_level() != host.thinking_level:
+            record_thinking_level(host)
         return
     recorded = entries.recorded_model()
     if not host.config.model_pinned and recorded is not None:

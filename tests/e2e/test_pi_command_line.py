@@ -185,3 +185,13 @@ def test_what_a_daemon_cannot_be_is_refused_with_the_reason(argv: list[str], rea
         check=False,
     )
     assert result.returncode == 2 and f"pi-rpc: {reason}" in result.stderr
+
+
+def test_list_models_lists_those_with_a_key_and_exits(loopback: Loopback, tmp_path: Path) -> None:  # noqa: F811
+    folder = agent_dir(tmp_path / "home", loopback)
+    env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(folder)}
+    listed = subprocess.run(
+        [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--list-models", "lp r"],
+        capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0 and "loop/r" in listed.stdout and "loop/m " not in listed.stdout
