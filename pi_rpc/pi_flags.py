@@ -154,20 +154,23 @@ def command_line_notices(args: argparse.Namespace, extras: PiExtras) -> Notices:
             )
     if extras.file_args:
         notices.errors.append("@file arguments are not supported in RPC mode")
-    if extras.messages and not extras.print_mode:
-        if pi_mode:
+    flags = [f"--{name}" if value is True else f"--{name} {value}" for name, value in extras.unknown_flags.items()]
+    if pi_mode:
+        if extras.messages and not extras.print_mode:
             notices.warnings.append(
                 f"{len(extras.messages)} message(s) on the command line ignored, as Pi ignores them in RPC mode: "
                 "send them as `prompt` commands"
             )
-        elif args.mode not in PRINT_MODES:
-            notices.errors.append(
-                f"unrecognized arguments: {' '.join(extras.messages)} (pi-rpc takes its prompts over the protocol)"
-            )
+        notices.warnings += [
+            f"{flag} ignored: an unknown flag, which Pi keeps for its extensions (none here)" for flag in flags
+        ]
+    elif args.mode not in PRINT_MODES and (flags or extras.messages and not extras.print_mode):
+        # No Pi client starts the other modes: what Pi would pass on is a mistake here.
+        stray = [*flags, *([] if extras.print_mode else extras.messages)]
+        notices.errors.append(
+            f"unrecognized arguments: {' '.join(stray)} (Pi's extension flags and messages are for --mode rpc)"
+        )
     notices.errors += [f"Unknown option: {option}" for option in extras.unknown_short]
-    for name, value in extras.unknown_flags.items():
-        shown = f"--{name}" if value is True else f"--{name} {value}"
-        notices.warnings.append(f"{shown} ignored: an unknown flag, which Pi keeps for its extensions (none here)")
     if args.thinking is not None and args.thinking not in THINKING_LEVELS:
         notices.warnings.append(f'Invalid thinking level "{args.thinking}". Valid values: {", ".join(THINKING_LEVELS)}')
         args.thinking = None

@@ -18,10 +18,17 @@ from hypothesis import strategies as st
 
 from pi_rpc.ai.model_patterns import resolve_cli_model, resolve_model_scope
 from pi_rpc.ai.models import DEFAULT_MODEL_IDS
-from pi_rpc.ai.types import Model
+from pi_rpc.ai.types import Model, TextContent, UserMessage
 from pi_rpc.cli import build_parser
 from pi_rpc.pi_args import PiExtras, split_pi_argv
-from pi_rpc.pi_flags import command_line_notices, option_forms, parse_command_line
+from pi_rpc.pi_flags import (
+    SessionArgumentError,
+    command_line_notices,
+    option_forms,
+    parse_command_line,
+    session_argument,
+)
+from pi_rpc.session.store import SessionFile
 
 PI_CLIENT = Path(__file__).resolve().parents[1] / "pi_client"
 ORACLE = Path(__file__).with_name("pi_cli_oracle.mjs")
@@ -103,7 +110,8 @@ def test_an_invalid_thinking_level_is_a_warning_as_in_pi() -> None:
         (["-p", "hi"], "-p/--print is Pi's print mode (answer one prompt, then exit); pi-rpc is a daemon only"),
         (["--mode", "rpc", "@a.png"], "@file arguments are not supported in RPC mode"),
         (["--mode", "rpc", "-x"], "Unknown option: -x"),
-        (["hello"], "unrecognized arguments: hello (pi-rpc takes its prompts over the protocol)"),
+        (["hello"], "unrecognized arguments: hello (Pi's extension flags and messages are for --mode rpc)"),
+        (["--no-such-option"], "unrecognized arguments: --no-such-option"),
         (["--mode", "rpc", "--fork", "abc", "--continue"], "--fork cannot be combined with --continue"),
     ],
 )
@@ -282,3 +290,19 @@ def test_a_scope_takes_globs_levels_and_parts_of_names() -> None:
         'No models match pattern "nothing"',
         'Invalid thinking level "bogus" in pattern "haiku:bogus". Using default instead.',
     ]
+
+
+def test_a_session_is_named_by_path_or_by_the_start_of_its_id(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    here, there = str(tmp_path / "here"), str(tmp_path / "there")
+    mine = SessionFile.create(here, "abc123mine", root)
+    mine.append(UserMessage(content=[TextContent(text="hello")]))
+    theirs = SessionFile.create(there, "def456theirs", root)
+    theirs.append(UserMessage(content=[TextContent(text="hello")]))
+    assert session_argument("abc", here, root, fork=False) == mine.path
+    assert session_argument("rel/new.jsonl", here, root, fork=False) == Path("rel/new.jsonl").absolute()
+    with pytest.raises(SessionArgumentError, match=r"belongs to another workspace .*--fork def4 copies it"):
+        session_argument("def4", here, root, fork=False)
+    assert session_argument("def4", here, root, fork=True) == theirs.path
+    with pytest.raises(SessionArgumentError, match="^No session found matching 'zzz'$"):
+        session_argument("zzz", here, root, fork=True)
