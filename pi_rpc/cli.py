@@ -16,20 +16,36 @@ from msgspec import UNSET
 import pi_rpc
 from pi_rpc.ai.clients import HttpClients
 from pi_rpc.ai.config import no_model_message
+from pi_rpc.ai.provider import RETRY_BASE_ENV
 from pi_rpc.ai.registry import retry_base_from_env
+from pi_rpc.ai.types import THINKING_LEVELS, ThinkingLevel
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
+from pi_rpc.pi_args import PiExtras
+from pi_rpc.pi_flags import (
+    PI_MODES,
+    PRINT_MODES,
+    SessionArgumentError,
+    add_pi_flags,
+    command_line_notices,
+    export_session,
+    list_models_text,
+    names,
+    parse_command_line,
+    session_paths,
+)
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
-from pi_rpc.session.models import ModelSetupError, choose_model, model_resolvers, provider_key_variables
-from pi_rpc.session.resources import ResourceOptions
+from pi_rpc.session.models import ModelSetupError, model_resolvers, provider_key_variables, starting_model
+from pi_rpc.session.resources import ResourceOptions, prompt_input
 from pi_rpc.session.session import SessionConfig
 from pi_rpc.session.settings import (
+    Settings,
     SettingsError,
     load_settings,
     load_workspace_permissions,
     resolve_default_tools,
     save_workspace_allow_rule,
+    with_workspace_model_settings,
 )
-from pi_rpc.session.store import list_sessions
 from pi_rpc.session.warm_up import first_prompt_steps
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import servers_from_settings
@@ -40,16 +56,13 @@ from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_
 _log = logging.getLogger("pi_rpc")
 
 
-def _names(value: str) -> list[str]:
-    return [name.strip() for name in value.split(",") if name.strip()]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-rpc",
         description="The Pi coding agent as a JSON-RPC daemon on stdio (the protocol: `pi-rpc protocol`).",
         epilog=tools_help() + "\n\n" + subcommands_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # Pi reads an abbreviation as an unknown flag (pi_args.py), not as an option
     )
     parser.add_argument(
         "-v",
@@ -76,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--script",
         help="scripted-model script (JSON), for demos and tests: canned replies whose tool calls really run in --cwd",
     )
-    parser.add_argument("-t", "--tools", type=_names, help="allowlist: only these tools exist and are active")
-    parser.add_argument("--exclude-tools", type=_names, default=[], help="tools that do not exist")
+    parser.add_argument("-t", "--tools", type=names, help="allowlist: only these tools exist and are active")
+    parser.add_argument("--exclude-tools", type=names, default=[], help="tools that do not exist")
     parser.add_argument(
         "--framing",
         choices=["lsp", "jsonl"],
@@ -86,12 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--mode",
-        choices=["jsonrpc", "pi", "rpc", "acp", "lsp"],
+        choices=["jsonrpc", "pi", "rpc", "acp", "lsp", *PRINT_MODES],
         default="jsonrpc",
         help="jsonrpc (default; see `pi-rpc protocol`), pi (or rpc, Pi's own name): Pi's "
         "own `--mode rpc` JSON lines, for clients written for Pi, acp: the Agent "
         "Client Protocol (Zed and other ACP editors), or lsp: a language server (code "
-        "actions, progress, edits by workspace/applyEdit) for any LSP editor",
+        "actions, progress, edits by workspace/applyEdit) for any LSP editor; Pi's print "
+        "modes text and json are refused (a daemon answers no one-off prompt)",
+    )
+    parser.add_argument(
+        "--partial-messages",
+        action="store_true",
+        help="Pi mode: each message_update carries the whole message so far (`message` and "
+        "`assistantMessageEvent.partial`), as Pi 0.73.1 sent it, for clients that render from it; "
+        "newer Pi and this daemon leave them out by default (their size grows with the square of "
+        "the answer's length)",
     )
     parser.add_argument(
         "--approval-policy",
@@ -103,9 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--thinking",
-        default="off",
-        choices=["off", "minimal", "low", "medium", "high", "xhigh"],
-        help="thinking (reasoning) level of the first model, clamped to what it supports (default: off)",
+        metavar="LEVEL",
+        help="thinking (reasoning) level of the first model: off, minimal, low, medium, high or xhigh, "
+        "clamped to what it supports (default: settings.json defaultThinkingLevel, else medium in Pi "
+        "mode as in Pi, off in the others; an unknown level is warned about and ignored, as Pi does)",
     )
     parser.add_argument(
         "--no-session", action="store_true", help="keep the transcript in memory only (no session file)"
@@ -147,78 +170,27 @@ class _ShowVersion(argparse.Action):
         parser.exit()
 
 
-def add_pi_flags(parser: argparse.ArgumentParser) -> None:
-    """The flags of Pi's own command line that a Pi client passes (its `RpcClient` adds any list of
-    `args`): those that mean something here are honoured, the rest are accepted and ignored."""
-    pi = parser.add_argument_group(
-        "Pi's flags", "accepted so that clients written for `pi --mode rpc` start this daemon unchanged"
-    )
-    pi.add_argument("--session-dir", help="root folder of the session files (default: the user data folder)")
-    pi.add_argument("--session", metavar="PATH", help="continue the session stored in this file")
-    pi.add_argument(
-        "-c",
-        "--continue",
-        dest="continue_session",
-        action="store_true",
-        help="continue this workspace's most recent session",
-    )
-    pi.add_argument("-r", "--resume", action="store_true", help="as --continue (there is no picker on a pipe)")
-    pi.add_argument("--api-key", help="API key of the chosen provider")
-    pi.add_argument(
-        "--append-system-prompt", metavar="TEXT_OR_FILE", help="text (or a file of text) appended to the system prompt"
-    )
-    pi.add_argument(
-        "-nt",
-        "--no-tools",
-        "-nbt",
-        "--no-builtin-tools",
-        dest="no_tools",
-        action="store_true",
-        help="start with no tool active",
-    )
-    pi.add_argument("--offline", action="store_true", help="accepted: pi-rpc never calls home")
-    for flag in ("--system-prompt", "--fork", "--models", "--export", "--theme"):
-        pi.add_argument(flag, help=argparse.SUPPRESS)
-    pi.add_argument("--skill", action="append", default=[], metavar="PATH", help="a skill file or folder to load")
-    pi.add_argument(
-        "--prompt-template",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="a prompt template file or folder to load",
-    )
-    pi.add_argument("-ns", "--no-skills", action="store_true", help="load no skills but those of --skill")
-    pi.add_argument(
-        "-np",
-        "--no-prompt-templates",
-        action="store_true",
-        help="load no prompt templates but those of --prompt-template",
-    )
-    pi.add_argument("-nc", "--no-context-files", action="store_true", help="leave AGENTS.md/CLAUDE.md out")
-    pi.add_argument("--extension", "-e", action="append", default=[], help=argparse.SUPPRESS)
-    for flags in (("-ne", "--no-extensions"), ("--no-themes",), ("--verbose",)):
-        pi.add_argument(*flags, action="store_true", help=argparse.SUPPRESS)
+def _level(text: str | None) -> ThinkingLevel | None:
+    return next((level for level in THINKING_LEVELS if level == text), None)
 
 
-def _append_system_prompt(value: str | None) -> str | None:
-    """Pi reads the value as a file when one exists by that name."""
-    if value and os.path.isfile(value):
-        with open(value, encoding="utf-8") as source:
-            return source.read()
-    return value
-
-
-def _resume_path(args: argparse.Namespace, cwd: str, root: Path | None) -> Path | None:
-    if args.session:
-        path = Path(args.session).expanduser()
-        if path.is_file():
-            return path
-        _log.warning("--session %s: no such session file; starting a new session", path)
-        return None
-    if args.continue_session or args.resume:
-        sessions = list_sessions(cwd, root)
-        return Path(sessions[0].path) if sessions else None
-    return None
+def _thinking(
+    args: argparse.Namespace, settings: Settings, model_level: ThinkingLevel | None
+) -> tuple[ThinkingLevel, ThinkingLevel, bool]:
+    """(the first level, the default level, whether the command line chose it), in Pi's order (spec 16.10):
+    `--thinking`, a `--model pattern:level`, the scope's level, settings.json defaultThinkingLevel,
+    the mode's default (Pi's medium in Pi mode; off in the others, where reasoning is paid for
+    only when a client asks)."""
+    saved = None if settings.default_thinking_level is UNSET else settings.default_thinking_level
+    if saved is not None and _level(saved) is None:
+        _log.warning("settings.json defaultThinkingLevel %r is no level pi-rpc knows; ignored", saved)
+    default: ThinkingLevel = _level(saved) or ("medium" if args.mode in PI_MODES else "off")
+    chosen = _level(args.thinking)
+    if chosen is not None:
+        return chosen, default, True
+    if model_level is not None:
+        return model_level, default, args.model is not None
+    return default, default, False
 
 
 def build_session_config(
@@ -231,10 +203,16 @@ def build_session_config(
         raise ModelSetupError(f"--cwd {cwd} is not a directory")
     for name in unknown_tool_names([*(args.tools or []), *args.exclude_tools]):
         _log.warning("Unknown tool %r ignored", name)
-    settings = load_settings()
+    settings = with_workspace_model_settings(load_settings(), cwd)
     default_tools = None if settings.default_tools is UNSET else resolve_default_tools(settings.default_tools)
     selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
-    choice = choose_model(
+    session_root = Path(os.path.abspath(os.path.expanduser(args.session_dir))) if args.session_dir else None
+    try:
+        resume_from, fork_from = session_paths(args, cwd, session_root)
+    except SessionArgumentError as exc:
+        raise ModelSetupError(str(exc)) from exc
+    saved = settings.default_provider, settings.default_model
+    start = starting_model(
         provider=args.provider,
         model_id=args.model,
         api=args.api,
@@ -242,11 +220,18 @@ def build_session_config(
         script=args.script,
         api_key_env=args.api_key_env,
         http=http,
+        scope_patterns=args.models or (settings.enabled_models or []),
+        saved=None if UNSET in saved else (str(saved[0]), str(saved[1])),
+        resuming=fork_from is not None or (resume_from is not None and resume_from.exists()),
     )
+    for warning in start.warnings:
+        _log.warning("%s", warning)
+    choice = start.choice
     if choice is not None and args.api_key:
         choice.api_key = args.api_key
     if choice is None:
         _log.warning("%s", no_model_message())
+    level, default_level, level_pinned = _thinking(args, settings, start.thinking_level)
     available, resolve = model_resolvers(choice, http)
     files = FileRouter()
     processes = (process_tables if process_tables is not None else ProcessTables()).new_table()
@@ -259,7 +244,10 @@ def build_session_config(
     policy = args.approval_policy or (permissions.default_policy or None)
     pass_keys = args.pass_provider_keys_to_tools or settings.pass_provider_keys_to_tools
     withheld_env = frozenset() if pass_keys else provider_key_variables()
-    session_root = Path(os.path.abspath(os.path.expanduser(args.session_dir))) if args.session_dir else None
+    # Pi's -nt and -nbt apply only without --tools, which names the active tools itself; -nt
+    # keeps the MCP servers' tools inactive too, -nbt only the built-in ones.
+    no_tools = not args.tools and (args.no_tools or args.no_builtin_tools)
+    appended = [prompt_input(value, "append system prompt") for value in args.append_system_prompt]
     return SessionConfig(
         cwd=cwd,
         model=choice,
@@ -271,18 +259,29 @@ def build_session_config(
         approval_rules=rules,
         approval_timeout=permissions.timeout_seconds or None,
         save_allow_rule=lambda rule: save_workspace_allow_rule(cwd, rule),
-        active_tools=[] if args.no_tools else selection.initial_active(),
-        thinking_level=args.thinking,
-        append_system_prompt=_append_system_prompt(args.append_system_prompt),
+        active_tools=[] if no_tools else selection.initial_active(),
+        activate_mcp_tools=not (no_tools and args.no_tools),
+        thinking_level=level,
+        default_thinking_level=default_level,
+        model_pinned=start.pinned,
+        thinking_pinned=level_pinned,
+        scoped_models=start.scope,
+        system_prompt=prompt_input(args.system_prompt, "system prompt") if args.system_prompt else None,
+        append_system_prompt="\n\n".join(appended) if appended else None,
         available_models=available,
         resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
         persist=not args.no_session,
         session_root=session_root,
-        retry_base_ms=retry_base_from_env(),
+        retry_base_ms=retry_base_from_env()
+        if os.environ.get(RETRY_BASE_ENV, "").strip()
+        else settings.retry.base_delay_ms,
+        retry_max=settings.retry.max_retries,
+        retry_enabled=settings.retry.enabled,
         mcp_servers=servers_from_settings(settings.mcp_servers),
-        resume_from=_resume_path(args, cwd, session_root),
+        resume_from=resume_from,
+        fork_from=fork_from,
         compaction=settings.compaction,
         resources=ResourceOptions(
             context_files=not args.no_context_files,
@@ -292,6 +291,29 @@ def build_session_config(
             prompt_template_paths=args.prompt_template,
         ),
     )
+
+
+def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:
+    """Pi's flags that do their work and exit instead of starting a daemon (`--export`,
+    `--list-models`): their exit status, None when there is none of them."""
+    if args.export:
+        try:
+            written = export_session(args.export, extras.messages[0] if extras.messages else None)
+        except (SessionArgumentError, OSError) as exc:
+            print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, no daemon
+            return 1
+        print(f"Exported to: {written}")  # noqa: T201 - the one line Pi prints
+        return 0
+    if extras.list_models is not None:
+        from pi_rpc.ai.config import ConfigError
+
+        try:
+            sys.stdout.write(list_models_text(extras.list_models if isinstance(extras.list_models, str) else None))
+        except ConfigError as exc:
+            print(f"pi-rpc: {exc}", file=sys.stderr)  # noqa: T201 - stderr, no daemon
+            return 2
+        return 0
+    return None
 
 
 async def run_daemon(serve: Callable[[], Awaitable[None]], http: HttpClients) -> None:
@@ -307,10 +329,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in SUBCOMMANDS:
         sys.exit(run_subcommand(argv[0], argv[1:]))
-    args = build_parser().parse_args(argv)
+    args, extras = parse_command_line(build_parser(), argv)
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level.upper(), format="pi-rpc %(levelname)s %(name)s: %(message)s"
     )
+    status = _one_shot(args, extras)
+    if status is not None:
+        sys.exit(status)
+    notices = command_line_notices(args, extras)
+    for warning in notices.warnings:
+        _log.warning("%s", warning)
+    if notices.errors:
+        for error in notices.errors:
+            print(f"pi-rpc: {error}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
+        sys.exit(2)
     # pygls logs every outbound body at INFO and every error reply with a traceback; the
     # daemon logs what matters itself (rpc.py, server.py).
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
@@ -328,10 +360,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(2)
     # Readied while the daemon waits for its first prompt (session/warm_up.py).
     warm_up = first_prompt_steps(config)
-    if args.mode in ("pi", "rpc"):
+    if args.mode in PI_MODES:
         from pi_rpc.modes.pi.server import PiDaemon
 
-        anyio.run(run_daemon, functools.partial(PiDaemon(config, process_tables=tables).run, warm_up), http)
+        pi = PiDaemon(config, process_tables=tables, partial_messages=args.partial_messages)
+        anyio.run(run_daemon, functools.partial(pi.run, warm_up), http)
     elif args.mode == "acp":
         from pi_rpc.modes.acp.server import AcpDaemon
 

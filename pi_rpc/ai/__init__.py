@@ -26,14 +26,28 @@ if TYPE_CHECKING:
     )
     from pi_rpc.ai.json_location import describe_decode_error, line_of_path
     from pi_rpc.ai.json_text import displayable, encode_json, encode_json_into
-    from pi_rpc.ai.models import clamp_thinking_level, list_models, not_found_hint, supported_thinking_levels
-    from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamFn, StreamOptions, retry_base_from_env
+    from pi_rpc.ai.model_patterns import ScopedModel, resolve_cli_model, resolve_model_scope
+    from pi_rpc.ai.models import (
+        DEFAULT_MODEL_IDS,
+        clamp_thinking_level,
+        list_models,
+        not_found_hint,
+        supported_thinking_levels,
+    )
+    from pi_rpc.ai.provider import (
+        DEFAULT_RETRY_BASE_MS,
+        RETRY_BASE_ENV,
+        StreamFn,
+        StreamOptions,
+        retry_base_from_env,
+    )
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
     from pi_rpc.ai.redact import request_secrets  # not `redact`: importing pi_rpc.ai.redact rebinds that name
     from pi_rpc.ai.registry import get_stream_fn, load_provider
     from pi_rpc.ai.server_models import ModelListError, list_server_models
     from pi_rpc.ai.stream import AssistantBuilder, TextParts
     from pi_rpc.ai.types import (
+        THINKING_LEVELS,
         AssistantMessage,
         AssistantMessageEvent,
         AutoRetryEnd,
@@ -86,6 +100,7 @@ __all__ = [
     "ConfigError",
     "ConstrainedSampling",
     "Context",
+    "DEFAULT_MODEL_IDS",
     "DEFAULT_RETRY_BASE_MS",
     "DoneEvent",
     "ErrorEvent",
@@ -102,12 +117,15 @@ __all__ = [
     "PI_AGENT_DIR_VARIABLE",
     "PROVIDER_ENV",
     "ProviderEvent",
+    "RETRY_BASE_ENV",
+    "ScopedModel",
     "ScriptError",
     "StartEvent",
     "StopReason",
     "StreamFn",
     "StreamOptions",
     "SystemMessage",
+    "THINKING_LEVELS",
     "TextContent",
     "TextDeltaEvent",
     "TextEndEvent",
@@ -148,6 +166,8 @@ __all__ = [
     "pi_agent_dir",
     "prepare_validator",
     "request_secrets",
+    "resolve_cli_model",
+    "resolve_model_scope",
     "retry_base_from_env",
     "supported_thinking_levels",
     "text_of",

@@ -23,15 +23,18 @@ if TYPE_CHECKING:
         parse_rules,
     )
     from pi_rpc.session.compaction import CompactionError, CompactionResult
-    from pi_rpc.session.entries import EntryNotOnBranchError, SessionEntry
+    from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.export_html import session_html
     from pi_rpc.session.models import (
         ModelSetupError,
         choose_model,
         demo_script_path,
         model_resolvers,
         provider_key_variables,
+        starting_model,
     )
-    from pi_rpc.session.resources import ResourceCommand, ResourceOptions
+    from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE
+    from pi_rpc.session.resources import ResourceCommand, ResourceOptions, prompt_input
     from pi_rpc.session.session import (
         AgentSession,
         ModelChoice,
@@ -41,18 +44,21 @@ if TYPE_CHECKING:
         SessionNotFoundError,
     )
     from pi_rpc.session.settings import (
+        Settings,
         SettingsError,
         load_settings,
         load_workspace_permissions,
         resolve_default_tools,
         save_workspace_allow_rule,
         settings_paths,
+        with_workspace_model_settings,
         workspace_settings_path,
     )
     from pi_rpc.session.store import (
         SessionSummary,
         list_all_sessions,
         list_sessions,
+        load_session,
         private_workspace_subfolder,
         sessions_root,
     )
@@ -71,6 +77,7 @@ __all__ = [
     "BashResult",
     "CompactionError",
     "CompactionResult",
+    "Entry",
     "EntryNotOnBranchError",
     "ModelChoice",
     "ModelNotFoundError",
@@ -80,12 +87,15 @@ __all__ = [
     "ResourceCommand",
     "ResourceOptions",
     "RuleError",
+    "SYSTEM_ENTRY_TYPE",
     "SessionConfig",
+    "SessionEntries",
     "SessionEntry",
     "SessionNotFoundError",
     "SessionState",
     "SessionStats",
     "SessionSummary",
+    "Settings",
     "SettingsError",
     "SlashCommand",
     "Step",
@@ -96,17 +106,22 @@ __all__ = [
     "first_prompt_steps",
     "list_all_sessions",
     "list_sessions",
+    "load_session",
     "load_settings",
     "load_workspace_permissions",
     "model_resolvers",
     "parse_rules",
     "private_workspace_subfolder",
+    "prompt_input",
     "provider_key_variables",
     "resolve_default_tools",
     "run_warm_up",
     "save_workspace_allow_rule",
+    "session_html",
     "sessions_root",
     "settings_paths",
+    "starting_model",
+    "with_workspace_model_settings",
     "workspace_settings_path",
 ]
 

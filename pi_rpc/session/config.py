@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pi_rpc.agent.agent import QueueMode
 from pi_rpc.ai.clients import HttpClients
+from pi_rpc.ai.model_patterns import ScopedModel
 from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamFn
 from pi_rpc.ai.types import Model, ThinkingLevel
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
@@ -39,18 +40,36 @@ class SessionConfig:
     model: ModelChoice | None  # None: nothing configured; prompts fail until model/set picks one
     tools: dict[str, ToolDefinition]
     active_tools: list[str]
+    # The MCP servers' tools start active (Pi's `--no-tools` keeps them inactive too).
+    activate_mcp_tools: bool = True
     thinking_level: ThinkingLevel = "off"
+    # The level to use where nobody chose one: a resumed session that records none, a switch from
+    # a model without reasoning (settings.json defaultThinkingLevel, else the mode's default).
+    default_thinking_level: ThinkingLevel = "off"
+    # The command line chose the model (or the level): a resumed session keeps it rather than the
+    # one it recorded, as Pi does.
+    model_pinned: bool = False
+    thinking_pinned: bool = False
     # Every model a client may switch to, and how to reach each.
     available_models: Callable[[], list[Model]] = field(default=lambda: [])
     resolve_model: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
+    # The models `cycle_model` walks (Pi's `--models`, settings.json enabledModels); empty: all.
+    scoped_models: list[ScopedModel] = field(default_factory=list)
+    # The base prompt in place of ours (Pi's `--system-prompt`) and what follows it
+    # (`--append-system-prompt`, joined); None: the project's or agent folder's SYSTEM.md and
+    # APPEND_SYSTEM.md, when there are any.
+    system_prompt: str | None = None
     append_system_prompt: str | None = None
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
     persist: bool = True
     session_root: Path | None = None
-    # A stored session to continue from the start (`--session`, `--continue`).
+    # A stored session to continue from the start (`--session`, `--continue`); a path with no
+    # file yet is where the new session is kept (Pi's `--session` of a new file).
     resume_from: Path | None = None
+    # A stored session (of any workspace) copied into a new one of this workspace (Pi's `--fork`).
+    fork_from: Path | None = None
     # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction.py).
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     # Context files, prompt templates and skills (pi_rpc/session/resources.py).
@@ -69,5 +88,11 @@ class SessionConfig:
     save_allow_rule: Callable[[str], None] | None = None
     # MCP tool servers every session of this daemon starts (settings.json `mcpServers`).
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
-    # Provider retries: retry n waits retry_base_ms * 2**(n-1) (PI_RPC_RETRY_BASE_MS sets it).
+    # Retries of a failed model request: retry n waits retry_base_ms * 2**(n-1), at most
+    # retry_max of them (settings.json `retry`; PI_RPC_RETRY_BASE_MS sets the base too).
     retry_base_ms: int = DEFAULT_RETRY_BASE_MS
+    retry_max: int = 3
+    retry_enabled: bool = True
+    # Pi mode: a failed request ends its run, and the session runs again (Pi's auto-retry event
+    # order, session/auto_retry.py); the other modes retry inside the request (ai/http.py).
+    retry_after_run: bool = False

@@ -19,7 +19,7 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
+from pi_rpc.ai.types import AssistantMessage, Message, UserMessage, Wire, text_of
 from pi_rpc.session.compaction import summary_text
 from pi_rpc.session.pi_sessions import (
     branch_to,
@@ -27,9 +27,11 @@ from pi_rpc.session.pi_sessions import (
     context_entries,
     entry_message,
     message_head,
+    model_change_entry,
     new_entry_id,
     parse_pi_entries,
     session_info_entry,
+    thinking_level_entry,
 )
 
 Entry = dict[str, Any]
@@ -52,6 +54,9 @@ class SessionEntry(Wire, kw_only=True):
     tokens_before: int | UnsetType = UNSET  # compaction: the context's size before it
     custom_type: str | UnsetType = UNSET  # custom entries: whose they are
     name: str | UnsetType = UNSET  # session_info: the session's name from here on
+    provider: str | UnsetType = UNSET  # model_change: the model from here on
+    model_id: str | UnsetType = UNSET
+    thinking_level: str | UnsetType = UNSET  # thinking_level_change: the level from here on
 
 
 class SessionEntries:
@@ -156,7 +161,42 @@ class SessionEntries:
             described.custom_type = custom_type
         if entry.get("type") == "session_info" and isinstance(name := entry.get("name"), str):
             described.name = name
+        if entry.get("type") == "model_change":
+            if isinstance(provider := entry.get("provider"), str):
+                described.provider = provider
+            if isinstance(model_id := entry.get("modelId"), str):
+                described.model_id = model_id
+        if entry.get("type") == "thinking_level_change" and isinstance(level := entry.get("thinkingLevel"), str):
+            described.thinking_level = level
         return described
+
+    def recorded_model(self) -> tuple[str, str] | None:
+        """(provider, model id) the branch was last on: its latest model change or assistant
+        message, as Pi restores a session's model."""
+        found: tuple[str, str] | None = None
+        for entry in self.branch():
+            if entry.get("type") == "model_change":
+                provider, model_id = entry.get("provider"), entry.get("modelId")
+                if isinstance(provider, str) and isinstance(model_id, str):
+                    found = (provider, model_id)
+            elif entry.get("type") == "message":
+                raw = entry.get("message")  # read from a file; absent from a message this session made
+                if isinstance(raw, dict):
+                    provider, model_id = raw.get("provider"), raw.get("model")
+                    if raw.get("role") == "assistant" and isinstance(provider, str) and isinstance(model_id, str):
+                        found = (provider, model_id)
+                elif isinstance(message := self._messages.get(entry["id"]), AssistantMessage):
+                    found = (message.provider, message.model)
+        return found
+
+    def recorded_thinking_level(self) -> str | None:
+        """The branch's latest thinking level change; None when it records none."""
+        levels = [e.get("thinkingLevel") for e in self.branch() if e.get("type") == "thinking_level_change"]
+        return levels[-1] if levels and isinstance(levels[-1], str) else None
+
+    def has_messages(self) -> bool:
+        """Whether the branch holds any message (a session with only settings entries is empty)."""
+        return any(self._message_of(entry) is not None for entry in self.branch())
 
     # --- writing --------------------------------------------------------------------------------
 
@@ -196,6 +236,14 @@ class SessionEntries:
         """Pi's `session_info` entry naming the session, as the new leaf; returns it, for the file."""
         entry_id = new_entry_id(self.entries)
         return self._add(session_info_entry(entry_id, self.leaf, name), None)
+
+    def add_model_change(self, provider: str, model_id: str) -> Entry:
+        """Pi's `model_change` entry as the new leaf; returns it, for the file."""
+        return self._add(model_change_entry(new_entry_id(self.entries), self.leaf, provider, model_id), None)
+
+    def add_thinking_level_change(self, level: str) -> Entry:
+        """Pi's `thinking_level_change` entry as the new leaf; returns it, for the file."""
+        return self._add(thinking_level_entry(new_entry_id(self.entries), self.leaf, level), None)
 
     def branched(self, leaf: str | None) -> SessionEntries:
         """A new session's entries: this branch up to `leaf` (none when None), ids unchanged."""

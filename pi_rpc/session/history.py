@@ -30,6 +30,13 @@ class SessionNotFoundError(LookupError):
     pass
 
 
+class NothingToCloneError(SessionNotFoundError):
+    """`clone` of a session whose branch holds no message yet."""
+
+    def __init__(self) -> None:
+        super().__init__("Cannot clone session: no current entry selected")
+
+
 class SessionHistory:
     def __init__(self, agent: Agent, config: SessionConfig) -> None:
         self._agent = agent
@@ -38,6 +45,11 @@ class SessionHistory:
         self.session_name: str | None = None
         self.entries = SessionEntries()
         self._file: SessionFile | None = None
+        # What the file is made with when the first message comes: the session it came from (Pi's
+        # `parentSession`), a path the command line named, and the settings entries made before.
+        self._parent_session: str | None = None
+        self._path: Path | None = None
+        self._unwritten: list[Entry] = []
         # What the user's commands printed while a run streamed: joins the transcript before the
         # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
         self.pending_bash: list[Message] = []
@@ -54,15 +66,35 @@ class SessionHistory:
         session keeps one."""
         if not self._config.persist:
             return
+        self._open_file().write_entry(entry, message)
+
+    def keep_setting(self, entry: Entry) -> None:
+        """A settings entry (model, thinking level): written at once to a file that exists, else
+        with the first message, so that a session nobody prompted leaves no file."""
+        if self._file is None:
+            self._unwritten.append(entry)
+        else:
+            self.keep(entry)
+
+    def _open_file(self) -> SessionFile:
         if self._file is None:  # created on the first entry: an unused daemon leaves no file
-            self._file = SessionFile.create(self._config.cwd, self.session_id, self._config.session_root)
-        self._file.write_entry(entry, message)
+            self._file = SessionFile.create(
+                self._config.cwd,
+                self.session_id,
+                self._config.session_root,
+                parent_session=self._parent_session,
+                path=self._path,
+            )
+            for entry in self._unwritten:
+                self._file.write_entry(entry)
+            self._unwritten.clear()
+        return self._file
 
     def save(self) -> None:
         """Write the session's file now, before any message: a session a client made and has
         not prompted yet can then be listed and loaded (ACP `session/new`)."""
-        if self._config.persist and self._file is None:
-            self._file = SessionFile.create(self._config.cwd, self.session_id, self._config.session_root)
+        if self._config.persist:
+            self._open_file()
 
     @property
     def session_file(self) -> str | None:
@@ -111,24 +143,47 @@ class SessionHistory:
         return text
 
     def clone(self) -> None:
-        """Continue as a new session of the whole current branch."""
+        """Continue as a new session of the whole current branch (which must hold a message)."""
+        if not self.entries.has_messages():
+            raise NothingToCloneError()
         self._branch(self.entries.branched(self.entries.leaf))
 
-    def _branch(self, entries: SessionEntries) -> None:
-        """Continue as a new session of `entries`, written to a new file with their ids."""
+    def fork_file(self, source: Path) -> None:
+        """Continue as a new session of this workspace holding every entry of the session file at
+        `source`, whichever workspace it belongs to (Pi's `--fork`)."""
+        try:
+            _, entries, _ = open_session(source)
+        except (OSError, ValueError, IndexError) as exc:
+            raise SessionNotFoundError(f"Cannot fork: source session file is empty or invalid: {source}") from exc
+        self._branch(entries, every_entry=True, parent=str(source))
+
+    def _branch(self, entries: SessionEntries, *, every_entry: bool = False, parent: str | None = None) -> None:
+        """Continue as a new session of `entries` (the branch, or every entry), written to a new
+        file with their ids whose header names the session it came from."""
         session_id = uuid.uuid4().hex
+        parent = parent if parent is not None else self.session_file
         new_file = None
         if self._config.persist and entries.entries:
-            new_file = SessionFile.create(self._config.cwd, session_id, self._config.session_root)
-            for entry in entries.branch():
+            new_file = SessionFile.create(
+                self._config.cwd, session_id, self._config.session_root, parent_session=parent
+            )
+            for entry in entries.entries.values() if every_entry else entries.branch():
                 new_file.write_entry(entry, entries.message_kept(entry))
-        self._replace(entries, session_id, new_file)
+        self._replace(entries, session_id, new_file, parent=parent)
 
-    def start_new(self) -> None:
+    def start_new(self, parent_session: str | None = None) -> None:
         """An empty transcript under a new id; its file is made with its first entry."""
-        self._replace(SessionEntries(), uuid.uuid4().hex, None)
+        self._replace(SessionEntries(), uuid.uuid4().hex, None, parent=parent_session)
 
-    def _replace(self, entries: SessionEntries, session_id: str, file: SessionFile | None) -> None:
+    def start_at(self, path: Path) -> None:
+        """An empty transcript to be kept at `path`, a file that does not exist yet (Pi's
+        `--session` of a new file): made there with its first entry."""
+        self.start_new()
+        self._path = path
+
+    def _replace(
+        self, entries: SessionEntries, session_id: str, file: SessionFile | None, parent: str | None = None
+    ) -> None:
         self._agent.clear_queues()
         self.pending_bash.clear()
         self.entries = entries
@@ -136,6 +191,9 @@ class SessionHistory:
         self.session_id = session_id
         self.session_name = entries.name()  # a loaded session's, or a branch's, as its entries say
         self._file = file
+        self._parent_session = parent
+        self._path = None
+        self._unwritten.clear()
 
     # --- reading it -----------------------------------------------------------------------------
 

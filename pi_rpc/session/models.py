@@ -1,9 +1,12 @@
 """Which model a session starts on, and how a client switches models.
 
 The order of choice: an explicit script (the scripted model); an explicit endpoint
-(`--base-url` + `--api`); an explicit provider/model from the catalogue or models.json; the first
-provider with a key in the environment; otherwise none. The scripted model is never a silent
-fallback: it answers with canned tool calls, which in a user's real project would edit real files.
+(`--base-url` + `--api`); an explicit provider/model from the catalogue or models.json, named as
+Pi names one (`provider/id`, a `:level` suffix, a part of an id: ai/model_patterns.py); the first
+model of the `--models` scope (settings.json `enabledModels`) for a new session; settings.json
+`defaultProvider`/`defaultModel`; the first provider with a key in the environment; otherwise
+none. The scripted model is never a silent fallback: it answers with canned tool calls, which in a
+user's real project would edit real files.
 With no model the daemon still serves, so a client can list models and pick one.
 
 A key goes only to the provider it belongs to: an explicit `--base-url` gets one only from
@@ -13,16 +16,18 @@ A key goes only to the provider it belongs to: an explicit `--base-url` gets one
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 
 from pi_rpc.ai.clients import HttpClients
 from pi_rpc.ai.config import ConfigError, ModelRegistry
-from pi_rpc.ai.models import not_found_hint
+from pi_rpc.ai.model_patterns import ScopedModel, resolve_cli_model, resolve_model_scope
+from pi_rpc.ai.models import DEFAULT_MODEL_IDS, not_found_hint
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
 from pi_rpc.ai.registry import get_stream_fn
 from pi_rpc.ai.server_models import ModelListError, list_server_models
-from pi_rpc.ai.types import Model
+from pi_rpc.ai.types import Model, ThinkingLevel
 from pi_rpc.session.session import ModelChoice
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 
@@ -66,6 +71,17 @@ def _choice(registry: ModelRegistry, model: Model, http: HttpClients | None) -> 
     )
 
 
+@dataclass
+class StartingModel:
+    """The model a daemon starts on, and what the command line said about it."""
+
+    choice: ModelChoice | None
+    thinking_level: ThinkingLevel | None = None  # `--model pattern:level`, or the scope's level
+    pinned: bool = False  # the command line chose it: a resumed session keeps it
+    scope: list[ScopedModel] = field(default_factory=list)  # what `cycle_model` walks
+    warnings: list[str] = field(default_factory=list)
+
+
 def choose_model(
     *,
     provider: str | None = None,
@@ -78,35 +94,68 @@ def choose_model(
 ) -> ModelChoice | None:
     """The session's first model; `None` when nothing is configured (no key, no script, no URL).
     Its requests go through `http`, the daemon's pool."""
+    return starting_model(
+        provider=provider,
+        model_id=model_id,
+        api=api,
+        base_url=base_url,
+        script=script,
+        api_key_env=api_key_env,
+        http=http,
+    ).choice
+
+
+def starting_model(
+    *,
+    provider: str | None = None,
+    model_id: str | None = None,
+    api: str | None = None,
+    base_url: str | None = None,
+    script: str | None = None,
+    api_key_env: str | None = None,
+    http: HttpClients | None = None,
+    scope_patterns: Sequence[str] = (),
+    saved: tuple[str, str] | None = None,
+    resuming: bool = False,
+) -> StartingModel:
+    """The first model in Pi's order (the module's docstring): `saved` is settings.json's
+    (defaultProvider, defaultModel); a `resuming` session (one with messages) takes no model from
+    the scope, as it goes on with the one it recorded."""
     if script is not None:
-        return scripted_choice(script)
+        return StartingModel(scripted_choice(script), pinned=True)
     if base_url is not None:
         choice = _endpoint_choice(base_url, api or "openai-completions", provider, model_id, api_key_env)
         choice.http = http
-        return choice
+        return StartingModel(choice, pinned=True)
     if api_key_env is not None:
         raise ModelSetupError("--api-key-env names the key for --base-url; give --base-url too")
     registry = _registry()
-    if provider is not None or model_id is not None:
-        found = _find(registry, provider, model_id)
-        if found is None:
-            raise ModelSetupError(
-                f"Model not found: {provider or '*'}/{model_id or '*'}"
-                + not_found_hint(provider, model_id, registry.all(), cli=True)
-            )
+    scope, warnings = resolve_model_scope(scope_patterns, registry.available()) if scope_patterns else ([], [])
+    if model_id is not None or provider is not None:
+        found, level = _named_model(registry, provider, model_id, warnings)
         if api is not None and found.api != api:
             found.api = api
         choice = _choice(registry, found, http)
         if choice.api_key is None and found.api != "openai-completions":
+            # A custom id's warning says what was taken (often a typo, with the nearest names).
+            taken = "".join(f"{warning}. " for warning in warnings if "custom model id" in warning)
             raise ModelSetupError(
-                f"No API key for provider {found.provider}: set its environment variable "
+                f"{taken}No API key for provider {found.provider}: set its environment variable "
                 "(ANTHROPIC_API_KEY, OPENAI_API_KEY) or an apiKey in models.json"
             )
-        return choice
+        return StartingModel(choice, level, True, scope, warnings)
+    if scope and not resuming:
+        first = next((s for s in scope if saved == (s.model.provider, s.model.id)), scope[0])
+        return StartingModel(_choice(registry, first.model, http), first.thinking_level, True, scope, warnings)
+    if saved is not None and (model := registry.find(*saved)) is not None:
+        choice = _choice(registry, model, http)
+        if choice.api_key is not None or model.api == "openai-completions":
+            return StartingModel(choice, scope=scope, warnings=warnings)
+        warnings.append(f"settings.json names {saved[0]}/{saved[1]}, whose provider has no key: not used")
+    elif saved is not None:
+        warnings.append(f"settings.json names {saved[0]}/{saved[1]}, which is no known model: not used")
     default = registry.default_model()
-    if default is not None:
-        return _choice(registry, default, http)
-    return None
+    return StartingModel(None if default is None else _choice(registry, default, http), scope=scope, warnings=warnings)
 
 
 def _endpoint_choice(
@@ -169,11 +218,26 @@ def provider_key_variables() -> frozenset[str]:
     return PROVIDER_KEY_VARS | configured
 
 
-def _find(registry: ModelRegistry, provider: str | None, model_id: str | None) -> Model | None:
-    for model in registry.all():
-        if (provider is None or model.provider == provider) and (model_id is None or model.id == model_id):
-            return model
-    return None
+def _named_model(
+    registry: ModelRegistry, provider: str | None, model_id: str | None, warnings: list[str]
+) -> tuple[Model, ThinkingLevel | None]:
+    """`--provider`/`--model` as Pi resolves them, and the level a `:level` suffix names (a
+    provider alone: its default model)."""
+    models = registry.all()
+    if model_id is None:
+        own = [m for m in models if m.provider == provider]
+        if not own:
+            raise ModelSetupError(f"Model not found: {provider}/*" + not_found_hint(provider, None, models, cli=True))
+        return next((m for m in own if m.id == DEFAULT_MODEL_IDS.get(own[0].provider)), own[0]), None
+    found = resolve_cli_model(provider, model_id, models, DEFAULT_MODEL_IDS)
+    if found.model is None:
+        raise ModelSetupError(f"{found.error}{not_found_hint(provider, model_id, models, cli=True)}")
+    if found.warning:
+        # A custom id is often a typo: the nearest names go with the warning.
+        custom = not any(m.provider == found.model.provider and m.id == found.model.id for m in models)
+        hint = not_found_hint(found.model.provider, found.model.id, models) if custom else ""
+        warnings.append(found.warning + hint)
+    return found.model, found.thinking_level
 
 
 def model_resolvers(

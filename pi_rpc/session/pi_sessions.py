@@ -169,6 +169,29 @@ def session_info_entry(entry_id: str, parent_id: str | None, name: str) -> dict[
     return {"type": "session_info", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp(), "name": name}
 
 
+def model_change_entry(entry_id: str, parent_id: str | None, provider: str, model_id: str) -> dict[str, Any]:
+    """Pi's entry recording the model in use from here on (a session resumes on it)."""
+    return {
+        "type": "model_change",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": _timestamp(),
+        "provider": provider,
+        "modelId": model_id,
+    }
+
+
+def thinking_level_entry(entry_id: str, parent_id: str | None, level: str) -> dict[str, Any]:
+    """Pi's entry recording the thinking level from here on (a session resumes on it)."""
+    return {
+        "type": "thinking_level_change",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": _timestamp(),
+        "thinkingLevel": level,
+    }
+
+
 def compaction_entry(
     entry_id: str,
     parent_id: str | None,

@@ -1,10 +1,13 @@
-"""What a session loads from the user's and the project's folders: context files, prompt templates
-and skills. Loaded when a session starts and again whenever it becomes another session (new,
-loaded, switched to, forked, cloned), as Pi reloads them, settings files included."""
+"""What a session loads from the user's and the project's folders: context files, prompt templates,
+skills, and a replacement or an addition to the system prompt (`SYSTEM.md`, `APPEND_SYSTEM.md` in
+the project's `.pi/` folder, else the agent folder). Loaded when a session starts and again whenever
+it becomes another session (new, loaded, switched to, forked, cloned), as Pi reloads them, settings
+files included."""
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +54,8 @@ class Resources:
     context_files: list[ContextFile] = field(default_factory=list)
     prompt_templates: list[PromptTemplate] = field(default_factory=list)
     skills: list[Skill] = field(default_factory=list)
+    system_prompt: str | None = None  # SYSTEM.md: replaces the base prompt
+    append_system_prompt: str | None = None  # APPEND_SYSTEM.md: follows the guidelines
 
     def expand(self, text: str) -> str:
         """A `/skill:name …` or `/template …` prompt as the model is to see it (Pi expands both)."""
@@ -89,6 +94,26 @@ def _settings(cwd: str, options: ResourceOptions, agent_dir: Path) -> tuple[Sett
     return project, user
 
 
+def prompt_input(value: str, what: str) -> str:
+    """A prompt given on the command line: the contents of the file it names when there is one
+    (relative to the daemon's working directory), else the text itself, as Pi reads it."""
+    if not os.path.exists(value):
+        return value
+    try:
+        with open(value, encoding="utf-8") as source:
+            return source.read()
+    except OSError as exc:  # a folder, or unreadable: Pi warns and takes the text
+        _log.warning("Could not read %s file %s: %s", what, value, exc)
+        return value
+
+
+def _prompt_file(cwd: str, agent_dir: Path, name: str) -> str | None:
+    for path in (Path(cwd) / ".pi" / name, agent_dir / name):
+        if path.is_file():
+            return prompt_input(str(path), name)
+    return None
+
+
 def load_resources(cwd: str, options: ResourceOptions) -> Resources:
     agent_dir = options.agent_dir or pi_agent_dir()
     workspace = Path(cwd)
@@ -103,4 +128,6 @@ def load_resources(cwd: str, options: ResourceOptions) -> Resources:
         context_files=load_context_files(cwd, agent_dir) if options.context_files else [],
         prompt_templates=load_prompt_templates(template_paths, template_origin),
         skills=load_skills(skill_paths, skill_origin),
+        system_prompt=_prompt_file(cwd, agent_dir, "SYSTEM.md"),
+        append_system_prompt=_prompt_file(cwd, agent_dir, "APPEND_SYSTEM.md"),
     )

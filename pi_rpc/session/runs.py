@@ -22,6 +22,7 @@ from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import AgentSettled
 from pi_rpc.ai.types import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage
 from pi_rpc.ai.usage import add_usage
+from pi_rpc.session.auto_retry import retry_failed_run
 from pi_rpc.session.compaction import (
     CompactionError,
     CompactionReason,
@@ -46,6 +47,7 @@ class RunHost(Protocol):
     config: SessionConfig
     resources: Resources
     auto_compaction_enabled: bool
+    auto_retry_enabled: bool
 
     def require_model(self) -> ModelChoice: ...
 
@@ -156,6 +158,11 @@ class SessionRuns:
         aborted = False
         try:
             new_messages = await agent.run(control, prompts, self._session.loop_config())
+            if self._session.config.retry_after_run and self._session.auto_retry_enabled:
+                config = self._session.config
+                new_messages += await retry_failed_run(
+                    agent, control, self._session.loop_config(), config.retry_max, config.retry_base_ms
+                )
             aborted = control.aborted
             if not aborted:
                 retried = await self._compact_after_run(control)

@@ -11,7 +11,7 @@ import logging
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import anyio.abc
@@ -45,20 +45,23 @@ from pi_rpc.ai.types import (
 )
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
 from pi_rpc.session.compacting import SessionCompaction
-from pi_rpc.session.compaction import (
-    CompactionReason,
-    CompactionResult,
-)
+from pi_rpc.session.compaction import CompactionReason, CompactionResult
 from pi_rpc.session.config import ModelChoice as ModelChoice
 from pi_rpc.session.config import SessionConfig as SessionConfig
 from pi_rpc.session.entries import SessionEntry
+from pi_rpc.session.history import NothingToCloneError as NothingToCloneError
 from pi_rpc.session.history import SessionHistory
 from pi_rpc.session.history import SessionNotFoundError as SessionNotFoundError
+from pi_rpc.session.recorded_settings import (
+    record_model,
+    record_start,
+    record_thinking_level,
+    restore_recorded,
+    usable,
+)
 from pi_rpc.session.resources import load_resources
 from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
-from pi_rpc.session.store import (
-    SessionSummary,
-)
+from pi_rpc.session.store import SessionSummary
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
     ContextUsage,
@@ -77,6 +80,7 @@ if TYPE_CHECKING:
     from pi_rpc.tools.mcp import McpServers
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 class ModelNotFoundError(LookupError):
@@ -98,7 +102,10 @@ class AgentSession:
         self.agent.steering_mode = config.steering_mode
         self.agent.follow_up_mode = config.follow_up_mode
         self.choice = config.model
-        self.thinking_level: ThinkingLevel = config.thinking_level
+        level = config.thinking_level  # clamped as Pi clamps a session's first level
+        self.thinking_level: ThinkingLevel = (
+            level if self.choice is None else clamp_thinking_level(self.choice.model, level)
+        )
         self._tasks = task_group
         self._definitions = dict(config.tools)
         self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
@@ -109,7 +116,7 @@ class AgentSession:
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         # Pi's toggles; a client may flip them before the features they govern run.
         self.auto_compaction_enabled = True
-        self.auto_retry_enabled = True
+        self.auto_retry_enabled = config.retry_enabled
         self._retrying = False
         self.agent.subscribe(self._track_retry)
         self.user_bash = UserBash(config.processes)
@@ -118,8 +125,7 @@ class AgentSession:
         weakref.finalize(self, config.processes.kill_all)
         self.history = SessionHistory(self.agent, config)
         self.compaction = SessionCompaction(self)
-        if config.resume_from is not None:
-            self.history.resume(config.resume_from)
+        self._start_history()
         self.approvals = ApprovalGate(
             lambda: self.cwd,
             self._definitions.get,
@@ -133,6 +139,21 @@ class AgentSession:
         self.approvals.on_resolved = lambda call_id, outcome: self.agent.emit(
             ToolApprovalEnd(tool_call_id=call_id, outcome=outcome)
         )
+
+    def _start_history(self) -> None:
+        """The session the command line asked for: a fork of a stored one (`--fork`), a stored one
+        continued (`--session`, `--continue`), a new one at a named path, or a new one."""
+        config = self.config
+        if config.fork_from is not None:
+            self.history.fork_file(config.fork_from)
+        elif config.resume_from is not None and config.resume_from.exists():
+            self.history.resume(config.resume_from)
+        else:
+            if config.resume_from is not None:
+                self.history.start_at(config.resume_from)
+            record_start(self)
+            return
+        restore_recorded(self)
 
     # --- the client's part: approvals and editor-owned files ------------------------------------
 
@@ -193,18 +214,12 @@ class AgentSession:
 
     async def load_session(self, session_id: str) -> int:
         """Abort any run and continue a stored session of this workspace; returns its size."""
-        if self.is_streaming:  # first: the run's last messages must reach the file before it is read
-            await self.abort()
-        self.history.load(session_id)
-        self._reload_resources()
+        await self._become(lambda: self.history.load(session_id))
         return len(self.agent.messages)
 
     async def switch_session(self, path: str) -> int:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
-        if self.is_streaming:
-            await self.abort()
-        self.history.resume(Path(path))
-        self._reload_resources()
+        await self._become(lambda: self.history.resume(Path(path)))
         return len(self.agent.messages)
 
     def fork_points(self) -> list[tuple[str, str]]:
@@ -216,18 +231,22 @@ class AgentSession:
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
         message's text, for the client to edit and send again (Pi's `fork`)."""
-        if self.is_streaming:
-            await self.abort()
-        text = self.history.fork(entry_id)
-        self._reload_resources()
-        return text
+        return await self._become(lambda: self.history.fork(entry_id))
 
     async def clone(self) -> None:
         """A new session holding the whole current branch (Pi's `clone`)."""
+        await self._become(self.history.clone)
+
+    async def _become(self, change: Callable[[], _T]) -> _T:
+        """Become another stored session: abort any run first (its last messages must reach the
+        file before the file is read), then restore the model and level the session recorded and
+        read the resources again, as Pi does for every session it becomes."""
         if self.is_streaming:
             await self.abort()
-        self.history.clone()
+        result = change()
+        restore_recorded(self)
         self._reload_resources()
+        return result
 
     def export_html(self, output_path: str | None = None) -> str:
         return self.history.export_html(output_path)
@@ -284,7 +303,8 @@ class AgentSession:
         for definition in self.mcp.definitions():
             if definition.name not in self._definitions:
                 self._definitions[definition.name] = definition
-                self._active.append(definition.name)
+                if self.config.activate_mcp_tools:
+                    self._active.append(definition.name)
         self._rebuild_system_prompt()
         return self.mcp.statuses()
 
@@ -318,11 +338,15 @@ class AgentSession:
         )
 
     def _rebuild_system_prompt(self) -> None:
+        """The command line's base prompt and addition win over the folders' SYSTEM.md and
+        APPEND_SYSTEM.md (Pi's order)."""
+        config, resources = self.config, self.resources
         self._system_prompt = build_system_prompt(
             [self._definitions[name] for name in self._active],
             self.cwd,
-            self.config.append_system_prompt,
-            self.resources,
+            config.append_system_prompt if config.append_system_prompt is not None else resources.append_system_prompt,
+            resources,
+            custom=config.system_prompt if config.system_prompt is not None else resources.system_prompt,
         )
 
     @property
@@ -345,15 +369,19 @@ class AgentSession:
 
     # --- model ----------------------------------------------------------------------------------
 
-    def set_model(self, provider: str, model_id: str) -> Model:
+    def set_model(self, provider: str, model_id: str, thinking_level: ThinkingLevel | None = None) -> Model:
         choice = self.config.resolve_model(provider, model_id)
         if choice is None:
             raise ModelNotFoundError(
                 f"Model not found: {provider}/{model_id}"
                 + not_found_hint(provider, model_id, self.config.available_models())
             )
+        # From a model without reasoning the default level comes back (Pi's model switch).
+        reasoning = self.choice is None or len(self.thinking_levels()) > 1
+        wanted = thinking_level or (self.thinking_level if reasoning else self.config.default_thinking_level)
         self.choice = choice
-        self.thinking_level = clamp_thinking_level(choice.model, self.thinking_level)
+        record_model(self)
+        self.set_thinking_level(wanted)
         return choice.model
 
     def require_model(self) -> ModelChoice:
@@ -372,19 +400,34 @@ class AgentSession:
 
     def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
         """Clamped to what the model supports (Pi's clampThinkingLevel); next request uses it.
-        With no model yet the level is kept as asked and clamped when one is set."""
+        With no model yet the level is kept as asked and clamped when one is set. A change is
+        recorded in the session file (Pi's `thinking_level_change`)."""
+        previous = self.thinking_level
         self.thinking_level = level if self.choice is None else clamp_thinking_level(self.choice.model, level)
+        if self.thinking_level != previous:
+            record_thinking_level(self)
         return self.thinking_level
 
+    @property
+    def model_scope_active(self) -> bool:
+        """`cycle_model` walks the command line's `--models` scope (Pi's `isScoped`)."""
+        return bool(self.config.scoped_models)
+
     def cycle_model(self) -> Model | None:
-        """Switch to the next available model (Pi's `cycle_model`); None when there is no other."""
-        models = self.available_models()
-        if self.choice is None or len(models) < 2:
+        """Switch to the next model of the scope (`--models`, at the level its pattern names),
+        else of the available ones (Pi's `cycle_model`); None when there is no other."""
+        if self.choice is None:
             return None
-        current = self.choice.model
-        position = next((i for i, m in enumerate(models) if (m.provider, m.id) == (current.provider, current.id)), -1)
-        following = models[(position + 1) % len(models)]
-        return self.set_model(following.provider, following.id)
+        scope = {(s.model.provider, s.model.id): s.thinking_level for s in self.config.scoped_models}
+        if scope:
+            models = [key for key in scope if (c := self.config.resolve_model(*key)) is not None and usable(c)]
+        else:
+            models = [(m.provider, m.id) for m in self.available_models()]
+        if len(models) < 2:
+            return None
+        current = (self.choice.model.provider, self.choice.model.id)
+        following = models[(models.index(current) + 1) % len(models) if current in models else 1 % len(models)]
+        return self.set_model(*following, thinking_level=scope.get(following))
 
     def cycle_thinking_level(self) -> ThinkingLevel | None:
         """The next level the model supports (Pi's `cycle_thinking_level`); None without reasoning."""
@@ -463,12 +506,14 @@ class AgentSession:
     def flush_pending_bash(self) -> None:
         self.history.flush_pending_bash()
 
-    async def new_session(self) -> str:
+    async def new_session(self, parent_session: str | None = None) -> str:
         """Abort any run, forget the transcript and the queues; tools and model stay as they are.
-        When idle nothing here awaits, so requests sent after it see the new session."""
+        The new file's header names `parent_session` when given (Pi's `new_session`). When idle
+        nothing here awaits, so requests sent after it see the new session."""
         if self.is_streaming:
             await self.abort()
-        self.history.start_new()
+        self.history.start_new(parent_session)
+        record_start(self)
         self._reload_resources()
         return self.session_id
 
@@ -506,7 +551,7 @@ class AgentSession:
             thinking_level=self.thinking_level,
             headers=dict(choice.headers),
             session_id=self.session_id,
-            max_retries=StreamOptions().max_retries if self.auto_retry_enabled else 0,
+            max_retries=self.config.retry_max if self.auto_retry_enabled and not self.config.retry_after_run else 0,
             retry_base_ms=self.config.retry_base_ms,
             http=choice.http,
         )

@@ -46,6 +46,14 @@ class LegacySkillSettings(msgspec.Struct, rename="camel", kw_only=True):
     custom_directories: list[str] = msgspec.field(default_factory=list)
 
 
+class RetrySettings(msgspec.Struct, rename="camel", kw_only=True):
+    """`retry`: how a failed model request is retried (Pi's settings)."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+
+
 class Settings(msgspec.Struct, rename="camel", kw_only=True):
     default_tools: list[str] | UnsetType = UNSET
     # Where skills and prompt templates come from besides the default folders: paths and filters,
@@ -60,6 +68,13 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     # MCP tool servers by name, in the shape other agents read (pi_rpc/tools/mcp.py).
     mcp_servers: dict[str, McpServerEntry] = msgspec.field(default_factory=dict)
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
+    retry: RetrySettings = msgspec.field(default_factory=RetrySettings)
+    # The model and level a daemon starts on when the command line names none (Pi's keys).
+    default_provider: str | UnsetType = UNSET
+    default_model: str | UnsetType = UNSET
+    default_thinking_level: str | UnsetType = UNSET  # read as text: newer Pi knows more levels
+    # The models `cycle_model` walks when `--models` gives none (patterns, as `--models` takes).
+    enabled_models: list[str] | UnsetType = UNSET
 
 
 def skill_entries(settings: Settings) -> list[str]:
@@ -88,6 +103,20 @@ def load_settings(path: Path | None = None) -> Settings:
         raise SettingsError(f"{path}{f', line {line}' if line else ''}: {exc}") from exc
     except msgspec.DecodeError as exc:
         raise SettingsError(f"{path}, {describe_decode_error(raw, exc)}") from exc
+
+
+def with_workspace_model_settings(settings: Settings, cwd: str) -> Settings:
+    """`settings` with the workspace's own default model, level and scope over the user's, as
+    Pi merges a project's `.pi/settings.json` (nothing else of that file is taken from it here)."""
+    path = workspace_settings_path(cwd)
+    if not path.is_file():
+        return settings
+    workspace = load_settings(path)
+    merged = msgspec.structs.replace(settings)
+    for name in ("default_provider", "default_model", "default_thinking_level", "enabled_models"):
+        if getattr(workspace, name) is not UNSET:
+            setattr(merged, name, getattr(workspace, name))
+    return merged
 
 
 def workspace_settings_path(cwd: str) -> Path:

@@ -37,6 +37,7 @@ from typing import Literal
 
 import msgspec
 import platformdirs
+from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai.config import PI_AGENT_DIR_VARIABLE, pi_agent_dir
 from pi_rpc.ai.json_text import encode_json
@@ -65,6 +66,8 @@ class SessionHeader(Wire, tag_field="type", tag="session", kw_only=True):
     id: str
     cwd: str
     timestamp: str
+    # The file of the session this one was forked, cloned or started from (Pi's `parentSession`).
+    parent_session: str | UnsetType = UNSET
 
 
 class SessionSummary(Wire, kw_only=True):
@@ -239,17 +242,29 @@ class SessionFile:
             self.pi_leaf = parse_pi_entries(self.path.read_bytes().split(b"\n")[1:])[1]
 
     @classmethod
-    def create(cls, cwd: str, session_id: str, root: Path | None = None) -> SessionFile:
-        folder = workspace_folder(cwd, root)
-        _private_folder(folder)
+    def create(
+        cls,
+        cwd: str,
+        session_id: str,
+        root: Path | None = None,
+        *,
+        parent_session: str | None = None,
+        path: Path | None = None,
+    ) -> SessionFile:
+        """A new file in the workspace's folder, or at `path` (Pi's `--session` of a file that does
+        not exist yet); its header names `parent_session` when it has one."""
         started = datetime.datetime.now(datetime.UTC)
-        path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
+        if path is None:
+            folder = workspace_folder(cwd, root)
+            _private_folder(folder)
+            path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
         session = cls(path=path, session_id=session_id, pi_format=True)
-        session._write(
-            encode_json(
-                SessionHeader(version=PI_CURRENT_VERSION, id=session_id, cwd=cwd, timestamp=started.isoformat())
-            )
-        )
+        header = SessionHeader(version=PI_CURRENT_VERSION, id=session_id, cwd=cwd, timestamp=started.isoformat())
+        if parent_session is not None:
+            header.parent_session = parent_session
+        session._write(encode_json(header))
         return session
 
     def append(self, message: Message) -> None:

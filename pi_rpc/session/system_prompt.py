@@ -28,10 +28,29 @@ _BASE_GUIDELINES = (
 
 
 def build_system_prompt(
-    tools: Sequence[ToolDefinition], cwd: str, append: str | None = None, resources: Resources | None = None
+    tools: Sequence[ToolDefinition],
+    cwd: str,
+    append: str | None = None,
+    resources: Resources | None = None,
+    custom: str | None = None,
 ) -> str:
-    """After the tools and guidelines come the appended text, the project's context files and,
-    when `read` is active to load them, the skills (Pi's order)."""
+    """After the tools and guidelines (or the `custom` base prompt that replaces them, Pi's
+    `--system-prompt`) come the appended text, the project's context files and, when `read` is
+    active to load them, the skills (Pi's order); the date and the workspace last."""
+    lines = [custom] if custom else _base_prompt(tools)
+    if append:
+        lines += ["", append]
+    if resources is not None:
+        if resources.context_files:
+            lines += ["", format_context_files(resources.context_files)]
+        skills = format_skills(resources.skills) if any(tool.name == "read" for tool in tools) else ""
+        if skills:
+            lines += ["", skills]
+    lines += ["", f"Current date: {datetime.date.today().isoformat()}", f"Current working directory: {cwd}"]
+    return "\n".join(lines)
+
+
+def _base_prompt(tools: Sequence[ToolDefinition]) -> list[str]:
     lines = [_INTRO, "", "Available tools:"]
     if tools:
         lines += [f"- {tool.name}: {tool.prompt_snippet or tool.description}" for tool in tools]
@@ -43,14 +62,4 @@ def build_system_prompt(
             if rule not in guidelines:
                 guidelines.append(rule)
     guidelines += [rule for rule in _BASE_GUIDELINES if rule not in guidelines]
-    lines += ["", "Guidelines:"] + [f"- {rule}" for rule in guidelines]
-    if append:
-        lines += ["", append]
-    if resources is not None:
-        if resources.context_files:
-            lines += ["", format_context_files(resources.context_files)]
-        skills = format_skills(resources.skills) if any(tool.name == "read" for tool in tools) else ""
-        if skills:
-            lines += ["", skills]
-    lines += ["", f"Current date: {datetime.date.today().isoformat()}", f"Current working directory: {cwd}"]
-    return "\n".join(lines)
+    return [*lines, "", "Guidelines:", *(f"- {rule}" for rule in guidelines)]

@@ -26,7 +26,7 @@ import anyio
 import anyio.from_thread
 
 from tests.node_packages import PI_CLI
-from tests.providers.sse_server import Reply, SSEServer, sse_event, sse_reply
+from tests.providers.sse_server import Reply, SSEServer, json_reply, sse_event, sse_reply
 
 Json = dict[str, Any]
 HERE = Path(__file__).parent
@@ -94,6 +94,16 @@ def response(command: str) -> Predicate:
     return lambda line: line.get("type") == "response" and line.get("command") == command
 
 
+def answered(line: Json) -> bool:
+    """A run's end whose last reply did not fail (after a retry, the second agent_end)."""
+    return line.get("type") == "agent_end" and line["messages"][-1].get("stopReason") == "stop"
+
+
+# A server error the provider's own client does not retry (the OpenAI SDK Pi uses honours
+# `x-should-retry`), so the session's auto-retry is what recovers, in both agents.
+SERVER_ERROR = json_reply(500, {"error": {"message": "boom"}}, headers={"x-should-retry": "false"})
+
+
 @dataclass
 class Scenario:
     name: str
@@ -139,6 +149,13 @@ SCENARIOS = [
         ],
         response("compact"),
         settings={"compaction": {"keepRecentTokens": 400}},
+    ),
+    Scenario(
+        "retry",
+        [SERVER_ERROR, turn("Back.")],
+        [(None, {"id": "1", "type": "prompt", "message": "hi"})],
+        answered,
+        settings={"retry": {"baseDelayMs": 1}},
     ),
 ]
 

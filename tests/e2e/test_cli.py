@@ -66,7 +66,9 @@ def test_bad_arguments_fail_clearly(tmp_path: Path) -> None:
     result = run_cli("--cwd", str(tmp_path / "missing"), home=tmp_path)
     assert result.returncode == 2 and "is not a directory" in result.stderr
     result = run_cli("--provider", "nobody", "--model", "nothing", home=tmp_path)
-    assert result.returncode == 2 and "Model not found: nobody/nothing" in result.stderr
+    assert result.returncode == 2 and 'Unknown provider "nobody"' in result.stderr
+    result = run_cli("--model", "nothing-like-it", home=tmp_path)
+    assert result.returncode == 2 and "Model not found: */nothing-like-it" in result.stderr
     result = run_cli("--framing", "xml", home=tmp_path)
     assert result.returncode == 2 and "invalid choice" in result.stderr
 

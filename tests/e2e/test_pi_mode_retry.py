@@ -70,9 +70,37 @@ def test_auto_retry_can_be_turned_off(loopback: Loopback, workspace: Path, tmp_p
 
 
 def test_a_failed_request_is_retried_by_default(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Pi's order (recorded from Pi 0.73.1 in pi_transcripts/retry.jsonl): the failed reply ends its
+    run, then auto_retry_start, and a new run without a new prompt."""
     loopback.script(json_reply(503, {"error": {"message": "busy"}}), completions_turn("Back."))
     lines = run_pi(loopback, workspace, tmp_path, [{"id": "1", "type": "prompt", "message": "hi"}])
     start = next(line for line in lines if line["type"] == "auto_retry_start")
     assert set(start) == {"type", "attempt", "maxAttempts", "delayMs", "errorMessage"} and start["attempt"] == 1
+    kinds = [
+        line["type"] + (f":{line['message'].get('stopReason')}" if line["type"] == "message_end" else "")
+        for line in lines
+        if line["type"] in ("agent_start", "message_end", "agent_end", "auto_retry_start", "auto_retry_end")
+        and line.get("message", {}).get("role") in (None, "assistant")
+    ]
+    assert kinds == [
+        "agent_start",
+        "message_end:error",
+        "agent_end",
+        "auto_retry_start",
+        "agent_start",
+        "message_end:stop",
+        "auto_retry_end",
+        "agent_end",
+    ]
     assert next(line for line in lines if line["type"] == "auto_retry_end")["success"] is True
-    assert next(line for line in lines if line["type"] == "agent_end")["messages"][-1]["stopReason"] == "stop"
+    # The failed reply left the context: the model got the prompt again, not the error.
+    assert len(loopback.requests()) == 2
+
+
+def test_the_last_failed_attempt_ends_the_retries(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+    loopback.script(*[json_reply(503, {"error": {"message": "busy"}})] * 4)
+    lines = run_pi(loopback, workspace, tmp_path, [{"id": "1", "type": "prompt", "message": "hi"}])
+    assert [line["attempt"] for line in lines if line["type"] == "auto_retry_start"] == [1, 2, 3]
+    end = next(line for line in lines if line["type"] == "auto_retry_end")
+    assert end["success"] is False and end["attempt"] == 3 and "busy" in end["finalError"]
+    assert sum(line["type"] == "agent_end" for line in lines) == 4 and len(loopback.requests()) == 4

@@ -57,8 +57,12 @@ def test_a_custom_model_is_suggested_too(tmp_path: Path) -> None:
         '{"providers": {"ollama": {"baseUrl": "http://127.0.0.1:11434/v1", '
         '"api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}}'
     )
-    result = pi_rpc("--provider", "ollama", "--model", "qwen2.5-coder", home=tmp_path)
+    # A part of an id names the model, as in Pi; an id the provider does not list is taken as a
+    # custom one (Pi's fallback), with the nearest names in the warning.
+    result = pi_rpc("--provider", "ollama", "--model", "qwen2.5-coders", home=tmp_path)
+    assert result.returncode == 0 and 'Model "qwen2.5-coders" not found for provider "ollama"' in result.stderr
     assert "Did you mean ollama/qwen2.5-coder:7b?" in result.stderr
+    assert pi_rpc("--provider", "ollama", "--model", "coder", home=tmp_path).stderr == ""
 
 
 def test_model_set_with_a_near_miss_names_the_models_a_client_can_pick(tmp_path: Path) -> None:

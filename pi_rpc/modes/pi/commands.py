@@ -1,9 +1,8 @@
 """Pi's `--mode rpc` commands and responses (spec 16.3-16.5), for clients written for Pi.
 
 Commands are JSON lines tagged by `type`; every response is
-`{id?, type: "response", command, success, data? | error?}`. Only the commands that map onto this
-daemon's session are here. Every one of Pi's commands is known; one that needs a feature this
-daemon lacks answers `success: false` with a message that says so (never "Unknown command").
+`{id?, type: "response", command, success, data? | error?}`. Every command of Pi's npm release
+0.73.1 is here, and newer Pi's `get_entries` and `get_tree`.
 """
 
 from __future__ import annotations
@@ -202,6 +201,18 @@ class Response(Wire, tag_field="type", tag="response", kw_only=True):
     id: str | int | UnsetType = UNSET
     data: Any = UNSET
     error: str | UnsetType = UNSET
+
+
+class ThinkingLevelChanged(Wire, tag_field="type", tag="thinking_level_changed", kw_only=True):
+    """Sent before the response of a command that changed the level (Pi's session event)."""
+
+    level: ThinkingLevel
+
+
+class SessionInfoChanged(Wire, tag_field="type", tag="session_info_changed", kw_only=True):
+    """Sent before the response of `set_session_name` (Pi's session event)."""
+
+    name: str | UnsetType = UNSET
 
 
 class PiState(Wire, kw_only=True):

@@ -7,6 +7,7 @@ only the command set and the response envelope differ from the JSON-RPC mode.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Sequence
@@ -17,15 +18,16 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET
 
-from pi_rpc.agent.types import AgentEvent, MessageUpdate
+from pi_rpc.agent.types import AgentEvent, MessageEnd, MessageStart, MessageUpdate
 from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, text_of
+from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, Message, TextContent
 from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
+from pi_rpc.modes.pi.partial_messages import with_partial
 from pi_rpc.modes.pi.session_commands import SESSION_REFUSALS, CommandFailed, execute_session_command
 from pi_rpc.modes.stdio import StdoutSink, read_frames
 from pi_rpc.session.session import AgentSession, SessionConfig
@@ -37,6 +39,21 @@ _log = logging.getLogger(__name__)
 # What a command's response reports as its error without logging a fault: params that do not fit,
 # a command that cannot be carried out, and the session's refusals (session_commands.py).
 _REFUSED: tuple[type[Exception], ...] = (msgspec.ValidationError, CommandFailed, *SESSION_REFUSALS)
+# The commands that may change the thinking level (announced with `thinking_level_changed`).
+_LEVEL_COMMANDS = (c.SetThinkingLevel, c.CycleThinkingLevel, c.SetModel, c.CycleModel)
+
+
+def last_assistant_text(messages: list[Message]) -> str | None:
+    """Pi's `get_last_assistant_text`: the text of the last answer, trimmed, skipping an aborted
+    reply that has nothing in it; None when there is no text."""
+    for message in reversed(messages):
+        if not isinstance(message, AssistantMessage):
+            continue
+        if message.stop_reason == "aborted" and not message.content:
+            continue
+        text = "".join(block.text for block in message.content if isinstance(block, TextContent)).strip()
+        return text or None
+    return None
 
 
 class PiDaemon:
@@ -49,12 +66,17 @@ class PiDaemon:
         stdout_fd: int | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         process_tables: ProcessTables | None = None,
+        partial_messages: bool = False,
     ) -> None:
-        self.config = config
+        # Pi's event order for a failed request: its run ends, then the session runs again.
+        self.config = dataclasses.replace(config, retry_after_run=True)
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
         self.process_tables = daemon_tables(process_tables, config)
+        # Pi 0.73.1's `message` and `partial` on each message_update (partial_messages.py).
+        self.partial_messages = partial_messages
+        self._streaming: AssistantMessage | None = None
 
     async def run(self, warm_up: Sequence[Step] = ()) -> None:
         await serve(self, self.process_tables, self.stdout_fd, warm_up)
@@ -89,6 +111,15 @@ class PiDaemon:
     def _forward(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, DoneEvent | ErrorEvent):
             return  # Pi ends a message with message_end alone (spec 15.4); its clients see no update
+        if isinstance(event, MessageStart | MessageEnd):
+            self._streaming = (
+                event.message
+                if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage)
+                else None
+            )
+        if self.partial_messages and isinstance(event, MessageUpdate) and self._streaming is not None:
+            forward_event(self.sink, event, with_partial(self._streaming))
+            return
         forward_event(self.sink, event, encode_json)
 
     def _respond(self, response: c.Response) -> None:
@@ -124,7 +155,9 @@ class PiDaemon:
             return
         try:
             command = msgspec.convert(raw, command_type)
+            level = self.session.thinking_level
             data = await self._execute(command)
+            self._announce(command, level)
         except _REFUSED as exc:
             self._respond(c.Response(command=kind, id=msg_id, success=False, error=str(exc)))
             return
@@ -134,7 +167,17 @@ class PiDaemon:
             return
         self._respond(c.Response(command=kind, id=msg_id, success=True, data=data))
 
-    async def _execute(self, command: c.Command) -> Any:
+    def _announce(self, command: c.Command, level_before: str) -> None:
+        """Pi's session events for what a command changed, sent before its response as Pi sends
+        them: the thinking level (set, cycled, or clamped by a model switch) and the name. A
+        session switch, fork or clone starts another session and announces nothing, as in Pi."""
+        if isinstance(command, c.SetSessionName):
+            name = self.session.session_name
+            self.sink.send(encode_json(c.SessionInfoChanged(name=UNSET if name is None else name)))
+        elif isinstance(command, _LEVEL_COMMANDS) and self.session.thinking_level != level_before:
+            self.sink.send(encode_json(c.ThinkingLevelChanged(level=self.session.thinking_level)))
+
+    async def _execute(self, command: c.Command) -> Any:  # one arm per command
         session = self.session
         match command:
             case c.Prompt(message=message, images=images, streaming_behavior=behaviour):
@@ -149,8 +192,8 @@ class PiDaemon:
             case c.Abort():
                 await session.abort()
                 return UNSET
-            case c.NewSession():
-                await session.new_session()
+            case c.NewSession(parent_session=parent):
+                await session.new_session(None if parent is UNSET else parent)
                 return {"cancelled": False}
             case c.GetState():
                 return self._state()
@@ -177,8 +220,7 @@ class PiDaemon:
                 steering, follow_ups = session.clear_queue()
                 return {"steering": steering, "followUp": follow_ups}
             case c.GetLastAssistantText():
-                last = next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
-                return {"text": text_of(last.content) if last is not None else None}
+                return {"text": last_assistant_text(session.messages)}
         return await execute_session_command(session, command)
 
     def _state(self) -> c.PiState:

@@ -13,6 +13,7 @@ from msgspec import UNSET
 
 from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.modes.pi import commands as c
+from pi_rpc.modes.pi.entries import UnknownEntryError, entries_after, tree
 from pi_rpc.session.compaction import CompactionError
 from pi_rpc.session.resources import ResourceCommand
 from pi_rpc.session.session import (
@@ -38,6 +39,7 @@ SESSION_REFUSALS: tuple[type[Exception], ...] = (
     SessionNotFoundError,  # switch_session to a missing file, fork at an unknown entry
     CompactionError,
     UserBashError,  # another user bash command is running
+    UnknownEntryError,  # get_entries since an id the session does not have
 )
 
 
@@ -45,7 +47,11 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
     match command:
         case c.CycleModel():
             model = session.cycle_model()
-            return None if model is None else c.CycleModelResult(model=model, thinking_level=session.thinking_level)
+            if model is None:
+                return None
+            return c.CycleModelResult(
+                model=model, thinking_level=session.thinking_level, is_scoped=session.model_scope_active
+            )
         case c.CycleThinkingLevel():
             level = session.cycle_thinking_level()
             return None if level is None else {"level": level}
@@ -56,7 +62,8 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             session.auto_retry_enabled = enabled
             return UNSET
         case c.AbortRetry():
-            # A retry waits inside the run's request: stopping it stops the run, as the user meant.
+            # The wait for the next attempt is the run's (session/auto_retry.py): aborting it ends
+            # the retries with "Retry cancelled", and the run settles.
             if session.retrying:
                 await session.abort()
             return UNSET
@@ -85,8 +92,10 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
         case c.AbortBash():
             session.user_bash.abort()
             return UNSET
-        case c.GetEntries() | c.GetTree():
-            raise CommandFailed("Session entries and trees are not supported by pi-rpc yet")
+        case c.GetEntries(since=since):
+            return entries_after(session.history.entries, None if since is UNSET else since)
+        case c.GetTree():
+            return tree(session.history.entries)
         case c.ExportHtml(output_path=output_path):
             try:
                 return {"path": session.export_html(None if output_path is UNSET else output_path)}

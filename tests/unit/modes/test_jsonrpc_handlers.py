@@ -279,7 +279,13 @@ async def test_requests_behind_shutdown_are_refused(workspace: Path) -> None:
 
 async def test_session_entries_pages_forward_from_a_cursor(workspace: Path) -> None:
     async with jsonrpc_editor(session_config(workspace, script(HELLO), persist=False)) as editor:
-        assert await editor.request("session/entries") == {"entries": [], "leafId": None}
+        # A new session records the model and the thinking level it starts on, as Pi's does.
+        fresh = await editor.request("session/entries")
+        assert [(e["type"], e.get("provider"), e.get("thinkingLevel")) for e in fresh["entries"]] == [
+            ("model_change", "faux", None),
+            ("thinking_level_change", None, "off"),
+        ]
+        assert fresh["leafId"] == fresh["entries"][-1]["id"]
         await editor.request("prompt", {"message": "hello"})
         listed = await editor.request("session/entries")
         ids = [entry["id"] for entry in listed["entries"]]
@@ -292,3 +298,11 @@ async def test_session_entries_pages_forward_from_a_cursor(workspace: Path) -> N
         with pytest.raises(RpcError) as missing:
             await editor.request("session/entries", {"since": "m1"})
         assert missing.value.code == NOT_FOUND
+
+
+async def test_cloning_a_session_with_no_message_is_refused(workspace: Path) -> None:
+    async with jsonrpc_editor(session_config(workspace, script(HELLO))) as editor:
+        with pytest.raises(RpcError) as refused:
+            await editor.request("session/clone")
+        assert refused.value.code == NOT_FOUND
+        assert refused.value.message == "Cannot clone session: no current entry selected"

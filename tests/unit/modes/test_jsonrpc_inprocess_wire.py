@@ -31,8 +31,10 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def lines_after_the_header(session_file: str) -> list[str]:
-    return Path(session_file).read_text().splitlines()[1:]
+def message_lines(session_file: str) -> list[str]:
+    """The file's lines holding messages (after the header and the model and level entries)."""
+    settings = ('"type":"model_change"', '"type":"thinking_level_change"')
+    return [line for line in Path(session_file).read_text().splitlines()[1:] if not line.startswith(settings, 1)]
 
 
 async def test_unknown_methods_and_bad_params_are_named(workspace: Path) -> None:
@@ -176,7 +178,7 @@ async def test_loading_the_current_session_during_a_run_keeps_every_message(work
         state = await editor.request("state")
         loaded = await editor.request("session/load", {"sessionId": state["sessionId"]})
         assert (await editor.result(prompt))["stopReason"] == "aborted"
-        on_disk = lines_after_the_header(state["sessionFile"])
+        on_disk = message_lines(state["sessionFile"])
         assert loaded["messageCount"] == len(on_disk) == len((await editor.request("messages"))["messages"])
         with pytest.raises(RpcError):
             await editor.request("session/load", {"sessionId": "*"})

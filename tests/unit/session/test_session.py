@@ -3,6 +3,7 @@ the approval gate's wiring, driven with the scripted model and real tools (no da
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -151,7 +152,11 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
         path = first.session_file
         assert path is not None
         stored = lines_of(path)
-        assert len(stored) == 1 + first.state().message_count  # a header, then one line a message
+        # A header, the model and the thinking level it started on (Pi's settings entries), then
+        # one line a message.
+        kinds = [json.loads(line)["type"] for line in stored]
+        assert kinds[:3] == ["session", "model_change", "thinking_level_change"]
+        assert len(kinds) == 3 + first.state().message_count
         session_id, messages = first.session_id, list(first.messages)
     async with open_session(config) as (second, _):
         listed = second.list_sessions()
@@ -302,3 +307,17 @@ async def test_abort_while_waiting_for_approval_ends_the_run_once(workspace: Pat
         assert session.approvals.pending == {} and session.state().pending_approvals == []
     assert not (workspace / "notes.txt").exists()
     assert len([e for e in events.all if isinstance(e, AgentEnd)]) == 1
+
+
+async def test_loading_a_session_that_holds_no_message_adds_nothing_to_it(workspace: Path) -> None:
+    """An editor's session made and never prompted (ACP `session/new` writes its file at once)
+    keeps its two settings entries however often it is loaded."""
+    config = session_config(workspace, script(HELLO))
+    async with open_session(config) as (first, _):
+        first.save()
+        path, session_id = first.session_file, first.session_id
+    assert path is not None
+    for _ in range(2):
+        async with open_session(config) as (again, _):
+            assert await again.load_session(session_id) == 0
+    assert [json.loads(line)["type"] for line in lines_of(path)] == ["session", "model_change", "thinking_level_change"]

@@ -150,9 +150,9 @@ async def test_the_model_reads_the_command_as_user_text_and_never_an_excluded_on
 def stored_bash_executions(path: Path) -> list[Message]:
     """The session file's bash executions, checked for Pi's shape, as a reload reads them."""
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
-    roles = [line["message"]["role"] for line in lines if line["type"] == "message"]
-    assert roles == ["bashExecution", "bashExecution", "user", "assistant"]
-    assert lines[1]["message"]["excludeFromContext"] is True and lines[1]["message"]["exitCode"] == 0
+    messages = [line["message"] for line in lines if line["type"] == "message"]
+    assert [message["role"] for message in messages] == ["bashExecution", "bashExecution", "user", "assistant"]
+    assert messages[1]["excludeFromContext"] is True and messages[1]["exitCode"] == 0
     _, reloaded = load_session(path)
     return reloaded[:2]
 

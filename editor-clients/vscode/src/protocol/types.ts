@@ -762,6 +762,9 @@ firstKeptEntryId?: string
 tokensBefore?: number
 customType?: string
 name?: string
+provider?: string
+modelId?: string
+thinkingLevel?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema

@@ -1,0 +1,92 @@
+"""Pi's automatic retry of a run whose model request failed for a passing reason, as Pi's own RPC
+mode shows it (spec 16.12; Pi mode only; the other front ends retry inside the request, `ai/http.py`).
+
+The failed reply ends its run as any failure does (`message_end` with `stopReason: "error"`,
+`turn_end`, `agent_end`); then `auto_retry_start {attempt, maxAttempts, delayMs, errorMessage}`,
+a wait of `base * 2**(attempt-1)` ms, and the run goes on without a new prompt (a new
+`agent_start`). The failed reply leaves the context (the session file keeps it). The first reply
+that does not fail is followed, at its `message_end`, by `auto_retry_end {success: true,
+attempt}`; when the last attempt fails too, `auto_retry_end {success: false, attempt,
+finalError}`; an abort during the wait (`abort`, `abort_retry`) ends it with `finalError: "Retry
+cancelled"`. A request refused for its size is not retried: compaction handles it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import anyio
+
+from pi_rpc.agent.agent import Agent
+from pi_rpc.agent.control import RunControl
+from pi_rpc.agent.loop import LoopConfig
+from pi_rpc.agent.types import AgentEvent, MessageEnd
+from pi_rpc.ai.types import AssistantMessage, AutoRetryEnd, AutoRetryStart, Message
+from pi_rpc.session.compaction import is_context_overflow
+
+# What Pi counts as passing: overload, rate limits, server errors, dropped or refused connections,
+# timeouts, a stream cut short.
+_PASSING = re.compile(
+    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|\b(?:429|500|502|503|504)\b"
+    r"|service.?unavailable|server.?error|internal.?error|network.?error|connection.?(?:error|refused|lost)"
+    r"|websocket.?(?:closed|error)|other side closed|fetch failed|upstream.?connect|reset before headers"
+    r"|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated"
+    r"|retry delay",
+    re.IGNORECASE,
+)
+CANCELLED = "Retry cancelled"
+
+
+def is_passing_failure(message: Message | None) -> bool:
+    """A reply that failed for a reason a later attempt may not meet."""
+    if not isinstance(message, AssistantMessage) or message.stop_reason != "error":
+        return False
+    if not isinstance(message.error_message, str) or not message.error_message:
+        return False
+    return not is_context_overflow(message.error_message) and bool(_PASSING.search(message.error_message))
+
+
+async def retry_failed_run(
+    agent: Agent, control: RunControl, config: LoopConfig, max_attempts: int, base_ms: int
+) -> list[Message]:
+    """Run again, up to `max_attempts` times, while the last reply failed for a passing reason;
+    the new messages of the runs made."""
+    made: list[Message] = []
+    attempt = 0
+    while not control.aborted and is_passing_failure(last := agent.messages[-1] if agent.messages else None):
+        assert isinstance(last, AssistantMessage) and isinstance(last.error_message, str)
+        attempt += 1
+        if attempt > max_attempts:
+            agent.emit(AutoRetryEnd(success=False, attempt=attempt - 1, final_error=last.error_message))
+            break
+        delay_ms = base_ms * 2 ** (attempt - 1)
+        agent.emit(
+            AutoRetryStart(
+                attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=last.error_message
+            )
+        )
+        agent.messages.pop()
+        with control.scope():
+            await anyio.sleep(delay_ms / 1000)
+        if control.aborted:
+            agent.emit(AutoRetryEnd(success=False, attempt=attempt, final_error=CANCELLED))
+            break
+
+        announced = False
+
+        def announce_success(event: AgentEvent, attempt: int = attempt) -> None:
+            # Any reply that did not fail ends the retries, an aborted one too (as in Pi).
+            nonlocal announced
+            message = event.message if isinstance(event, MessageEnd) else None
+            if not announced and isinstance(message, AssistantMessage) and message.stop_reason != "error":
+                announced = True
+                agent.emit(AutoRetryEnd(success=True, attempt=attempt))
+
+        stop_listening = agent.subscribe(announce_success)
+        try:
+            made += await agent.run(control, [], config)
+        finally:
+            stop_listening()
+        if announced:  # a later failure of this run starts a new series of attempts, as in Pi
+            attempt = 0
+    return made
