@@ -419,9 +419,13 @@ class AgentSession:
         return await self.runs.prompt(text, images, streaming_behavior)
 
     def start_prompt(
-        self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
+        self,
+        text: str,
+        images: Sequence[ImageContent] = (),
+        streaming_behavior: StreamingBehavior | None = None,
+        on_accepted: Callable[[], None] | None = None,
     ) -> Run:
-        return self.runs.start(text, images, streaming_behavior)
+        return self.runs.start(text, images, streaming_behavior, on_accepted)
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         self.runs.steer(text, images)
@@ -488,6 +492,10 @@ class AgentSession:
 
     def cancel_compaction(self) -> None:
         self.compaction.cancel()
+
+    def messages_since_compaction(self) -> list[Message] | None:
+        """What the branch holds after its latest compaction; None when it has none."""
+        return self.history.entries.since_compaction()
 
     def loop_config(self) -> LoopConfig:
         """How a run of this session calls the model and its tools, as the session is now."""
