@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         RuleError,
         parse_rules,
     )
-    from pi_rpc.session.compaction import CompactionError, CompactionResult
+    from pi_rpc.session.compaction import CompactionError, CompactionResult, summary_heading
     from pi_rpc.session.entries import EntryNotOnBranchError, SessionEntry
     from pi_rpc.session.models import (
         ModelSetupError,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     )
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
     from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBashError
-    from pi_rpc.session.warm_up import first_prompt_steps, run_warm_up
+    from pi_rpc.session.warm_up import Step, first_prompt_steps, run_warm_up
 
 __all__ = [
     "APPROVAL_POLICIES",
@@ -87,6 +87,7 @@ __all__ = [
     "SessionSummary",
     "SettingsError",
     "SlashCommand",
+    "Step",
     "ToolInfo",
     "UserBashError",
     "choose_model",
@@ -105,6 +106,7 @@ __all__ = [
     "save_workspace_allow_rule",
     "sessions_root",
     "settings_paths",
+    "summary_heading",
     "workspace_settings_path",
 ]
 

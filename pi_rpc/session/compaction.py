@@ -208,6 +208,12 @@ def should_compact(tokens: int, context_window: int, settings: CompactionSetting
     return settings.enabled and context_window > 0 and tokens > context_window - settings.reserve_tokens
 
 
+def summary_heading(message: CompactionSummaryMessage) -> str:
+    """How a transcript shown to the user names the place where a compaction summarised the
+    turns before it (an exported page, an ACP client's replay)."""
+    return f"Earlier conversation summarised ({message.tokens_before:,} tokens)"
+
+
 def summary_text(message: Message) -> str | None:
     """The summary a compaction left, when `message` is its summary message."""
     return message.summary if isinstance(message, CompactionSummaryMessage) else None
