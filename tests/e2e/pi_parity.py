@@ -2,9 +2,11 @@
 loopback OpenAI-compatible server replaying the same scripted replies; both read the same
 models.json and settings.json through PI_CODING_AGENT_DIR.
 
-`python -m tests.e2e.pi_parity record` runs real Pi (installed in tests/pi_client) and writes what
-it printed to tests/e2e/pi_transcripts/; tests/e2e/test_pi_parity.py runs pi-rpc through the same
-scenarios and compares, after `normalise` keeps only what must match (ids and times dropped).
+`python -m tests.e2e.pi_parity record [SCENARIO ...]` runs real Pi (installed in tests/pi_client)
+through every scenario, or the ones named, and writes what it printed to tests/e2e/pi_transcripts/
+(and, for a scenario that names one, the session file Pi wrote); tests/e2e/test_pi_parity.py runs
+pi-rpc through the same scenarios and compares, after `normalise` keeps only what must match (ids
+and times dropped).
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ class Scenario:
     steps: list[tuple[Predicate | None, Json]]
     done: Predicate
     settings: Json = field(default_factory=dict)
+    # Where the recorder keeps the session file Pi wrote, for the session tests (None: not kept).
+    session_file: str | None = None
 
 
 SCENARIOS = [
@@ -110,6 +114,7 @@ SCENARIOS = [
         [turn(call=("call_1", "read", {"path": "README.md"})), turn("The greeting is misspelt.")],
         [(None, {"id": "1", "type": "prompt", "message": "read the readme"})],
         event("agent_end"),
+        session_file="pi_session.jsonl",
     ),
     Scenario(
         "steering",
@@ -139,6 +144,23 @@ SCENARIOS = [
         ],
         response("compact"),
         settings={"compaction": {"keepRecentTokens": 400}},
+    ),
+    Scenario(  # the summarised turn read a file: Pi lists it in the summary and the entry's details
+        "file_compaction",
+        [
+            turn(call=("call_1", "read", {"path": "README.md"}), prompt_tokens=100),
+            turn("It says hello.", prompt_tokens=150),
+            turn("answer two", prompt_tokens=300),
+            turn("## Goal\nSUMMARY"),
+        ],
+        [
+            (None, {"id": "1", "type": "prompt", "message": "read the readme"}),
+            (event("agent_end"), {"id": "2", "type": "prompt", "message": "two " + "y" * 2000}),
+            (event("agent_end"), {"id": "3", "type": "compact"}),
+        ],
+        response("compact"),
+        settings={"compaction": {"keepRecentTokens": 400}},
+        session_file="pi_compacted_session.jsonl",
     ),
 ]
 
@@ -268,7 +290,9 @@ def normalise(line: Json) -> Json:
         if kind == "tool_execution_end":
             kept["isError"] = line["isError"]
     elif kind == "compaction_end":
-        kept |= {"reason": line["reason"], "aborted": line["aborted"]}
+        kept |= {"reason": line["reason"], "aborted": line["aborted"], "willRetry": line["willRetry"]}
+        if (result := line.get("result")) is not None:  # the summary with Pi's file lists, the entry's details
+            kept |= {key: result[key] for key in ("summary", "tokensBefore", "details")}
     return kept
 
 
@@ -280,22 +304,28 @@ def pi_rpc_argv() -> list[str]:
     return [sys.executable, "-m", "pi_rpc", "--mode", "rpc"]
 
 
-def record(folder: Path) -> None:
+def record(folder: Path, names: list[str]) -> None:
+    """Record the scenarios named (all when none are), each into its own subfolder of `folder`."""
     TRANSCRIPTS.mkdir(exist_ok=True)
     env = dict(os.environ) | {"HOME": str(folder / "home")}
+    unknown = set(names) - {scenario.name for scenario in SCENARIOS}
+    if unknown:
+        sys.exit(f"no such scenario: {', '.join(sorted(unknown))}")
     for scenario in SCENARIOS:
+        if names and scenario.name not in names:
+            continue
         sessions = folder / scenario.name / "sessions"
         lines = run(scenario, pi_argv(), folder / scenario.name, env, session_dir=sessions)
         (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-        if scenario.name == "tool_session":  # Pi's own session file, for the loader's tests
+        if scenario.session_file is not None:  # Pi's own session file, for the loader's tests
             [session_file] = sessions.rglob("*.jsonl")
-            (TRANSCRIPTS / "pi_session.jsonl").write_text(session_file.read_text())
+            (TRANSCRIPTS / scenario.session_file).write_text(session_file.read_text())
 
 
 if __name__ == "__main__":
     import tempfile
 
-    if sys.argv[1:] != ["record"]:
-        sys.exit("usage: python -m tests.e2e.pi_parity record")
+    if sys.argv[1:2] != ["record"]:
+        sys.exit("usage: python -m tests.e2e.pi_parity record [SCENARIO ...]")
     with tempfile.TemporaryDirectory() as scratch:
-        record(Path(scratch))
+        record(Path(scratch), sys.argv[2:])
