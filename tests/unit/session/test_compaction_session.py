@@ -225,7 +225,7 @@ async def test_an_overflow_after_the_compacted_retry_is_reported_as_the_recovery
         outcome = await session.prompt(f"two {FILLER}")
     assert outcome.stop_reason == "error"
     ends = of_type(events.all, CompactionEnd)
-    assert [(e.reason, e.result is not None, e.will_retry, e.error_message) for e in ends] == [
+    assert [(e.reason, e.result is not UNSET, e.will_retry, e.error_message) for e in ends] == [
         ("overflow", True, True, UNSET),  # compacted, then retried
         ("overflow", False, False, OVERFLOW_RECOVERY_FAILED),  # the retry overflowed too
     ]
@@ -268,10 +268,17 @@ async def test_a_failed_or_cancelled_compaction_ends_as_pis_does(workspace: Path
     # Pi's compaction_end: a manual failure says why, in Pi's words; a cancelled one says nothing.
     ends = of_type(events.all, CompactionEnd)
     assert [(e.aborted, e.error_message, e.result) for e in ends] == [
-        (False, f"Compaction failed: {NOTHING_TO_COMPACT}", None),
-        (False, "Compaction failed: Summarization failed: boom", None),
-        (True, UNSET, None),
+        (False, f"Compaction failed: {NOTHING_TO_COMPACT}", UNSET),
+        (False, "Compaction failed: Summarization failed: boom", UNSET),
+        (True, UNSET, UNSET),
     ]
+    # On the wire as Pi writes it: no `result` at all.
+    assert json.loads(msgspec.json.encode(ends[2])) == {
+        "type": "compaction_end",
+        "reason": "manual",
+        "aborted": True,
+        "willRetry": False,
+    }
     assert len(of_type(events.all, CompactionStart)) == 3
 
 

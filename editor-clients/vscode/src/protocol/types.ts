@@ -1104,9 +1104,7 @@ reason: ("manual" | "overflow" | "threshold")
 export interface CompactionEnd {
 type: "compaction_end"
 reason: ("manual" | "overflow" | "threshold")
-result?: {
-[k: string]: unknown
-}
+result?: unknown
 aborted?: boolean
 willRetry?: boolean
 errorMessage?: string
