@@ -162,6 +162,24 @@ SCENARIOS = [
         settings={"compaction": {"keepRecentTokens": 400}},
         session_file="pi_compacted_session.jsonl",
     ),
+    Scenario(  # the second reply used most of the window: the next prompt is compacted first
+        "compaction_before_prompt",
+        [
+            turn("answer one", prompt_tokens=100),
+            turn("answer two", prompt_tokens=90000),
+            turn("## Goal\nSUMMARY"),
+            turn("answer three", prompt_tokens=700),
+        ],
+        [
+            (None, {"id": "1", "type": "set_auto_compaction", "enabled": False}),
+            (response("set_auto_compaction"), {"id": "2", "type": "prompt", "message": "one " + "x" * 2000}),
+            (event("agent_end"), {"id": "3", "type": "prompt", "message": "two " + "y" * 2000}),
+            (event("agent_end"), {"id": "4", "type": "set_auto_compaction", "enabled": True}),
+            (response("set_auto_compaction"), {"id": "5", "type": "prompt", "message": "three"}),
+        ],
+        event("agent_end"),
+        settings={"compaction": {"keepRecentTokens": 400}},
+    ),
 ]
 
 
