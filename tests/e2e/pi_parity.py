@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import anyio.from_thread
 
-from tests.providers.sse_server import Reply, SSEServer, sse_event, sse_reply
+from tests.providers.sse_server import Reply, SSEServer, json_reply, sse_event, sse_reply
 
 Json = dict[str, Any]
 HERE = Path(__file__).parent
@@ -86,6 +86,10 @@ def turn(
 
 
 Predicate = Callable[[Json], bool]
+# A server's refusal of a request larger than the model's window (OpenAI's wording).
+OVERFLOW = {
+    "error": {"message": "Your input exceeds the context window of this model", "type": "invalid_request_error"}
+}
 
 
 def event(kind: str) -> Predicate:
@@ -178,6 +182,16 @@ SCENARIOS = [
             (response("set_auto_compaction"), {"id": "5", "type": "prompt", "message": "three"}),
         ],
         event("agent_end"),
+        settings={"compaction": {"keepRecentTokens": 400}},
+    ),
+    Scenario(  # refused for its size, compacted, retried, refused again: the recovery failed
+        "overflow_recovery_fails",
+        [turn("answer one"), json_reply(400, OVERFLOW), turn("## Goal\nSUMMARY"), json_reply(400, OVERFLOW)],
+        [
+            (None, {"id": "1", "type": "prompt", "message": "one " + "x" * 2000}),
+            (event("agent_end"), {"id": "2", "type": "prompt", "message": "two " + "y" * 2000}),
+        ],
+        lambda line: line.get("type") == "compaction_end" and "errorMessage" in line,
         settings={"compaction": {"keepRecentTokens": 400}},
     ),
 ]
