@@ -64,6 +64,7 @@ _.since  # modes/pi/commands.py: Pi's command and response fields
 _.is_scoped
 _.source_info
 _.first_kept_entry_id  # session/compaction.py CompactionResult: Pi's compact answer
+_.from_id  # ai/types.py BranchSummaryMessage: Pi's branchSummary field
 _.leaf_id  # modes/jsonrpc/protocol.py EntryList: the cursor a client sends back
 _.assistant_messages
 _.total_messages

@@ -276,7 +276,7 @@ class CompactionStart(Wire, tag_field="type", tag="compaction_start"):
 
 class CompactionEnd(Wire, tag_field="type", tag="compaction_end"):
     reason: Literal["manual", "threshold", "overflow"]
-    result: Any = None  # the CompactionResult, or null when it failed or was aborted
+    result: Any = UNSET  # the CompactionResult; absent when it failed or was cancelled (Pi's `undefined`)
     aborted: bool = False
     will_retry: bool = False
     error_message: str | UnsetType = UNSET

@@ -166,10 +166,40 @@ class BashExecutionMessage(Wire, tag_field="role", tag="bashExecution"):
     timestamp: int = msgspec.field(default_factory=now_ms)
 
 
+class CompactionSummaryMessage(Wire, tag_field="role", tag="compactionSummary"):
+    """Where a compaction replaced the older turns (Pi's `compactionSummary`): the first message of
+    a compacted transcript, made from the session file's compaction entry. The model reads it as
+    user text (`agent/llm_messages.py`)."""
+
+    summary: str
+    tokens_before: int  # the context's size when it was compacted
+    timestamp: int = msgspec.field(default_factory=now_ms)
+
+
+class BranchSummaryMessage(Wire, tag_field="role", tag="branchSummary"):
+    """What a branch the conversation came back from did (Pi's `branchSummary`, from a Pi session
+    file's `branch_summary` entry); read by the model as user text."""
+
+    summary: str
+    from_id: str  # the entry the abandoned branch ended at
+    timestamp: int = msgspec.field(default_factory=now_ms)
+
+
+class CustomMessage(Wire, tag_field="role", tag="custom"):
+    """A message a Pi extension added (Pi's `custom`, from a `custom_message` entry): the model
+    reads its content as the user's; `display` says whether Pi shows it in the chat."""
+
+    custom_type: str
+    content: str | list[UserContent]
+    display: bool
+    details: Any = UNSET
+    timestamp: int = msgspec.field(default_factory=now_ms)
+
+
 # What a provider is sent (Pi's `Message`).
 LlmMessage = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
 # What a transcript holds (Pi's `AgentMessage`): the provider messages and the session's own kinds.
-Message = LlmMessage | BashExecutionMessage
+Message = LlmMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage
 
 
 def declared_tools(messages: Sequence[Message]) -> list[Tool]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         RuleError,
         parse_rules,
     )
-    from pi_rpc.session.compaction import CompactionError, CompactionResult
+    from pi_rpc.session.compaction import CompactionError, CompactionResult, summary_heading
     from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
     from pi_rpc.session.export_html import session_html
     from pi_rpc.session.models import (
@@ -121,6 +121,7 @@ __all__ = [
     "sessions_root",
     "settings_paths",
     "starting_model",
+    "summary_heading",
     "with_workspace_model_settings",
     "workspace_settings_path",
 ]

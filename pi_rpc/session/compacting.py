@@ -1,5 +1,6 @@
 """Compaction as a session does it: the summary request (a run of its own, cancelled by an abort),
-its events, and the compaction entry that replaces the older turns in the context.
+its events (Pi's shapes, a failure's `errorMessage` included), the compaction entry that replaces
+the older turns in the context, and what the context's size is known to be after it.
 
 Planning and summarising are pi_rpc/session/compaction.py's; this is the part that touches the
 session, reached through `CompactionHost` (`AgentSession` is the one host), as runs.py does.
@@ -11,18 +12,21 @@ import logging
 from typing import Protocol
 
 import anyio
+from msgspec import UNSET
 
 from pi_rpc.agent.agent import Agent
 from pi_rpc.agent.types import CompactionEnd, CompactionStart
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.types import AssistantMessage
+from pi_rpc.ai.types import AssistantMessage, Message, ThinkingLevel
 from pi_rpc.session.compaction import (
     CompactionError,
+    CompactionPlan,
     CompactionReason,
     CompactionResult,
     context_tokens,
     plan_compaction,
+    reported_tokens,
     summarize,
 )
 from pi_rpc.session.config import ModelChoice, SessionConfig
@@ -37,6 +41,7 @@ class CompactionHost(Protocol):
     config: SessionConfig
     choice: ModelChoice | None
     history: SessionHistory
+    thinking_level: ThinkingLevel
 
     @property
     def is_streaming(self) -> bool: ...
@@ -44,6 +49,17 @@ class CompactionHost(Protocol):
     def require_model(self) -> ModelChoice: ...
 
     async def abort(self) -> None: ...
+
+
+# How compaction_end words a failure, by the compaction's reason (Pi's texts).
+_FAILED = {
+    "manual": "Compaction failed: ",
+    "threshold": "Auto-compaction failed: ",
+    "overflow": "Context overflow recovery failed: ",
+}
+NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
+ALREADY_COMPACTED = "Already compacted"
+CANCELLED = "Compaction cancelled"
 
 
 class SessionCompaction:
@@ -60,6 +76,9 @@ class SessionCompaction:
         reason: CompactionReason = "manual",
         drop_failed_reply: bool = False,
     ) -> CompactionResult:
+        """Compact between compaction_start and compaction_end; raises CompactionError when it
+        fails, is cancelled or finds nothing to summarise (a manual compaction's end then says why,
+        an automatic one's, as in Pi, only that it made nothing)."""
         session, agent = self._session, self._session.agent
         if reason == "manual" and session.is_streaming:
             await session.abort()
@@ -69,60 +88,109 @@ class SessionCompaction:
         messages = list(agent.messages)
         if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
             messages.pop()
-        plan = plan_compaction(messages, session.config.compaction)
-        if plan is None:
-            raise CompactionError("Nothing to compact (no earlier turns to summarise)")
         self.running = True
         agent.emit(CompactionStart(reason=reason))
-        options = StreamOptions(
-            api_key=choice.api_key,
-            headers=dict(choice.headers),
-            session_id=session.history.session_id,
-            max_tokens=int(0.8 * session.config.compaction.reserve_tokens),
-            http=choice.http,
-        )
+        plan: CompactionPlan | None = None
         summary: str | None = None
         error: str | None = None
+        cancelled = False
         try:
             with anyio.CancelScope() as self._scope:
-                summary = await summarize(plan, choice.stream_fn, choice.model, options, custom_instructions)
+                plan = self._plan(messages)
+                summary = await summarize(
+                    plan,
+                    choice.stream_fn,
+                    choice.model,
+                    self._summary_options(choice),
+                    custom_instructions,
+                    session.config.compaction.reserve_tokens,
+                )
+            cancelled = self._scope.cancel_called
         except CompactionError as exc:
             error = str(exc)
         except Exception as exc:
             # The summary request is a run of its own, and this its boundary: whatever breaks in it
             # ends the compaction as failed (told in compaction_end), never the session's tasks.
             _log.exception("compaction failed")
-            error = redact(
-                f"Compaction failed: {type(exc).__name__}: {exc}", request_secrets(choice.api_key, choice.headers)
-            )
+            error = redact(f"{type(exc).__name__}: {exc}", request_secrets(choice.api_key, choice.headers))
         finally:
             self._scope = None
             self.running = False
-        if summary is None:
-            message = error or "Compaction aborted"
-            agent.emit(CompactionEnd(reason=reason, aborted=error is None, error_message=message))
-            raise CompactionError(message)
-        details = {"summarizedMessages": len(plan.to_summarize)}
-        history = session.history
+        if plan is None or summary is None or cancelled:
+            if cancelled or error is None:
+                agent.emit(CompactionEnd(reason=reason, aborted=True))
+                raise CompactionError(CANCELLED)
+            said = reason == "manual" or plan is not None  # Pi's automatic ones that find nothing say nothing
+            agent.emit(CompactionEnd(reason=reason, error_message=_FAILED[reason] + error if said else UNSET))
+            raise CompactionError(error)
+        return self._keep(plan, summary, reason, drop_failed_reply, len(messages))
+
+    def _plan(self, messages: list[Message]) -> CompactionPlan:
+        entries = self._session.history.entries
+        leaf = entries.entries.get(entries.leaf) if entries.leaf is not None else None
+        if leaf is not None and leaf.get("type") == "compaction":
+            raise CompactionError(ALREADY_COMPACTED)
+        previous = entries.latest_compaction()
+        # Pi carries over the file lists of its own compactions, not of an extension's (`fromHook`).
+        details = previous.get("details") if previous is not None and not previous.get("fromHook") else None
+        plan = plan_compaction(
+            messages, self._session.config.compaction, details if isinstance(details, dict) else None
+        )
+        if plan is None:
+            raise CompactionError(NOTHING_TO_COMPACT)
+        return plan
+
+    def _summary_options(self, choice: ModelChoice) -> StreamOptions:
+        """The summary request's options: the session's key, headers and pool, and its thinking
+        level when the model reasons (as Pi asks for its summaries)."""
+        session = self._session
+        return StreamOptions(
+            api_key=choice.api_key,
+            headers=dict(choice.headers),
+            session_id=session.history.session_id,
+            thinking_level=session.thinking_level if choice.model.reasoning else "off",
+            http=choice.http,
+        )
+
+    def _keep(
+        self, plan: CompactionPlan, summary: str, reason: CompactionReason, drop_failed_reply: bool, planned: int
+    ) -> CompactionResult:
+        """The compaction entry written, the context read back from it, compaction_end."""
+        agent, history = self._session.agent, self._session.history
+        details = plan.files.details()
         entry = history.entries.add_compaction(summary, next(iter(plan.kept), None), plan.tokens_before, details)
         history.keep(entry)
         # The context as the file reads it back; a failed reply to retry stays out of it.
-        failed = agent.messages[-1] if drop_failed_reply and len(messages) < len(agent.messages) else None
+        failed = agent.messages[-1] if drop_failed_reply and planned < len(agent.messages) else None
         agent.messages[:] = [m for m in history.entries.context() if m is not failed]
         result = CompactionResult(
             summary=summary,
             first_kept_entry_id=entry["firstKeptEntryId"],
             tokens_before=plan.tokens_before,
-            details=details,
+            details=dict(details),
         )
         agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result
 
     def context_usage(self) -> ContextUsage | None:
+        """How full the window is. Right after a compaction the size is unknown (tokens and percent
+        null, as Pi reports them) until a reply to the compacted context reports its usage."""
         choice = self._session.choice
         if choice is None:
             return None
         window = choice.model.context_window
+        since = self._session.history.entries.since_compaction()
+        if since is not None:
+            reply = next(
+                (
+                    m
+                    for m in reversed(since)
+                    if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted")
+                ),
+                None,
+            )
+            if reply is None or not reported_tokens(reply):
+                return ContextUsage(tokens=None, context_window=window, percent=None)
         tokens = context_tokens(self._session.agent.messages)
         return ContextUsage(
             tokens=tokens, context_window=window, percent=round(100 * tokens / window, 1) if window else 0.0

@@ -20,7 +20,6 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai.types import AssistantMessage, Message, UserMessage, Wire, text_of
-from pi_rpc.session.compaction import summary_text
 from pi_rpc.session.pi_sessions import (
     branch_to,
     compaction_entry,
@@ -105,6 +104,19 @@ class SessionEntries:
         """The entry's message: the one in use, else read from the entry."""
         return self._messages.get(entry["id"]) or entry_message(entry)
 
+    def latest_compaction(self) -> Entry | None:
+        """The branch's newest compaction entry: the one its context starts from."""
+        return next((entry for entry in reversed(self.branch()) if entry.get("type") == "compaction"), None)
+
+    def since_compaction(self) -> list[Message] | None:
+        """The messages of the branch's entries after its newest compaction, in order; None when
+        the branch has none (a reply among them was sent the compacted context)."""
+        branch = self.branch()
+        index = next((i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"), None)
+        if index is None:
+            return None
+        return [message for entry in branch[index + 1 :] if (message := self._message_of(entry)) is not None]
+
     def entry_id_of(self, message: Message) -> str | None:
         return next((entry_id for entry_id, known in self._messages.items() if known is message), None)
 
@@ -127,7 +139,7 @@ class SessionEntries:
         raw = entry.get("message")  # absent from a message this session made: the object says it all
         if not isinstance(message, UserMessage) or isinstance(raw, dict) and raw.get("role") != "user":
             return None
-        return text_of(message.content) if summary_text(message) is None else None
+        return text_of(message.content)
 
     def after(self, since: str | None, limit: int | None = None) -> list[SessionEntry]:
         """The branch's entries after `since` (all when None), at most `limit` of them."""

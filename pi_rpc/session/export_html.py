@@ -1,6 +1,8 @@
 """A session as one self-contained HTML page (Pi's `export_html`): every message in order, text
-escaped, tool calls with their arguments, tool results as preformatted text. No scripts, no
-external resources, so the file opens anywhere and shows nothing but the conversation."""
+escaped, tool calls with their arguments, tool results as preformatted text, a compaction's or a
+branch's summary under its own heading, a Pi extension's message when Pi's chat shows it. No
+scripts, no external resources, so the file opens anywhere and shows nothing but the
+conversation."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from collections.abc import Sequence
 from pi_rpc.ai.types import (
     AssistantMessage,
     BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
     ImageContent,
     Message,
     SystemMessage,
@@ -20,10 +25,11 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_rpc.session.compaction import summary_heading
 
 _STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 section{border-left:4px solid #ccc;margin:1rem 0;padding:.25rem 1rem}
-.user,.bashExecution{border-color:#3b82f6}.excluded{opacity:.6}.assistant{border-color:#10b981}.toolResult{border-color:#a3a3a3}
+.user,.bashExecution,.custom{border-color:#3b82f6}.compactionSummary,.branchSummary{border-color:#f59e0b}.excluded{opacity:.6}.assistant{border-color:#10b981}.toolResult{border-color:#a3a3a3}
 .error{border-color:#ef4444}h2{font-size:.8rem;text-transform:uppercase;color:#666;margin:.5rem 0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:.5rem}.thinking{color:#777}"""
 
@@ -63,7 +69,16 @@ def _section(message: Message) -> str:
                 f'<section class="bashExecution{excluded}"><h2>User ran <code>{html.escape(command)}</code></h2>'
                 f"<pre>{html.escape(output)}</pre>{note}</section>"
             )
-        case SystemMessage():
+        case CompactionSummaryMessage(summary=summary):
+            heading = html.escape(summary_heading(message))
+            return f'<section class="compactionSummary"><h2>{heading}</h2><pre>{html.escape(summary)}</pre></section>'
+        case BranchSummaryMessage(summary=summary):
+            heading = "Summary of another branch"
+            return f'<section class="branchSummary"><h2>{heading}</h2><pre>{html.escape(summary)}</pre></section>'
+        case CustomMessage(custom_type=kind, content=content, display=True):
+            body = f"<pre>{html.escape(content)}</pre>" if isinstance(content, str) else _blocks(content)
+            return f'<section class="custom"><h2>{html.escape(kind)}</h2>{body}</section>'
+        case SystemMessage() | CustomMessage():  # a tool declaration; an extension's message Pi does not show
             return ""
     return ""
 

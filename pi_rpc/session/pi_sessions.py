@@ -6,9 +6,10 @@ Pi's file is a header (`{"type": "session", "version": 3, "id", "timestamp", "cw
 entries, each with an `id` and the `parentId` of the entry it follows, so one file can hold several
 branches. The conversation is the path from the newest entry back to the first; on that path,
 `message` entries carry the messages and a `compaction` entry replaces what came before its
-`firstKeptEntryId` by its summary. A user's bash command keeps its own role (`bashExecution`), as
-in Pi; Pi's other kinds (a branch or compaction summary, an extension's message) are read as user
-messages.
+`firstKeptEntryId` by its summary. Pi's own message kinds keep their roles, as Pi reads them: a
+user's bash command (`bashExecution`), the compaction's summary (`compactionSummary`, made from the
+compaction entry), a `branch_summary` entry's `branchSummary` and a `custom_message` entry's
+`custom` message; the model reads them as user text (agent/llm_messages.py).
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai.json_text import encode_json_into
-from pi_rpc.ai.types import BashExecutionMessage, Message, SystemMessage, TextContent, UserMessage
-from pi_rpc.session.compaction import summary_message
+from pi_rpc.ai.types import CompactionSummaryMessage, Message, SystemMessage
 
 _log = logging.getLogger(__name__)
 
@@ -32,6 +32,9 @@ PI_CURRENT_VERSION = 3  # what Pi writes now, and what new sessions here are wri
 # Pi has no system messages (our tool declarations, spec 15.11): they are kept as custom entries,
 # which Pi keeps out of the model's context.
 SYSTEM_ENTRY_TYPE = "pi-rpc/system-message"
+# The message kinds of Pi's coding agent (its `AgentMessage` beyond the model's own).
+_PI_KINDS = ("bashExecution", "compactionSummary", "branchSummary", "custom")
+_ROLES = frozenset({"user", "assistant", "toolResult", "system", *_PI_KINDS})
 
 
 def is_pi_session(version: int) -> bool:
@@ -40,32 +43,38 @@ def is_pi_session(version: int) -> bool:
 
 def _as_message(raw: dict[str, Any]) -> Message | None:
     role = raw.get("role")
-    if role in ("user", "assistant", "toolResult", "system"):
-        try:
-            message: Message = msgspec.convert(raw, Message)
-        except msgspec.ValidationError as exc:
-            _log.warning("Pi session message skipped: %s", exc)
-            return None
-        return message
-    if role == "bashExecution":
-        # Pi leaves `exitCode` out when there is none; a writer that spells that `null` is read alike.
-        fields = {key: value for key, value in raw.items() if value is not None}
-        try:
-            return msgspec.convert(fields, BashExecutionMessage)
-        except msgspec.ValidationError as exc:
-            _log.warning("Pi session bash execution skipped: %s", exc)
-            return None
-    if role == "compactionSummary":
-        return summary_message(str(raw.get("summary", "")))
-    if role in ("branchSummary", "custom"):
-        content = raw.get("summary") if role == "branchSummary" else raw.get("content")
-        text = (
-            content
-            if isinstance(content, str)
-            else "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
-        )
-        return UserMessage(content=[TextContent(text=text)])
-    return None
+    if role not in _ROLES:
+        return None
+    # Pi leaves out a field of its own kinds it has no value for (a bash command's `exitCode`, a
+    # custom message's `details`); a writer that spells that `null` is read alike.
+    fields = {key: value for key, value in raw.items() if value is not None} if role in _PI_KINDS else raw
+    try:
+        message: Message = msgspec.convert(fields, Message)
+    except msgspec.ValidationError as exc:
+        _log.warning("Pi session message skipped: %s", exc)
+        return None
+    return message
+
+
+def entry_time_ms(entry: dict[str, Any]) -> int:
+    """An entry's ISO timestamp in milliseconds, as Pi dates the messages it makes from entries."""
+    try:
+        moment = datetime.datetime.fromisoformat(str(entry.get("timestamp")))
+    except ValueError:
+        return 0
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def compaction_summary(entry: dict[str, Any]) -> CompactionSummaryMessage:
+    """The message a compaction entry starts the context with (Pi's createCompactionSummaryMessage)."""
+    tokens = entry.get("tokensBefore")
+    return CompactionSummaryMessage(
+        summary=str(entry.get("summary", "")),
+        tokens_before=tokens if isinstance(tokens, int) else 0,
+        timestamp=entry_time_ms(entry),
+    )
 
 
 def parse_pi_entries(lines: list[bytes], source: object = "session") -> tuple[dict[str, dict[str, Any]], str | None]:
@@ -111,7 +120,7 @@ def context_entries(
     kept_from = 0
     messages: list[tuple[str, Message]] = []
     if compaction is not None:
-        messages.append((path[compaction]["id"], summary_message(str(path[compaction].get("summary", "")))))
+        messages.append((path[compaction]["id"], compaction_summary(path[compaction])))
         first_kept = path[compaction].get("firstKeptEntryId")
         kept_from = next((i for i, entry in enumerate(path) if entry.get("id") == first_kept), compaction)
     for index, entry in enumerate(path):
@@ -129,8 +138,22 @@ def entry_message(entry: dict[str, Any]) -> Message | None:
         raw = entry.get("message")
     elif entry.get("type") == "custom" and entry.get("customType") == SYSTEM_ENTRY_TYPE:
         raw = entry.get("data")
-    elif entry.get("type") in ("branch_summary", "custom_message"):
-        raw = {"role": "custom", "content": entry.get("summary") or entry.get("content")}
+    elif entry.get("type") == "branch_summary" and entry.get("summary"):  # Pi skips an empty one
+        raw = {
+            "role": "branchSummary",
+            "summary": entry.get("summary"),
+            "fromId": entry.get("fromId", ""),
+            "timestamp": entry_time_ms(entry),
+        }
+    elif entry.get("type") == "custom_message":
+        raw = {
+            "role": "custom",
+            "customType": entry.get("customType", ""),
+            "content": entry.get("content", ""),
+            "display": bool(entry.get("display")),
+            "details": entry.get("details"),
+            "timestamp": entry_time_ms(entry),
+        }
     return _as_message(raw) if isinstance(raw, dict) else None
 
 

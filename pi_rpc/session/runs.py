@@ -3,14 +3,19 @@
 A run is a task of the session's task group, not of the request that started it: a client that
 cancels its request gets a graceful abort (agent_end, results for every call), never a torn-down
 run. The session is busy for the whole run as a client sees it, agent_start … agent_settled: the
-agent's claim (`Agent.begin_run` … `end_run`) is the one busy flag, and it covers the loop, the
-compaction after it and the overflow retry.
+agent's claim (`Agent.begin_run` … `end_run`) is the one busy flag, and it covers the compaction a
+prompt may need first, the loop, the compaction after it and the overflow retry.
+
+Compaction is checked where Pi checks it (its `_checkCompaction`): after a run, on its last reply,
+and before a prompt is sent, on the transcript's last reply (which catches an aborted run, a
+session loaded near the window, and a switch to a model with a smaller one). A reply from before
+the latest compaction is not looked at: its usage or error describes the context before it.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
 import anyio
@@ -19,7 +24,7 @@ import anyio.abc
 from pi_rpc.agent.agent import Agent
 from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.loop import LoopConfig
-from pi_rpc.agent.types import AgentSettled
+from pi_rpc.agent.types import AgentSettled, CompactionEnd
 from pi_rpc.ai.types import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage
 from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.auto_retry import retry_failed_run
@@ -29,6 +34,8 @@ from pi_rpc.session.compaction import (
     CompactionResult,
     context_tokens,
     is_context_overflow,
+    last_usage_index,
+    reported_tokens,
     should_compact,
 )
 from pi_rpc.session.config import ModelChoice, SessionConfig
@@ -36,6 +43,11 @@ from pi_rpc.session.resources import Resources
 from pi_rpc.session.types import PromptOutcome
 
 StreamingBehavior = Literal["steer", "followUp"]
+# Pi's compaction_end when the request retried after an overflow compaction overflows again.
+OVERFLOW_RECOVERY_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
 
 
 class RunHost(Protocol):
@@ -56,6 +68,8 @@ class RunHost(Protocol):
     def flush_pending_bash(self) -> None: ...
 
     def cancel_compaction(self) -> None: ...
+
+    def messages_since_compaction(self) -> list[Message] | None: ...
 
     async def compact(
         self,
@@ -104,22 +118,30 @@ class SessionRuns:
         return self._session.agent.is_running
 
     def start(
-        self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
+        self,
+        text: str,
+        images: Sequence[ImageContent] = (),
+        streaming_behavior: StreamingBehavior | None = None,
+        on_accepted: Callable[[], None] | None = None,
     ) -> Run:
         """Start a run, or queue the message into the running one as `streaming_behavior` says
         (else `AgentBusyError`). Nothing here awaits, so a request handled after this one
-        already sees the session busy."""
+        already sees the session busy. `on_accepted` is called once the prompt is queued, or is
+        about to be sent: after the compaction it needed first, before the run's first event
+        (where Pi answers its `prompt` command)."""
         session, agent = self._session, self._session.agent
         session.require_model()
         message = user_message(session.resources.expand(text), images)
         if agent.is_running and streaming_behavior is not None:
             (agent.steer if streaming_behavior == "steer" else agent.follow_up)(message)
+            if on_accepted is not None:
+                on_accepted()
             return Run(queued=streaming_behavior)
         control = agent.begin_run()  # the busy error when a run is going; an abort sent next finds this one
         session.flush_pending_bash()
         run = Run()
         prompts: list[Message] = [message]
-        self._tasks.start_soon(self._run, control, prompts, run)
+        self._tasks.start_soon(self._run, control, prompts, run, on_accepted or (lambda: None))
         return run
 
     async def prompt(
@@ -152,11 +174,19 @@ class SessionRuns:
         self._session.agent.abort()
         await self._session.agent.wait_for_idle()
 
-    async def _run(self, control: RunControl, prompts: list[Message], run: Run) -> None:
+    async def _run(
+        self, control: RunControl, prompts: list[Message], run: Run, on_accepted: Callable[[], None]
+    ) -> None:
         agent = self._session.agent
         new_messages: list[Message] = []
         aborted = False
+        accepted = False
         try:
+            last = _last_reply(agent.messages)
+            if last is not None:  # Pi checks before sending too; the prompt itself is then the retry
+                await self._check_compaction(control, last, before_prompt=True)
+            accepted = True
+            on_accepted()
             new_messages = await agent.run(control, prompts, self._session.loop_config())
             if self._session.config.retry_after_run and self._session.auto_retry_enabled:
                 config = self._session.config
@@ -164,39 +194,69 @@ class SessionRuns:
                     agent, control, self._session.loop_config(), config.retry_max, config.retry_base_ms
                 )
             aborted = control.aborted
-            if not aborted:
-                retried = await self._compact_after_run(control)
-                if retried is not None:
-                    new_messages += retried
-                    aborted = control.aborted
+            last = _last_reply(agent.messages)
+            if not aborted and last is not None:
+                new_messages += await self._check_compaction(control, last)
+                aborted = control.aborted
         finally:
+            if not accepted:
+                on_accepted()
             outcome = run_outcome(new_messages, aborted=aborted)
             agent.end_run(control)
             agent.emit(AgentSettled())
             run.settle(outcome)
 
-    async def _compact_after_run(self, control: RunControl) -> list[Message] | None:
-        """Pi's automatic compaction after a run: when the context nears the window, or when the
-        request failed because it overflowed (then the run is retried once, compacted, on the same
-        claim; its new messages are returned, None when there was no retry)."""
+    async def _check_compaction(
+        self, control: RunControl, reply: AssistantMessage, before_prompt: bool = False, recovering: bool = False
+    ) -> list[Message]:
+        """Pi's automatic compaction, looking at `reply`: after an overflow (the failed reply out
+        of the context; after a run, the run is retried once, compacted, on the same claim, and a
+        retry that overflows again is reported as the recovery failing), or when the context nears
+        the window. Returns the retry's new messages."""
         session = self._session
         settings = session.config.compaction
         if session.choice is None or not session.auto_compaction_enabled or not settings.enabled:
-            return None
-        messages = session.agent.messages
-        last = messages[-1] if messages else None
-        if isinstance(last, AssistantMessage) and last.stop_reason == "error":
-            if not is_context_overflow(last.error_message or ""):
-                return None
+            return []
+        if not before_prompt and reply.stop_reason == "aborted":
+            return []
+        since = session.messages_since_compaction()
+        if since is not None and not any(message is reply for message in since):
+            return []  # from before the latest compaction: it tells nothing of the context now
+        model = session.choice.model
+        same_model = (reply.provider, reply.model) == (model.provider, model.id)
+        if same_model and reply.stop_reason == "error" and is_context_overflow(reply.error_message or ""):
+            if recovering:
+                session.agent.emit(CompactionEnd(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
+                return []
             try:
                 await session.compact(reason="overflow", drop_failed_reply=True)
-            except CompactionError:
-                return None
-            return await session.agent.run(control, [], session.loop_config())
-        if should_compact(context_tokens(messages), session.choice.model.context_window, settings):
+            except CompactionError:  # reported in compaction_end
+                return []
+            if before_prompt or control.aborted:
+                return []
+            retried = await session.agent.run(control, [], session.loop_config())
+            last = _last_reply(retried)
+            if control.aborted or last is None:
+                return retried
+            return retried + await self._check_compaction(control, last, recovering=True)
+        tokens = reported_tokens(reply) if reply.stop_reason not in ("error", "aborted") else 0
+        if not tokens:
+            # No usage on the reply (a failure, an abort, a server that reports none): the last
+            # good reply's and an estimate of what followed it, as Pi estimates after a failure,
+            # unless that reply was sent the context from before the compaction.
+            messages = session.agent.messages
+            index = last_usage_index(messages)
+            if index is not None and since is not None and not any(m is messages[index] for m in since):
+                return []
+            tokens = context_tokens(messages)
+        if should_compact(tokens, model.context_window, settings):
             with contextlib.suppress(CompactionError):  # the failure is reported in compaction_end
                 await session.compact(reason="threshold")
-        return None
+        return []
+
+
+def _last_reply(messages: Sequence[Message]) -> AssistantMessage | None:
+    return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
 
 
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:

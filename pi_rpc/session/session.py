@@ -52,12 +52,12 @@ from pi_rpc.session.entries import SessionEntry
 from pi_rpc.session.history import NothingToCloneError as NothingToCloneError
 from pi_rpc.session.history import SessionHistory
 from pi_rpc.session.history import SessionNotFoundError as SessionNotFoundError
+from pi_rpc.session.model_cycle import next_model, next_thinking_level
 from pi_rpc.session.recorded_settings import (
     record_model,
     record_start,
     record_thinking_level,
     restore_recorded,
-    usable,
 )
 from pi_rpc.session.resources import load_resources
 from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
@@ -416,26 +416,16 @@ class AgentSession:
     def cycle_model(self) -> Model | None:
         """Switch to the next model of the scope (`--models`, at the level its pattern names),
         else of the available ones (Pi's `cycle_model`); None when there is no other."""
-        if self.choice is None:
+        found = None if self.choice is None else next_model(self.config, self.choice.model, self.available_models)
+        if found is None:
             return None
-        scope = {(s.model.provider, s.model.id): s.thinking_level for s in self.config.scoped_models}
-        if scope:
-            models = [key for key in scope if (c := self.config.resolve_model(*key)) is not None and usable(c)]
-        else:
-            models = [(m.provider, m.id) for m in self.available_models()]
-        if len(models) < 2:
-            return None
-        current = (self.choice.model.provider, self.choice.model.id)
-        following = models[(models.index(current) + 1) % len(models) if current in models else 1 % len(models)]
-        return self.set_model(*following, thinking_level=scope.get(following))
+        (provider, model_id), level = found
+        return self.set_model(provider, model_id, thinking_level=level)
 
     def cycle_thinking_level(self) -> ThinkingLevel | None:
         """The next level the model supports (Pi's `cycle_thinking_level`); None without reasoning."""
-        levels = self.thinking_levels()
-        if len(levels) < 2:
-            return None
-        position = levels.index(self.thinking_level) if self.thinking_level in levels else -1
-        return self.set_thinking_level(levels[(position + 1) % len(levels)])
+        level = next_thinking_level(self.thinking_levels(), self.thinking_level)
+        return None if level is None else self.set_thinking_level(level)
 
     def thinking_levels(self) -> list[ThinkingLevel]:
         return ["off"] if self.choice is None else supported_thinking_levels(self.choice.model)
@@ -462,9 +452,13 @@ class AgentSession:
         return await self.runs.prompt(text, images, streaming_behavior)
 
     def start_prompt(
-        self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
+        self,
+        text: str,
+        images: Sequence[ImageContent] = (),
+        streaming_behavior: StreamingBehavior | None = None,
+        on_accepted: Callable[[], None] | None = None,
     ) -> Run:
-        return self.runs.start(text, images, streaming_behavior)
+        return self.runs.start(text, images, streaming_behavior, on_accepted)
 
     async def prompt_outcome(self, run: Run) -> PromptOutcome:
         """The outcome of a run from `start_prompt`; cancelling the wait aborts the run."""
@@ -542,6 +536,10 @@ class AgentSession:
 
     def cancel_compaction(self) -> None:
         self.compaction.cancel()
+
+    def messages_since_compaction(self) -> list[Message] | None:
+        """What the branch holds after its latest compaction; None when it has none."""
+        return self.history.entries.since_compaction()
 
     def loop_config(self) -> LoopConfig:
         """How a run of this session calls the model and its tools, as the session is now."""

@@ -70,11 +70,12 @@ class TokenTotals(Wire, kw_only=True):
 
 
 class ContextUsage(Wire, kw_only=True):
-    """How full the model's context window is: the last request's reported size plus estimates."""
+    """How full the model's context window is: the last request's reported size plus estimates.
+    `tokens` and `percent` are null right after a compaction, until the next reply reports them."""
 
-    tokens: int
+    tokens: int | None
     context_window: int
-    percent: float
+    percent: float | None
 
 
 class SessionStats(Wire, kw_only=True):

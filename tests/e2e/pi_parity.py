@@ -2,9 +2,11 @@
 loopback OpenAI-compatible server replaying the same scripted replies; both read the same
 models.json and settings.json through PI_CODING_AGENT_DIR.
 
-`python -m tests.e2e.pi_parity record` runs real Pi (installed in tests/pi_client) and writes what
-it printed to tests/e2e/pi_transcripts/; tests/e2e/test_pi_parity.py runs pi-rpc through the same
-scenarios and compares, after `normalise` keeps only what must match (ids and times dropped).
+`python -m tests.e2e.pi_parity record [SCENARIO ...]` runs real Pi (installed in tests/pi_client)
+through every scenario, or the ones named, and writes what it printed to tests/e2e/pi_transcripts/
+(and, for a scenario that names one, the session file Pi wrote); tests/e2e/test_pi_parity.py runs
+pi-rpc through the same scenarios and compares, after `normalise` keeps only what must match (ids
+and times dropped).
 """
 
 from __future__ import annotations
@@ -84,6 +86,10 @@ def turn(
 
 
 Predicate = Callable[[Json], bool]
+# A server's refusal of a request larger than the model's window (OpenAI's wording).
+OVERFLOW = {
+    "error": {"message": "Your input exceeds the context window of this model", "type": "invalid_request_error"}
+}
 
 
 def event(kind: str) -> Predicate:
@@ -112,6 +118,8 @@ class Scenario:
     steps: list[tuple[Predicate | None, Json]]
     done: Predicate
     settings: Json = field(default_factory=dict)
+    # Where the recorder keeps the session file Pi wrote, for the session tests (None: not kept).
+    session_file: str | None = None
 
 
 SCENARIOS = [
@@ -120,6 +128,7 @@ SCENARIOS = [
         [turn(call=("call_1", "read", {"path": "README.md"})), turn("The greeting is misspelt.")],
         [(None, {"id": "1", "type": "prompt", "message": "read the readme"})],
         event("agent_end"),
+        session_file="pi_session.jsonl",
     ),
     Scenario(
         "steering",
@@ -156,6 +165,51 @@ SCENARIOS = [
         [(None, {"id": "1", "type": "prompt", "message": "hi"})],
         answered,
         settings={"retry": {"baseDelayMs": 1}},
+    ),
+    Scenario(  # the summarised turn read a file: Pi lists it in the summary and the entry's details
+        "file_compaction",
+        [
+            turn(call=("call_1", "read", {"path": "README.md"}), prompt_tokens=100),
+            turn("It says hello.", prompt_tokens=150),
+            turn("answer two", prompt_tokens=300),
+            turn("## Goal\nSUMMARY"),
+        ],
+        [
+            (None, {"id": "1", "type": "prompt", "message": "read the readme"}),
+            (event("agent_end"), {"id": "2", "type": "prompt", "message": "two " + "y" * 2000}),
+            (event("agent_end"), {"id": "3", "type": "compact"}),
+        ],
+        response("compact"),
+        settings={"compaction": {"keepRecentTokens": 400}},
+        session_file="pi_compacted_session.jsonl",
+    ),
+    Scenario(  # the second reply used most of the window: the next prompt is compacted first
+        "compaction_before_prompt",
+        [
+            turn("answer one", prompt_tokens=100),
+            turn("answer two", prompt_tokens=90000),
+            turn("## Goal\nSUMMARY"),
+            turn("answer three", prompt_tokens=700),
+        ],
+        [
+            (None, {"id": "1", "type": "set_auto_compaction", "enabled": False}),
+            (response("set_auto_compaction"), {"id": "2", "type": "prompt", "message": "one " + "x" * 2000}),
+            (event("agent_end"), {"id": "3", "type": "prompt", "message": "two " + "y" * 2000}),
+            (event("agent_end"), {"id": "4", "type": "set_auto_compaction", "enabled": True}),
+            (response("set_auto_compaction"), {"id": "5", "type": "prompt", "message": "three"}),
+        ],
+        event("agent_end"),
+        settings={"compaction": {"keepRecentTokens": 400}},
+    ),
+    Scenario(  # refused for its size, compacted, retried, refused again: the recovery failed
+        "overflow_recovery_fails",
+        [turn("answer one"), json_reply(400, OVERFLOW), turn("## Goal\nSUMMARY"), json_reply(400, OVERFLOW)],
+        [
+            (None, {"id": "1", "type": "prompt", "message": "one " + "x" * 2000}),
+            (event("agent_end"), {"id": "2", "type": "prompt", "message": "two " + "y" * 2000}),
+        ],
+        lambda line: line.get("type") == "compaction_end" and "errorMessage" in line,
+        settings={"compaction": {"keepRecentTokens": 400}},
     ),
 ]
 
@@ -285,7 +339,9 @@ def normalise(line: Json) -> Json:
         if kind == "tool_execution_end":
             kept["isError"] = line["isError"]
     elif kind == "compaction_end":
-        kept |= {"reason": line["reason"], "aborted": line["aborted"]}
+        kept |= {"reason": line["reason"], "aborted": line["aborted"], "willRetry": line["willRetry"]}
+        if (result := line.get("result")) is not None:  # the summary with Pi's file lists, the entry's details
+            kept |= {key: result[key] for key in ("summary", "tokensBefore", "details")}
     return kept
 
 
@@ -297,22 +353,28 @@ def pi_rpc_argv() -> list[str]:
     return [sys.executable, "-m", "pi_rpc", "--mode", "rpc"]
 
 
-def record(folder: Path) -> None:
+def record(folder: Path, names: list[str]) -> None:
+    """Record the scenarios named (all when none are), each into its own subfolder of `folder`."""
     TRANSCRIPTS.mkdir(exist_ok=True)
     env = dict(os.environ) | {"HOME": str(folder / "home")}
+    unknown = set(names) - {scenario.name for scenario in SCENARIOS}
+    if unknown:
+        sys.exit(f"no such scenario: {', '.join(sorted(unknown))}")
     for scenario in SCENARIOS:
+        if names and scenario.name not in names:
+            continue
         sessions = folder / scenario.name / "sessions"
         lines = run(scenario, pi_argv(), folder / scenario.name, env, session_dir=sessions)
         (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-        if scenario.name == "tool_session":  # Pi's own session file, for the loader's tests
+        if scenario.session_file is not None:  # Pi's own session file, for the loader's tests
             [session_file] = sessions.rglob("*.jsonl")
-            (TRANSCRIPTS / "pi_session.jsonl").write_text(session_file.read_text())
+            (TRANSCRIPTS / scenario.session_file).write_text(session_file.read_text())
 
 
 if __name__ == "__main__":
     import tempfile
 
-    if sys.argv[1:] != ["record"]:
-        sys.exit("usage: python -m tests.e2e.pi_parity record")
+    if sys.argv[1:2] != ["record"]:
+        sys.exit("usage: python -m tests.e2e.pi_parity record [SCENARIO ...]")
     with tempfile.TemporaryDirectory() as scratch:
-        record(Path(scratch))
+        record(Path(scratch), sys.argv[2:])

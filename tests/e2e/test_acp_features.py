@@ -76,7 +76,7 @@ async def test_slash_commands_are_listed_after_the_session_and_answered_without_
         compact = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/compact")])
         assert compact.stop_reason == "end_turn"
         said = [u["content"]["text"] for u in editor.updates() if u["sessionUpdate"] == "agent_message_chunk"]
-        assert said[-1] == "Not compacted: Nothing to compact (no earlier turns to summarise)"
+        assert said[-1] == "Not compacted: Nothing to compact (session too small)"  # Pi's words
         listed_sessions = await conn.list_sessions(cwd=str(workspace))
         assert [s.title for s in listed_sessions.sessions] == [None]  # nothing reached the transcript
         assert_schema_exact(editor)

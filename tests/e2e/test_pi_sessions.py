@@ -26,10 +26,10 @@ PI_RPC = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop",
 REAL_PI = ["node", str(PI_CLI), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
 
 
-def copy_pi_session(folder: Path, workspace: Path) -> Path:
+def copy_pi_session(folder: Path, workspace: Path, recorded: str = "pi_session.jsonl") -> Path:
     """The recorded file, its header naming `workspace` (Pi refuses a session whose folder is gone)."""
-    header, *entries = (TRANSCRIPTS / "pi_session.jsonl").read_text().splitlines()
-    session = folder / "pi_session.jsonl"
+    header, *entries = (TRANSCRIPTS / recorded).read_text().splitlines()
+    session = folder / recorded
     session.write_text("\n".join([json.dumps(json.loads(header) | {"cwd": str(workspace)}), *entries]) + "\n")
     return session
 
@@ -301,6 +301,7 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
     kept = next(e for e in entries if e["id"] == compaction["firstKeptEntryId"])
     assert kept["message"]["content"][0]["text"].startswith("two ") and compaction["parentId"] == entries[-2]["id"]
     assert compacted["firstKeptEntryId"] == kept["id"] and compaction["summary"] == "THE SUMMARY"
+    assert compaction["details"] == compacted["details"] == {"readFiles": [], "modifiedFiles": []}  # Pi's shape
     ours = answer(lines, "4")["messages"]
     real_pi()
     with loopback_server([]) as server:
@@ -315,3 +316,50 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
     assert in_pi[0]["summary"] == "THE SUMMARY" and in_pi[1]["content"][0]["text"].startswith("two ")
     # Pi names the fork points by the same entry ids.
     assert answer(lines, "2")["messages"] == ours
+
+
+def test_a_session_pi_compacted_loads_continues_and_compacts_again_here_and_still_loads_in_pi(tmp_path: Path) -> None:
+    """Pi's compaction entry (its summary with the file lists, `details: {readFiles, modifiedFiles}`)
+    is the context here as in Pi: the model reads Pi's summary in Pi's words, and the next
+    compaction updates it and carries the file lists over (spec 19.1, 19.2, 19.6)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    session = copy_pi_session(tmp_path, workspace, "pi_compacted_session.jsonl")
+    [pi_compaction] = [e for e in map(json.loads, session.read_text().splitlines()[1:]) if e["type"] == "compaction"]
+    pi_summary = pi_compaction["summary"]
+    assert pi_summary.endswith("<read-files>\nREADME.md\n</read-files>")
+    with loopback_server([turn("answer three"), turn("NEW SUMMARY")]) as server:
+        agent_dir = agent_dir_for(tmp_path, server, {"compaction": {"keepRecentTokens": 400}})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        commands = [
+            {"id": "1", "type": "get_messages"},
+            {"id": "2", "type": "prompt", "message": "three " + "z" * 2000},
+            {"id": "3", "type": "compact"},
+        ]
+        lines = converse([*PI_RPC, "--session", str(session)], commands, env, workspace)
+        prompted, summarising = server.requests
+    loaded = answer(lines, "1")["messages"]
+    assert [m["role"] for m in loaded] == ["compactionSummary", "user", "assistant"]
+    assert loaded[0]["summary"] == pi_summary and loaded[0]["tokensBefore"] == pi_compaction["tokensBefore"]
+    # The model read Pi's summary exactly as Pi's own model would have.
+    wrapped = (
+        "The conversation history before this point was compacted into the following summary:"
+        f"\n\n<summary>\n{pi_summary}\n</summary>"
+    )
+    assert prompted.json["messages"][1] == {"role": "user", "content": [{"type": "text", "text": wrapped}]}
+    asked = summarising.json["messages"][-1]
+    asked_text = asked["content"] if isinstance(asked["content"], str) else asked["content"][0]["text"]
+    assert f"<previous-summary>\n{pi_summary}\n</previous-summary>" in asked_text
+    result = answer(lines, "3")
+    assert result["details"] == {"readFiles": ["README.md"], "modifiedFiles": []}  # carried over from Pi's
+    assert result["summary"] == "NEW SUMMARY\n\n<read-files>\nREADME.md\n</read-files>"
+    real_pi()
+    with loopback_server([]) as server:
+        agent_dir = agent_dir_for(tmp_path / "pi", server, {})
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
+        in_pi = answer(
+            converse([*REAL_PI, "--session", str(session)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
+        )
+    assert [m["role"] for m in in_pi["messages"]] == ["compactionSummary", "user", "assistant"]
+    assert in_pi["messages"][0]["summary"] == result["summary"]
+    assert in_pi["messages"][1]["content"][0]["text"].startswith("three ")

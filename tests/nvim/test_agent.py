@@ -323,3 +323,25 @@ def test_a_command_the_user_ran_shows_in_a_replayed_chat(make_editor: Any) -> No
     ed.lua("require('pi_rpc.chat').replay(...)", messages)
     text = ed.chat_text()
     assert "## You ran `printf 'one\\ntwo\\n'; exit 3`\n\n```text\none\ntwo\n```\n_Exit code 3._" in text
+
+
+def test_a_compacted_session_shows_its_summary_in_a_replayed_chat(make_editor: Any, tmp_path: Any) -> None:
+    """A compacted transcript starts with Pi's `compactionSummary` message: a rebuilt chat shows
+    it under a heading that says what it stands for, then the turns kept (spec 19.1)."""
+    settings = tmp_path / "xdg-config" / "pi-rpc" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"compaction": {"keepRecentTokens": 10}}')
+    summary = {"match": "^<conversation>", "turns": [[{"text": "## Goal\nGreet everyone"}]]}
+    answers = [{"match": f"^{word}", "turns": [[{"text": f"answer {word}"}]]} for word in ("one", "two")]
+    ed = make_editor({"replies": [summary, *answers]})
+    for word in ("one", "two"):
+        assert ed.request("prompt", {"message": f"{word} " + "f" * 400}).get("err") is None
+    compacted = ed.request("compact")
+    assert compacted.get("err") is None, compacted
+    messages = ed.request("messages")["result"]["messages"]
+    assert messages[0]["role"] == "compactionSummary"
+    ed.lua("require('pi_rpc.chat').replay(...)", messages)
+    text = ed.chat_text()
+    tokens = messages[0]["tokensBefore"]
+    assert f"## Earlier conversation summarised ({tokens} tokens)\n\n## Goal\nGreet everyone\n" in text
+    assert text.index("Earlier conversation") < text.index("answer two")

@@ -46,6 +46,9 @@ from pi_rpc.ai.types import (
     AssistantMessage,
     AutoRetryStart,
     BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
     ImageContent,
     Message,
     TextContent,
@@ -58,6 +61,7 @@ from pi_rpc.ai.types import (
     UserMessage,
 )
 from pi_rpc.modes.acp.terminal_output import TerminalStreams, terminal_content, terminal_info
+from pi_rpc.session.compaction import summary_heading
 from pi_rpc.tools.paths import resolve_to_cwd
 
 _Update = TypeVar("_Update", ToolCallStart, ToolCallProgress)
@@ -290,11 +294,16 @@ def transcript_updates(messages: Sequence[Message], cwd: str) -> list[SessionUpd
     updates: list[SessionUpdate] = []
     calls: dict[str, ToolCall] = {}
     for message in messages:
-        if isinstance(message, UserMessage):
+        if isinstance(message, UserMessage) or isinstance(message, CustomMessage) and message.display:
+            # (a Pi extension's message is the user's words to the model; replayed where Pi's chat shows it)
             content = [TextContent(text=message.content)] if isinstance(message.content, str) else message.content
             updates += [update_user_message(block) for block in content_blocks(content)]
         elif isinstance(message, BashExecutionMessage):  # the user's own command, in the words the model reads
             updates.append(update_user_message(TextContentBlock(type="text", text=bash_execution_to_text(message))))
+        elif isinstance(message, CompactionSummaryMessage):  # all that is left of the turns before it
+            updates.append(update_agent_message_text(f"{summary_heading(message)}:\n\n{message.summary}"))
+        elif isinstance(message, BranchSummaryMessage):
+            updates.append(update_agent_message_text(f"Summary of another branch:\n\n{message.summary}"))
         elif isinstance(message, AssistantMessage):
             for block in message.content:
                 if isinstance(block, TextContent) and block.text:

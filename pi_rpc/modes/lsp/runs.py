@@ -14,6 +14,7 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 
 from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.agent.types import AgentEvent, MessageEnd, MessageUpdate, ToolExecutionStart
-from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, text_of
+from pi_rpc.ai.types import AssistantMessage, Message, TextDeltaEvent, text_of
 from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
 from pi_rpc.modes.lsp.options import AnswerTarget
 from pi_rpc.session.session import AgentSession, NoModelError
@@ -61,10 +62,14 @@ class Runs:
     async def run(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
         token = f"pi-{uuid.uuid4().hex}"
         session = self.session
-        first_new = len(session.messages)
+        # The run's own messages, as they end: a compaction after the run replaces the transcript,
+        # so no position in it marks where the run began.
+        said: list[Message] = []
         has_progress = await self._begin(token, title)
 
         def listen(event: AgentEvent) -> None:
+            if isinstance(event, MessageEnd):
+                said.append(event.message)
             if has_progress:
                 self._report(token, event)
             if chat is not None and isinstance(event, MessageUpdate):
@@ -94,7 +99,7 @@ class Runs:
             return
         if chat is not None:
             return
-        answer = last_answer(session.messages[first_new:])
+        answer = last_answer(said)
         if answer and outcome.stop_reason != "aborted":
             await self.show_answer(title, answer)
 
@@ -180,7 +185,7 @@ class Runs:
         self._server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
 
 
-def last_answer(messages: list[Any]) -> str:
+def last_answer(messages: Sequence[Message]) -> str:
     """The text of the run's last assistant message that has any."""
     for message in reversed(messages):
         if isinstance(message, AssistantMessage):

@@ -156,6 +156,13 @@ class PiDaemon:
         try:
             command = msgspec.convert(raw, command_type)
             level = self.session.thinking_level
+            if isinstance(command, c.Prompt):
+                # Answered once accepted, as Pi answers it: after a compaction the prompt needs
+                # first, before the run's events (spec 16.5).
+                accepted = c.Response(command=kind, id=msg_id, success=True)
+                behaviour = None if command.streaming_behavior is UNSET else command.streaming_behavior
+                self.session.start_prompt(command.message, command.images, behaviour, lambda: self._respond(accepted))
+                return
             data = await self._execute(command)
             self._announce(command, level)
         except _REFUSED as exc:
@@ -180,9 +187,6 @@ class PiDaemon:
     async def _execute(self, command: c.Command) -> Any:  # one arm per command
         session = self.session
         match command:
-            case c.Prompt(message=message, images=images, streaming_behavior=behaviour):
-                session.start_prompt(message, images, None if behaviour is UNSET else behaviour)
-                return UNSET  # answered once accepted; the run streams as events (spec 16.5)
             case c.Steer(message=message, images=images):
                 session.steer(message, images)
                 return UNSET

@@ -27,7 +27,6 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.types import (
     AssistantMessage,
-    BashExecutionMessage,
     SystemMessage,
     TextContent,
     TextDeltaEvent,
@@ -267,7 +266,8 @@ async def test_steering_is_delivered_after_the_tool_batch(mode: str) -> None:
     turns = [[call("t", value="1"), call("t", value="2")], [{"text": "second"}], [{"text": "third"}]]
     await agent.prompt([user("go")], config(script(turns), [make_tool("t", body)]))
     texts = [
-        "<sys>" if isinstance(m, SystemMessage | BashExecutionMessage) else text_of(m.content) for m in agent.messages
+        text_of(m.content) if isinstance(m, UserMessage | AssistantMessage | ToolResultMessage) else "<sys>"
+        for m in agent.messages
     ]
     # Both calls ran before any steering message was injected.
     assert texts[:6] == ["<sys>", "go", "", "ran", "ran", "steer 1"]
@@ -290,7 +290,9 @@ async def test_follow_ups_wait_until_the_agent_would_stop(mode: str) -> None:
 
     turns = [[call("t", value="1")], [{"text": "answer"}], [{"text": "after 1"}], [{"text": "after 2"}]]
     await agent.prompt([user("go")], config(script(turns), [make_tool("t", body)]))
-    texts = [text_of(m.content) for m in agent.messages if not isinstance(m, SystemMessage | BashExecutionMessage)]
+    texts = [
+        text_of(m.content) for m in agent.messages if isinstance(m, UserMessage | AssistantMessage | ToolResultMessage)
+    ]
     if mode == "one-at-a-time":
         assert texts == ["go", "", "ran", "answer", "later 1", "after 1", "later 2", "after 2"]
     else:

@@ -10,7 +10,15 @@ from acp import RequestError
 from acp.schema import AudioContentBlock, ResourceContentBlock, TextContentBlock
 
 from pi_rpc.agent.types import AgentEvent, AgentToolResult, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
-from pi_rpc.ai.types import AutoRetryStart, BashExecutionMessage, TextContent
+from pi_rpc.ai.types import (
+    AutoRetryStart,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    Message,
+    TextContent,
+)
 from pi_rpc.modes.acp.agent import prompt_input
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 
@@ -159,3 +167,20 @@ def test_a_stored_bash_execution_replays_as_the_users_words() -> None:
     [update] = [dumped(u) for u in transcript_updates([ran], "/w")]
     assert update["sessionUpdate"] == "user_message_chunk"
     assert update["content"] == {"type": "text", "text": "Ran `ls`\n```\na\n```"}
+
+
+def test_a_stored_summary_replays_as_what_is_left_of_the_earlier_turns() -> None:
+    """A loaded compacted session starts with Pi's summary message: the client shows it as the
+    agent's note of the turns it stands for; an extension's message shows only when Pi shows it."""
+    messages: list[Message] = [
+        CompactionSummaryMessage(summary="## Goal\nfix it", tokens_before=4096),
+        BranchSummaryMessage(summary="tried X", from_id="e1"),
+        CustomMessage(custom_type="todo", content="remember Y", display=True),
+        CustomMessage(custom_type="state", content="hidden", display=False),
+    ]
+    updates = [dumped(u) for u in transcript_updates(messages, "/w")]
+    assert [(u["sessionUpdate"], u["content"]["text"]) for u in updates] == [
+        ("agent_message_chunk", "Earlier conversation summarised (4,096 tokens):\n\n## Goal\nfix it"),
+        ("agent_message_chunk", "Summary of another branch:\n\ntried X"),
+        ("user_message_chunk", "remember Y"),
+    ]

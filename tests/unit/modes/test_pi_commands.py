@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from pi_rpc.agent.agent import BUSY_TEXT
+from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.modes.pi.server import PiDaemon
+from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
@@ -168,3 +170,42 @@ async def test_a_configured_policy_asks_through_a_confirm_dialog(workspace: Path
         pi.peer.send({"type": "extension_ui_response", "id": dialog["id"], "confirmed": True})
         await pi.event("agent_end")
     assert (workspace / "notes.txt").read_text() == "hello\n"
+
+
+async def test_a_compaction_before_a_prompt_comes_before_its_answer_and_pi_clients_see_the_summary(
+    workspace: Path,
+) -> None:
+    """Pi answers `prompt` after the compaction it checks for first; the compacted transcript starts
+    with Pi's `compactionSummary` message, which no user-message count includes (spec 19.1, 19.3)."""
+    near = CompactionSettings(reserve_tokens=FAUX_MODEL.context_window - 1000, keep_recent_tokens=100)
+    replies = [
+        reply("^<conversation>", [{"text": "THE SUMMARY"}]),
+        reply("^one", [{"text": "r1"}]),
+        reply("^two", [{"usage": {"input": 1500, "output": 1}}, {"text": "r2"}]),
+        reply("^three", [{"text": "r3"}]),
+    ]
+    async with pi_mode(session_config(workspace, script(*replies), compaction=near)) as pi:
+        await pi.data({"id": "0", "type": "set_auto_compaction", "enabled": False})
+        for number, word in enumerate(("one", "two"), start=1):
+            before = len(pi.peer.lines)
+            await pi.call({"id": str(number), "type": "prompt", "message": f"{word} {'f' * 400}"})
+            await pi.peer.wait_for(lambda line: line.get("type") == "agent_settled", before)
+        await pi.data({"id": "3", "type": "set_auto_compaction", "enabled": True})
+        start = len(pi.peer.lines)
+        await pi.call({"id": "4", "type": "prompt", "message": "three"})
+        await pi.peer.wait_for(lambda line: line.get("type") == "agent_settled", start)
+        order = [
+            line["type"] if line["type"] != "response" else f"response {line['command']}"
+            for line in pi.peer.lines[start:]
+            if line["type"] in ("compaction_start", "compaction_end", "response", "agent_start")
+        ]
+        assert order == ["compaction_start", "compaction_end", "response prompt", "agent_start"]
+        messages = (await pi.data({"id": "5", "type": "get_messages"}))["messages"]
+        summary = messages[0]
+        assert summary["role"] == "compactionSummary" and summary["summary"] == "THE SUMMARY"
+        assert summary["tokensBefore"] > 1500
+        stats = await pi.data({"id": "6", "type": "get_session_stats"})
+        users = sum(m["role"] == "user" for m in messages)
+        assert stats["userMessages"] == users and stats["totalMessages"] == len(messages)
+        state = await pi.data({"id": "7", "type": "get_state"})
+        assert state["messageCount"] == len(messages)

@@ -14,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pi_rpc.agent.llm_messages import to_llm
 from pi_rpc.ai.types import (
     AssistantMessage,
-    BashExecutionMessage,
+    CompactionSummaryMessage,
     Message,
     SystemMessage,
     TextContent,
@@ -52,9 +53,9 @@ def file_entries(path: str) -> list[dict[str, Any]]:
 
 def texts(messages: list[Message]) -> list[str]:
     return [
-        summary_text(m) or text_of(m.content)[:9] if isinstance(m, UserMessage) else text_of(m.content)[:9]
+        m.summary if isinstance(m, CompactionSummaryMessage) else text_of(m.content)[:9]
         for m in messages
-        if isinstance(m, UserMessage | AssistantMessage)
+        if isinstance(m, UserMessage | AssistantMessage | CompactionSummaryMessage)
     ]
 
 
@@ -169,10 +170,8 @@ def _message(role: int, number: int) -> Message:
 
 
 def _seen(messages: list[Message]) -> list[tuple[str, str]]:
-    """What the model reads (a summary message is made anew, with a new timestamp, when read)."""
-    return [
-        (type(m).__name__, m.output if isinstance(m, BashExecutionMessage) else text_of(m.content)) for m in messages
-    ]
+    """What the model reads (a summary message is made anew when read)."""
+    return [(type(m).__name__, text_of(llm.content)) for m in messages if (llm := to_llm(m)) is not None]
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])

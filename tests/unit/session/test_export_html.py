@@ -5,6 +5,9 @@ from __future__ import annotations
 from pi_rpc.ai.types import (
     AssistantMessage,
     BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
     Message,
     TextContent,
     ToolCall,
@@ -43,3 +46,18 @@ def test_a_users_command_shows_with_its_output_and_whether_the_model_saw_it() ->
     assert "User ran <code>cat &lt;a&gt;</code>" in page and "<pre>&lt;b&gt;</pre>" in page
     assert "exit code 1" in page
     assert page.count("not sent to the model") == 1
+
+
+def test_a_summary_shows_under_its_heading_and_an_extensions_message_as_pi_shows_it() -> None:
+    page = session_html(
+        "t",
+        [
+            CompactionSummaryMessage(summary="## Goal\n<fix it>", tokens_before=12345),
+            BranchSummaryMessage(summary="tried the other way", from_id="e1"),
+            CustomMessage(custom_type="todo", content="shown <note>", display=True),
+            CustomMessage(custom_type="state", content="hidden note", display=False),
+        ],
+    )
+    assert "<h2>Earlier conversation summarised (12,345 tokens)</h2><pre>## Goal\n&lt;fix it&gt;</pre>" in page
+    assert "<h2>Summary of another branch</h2><pre>tried the other way</pre>" in page
+    assert "<h2>todo</h2><pre>shown &lt;note&gt;</pre>" in page and "hidden note" not in page

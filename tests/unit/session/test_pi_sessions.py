@@ -7,9 +7,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
-from pi_rpc.ai.types import BashExecutionMessage, TextContent, UserMessage, text_of
+from pi_rpc.ai.types import (
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    TextContent,
+    UserMessage,
+    text_of,
+)
 from pi_rpc.session.compaction import summary_text
 from pi_rpc.session.store import load_session, open_session
 
@@ -88,3 +97,60 @@ def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(lines) == 3 and lines[-1]["parentId"] == "a" and lines[-1]["message"]["role"] == "user"
     assert [text_of(m.content) for m in load_session(path)[1] if isinstance(m, UserMessage)] == ["first", "next"]
+
+
+def test_pis_summaries_and_extension_messages_keep_their_roles(tmp_path: Path) -> None:
+    """spec 19.2: a compaction entry gives Pi's compactionSummary message, a branch_summary entry
+    a branchSummary one and a custom_message entry a custom one, each dated by its entry."""
+    at = "2026-01-01T00:00:05.000Z"
+    path = write(
+        tmp_path / "s.jsonl",
+        user("a", None, "first"),
+        {
+            "type": "compaction",
+            "id": "c",
+            "parentId": "a",
+            "timestamp": at,
+            "summary": "S",
+            "firstKeptEntryId": "a",
+            "tokensBefore": 321,
+        },
+        {
+            "type": "branch_summary",
+            "id": "b",
+            "parentId": "c",
+            "timestamp": at,
+            "fromId": "x",
+            "summary": "went elsewhere",
+        },
+        {"type": "branch_summary", "id": "e", "parentId": "b", "timestamp": at, "fromId": "y", "summary": ""},
+        {
+            "type": "custom_message",
+            "id": "m",
+            "parentId": "e",
+            "timestamp": at,
+            "customType": "todo",
+            "content": [{"type": "text", "text": "remember"}],
+            "display": True,
+            "details": {"n": 1},
+        },
+    )
+    _, messages = load_session(path)
+    ms = 1767225605000
+    assert messages == [
+        CompactionSummaryMessage(summary="S", tokens_before=321, timestamp=ms),
+        UserMessage(content=[TextContent(text="first")], timestamp=1),
+        BranchSummaryMessage(summary="went elsewhere", from_id="x", timestamp=ms),  # the empty one: skipped, as Pi does
+        CustomMessage(
+            custom_type="todo", content=[TextContent(text="remember")], display=True, details={"n": 1}, timestamp=ms
+        ),
+    ]
+    wire = json.loads(msgspec.json.encode(messages[3]))
+    assert wire == {
+        "role": "custom",
+        "customType": "todo",
+        "content": [{"type": "text", "text": "remember"}],
+        "display": True,
+        "details": {"n": 1},
+        "timestamp": ms,
+    }

@@ -71,7 +71,8 @@ async def test_an_abort_settles_the_run_as_aborted_once(workspace: Path) -> None
 
 
 async def test_the_busy_error_is_pis_text_and_lasts_until_agent_settled(workspace: Path) -> None:
-    """The one busy flag covers the run as a client sees it, compaction after it included."""
+    """The one busy flag covers the run as a client sees it, the compactions before and after it
+    included."""
     seen: list[tuple[str, bool, str]] = []
     config = session_config(
         workspace,
@@ -102,6 +103,7 @@ async def test_the_busy_error_is_pis_text_and_lasts_until_agent_settled(workspac
         await session.prompt("second")
         await session.abort()
     assert seen == [
+        ("CompactionStart", True, PI_BUSY_TEXT),  # before the prompt is sent: the first reply is near the window
         ("AgentEnd", True, PI_BUSY_TEXT),
         ("CompactionStart", True, PI_BUSY_TEXT),
         ("AgentSettled", False, ""),
@@ -164,7 +166,7 @@ async def test_a_compaction_that_breaks_after_a_run_is_reported_and_the_session_
         second = await session.prompt("second")  # the session still serves
     assert (first.stop_reason, second.stop_reason) == ("stop", "stop")
     [failed, *_] = [e for e in events.all if isinstance(e, CompactionEnd)]
-    assert failed.error_message == "Compaction failed: RuntimeError: summary bug near [redacted]"
+    assert failed.error_message == "Auto-compaction failed: RuntimeError: summary bug near [redacted]"  # Pi's words
     assert not session.is_streaming and not session.is_compacting
 
 

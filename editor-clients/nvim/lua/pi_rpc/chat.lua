@@ -305,6 +305,14 @@ local function on_message_start(msg)
   elseif role == "bashExecution" then
     append(format.bash_lines(msg))
     s.last_role = "user"
+  elseif role == "compactionSummary" or role == "branchSummary" then
+    append(format.summary_lines(msg))
+    s.last_role = "summary"
+  elseif role == "custom" then
+    if msg.display then -- an extension's message Pi shows; the others are the model's alone
+      append(format.custom_lines(msg))
+      s.last_role = "user"
+    end
   elseif role == "assistant" then
     ensure_assistant_header()
     s.content = {}
@@ -502,7 +510,8 @@ function M.replay(messages)
     M.apply({ type = "message_update", assistantMessageEvent = e })
   end
   for _, m in ipairs(messages) do
-    if m.role == "user" or m.role == "bashExecution" then
+    if m.role ~= "assistant" and m.role ~= "toolResult" and m.role ~= "system" then
+      -- the user's words, and the session's own kinds (a summary, a command, an extension's note)
       M.apply({ type = "message_start", message = m })
     elseif m.role == "assistant" then
       M.apply({ type = "message_start", message = m })

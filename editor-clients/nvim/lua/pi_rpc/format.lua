@@ -218,6 +218,29 @@ function M.bash_lines(msg)
   return lines
 end
 
+--- A summary standing for turns the chat no longer holds: a compaction's (`compactionSummary`,
+--- the first message of a compacted session) or a branch's (`branchSummary`, from Pi), under a
+--- heading that says what it is, then its text.
+---@param msg table
+---@return string[]
+function M.summary_lines(msg)
+  local heading = msg.role == "compactionSummary"
+      and ("## Earlier conversation summarised (%d tokens)"):format(util.get(msg, "tokensBefore") or 0)
+    or "## Summary of another branch"
+  local lines = { "", heading, "" }
+  vim.list_extend(lines, vim.split(msg.summary or "", "\n", { plain = true }))
+  return lines
+end
+
+--- A Pi extension's message (`custom`) that Pi's chat shows: its kind, then its content.
+---@param msg table
+---@return string[]
+function M.custom_lines(msg)
+  local lines = { "", "## " .. (util.get(msg, "customType") or "Note"), "" }
+  vim.list_extend(lines, vim.split(util.content_text(msg.content), "\n", { plain = true }))
+  return lines
+end
+
 --- Renders a fold's one-line summary.
 ---@param first string the fold's first line
 ---@param count integer

@@ -336,6 +336,16 @@ export function chatFromMessages(messages: readonly Message[]): ChatState {
       // A command the user ran (in Pi, or through `bash`): shown as the user's turn, as a shell shows it.
       const text = `$ ${message.command}\n${message.output}${message.cancelled ? "\n(cancelled)" : ""}`;
       state.items.push({ kind: "user", key: key(state, "u"), rev: 0, text, images: 0 });
+    } else if (message.role === "compactionSummary" || message.role === "branchSummary") {
+      // What stands for turns the chat no longer holds: a note saying so, then the model's summary.
+      const heading = message.role === "compactionSummary"
+        ? `Earlier conversation summarised (${message.tokensBefore.toLocaleString("en-US")} tokens)`
+        : "Summary of another branch";
+      addNotice(state, "info", heading);
+      state.items.push({ kind: "assistant", key: key(state, "a"), rev: 0, blocks: [{ kind: "text", text: message.summary }], indexMap: {} });
+    } else if (message.role === "custom" && message.display) {
+      // A Pi extension's message that Pi's chat shows: the user's words to the model.
+      state.items.push({ kind: "user", key: key(state, "u"), rev: 0, text: textOf(message.content), images: imageCount(message.content) });
     }
   }
   return state;

@@ -349,7 +349,7 @@ pendingApprovals: string[]
  * via the `definition` "MessageList".
  */
 export interface MessageList {
-messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)[]
+messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage)[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -586,6 +586,48 @@ excludeFromContext?: boolean
 timestamp?: number
 }
 /**
+ * Where a compaction replaced the older turns (Pi's `compactionSummary`): the first message of
+ * a compacted transcript, made from the session file's compaction entry. The model reads it as
+ * user text (`agent/llm_messages.py`).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CompactionSummaryMessage".
+ */
+export interface CompactionSummaryMessage {
+role: "compactionSummary"
+summary: string
+tokensBefore: number
+timestamp?: number
+}
+/**
+ * What a branch the conversation came back from did (Pi's `branchSummary`, from a Pi session
+ * file's `branch_summary` entry); read by the model as user text.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "BranchSummaryMessage".
+ */
+export interface BranchSummaryMessage {
+role: "branchSummary"
+summary: string
+fromId: string
+timestamp?: number
+}
+/**
+ * A message a Pi extension added (Pi's `custom`, from a `custom_message` entry): the model
+ * reads its content as the user's; `display` says whether Pi shows it in the chat.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CustomMessage".
+ */
+export interface CustomMessage {
+role: "custom"
+customType: string
+content: (string | (TextContent | ImageContent)[])
+display: boolean
+details?: unknown
+timestamp?: number
+}
+/**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "ModelList".
  */
@@ -690,14 +732,15 @@ total: number
 }
 /**
  * How full the model's context window is: the last request's reported size plus estimates.
+ * `tokens` and `percent` are null right after a compaction, until the next reply reports them.
  * 
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "ContextUsage".
  */
 export interface ContextUsage {
-tokens: number
+tokens: (number | null)
 contextWindow: number
-percent: number
+percent: (number | null)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -756,7 +799,7 @@ id: string
 parentId: (string | null)
 type: string
 timestamp: string
-message?: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)
+message?: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage)
 summary?: string
 firstKeptEntryId?: string
 tokensBefore?: number
@@ -872,7 +915,7 @@ type: "agent_start"
  */
 export interface AgentEnd {
 type: "agent_end"
-messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)[]
+messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage)[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -896,7 +939,7 @@ toolResults: ToolResultMessage[]
  */
 export interface MessageStart {
 type: "message_start"
-message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)
+message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1021,7 +1064,7 @@ usage: Usage
  */
 export interface MessageEnd {
 type: "message_end"
-message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage)
+message: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1153,9 +1196,7 @@ reason: ("manual" | "overflow" | "threshold")
 export interface CompactionEnd {
 type: "compaction_end"
 reason: ("manual" | "overflow" | "threshold")
-result?: {
-[k: string]: unknown
-}
+result?: unknown
 aborted?: boolean
 willRetry?: boolean
 errorMessage?: string

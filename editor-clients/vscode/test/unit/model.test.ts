@@ -135,6 +135,22 @@ describe("launch", () => {
 });
 
 describe("chatFromMessages", () => {
+  test("a compacted session shows its summary, then the turns it kept", () => {
+    const chat = chatFromMessages([
+      { role: "compactionSummary", summary: "## Goal\nGreet everyone", tokensBefore: 12345, timestamp: 1 },
+      { role: "user", content: [{ type: "text", text: "next" }], timestamp: 2 },
+      { role: "custom", customType: "todo", content: "shown note", display: true, timestamp: 3 },
+      { role: "custom", customType: "state", content: "hidden", display: false, timestamp: 4 },
+    ]);
+    assert.deepEqual(
+      chat.items.map((item) =>
+        item.kind === "notice" || item.kind === "user" ? `${item.kind}: ${item.text}`
+        : item.kind === "assistant" ? `assistant: ${item.blocks.map((b) => (b.kind === "toolCall" ? "" : b.text)).join("")}`
+        : item.kind),
+      ["notice: Earlier conversation summarised (12,345 tokens)", "assistant: ## Goal\nGreet everyone", "user: next", "user: shown note"],
+    );
+  });
+
   test("a stored bash execution shows as the user's command and its output", () => {
     const chat = chatFromMessages([
       { role: "bashExecution", command: "ls", output: "a.txt\n", exitCode: 0, cancelled: false, truncated: false, timestamp: 1 },
