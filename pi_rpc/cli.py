@@ -254,6 +254,7 @@ def build_session_config(
         tools=create_tool_definitions(selection.registered(), files, withheld_env=withheld_env, processes=processes),
         files=files,
         processes=processes,
+        withheld_env=withheld_env,
         approval_policy=policy or "auto",
         approval_policy_configured=policy is not None,
         approval_rules=rules,

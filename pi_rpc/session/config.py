@@ -19,6 +19,7 @@ from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import McpServerConfig
 from pi_rpc.tools.process import ProcessTable
+from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
 
 
 @dataclass
@@ -79,6 +80,10 @@ class SessionConfig:
     # What the shell and ripgrep tools leave running belongs to the session: the tools must have
     # been made with it. A daemon makes it in its ProcessTables (`new_table`), so its way out kills it.
     processes: ProcessTable = field(default_factory=ProcessTable)
+    # The daemon's variables its shell tools' children do not get (provider keys unless the user
+    # opted in, spec 9.7); the tools in `tools` were made with it, and tools made again (an ACP
+    # session's) must be too.
+    withheld_env: frozenset[str] = PROVIDER_KEY_VARS
     # Approvals (pi_rpc/session/approvals.py): the policy until a client sets one, and the rules.
     approval_policy: ApprovalPolicy = "auto"
     # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.

@@ -356,7 +356,9 @@ class AcpAgent:
             cwd=folder,
             files=files,
             processes=processes,
-            tools=create_tool_definitions(list(self.config.tools), files, processes=processes),
+            tools=create_tool_definitions(
+                list(self.config.tools), files, withheld_env=self.config.withheld_env, processes=processes
+            ),
             approval_rules=ApprovalRules(allow=list(rules.allow), deny=list(rules.deny)),
         )
         return AgentSession(config, self.tasks)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -235,3 +236,31 @@ def test_prompt_blocks_become_text_context_and_images() -> None:
         prompt == 'explain @file:///ws/a.py @file:///ws/b.py\n\n<context ref="file:///ws/b.py">\nprint(1)\n</context>'
     )
     assert images == [ImageContent(data="aGk=", mime_type="image/png")]
+
+
+ENV_SCRIPT = script(reply("^env", [tool_call("bash", command="env")], [{"text": "done"}]))
+
+
+async def tool_output_of_env(workspace: Path, config: SessionConfig) -> str:
+    editor = Editor()
+    async with acp_agent(config, editor) as agent:
+        session = await agent.new_session(cwd=str(workspace))
+        await agent.prompt(session_id=session.session_id, prompt=text("env"))
+    return json.dumps(editor.updates(session.session_id))
+
+
+@pytest.mark.parametrize("passed", [False, True])
+async def test_an_acp_sessions_tools_get_the_daemons_choice_of_withheld_keys(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, passed: bool
+) -> None:
+    """Each ACP session makes its tools anew: they must withhold what the daemon withholds (a
+    models.json provider's key variable too) and pass what the user opted to pass (spec 9.7). They
+    used to fall back to the built-in providers' list, leaking the one and withholding the other."""
+    monkeypatch.setenv("LOCAL_LLM_KEY", "local-key-1a2b3c4d5e")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-5a4b3c2d1e")
+    monkeypatch.setenv("UNRELATED_SETTING", "visible")
+    withheld = frozenset() if passed else frozenset({"LOCAL_LLM_KEY", "OPENAI_API_KEY"})
+    seen = await tool_output_of_env(workspace, session_config(workspace, ENV_SCRIPT, withheld_env=withheld))
+    assert "UNRELATED_SETTING=visible" in seen
+    shown = [name for name in ("LOCAL_LLM_KEY", "OPENAI_API_KEY") if f"{name}=" in seen]
+    assert shown == (["LOCAL_LLM_KEY", "OPENAI_API_KEY"] if passed else [])
