@@ -1,10 +1,10 @@
 // The official TypeScript ACP SDK's client driving `pi-rpc --mode acp` over real pipes.
-// argv: <python> <workspace> <script.json> <mcp-server.py>. Prints one JSON object: what the
+// argv: <python> <workspace> <script.json> <mcp-server.py> <its PI_RPC_TEST_MCP marker>. Prints one JSON object: what the
 // client saw through the SDK (which validates every agent message it parses) and every raw line.
 import { spawn } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
 
-const [python, workspace, script, mcpServer] = process.argv.slice(2);
+const [python, workspace, script, mcpServer, mcpMarker] = process.argv.slice(2);
 const child = spawn(python, ["-m", "pi_rpc", "--mode", "acp", "--cwd", workspace, "--script", script,
   "--tools", "read,bash,edit,write,grep"], { stdio: ["pipe", "pipe", "ignore"] });
 
@@ -57,7 +57,8 @@ await app.connectWith(stream, async (ctx) => {
   });
   const session = await ctx.request(acp.methods.agent.session.new, {
     cwd: workspace,
-    mcpServers: [{ name: "testkit", command: python, args: [mcpServer, "stdio"], env: [] }],
+    mcpServers: [{ name: "testkit", command: python, args: [mcpServer, "stdio"],
+      env: [{ name: "PI_RPC_TEST_MCP", value: mcpMarker }] }],
   });
   seen.session = session;
   const prompt = async (text) => ctx.request(acp.methods.agent.session.prompt,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.acp_clients.schema_check import AgentMessages
-from tests.mcp.servers import SERVER, server_pids
+from tests.mcp.servers import SERVER, server_marker, server_pids
 from tests.node_packages import ACP_CLIENTS, ensure_installed
 
 from .conftest import SCRIPTS, daemon_env
@@ -55,7 +55,15 @@ def assert_valid(received: list[Json], sent: list[Json]) -> None:
 
 def test_typescript_sdk_client(npm_clients: Path, workspace: Path, tmp_path: Path, script: Path) -> None:
     run = subprocess.run(
-        ["node", str(npm_clients / "sdk_client.mjs"), sys.executable, str(workspace), str(script), str(SERVER)],
+        [
+            "node",
+            str(npm_clients / "sdk_client.mjs"),
+            sys.executable,
+            str(workspace),
+            str(script),
+            str(SERVER),
+            server_marker("testkit"),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -83,7 +91,16 @@ def test_acpx_cli_client(npm_clients: Path, workspace: Path, tmp_path: Path, scr
     config = tmp_path / "mcp.json"
     config.write_text(
         json.dumps(
-            {"mcpServers": [{"name": "testkit", "command": sys.executable, "args": [str(SERVER), "stdio"], "env": []}]}
+            {
+                "mcpServers": [
+                    {
+                        "name": "testkit",
+                        "command": sys.executable,
+                        "args": [str(SERVER), "stdio"],
+                        "env": [{"name": "PI_RPC_TEST_MCP", "value": server_marker("testkit")}],
+                    }
+                ]
+            }
         )
     )
     agent = f"{sys.executable} -m pi_rpc --mode acp --cwd {workspace} --script {script}"
@@ -117,6 +134,7 @@ def test_acpx_cli_client(npm_clients: Path, workspace: Path, tmp_path: Path, scr
     assert end["content"] == [{"type": "content", "content": {"type": "text", "text": "HELLO"}}]
     assert any(m.get("result", {}).get("stopReason") == "end_turn" for m in received)
     assert_valid(received, sent)
+    assert server_pids("testkit") == []  # the daemon stopped the server it started
 
 
 # What a client sends (requests and notifications); every other method is the agent's.

@@ -16,16 +16,24 @@ from pi_rpc.tools.mcp_config import McpServerConfig
 SERVER = Path(__file__).parent / "server.py"
 
 
+def server_marker(name: str) -> str:
+    """What the test server configured as `name` by this test process carries in its environment:
+    the process id tells it apart from the servers of tests running beside it (xdist workers)."""
+    return f"{name}@{os.getpid()}"
+
+
 def stdio_config(name: str = "testkit") -> McpServerConfig:
-    # The name in its environment tells its process apart (server_pid).
     return McpServerConfig(
-        name=name, command=sys.executable, args=[str(SERVER), "stdio"], env={"PI_RPC_TEST_MCP": name}
+        name=name,
+        command=sys.executable,
+        args=[str(SERVER), "stdio"],
+        env={"PI_RPC_TEST_MCP": server_marker(name)},
     )
 
 
 def server_pids(name: str) -> list[int]:
-    """Live processes of the stdio test server configured as `name`."""
-    marker = f"PI_RPC_TEST_MCP={name}".encode()
+    """Live processes of the stdio test server this test process configured as `name`."""
+    marker = f"PI_RPC_TEST_MCP={server_marker(name)}".encode()
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
