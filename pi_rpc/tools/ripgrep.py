@@ -16,7 +16,6 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 
 import anyio
 import anyio.abc
@@ -44,6 +43,8 @@ def _runnable(path: str) -> bool:
 
 def wheel_rg() -> str | None:
     """The binary the installed `ripgrep` distribution recorded, wherever its scripts went."""
+    from importlib import metadata  # about 1 MiB and 10 ms: only once grep or find first runs
+
     try:
         files = metadata.distribution("ripgrep").files or []
     except metadata.PackageNotFoundError:
