@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pi_rpc.ai.types import THINKING_LEVELS
 from pi_rpc.pi_args import PiExtras, split_pi_argv
-from pi_rpc.session.store import SessionSummary, list_all_sessions, list_sessions
+from pi_rpc.session.store import SessionRoot, SessionSummary, list_all_sessions, list_sessions
 
 PI_MODES = ("pi", "rpc")
 PRINT_MODES = ("text", "json")
@@ -31,7 +31,12 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
     pi = parser.add_argument_group(
         "Pi's flags", "accepted so that clients written for `pi --mode rpc` start this daemon unchanged"
     )
-    pi.add_argument("--session-dir", help="root folder of the session files (default: the user data folder)")
+    pi.add_argument(
+        "--session-dir",
+        help="the folder session files are kept in, every workspace's together, as Pi keeps them there "
+        "(else $PI_CODING_AGENT_SESSION_DIR, else settings.json sessionDir; default: a folder per "
+        "workspace in the user data folder)",
+    )
     pi.add_argument(
         "--session",
         metavar="PATH|ID",
@@ -210,7 +215,7 @@ def _by_id_prefix(sessions: list[SessionSummary], prefix: str) -> SessionSummary
     return next((summary for summary in sessions if summary.session_id.startswith(prefix)), None)
 
 
-def session_argument(argument: str, cwd: str, root: Path | None, *, fork: bool) -> Path:
+def session_argument(argument: str, cwd: str, root: SessionRoot | None, *, fork: bool) -> Path:
     """The file `--session` (or `--fork`) names, as Pi resolves it: a path as it is; else the
     newest session of this workspace whose id starts so, else of any workspace (which `--session`
     refuses: continuing it here would move it; `--fork` copies it)."""
@@ -231,7 +236,7 @@ def session_argument(argument: str, cwd: str, root: Path | None, *, fork: bool) 
     return Path(summary.path)
 
 
-def session_paths(args: argparse.Namespace, cwd: str, root: Path | None) -> tuple[Path | None, Path | None]:
+def session_paths(args: argparse.Namespace, cwd: str, root: SessionRoot | None) -> tuple[Path | None, Path | None]:
     """(the session to continue, or to be kept at a new path; the session to fork) the command
     line names."""
     if args.fork:

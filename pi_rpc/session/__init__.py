@@ -51,15 +51,18 @@ if TYPE_CHECKING:
         resolve_default_tools,
         save_workspace_allow_rule,
         settings_paths,
-        with_workspace_model_settings,
+        with_workspace_settings,
         workspace_settings_path,
     )
     from pi_rpc.session.store import (
+        SessionRoot,
         SessionSummary,
+        chosen_session_root,
         list_all_sessions,
         list_sessions,
         load_session,
         private_workspace_subfolder,
+        sessions_folder,
         sessions_root,
     )
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
@@ -92,6 +95,7 @@ __all__ = [
     "SessionEntries",
     "SessionEntry",
     "SessionNotFoundError",
+    "SessionRoot",
     "SessionState",
     "SessionStats",
     "SessionSummary",
@@ -102,6 +106,7 @@ __all__ = [
     "ToolInfo",
     "UserBashError",
     "choose_model",
+    "chosen_session_root",
     "demo_script_path",
     "first_prompt_steps",
     "list_all_sessions",
@@ -118,11 +123,12 @@ __all__ = [
     "run_warm_up",
     "save_workspace_allow_rule",
     "session_html",
+    "sessions_folder",
     "sessions_root",
     "settings_paths",
     "starting_model",
     "summary_heading",
-    "with_workspace_model_settings",
+    "with_workspace_settings",
     "workspace_settings_path",
 ]
 
