@@ -256,17 +256,18 @@ def export_session(source: str, output: str | None) -> str:
     """`--export FILE [OUTPUT]`: the stored session as an HTML page (default
     `pi-session-{file name}.html` here, as Pi names it); returns where it was written."""
     from pi_rpc.session.export_html import session_html
-    from pi_rpc.session.store import load_session
+    from pi_rpc.session.store import load_entries
 
     path = Path(source)
     if not path.is_file():
         raise SessionArgumentError(f"File not found: {source}")
     try:
-        header, messages = load_session(path)
+        header, entries = load_entries(path)
     except (OSError, ValueError, IndexError) as exc:
         raise SessionArgumentError(f"{source}: not a session file ({exc})") from exc
     target = Path(output or f"pi-session-{path.stem}.html")
-    target.write_text(session_html(f"pi-rpc session {header.id}", messages), encoding="utf-8")
+    page = session_html(f"pi-rpc session {header.id}", entries, session_id=header.id, started=header.timestamp)
+    target.write_text(page, encoding="utf-8")
     return str(target)
 
 

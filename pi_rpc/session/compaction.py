@@ -209,8 +209,8 @@ def should_compact(tokens: int, context_window: int, settings: CompactionSetting
 
 
 def summary_heading(message: CompactionSummaryMessage) -> str:
-    """How a transcript shown to the user names the place where a compaction summarised the
-    turns before it (an exported page, an ACP client's replay)."""
+    """How an ACP client's replay of a loaded session names the place where a compaction
+    summarised the turns before it (an exported page uses Pi's words, session/export_html.py)."""
     return f"Earlier conversation summarised ({message.tokens_before:,} tokens)"
 
 

@@ -403,12 +403,18 @@ def load_entries(path: Path) -> tuple[SessionHeader, SessionEntries]:
     return header, SessionEntries.numbered(messages)
 
 
-def _recorded_cwd(path: Path) -> str | None:
+def read_header(path: Path) -> SessionHeader | None:
+    """The header of the session file at `path`; None when it has none that can be read."""
     try:
         with open(path, "rb") as source:
-            return _decode_header(source.readline()).cwd
+            return _decode_header(source.readline())
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
+
+
+def _recorded_cwd(path: Path) -> str | None:
+    header = read_header(path)
+    return header.cwd if header is not None else None
 
 
 def _session_files(cwd: str, root: SessionRoot | None, pattern: str) -> Iterator[Path]:
