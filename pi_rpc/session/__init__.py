@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         RuleError,
         parse_rules,
     )
-    from pi_rpc.session.compaction import CompactionError, CompactionResult, summary_heading
+    from pi_rpc.session.compaction import CompactionError, CompactionResult, estimated_tokens, summary_heading
     from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
     from pi_rpc.session.export_html import session_html
     from pi_rpc.session.models import (
@@ -108,6 +108,7 @@ __all__ = [
     "choose_model",
     "chosen_session_root",
     "demo_script_path",
+    "estimated_tokens",
     "first_prompt_steps",
     "list_all_sessions",
     "list_sessions",
