@@ -8,7 +8,6 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 
 import anyio
 from msgspec import UNSET
@@ -44,8 +43,9 @@ from pi_rpc.session.settings import (
     load_workspace_permissions,
     resolve_default_tools,
     save_workspace_allow_rule,
-    with_workspace_model_settings,
+    with_workspace_settings,
 )
+from pi_rpc.session.store import chosen_session_root
 from pi_rpc.session.warm_up import first_prompt_steps
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import servers_from_settings
@@ -209,10 +209,12 @@ def build_session_config(
         raise ModelSetupError(f"--cwd {cwd} is not a directory")
     for name in unknown_tool_names([*(args.tools or []), *args.exclude_tools]):
         _log.warning("Unknown tool %r ignored", name)
-    settings = with_workspace_model_settings(load_settings(), cwd)
+    settings = with_workspace_settings(load_settings(), cwd)
     default_tools = None if settings.default_tools is UNSET else resolve_default_tools(settings.default_tools)
     selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
-    session_root = Path(os.path.abspath(os.path.expanduser(args.session_dir))) if args.session_dir else None
+    session_root = chosen_session_root(
+        args.session_dir, None if settings.session_dir is UNSET else settings.session_dir, cwd
+    )
     try:
         resume_from, fork_from = session_paths(args, cwd, session_root)
     except SessionArgumentError as exc:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pi_rpc.ai.types import THINKING_LEVELS
 from pi_rpc.pi_args import PiExtras, split_pi_argv
-from pi_rpc.session.store import SessionSummary, list_all_sessions, list_sessions
+from pi_rpc.session.store import SessionRoot, SessionSummary, list_all_sessions, list_sessions
 
 PI_MODES = ("pi", "rpc")
 PRINT_MODES = ("text", "json")
@@ -31,7 +31,12 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
     pi = parser.add_argument_group(
         "Pi's flags", "accepted so that clients written for `pi --mode rpc` start this daemon unchanged"
     )
-    pi.add_argument("--session-dir", help="root folder of the session files (default: the user data folder)")
+    pi.add_argument(
+        "--session-dir",
+        help="the folder session files are kept in, every workspace's together, as Pi keeps them there "
+        "(else $PI_CODING_AGENT_SESSION_DIR, else settings.json sessionDir; default: a folder per "
+        "workspace in the user data folder)",
+    )
     pi.add_argument(
         "--session",
         metavar="PATH|ID",
@@ -210,7 +215,7 @@ def _by_id_prefix(sessions: list[SessionSummary], prefix: str) -> SessionSummary
     return next((summary for summary in sessions if summary.session_id.startswith(prefix)), None)
 
 
-def session_argument(argument: str, cwd: str, root: Path | None, *, fork: bool) -> Path:
+def session_argument(argument: str, cwd: str, root: SessionRoot | None, *, fork: bool) -> Path:
     """The file `--session` (or `--fork`) names, as Pi resolves it: a path as it is; else the
     newest session of this workspace whose id starts so, else of any workspace (which `--session`
     refuses: continuing it here would move it; `--fork` copies it)."""
@@ -231,7 +236,7 @@ def session_argument(argument: str, cwd: str, root: Path | None, *, fork: bool) 
     return Path(summary.path)
 
 
-def session_paths(args: argparse.Namespace, cwd: str, root: Path | None) -> tuple[Path | None, Path | None]:
+def session_paths(args: argparse.Namespace, cwd: str, root: SessionRoot | None) -> tuple[Path | None, Path | None]:
     """(the session to continue, or to be kept at a new path; the session to fork) the command
     line names."""
     if args.fork:
@@ -251,17 +256,18 @@ def export_session(source: str, output: str | None) -> str:
     """`--export FILE [OUTPUT]`: the stored session as an HTML page (default
     `pi-session-{file name}.html` here, as Pi names it); returns where it was written."""
     from pi_rpc.session.export_html import session_html
-    from pi_rpc.session.store import load_session
+    from pi_rpc.session.store import load_entries
 
     path = Path(source)
     if not path.is_file():
         raise SessionArgumentError(f"File not found: {source}")
     try:
-        header, messages = load_session(path)
+        header, entries = load_entries(path)
     except (OSError, ValueError, IndexError) as exc:
         raise SessionArgumentError(f"{source}: not a session file ({exc})") from exc
     target = Path(output or f"pi-session-{path.stem}.html")
-    target.write_text(session_html(f"pi-rpc session {header.id}", messages), encoding="utf-8")
+    page = session_html(f"pi-rpc session {header.id}", entries, session_id=header.id, started=header.timestamp)
+    target.write_text(page, encoding="utf-8")
     return str(target)
 
 

@@ -163,6 +163,8 @@ class Agent:
 
         def emit(event: AgentEvent) -> None:
             seen.note(event)
+            if isinstance(event, AgentEnd) and config.will_retry is not None:
+                event.will_retry = config.will_retry(event.messages)
             if isinstance(event, MessageStart) and id(event.message) in self._delivering:
                 self._delivering.discard(id(event.message))
                 self._queue_changed()

@@ -8,7 +8,7 @@ so an event is on its way before the next await can be cancelled.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -66,6 +66,9 @@ class LoopConfig:
     should_stop_after_turn: Callable[[], bool] | None = None
     # The session around each tool call (cwd, model, ids), read when the call runs.
     tool_context: Callable[[], ToolCallContext] = field(default=lambda: ToolCallContext(cwd=os.getcwd()))
+    # Whether a run that ended with these new messages is retried after its agent_end (Pi mode's
+    # retries between runs): the agent_end says so. None: it says nothing.
+    will_retry: Callable[[Sequence[Message]], bool] | None = None
 
 
 async def run_loop(

@@ -183,6 +183,8 @@ class AgentStart(Wire, tag_field="type", tag="agent_start"):
 
 class AgentEnd(Wire, tag_field="type", tag="agent_end"):
     messages: list[Message]
+    # Pi mode: whether the run is retried after this (Pi's `willRetry`; `LoopConfig.will_retry`).
+    will_retry: bool | UnsetType = UNSET
 
 
 class TurnStart(Wire, tag_field="type", tag="turn_start"):

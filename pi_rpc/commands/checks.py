@@ -22,8 +22,14 @@ import platformdirs
 import pi_rpc
 from pi_rpc.ai.config import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, no_model_message
 from pi_rpc.session.approvals import RuleError, parse_rules
-from pi_rpc.session.settings import SettingsError, load_settings, settings_paths, workspace_settings_path
-from pi_rpc.session.store import sessions_root
+from pi_rpc.session.settings import (
+    SettingsError,
+    load_settings,
+    settings_paths,
+    with_workspace_settings,
+    workspace_settings_path,
+)
+from pi_rpc.session.store import chosen_session_root, sessions_folder
 from pi_rpc.tools.ripgrep import locate_rg, wheel_rg
 
 Status = Literal["ok", "info", "warn", "fail"]
@@ -132,6 +138,16 @@ def check_settings_file(cwd: str) -> Iterator[Check]:
         yield Check("ok", label, f"{where}: valid")
 
 
+def sessions_folder_of(cwd: str) -> Path:
+    """Where a daemon started in `cwd` without `--session-dir` keeps its sessions (a settings
+    file that cannot be read is reported by its own check)."""
+    try:
+        setting = with_workspace_settings(load_settings(), cwd).session_dir
+    except SettingsError:
+        setting = None
+    return sessions_folder(chosen_session_root(None, setting or None, cwd))
+
+
 def check_keys(registry: ModelRegistry) -> Iterator[Check]:
     """Each provider's key by the name of what holds it; never the value."""
     providers = list(dict.fromkeys(model.provider for model in registry.all()))
@@ -217,6 +233,6 @@ def offline_checks(cwd: str) -> Iterator[Check]:
     yield from check_settings_file(cwd)
     if registry is not None:
         yield from check_keys(registry)
-    yield check_folder("sessions folder", sessions_root(), private=True)
+    yield check_folder("sessions folder", sessions_folder_of(cwd), private=True)
     yield check_ripgrep()
     yield from check_programs()

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         RuleError,
         parse_rules,
     )
-    from pi_rpc.session.compaction import CompactionError, CompactionResult, summary_heading
+    from pi_rpc.session.compaction import CompactionError, CompactionResult, estimated_tokens, summary_heading
     from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
     from pi_rpc.session.export_html import session_html
     from pi_rpc.session.models import (
@@ -51,15 +51,19 @@ if TYPE_CHECKING:
         resolve_default_tools,
         save_workspace_allow_rule,
         settings_paths,
-        with_workspace_model_settings,
+        with_workspace_settings,
         workspace_settings_path,
     )
     from pi_rpc.session.store import (
+        SessionRoot,
         SessionSummary,
+        chosen_session_root,
         list_all_sessions,
         list_sessions,
+        load_entries,
         load_session,
         private_workspace_subfolder,
+        sessions_folder,
         sessions_root,
     )
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
@@ -92,6 +96,7 @@ __all__ = [
     "SessionEntries",
     "SessionEntry",
     "SessionNotFoundError",
+    "SessionRoot",
     "SessionState",
     "SessionStats",
     "SessionSummary",
@@ -102,10 +107,13 @@ __all__ = [
     "ToolInfo",
     "UserBashError",
     "choose_model",
+    "chosen_session_root",
     "demo_script_path",
+    "estimated_tokens",
     "first_prompt_steps",
     "list_all_sessions",
     "list_sessions",
+    "load_entries",
     "load_session",
     "load_settings",
     "load_workspace_permissions",
@@ -118,11 +126,12 @@ __all__ = [
     "run_warm_up",
     "save_workspace_allow_rule",
     "session_html",
+    "sessions_folder",
     "sessions_root",
     "settings_paths",
     "starting_model",
     "summary_heading",
-    "with_workspace_model_settings",
+    "with_workspace_settings",
     "workspace_settings_path",
 ]
 

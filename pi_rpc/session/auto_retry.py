@@ -8,12 +8,16 @@ a wait of `base * 2**(attempt-1)` ms, and the run goes on without a new prompt (
 that does not fail is followed, at its `message_end`, by `auto_retry_end {success: true,
 attempt}`; when the last attempt fails too, `auto_retry_end {success: false, attempt,
 finalError}`; an abort during the wait (`abort`, `abort_retry`) ends it with `finalError: "Retry
-cancelled"`. A request refused for its size is not retried: compaction handles it.
+cancelled"`. A request refused for its size is not retried: compaction handles it. Every
+`agent_end` says whether the run is retried after it (`willRetry`, as newest Pi sends it): its
+last reply failed for a passing reason and attempts are left (`RetrySeries`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import anyio
 
@@ -46,16 +50,33 @@ def is_passing_failure(message: Message | None) -> bool:
     return not is_context_overflow(message.error_message) and bool(_PASSING.search(message.error_message))
 
 
+@dataclass
+class RetrySeries:
+    """The attempts made since the last reply that did not fail (Pi's `_retryAttempt`), out of
+    `max_attempts`: whether a run that just ended is retried is known at its `agent_end`."""
+
+    max_attempts: int
+    attempt: int = 0
+
+    def will_retry(self, new_messages: Sequence[Message]) -> bool:
+        """Whether a run whose new messages are these is retried (Pi's `_willRetryAfterAgentEnd`:
+        the run's last reply, attempts left; the retries being on is the caller's to check)."""
+        last = next((m for m in reversed(new_messages) if isinstance(m, AssistantMessage)), None)
+        return is_passing_failure(last) and self.attempt < self.max_attempts
+
+
 async def retry_failed_run(
-    agent: Agent, control: RunControl, config: LoopConfig, max_attempts: int, base_ms: int
+    agent: Agent, control: RunControl, config: LoopConfig, series: RetrySeries, base_ms: int
 ) -> list[Message]:
-    """Run again, up to `max_attempts` times, while the last reply failed for a passing reason;
-    the new messages of the runs made."""
+    """Run again, up to `series.max_attempts` times, while the last reply failed for a passing
+    reason; the new messages of the runs made. `series` counts the attempts as they are made
+    (`config.will_retry` reads it at each `agent_end`) and is back at 0 on return."""
     made: list[Message] = []
-    attempt = 0
+    max_attempts = series.max_attempts
     while not control.aborted and is_passing_failure(last := agent.messages[-1] if agent.messages else None):
         assert isinstance(last, AssistantMessage) and isinstance(last.error_message, str)
-        attempt += 1
+        series.attempt += 1
+        attempt = series.attempt
         if attempt > max_attempts:
             agent.emit(AutoRetryEnd(success=False, attempt=attempt - 1, final_error=last.error_message))
             break
@@ -80,6 +101,7 @@ async def retry_failed_run(
             message = event.message if isinstance(event, MessageEnd) else None
             if not announced and isinstance(message, AssistantMessage) and message.stop_reason != "error":
                 announced = True
+                series.attempt = 0  # a later failure, of this run too, starts a new series, as in Pi
                 agent.emit(AutoRetryEnd(success=True, attempt=attempt))
 
         stop_listening = agent.subscribe(announce_success)
@@ -87,6 +109,5 @@ async def retry_failed_run(
             made += await agent.run(control, [], config)
         finally:
             stop_listening()
-        if announced:  # a later failure of this run starts a new series of attempts, as in Pi
-            attempt = 0
+    series.attempt = 0
     return made

@@ -188,7 +188,12 @@ def context_tokens(messages: Sequence[Message]) -> int:
         reply = messages[index]
         assert isinstance(reply, AssistantMessage)
         if reported := reported_tokens(reply):
-            return reported + sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return reported + estimated_tokens(messages[index + 1 :])
+    return estimated_tokens(messages)
+
+
+def estimated_tokens(messages: Sequence[Message]) -> int:
+    """The messages' size by Pi's estimate (a token per four characters), no reported usage read."""
     return sum(estimate_tokens(m) for m in messages)
 
 
@@ -209,8 +214,8 @@ def should_compact(tokens: int, context_window: int, settings: CompactionSetting
 
 
 def summary_heading(message: CompactionSummaryMessage) -> str:
-    """How a transcript shown to the user names the place where a compaction summarised the
-    turns before it (an exported page, an ACP client's replay)."""
+    """How an ACP client's replay of a loaded session names the place where a compaction
+    summarised the turns before it (an exported page uses Pi's words, session/export_html.py)."""
     return f"Earlier conversation summarised ({message.tokens_before:,} tokens)"
 
 

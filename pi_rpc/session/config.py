@@ -15,6 +15,7 @@ from pi_rpc.ai.types import Model, ThinkingLevel
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
 from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.session.resources import ResourceOptions
+from pi_rpc.session.store import SessionRoot
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.mcp_config import McpServerConfig
@@ -63,9 +64,10 @@ class SessionConfig:
     append_system_prompt: str | None = None
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
-    # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the user data dir.
+    # Keep each session's transcript on disk (pi_rpc/session/store.py); None root = the default one
+    # (`sessions_root`), a `SessionDir` = a folder the user chose, as Pi's `--session-dir`.
     persist: bool = True
-    session_root: Path | None = None
+    session_root: SessionRoot | None = None
     # A stored session to continue from the start (`--session`, `--continue`); a path with no
     # file yet is where the new session is kept (Pi's `--session` of a new file).
     resume_from: Path | None = None

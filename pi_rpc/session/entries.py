@@ -23,6 +23,7 @@ from pi_rpc.ai.types import AssistantMessage, Message, UserMessage, Wire, text_o
 from pi_rpc.session.pi_sessions import (
     branch_to,
     compaction_entry,
+    compaction_summary,
     context_entries,
     entry_message,
     message_head,
@@ -103,6 +104,16 @@ class SessionEntries:
     def _message_of(self, entry: Entry) -> Message | None:
         """The entry's message: the one in use, else read from the entry."""
         return self._messages.get(entry["id"]) or entry_message(entry)
+
+    def shown(self, every_branch: bool = False) -> list[tuple[Entry, Message | None]]:
+        """The branch's entries, first to last (with `every_branch`, every entry, in the order
+        written), each with the message a reader sees for it: a compaction's summary where it was
+        made, and nothing left out for a compaction (Pi's exported page shows them all)."""
+        chosen = self.entries.values() if every_branch else self.branch()
+        return [
+            (entry, compaction_summary(entry) if entry.get("type") == "compaction" else self._message_of(entry))
+            for entry in chosen
+        ]
 
     def latest_compaction(self) -> Entry | None:
         """The branch's newest compaction entry: the one its context starts from."""

@@ -8,6 +8,7 @@ Aborting a run first is the session's part: nothing here awaits.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from pi_rpc.agent.agent import Agent
@@ -23,6 +24,7 @@ from pi_rpc.session.store import (
     find_session_anywhere,
     list_sessions,
     open_session,
+    read_header,
 )
 
 
@@ -207,12 +209,24 @@ class SessionHistory:
         client's durable cursor. Raises `EntryNotOnBranchError` for a `since` not on the branch."""
         return self.entries.after(since, limit), self.entries.leaf
 
-    def export_html(self, output_path: str | None = None) -> str:
-        """Write the conversation as an HTML page (Pi's `export_html`); returns its absolute path.
-        Default: `pi-session-{id}.html` in the workspace."""
+    def export_html(
+        self, output_path: str | None = None, system_prompt: str | None = None, tools: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """Write the session as an HTML page (Pi's `export_html`): every entry of the branch, what
+        compactions summarised too, after the system prompt and the (name, description) of each
+        active tool. Returns its absolute path; default `pi-session-{id}.html` in the workspace."""
         path = Path(self._config.cwd, output_path or f"pi-session-{self.session_id}.html").resolve()
         title = self.session_name or f"pi-rpc session {self.session_id}"
-        path.write_text(session_html(title, self._agent.messages), encoding="utf-8")
+        header = read_header(self._file.path) if self._file is not None else None
+        page = session_html(
+            title,
+            self.entries,
+            session_id=self.session_id,
+            started=header.timestamp if header is not None else None,
+            system_prompt=system_prompt,
+            tools=tools,
+        )
+        path.write_text(page, encoding="utf-8")
         return str(path)
 
     def set_name(self, name: str) -> str:

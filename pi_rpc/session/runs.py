@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Literal, Protocol
 
 import anyio
@@ -27,7 +28,7 @@ from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import AgentSettled, CompactionEnd
 from pi_rpc.ai.types import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage
 from pi_rpc.ai.usage import add_usage
-from pi_rpc.session.auto_retry import retry_failed_run
+from pi_rpc.session.auto_retry import RetrySeries, retry_failed_run
 from pi_rpc.session.compaction import (
     CompactionError,
     CompactionReason,
@@ -112,6 +113,18 @@ class SessionRuns:
     def __init__(self, session: RunHost, tasks: anyio.abc.TaskGroup) -> None:
         self._session = session
         self._tasks = tasks
+        # Pi mode's retries between runs (session/auto_retry.py): the attempts of the current series.
+        self._retries = RetrySeries(session.config.retry_max)
+
+    def _loop_config(self) -> LoopConfig:
+        """The session's loop as it is now; in Pi mode each `agent_end` says whether the run is
+        retried after it (Pi's `willRetry`)."""
+        config = self._session.loop_config()
+        if not self._session.config.retry_after_run:
+            return config
+        return replace(
+            config, will_retry=lambda messages: self._session.auto_retry_enabled and self._retries.will_retry(messages)
+        )
 
     @property
     def is_streaming(self) -> bool:
@@ -187,11 +200,11 @@ class SessionRuns:
                 await self._check_compaction(control, last, before_prompt=True)
             accepted = True
             on_accepted()
-            new_messages = await agent.run(control, prompts, self._session.loop_config())
+            self._retries.attempt = 0
+            new_messages = await agent.run(control, prompts, self._loop_config())
             if self._session.config.retry_after_run and self._session.auto_retry_enabled:
-                config = self._session.config
                 new_messages += await retry_failed_run(
-                    agent, control, self._session.loop_config(), config.retry_max, config.retry_base_ms
+                    agent, control, self._loop_config(), self._retries, self._session.config.retry_base_ms
                 )
             aborted = control.aborted
             last = _last_reply(agent.messages)
@@ -234,7 +247,7 @@ class SessionRuns:
                 return []
             if before_prompt or control.aborted:
                 return []
-            retried = await session.agent.run(control, [], session.loop_config())
+            retried = await session.agent.run(control, [], self._loop_config())
             last = _last_reply(retried)
             if control.aborted or last is None:
                 return retried

@@ -249,7 +249,8 @@ class AgentSession:
         return result
 
     def export_html(self, output_path: str | None = None) -> str:
-        return self.history.export_html(output_path)
+        tools = [(name, self._definitions[name].description) for name in self._active]
+        return self.history.export_html(output_path, self.system_prompt, tools)
 
     def stats(self) -> SessionStats:
         messages = self.agent.messages

@@ -75,6 +75,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     default_thinking_level: str | UnsetType = UNSET  # read as text: newer Pi knows more levels
     # The models `cycle_model` walks when `--models` gives none (patterns, as `--models` takes).
     enabled_models: list[str] | UnsetType = UNSET
+    # Pi's folder for session files, when neither `--session-dir` nor a variable names one
+    # (pi_rpc/session/store.py, `chosen_session_root`).
+    session_dir: str | UnsetType = UNSET
 
 
 def skill_entries(settings: Settings) -> list[str]:
@@ -105,15 +108,16 @@ def load_settings(path: Path | None = None) -> Settings:
         raise SettingsError(f"{path}, {describe_decode_error(raw, exc)}") from exc
 
 
-def with_workspace_model_settings(settings: Settings, cwd: str) -> Settings:
-    """`settings` with the workspace's own default model, level and scope over the user's, as
-    Pi merges a project's `.pi/settings.json` (nothing else of that file is taken from it here)."""
+def with_workspace_settings(settings: Settings, cwd: str) -> Settings:
+    """`settings` with the workspace's own default model, level, scope and session folder over the
+    user's, as Pi merges a project's `.pi/settings.json` (nothing else of that file is taken from
+    it here)."""
     path = workspace_settings_path(cwd)
     if not path.is_file():
         return settings
     workspace = load_settings(path)
     merged = msgspec.structs.replace(settings)
-    for name in ("default_provider", "default_model", "default_thinking_level", "enabled_models"):
+    for name in ("default_provider", "default_model", "default_thinking_level", "enabled_models", "session_dir"):
         if getattr(workspace, name) is not UNSET:
             setattr(merged, name, getattr(workspace, name))
     return merged

@@ -1,7 +1,10 @@
 """Session persistence: one append-only JSON-lines file per session, as Pi keeps its sessions.
 
 `{data dir}/sessions/{workspace slug}-{hash}/{started}_{session id}.jsonl` (when a Pi client sets
-`PI_CODING_AGENT_DIR`: Pi's `$PI_CODING_AGENT_DIR/sessions/--{cwd}--/`), in Pi's format
+`PI_CODING_AGENT_DIR`: Pi's `$PI_CODING_AGENT_DIR/sessions/--{cwd}--/`); in a folder the user
+chose as Pi lets them choose one (`--session-dir`, `PI_CODING_AGENT_SESSION_DIR`, settings.json
+`sessionDir`: a `SessionDir`), the files of every workspace directly in it, as Pi writes them
+there, a workspace's own told apart by the cwd their header records. In Pi's format
 (pi_sessions.py): a header (`{"type": "session", "version": 3, ...}`), then the session's entries
 (entries.py), each appended as it is made: a message when it ends (Pi persists on `message_end`
 too), a compaction when it is done. Files of our first format (version 1: a message per line)
@@ -85,12 +88,50 @@ class SessionSummary(Wire, kw_only=True):
 _decode_header = msgspec.json.Decoder(SessionHeader).decode
 _decode_message = msgspec.json.Decoder(Message).decode
 
+# Pi's variable naming the folder its sessions are kept in (its `ENV_SESSION_DIR`).
+SESSION_DIR_VARIABLE = "PI_CODING_AGENT_SESSION_DIR"
+OUR_SESSION_DIR_VARIABLE = "PI_RPC_SESSION_DIR"
+
+
+@dataclass(frozen=True)
+class SessionDir:
+    """A folder holding session files directly, every workspace's side by side, as Pi keeps them
+    in a folder the user chose: a workspace's sessions are the files whose header records its cwd."""
+
+    path: Path
+
+
+# Where sessions are kept: a root holding a folder per workspace, or a folder the user chose.
+SessionRoot = Path | SessionDir
+
+
+def chosen_session_root(command_line: str | None, setting: str | None, cwd: str) -> SessionRoot | None:
+    """The folder the user chose, in Pi's order: `--session-dir`, then `PI_CODING_AGENT_SESSION_DIR`,
+    then (ours, a root of workspace folders) `PI_RPC_SESSION_DIR`, then settings.json `sessionDir`.
+    `~` is the home folder in each (newest Pi expands it in all three); a relative setting is
+    relative to the workspace (Pi's own folder when it runs), the others to where the daemon was
+    started. None: the default root (`sessions_root`)."""
+    if command_line:
+        return SessionDir(Path(command_line).expanduser().absolute())
+    if variable := os.environ.get(SESSION_DIR_VARIABLE):
+        return SessionDir(Path(variable).expanduser().absolute())
+    if os.environ.get(OUR_SESSION_DIR_VARIABLE):
+        return None
+    if setting:
+        return SessionDir(Path(cwd, Path(setting).expanduser()).absolute())
+    return None
+
+
+def sessions_folder(root: SessionRoot | None) -> Path:
+    """The folder every session file is kept under, for a report (`pi-rpc doctor`)."""
+    return root.path if isinstance(root, SessionDir) else root or sessions_root()
+
 
 def sessions_root() -> Path:
     """`PI_RPC_SESSION_DIR`; else, for a Pi client that names Pi's agent folder
     (`PI_CODING_AGENT_DIR`), Pi's own sessions folder, so Pi and pi-rpc see each other's sessions;
     else our user data folder."""
-    override = os.environ.get("PI_RPC_SESSION_DIR")
+    override = os.environ.get(OUR_SESSION_DIR_VARIABLE)
     if override:
         return Path(override)
     if os.environ.get(PI_AGENT_DIR_VARIABLE):
@@ -113,9 +154,12 @@ def _slug(cwd: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", cwd.strip("/")) or "root"
 
 
-def workspace_folder(cwd: str, root: Path | None = None) -> Path:
-    """The workspace's own folder: a readable slug (like Pi's `--path--` names) made unambiguous
-    by a hash of the exact path; in Pi's sessions folder, Pi's own name for it."""
+def workspace_folder(cwd: str, root: SessionRoot | None = None) -> Path:
+    """The folder the workspace's sessions are written to: under a root, its own folder, a readable
+    slug (like Pi's `--path--` names) made unambiguous by a hash of the exact path (in Pi's sessions
+    folder, Pi's own name for it); a chosen folder itself."""
+    if isinstance(root, SessionDir):
+        return root.path
     base = root or sessions_root()
     if base == pi_sessions_dir():  # Pi's folder keeps Pi's layout, so Pi finds the sessions there
         return base / pi_workspace_folder_name(cwd)
@@ -145,19 +189,22 @@ def _narrow(path: Path | int, mode: int) -> None:
         _log.warning("cannot make %s private: %s", path, exc)
 
 
-def _private_folder(folder: Path) -> None:
-    # The sessions root and the workspace folder are ours; folders above them are the user's.
-    folder.parent.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
-    _narrow(folder.parent, PRIVATE_FOLDER_MODE)
-    folder.mkdir(mode=PRIVATE_FOLDER_MODE, exist_ok=True)
+def _private_folder(folder: Path, root: SessionRoot | None) -> None:
+    # The sessions root and the workspace folder are ours, and so is a folder chosen for sessions;
+    # folders above them are the user's.
+    if not isinstance(root, SessionDir):
+        folder.parent.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
+        _narrow(folder.parent, PRIVATE_FOLDER_MODE)
+    folder.mkdir(mode=PRIVATE_FOLDER_MODE, parents=True, exist_ok=True)
     _narrow(folder, PRIVATE_FOLDER_MODE)
 
 
-def private_workspace_subfolder(cwd: str, name: str, root: Path | None = None) -> Path:
+def private_workspace_subfolder(cwd: str, name: str, root: SessionRoot | None = None) -> Path:
     """A folder of the workspace's own beside its sessions (the LSP mode's answers), private like
-    them; created when missing."""
+    them; created when missing. In a chosen folder, one every workspace shares (its files are named
+    uniquely)."""
     folder = workspace_folder(cwd, root)
-    _private_folder(folder)
+    _private_folder(folder, root)
     subfolder = folder / name
     subfolder.mkdir(mode=PRIVATE_FOLDER_MODE, exist_ok=True)
     _narrow(subfolder, PRIVATE_FOLDER_MODE)
@@ -246,7 +293,7 @@ class SessionFile:
         cls,
         cwd: str,
         session_id: str,
-        root: Path | None = None,
+        root: SessionRoot | None = None,
         *,
         parent_session: str | None = None,
         path: Path | None = None,
@@ -256,7 +303,7 @@ class SessionFile:
         started = datetime.datetime.now(datetime.UTC)
         if path is None:
             folder = workspace_folder(cwd, root)
-            _private_folder(folder)
+            _private_folder(folder, root)
             path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -356,17 +403,28 @@ def load_entries(path: Path) -> tuple[SessionHeader, SessionEntries]:
     return header, SessionEntries.numbered(messages)
 
 
-def _recorded_cwd(path: Path) -> str | None:
+def read_header(path: Path) -> SessionHeader | None:
+    """The header of the session file at `path`; None when it has none that can be read."""
     try:
         with open(path, "rb") as source:
-            return _decode_header(source.readline()).cwd
+            return _decode_header(source.readline())
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
 
 
-def _session_files(cwd: str, root: Path | None, pattern: str) -> Iterator[Path]:
-    """This workspace's files matching `pattern`, from its own folder and the legacy one."""
-    for folder in (workspace_folder(cwd, root), legacy_workspace_folder(cwd, root)):
+def _recorded_cwd(path: Path) -> str | None:
+    header = read_header(path)
+    return header.cwd if header is not None else None
+
+
+def _session_files(cwd: str, root: SessionRoot | None, pattern: str) -> Iterator[Path]:
+    """This workspace's files matching `pattern`, from its own folder and the legacy one (from a
+    chosen folder, those whose header records this cwd)."""
+    if isinstance(root, SessionDir):
+        folders = [root.path]
+    else:
+        folders = [workspace_folder(cwd, root), legacy_workspace_folder(cwd, root)]
+    for folder in folders:
         if not folder.is_dir():
             continue
         _narrow(folder, PRIVATE_FOLDER_MODE)
@@ -375,7 +433,7 @@ def _session_files(cwd: str, root: Path | None, pattern: str) -> Iterator[Path]:
                 yield path
 
 
-def find_session(cwd: str, session_id: str, root: Path | None = None) -> Path | None:
+def find_session(cwd: str, session_id: str, root: SessionRoot | None = None) -> Path | None:
     if not re.fullmatch(r"[A-Za-z0-9_-]+", session_id):
         return None  # ids are ours (hex); anything else, "../x" or "*", names no session
     # Escaped all the same: the pattern must only ever match this one id.
@@ -383,17 +441,23 @@ def find_session(cwd: str, session_id: str, root: Path | None = None) -> Path | 
     return matches[-1] if matches else None
 
 
-def list_sessions(cwd: str, root: Path | None = None) -> list[SessionSummary]:
+def list_sessions(cwd: str, root: SessionRoot | None = None) -> list[SessionSummary]:
     """Stored sessions of this workspace, newest first."""
     summaries = [summary for path in _session_files(cwd, root, "*.jsonl") if (summary := _summary(path)) is not None]
     return sorted(summaries, key=lambda s: s.modified, reverse=True)
 
 
-def list_all_sessions(root: Path | None = None) -> list[tuple[str, SessionSummary]]:
+def _every_session_file(root: SessionRoot | None, pattern: str) -> list[Path]:
+    """Every workspace's files matching `pattern`: in the workspace folders of a root, or directly
+    in a chosen folder."""
+    base, pattern = (root.path, pattern) if isinstance(root, SessionDir) else (root or sessions_root(), f"*/{pattern}")
+    return list(base.glob(pattern)) if base.is_dir() else []
+
+
+def list_all_sessions(root: SessionRoot | None = None) -> list[tuple[str, SessionSummary]]:
     """Every stored session of every workspace as (its recorded cwd, summary), newest first."""
     found: list[tuple[str, SessionSummary]] = []
-    base = root or sessions_root()
-    for path in base.glob("*/*.jsonl") if base.is_dir() else ():
+    for path in _every_session_file(root, "*.jsonl"):
         cwd = _recorded_cwd(path)
         summary = _summary(path) if cwd is not None else None
         if cwd is not None and summary is not None:
@@ -401,12 +465,11 @@ def list_all_sessions(root: Path | None = None) -> list[tuple[str, SessionSummar
     return sorted(found, key=lambda item: item[1].modified, reverse=True)
 
 
-def find_session_anywhere(session_id: str, root: Path | None = None) -> Path | None:
+def find_session_anywhere(session_id: str, root: SessionRoot | None = None) -> Path | None:
     """A stored session by id alone, whatever workspace recorded it."""
     if not re.fullmatch(r"[A-Za-z0-9_-]+", session_id):
         return None
-    base = root or sessions_root()
-    matches = sorted(base.glob(f"*/*_{glob.escape(session_id)}.jsonl"), key=lambda p: p.name) if base.is_dir() else []
+    matches = sorted(_every_session_file(root, f"*_{glob.escape(session_id)}.jsonl"), key=lambda p: p.name)
     return matches[-1] if matches else None
 
 

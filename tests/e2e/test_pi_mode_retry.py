@@ -67,6 +67,7 @@ def test_auto_retry_can_be_turned_off(loopback: Loopback, workspace: Path, tmp_p
     assert not any(line["type"].startswith("auto_retry") for line in lines)
     end = next(line for line in lines if line["type"] == "agent_end")
     assert end["messages"][-1]["stopReason"] == "error" and len(loopback.requests()) == 1
+    assert end["willRetry"] is False  # newest Pi's flag: no retry follows
 
 
 def test_a_failed_request_is_retried_by_default(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
@@ -93,6 +94,8 @@ def test_a_failed_request_is_retried_by_default(loopback: Loopback, workspace: P
         "agent_end",
     ]
     assert next(line for line in lines if line["type"] == "auto_retry_end")["success"] is True
+    # Newest Pi's `willRetry`: the failed run's agent_end says a retry follows, the last one not.
+    assert [line["willRetry"] for line in lines if line["type"] == "agent_end"] == [True, False]
     # The failed reply left the context: the model got the prompt again, not the error.
     assert len(loopback.requests()) == 2
 
@@ -104,3 +107,5 @@ def test_the_last_failed_attempt_ends_the_retries(loopback: Loopback, workspace:
     end = next(line for line in lines if line["type"] == "auto_retry_end")
     assert end["success"] is False and end["attempt"] == 3 and "busy" in end["finalError"]
     assert sum(line["type"] == "agent_end" for line in lines) == 4 and len(loopback.requests()) == 4
+    # Every failed attempt but the last says a retry follows.
+    assert [line["willRetry"] for line in lines if line["type"] == "agent_end"] == [True, True, True, False]

@@ -298,6 +298,7 @@ class AcpAgent:
                         session_update="config_option_update", config_options=[*config_options(session)]
                     ),
                     info_update(session),  # `/name` retitles the session
+                    *([usage] if (usage := usage_update(session)) is not None else []),  # `/compact` shrinks it
                 ],
             )
             return PromptResponse(stop_reason="end_turn")

@@ -6,7 +6,8 @@ import datetime
 
 from acp.schema import Cost, SessionInfoUpdate, UsageUpdate
 
-from pi_rpc.ai.types import AssistantMessage, UserMessage, text_of
+from pi_rpc.ai.types import UserMessage, text_of
+from pi_rpc.session.compaction import estimated_tokens
 from pi_rpc.session.session import AgentSession
 
 TITLE_MAX_CHARS = 200  # the length session/list gives a title too (session/store.py)
@@ -26,16 +27,18 @@ def info_update(session: AgentSession) -> SessionInfoUpdate:
 
 
 def usage_update(session: AgentSession) -> UsageUpdate | None:
-    """Tokens in the context after the last model request, of the model's window; the session's cost."""
-    model = session.model
-    if model is None:
+    """The context's size of the model's window, as the session's stats count it (the last reply's
+    reported context, estimates for what followed), and the session's cost. Right after a
+    compaction the stats know no size until a reply reports one; ACP's `used` is a count that
+    cannot be null, and the last reply's would be the size before the compaction, so it is the
+    estimate of the compacted context then (the one Pi's compaction reports as its result's size)."""
+    context = session.context_usage()
+    if context is None:
         return None
-    last = next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
-    usage = last.usage if last is not None else None
-    used = usage.input + usage.cache_read + usage.cache_write + usage.output if usage is not None else 0
+    used = context.tokens if context.tokens is not None else estimated_tokens(session.messages)
     return UsageUpdate(
         session_update="usage_update",
         used=used,
-        size=model.context_window,
+        size=context.context_window,
         cost=Cost(amount=session.stats().cost, currency="USD"),
     )

@@ -2,7 +2,8 @@
 
 Commands are JSON lines tagged by `type`; every response is
 `{id?, type: "response", command, success, data? | error?}`. Every command of Pi's npm release
-0.73.1 is here, and newer Pi's `get_entries` and `get_tree`.
+0.73.1 is here, and newer Pi's `get_entries`, `get_tree`, `get_available_thinking_levels` and
+`clear_queue` (protocol/PROTOCOL.md lists them among what this mode sends differently).
 """
 
 from __future__ import annotations

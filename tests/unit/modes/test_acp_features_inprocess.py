@@ -13,7 +13,10 @@ import acp
 import pytest
 from acp.schema import SessionNotification
 
+from pi_rpc.session.compaction import CompactionSettings, estimated_tokens
+
 from ..session.helpers import reply, script, session_config
+from ..session.test_compaction_session import FILLER, NEAR, SUMMARY, used
 from .test_acp_agent import Editor, acp_agent, text
 
 pytestmark = pytest.mark.anyio
@@ -71,6 +74,49 @@ async def test_a_turn_ends_with_the_session_title_and_its_usage(workspace: Path)
     assert info["title"] == "list files" and info["updatedAt"]
     assert usage["size"] == 200000 and usage["used"] > 0
     assert usage["cost"] == {"amount": 0.0, "currency": "USD"}
+    assert_schema_exact(editor)
+
+
+def used_tokens(editor: Editor) -> list[int]:
+    return [u["used"] for u in editor.updates() if u["sessionUpdate"] == "usage_update"]
+
+
+COMPACTABLE = script(
+    SUMMARY,
+    reply("^one", [used(400), {"text": "r1"}]),
+    reply("^two", [used(1500), {"text": "r2"}]),
+    reply("^three", [used(300), {"text": "r3"}]),
+)
+
+
+async def test_after_slash_compact_the_usage_is_the_compacted_contexts_estimate(workspace: Path) -> None:
+    """The session's stats know no size right after a compaction; ACP's `used` cannot be null, so
+    it is the estimate of the compacted context, not the last reply's size from before it."""
+    editor = Editor()
+    config = session_config(workspace, COMPACTABLE, compaction=CompactionSettings(keep_recent_tokens=100))
+    async with acp_agent(config, editor) as agent:
+        session = await agent.new_session(cwd=str(workspace))
+        for prompt in (f"one {FILLER}", f"two {FILLER}", "/compact"):
+            await agent.prompt(session_id=session.session_id, prompt=text(prompt))
+        compacted = agent.sessions[session.session_id]
+        estimate = estimated_tokens(compacted.messages)
+        await agent.prompt(session_id=session.session_id, prompt=text("three"))
+    assert used_tokens(editor) == [401, 1501, estimate, 301]
+    assert 0 < estimate < 1501
+    assert_schema_exact(editor)
+
+
+async def test_after_an_automatic_compaction_the_usage_is_the_compacted_contexts_estimate(workspace: Path) -> None:
+    editor = Editor()
+    async with acp_agent(session_config(workspace, COMPACTABLE, compaction=NEAR), editor) as agent:
+        session = await agent.new_session(cwd=str(workspace))
+        for prompt in (f"one {FILLER}", f"two {FILLER}"):  # the second passes the threshold
+            await agent.prompt(session_id=session.session_id, prompt=text(prompt))
+        compacted = agent.sessions[session.session_id]
+        context = compacted.context_usage()
+        assert context is not None and context.tokens is None  # what the stats say right after it
+        estimate = estimated_tokens(compacted.messages)
+    assert used_tokens(editor) == [401, estimate] and estimate < 1501
     assert_schema_exact(editor)
 
 

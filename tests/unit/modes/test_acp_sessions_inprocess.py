@@ -12,6 +12,8 @@ import acp
 import anyio
 import pytest
 
+from pi_rpc.session.store import SessionDir
+
 from ..session.helpers import FOREVER, reply, script, session_config
 from .test_acp_agent import Editor, acp_agent, text
 
@@ -41,16 +43,22 @@ async def test_an_unprompted_session_is_listed_and_loaded_here_and_after_a_resta
         assert answer.stop_reason == "end_turn"
 
 
+@pytest.mark.parametrize("chosen_folder", [False, True], ids=["workspace-folders", "session-dir"])
 async def test_list_without_cwd_shows_every_workspace_and_a_session_loads_in_its_own(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, chosen_folder: bool
 ) -> None:
+    """In a root of workspace folders and in a folder chosen as Pi's `--session-dir`, where the
+    workspaces' files lie side by side."""
     other = tmp_path / "other"
     other.mkdir()
-    config = session_config(workspace, REPLIES)
+    chosen = {"session_root": SessionDir(tmp_path / "chosen")} if chosen_folder else {}
+    config = session_config(workspace, REPLIES, **chosen)
     async with acp_agent(config, Editor()) as agent:
         here = await agent.new_session(cwd=str(workspace))
         there = await agent.new_session(cwd=str(other))
         await agent.prompt(session_id=there.session_id, prompt=text("list files"))
+    if chosen_folder:
+        assert len(list((tmp_path / "chosen").glob("*.jsonl"))) == 2
     async with acp_agent(config, editor := Editor()) as agent:
         every = await agent.list_sessions()
         assert sorted((s.session_id, s.cwd) for s in every.sessions) == sorted(

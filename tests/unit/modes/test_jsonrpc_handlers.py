@@ -11,6 +11,7 @@ import pytest
 
 from pi_rpc.modes.jsonrpc import handlers
 from pi_rpc.modes.jsonrpc.protocol import BUSY, CLIENT_NOTIFICATIONS, METHODS, NO_MODEL, NOT_FOUND, Empty
+from pi_rpc.session.store import SessionDir
 
 from ..session.helpers import FOREVER, TOOLS, open_session, reply, script, session_config, tool_call
 from .jsonrpc_client import RpcError, jsonrpc_editor
@@ -168,14 +169,19 @@ async def test_models_list_set_and_thinking(workspace: Path) -> None:
         assert bad.value.code == -32602 and "$.level" in bad.value.message
 
 
-async def test_sessions_new_list_load_and_stats(workspace: Path) -> None:
-    config = session_config(workspace, script(HELLO, reply("^again", [{"text": "Yes."}])))
+@pytest.mark.parametrize("chosen_folder", [False, True], ids=["workspace-folders", "session-dir"])
+async def test_sessions_new_list_load_and_stats(workspace: Path, chosen_folder: bool) -> None:
+    """In a root of workspace folders and in a folder chosen as Pi's `--session-dir`."""
+    chosen = {"session_root": SessionDir(workspace.parent / "chosen")} if chosen_folder else {}
+    config = session_config(workspace, script(HELLO, reply("^again", [{"text": "Yes."}])), **chosen)
     async with jsonrpc_editor(config) as editor:
         first_id = (await editor.request("state"))["sessionId"]
         await editor.request("prompt", {"message": "hello"})
         stats = await editor.request("session/stats")
         assert stats["sessionId"] == first_id and stats["userMessages"] == 1 and stats["assistantMessages"] == 1
         assert stats["tokens"]["total"] > 0 and stats["sessionFile"] is not None
+        if chosen_folder:
+            assert Path(stats["sessionFile"]).parent == workspace.parent / "chosen"
         count = (await editor.request("state"))["messageCount"]
         new_id = (await editor.request("session/new"))["sessionId"]
         assert new_id != first_id and await editor.request("messages") == {"messages": []}

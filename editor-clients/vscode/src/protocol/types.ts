@@ -916,6 +916,7 @@ type: "agent_start"
 export interface AgentEnd {
 type: "agent_end"
 messages: (UserMessage | AssistantMessage | ToolResultMessage | SystemMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage)[]
+willRetry?: boolean
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
