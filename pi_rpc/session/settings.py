@@ -7,6 +7,7 @@ keys are ignored: a Pi settings file carries much that a daemon has no use for.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,9 @@ from pi_rpc.session.approvals import ApprovalPolicy
 from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.tools.mcp_config import McpServerEntry
 from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
+
+_log = logging.getLogger(__name__)
+
 
 MIXED_MODIFIERS = "tool names cannot be mixed with +name or -name entries"
 
@@ -109,17 +113,20 @@ def load_settings(path: Path | None = None) -> Settings:
 
 
 def with_workspace_settings(settings: Settings, cwd: str) -> Settings:
-    """`settings` with the workspace's own default model, level, scope and session folder over the
-    user's, as Pi merges a project's `.pi/settings.json` (nothing else of that file is taken from
-    it here)."""
+    """`settings` with the workspace's own default model, level and scope over the user's, as Pi
+    merges a project's `.pi/settings.json` (nothing else of that file is taken from it here). Its
+    `sessionDir` is ignored, where Pi takes it: a repository must not choose where the user's
+    conversations are written (into its own tree, to be committed with it)."""
     path = workspace_settings_path(cwd)
     if not path.is_file():
         return settings
     workspace = load_settings(path)
     merged = msgspec.structs.replace(settings)
-    for name in ("default_provider", "default_model", "default_thinking_level", "enabled_models", "session_dir"):
+    for name in ("default_provider", "default_model", "default_thinking_level", "enabled_models"):
         if getattr(workspace, name) is not UNSET:
             setattr(merged, name, getattr(workspace, name))
+    if workspace.session_dir is not UNSET:
+        _log.warning("%s: sessionDir is ignored in a workspace's settings (set it in your own settings.json)", path)
     return merged
 
 

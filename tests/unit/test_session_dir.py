@@ -103,13 +103,18 @@ def test_the_folder_comes_from_the_flag_then_pis_variable_then_ours_then_the_set
     assert chosen_session_root("flag", None, workspace) == SessionDir(Path("flag").absolute())
 
 
-def test_settings_json_session_dir_reaches_the_session_and_a_workspaces_own_wins(tmp_path: Path, home: Path) -> None:
+def test_settings_json_session_dir_reaches_the_session_but_a_workspaces_own_does_not(
+    tmp_path: Path, home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A repository's `.pi/settings.json` cannot send the user's conversations into its own tree
+    (Pi lets it): its `sessionDir` is ignored, with a warning."""
     workspace = tmp_path / "ws"
     (workspace / ".pi").mkdir(parents=True)
     (home / "agent" / "settings.json").write_text(json.dumps({"sessionDir": "~/user-sessions"}))
     args = build_parser().parse_args(["--cwd", str(workspace), *LOOPBACK_MODEL])
     assert build_session_config(args).session_root == SessionDir(home / "user-sessions")
     (workspace / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": ".pi/sessions"}))
-    assert build_session_config(args).session_root == SessionDir(workspace / ".pi" / "sessions")
+    assert build_session_config(args).session_root == SessionDir(home / "user-sessions")
+    assert "sessionDir is ignored in a workspace's settings" in caplog.text
     flagged = build_parser().parse_args(["--cwd", str(workspace), "--session-dir", "~/flag", *LOOPBACK_MODEL])
     assert build_session_config(flagged).session_root == SessionDir(home / "flag")
