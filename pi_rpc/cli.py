@@ -13,11 +13,7 @@ import anyio
 from msgspec import UNSET
 
 import pi_rpc
-from pi_rpc.ai.clients import HttpClients
-from pi_rpc.ai.config import no_model_message
-from pi_rpc.ai.provider import RETRY_BASE_ENV
-from pi_rpc.ai.registry import retry_base_from_env
-from pi_rpc.ai.types import THINKING_LEVELS, ThinkingLevel
+from pi_rpc.ai import RETRY_BASE_ENV, THINKING_LEVELS, HttpClients, ThinkingLevel, no_model_message, retry_base_from_env
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.pi_args import PiExtras
 from pi_rpc.pi_flags import (
@@ -32,26 +28,38 @@ from pi_rpc.pi_flags import (
     parse_command_line,
     session_paths,
 )
-from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalRules, RuleError, parse_rules
-from pi_rpc.session.models import ModelSetupError, model_resolvers, provider_key_variables, starting_model
-from pi_rpc.session.resources import ResourceOptions, prompt_input
-from pi_rpc.session.session import SessionConfig
-from pi_rpc.session.settings import (
+from pi_rpc.session import (
+    APPROVAL_POLICIES,
+    ApprovalRules,
+    ModelSetupError,
+    ResourceOptions,
+    RuleError,
+    SessionConfig,
     Settings,
     SettingsError,
+    chosen_session_root,
+    first_prompt_steps,
     load_settings,
     load_workspace_permissions,
+    model_resolvers,
+    parse_rules,
+    prompt_input,
+    provider_key_variables,
     resolve_default_tools,
     save_workspace_allow_rule,
+    starting_model,
     with_workspace_settings,
 )
-from pi_rpc.session.store import chosen_session_root
-from pi_rpc.session.warm_up import first_prompt_steps
-from pi_rpc.tools.editor_files import FileRouter
-from pi_rpc.tools.mcp_config import servers_from_settings
-from pi_rpc.tools.pending_writes import sweep_stale_temp_files
-from pi_rpc.tools.process import ProcessTables
-from pi_rpc.tools.registry import ToolSelection, create_tool_definitions, tools_help, unknown_tool_names
+from pi_rpc.tools import (
+    FileRouter,
+    ProcessTables,
+    ToolSelection,
+    create_tool_definitions,
+    servers_from_settings,
+    sweep_stale_temp_files,
+    tools_help,
+    unknown_tool_names,
+)
 
 # httpx imports its own command-line client whenever it is imported and click and pygments are
 # installed (they often are, for other tools); the daemon never runs it. Refusing that one module
@@ -314,7 +322,7 @@ def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:
         print(f"Exported to: {written}")  # noqa: T201 - the one line Pi prints
         return 0
     if extras.list_models is not None:
-        from pi_rpc.ai.config import ConfigError
+        from pi_rpc.ai import ConfigError
 
         try:
             sys.stdout.write(list_models_text(extras.list_models if isinstance(extras.list_models, str) else None))

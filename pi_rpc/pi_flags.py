@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pi_rpc.ai.types import THINKING_LEVELS
+from pi_rpc.ai import THINKING_LEVELS
 from pi_rpc.pi_args import PiExtras, split_pi_argv
-from pi_rpc.session.store import SessionRoot, SessionSummary, list_all_sessions, list_sessions
+from pi_rpc.session import SessionRoot, SessionSummary, list_all_sessions, list_sessions
 
 PI_MODES = ("pi", "rpc")
 PRINT_MODES = ("text", "json")
@@ -255,8 +255,7 @@ def session_paths(args: argparse.Namespace, cwd: str, root: SessionRoot | None) 
 def export_session(source: str, output: str | None) -> str:
     """`--export FILE [OUTPUT]`: the stored session as an HTML page (default
     `pi-session-{file name}.html` here, as Pi names it); returns where it was written."""
-    from pi_rpc.session.export_html import session_html
-    from pi_rpc.session.store import load_entries
+    from pi_rpc.session import load_entries, session_html
 
     path = Path(source)
     if not path.is_file():
@@ -287,7 +286,7 @@ def fuzzy_match(query: str, text: str) -> bool:
 def list_models_text(search: str | None) -> str:
     """`--list-models [search]`: the models whose provider has a key (Pi lists those), narrowed to
     the ones `search` fuzzily names, as `pi-rpc models` shows them."""
-    from pi_rpc.ai.config import ModelRegistry, no_model_message
+    from pi_rpc.ai import ModelRegistry, no_model_message
     from pi_rpc.commands.models import model_rows, render_table
 
     registry = ModelRegistry.load()

@@ -30,9 +30,16 @@ from pi_rpc.agent.types import (
     TurnEnd,
     TurnStart,
 )
-from pi_rpc.ai.redact import request_secrets
-from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.types import AssistantMessage, ErrorEvent, Message, ProviderEvent, UserMessage, text_of
+from pi_rpc.ai import (
+    AssistantBuilder,
+    AssistantMessage,
+    ErrorEvent,
+    Message,
+    ProviderEvent,
+    UserMessage,
+    request_secrets,
+    text_of,
+)
 
 _log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pi_rpc.ai.types import (
+from pi_rpc.ai import (
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,

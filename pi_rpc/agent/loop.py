@@ -29,10 +29,8 @@ from pi_rpc.agent.types import (
     TurnEnd,
     TurnStart,
 )
-from pi_rpc.ai.redact import request_secrets
-from pi_rpc.ai.registry import StreamFn, StreamOptions
-from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.types import (
+from pi_rpc.ai import (
+    AssistantBuilder,
     AssistantMessage,
     AutoRetryEnd,
     AutoRetryStart,
@@ -41,10 +39,13 @@ from pi_rpc.ai.types import (
     Model,
     ProviderEvent,
     StartEvent,
+    StreamFn,
+    StreamOptions,
     SystemMessage,
     ToolCall,
     ToolRef,
     declared_tools,
+    request_secrets,
 )
 
 ABORTED_MESSAGE = "Operation aborted"

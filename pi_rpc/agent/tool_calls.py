@@ -34,8 +34,7 @@ from pi_rpc.agent.types import (
     ToolExecutionStart,
     ToolExecutionUpdate,
 )
-from pi_rpc.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
-from pi_rpc.ai.validation import validate_tool_arguments
+from pi_rpc.ai import AssistantMessage, TextContent, ToolCall, ToolResultMessage, validate_tool_arguments
 
 ABORTED_TEXT = "Operation aborted"
 LENGTH_TEXT = (

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.types import (
+from pi_rpc.ai import (
     AssistantMessage,
     AssistantMessageEvent,
     AutoRetryEnd,
@@ -108,7 +108,7 @@ class AgentTool:
 
     def declaration(self) -> Tool:
         if self._declaration is None:
-            from pi_rpc.ai.validation import json_schema_of
+            from pi_rpc.ai import json_schema_of
 
             self._declaration = Tool(
                 name=self.name,

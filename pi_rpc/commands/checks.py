@@ -20,17 +20,19 @@ import msgspec
 import platformdirs
 
 import pi_rpc
-from pi_rpc.ai.config import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, no_model_message
-from pi_rpc.session.approvals import RuleError, parse_rules
-from pi_rpc.session.settings import (
+from pi_rpc.ai import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, no_model_message
+from pi_rpc.session import (
+    RuleError,
     SettingsError,
+    chosen_session_root,
     load_settings,
+    parse_rules,
+    sessions_folder,
     settings_paths,
     with_workspace_settings,
     workspace_settings_path,
 )
-from pi_rpc.session.store import chosen_session_root, sessions_folder
-from pi_rpc.tools.ripgrep import locate_rg, wheel_rg
+from pi_rpc.tools import locate_rg, wheel_rg
 
 Status = Literal["ok", "info", "warn", "fail"]
 

@@ -16,13 +16,10 @@ from collections.abc import Iterator
 import anyio
 import msgspec
 
-from pi_rpc.ai.redact import redact, request_secrets
-from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.types import Context, UserMessage
+from pi_rpc.ai import AssistantBuilder, Context, StreamOptions, UserMessage, request_secrets
+from pi_rpc.ai.redact import redact
 from pi_rpc.commands.checks import Check, offline_checks
-from pi_rpc.session.models import ModelSetupError, choose_model
-from pi_rpc.session.session import ModelChoice
+from pi_rpc.session import ModelChoice, ModelSetupError, choose_model
 
 # A stuck server must not hang the doctor; this bounds the whole live request.
 LIVE_TIMEOUT_SECONDS = 60.0

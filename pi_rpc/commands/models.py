@@ -8,9 +8,7 @@ import sys
 
 import msgspec
 
-from pi_rpc.ai.config import ConfigError, ModelRegistry, no_model_message
-from pi_rpc.ai.models import list_models
-from pi_rpc.ai.types import Model
+from pi_rpc.ai import ConfigError, Model, ModelRegistry, list_models, no_model_message
 
 
 class ModelRow(msgspec.Struct, rename="camel", kw_only=True):

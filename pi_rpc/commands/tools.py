@@ -8,9 +8,8 @@ import sys
 
 from msgspec import UNSET
 
-from pi_rpc.session.settings import SettingsError, load_settings, resolve_default_tools
-from pi_rpc.tools.registry import BUILTIN_TOOLS, DEFAULT_ACTIVE_TOOLS, ToolSelection
-from pi_rpc.tools.ripgrep import locate_rg
+from pi_rpc.session import SettingsError, load_settings, resolve_default_tools
+from pi_rpc.tools import BUILTIN_TOOLS, DEFAULT_ACTIVE_TOOLS, ToolSelection, locate_rg
 
 
 def main(argv: list[str]) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.models import ModelSetupError, choose_model, demo_script_path
+from pi_rpc.session import ModelSetupError, choose_model, demo_script_path
 
 WORKSPACE = Path(__file__).resolve().parent / "workspace"
 

@@ -30,9 +30,8 @@ import anyio
 import anyio.abc
 
 from pi_rpc.modes.stdio import EXIT_ABORT_SECONDS, StdoutSink, claim_stdout, watch_signals
-from pi_rpc.session.session import SessionConfig
-from pi_rpc.session.warm_up import Step, run_warm_up
-from pi_rpc.tools.process import ProcessTables
+from pi_rpc.session import SessionConfig, Step, run_warm_up
+from pi_rpc.tools import ProcessTables
 
 # How long the last flush (and the front end's `release`) may take before the daemon exits anyway.
 EXIT_FLUSH_SECONDS = 2.0

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from pi_rpc.agent.types import AgentEnd, AgentEvent, MessageEnd, MessageUpdate, ToolExecutionUpdate, TurnEnd
-from pi_rpc.ai.types import TextDeltaEvent, TextEndEvent, ThinkingDeltaEvent, ThinkingEndEvent, ToolcallDeltaEvent
+from pi_rpc.agent import AgentEnd, AgentEvent, MessageEnd, MessageUpdate, ToolExecutionUpdate, TurnEnd
+from pi_rpc.ai import TextDeltaEvent, TextEndEvent, ThinkingDeltaEvent, ThinkingEndEvent, ToolcallDeltaEvent
 from pi_rpc.modes.writer import StdoutSink
 
 # Past this much unread output, live tool snapshots are skipped: each one carries the whole

@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable
 
 import anyio
 
-from pi_rpc.ai.stream import TextParts
+from pi_rpc.ai import TextParts
 
 # Framed bytes handed to the pipe but not yet taken by the client, at most (plus one message).
 HIGH_WATER = 1 << 20

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import anyio
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import (
+from pi_rpc.agent import (
     ApprovalOutcome,
     ApprovalRequest,
     BeforeToolCall,
@@ -38,9 +38,8 @@ from pi_rpc.agent.types import (
     ToolError,
     ToolPreview,
 )
-from pi_rpc.ai.types import Wire
-from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.paths import resolve_to_cwd
+from pi_rpc.ai import Wire
+from pi_rpc.tools import ToolDefinition, resolve_to_cwd
 
 _log = logging.getLogger(__name__)
 

@@ -21,11 +21,8 @@ from dataclasses import dataclass
 
 import anyio
 
-from pi_rpc.agent.agent import Agent
-from pi_rpc.agent.control import RunControl
-from pi_rpc.agent.loop import LoopConfig
-from pi_rpc.agent.types import AgentEvent, MessageEnd
-from pi_rpc.ai.types import AssistantMessage, AutoRetryEnd, AutoRetryStart, Message
+from pi_rpc.agent import Agent, AgentEvent, LoopConfig, MessageEnd, RunControl
+from pi_rpc.ai import AssistantMessage, AutoRetryEnd, AutoRetryStart, Message
 from pi_rpc.session.compaction import is_context_overflow
 
 # What Pi counts as passing: overload, rate limits, server errors, dropped or refused connections,

@@ -14,11 +14,9 @@ from typing import Protocol
 import anyio
 from msgspec import UNSET
 
-from pi_rpc.agent.agent import Agent
-from pi_rpc.agent.types import CompactionEnd, CompactionStart
-from pi_rpc.ai.redact import redact, request_secrets
-from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.types import AssistantMessage, Message, ThinkingLevel
+from pi_rpc.agent import Agent, CompactionEnd, CompactionStart
+from pi_rpc.ai import AssistantMessage, Message, StreamOptions, ThinkingLevel, request_secrets
+from pi_rpc.ai.redact import redact
 from pi_rpc.session.compaction import (
     CompactionError,
     CompactionPlan,

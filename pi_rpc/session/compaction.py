@@ -24,10 +24,9 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
-from pi_rpc.agent.llm_messages import convert_to_llm
-from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.stream import AssistantBuilder
-from pi_rpc.ai.types import (
+from pi_rpc.agent import convert_to_llm
+from pi_rpc.ai import (
+    AssistantBuilder,
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -36,6 +35,7 @@ from pi_rpc.ai.types import (
     CustomMessage,
     ImageContent,
     Message,
+    StreamOptions,
     SystemMessage,
     TextContent,
     ThinkingContent,

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_rpc.ai.types import AssistantMessage, Message, ToolCall
+from pi_rpc.ai import AssistantMessage, Message, ToolCall
 
 _READS = frozenset({"read"})
 _CHANGES = frozenset({"edit", "write"})

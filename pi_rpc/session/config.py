@@ -7,20 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pi_rpc.agent.agent import QueueMode
-from pi_rpc.ai.clients import HttpClients
-from pi_rpc.ai.model_patterns import ScopedModel
-from pi_rpc.ai.registry import DEFAULT_RETRY_BASE_MS, StreamFn
-from pi_rpc.ai.types import Model, ThinkingLevel
+from pi_rpc.agent import QueueMode
+from pi_rpc.ai import DEFAULT_RETRY_BASE_MS, HttpClients, Model, ScopedModel, StreamFn, ThinkingLevel
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
 from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.session.resources import ResourceOptions
 from pi_rpc.session.store import SessionRoot
-from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.editor_files import FileRouter
-from pi_rpc.tools.mcp_config import McpServerConfig
-from pi_rpc.tools.process import ProcessTable
-from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
+from pi_rpc.tools import PROVIDER_KEY_VARS, FileRouter, McpServerConfig, ProcessTable, ToolDefinition
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.types import AssistantMessage, Message, UserMessage, Wire, text_of
+from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, text_of
 from pi_rpc.session.pi_sessions import (
     branch_to,
     compaction_entry,

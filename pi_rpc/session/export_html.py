@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pi_rpc.ai.types import (
+from pi_rpc.ai import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -28,8 +28,8 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    add_usage,
 )
-from pi_rpc.ai.usage import add_usage
 from pi_rpc.session.entries import Entry, SessionEntries
 
 _STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}

@@ -11,9 +11,8 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from pi_rpc.agent.agent import Agent
-from pi_rpc.agent.types import AgentEvent, MessageEnd
-from pi_rpc.ai.types import Message
+from pi_rpc.agent import Agent, AgentEvent, MessageEnd
+from pi_rpc.ai import Message
 from pi_rpc.session.config import SessionConfig
 from pi_rpc.session.entries import Entry, SessionEntries, SessionEntry
 from pi_rpc.session.export_html import session_html

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pi_rpc.ai.types import Model, ThinkingLevel
+from pi_rpc.ai import Model, ThinkingLevel
 from pi_rpc.session.config import ModelChoice, SessionConfig
 from pi_rpc.session.recorded_settings import usable
 

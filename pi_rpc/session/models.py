@@ -20,16 +20,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 
-from pi_rpc.ai.clients import HttpClients
-from pi_rpc.ai.config import ConfigError, ModelRegistry
-from pi_rpc.ai.model_patterns import ScopedModel, resolve_cli_model, resolve_model_scope
-from pi_rpc.ai.models import DEFAULT_MODEL_IDS, not_found_hint
-from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
-from pi_rpc.ai.registry import get_stream_fn
-from pi_rpc.ai.server_models import ModelListError, list_server_models
-from pi_rpc.ai.types import Model, ThinkingLevel
+from pi_rpc.ai import (
+    DEFAULT_MODEL_IDS,
+    FAUX_MODEL,
+    ConfigError,
+    FauxProvider,
+    HttpClients,
+    Model,
+    ModelListError,
+    ModelRegistry,
+    ScopedModel,
+    ScriptError,
+    ThinkingLevel,
+    get_stream_fn,
+    list_server_models,
+    load_script,
+    not_found_hint,
+    resolve_cli_model,
+    resolve_model_scope,
+)
 from pi_rpc.session.session import ModelChoice
-from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
+from pi_rpc.tools import PROVIDER_KEY_VARS
 
 _DEFAULT_PROVIDER_FOR_API = {
     "anthropic-messages": "anthropic",

@@ -22,8 +22,7 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.ai.json_text import encode_json_into
-from pi_rpc.ai.types import CompactionSummaryMessage, Message, SystemMessage
+from pi_rpc.ai import CompactionSummaryMessage, Message, SystemMessage, encode_json_into
 
 _log = logging.getLogger(__name__)
 

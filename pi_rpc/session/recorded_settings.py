@@ -15,8 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from pi_rpc.ai.models import clamp_thinking_level
-from pi_rpc.ai.types import THINKING_LEVELS, ThinkingLevel
+from pi_rpc.ai import THINKING_LEVELS, ThinkingLevel, clamp_thinking_level
 from pi_rpc.session.config import ModelChoice, SessionConfig
 from pi_rpc.session.history import SessionHistory
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pi_rpc.ai.config import pi_agent_dir
+from pi_rpc.ai import pi_agent_dir
 from pi_rpc.session.context_files import ContextFile, load_context_files
 from pi_rpc.session.prompt_templates import PromptTemplate, expand_prompt_template, load_prompt_templates
 from pi_rpc.session.resource_discovery import ResourceOrigin, SettingsEntries, files_to_load

@@ -22,12 +22,8 @@ from typing import Literal, Protocol
 import anyio
 import anyio.abc
 
-from pi_rpc.agent.agent import Agent
-from pi_rpc.agent.control import RunControl
-from pi_rpc.agent.loop import LoopConfig
-from pi_rpc.agent.types import AgentSettled, CompactionEnd
-from pi_rpc.ai.types import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage
-from pi_rpc.ai.usage import add_usage
+from pi_rpc.agent import Agent, AgentSettled, CompactionEnd, LoopConfig, RunControl
+from pi_rpc.ai import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage, add_usage
 from pi_rpc.session.auto_retry import RetrySeries, retry_failed_run
 from pi_rpc.session.compaction import (
     CompactionError,

@@ -17,31 +17,34 @@ import anyio
 import anyio.abc
 from msgspec import UNSET
 
-from pi_rpc.agent.agent import Agent, QueueMode
-from pi_rpc.agent.loop import LoopConfig
-from pi_rpc.agent.types import (
+from pi_rpc.agent import (
+    Agent,
     AgentEvent,
     AgentSettled,
     BashExecutionUpdate,
+    LoopConfig,
     MessageEnd,
+    QueueMode,
     ToolApprovalEnd,
     ToolApprovalRequest,
     ToolCallContext,
 )
-from pi_rpc.ai.config import no_model_message
-from pi_rpc.ai.models import clamp_thinking_level, not_found_hint, supported_thinking_levels
-from pi_rpc.ai.registry import StreamOptions
-from pi_rpc.ai.types import (
+from pi_rpc.ai import (
     AssistantMessage,
     AutoRetryEnd,
     AutoRetryStart,
     ImageContent,
     Message,
     Model,
+    StreamOptions,
     ThinkingLevel,
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    clamp_thinking_level,
+    no_model_message,
+    not_found_hint,
+    supported_thinking_levels,
 )
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
 from pi_rpc.session.compacting import SessionCompaction
@@ -73,11 +76,10 @@ from pi_rpc.session.types import (
     ToolInfo,
 )
 from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_message
-from pi_rpc.tools.editor_files import EditorFiles
-from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
+from pi_rpc.tools import EditorFiles, McpServerConfig, McpServerStatus
 
 if TYPE_CHECKING:
-    from pi_rpc.tools.mcp import McpServers
+    from pi_rpc.tools import McpServers
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -297,7 +299,7 @@ class AgentSession:
         if not wanted:
             return self.mcp.statuses() if self.mcp is not None else []
         if self.mcp is None:
-            from pi_rpc.tools.mcp import McpServers
+            from pi_rpc.tools import McpServers
 
             self.mcp = McpServers()
         await self.mcp.start(wanted, self._tasks)

@@ -16,12 +16,10 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.config import agent_config_paths
-from pi_rpc.ai.json_location import describe_decode_error, line_of_path
+from pi_rpc.ai import agent_config_paths, describe_decode_error, line_of_path
 from pi_rpc.session.approvals import ApprovalPolicy
 from pi_rpc.session.compaction import CompactionSettings
-from pi_rpc.tools.mcp_config import McpServerEntry
-from pi_rpc.tools.registry import DEFAULT_ACTIVE_TOOLS
+from pi_rpc.tools import DEFAULT_ACTIVE_TOOLS, McpServerEntry
 
 _log = logging.getLogger(__name__)
 

@@ -42,9 +42,7 @@ import msgspec
 import platformdirs
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.config import PI_AGENT_DIR_VARIABLE, pi_agent_dir
-from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import Message, UserMessage, Wire, text_of
+from pi_rpc.ai import PI_AGENT_DIR_VARIABLE, Message, UserMessage, Wire, encode_json, pi_agent_dir, text_of
 from pi_rpc.session.entries import Entry, SessionEntries
 from pi_rpc.session.pi_sessions import (
     PI_CURRENT_VERSION,

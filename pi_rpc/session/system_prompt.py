@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pi_rpc.session.context_files import format_context_files
 from pi_rpc.session.resources import Resources
 from pi_rpc.session.skills import format_skills
-from pi_rpc.tools.base import ToolDefinition
+from pi_rpc.tools import ToolDefinition
 
 _INTRO = (
     "You are an expert coding assistant operating inside pi-rpc, a coding agent harness embedded in "

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.types import Model, StopReason, ThinkingLevel, Usage, Wire
+from pi_rpc.ai import Model, StopReason, ThinkingLevel, Usage, Wire
 from pi_rpc.session.approvals import ApprovalPolicy
 
 

@@ -16,11 +16,9 @@ from collections.abc import Callable
 import anyio
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import ToolError
-from pi_rpc.ai.types import BashExecutionMessage, Wire
-from pi_rpc.tools.bash import LocalShellOperations, session_environment
-from pi_rpc.tools.output import OutputAccumulator
-from pi_rpc.tools.process import ProcessTable
+from pi_rpc.agent import ToolError
+from pi_rpc.ai import BashExecutionMessage, Wire
+from pi_rpc.tools import LocalShellOperations, OutputAccumulator, ProcessTable, session_environment
 
 
 class UserBashError(RuntimeError):

@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 import anyio
 import anyio.lowlevel
 
-from pi_rpc.ai.registry import load_provider
-from pi_rpc.ai.validation import prepare_validator
+from pi_rpc.ai import load_provider, prepare_validator
 from pi_rpc.session.config import SessionConfig
 
 _log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_rpc.agent.types import AgentTool, ToolCallContext, ToolPreview
+from pi_rpc.agent import AgentTool, ToolCallContext, ToolPreview
 
 DefinitionPreview = Callable[[Any, ToolCallContext], Awaitable[ToolPreview]]
 

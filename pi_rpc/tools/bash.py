@@ -20,8 +20,8 @@ import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolErrorWithResult, ToolPreview
-from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
+from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolErrorWithResult, ToolPreview
+from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
 from pi_rpc.tools.process import ProcessTable, run_process_group, start_supervisor

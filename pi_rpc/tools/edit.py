@@ -14,9 +14,8 @@ import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolPreview
-from pi_rpc.ai.json_text import displayable
-from pi_rpc.ai.types import JsonSchemaSampling, TextContent, Wire
+from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolPreview
+from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire, displayable
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import (
     apply_edits_to_normalized_content,

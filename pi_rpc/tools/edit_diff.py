@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from pi_rpc.agent.types import ToolError
+from pi_rpc.agent import ToolError
 
 LineEnding = Literal["\r\n", "\n"]
 

@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 import anyio.to_thread
 from msgspec import UnsetType
 
-from pi_rpc.agent.types import AgentToolResult, text_result
-from pi_rpc.ai.types import Wire
+from pi_rpc.agent import AgentToolResult, text_result
+from pi_rpc.ai import Wire
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
 # Pi passes Number.MAX_SAFE_INTEGER as maxLines: the result limit already caps the rows.

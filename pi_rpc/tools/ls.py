@@ -12,9 +12,8 @@ import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, text_result
-from pi_rpc.ai.json_text import displayable
-from pi_rpc.ai.types import Wire
+from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, text_result
+from pi_rpc.ai import Wire, displayable
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.listing import (

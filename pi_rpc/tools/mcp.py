@@ -32,8 +32,8 @@ from mcp.types import ImageContent as McpImage
 from mcp.types import TextContent as McpText
 from mcp.types import Tool as McpTool
 
-from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError
-from pi_rpc.ai.types import ImageContent, TextContent, ToolResultContent
+from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError
+from pi_rpc.ai import ImageContent, TextContent, ToolResultContent
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus, Status, tool_name
 

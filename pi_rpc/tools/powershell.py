@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Collection
 
-from pi_rpc.agent.types import ToolError
+from pi_rpc.agent import ToolError
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import (
     BashOperations,

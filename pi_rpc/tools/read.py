@@ -13,8 +13,8 @@ import anyio
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError
-from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent, ToolResultContent, Wire
+from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError
+from pi_rpc.ai import ImageContent, JsonSchemaSampling, Model, TextContent, ToolResultContent, Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.images import detect_supported_image_mime_type_from_file, process_image

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from functools import partial
 
-from pi_rpc.ai.types import Wire
+from pi_rpc.ai import Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import BashDetails, create_bash_tool
 from pi_rpc.tools.edit import EditDetails, create_edit_tool

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from pi_rpc.agent.types import ToolError
+from pi_rpc.agent import ToolError
 from pi_rpc.tools.process import ProcessTable, exit_code_of
 
 RG_NOT_AVAILABLE = "ripgrep (rg) is not available and could not be downloaded"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from pi_rpc.ai.config import PROVIDER_ENV
+from pi_rpc.ai import PROVIDER_ENV
 
 # The key variables of the providers Pi knows, besides ours (PROVIDER_ENV): a user of several
 # providers has them set, and none is the business of a tool's command.

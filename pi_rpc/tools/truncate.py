@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Literal, NamedTuple
 
-from pi_rpc.ai.types import Wire
+from pi_rpc.ai import Wire
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 51200  # 50 * 1024

@@ -15,9 +15,8 @@ import anyio
 import msgspec
 from msgspec import Meta
 
-from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolPreview, text_result
-from pi_rpc.ai.json_text import displayable
-from pi_rpc.ai.types import JsonSchemaSampling
+from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolPreview, text_result
+from pi_rpc.ai import JsonSchemaSampling, displayable
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import generate_unified_patch
 from pi_rpc.tools.fs import node_error_message, write_file_atomic

@@ -106,3 +106,24 @@ def test_every_all_is_written_out(path: Path) -> None:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             assert isinstance(node.value, ast.List | ast.Tuple)
             assert all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in node.value.elts)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_modules_outside_a_layer_import_it_through_its_package(layer: str) -> None:
+    """The layer's modules are its own (they may be split or renamed); what other layers and the
+    front ends use goes through `pi_rpc.<layer>`. A name that is also a submodule's cannot be
+    re-exported (importing the submodule rebinds it), so only those may be imported from a module."""
+    offenders: list[str] = []
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).parts
+        if parts[0] == layer:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and (node.module or "").startswith(f"pi_rpc.{layer}.")
+                and {alias.name for alias in node.names} - submodules(layer)
+            ):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} from {node.module}")
+    assert offenders == [], f"import these from pi_rpc.{layer}: {offenders}"

@@ -61,9 +61,8 @@ from acp.schema import (
 from acp.utils import serialize_params
 
 import pi_rpc
-from pi_rpc.agent.types import AgentEvent, MessageUpdate
-from pi_rpc.ai.config import PROVIDER_ENV, no_model_message
-from pi_rpc.ai.types import ImageContent, TextDeltaEvent, ThinkingDeltaEvent
+from pi_rpc.agent import AgentEvent, MessageUpdate
+from pi_rpc.ai import PROVIDER_ENV, ImageContent, TextDeltaEvent, ThinkingDeltaEvent, no_model_message
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.commands import available_commands, run_command
 from pi_rpc.modes.acp.config_options import config_options, set_config_option
@@ -74,12 +73,15 @@ from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.modes.daemon import daemon_tables
-from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules
-from pi_rpc.session.session import AgentSession, SessionConfig
-from pi_rpc.session.store import list_all_sessions, list_sessions
-from pi_rpc.tools.editor_files import FileRouter
-from pi_rpc.tools.process import ProcessTables
-from pi_rpc.tools.registry import create_tool_definitions
+from pi_rpc.session import (
+    AgentSession,
+    ApprovalDecision,
+    ApprovalRules,
+    SessionConfig,
+    list_all_sessions,
+    list_sessions,
+)
+from pi_rpc.tools import FileRouter, ProcessTables, create_tool_definitions
 
 _log = logging.getLogger(__name__)
 

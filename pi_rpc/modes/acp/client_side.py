@@ -16,12 +16,11 @@ from typing import Any
 from acp import RequestError
 from acp.schema import FileSystemCapabilities
 
-from pi_rpc.agent.types import ApprovalRequest
+from pi_rpc.agent import ApprovalRequest
 from pi_rpc.modes.acp.errors import METHOD_NOT_FOUND
 from pi_rpc.modes.acp.permissions import permission_decision, permission_options, permission_tool_call
-from pi_rpc.session.approvals import ApprovalDecision
-from pi_rpc.tools.read import local_read_operations
-from pi_rpc.tools.write import local_write_operations
+from pi_rpc.session import ApprovalDecision
+from pi_rpc.tools import local_read_operations, local_write_operations
 
 
 class ClientRequestError(RuntimeError):

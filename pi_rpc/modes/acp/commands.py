@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from pi_rpc.modes.acp.config_options import THINKING_OPTION, model_value, set_config_option, set_model
-from pi_rpc.session.compaction import CompactionError
-from pi_rpc.session.session import AgentSession, NoModelError
+from pi_rpc.session import AgentSession, CompactionError, NoModelError
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from acp import RequestError
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
-from pi_rpc.ai.types import Model
+from pi_rpc.ai import Model
 from pi_rpc.modes.acp.errors import SESSION_REFUSALS, session_error
-from pi_rpc.session.session import AgentSession
+from pi_rpc.session import AgentSession
 
 MODEL_OPTION = "model"
 THINKING_OPTION = "thought_level"

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from acp import RequestError
 
-from pi_rpc.agent.agent import AgentBusyError
-from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
+from pi_rpc.agent import AgentBusyError
+from pi_rpc.session import ModelNotFoundError, NoModelError, SessionNotFoundError
 
 # JSON-RPC 2.0's codes, as this mode uses them: answering a line the SDK never sees
 # (transport.py), telling a client without a method (client_side.py), a run that failed.

@@ -12,7 +12,7 @@ from typing import Any
 
 from acp.schema import HttpMcpServer, McpServerStdio
 
-from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
+from pi_rpc.tools import McpServerConfig, McpServerStatus
 
 _log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from acp.schema import (
 )
 from msgspec import UNSET
 
-from pi_rpc.agent.types import ApprovalRequest, ToolPreview
+from pi_rpc.agent import ApprovalRequest, ToolPreview
 from pi_rpc.modes.acp.updates import tool_kind, tool_locations
-from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalDecision, ApprovalPolicy
+from pi_rpc.session import APPROVAL_POLICIES, ApprovalDecision, ApprovalPolicy
 
 # What the editor's mode picker shows for each policy.
 MODE_TEXT: dict[ApprovalPolicy, tuple[str, str]] = {

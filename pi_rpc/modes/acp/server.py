@@ -21,9 +21,8 @@ from pi_rpc.modes.acp.transport import StdioTransport
 from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, encode_jsonl
 from pi_rpc.modes.stdio import StdoutSink
-from pi_rpc.session.session import SessionConfig
-from pi_rpc.session.warm_up import Step
-from pi_rpc.tools.process import ProcessTables
+from pi_rpc.session import SessionConfig, Step
+from pi_rpc.tools import ProcessTables
 
 
 class AcpDaemon:

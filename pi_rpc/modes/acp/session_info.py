@@ -6,9 +6,8 @@ import datetime
 
 from acp.schema import Cost, SessionInfoUpdate, UsageUpdate
 
-from pi_rpc.ai.types import UserMessage, text_of
-from pi_rpc.session.compaction import estimated_tokens
-from pi_rpc.session.session import AgentSession
+from pi_rpc.ai import UserMessage, text_of
+from pi_rpc.session import AgentSession, estimated_tokens
 
 TITLE_MAX_CHARS = 200  # the length session/list gives a title too (session/store.py)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from acp.schema import ClientCapabilities, TerminalToolCallContent, ToolCallStatus
 
-from pi_rpc.ai.types import ImageContent, TextContent
+from pi_rpc.ai import ImageContent, TextContent
 
 _EXIT_CODE = re.compile(r"Command exited with code (-?\d+)\s*$")
 # When the output's tail window has moved on, the last shown lines are looked up, at most these.

@@ -33,16 +33,16 @@ from acp.schema import (
     ToolKind,
 )
 
-from pi_rpc.agent.llm_messages import bash_execution_to_text
-from pi_rpc.agent.types import (
+from pi_rpc.agent import (
     AgentEvent,
     AgentToolResult,
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
+    bash_execution_to_text,
 )
-from pi_rpc.ai.types import (
+from pi_rpc.ai import (
     AssistantMessage,
     AutoRetryStart,
     BashExecutionMessage,
@@ -61,8 +61,8 @@ from pi_rpc.ai.types import (
     UserMessage,
 )
 from pi_rpc.modes.acp.terminal_output import TerminalStreams, terminal_content, terminal_info
-from pi_rpc.session.compaction import summary_heading
-from pi_rpc.tools.paths import resolve_to_cwd
+from pi_rpc.session import summary_heading
+from pi_rpc.tools import resolve_to_cwd
 
 _Update = TypeVar("_Update", ToolCallStart, ToolCallProgress)
 

@@ -16,15 +16,15 @@ from typing import Any, TypeVar
 import anyio
 import msgspec
 
-from pi_rpc.agent.types import ApprovalRequest
-from pi_rpc.ai.json_text import encode_json
+from pi_rpc.agent import ApprovalRequest
+from pi_rpc.ai import encode_json
 from pi_rpc.modes.jsonrpc.protocol import (
     ReadTextFileParams,
     TextFileContent,
     WriteTextFileParams,
 )
 from pi_rpc.modes.jsonrpc.rpc import BodySink
-from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.session import ApprovalDecision
 
 T = TypeVar("T")
 

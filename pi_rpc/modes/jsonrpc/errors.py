@@ -11,12 +11,16 @@ from __future__ import annotations
 import traceback
 from typing import Any, ClassVar
 
-from pi_rpc.agent.agent import AgentBusyError
+from pi_rpc.agent import AgentBusyError
 from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
-from pi_rpc.session.compaction import CompactionError
-from pi_rpc.session.entries import EntryNotOnBranchError
-from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
-from pi_rpc.session.user_bash import BashBusyError
+from pi_rpc.session import (
+    BashBusyError,
+    CompactionError,
+    EntryNotOnBranchError,
+    ModelNotFoundError,
+    NoModelError,
+    SessionNotFoundError,
+)
 
 
 class RpcError(Exception):

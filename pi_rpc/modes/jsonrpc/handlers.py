@@ -14,7 +14,7 @@ from typing import Any
 from msgspec import UNSET
 
 import pi_rpc
-from pi_rpc.ai.types import Model
+from pi_rpc.ai import Model
 from pi_rpc.modes.jsonrpc.client_requests import ClientRequests
 from pi_rpc.modes.jsonrpc.errors import InvalidParams
 from pi_rpc.modes.jsonrpc.protocol import (
@@ -58,8 +58,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     to_image,
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
-from pi_rpc.session.session import AgentSession
-from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats
+from pi_rpc.session import AgentSession, PromptOutcome, SessionState, SessionStats
 
 
 class Registrations:

@@ -12,15 +12,22 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import AgentEvent, ApprovalRequest
-from pi_rpc.ai.types import ImageContent, Message, Model, ThinkingLevel, Wire
-from pi_rpc.session.approvals import ApprovalDecision, ApprovalPolicy
-from pi_rpc.session.compaction import CompactionResult
-from pi_rpc.session.entries import SessionEntry
-from pi_rpc.session.store import SessionSummary
-from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
-from pi_rpc.session.user_bash import BashResult
-from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus
+from pi_rpc.agent import AgentEvent, ApprovalRequest
+from pi_rpc.ai import ImageContent, Message, Model, ThinkingLevel, Wire
+from pi_rpc.session import (
+    ApprovalDecision,
+    ApprovalPolicy,
+    BashResult,
+    CompactionResult,
+    PromptOutcome,
+    SessionEntry,
+    SessionState,
+    SessionStats,
+    SessionSummary,
+    SlashCommand,
+    ToolInfo,
+)
+from pi_rpc.tools import McpServerConfig, McpServerStatus
 
 PROTOCOL_VERSION = 1
 

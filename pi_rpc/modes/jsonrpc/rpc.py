@@ -22,7 +22,7 @@ import anyio.abc
 import anyio.lowlevel
 import msgspec
 
-from pi_rpc.ai.json_text import encode_json
+from pi_rpc.ai import encode_json
 from pi_rpc.modes.jsonrpc.errors import (
     InternalError,
     InvalidParams,

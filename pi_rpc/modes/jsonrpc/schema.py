@@ -22,7 +22,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     SERVER_NOTIFICATIONS,
     SERVER_REQUESTS,
 )
-from pi_rpc.tools.registry import TOOL_DETAILS
+from pi_rpc.tools import TOOL_DETAILS
 
 DEFAULT_PATH = Path(__file__).resolve().parents[3] / "protocol" / "schema.json"
 REF = "#/$defs/{name}"

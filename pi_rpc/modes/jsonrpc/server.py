@@ -15,8 +15,8 @@ import anyio
 import anyio.abc
 import msgspec
 
-from pi_rpc.agent.types import AgentEvent
-from pi_rpc.ai.json_text import encode_json
+from pi_rpc.agent import AgentEvent
+from pi_rpc.ai import encode_json
 from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
@@ -34,9 +34,8 @@ from pi_rpc.modes.jsonrpc.errors import InvalidParams, InvalidRequest, ParseErro
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.modes.jsonrpc.rpc import Rpc
 from pi_rpc.modes.stdio import StdoutSink, read_frames
-from pi_rpc.session.session import AgentSession, SessionConfig
-from pi_rpc.session.warm_up import Step
-from pi_rpc.tools.process import ProcessTables
+from pi_rpc.session import AgentSession, SessionConfig, Step
+from pi_rpc.tools import ProcessTables
 
 _log = logging.getLogger(__name__)
 

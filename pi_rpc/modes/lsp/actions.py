@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import msgspec
 from lsprotocol import types as lsp
 
-from pi_rpc.ai.types import Wire
+from pi_rpc.ai import Wire
 from pi_rpc.modes.lsp.documents import lsp_lines
 from pi_rpc.modes.lsp.options import UserAction
 

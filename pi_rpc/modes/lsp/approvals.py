@@ -8,8 +8,8 @@ from lsprotocol import types as lsp
 from msgspec import UNSET
 from pygls.lsp.server import LanguageServer
 
-from pi_rpc.agent.types import ApprovalRequest
-from pi_rpc.session.approvals import ApprovalDecision, Approver
+from pi_rpc.agent import ApprovalRequest
+from pi_rpc.session import ApprovalDecision, Approver
 
 ALLOW, ALLOW_ALWAYS, REJECT = "Allow", "Allow always", "Reject"
 # A message request is shown whole by some editors: keep long diffs from filling the screen.

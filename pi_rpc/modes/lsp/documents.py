@@ -16,9 +16,8 @@ from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition
 from pygls.workspace.workspace import Workspace
 
-from pi_rpc.agent.types import ToolError
-from pi_rpc.tools.read import local_read_operations
-from pi_rpc.tools.write import local_write_operations
+from pi_rpc.agent import ToolError
+from pi_rpc.tools import local_read_operations, local_write_operations
 
 
 class EditApplier(Protocol):

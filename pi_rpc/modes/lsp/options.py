@@ -12,8 +12,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.types import Wire
-from pi_rpc.session.approvals import ApprovalPolicy
+from pi_rpc.ai import Wire
+from pi_rpc.session import ApprovalPolicy
 
 _log = logging.getLogger(__name__)
 

@@ -24,14 +24,11 @@ import anyio.abc
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from pi_rpc.agent.agent import AgentBusyError
-from pi_rpc.agent.types import AgentEvent, MessageEnd, MessageUpdate, ToolExecutionStart
-from pi_rpc.ai.types import AssistantMessage, Message, TextDeltaEvent, text_of
+from pi_rpc.agent import AgentBusyError, AgentEvent, MessageEnd, MessageUpdate, ToolExecutionStart
+from pi_rpc.ai import AssistantMessage, Message, TextDeltaEvent, text_of
 from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
 from pi_rpc.modes.lsp.options import AnswerTarget
-from pi_rpc.session.session import AgentSession, NoModelError
-from pi_rpc.session.store import private_workspace_subfolder
-from pi_rpc.session.types import PromptOutcome
+from pi_rpc.session import AgentSession, NoModelError, PromptOutcome, private_workspace_subfolder
 
 _log = logging.getLogger(__name__)
 

@@ -35,9 +35,8 @@ from pi_rpc.modes.lsp.documents import OpenDocuments
 from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
 from pi_rpc.modes.lsp.runs import Runs
 from pi_rpc.modes.stdio import StdoutSink
-from pi_rpc.session.session import AgentSession, ModelNotFoundError, SessionConfig
-from pi_rpc.session.warm_up import Step
-from pi_rpc.tools.process import ProcessTables
+from pi_rpc.session import AgentSession, ModelNotFoundError, SessionConfig, Step
+from pi_rpc.tools import ProcessTables
 
 _log = logging.getLogger(__name__)
 

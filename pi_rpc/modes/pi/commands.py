@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai.types import ImageContent, Model, ThinkingLevel, Wire
+from pi_rpc.ai import ImageContent, Model, ThinkingLevel, Wire
 
 
 class Command(Wire, tag_field="type", kw_only=True):

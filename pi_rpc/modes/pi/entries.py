@@ -16,9 +16,8 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.ai.json_text import encode_json
-from pi_rpc.session.entries import Entry, SessionEntries
-from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE
+from pi_rpc.ai import encode_json
+from pi_rpc.session import SYSTEM_ENTRY_TYPE, Entry, SessionEntries
 
 
 class UnknownEntryError(LookupError):

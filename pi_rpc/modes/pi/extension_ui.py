@@ -19,10 +19,9 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import ApprovalRequest
-from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import Wire
-from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.agent import ApprovalRequest
+from pi_rpc.ai import Wire, encode_json
+from pi_rpc.session import ApprovalDecision
 
 
 class ConfirmRequest(Wire, tag_field="type", tag="extension_ui_request", kw_only=True):

@@ -11,9 +11,8 @@ a client that reads slowly gets merged deltas with the message as it stands then
 
 from __future__ import annotations
 
-from pi_rpc.agent.types import AgentEvent, MessageUpdate
-from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import AssistantMessage
+from pi_rpc.agent import AgentEvent, MessageUpdate
+from pi_rpc.ai import AssistantMessage, encode_json
 from pi_rpc.modes.event_output import EncodeEvent
 
 

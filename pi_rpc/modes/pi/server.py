@@ -18,9 +18,8 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET
 
-from pi_rpc.agent.types import AgentEvent, MessageEnd, MessageStart, MessageUpdate
-from pi_rpc.ai.json_text import encode_json
-from pi_rpc.ai.types import AssistantMessage, DoneEvent, ErrorEvent, Message, TextContent
+from pi_rpc.agent import AgentEvent, MessageEnd, MessageStart, MessageUpdate
+from pi_rpc.ai import AssistantMessage, DoneEvent, ErrorEvent, Message, TextContent, encode_json
 from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
@@ -30,9 +29,8 @@ from pi_rpc.modes.pi.extension_ui import PiDialogs
 from pi_rpc.modes.pi.partial_messages import with_partial
 from pi_rpc.modes.pi.session_commands import SESSION_REFUSALS, CommandFailed, execute_session_command
 from pi_rpc.modes.stdio import StdoutSink, read_frames
-from pi_rpc.session.session import AgentSession, SessionConfig
-from pi_rpc.session.warm_up import Step
-from pi_rpc.tools.process import ProcessTables
+from pi_rpc.session import AgentSession, SessionConfig, Step
+from pi_rpc.tools import ProcessTables
 
 _log = logging.getLogger(__name__)
 

@@ -11,18 +11,18 @@ from typing import Any
 
 from msgspec import UNSET
 
-from pi_rpc.agent.agent import AgentBusyError
+from pi_rpc.agent import AgentBusyError
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.entries import UnknownEntryError, entries_after, tree
-from pi_rpc.session.compaction import CompactionError
-from pi_rpc.session.resources import ResourceCommand
-from pi_rpc.session.session import (
+from pi_rpc.session import (
     AgentSession,
+    CompactionError,
     ModelNotFoundError,
     NoModelError,
+    ResourceCommand,
     SessionNotFoundError,
+    UserBashError,
 )
-from pi_rpc.session.user_bash import UserBashError
 
 
 class CommandFailed(Exception):
