@@ -19,7 +19,7 @@ import msgspec
 from pi_rpc.ai import AssistantBuilder, Context, StreamOptions, UserMessage, request_secrets
 from pi_rpc.ai.redact import redact
 from pi_rpc.commands.checks import Check, offline_checks
-from pi_rpc.session import ModelChoice, ModelSetupError, choose_model
+from pi_rpc.session import ModelChoice, ModelSetupError, starting_model
 
 # A stuck server must not hang the doctor; this bounds the whole live request.
 LIVE_TIMEOUT_SECONDS = 60.0
@@ -79,13 +79,13 @@ async def _one_token(choice: ModelChoice) -> Check:
 
 def live_check(args: argparse.Namespace) -> Check:
     try:
-        choice = choose_model(
+        choice = starting_model(
             provider=args.provider,
             model_id=args.model,
             api=args.api,
             base_url=args.base_url,
             api_key_env=args.api_key_env,
-        )
+        ).choice
     except ModelSetupError as exc:
         return Check("fail", "live request", str(exc))
     if choice is None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session import ModelSetupError, choose_model, demo_script_path
+from pi_rpc.session import ModelSetupError, demo_script_path, starting_model
 
 WORKSPACE = Path(__file__).resolve().parent / "workspace"
 
@@ -124,7 +124,7 @@ def _demo_model_args() -> list[str]:
     """The scripted model, on purpose, when no real model is configured; else nothing (the daemon
     picks the real one). The daemon itself never falls back to the script."""
     try:
-        configured = choose_model() is not None
+        configured = starting_model().choice is not None
     except ModelSetupError:
         configured = False  # the daemon will not start on this config either; the script will
     return [] if configured else ["--script", demo_script_path()]

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from pi_rpc.session.export_html import session_html
     from pi_rpc.session.models import (
         ModelSetupError,
-        choose_model,
         demo_script_path,
         model_resolvers,
         provider_key_variables,
@@ -106,7 +105,6 @@ __all__ = [
     "Step",
     "ToolInfo",
     "UserBashError",
-    "choose_model",
     "chosen_session_root",
     "demo_script_path",
     "estimated_tokens",

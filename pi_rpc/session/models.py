@@ -93,29 +93,6 @@ class StartingModel:
     warnings: list[str] = field(default_factory=list)
 
 
-def choose_model(
-    *,
-    provider: str | None = None,
-    model_id: str | None = None,
-    api: str | None = None,
-    base_url: str | None = None,
-    script: str | None = None,
-    api_key_env: str | None = None,
-    http: HttpClients | None = None,
-) -> ModelChoice | None:
-    """The session's first model; `None` when nothing is configured (no key, no script, no URL).
-    Its requests go through `http`, the daemon's pool."""
-    return starting_model(
-        provider=provider,
-        model_id=model_id,
-        api=api,
-        base_url=base_url,
-        script=script,
-        api_key_env=api_key_env,
-        http=http,
-    ).choice
-
-
 def starting_model(
     *,
     provider: str | None = None,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_rpc.ai.models import ANTHROPIC_BASE_URL, OPENAI_BASE_URL
-from pi_rpc.session.models import ModelSetupError, choose_model
+from pi_rpc.session.models import ModelSetupError, starting_model
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +25,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def key_for(base_url: str, api: str, api_key_env: str | None = None) -> str | None:
-    choice = choose_model(base_url=base_url, api=api, model_id="m", api_key_env=api_key_env)
+    choice = starting_model(base_url=base_url, api=api, model_id="m", api_key_env=api_key_env).choice
     assert choice is not None
     return choice.api_key
 
@@ -60,4 +60,4 @@ def test_api_key_env_wins_and_must_be_set(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_api_key_env_without_base_url_is_refused() -> None:
     with pytest.raises(ModelSetupError, match="--base-url"):
-        choose_model(api_key_env="MY_KEY")
+        starting_model(api_key_env="MY_KEY")

@@ -8,6 +8,7 @@ import ast
 import importlib
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,8 @@ def submodules(layer: str) -> set[str]:
     }
 
 
-def names_imported_across_layers(layer: str) -> set[str]:
-    """What modules outside `pi_rpc/<layer>/` import from that layer's modules (a name that is also
-    a submodule's cannot be re-exported: importing the submodule rebinds it on the package)."""
-    found: set[str] = set()
+def imports_across_layers(layer: str) -> Iterator[tuple[Path, ast.ImportFrom]]:
+    """Every `from pi_rpc.<layer>.<module> import ...` in a module outside `pi_rpc/<layer>/`."""
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE).parts
         if parts[0] == layer or "workspace" in parts:
@@ -42,7 +41,15 @@ def names_imported_across_layers(layer: str) -> set[str]:
                 and node.level == 0
                 and (node.module or "").startswith(f"pi_rpc.{layer}.")
             ):
-                found |= {alias.name for alias in node.names}
+                yield path, node
+
+
+def names_imported_across_layers(layer: str) -> set[str]:
+    """What modules outside `pi_rpc/<layer>/` import from that layer's modules (a name that is also
+    a submodule's cannot be re-exported: importing the submodule rebinds it on the package)."""
+    found: set[str] = set()
+    for _, node in imports_across_layers(layer):
+        found |= {alias.name for alias in node.names}
     return found - submodules(layer)
 
 
@@ -113,17 +120,9 @@ def test_modules_outside_a_layer_import_it_through_its_package(layer: str) -> No
     """The layer's modules are its own (they may be split or renamed); what other layers and the
     front ends use goes through `pi_rpc.<layer>`. A name that is also a submodule's cannot be
     re-exported (importing the submodule rebinds it), so only those may be imported from a module."""
-    offenders: list[str] = []
-    for path in PACKAGE.rglob("*.py"):
-        parts = path.relative_to(PACKAGE).parts
-        if parts[0] == layer:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.ImportFrom)
-                and node.level == 0
-                and (node.module or "").startswith(f"pi_rpc.{layer}.")
-                and {alias.name for alias in node.names} - submodules(layer)
-            ):
-                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} from {node.module}")
+    offenders = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} from {node.module}"
+        for path, node in imports_across_layers(layer)
+        if {alias.name for alias in node.names} - submodules(layer)
+    ]
     assert offenders == [], f"import these from pi_rpc.{layer}: {offenders}"
