@@ -13,7 +13,14 @@ import anyio
 from msgspec import UNSET
 
 import pi_rpc
-from pi_rpc.ai import RETRY_BASE_ENV, THINKING_LEVELS, HttpClients, ThinkingLevel, no_model_message, retry_base_from_env
+from pi_rpc.ai import (
+    RETRY_BASE_ENV,
+    HttpClients,
+    ThinkingLevel,
+    no_model_message,
+    retry_base_from_env,
+    thinking_level_of,
+)
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.pi_args import PiExtras
 from pi_rpc.pi_flags import (
@@ -184,10 +191,6 @@ class _ShowVersion(argparse.Action):
         parser.exit()
 
 
-def _level(text: str | None) -> ThinkingLevel | None:
-    return next((level for level in THINKING_LEVELS if level == text), None)
-
-
 def _thinking(
     args: argparse.Namespace, settings: Settings, model_level: ThinkingLevel | None
 ) -> tuple[ThinkingLevel, ThinkingLevel, bool]:
@@ -196,10 +199,10 @@ def _thinking(
     the mode's default (Pi's medium in Pi mode; off in the others, where reasoning is paid for
     only when a client asks)."""
     saved = None if settings.default_thinking_level is UNSET else settings.default_thinking_level
-    if saved is not None and _level(saved) is None:
+    if saved is not None and thinking_level_of(saved) is None:
         _log.warning("settings.json defaultThinkingLevel %r is no level pi-rpc knows; ignored", saved)
-    default: ThinkingLevel = _level(saved) or ("medium" if args.mode in PI_MODES else "off")
-    chosen = _level(args.thinking)
+    default: ThinkingLevel = thinking_level_of(saved) or ("medium" if args.mode in PI_MODES else "off")
+    chosen = thinking_level_of(args.thinking)
     if chosen is not None:
         return chosen, default, True
     if model_level is not None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         RETRY_BASE_ENV,
         StreamFn,
         StreamOptions,
+        backoff_ms,
         retry_base_from_env,
     )
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
         Wire,
         declared_tools,
         text_of,
+        thinking_level_of,
     )
     from pi_rpc.ai.usage import add_usage
     from pi_rpc.ai.validation import json_schema_of, prepare_validator, validate_tool_arguments
@@ -152,6 +154,7 @@ __all__ = [
     "UserMessage",
     "Wire",
     "add_usage",
+    "backoff_ms",
     "agent_config_paths",
     "clamp_thinking_level",
     "config_paths",
@@ -177,6 +180,7 @@ __all__ = [
     "retry_base_from_env",
     "supported_thinking_levels",
     "text_of",
+    "thinking_level_of",
     "validate_tool_arguments",
 ]
 

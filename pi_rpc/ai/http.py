@@ -37,7 +37,7 @@ import msgspec
 from httpx_sse import ServerSentEvent, SSEError
 
 from pi_rpc.ai.clients import HttpClients, PoolClosedError, request_timeout
-from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamOptions
+from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamOptions, backoff_ms
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, SSELineTooLong, aiter_sse_bytes
 from pi_rpc.ai.stream import AssistantBuilder
@@ -187,11 +187,6 @@ def retry_after_ms(headers: httpx.Headers) -> int | None:
     except (TypeError, ValueError):
         return None
     return max(0, int((when.timestamp() - time.time()) * 1000))
-
-
-def backoff_ms(attempt: int, base_ms: int = DEFAULT_RETRY_BASE_DELAY_MS) -> int:
-    # Attempt n waits base * 2**(n-1), like Pi's auto-retry (2s, 4s, 8s).
-    return int(base_ms * 2 ** (attempt - 1))
 
 
 async def _sleep_ms(delay_ms: int) -> None:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pi_rpc.ai.types import THINKING_LEVELS, Model, ThinkingLevel
+from pi_rpc.ai.types import Model, ThinkingLevel, thinking_level_of
 
 _DATED = re.compile(r"-\d{8}$")
 _GLOB_CHARS = ("*", "?", "[")
@@ -48,14 +48,6 @@ class ScopedModel:
 
     model: Model
     thinking_level: ThinkingLevel | None = None
-
-
-def is_thinking_level(text: str) -> bool:
-    return text in THINKING_LEVELS
-
-
-def _level(text: str) -> ThinkingLevel:
-    return next(level for level in THINKING_LEVELS if level == text)
 
 
 def _same(a: Model, b: Model) -> bool:
@@ -112,11 +104,11 @@ def parse_model_pattern(pattern: str, models: Sequence[Model], *, strict: bool =
     prefix, colon, suffix = pattern.rpartition(":")
     if not colon:
         return PatternMatch(None)
-    if is_thinking_level(suffix):
+    if (suffix_level := thinking_level_of(suffix)) is not None:
         inner = parse_model_pattern(prefix, models, strict=strict)
         if inner.model is None:
             return inner
-        return PatternMatch(inner.model, None if inner.warning else _level(suffix), inner.warning)
+        return PatternMatch(inner.model, None if inner.warning else suffix_level, inner.warning)
     if strict:
         return PatternMatch(None)
     inner = parse_model_pattern(prefix, models, strict=strict)
@@ -228,7 +220,7 @@ def resolve_model_scope(patterns: Sequence[str], models: Sequence[Model]) -> tup
     for pattern in patterns:
         if any(char in pattern for char in _GLOB_CHARS):
             glob, colon, suffix = pattern.rpartition(":")
-            level = _level(suffix) if colon and is_thinking_level(suffix) else None
+            level = thinking_level_of(suffix) if colon else None
             regex = _glob_regex(glob if level is not None else pattern)
             matching = [m for m in models if regex.fullmatch(f"{m.provider}/{m.id}") or regex.fullmatch(m.id)]
             if not matching:

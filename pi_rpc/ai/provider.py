@@ -52,6 +52,11 @@ def retry_base_from_env(env: Mapping[str, str] | None = None) -> int:
     return value
 
 
+def backoff_ms(attempt: int, base_ms: int = DEFAULT_RETRY_BASE_MS) -> int:
+    """How long retry `attempt` (from 1) waits: base * 2**(n-1), like Pi's auto-retry."""
+    return int(base_ms * 2 ** (attempt - 1))
+
+
 class StreamOptions(msgspec.Struct, kw_only=True):
     api_key: str | None = None
     max_tokens: int | UnsetType = UNSET

@@ -229,6 +229,11 @@ ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
+def thinking_level_of(text: str | None) -> ThinkingLevel | None:
+    """`text` as a thinking level; None when it names none (a typo, a newer Pi's level)."""
+    return next((level for level in THINKING_LEVELS if level == text), None)
+
+
 class ModelCost(Wire):
     """Dollars per million tokens."""
 

@@ -3,7 +3,7 @@ mode shows it (spec 16.12; Pi mode only; the other front ends retry inside the r
 
 The failed reply ends its run as any failure does (`message_end` with `stopReason: "error"`,
 `turn_end`, `agent_end`); then `auto_retry_start {attempt, maxAttempts, delayMs, errorMessage}`,
-a wait of `base * 2**(attempt-1)` ms, and the run goes on without a new prompt (a new
+a wait of `backoff_ms(attempt)` (base * 2**(attempt-1) ms), and the run goes on without a new prompt (a new
 `agent_start`). The failed reply leaves the context (the session file keeps it). The first reply
 that does not fail is followed, at its `message_end`, by `auto_retry_end {success: true,
 attempt}`; when the last attempt fails too, `auto_retry_end {success: false, attempt,
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import anyio
 
 from pi_rpc.agent import Agent, AgentEvent, LoopConfig, MessageEnd, RunControl
-from pi_rpc.ai import AssistantMessage, AutoRetryEnd, AutoRetryStart, Message
+from pi_rpc.ai import AssistantMessage, AutoRetryEnd, AutoRetryStart, Message, backoff_ms
 from pi_rpc.session.compaction import is_context_overflow
 
 # What Pi counts as passing: overload, rate limits, server errors, dropped or refused connections,
@@ -77,7 +77,7 @@ async def retry_failed_run(
         if attempt > max_attempts:
             agent.emit(AutoRetryEnd(success=False, attempt=attempt - 1, final_error=last.error_message))
             break
-        delay_ms = base_ms * 2 ** (attempt - 1)
+        delay_ms = backoff_ms(attempt, base_ms)
         agent.emit(
             AutoRetryStart(
                 attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=last.error_message

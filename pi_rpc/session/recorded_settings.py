@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from pi_rpc.ai import THINKING_LEVELS, ThinkingLevel, clamp_thinking_level
+from pi_rpc.ai import ThinkingLevel, clamp_thinking_level, thinking_level_of
 from pi_rpc.session.config import ModelChoice, SessionConfig
 from pi_rpc.session.history import SessionHistory
 
@@ -76,8 +76,7 @@ def restore_recorded(host: SettingsHost) -> None:
                 _log.warning("Could not restore model %s/%s (not found, or no key); using %s", *recorded, using)
     level = entries.recorded_thinking_level()
     if not host.config.thinking_pinned:
-        known = [name for name in THINKING_LEVELS if name == level]
-        host.thinking_level = known[0] if known else host.config.default_thinking_level
+        host.thinking_level = thinking_level_of(level) or host.config.default_thinking_level
     if host.choice is not None:
         host.thinking_level = clamp_thinking_level(host.choice.model, host.thinking_level)
     if level is None:
