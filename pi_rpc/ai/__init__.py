@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     )
     from pi_rpc.ai.json_location import describe_decode_error, line_of_path
     from pi_rpc.ai.json_text import displayable, encode_json, encode_json_into
-    from pi_rpc.ai.model_patterns import ScopedModel, resolve_cli_model, resolve_model_scope
     from pi_rpc.ai.models import (
         DEFAULT_MODEL_IDS,
         clamp_thinking_level,
@@ -126,7 +125,6 @@ __all__ = [
     "PROVIDER_ENV",
     "ProviderEvent",
     "RETRY_BASE_ENV",
-    "ScopedModel",
     "ScriptError",
     "StartEvent",
     "StopReason",
@@ -175,8 +173,6 @@ __all__ = [
     "pi_agent_dir",
     "prepare_validator",
     "request_secrets",
-    "resolve_cli_model",
-    "resolve_model_scope",
     "retry_base_from_env",
     "supported_thinking_levels",
     "text_of",

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_rpc.agent import QueueMode
-from pi_rpc.ai import DEFAULT_RETRY_BASE_MS, HttpClients, Model, ScopedModel, StreamFn, ThinkingLevel
+from pi_rpc.ai import DEFAULT_RETRY_BASE_MS, HttpClients, Model, StreamFn, ThinkingLevel
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
 from pi_rpc.session.compaction import CompactionSettings
+from pi_rpc.session.model_patterns import ScopedModel
 from pi_rpc.session.resources import ResourceOptions
 from pi_rpc.session.store import SessionRoot
 from pi_rpc.tools import PROVIDER_KEY_VARS, FileRouter, McpServerConfig, ProcessTable, ToolDefinition

@@ -2,7 +2,7 @@
 
 The order of choice: an explicit script (the scripted model); an explicit endpoint
 (`--base-url` + `--api`); an explicit provider/model from the catalogue or models.json, named as
-Pi names one (`provider/id`, a `:level` suffix, a part of an id: ai/model_patterns.py); the first
+Pi names one (`provider/id`, a `:level` suffix, a part of an id: session/model_patterns.py); the first
 model of the `--models` scope (settings.json `enabledModels`) for a new session; settings.json
 `defaultProvider`/`defaultModel`; the first provider with a key in the environment; otherwise
 none. The scripted model is never a silent fallback: it answers with canned tool calls, which in a
@@ -29,16 +29,14 @@ from pi_rpc.ai import (
     Model,
     ModelListError,
     ModelRegistry,
-    ScopedModel,
     ScriptError,
     ThinkingLevel,
     get_stream_fn,
     list_server_models,
     load_script,
     not_found_hint,
-    resolve_cli_model,
-    resolve_model_scope,
 )
+from pi_rpc.session.model_patterns import ScopedModel, resolve_cli_model, resolve_model_scope
 from pi_rpc.session.session import ModelChoice
 from pi_rpc.tools import PROVIDER_KEY_VARS
 

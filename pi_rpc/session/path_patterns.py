@@ -7,7 +7,8 @@ any number of segments, a leading `!` negating the whole pattern and a leading `
 comment that matches nothing. As in minimatch, no wildcard matches a segment that starts with
 `.` unless the pattern's segment starts with a literal `.`, `**` never crosses such a segment, and
 a trailing `/**` needs at least one segment after it. Not honoured: extglobs (`+(a|b)`) and
-numeric ranges (`{1..3}`), which are taken literally.
+numeric ranges (`{1..3}`), which are taken literally. Pi's `--models` scope uses the same matcher
+with `nocase` (session/model_patterns.py).
 """
 
 from __future__ import annotations
@@ -154,8 +155,11 @@ def _matches(path: list[str], pattern: list[Segment]) -> bool:
     return matched and _matches(path[1:], rest)
 
 
-def glob_matches(path: str, pattern: str) -> bool:
-    """Whether minimatch(path, pattern) is true (POSIX paths, `/`-separated)."""
+def glob_matches(path: str, pattern: str, *, nocase: bool = False) -> bool:
+    """Whether minimatch(path, pattern) is true (POSIX paths, `/`-separated); with `nocase`, as
+    minimatch's option of that name (both sides compared case-folded)."""
+    if nocase:
+        path, pattern = path.lower(), pattern.lower()
     if pattern.startswith("#"):
         return False
     negated, alternatives = _compiled(pattern)

@@ -1,5 +1,5 @@
 """Pi's command line as pi-rpc reads it (pi_rpc/pi_args.py, pi_rpc/pi_flags.py) and Pi's model
-names (pi_rpc/ai/model_patterns.py): examples, what each flag is (honoured, warned about,
+names (pi_rpc/session/model_patterns.py): examples, what each flag is (honoured, warned about,
 refused), and properties against Pi's own `parseArgs` and model resolver (tests/pi_client's npm
 package, through pi_cli_oracle.mjs)."""
 
@@ -16,7 +16,6 @@ import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from pi_rpc.ai.model_patterns import resolve_cli_model, resolve_model_scope
 from pi_rpc.ai.models import DEFAULT_MODEL_IDS
 from pi_rpc.ai.types import Model, TextContent, UserMessage
 from pi_rpc.cli import build_parser
@@ -28,6 +27,7 @@ from pi_rpc.pi_flags import (
     parse_command_line,
     session_argument,
 )
+from pi_rpc.session.model_patterns import resolve_cli_model, resolve_model_scope
 from pi_rpc.session.store import SessionFile
 
 PI_CLIENT = Path(__file__).resolve().parents[1] / "pi_client"
@@ -243,6 +243,25 @@ def test_a_scope_is_pis(pi: subprocess.Popen[str], catalogue: list[tuple[str, st
     theirs = ask(pi, {"kind": "scope", "patterns": patterns, "models": wire(models)})
     scope, _ = resolve_model_scope(patterns, models)
     assert [{"model": f"{s.model.provider}/{s.model.id}", "thinkingLevel": s.thinking_level} for s in scope] == theirs
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["anthropic/claude-{haiku,sonnet}-*", "**/gpt-*", "*/claude-[hs]*:low", "ANTHROPIC/*SONNET*", "openai/gpt-?.?"],
+)
+def test_a_scope_glob_is_minimatchs(pi: subprocess.Popen[str], pattern: str) -> None:
+    """Braces, `**`, classes and case as Pi's minimatch (nocase) reads them: the scope now uses the
+    one minimatch matcher (session/path_patterns.py); its own translator before knew no braces."""
+    models = [
+        model("anthropic", "claude-sonnet-4-5"),
+        model("anthropic", "claude-haiku-4-5"),
+        model("openai", "gpt-5.4"),
+        model("openrouter", "openai/gpt-4o"),
+    ]
+    theirs = ask(pi, {"kind": "scope", "patterns": [pattern], "models": wire(models)})
+    scope, _ = resolve_model_scope([pattern], models)
+    assert [{"model": f"{s.model.provider}/{s.model.id}", "thinkingLevel": s.thinking_level} for s in scope] == theirs
+    assert theirs  # each pattern names something
 
 
 CATALOGUE = [

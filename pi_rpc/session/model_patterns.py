@@ -7,7 +7,8 @@ preferring an alias (`claude-sonnet-4-5`) to a dated release (`claude-sonnet-4-5
 `:level` suffix names a thinking level, unless the whole text, colon included, is a model's id
 (OpenRouter's `model:exacto`). `--model provider/pattern` limits the search to that provider; a
 provider with no such model is given one by that id, built on the provider's default model (Pi's
-custom-model fallback), with a warning. Scope patterns may be globs (`anthropic/*`, `*sonnet*`).
+custom-model fallback), with a warning. Scope patterns may be globs (`anthropic/*`, `*sonnet*`),
+matched as minimatch matches them without case (session/path_patterns.py), as Pi does.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pi_rpc.ai.types import Model, ThinkingLevel, thinking_level_of
+from pi_rpc.ai import Model, ThinkingLevel, thinking_level_of
+from pi_rpc.session.path_patterns import glob_matches
 
 _DATED = re.compile(r"-\d{8}$")
 _GLOB_CHARS = ("*", "?", "[")
@@ -178,35 +180,6 @@ def resolve_cli_model(
     return CliModel(None, warning=found.warning, error=f"Model not found: {chosen or '*'}/{pattern}")
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as Pi's minimatch reads one: `*` and `?` stop at `/`, `**` does not, `[...]` is a
-    class (`[!...]` negated); case-insensitive."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "*":
-            if pattern.startswith("**", i):
-                out.append(".*")
-                i += 2
-                continue
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1 : end]
-            negate = body[:1] in ("!", "^")
-            body = body[1:] if negate else body
-            members = re.escape(body).replace("\\-", "-")  # a range such as a-z stays a range
-            out.append(f"[{'^' if negate else ''}{members}]")
-            i = end + 1
-            continue
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("".join(out), re.IGNORECASE)
-
-
 def resolve_model_scope(patterns: Sequence[str], models: Sequence[Model]) -> tuple[list[ScopedModel], list[str]]:
     """The cycling scope `patterns` name among `models` (each model once, in pattern order), and a
     warning for each pattern that names none or carries a bad level."""
@@ -221,8 +194,12 @@ def resolve_model_scope(patterns: Sequence[str], models: Sequence[Model]) -> tup
         if any(char in pattern for char in _GLOB_CHARS):
             glob, colon, suffix = pattern.rpartition(":")
             level = thinking_level_of(suffix) if colon else None
-            regex = _glob_regex(glob if level is not None else pattern)
-            matching = [m for m in models if regex.fullmatch(f"{m.provider}/{m.id}") or regex.fullmatch(m.id)]
+            glob = glob if level is not None else pattern
+            matching = [
+                m
+                for m in models
+                if glob_matches(f"{m.provider}/{m.id}", glob, nocase=True) or glob_matches(m.id, glob, nocase=True)
+            ]
             if not matching:
                 warnings.append(f'No models match pattern "{pattern}"')
             for model in matching:
