@@ -46,6 +46,7 @@ from pi_rpc.ai import (
     text_of,
 )
 from pi_rpc.session.compaction_files import FileLists, files_section
+from pi_rpc.tools import truncate_chars
 
 SUMMARIZER_SYSTEM_PROMPT = (
     "You condense a conversation between a user and an AI coding assistant into a checkpoint that "
@@ -294,12 +295,6 @@ def plan_compaction(
     )
 
 
-def _shortened(text: str) -> str:
-    if len(text) <= TOOL_RESULT_MAX_CHARS:
-        return text
-    return f"{text[:TOOL_RESULT_MAX_CHARS]}\n\n[... {len(text) - TOOL_RESULT_MAX_CHARS} more characters left out]"
-
-
 def serialize_conversation(messages: Sequence[Message]) -> str:
     """The conversation as labelled plain text, for the summariser to read rather than continue."""
     parts: list[str] = []
@@ -324,7 +319,7 @@ def serialize_conversation(messages: Sequence[Message]) -> str:
                     parts.append("[Assistant tool calls]: " + "; ".join(calls))
             case ToolResultMessage(content=result):
                 if output := text_of(result):
-                    parts.append(f"[Tool result]: {_shortened(output)}")
+                    parts.append(f"[Tool result]: {truncate_chars(output, TOOL_RESULT_MAX_CHARS)}")
     return "\n\n".join(parts)
 
 

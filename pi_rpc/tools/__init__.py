@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     )
     from pi_rpc.tools.ripgrep import locate_rg, wheel_rg
     from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
+    from pi_rpc.tools.truncate import truncate_chars
     from pi_rpc.tools.write import local_write_operations
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "sweep_stale_temp_files",
     "tools_help",
     "unknown_tool_names",
+    "truncate_chars",
     "wheel_rg",
 ]
 

@@ -158,6 +158,14 @@ def truncate_tail(
     return _truncate(text, max_lines, max_bytes, keep)
 
 
+def truncate_chars(text: str, max_chars: int) -> str:
+    """Spec 19.5: the first max_chars code points of a text, then how many more were cut (Pi's
+    compaction shows a tool result to its summariser so)."""
+    if len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars]}\n\n[... {len(text) - max_chars} more characters truncated]"
+
+
 def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:
     """Spec 7.8: cut one long line (grep matches) to max_chars code points plus a marker."""
     if len(line) <= max_chars:

@@ -227,7 +227,7 @@ def test_file_lists_come_from_the_summarised_calls_and_the_previous_compaction()
 
 def test_a_long_tool_result_is_shortened_for_the_summariser() -> None:
     text = serialize_conversation([result("x" * 2500)])
-    assert text == "[Tool result]: " + "x" * 2000 + "\n\n[... 500 more characters left out]"
+    assert text == "[Tool result]: " + "x" * 2000 + "\n\n[... 500 more characters truncated]"  # Pi's words
 
 
 def test_an_image_in_a_tool_result_counts_as_pi_counts_it() -> None:
