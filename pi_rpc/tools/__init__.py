@@ -63,8 +63,8 @@ __all__ = [
     "session_environment",
     "sweep_stale_temp_files",
     "tools_help",
-    "unknown_tool_names",
     "truncate_chars",
+    "unknown_tool_names",
     "wheel_rg",
 ]
 
