@@ -12,6 +12,7 @@ import logging
 from typing import Protocol
 
 import anyio
+import msgspec
 from msgspec import UNSET
 
 from pi_rpc.agent import Agent, CompactionEnd, CompactionStart
@@ -156,7 +157,9 @@ class SessionCompaction:
         """The compaction entry written, the context read back from it, compaction_end."""
         agent, history = self._session.agent, self._session.history
         details = plan.files.details()
-        entry = history.entries.add_compaction(summary, next(iter(plan.kept), None), plan.tokens_before, details)
+        entry = history.entries.add_compaction(
+            summary, next(iter(plan.kept), None), plan.tokens_before, msgspec.to_builtins(details)
+        )
         history.keep(entry)
         # The context as the file reads it back; a failed reply to retry stays out of it.
         failed = agent.messages[-1] if drop_failed_reply and planned < len(agent.messages) else None
@@ -165,7 +168,7 @@ class SessionCompaction:
             summary=summary,
             first_kept_entry_id=entry["firstKeptEntryId"],
             tokens_before=plan.tokens_before,
-            details=dict(details),
+            details=details,
         )
         agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result

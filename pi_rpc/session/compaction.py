@@ -45,7 +45,7 @@ from pi_rpc.ai import (
     Wire,
     text_of,
 )
-from pi_rpc.session.compaction_files import FileLists, files_section
+from pi_rpc.session.compaction_files import CompactionDetails, FileLists, files_section
 from pi_rpc.tools import truncate_chars
 
 SUMMARIZER_SYSTEM_PROMPT = (
@@ -118,7 +118,7 @@ class CompactionResult(Wire, kw_only=True):
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: dict[str, Any] = msgspec.field(default_factory=dict)
+    details: CompactionDetails
 
 
 class CompactionError(RuntimeError):

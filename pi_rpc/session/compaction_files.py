@@ -13,10 +13,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_rpc.ai import AssistantMessage, Message, ToolCall
+from pi_rpc.ai import AssistantMessage, Message, ToolCall, Wire
 
 _READS = frozenset({"read"})
 _CHANGES = frozenset({"edit", "write"})
+
+
+class CompactionDetails(Wire, kw_only=True):
+    """A compaction entry's `details`, as Pi writes them (both lists always present)."""
+
+    read_files: list[str]
+    modified_files: list[str]
 
 
 @dataclass
@@ -47,17 +54,17 @@ class FileLists:
             if isinstance(listed, list):
                 into.update(path for path in listed if isinstance(path, str))
 
-    def details(self) -> dict[str, list[str]]:
+    def details(self) -> CompactionDetails:
         """The compaction entry's `details`: each list sorted, a changed file only under modified."""
-        return {"readFiles": sorted(self.read - self.modified), "modifiedFiles": sorted(self.modified)}
+        return CompactionDetails(read_files=sorted(self.read - self.modified), modified_files=sorted(self.modified))
 
 
-def files_section(details: Mapping[str, list[str]]) -> str:
+def files_section(details: CompactionDetails) -> str:
     """What the summary ends with: Pi's `<read-files>` and `<modified-files>` blocks, one path a
     line, after a blank line; nothing when no file was touched."""
     sections = [
-        f"<{tag}>\n" + "\n".join(details[key]) + f"\n</{tag}>"
-        for key, tag in (("readFiles", "read-files"), ("modifiedFiles", "modified-files"))
-        if details[key]
+        f"<{tag}>\n" + "\n".join(paths) + f"\n</{tag}>"
+        for paths, tag in ((details.read_files, "read-files"), (details.modified_files, "modified-files"))
+        if paths
     ]
     return "\n\n" + "\n\n".join(sections) if sections else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -218,7 +219,10 @@ def test_file_lists_come_from_the_summarised_calls_and_the_previous_compaction()
         [calls(("read", "b.py"), ("read", "both.py"), ("edit", "both.py"), ("write", "new.py"), ("bash", "x"))]
     )
     details = files.details()
-    assert details == {"readFiles": ["b.py", "old.md"], "modifiedFiles": ["both.py", "gone.py", "new.py"]}
+    assert msgspec.to_builtins(details) == {
+        "readFiles": ["b.py", "old.md"],
+        "modifiedFiles": ["both.py", "gone.py", "new.py"],
+    }
     assert files_section(details) == (
         "\n\n<read-files>\nb.py\nold.md\n</read-files>\n\n<modified-files>\nboth.py\ngone.py\nnew.py\n</modified-files>"
     )

@@ -349,7 +349,7 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
         await session.prompt(f"look at c.md {FILLER}")
         await session.prompt(f"more {FILLER}")
         result = await session.compact()
-    assert result.details == {"readFiles": ["a.md", "c.md"], "modifiedFiles": ["b.py"]}
+    assert msgspec.to_builtins(result.details) == {"readFiles": ["a.md", "c.md"], "modifiedFiles": ["b.py"]}
     assert (
         result.summary
         == "THE SUMMARY\n\n<read-files>\na.md\nc.md\n</read-files>\n\n<modified-files>\nb.py\n</modified-files>"

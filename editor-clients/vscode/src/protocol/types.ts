@@ -319,9 +319,17 @@ export interface CompactionResult {
 summary: string
 firstKeptEntryId: string
 tokensBefore: number
-details?: {
-
+details: CompactionDetails
 }
+/**
+ * A compaction entry's `details`, as Pi writes them (both lists always present).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CompactionDetails".
+ */
+export interface CompactionDetails {
+readFiles: string[]
+modifiedFiles: string[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
