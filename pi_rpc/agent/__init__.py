@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         ToolExecutionUpdate,
         ToolPreview,
         TurnEnd,
+        WaitForRoom,
         text_result,
     )
 
@@ -77,6 +78,7 @@ __all__ = [
     "ToolExecutionUpdate",
     "ToolPreview",
     "TurnEnd",
+    "WaitForRoom",
     "bash_execution_to_text",
     "convert_to_llm",
     "text_result",

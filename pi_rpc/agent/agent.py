@@ -29,6 +29,7 @@ from pi_rpc.agent.types import (
     QueueUpdate,
     TurnEnd,
     TurnStart,
+    WaitForRoom,
 )
 from pi_rpc.ai import (
     AssistantBuilder,
@@ -65,6 +66,7 @@ class Agent:
         self._follow_ups: list[UserMessage] = []
         self._delivering: set[int] = set()  # ids of messages taken from a queue, not yet started
         self._listeners: list[Callable[[AgentEvent], None]] = []
+        self._rooms: list[WaitForRoom] = []
         self._control: RunControl | None = None
         self._idle = anyio.Event()
         self._idle.set()
@@ -75,9 +77,26 @@ class Agent:
     def is_running(self) -> bool:
         return self._control is not None
 
-    def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
+    def subscribe(
+        self, listener: Callable[[AgentEvent], None], wait_for_room: WaitForRoom | None = None
+    ) -> Callable[[], None]:
+        """`listener` gets every event; a listener that writes to a client may pass how to wait
+        while that client is far behind, and the model's stream then holds for it."""
         self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        if wait_for_room is not None:
+            self._rooms.append(wait_for_room)
+
+        def unsubscribe() -> None:
+            self._listeners.remove(listener)
+            if wait_for_room is not None:
+                self._rooms.remove(wait_for_room)
+
+        return unsubscribe
+
+    async def wait_for_room(self) -> None:
+        """Until no listener's client is too far behind (at once, when none is)."""
+        for wait in self._rooms:
+            await wait()
 
     def emit(self, event: AgentEvent) -> None:
         for listener in list(self._listeners):
@@ -164,6 +183,7 @@ class Agent:
             options=msgspec.structs.replace(config.options, run_id=uuid.uuid4().hex),
             steering=lambda: self._drain(self._steering, self.steering_mode),
             follow_ups=lambda: self._drain(self._follow_ups, self.follow_up_mode),
+            wait_for_room=self.wait_for_room,
         )
         first_new = len(self.messages)
         seen = _SeenEvents()

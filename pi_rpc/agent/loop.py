@@ -28,6 +28,7 @@ from pi_rpc.agent.types import (
     ToolCallContext,
     TurnEnd,
     TurnStart,
+    WaitForRoom,
 )
 from pi_rpc.ai import (
     AssistantBuilder,
@@ -70,6 +71,9 @@ class LoopConfig:
     # Whether a run that ended with these new messages is retried after its agent_end (Pi mode's
     # retries between runs): the agent_end says so. None: it says nothing.
     will_retry: Callable[[Sequence[Message]], bool] | None = None
+    # Awaited between the model's stream events: the Agent's listeners whose clients are far
+    # behind hold the stream there. None: nothing waits.
+    wait_for_room: WaitForRoom | None = None
 
 
 async def run_loop(
@@ -183,7 +187,7 @@ async def stream_assistant(
         if not isinstance(event, StartEvent):
             emit(MessageUpdate(assistant_message_event=event))
 
-    builder = AssistantBuilder(config.model, on_event)
+    builder = AssistantBuilder(config.model, on_event, config.wait_for_room)
     # Any stream function, HTTP or not, and a provider that breaks its contract alike: no error
     # text of this message shows the key.
     builder.keep_secret(*request_secrets(config.options.api_key, config.options.headers))

@@ -307,3 +307,6 @@ AgentEvent = (
 )
 
 Emit = Callable[[AgentEvent], None]
+# How a listener that writes to a client makes the model's stream wait while that client is far
+# behind (modes/writer.py `StdoutSink.wait_for_room`): returns at once while it keeps up.
+WaitForRoom = Callable[[], Awaitable[None]]

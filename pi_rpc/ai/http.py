@@ -409,6 +409,7 @@ async def _stream_sse(
                     if state.finished:
                         await _drain(events)
                         break
+                    await builder.wait_for_room()  # a client far behind holds the stream here
                     count += 1
                     if count % EVENTS_PER_CHECKPOINT == 0:
                         await anyio.lowlevel.checkpoint()

@@ -9,7 +9,7 @@ and once called it never raises: it returns `finish()` or `fail()` (failures tra
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal
 
 import msgspec
@@ -131,9 +131,15 @@ class _OpenPart(msgspec.Struct):
 
 
 class AssistantBuilder:
-    def __init__(self, model: Model, emit: EmitProviderEvent | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        emit: EmitProviderEvent | None = None,
+        wait_for_room: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.model = model
         self._emit = emit or (lambda event: None)
+        self._wait_for_room = wait_for_room
         self._message = AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
         self._open: dict[Hashable, _OpenPart] = {}
         self._started = False
@@ -149,6 +155,12 @@ class AssistantBuilder:
         for part in self._open.values():
             self._store_text(part)
         return self._message
+
+    async def wait_for_room(self) -> None:
+        """A provider awaits this between the events it reads: while the client the events go to
+        is far behind, the stream holds here (modes/writer.py) instead of buffering the answer."""
+        if self._wait_for_room is not None:
+            await self._wait_for_room()
 
     @property
     def started(self) -> bool:

@@ -5,8 +5,9 @@ open the non-blocking sink, run one task group, read stdin until it ends, watch 
 SIGHUP, and on the first way out (end of input, a signal, or the front end's own `exit`) wind down:
 close the sessions (their runs aborted, their MCP servers stopped), kill every process group a tool
 started (through the daemon's `ProcessTables`, which holds each session's table), flush the output,
-each step bounded in time. The HTTP pool the sessions' requests share and the process tables are the
-composition root's (pi_rpc/cli.py); the pool is closed once `serve` returns.
+and stop the tool supervisor, reaping it and its keepers (so when the daemon's exit is seen, no
+helper of it is alive), each step bounded in time. The HTTP pool the sessions' requests share and
+the process tables are the composition root's (pi_rpc/cli.py); the pool is closed once `serve` returns.
 
 A front end (`FrontEnd`) says only what is its own: how a message is framed on stdout, what it sets
 up once the output is open, how it reads its input, and how it closes. The modes fill that in
@@ -105,3 +106,7 @@ async def wind_down(front_end: FrontEnd, sink: StdoutSink, processes: ProcessTab
     with anyio.move_on_after(EXIT_FLUSH_SECONDS, shield=True):
         await front_end.release()
         await sink.drain()
+    # Last, so the daemon's exit is seen only once its helpers are gone: the tool supervisor and
+    # its keepers exit and are reaped here (bounded by the supervisor's own wait).
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(processes.stop_supervisor)

@@ -2,7 +2,8 @@
 stops reading costs bounded memory: streamed deltas go in as mergeable deltas of their content
 block, the events that carry whole messages are encoded only when the client can take them, and
 live tool snapshots are skipped while the client is far behind (the next one, or the tool's end,
-carries everything they did)."""
+carries everything they did). The model's stream itself holds while the client is that far behind
+(`StdoutSink.wait_for_room`, which each front end hands to `AgentSession.subscribe`)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,6 @@ from pi_rpc.agent import AgentEnd, AgentEvent, MessageEnd, MessageUpdate, ToolEx
 from pi_rpc.ai import TextDeltaEvent, TextEndEvent, ThinkingDeltaEvent, ThinkingEndEvent, ToolcallDeltaEvent
 from pi_rpc.modes.writer import StdoutSink
 
-# Past this much unread output, live tool snapshots are skipped: each one carries the whole
-# accumulated output, so the next one (or tool_execution_end) loses nothing, and a client that
-# reads slowly cannot make the daemon buffer a 200 MB build log one snapshot at a time.
-MAX_BACKLOG_FOR_UPDATES = 4 * 1024 * 1024
-
 EncodeEvent = Callable[[AgentEvent], bytes]
 
 
@@ -29,7 +25,11 @@ def forward_event(sink: StdoutSink, event: AgentEvent, encode: EncodeEvent) -> N
         if isinstance(inner, TextDeltaEvent | ThinkingDeltaEvent | ToolcallDeltaEvent):
             sink.send_delta((type(inner), inner.content_index), inner.delta, _delta_encoder(inner, encode))
             return
-    if isinstance(event, ToolExecutionUpdate) and sink.backlog() > MAX_BACKLOG_FOR_UPDATES:
+    if isinstance(event, ToolExecutionUpdate) and sink.holding:
+        # While the client is far behind, live tool snapshots are skipped: each one carries the
+        # whole accumulated output, so the next one (or tool_execution_end) loses nothing, and a
+        # client that stops reading cannot make the daemon buffer a 200 MB build log one snapshot
+        # at a time.
         return
     if isinstance(event, MessageEnd | TurnEnd | AgentEnd) or (
         isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, TextEndEvent | ThinkingEndEvent)

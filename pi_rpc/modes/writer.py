@@ -11,6 +11,14 @@ of the text it has not read yet, never the size of every event. Nothing is dropp
 client reads again it gets the same text, in fewer, larger deltas, followed by every other message
 in order.
 
+Merging alone still cost the whole unread answer (the session holds it too: a 40 MB answer to a
+client that read nothing cost 83 MiB). So once more than `HOLD_BACKLOG` waits unencoded, the sink
+holds its producers until the client has taken all but `RESUME_BACKLOG` of it: a model's stream
+waits at its next event (`wait_for_room`, which the front ends hand to `AgentSession.subscribe`),
+and live tool snapshots are skipped (modes/event_output.py). Only the stream waits: the reader and
+every other request (an abort among them) go on, and their replies queue behind what waits. The
+log says when a stall begins and when the client reads again, once each.
+
 Writes to a pipe are gathered per pass of the event loop: what is sent between two awaits leaves
 in one `writev`, so a burst of events wakes the client once.
 """
@@ -19,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import stat
 from collections import deque
@@ -28,11 +37,17 @@ import anyio
 
 from pi_rpc.ai import TextParts
 
+_log = logging.getLogger(__name__)
+
 # Framed bytes handed to the pipe but not yet taken by the client, at most (plus one message).
 HIGH_WATER = 1 << 20
 # A merged delta is written out in pieces of at most this many characters, so a long pending run
 # never becomes one huge frame at once.
 MAX_DELTA_CHARS = 1 << 20
+# Past this much output queued unencoded (bytes or characters), the stream holds ...
+HOLD_BACKLOG = 4 << 20
+# ... until the client has taken all but this much of it.
+RESUME_BACKLOG = 1 << 20
 # Buffers handed to one writev (Linux allows 1024).
 MAX_WRITE_BUFFERS = 256
 
@@ -82,6 +97,8 @@ class StdoutSink:
         self._flush_due = False  # a flush is scheduled for the end of this pass of the loop
         self._closed = False
         self._drained: anyio.Event | None = None  # set once nothing is left to write
+        self._holding = False  # the client is too far behind: the stream waits (`wait_for_room`)
+        self._room: anyio.Event | None = None  # set when the hold ends
 
     async def open(self) -> None:
         if os.isatty(self._fd):
@@ -129,12 +146,26 @@ class StdoutSink:
         if isinstance(last, _Delta) and last.key == key:
             last.merge(text, encode)
             self._pending_size += len(text)
+            self._check_hold()
         else:
             self._queue(_Delta(key, text, encode))
 
     def backlog(self) -> int:
         """Output not yet taken by the client: framed bytes plus what waits to be encoded."""
         return self._out_bytes + self._pending_size
+
+    @property
+    def holding(self) -> bool:
+        """The client is too far behind: producers wait (or, for snapshots, skip) until it reads."""
+        return self._holding
+
+    async def wait_for_room(self) -> None:
+        """Return once the client is not too far behind; a model's stream awaits this between its
+        events (at once, without suspending, while the client keeps up)."""
+        while self._holding and not self._closed:
+            if self._room is None:
+                self._room = anyio.Event()
+            await self._room.wait()
 
     async def drain(self) -> None:
         """Wait until everything has been taken by the client (bounded by the caller)."""
@@ -148,6 +179,24 @@ class StdoutSink:
         self._pending.append(item)
         self._pending_size += item.size
         self._watch()
+        self._check_hold()
+
+    def _check_hold(self) -> None:
+        if not self._holding and self._pending_size > HOLD_BACKLOG:
+            self._holding = True
+            _log.warning(
+                "the client is not reading (%.1f MiB wait for it): holding the stream until it reads",
+                self.backlog() / (1 << 20),
+            )
+
+    def _release_hold(self) -> None:
+        if self._holding and (self._closed or self._pending_size <= RESUME_BACKLOG):
+            self._holding = False
+            if not self._closed:
+                _log.warning("the client is reading again: the stream resumes")
+            if self._room is not None:
+                self._room.set()
+                self._room = None
 
     def _write(self, data: bytes) -> None:
         self._out.append(memoryview(data))
@@ -207,6 +256,7 @@ class StdoutSink:
                 data = self._frame(item.encode())
             self._out.append(memoryview(data))
             self._out_bytes += len(data)
+        self._release_hold()
 
     def _watch(self) -> None:
         if self._loop is not None and not self._watching and not self._closed:
@@ -229,3 +279,4 @@ class StdoutSink:
         self._pending.clear()
         self._out_bytes = self._pending_size = 0
         self._set_drained()
+        self._release_hold()  # the client is gone: nothing waits for it

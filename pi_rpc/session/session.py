@@ -28,6 +28,7 @@ from pi_rpc.agent import (
     ToolApprovalEnd,
     ToolApprovalRequest,
     ToolCallContext,
+    WaitForRoom,
 )
 from pi_rpc.ai import (
     AssistantMessage,
@@ -177,8 +178,9 @@ class AgentSession:
 
     # --- events ---------------------------------------------------------------------------------
 
-    def subscribe(self, listener: Callable[[AgentEvent], None]) -> Callable[[], None]:
-        return self.agent.subscribe(listener)
+    def subscribe(self, listener: Callable[[AgentEvent], None], room: WaitForRoom | None = None) -> Callable[[], None]:
+        # A front end passes its writer's `wait_for_room`: the stream holds while its client lags.
+        return self.agent.subscribe(listener, room)
 
     def _track_retry(self, event: AgentEvent) -> None:
         if isinstance(event, AutoRetryStart):

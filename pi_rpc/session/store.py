@@ -42,7 +42,17 @@ import msgspec
 import platformdirs
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai import PI_AGENT_DIR_VARIABLE, Message, UserMessage, Wire, encode_json, pi_agent_dir, text_of
+from pi_rpc.ai import (
+    PI_AGENT_DIR_VARIABLE,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    Message,
+    UserMessage,
+    Wire,
+    encode_json,
+    pi_agent_dir,
+    text_of,
+)
 from pi_rpc.session.entries import Entry, SessionEntries
 from pi_rpc.session.pi_sessions import (
     PI_CURRENT_VERSION,
@@ -440,7 +450,8 @@ def find_session(cwd: str, session_id: str, root: SessionRoot | None = None) -> 
 
 
 def list_sessions(cwd: str, root: SessionRoot | None = None) -> list[SessionSummary]:
-    """Stored sessions of this workspace, newest first."""
+    """Stored sessions of this workspace that hold a prompt, newest first (the open one too, once
+    it has one)."""
     summaries = [summary for path in _session_files(cwd, root, "*.jsonl") if (summary := _summary(path)) is not None]
     return sorted(summaries, key=lambda s: s.modified, reverse=True)
 
@@ -453,7 +464,8 @@ def _every_session_file(root: SessionRoot | None, pattern: str) -> list[Path]:
 
 
 def list_all_sessions(root: SessionRoot | None = None) -> list[tuple[str, SessionSummary]]:
-    """Every stored session of every workspace as (its recorded cwd, summary), newest first."""
+    """Every stored session of every workspace that holds a prompt, as (its recorded cwd,
+    summary), newest first."""
     found: list[tuple[str, SessionSummary]] = []
     for path in _every_session_file(root, "*.jsonl"):
         cwd = _recorded_cwd(path)
@@ -471,12 +483,21 @@ def find_session_anywhere(session_id: str, root: SessionRoot | None = None) -> P
     return matches[-1] if matches else None
 
 
+# A session is listed once it holds one of these: a prompt, or the summary a compaction or a
+# branch left of earlier prompts.
+_CONVERSATION = (UserMessage, CompactionSummaryMessage, BranchSummaryMessage)
+
+
 def _summary(path: Path) -> SessionSummary | None:
     try:
         header, entries = load_entries(path)
     except (OSError, ValueError, IndexError):
         return None
     messages = entries.context()
+    if not any(isinstance(m, _CONVERSATION) for m in messages):
+        # Nothing to resume: a session opened and left (or still open) before its first prompt
+        # would fill an editor's resume picker with empty entries.
+        return None
     first = next((text_of(m.content) for m in messages if isinstance(m, UserMessage)), "")
     modified = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC).isoformat()
     return SessionSummary(

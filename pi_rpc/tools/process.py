@@ -140,6 +140,11 @@ class ProcessTables:
         for table in list(self._tables):
             table.kill_all()
 
+    def stop_supervisor(self) -> None:
+        """After `kill_all`, at the daemon's exit: the supervisor and its keepers exit and are
+        reaped before this returns (bounded), so none is alive once the daemon's exit is seen."""
+        stop_supervisor()
+
 
 def _kill_tracked(groups: dict[int, socket.socket | None], pgid: int) -> None:
     lifeline = groups.pop(pgid, None)
@@ -367,6 +372,13 @@ class _Supervisor:
 # keepers' lifelines lead back to), one for the daemon's life whatever its sessions, and it holds
 # no command of any session (each command's lifeline is in its session's table).
 _supervisor = _Supervisor()
+
+
+def stop_supervisor() -> None:
+    """At the daemon's exit: close the supervisor's control socket and wait (bounded) until it has
+    exited, its spare keeper and every other keeper reaped, so nothing of ours outlives the daemon."""
+    with _supervisor._lock:
+        _supervisor._stop()
 
 
 def start_supervisor() -> None:

@@ -318,7 +318,12 @@ def main(args: list[str]) -> int:
             continue
         message, fds = received_fds(control)
         if not message:
-            return 0  # the daemon is gone (its keepers each watch their own lifeline)
+            # The daemon is leaving: the spare keeper goes with us, and every keeper is reaped
+            # before we exit, so a daemon that waits for us leaves nothing behind once it has.
+            if spare is not None:
+                spare.close()  # end of file: the spare exits
+            _reap_keepers_until_gone(wake_in)
+            return 0
         if len(fds) >= 3:
             _hand_over(spare, fds, ours)
             spare = None
@@ -367,6 +372,30 @@ def _hand_over(spare: socket.socket | None, fds: list[int], closing: tuple[int, 
 def fd_bytes(fds: list[int]) -> bytes:
     """Descriptors as an SCM_RIGHTS message carries them (the daemon's sender uses this too)."""
     return b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+
+
+# How long the supervisor waits, once the daemon leaves, for its keepers to exit: a keeper whose
+# lifeline closed kills its command's tree first (one that cannot be signalled keeps it waiting).
+_LAST_REAP_SECONDS = 0.5
+
+
+def _reap_keepers_until_gone(wake_in: int) -> None:
+    """Reap every keeper (SIGCHLD wakes `wake_in`), for at most `_LAST_REAP_SECONDS`."""
+    waited = 0.0
+    while waited < _LAST_REAP_SECONDS:
+        try:
+            while True:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+        except ChildProcessError:
+            return  # none left
+        except InterruptedError:
+            continue
+        ready, _, _ = select.select([wake_in], [], [], 0.05)
+        waited += 0.05  # woken early or not: the wait stays bounded
+        if ready:
+            os.read(wake_in, 4096)
 
 
 def _reap_keepers() -> None:

@@ -169,6 +169,7 @@ def test_files_and_folders_are_private(tmp_path: Path) -> None:
 
 def test_existing_sessions_are_made_private_when_opened(tmp_path: Path) -> None:
     session = SessionFile.create(CWD, "s1", root=tmp_path)
+    session.append(UserMessage(content="listed once it holds a prompt"))
     os.chmod(session.path, 0o644)
     os.chmod(session.path.parent, 0o755)
     assert [s.session_id for s in list_sessions(CWD, root=tmp_path)] == ["s1"]

@@ -25,6 +25,7 @@ from pi_rpc.session.store import (
     list_sessions,
     private_workspace_subfolder,
 )
+from tests.unit.test_store import PI_PROMPT
 
 HERE, THERE = "/work/here", "/work/there"
 LOOPBACK_MODEL = ["--api", "openai-completions", "--base-url", "https://127.0.0.1:9/v1", "--model", "m"]
@@ -73,7 +74,7 @@ def test_a_file_pi_wrote_in_the_folder_is_listed_by_the_cwd_of_its_header(tmp_pa
     folder.mkdir()
     header = {"type": "session", "version": 3, "id": "0193-pi", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": HERE}
     pi_file = folder / "2026-01-01T00-00-00-000Z_0193-pi.jsonl"
-    pi_file.write_text(json.dumps(header) + "\n")
+    pi_file.write_text(json.dumps(header) + "\n" + PI_PROMPT)
     assert [s.session_id for s in list_sessions(HERE, SessionDir(folder))] == ["0193-pi"]
     assert list_sessions(THERE, SessionDir(folder)) == []
 

@@ -7,7 +7,20 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.ai.types import AssistantMessage, TextContent, UserMessage
-from pi_rpc.session.store import SessionFile, find_session, list_sessions, load_session, sessions_root
+from pi_rpc.session.store import (
+    SessionFile,
+    find_session,
+    list_all_sessions,
+    list_sessions,
+    load_session,
+    sessions_root,
+)
+
+# One prompt, as Pi writes a message entry: a session is listed once it holds one.
+PI_PROMPT = (
+    '{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+    '"message":{"role":"user","content":"hi","timestamp":1}}\n'
+)
 
 
 def test_messages_round_trip_and_a_torn_line_is_skipped(tmp_path: Path) -> None:
@@ -31,6 +44,17 @@ def test_listing_is_per_workspace_and_newest_first(tmp_path: Path) -> None:
     assert list_sessions("/nowhere", root=tmp_path) == []
 
 
+def test_a_session_with_no_prompt_is_not_listed(tmp_path: Path) -> None:
+    """A session opened and left before its first prompt (or still open, unprompted) would fill an
+    editor's resume picker with empty entries; once it holds a prompt, it is listed."""
+    empty = SessionFile.create("/a", "empty", root=tmp_path)
+    assert list_sessions("/a", root=tmp_path) == []
+    assert list_all_sessions(root=tmp_path) == []
+    empty.append(UserMessage(content="now a question"))
+    assert [s.session_id for s in list_sessions("/a", root=tmp_path)] == ["empty"]
+    assert [(cwd, s.session_id) for cwd, s in list_all_sessions(root=tmp_path)] == [("/a", "empty")]
+
+
 def test_an_unwritable_file_turns_persistence_off_without_failing(tmp_path: Path) -> None:
     session = SessionFile(path=tmp_path / "missing-dir" / "s.jsonl", session_id="x")
     session.append(UserMessage(content="hi"))
@@ -45,12 +69,14 @@ def test_pi_coding_agent_dir_puts_sessions_in_pis_folder_in_pis_layout(
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     assert sessions_root() == agent_dir / "sessions"
     ours = SessionFile.create("/work/my proj", "abc")
+    ours.append(UserMessage(content="hi"))
     # Pi's getDefaultSessionDir: the cwd without its leading "/", separators as "-", inside "--".
     assert ours.path.parent == agent_dir / "sessions" / "--work-my proj--"
     # A session Pi wrote there is ours to list and continue.
     pi_file = ours.path.parent / "2026-01-01T00-00-00-000Z_0193-pi.jsonl"
     pi_file.write_text(
         '{"type":"session","version":3,"id":"0193-pi","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/my proj"}\n'
+        + PI_PROMPT
     )
     assert {s.session_id for s in list_sessions("/work/my proj")} == {"abc", "0193-pi"}
     assert find_session("/work/my proj", "0193-pi") == pi_file

@@ -171,6 +171,7 @@ async def _stream_text(builder: AssistantBuilder, key: int, text: str, step: Ste
             builder.thinking_delta(key, piece)
         else:
             builder.text_delta(key, piece)
+        await builder.wait_for_room()  # as a real stream does: a client far behind holds it
         if step.delay_ms:
             await anyio.sleep(step.delay_ms / 1000)
         else:
@@ -191,6 +192,7 @@ async def _stream_tool_call(
     size = step.chunk if step.chunk > 0 else max(len(raw), 1)
     for start in range(0, len(raw), size):
         builder.toolcall_delta(key, raw[start : start + size])
+        await builder.wait_for_room()
         if step.delay_ms:
             await anyio.sleep(step.delay_ms / 1000)
         else:

@@ -61,7 +61,7 @@ from acp.schema import (
 from acp.utils import serialize_params
 
 import pi_rpc
-from pi_rpc.agent import AgentEvent, MessageUpdate
+from pi_rpc.agent import AgentEvent, MessageUpdate, ToolExecutionUpdate
 from pi_rpc.ai import PROVIDER_ENV, ImageContent, TextDeltaEvent, ThinkingDeltaEvent, no_model_message
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.commands import available_commands, run_command
@@ -73,6 +73,7 @@ from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.modes.daemon import daemon_tables
+from pi_rpc.modes.writer import StdoutSink
 from pi_rpc.session import (
     AgentSession,
     ApprovalDecision,
@@ -115,12 +116,16 @@ class AcpAgent:
         send: Send,
         send_delta: SendDelta | None = None,
         process_tables: ProcessTables | None = None,
+        sink: StdoutSink | None = None,
     ) -> None:
         self.config = config
         self.process_tables = daemon_tables(process_tables, config)
         self.tasks = tasks
         self.send = send
         self.send_delta = send_delta
+        # The writer under `send`: while its client is far behind, the model's stream holds and
+        # live tool snapshots are skipped (modes/writer.py). None: a test's editor, never behind.
+        self.sink = sink
         self.sessions: dict[str, AgentSession] = {}
         self.conn: Any = None  # acp.agent.connection.AgentSideConnection, for requests to the client
         self.client_capabilities = ClientCapabilities()
@@ -370,6 +375,8 @@ class AcpAgent:
         mapper = UpdateMapper(session.cwd, terminal_output=wants_terminal_output(self.client_capabilities))
 
         def forward(event: AgentEvent) -> None:
+            if isinstance(event, ToolExecutionUpdate) and self.sink is not None and self.sink.holding:
+                return  # a snapshot: the next one (or the call's end) carries what it did
             inner = event.assistant_message_event if isinstance(event, MessageUpdate) else None
             if self.send_delta is not None and isinstance(inner, TextDeltaEvent | ThinkingDeltaEvent):
 
@@ -381,7 +388,7 @@ class AcpAgent:
                 return
             self._send_updates(session_id, mapper.updates(event))
 
-        session.subscribe(forward)
+        session.subscribe(forward, self.sink.wait_for_room if self.sink is not None else None)
         self.sessions[session_id] = session
         self.tasks.start_soon(self._announce_commands, session_id, session)
         if self.conn is None:  # no connection to ask through (a test driving the agent directly)

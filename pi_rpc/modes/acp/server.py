@@ -52,7 +52,7 @@ class AcpDaemon:
     async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
         transport = StdioTransport(self.stdin_fd, sink, self.max_message_bytes)
         self._agent = agent = AcpAgent(
-            self.config, tasks, transport.send_now, transport.send_delta, self.process_tables
+            self.config, tasks, transport.send_now, transport.send_delta, self.process_tables, sink
         )
         transport.local_methods["session/set_model"] = agent.set_session_model
         # Unstable methods on: session/resume and session/close (those we do not implement stay -32601).

@@ -74,7 +74,7 @@ class Daemon:
         self._client = client = ClientRequests(sink)
         self._rpc = rpc = Rpc(sink, tasks)
         self._session = session = AgentSession(self.config, tasks)
-        session.subscribe(_event_forwarder(sink))
+        session.subscribe(_event_forwarder(sink), sink.wait_for_room)
         handlers.register(rpc, session, client, on_shutdown=self._begin_shutdown, on_exit=stop.set)
         tasks.start_soon(session.start_mcp_servers)  # settings.json mcpServers; `initialize` waits for them
 

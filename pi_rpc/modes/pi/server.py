@@ -86,7 +86,7 @@ class PiDaemon:
         self.sink = sink
         self.tasks = tasks
         self.session = AgentSession(self.config, tasks)
-        self.session.subscribe(self._forward)
+        self.session.subscribe(self._forward, sink.wait_for_room)
         self.dialogs = PiDialogs(sink.send, lambda: self.session.approvals.timeout)
         # Pi runs every tool at once: a Pi client is asked (confirm dialogs) only when the
         # user chose a policy (--approval-policy, or permissions.defaultPolicy).

@@ -29,18 +29,22 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-async def test_an_unprompted_session_is_listed_and_loaded_here_and_after_a_restart(workspace: Path) -> None:
+async def test_an_unprompted_session_is_not_listed_but_loads_here_and_after_a_restart(workspace: Path) -> None:
+    """A resume picker shows no empty entries: a session is listed once it holds a prompt, and
+    one that holds none still loads by its id."""
     config = session_config(workspace, REPLIES)
     async with acp_agent(config, Editor()) as agent:
         made = await agent.new_session(cwd=str(workspace))
-        listed = await agent.list_sessions(cwd=str(workspace))
-        assert [s.session_id for s in listed.sessions] == [made.session_id]
+        assert (await agent.list_sessions(cwd=str(workspace))).sessions == []
+        assert (await agent.list_sessions()).sessions == []
         loaded = await agent.load_session(cwd=str(workspace), session_id=made.session_id)
         assert loaded is not None and loaded.modes is not None
     async with acp_agent(config, Editor()) as agent:
         await agent.load_session(cwd=str(workspace), session_id=made.session_id)
         answer = await agent.prompt(session_id=made.session_id, prompt=text("list files"))
         assert answer.stop_reason == "end_turn"
+        listed = await agent.list_sessions(cwd=str(workspace))
+        assert [s.session_id for s in listed.sessions] == [made.session_id]
 
 
 @pytest.mark.parametrize("chosen_folder", [False, True], ids=["workspace-folders", "session-dir"])
@@ -56,6 +60,7 @@ async def test_list_without_cwd_shows_every_workspace_and_a_session_loads_in_its
     async with acp_agent(config, Editor()) as agent:
         here = await agent.new_session(cwd=str(workspace))
         there = await agent.new_session(cwd=str(other))
+        await agent.prompt(session_id=here.session_id, prompt=text("list files"))
         await agent.prompt(session_id=there.session_id, prompt=text("list files"))
     if chosen_folder:
         assert len(list((tmp_path / "chosen").glob("*.jsonl"))) == 2

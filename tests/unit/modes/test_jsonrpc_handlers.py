@@ -198,6 +198,17 @@ async def test_sessions_new_list_load_and_stats(workspace: Path, chosen_folder: 
         assert missing.value.code == NOT_FOUND and missing.value.message == "Session not found: nope"
 
 
+async def test_a_session_with_no_prompt_is_not_listed(workspace: Path) -> None:
+    """A resume picker shows no empty entries: neither the open session nor one left before its
+    first prompt is listed; a session is once it holds a prompt."""
+    async with jsonrpc_editor(session_config(workspace, script(HELLO))) as editor:
+        await editor.request("session/new")  # the first session, left before its first prompt
+        opened = (await editor.request("session/new"))["sessionId"]
+        assert await editor.request("session/list") == {"sessions": []}
+        await editor.request("prompt", {"message": "hello"})
+        assert [s["sessionId"] for s in (await editor.request("session/list"))["sessions"]] == [opened]
+
+
 async def test_a_named_session_is_listed_by_its_name(workspace: Path) -> None:
     async with jsonrpc_editor(session_config(workspace, script(HELLO))) as editor:
         named = (await editor.request("state"))["sessionId"]
