@@ -57,7 +57,7 @@ def _parser() -> Parser:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def _parse(command: str) -> tuple[Node, bool]:
     tree = _parser().parse(command.encode())
     return tree.root_node, tree.root_node.has_error
@@ -184,11 +184,14 @@ def _word(node: Node) -> str | None:
     return _literal(_text(target))
 
 
-def _commands(node: Node) -> Iterator[Node]:
-    if node.type == "command":
-        yield node
-    for child in node.children:
-        yield from _commands(child)
+def _commands(root: Node) -> Iterator[Node]:
+    """Every `command` node, in source order; a loop, not recursion: nesting has no limit."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            yield node
+        stack.extend(reversed(node.children))
 
 
 def command_words(command: str, depth: int = 0) -> tuple[list[Words], bool]:
@@ -378,19 +381,32 @@ _GIT_SUBCOMMAND: dict[str, frozenset[str]] = {
 _GIT_RUNS = {"filter-branch": "", "submodule": "foreach", "bisect": "run"}
 
 
-def _option_matches(word: str, option: str) -> bool:
-    if option.startswith("--") or len(option) > 2:  # `--name`, `--name=value`; find's `-exec`
-        return word == option or (option.startswith("--") and word.startswith(option + "="))
+def _option_matches(word: str, option: str, *, abbreviated: bool) -> bool:
+    if option.startswith("--"):
+        name = word.split("=", 1)[0]
+        if not abbreviated:
+            return name == option
+        # git's parse-options, argparse (pytest) and npm's nopt take any unique prefix of a long
+        # option (`--exe` is `--exec`); npm reads `_` as `-`.
+        name = name.replace("_", "-").lower()
+        return len(name) > 2 and option.startswith(name)
+    if len(option) > 2:  # find's `-exec`
+        return word == option
     if word.startswith(option):  # `-p`, `-pvalue`
         return True
     return bool(re.fullmatch(r"-[A-Za-z]+", word)) and option[1] in word  # a cluster: `-qp`
 
 
-def _first_match(words: tuple[str, ...], options: frozenset[str]) -> str | None:
+def _first_match(words: tuple[str, ...], options: frozenset[str], *, abbreviated: bool = False) -> str | None:
+    """The first option among `words` that is one of `options` (those of every program, exactly)."""
     for word in words:
         if word == "--":
             return None
-        if word.startswith("-") and any(_option_matches(word, option) for option in options):
+        if not word.startswith("-"):
+            continue
+        if any(_option_matches(word, option, abbreviated=abbreviated) for option in options):
+            return word
+        if any(_option_matches(word, option, abbreviated=False) for option in _ANY_PROGRAM):
             return word
     return None
 
@@ -399,7 +415,7 @@ def _git_option(arguments: tuple[str, ...]) -> str | None:
     index = 0
     while index < len(arguments) and arguments[index].startswith("-"):
         index += 1
-    if found := _first_match(arguments[:index], _GIT_GLOBAL | _ANY_PROGRAM):
+    if found := _first_match(arguments[:index], _GIT_GLOBAL, abbreviated=True):
         return found
     if index == len(arguments):
         return None
@@ -410,7 +426,11 @@ def _git_option(arguments: tuple[str, ...]) -> str | None:
         len([word for word in rest if not word.startswith("-")]) >= 2 or {"-e", "--edit", "--add"} & set(rest)
     ):
         return "config (a write: the config names programs git runs)"
-    return _first_match(rest, _GIT_SUBCOMMAND.get(subcommand, frozenset()) | _ANY_PROGRAM)
+    return _first_match(rest, _GIT_SUBCOMMAND.get(subcommand, frozenset()), abbreviated=True)
+
+
+# Programs whose option parser takes a unique prefix of a long option.
+_ABBREVIATING = frozenset({"npm", "npx", "pnpm", "yarn", "bun", "pytest", "py.test"})
 
 
 def code_running_option(words: tuple[str, ...]) -> str | None:
@@ -423,7 +443,8 @@ def code_running_option(words: tuple[str, ...]) -> str | None:
         return _git_option(arguments)
     if program in ("make", "gmake") and (found := next((w for w in arguments if "=" in w), None)):
         return found  # `make SHELL=./x.sh`: a variable override changes the recipe's shell or tools
-    return _first_match(arguments, _CODE_OPTIONS.get(program, frozenset()) | _ANY_PROGRAM)
+    options = _CODE_OPTIONS.get(program, frozenset())
+    return _first_match(arguments, options, abbreviated=program in _ABBREVIATING)
 
 
 __all__ = [

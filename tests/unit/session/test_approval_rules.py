@@ -285,6 +285,15 @@ async def test_a_symlink_does_not_widen_an_allow_rule(path: str, linked: Path) -
     assert len(user.asked) == 1
 
 
+async def test_accept_edits_asks_before_writing_through_a_link_to_a_control_file(linked: Path) -> None:
+    (linked / ".pi").mkdir()
+    os.symlink("../.pi", linked / "src" / "settings")
+    user = FakeUser(REJECT)
+    g = gate(linked, "acceptEdits", user)
+    assert refused(await g.check(call("write", path="src/settings/settings.json", content="{}")), "rejected")
+    assert len(user.asked) == 1
+
+
 async def test_an_allow_rule_still_covers_its_real_paths(linked: Path) -> None:
     user = FakeUser()
     assert (

@@ -107,6 +107,9 @@ def test_deny_sees_every_command_in_normal_form() -> None:
         ("make CC=./x", "CC=./x"),
         ("python3 -m pytest -p evil", "-p"),
         ("eslint --config ./x.js .", "--config"),
+        ("git rebase --exe=./x main", "--exe=./x"),  # git takes a unique prefix of a long option
+        ("npm test --script_shell=./x", "--script_shell=./x"),
+        ("python -m pytest --override=addopts=-pevil", "--override=addopts=-pevil"),
     ],
 )
 def test_options_that_run_code(command: str, option: str) -> None:
@@ -115,11 +118,27 @@ def test_options_that_run_code(command: str, option: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["npm test", "git status -s", "git log -c", "git config user.name", "make test", "find . -name x"]
+    "command",
+    [
+        "npm test",
+        "git status -s",
+        "git log -c",
+        "git config user.name",
+        "git submodule update --init",
+        "make test",
+        "find . -name x",
+        "docker run --init x",
+    ],
 )
 def test_ordinary_options_run_nothing_else(command: str) -> None:
     words = literal_words(command)
     assert words is not None and code_running_option(words) is None
+
+
+def test_deeply_nested_commands_are_all_seen() -> None:
+    command = "echo " + "$(" * 3000 + "rm -rf x" + ")" * 3000
+    commands, _ = command_words(command)
+    assert any(normal_form(words).program == "rm" for words in commands)
 
 
 def test_the_parser_is_imported_at_the_first_command_only() -> None:
