@@ -53,6 +53,7 @@ from pi_rpc.session.shell_commands import (
     deny_covers,
     literal_words,
     normal_form,
+    shell_literal_words,
     words_in_unparsed,
 )
 from pi_rpc.tools import ToolDefinition, real_path, resolve_to_cwd
@@ -115,7 +116,7 @@ class PermissionRule:
             command = _argument(args, "command")
             if command is None:
                 return False
-            return self._denies(command) if for_deny else self._allows(command)
+            return self._denies(tool, command) if for_deny else self._allows(tool, command)
         path = _argument(args, _PATH_ARGUMENT)
         if path is None:
             return False
@@ -133,16 +134,16 @@ class PermissionRule:
         prefix = self.spec.endswith(":*")
         return (self.spec[:-2] if prefix else self.spec).strip(), prefix
 
-    def _allows(self, command: str) -> bool:
+    def _allows(self, tool: str, command: str) -> bool:
         """Only one simple command of literal words, with no option that runs other code, is covered."""
-        words = literal_words(command)
+        words = shell_literal_words(tool, command)
         spec, prefix = self._command()
         wanted = literal_words(spec)
         if words is None or wanted is None or code_running_option(words) is not None:
             return False
         return words[: len(wanted)] == wanted if prefix else words == wanted
 
-    def _denies(self, command: str) -> bool:
+    def _denies(self, tool: str, command: str) -> bool:
         """Any command anywhere in the text, in normal form; a text that fails to parse is matched
         by its words, so a deny rule errs on refusing."""
         spec, prefix = self._command()
@@ -153,7 +154,8 @@ class PermissionRule:
         commands, failed = command_words(command)
         if any(deny_covers(rule, normal_form(words), prefix=prefix) for words in commands):
             return True
-        return failed and rule.program in words_in_unparsed(command)
+        # PowerShell is parsed as bash would read it: its words are matched by name as well.
+        return (failed or tool == "powershell") and rule.program in words_in_unparsed(command)
 
 
 def _argument(args: Any, name: str) -> str | None:
@@ -239,7 +241,7 @@ def suggested_rule(tool: str, args: Any) -> str:
     nothing (an empty string) for a shell tool, since the tool alone would allow every command;
     the tool for other tools."""
     if tool in SHELL_TOOLS:
-        words = literal_words(_argument(args, "command") or "")
+        words = shell_literal_words(tool, _argument(args, "command") or "")
         if words is None or code_running_option(words) is not None:
             return ""
         return f"{tool}({' '.join(shlex.quote(word) for word in words[:2])}:*)"
@@ -308,7 +310,7 @@ class ApprovalGate:
         cwd = self._cwd()
         workspace, folders = real_path(cwd), list(self._config_folders())
         if tool in SHELL_TOOLS:
-            words = literal_words(_argument(args, "command") or "") or ()
+            words = shell_literal_words(tool, _argument(args, "command") or "") or ()
             candidates = [part for word in words[1:] for part in {word, word.split("=", 1)[-1]} if part]
         elif definition is not None and definition.mutating:
             candidates = [path] if (path := _argument(args, _PATH_ARGUMENT)) is not None else []

@@ -15,6 +15,7 @@ from pi_rpc.session.approvals import (
     ApprovalGate,
     ApprovalPolicy,
     ApprovalRules,
+    PermissionRule,
     parse_rules,
     suggested_rule,
 )
@@ -165,6 +166,14 @@ async def test_allow_always_on_a_chain_does_not_allow_every_command(tmp_path: Pa
     assert await g.check(call("bash", command="make && make install")) is None
     assert g.rules.allow == []
     assert refused(await g.check(call("bash", command="rm -rf build")), "rejected")
+
+
+@pytest.mark.parametrize("command", ["npm test a\\;calc", "npm test `$x", "npm test @args", "npm test 'a;b'"])
+def test_powershell_rules_cover_only_plain_words(command: str, tmp_path: Path) -> None:
+    rule = PermissionRule.parse("powershell(npm test:*)")
+    assert not rule.matches("powershell", {"command": command}, str(tmp_path))
+    assert rule.matches("powershell", {"command": "npm test --watch=false"}, str(tmp_path))
+    assert suggested_rule("powershell", {"command": command}) == ""
 
 
 # --- deny rules match the normal form, anywhere ------------------------------------------------------
