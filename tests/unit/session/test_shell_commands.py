@@ -142,7 +142,10 @@ def test_deeply_nested_commands_are_all_seen() -> None:
 
 
 def test_the_parser_is_imported_at_the_first_command_only() -> None:
-    probe = "import sys, pi_rpc.session.approvals; print('tree_sitter' in sys.modules)"
+    probe = (
+        "import sys, pi_rpc.cli, pi_rpc.modes.stdio, pi_rpc.session.session, pi_rpc.session.approvals; "
+        "print('tree_sitter' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "False"
 
