@@ -130,8 +130,9 @@ def literal_words(command: str) -> tuple[str, ...] | None:
     words: list[str] = []
     previous_end = node.start_byte
     for child in node.children:
-        if child.start_byte != previous_end and not _blank(raw[previous_end : child.start_byte].decode()):
-            return None  # something between the words that is not a blank (a line continuation)
+        gap = raw[previous_end : child.start_byte].decode(errors="replace")
+        if (words and not gap) or not _blank(gap):
+            return None  # words bash would join, or something between them that is not a blank
         previous_end = child.end_byte
         target = child
         if child.type == "command_name":
