@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pi_rpc.tools.mcp import McpServers
     from pi_rpc.tools.mcp_config import McpServerConfig, McpServerEntry, McpServerStatus, servers_from_settings
     from pi_rpc.tools.output import OutputAccumulator
-    from pi_rpc.tools.paths import resolve_to_cwd
+    from pi_rpc.tools.paths import real_path, resolve_to_cwd
     from pi_rpc.tools.pending_writes import sweep_stale_temp_files
     from pi_rpc.tools.process import ProcessTable, ProcessTables
     from pi_rpc.tools.read import local_read_operations
@@ -58,6 +58,7 @@ __all__ = [
     "local_read_operations",
     "local_write_operations",
     "locate_rg",
+    "real_path",
     "resolve_to_cwd",
     "servers_from_settings",
     "session_environment",

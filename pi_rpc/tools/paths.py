@@ -78,6 +78,14 @@ def resolve_to_cwd(path: str, cwd: str) -> str:
     return _normalize_absolute(os.path.join(base, expanded))
 
 
+def real_path(path: str) -> str:
+    """Where an absolute path really is: every symlink resolved, also for a path that does not
+    exist yet (its deepest existing parent resolved, the rest appended, as `os.path.realpath`
+    does component by component). Approval rules and the workspace boundary look at this too,
+    since a write through `src/up -> ..` lands outside `src/`."""
+    return os.path.realpath(path)
+
+
 def _exists(path: str) -> bool:
     # Spec 6.4: "can access" (F_OK) semantics; a dangling symlink does not exist.
     return os.access(path, os.F_OK)
@@ -109,4 +117,4 @@ def resolve_read_path(path: str, cwd: str) -> str:
     return resolved
 
 
-__all__ = ["expand_path", "read_path_variants", "resolve_read_path", "resolve_to_cwd"]
+__all__ = ["expand_path", "read_path_variants", "real_path", "resolve_read_path", "resolve_to_cwd"]

@@ -57,9 +57,13 @@ def mode_policy(mode_id: str) -> ApprovalPolicy | None:
 
 
 def permission_options(request: ApprovalRequest) -> list[PermissionOption]:
+    # No "always" without a rule to add: the gate offers none for a command it cannot read.
+    always = [
+        PermissionOption(option_id=ALLOW_ALWAYS, name=f"Always allow {request.suggested_rule}", kind="allow_always")
+    ]
     return [
         PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
-        PermissionOption(option_id=ALLOW_ALWAYS, name=f"Always allow {request.suggested_rule}", kind="allow_always"),
+        *(always if request.suggested_rule else []),
         PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"),
     ]
 

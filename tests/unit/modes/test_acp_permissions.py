@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionRequest
+from msgspec.structs import replace
 
 from pi_rpc.agent.types import ApprovalRequest, ToolPreview
 from pi_rpc.modes.acp.permissions import (
@@ -67,6 +68,12 @@ def test_every_offered_option_and_cancel_map_to_a_decision() -> None:
     )
     unknown = permission_decision(AllowedOutcome(outcome="selected", option_id="yolo"))
     assert unknown.outcome == "reject"
+
+
+def test_no_always_option_without_a_rule_to_add() -> None:
+    call = request("bash", ToolPreview(title="Run ls", command="ls | head"), {"command": "ls | head"})
+    options = permission_options(replace(call, suggested_rule=""))
+    assert [option.kind for option in options] == ["allow_once", "reject_once"]
 
 
 def test_modes_are_the_policies() -> None:
