@@ -322,6 +322,11 @@ def test_a_session_is_named_by_path_or_by_the_start_of_its_id(tmp_path: Path) ->
     assert session_argument("rel/new.jsonl", here, root, fork=False) == Path("rel/new.jsonl").absolute()
     with pytest.raises(SessionArgumentError, match=r"belongs to another workspace .*--fork def4 copies it"):
         session_argument("def4", here, root, fork=False)
+    # Named by its path, another workspace's session is refused the same way (it was continued here).
+    with pytest.raises(SessionArgumentError, match=r"belongs to another workspace \(.*there\).*--fork"):
+        session_argument(str(theirs.path), here, root, fork=False)
+    assert session_argument(str(mine.path), here, root, fork=False) == mine.path
     assert session_argument("def4", here, root, fork=True) == theirs.path
+    assert session_argument(str(theirs.path), here, root, fork=True) == theirs.path
     with pytest.raises(SessionArgumentError, match="^No session found matching 'zzz'$"):
         session_argument("zzz", here, root, fork=True)
