@@ -260,9 +260,7 @@ def session_argument(argument: str, cwd: str, root: SessionRoot | None, *, fork:
         raise SessionArgumentError(f"No session found matching '{argument}'")
     other_cwd, summary = anywhere
     if not fork:
-        raise SessionArgumentError(
-            f"--session {argument}: {other_workspace_message(argument, other_cwd)}"
-        )
+        raise SessionArgumentError(f"--session {argument}: {other_workspace_message(argument, other_cwd)}")
     return Path(summary.path)
 
 

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from pi_rpc.session.compaction import CompactionError, CompactionResult, estimated_tokens, summary_heading
     from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
     from pi_rpc.session.export_html import session_html
-    from pi_rpc.session.history import OtherWorkspaceSessionError
     from pi_rpc.session.factory import DaemonContext, folder_opener, folder_trust, open_folder
+    from pi_rpc.session.history import OtherWorkspaceSessionError
     from pi_rpc.session.models import (
         ModelSetupError,
         demo_script_path,

@@ -67,12 +67,16 @@ class DaemonContext:
 
 def folder_trust(context: DaemonContext, folder: str) -> TrustDecision:
     settings = context.user_settings
-    default = None if settings is None or not isinstance(settings.default_project_trust, str) else settings.default_project_trust
+    default = (
+        None
+        if settings is None or not isinstance(settings.default_project_trust, str)
+        else settings.default_project_trust
+    )
     return decide_trust(folder, context.trust, default)
 
 
 def _save_rule(folder: str, rule: str) -> None:
-    """"Allow always" with save: into the user's own rules for the folder (never the repository's)."""
+    """ "Allow always" with save: into the user's own rules for the folder (never the repository's)."""
     try:
         save_allow_rule(folder, rule)
     except (TrustFileError, OSError) as exc:

@@ -113,7 +113,9 @@ async def test_lsp_following_the_editors_root_from_a_daemon_started_elsewhere(
     config = daemon_config(tmp_path, elsewhere, "--mode", "lsp")
     async with lsp_in_process(config, workspace_config=config.open_folder) as (client, editor):
         await initialize(client, repo[0], {"approvalPolicy": "auto", "answer": "message"})
-        await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="pi.prompt", arguments=["run it"]))
+        await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="pi.prompt", arguments=["run it"])
+        )
         await editor.until(lambda: ended(client))
     where, denies = repo
     assert (where / "ran.txt").exists() is not denies

@@ -23,7 +23,7 @@ from .test_workspace_rules_every_front_end import daemon_config, folder
 
 pytestmark = pytest.mark.anyio
 
-ALLOWS_BASH = {"permissions": {"allow": ["bash"]}}
+ALLOWS_BASH: dict[str, object] = {"permissions": {"allow": ["bash"]}}
 
 
 @pytest.fixture(autouse=True)
@@ -59,17 +59,22 @@ async def test_an_untrusted_repositorys_allow_rule_does_not_run_bash_unasked(
     assert not (repo / "ran.txt").exists()
 
 
+def trusted_by(how: str, tmp_path: Path, config_folder: Path) -> list[str]:
+    """Trust the repository `how`; the command line's flags for it."""
+    if how == "trust list":
+        record_trust(str(tmp_path), True)  # a parent folder's decision holds for the folders in it
+        assert trust_file().parent == config_folder
+    if how == "defaultProjectTrust":
+        config_folder.mkdir(parents=True, exist_ok=True)
+        (config_folder / "settings.json").write_text(json.dumps({"defaultProjectTrust": "always"}))
+    return ["--approve"] if how == "--approve" else []
+
+
 @pytest.mark.parametrize("how", ["--approve", "trust list", "defaultProjectTrust"])
 async def test_a_trusted_repositorys_allow_rule_applies(
     tmp_path: Path, repo: Path, own_config_folders: Path, how: str
 ) -> None:
-    flags = ["--approve"] if how == "--approve" else []
-    if how == "trust list":
-        record_trust(str(tmp_path), True)  # a parent folder's decision holds for the folders in it
-        assert trust_file().parent == own_config_folders
-    if how == "defaultProjectTrust":
-        own_config_folders.mkdir(parents=True, exist_ok=True)
-        (own_config_folders / "settings.json").write_text(json.dumps({"defaultProjectTrust": "always"}))
+    flags = trusted_by(how, tmp_path, own_config_folders)
     async with jsonrpc_editor(daemon_config(tmp_path, repo, "--approval-policy", "ask", *flags)) as editor:
         await run_it(editor, None)
         assert asked(editor) == []
@@ -84,14 +89,14 @@ async def test_no_approve_overrides_the_trust_list(tmp_path: Path, repo: Path) -
     assert not (repo / "ran.txt").exists()
 
 
-def test_an_untrusted_folders_ignored_settings_are_named_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_an_untrusted_folders_ignored_settings_are_named_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     repo = folder(tmp_path, "repo", {**ALLOWS_BASH, "mcpServers": {"x": {"command": "x"}}})
     config = daemon_config(tmp_path, repo)
     assert config.open_folder is not None
     config.open_folder(str(repo))  # a second session of the same folder
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "not trusted" in r.getMessage()]
+    warnings = [
+        r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "not trusted" in r.getMessage()
+    ]
     assert len(warnings) == 1
     assert "permissions.allow, mcpServers ignored" in warnings[0] and str(repo) in warnings[0]
     assert config.mcp_servers == []  # nor are its servers started
@@ -110,4 +115,3 @@ def test_allow_always_with_save_is_the_users_own_rule_for_that_folder(tmp_path: 
     again = config.open_folder(str(repo))  # the next session of that folder, untrusted still
     assert [rule.text for rule in again.approval_rules.allow] == ["bash(npm test:*)"]
     assert [rule.text for rule in again.approval_rules.deny] == ["write"]
-
