@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,15 @@ from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules, parse_rules
 from pi_rpc.session.config import SessionConfig
 from pi_rpc.session.settings import Settings, workspace_settings, workspace_settings_path
 from pi_rpc.session.store import chosen_session_root
-from pi_rpc.session.trust import TrustDecision, TrustFileError, decide_trust, save_allow_rule, saved_allow_rules
+from pi_rpc.session.trust import (
+    TrustDecision,
+    TrustFileError,
+    decide_trust,
+    normal_folder,
+    save_allow_rule,
+    saved_allow_rules,
+    trust_file,
+)
 from pi_rpc.tools import FileRouter, ProcessTables, create_tool_definitions, servers_from_settings
 
 _log = logging.getLogger(__name__)
@@ -66,17 +75,13 @@ class DaemonContext:
 
 
 def folder_trust(context: DaemonContext, folder: str) -> TrustDecision:
-    settings = context.user_settings
-    default = (
-        None
-        if settings is None or not isinstance(settings.default_project_trust, str)
-        else settings.default_project_trust
-    )
-    return decide_trust(folder, context.trust, default)
+    """Whether `folder`'s own settings may loosen anything in this daemon (session/trust.py)."""
+    default = context.user_settings.default_project_trust if context.user_settings is not None else None
+    return decide_trust(folder, context.trust, default if isinstance(default, str) else None)
 
 
 def _save_rule(folder: str, rule: str) -> None:
-    """ "Allow always" with save: into the user's own rules for the folder (never the repository's)."""
+    """An "allow always" rule with save: into the user's own rules for the folder, never the repository's."""
     try:
         save_allow_rule(folder, rule)
     except (TrustFileError, OSError) as exc:
@@ -95,10 +100,11 @@ def open_folder(
     if workspace.ignored and folder not in context.warned:
         context.warned.add(folder)
         _log.warning(
-            "%s: %s ignored: the folder is not trusted (start pi-rpc with --approve, or trust it in %s)",
+            "%s: %s ignored: the folder is not trusted (start pi-rpc with --approve, or add %s: true to %s)",
             workspace_settings_path(folder),
             ", ".join(workspace.ignored),
-            "trust.json",
+            json.dumps(normal_folder(folder)),
+            trust_file(),
         )
     permissions = user.permissions
     rules = ApprovalRules(

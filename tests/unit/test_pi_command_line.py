@@ -71,6 +71,17 @@ def test_the_daemons_own_equals_spelling_still_works() -> None:
     assert (args.cwd, args.session_dir) == ("/tmp", "/s") and extras == PiExtras()
 
 
+@pytest.mark.parametrize(
+    ("argv", "trust"),
+    [([], None), (["-a"], True), (["--approve"], True), (["-na"], False), (["--no-approve"], False)],
+)
+def test_pis_trust_flags_are_honoured_neither_warned_about_nor_refused(argv: list[str], trust: bool | None) -> None:
+    """`-na` was an unknown short option (exit 2) and `--approve` an unknown flag before."""
+    args, extras = parse("--mode", "rpc", *argv)
+    assert args.project_trust is trust and extras == PiExtras()
+    assert notices("--mode", "rpc", *argv) == ([], [])
+
+
 # --- honoured, warned, refused ------------------------------------------------------------------
 
 
