@@ -219,7 +219,7 @@ def build_session_config(
         _log.warning("Unknown tool %r ignored", name)
     user = load_settings()
     # The workspace's model defaults are harmless and apply, trusted or not (settings.py).
-    settings = with_workspace_settings(user, cwd)
+    settings = with_workspace_settings(user, cwd, warn=False)  # the factory warns, below
     default_tools = None if settings.default_tools is UNSET else resolve_default_tools(settings.default_tools)
     selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
     session_root = chosen_session_root(

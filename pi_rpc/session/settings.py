@@ -118,11 +118,12 @@ def load_settings(path: Path | None = None) -> Settings:
 _HARMLESS = ("default_provider", "default_model", "default_thinking_level", "enabled_models")
 
 
-def with_workspace_settings(settings: Settings, cwd: str) -> Settings:
+def with_workspace_settings(settings: Settings, cwd: str, *, warn: bool = True) -> Settings:
     """`settings` with the workspace's own default model, level and scope over the user's, as Pi
     merges a project's `.pi/settings.json` (what it may loosen is `workspace_settings`'s). Its
     `sessionDir` is ignored, where Pi takes it: a repository must not choose where the user's
-    conversations are written (into its own tree, to be committed with it)."""
+    conversations are written (into its own tree, to be committed with it); `warn` says so in the
+    log (False where the folder's session is made next, by session/factory.py, which says it)."""
     path = workspace_settings_path(cwd)
     if not path.is_file():
         return settings
@@ -131,7 +132,7 @@ def with_workspace_settings(settings: Settings, cwd: str) -> Settings:
     for name in _HARMLESS:
         if getattr(workspace, name) is not UNSET:
             setattr(merged, name, getattr(workspace, name))
-    if workspace.session_dir is not UNSET:
+    if workspace.session_dir is not UNSET and warn:
         _log.warning("%s: sessionDir is ignored in a workspace's settings (set it in your own settings.json)", path)
     return merged
 
