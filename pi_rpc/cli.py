@@ -37,7 +37,7 @@ from pi_rpc.pi_flags import (
 )
 from pi_rpc.session import (
     APPROVAL_POLICIES,
-    ApprovalRules,
+    DaemonContext,
     ModelSetupError,
     ResourceOptions,
     RuleError,
@@ -47,22 +47,17 @@ from pi_rpc.session import (
     chosen_session_root,
     first_prompt_steps,
     load_settings,
-    load_workspace_permissions,
     model_resolvers,
-    parse_rules,
+    open_folder,
     prompt_input,
     provider_key_variables,
     resolve_default_tools,
-    save_workspace_allow_rule,
     starting_model,
     with_workspace_settings,
 )
 from pi_rpc.tools import (
-    FileRouter,
     ProcessTables,
     ToolSelection,
-    create_tool_definitions,
-    servers_from_settings,
     sweep_stale_temp_files,
     tools_help,
     unknown_tool_names,
@@ -214,13 +209,17 @@ def build_session_config(
     args: argparse.Namespace, http: HttpClients | None = None, process_tables: ProcessTables | None = None
 ) -> SessionConfig:
     """The session the command line asks for; its model requests go through `http`, the daemon's
-    pool, and its table of processes is made in `process_tables`, the daemon's."""
+    pool, and its table of processes is made in `process_tables`, the daemon's. What the command
+    line decides here once is the daemon's context (session/factory.py): every session the daemon
+    opens for a folder, this first one included, is made from it by `open_folder`."""
     cwd = os.path.abspath(os.path.expanduser(args.cwd))
     if not os.path.isdir(cwd):
         raise ModelSetupError(f"--cwd {cwd} is not a directory")
     for name in unknown_tool_names([*(args.tools or []), *args.exclude_tools]):
         _log.warning("Unknown tool %r ignored", name)
-    settings = with_workspace_settings(load_settings(), cwd)
+    user = load_settings()
+    # The workspace's model defaults are harmless and apply, trusted or not (settings.py).
+    settings = with_workspace_settings(user, cwd, warn=False)  # the factory warns, below
     default_tools = None if settings.default_tools is UNSET else resolve_default_tools(settings.default_tools)
     selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
     session_root = chosen_session_root(
@@ -252,33 +251,17 @@ def build_session_config(
         _log.warning("%s", no_model_message())
     level, default_level, level_pinned = _thinking(args, settings, start.thinking_level)
     available, resolve = model_resolvers(choice, http)
-    files = FileRouter()
-    processes = (process_tables if process_tables is not None else ProcessTables()).new_table()
-    workspace_permissions = load_workspace_permissions(cwd)
-    permissions = settings.permissions
-    rules = ApprovalRules(
-        allow=parse_rules([*permissions.allow, *workspace_permissions.allow]),
-        deny=parse_rules([*permissions.deny, *workspace_permissions.deny]),
-    )
-    policy = args.approval_policy or (permissions.default_policy or None)
     pass_keys = args.pass_provider_keys_to_tools or settings.pass_provider_keys_to_tools
-    withheld_env = frozenset() if pass_keys else provider_key_variables()
     # Pi's -nt and -nbt apply only without --tools, which names the active tools itself; -nt
     # keeps the MCP servers' tools inactive too, -nbt only the built-in ones.
     no_tools = not args.tools and (args.no_tools or args.no_builtin_tools)
     appended = [prompt_input(value, "append system prompt") for value in args.append_system_prompt]
-    return SessionConfig(
+    template = SessionConfig(
         cwd=cwd,
         model=choice,
-        tools=create_tool_definitions(selection.registered(), files, withheld_env=withheld_env, processes=processes),
-        files=files,
-        processes=processes,
-        withheld_env=withheld_env,
-        approval_policy=policy or "auto",
-        approval_policy_configured=policy is not None,
-        approval_rules=rules,
-        approval_timeout=permissions.timeout_seconds or None,
-        save_allow_rule=lambda rule: save_workspace_allow_rule(cwd, rule),
+        tools={},  # made for each folder (DaemonContext.tool_names)
+        withheld_env=frozenset() if pass_keys else provider_key_variables(),
+        approval_timeout=settings.permissions.timeout_seconds or None,
         active_tools=[] if no_tools else selection.initial_active(),
         activate_mcp_tools=not (no_tools and args.no_tools),
         thinking_level=level,
@@ -293,15 +276,11 @@ def build_session_config(
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
         persist=not args.no_session,
-        session_root=session_root,
         retry_base_ms=retry_base_from_env()
         if os.environ.get(RETRY_BASE_ENV, "").strip()
         else settings.retry.base_delay_ms,
         retry_max=settings.retry.max_retries,
         retry_enabled=settings.retry.enabled,
-        mcp_servers=servers_from_settings(settings.mcp_servers),
-        resume_from=resume_from,
-        fork_from=fork_from,
         compaction=settings.compaction,
         resources=ResourceOptions(
             context_files=not args.no_context_files,
@@ -311,6 +290,16 @@ def build_session_config(
             prompt_template_paths=args.prompt_template,
         ),
     )
+    context = DaemonContext(
+        template=template,
+        tool_names=selection.registered(),
+        process_tables=process_tables if process_tables is not None else ProcessTables(),
+        user_settings=user,
+        approval_policy=args.approval_policy,
+        session_dir=args.session_dir,
+        trust=args.project_trust,
+    )
+    return open_folder(context, cwd, resume_from=resume_from, fork_from=fork_from)
 
 
 def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:
@@ -395,10 +384,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Without --cwd the server works in the editor's workspace root, as language servers do.
         pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
 
-        def follow(root: str) -> SessionConfig:
-            return build_session_config(argparse.Namespace(**{**vars(args), "cwd": root}), http, tables)
-
-        lsp = LspDaemon(config, workspace_config=None if pinned else follow, process_tables=tables)
+        # The editor's root gets its session as any folder does (session/factory.py).
+        lsp = LspDaemon(config, workspace_config=None if pinned else config.open_folder, process_tables=tables)
         anyio.run(run_daemon, functools.partial(lsp.run, warm_up), http)
     else:
         from pi_rpc.modes.jsonrpc.server import Daemon

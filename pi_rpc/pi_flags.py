@@ -14,7 +14,14 @@ from pathlib import Path
 
 from pi_rpc.ai import THINKING_LEVELS
 from pi_rpc.pi_args import PiExtras, split_pi_argv
-from pi_rpc.session import SessionRoot, SessionSummary, list_all_sessions, list_sessions
+from pi_rpc.session import (
+    SessionRoot,
+    SessionSummary,
+    list_all_sessions,
+    list_sessions,
+    other_workspace,
+    other_workspace_message,
+)
 
 PI_MODES = ("pi", "rpc")
 PRINT_MODES = ("text", "json")
@@ -81,6 +88,26 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
         dest="no_builtin_tools",
         action="store_true",
         help="start with no built-in tool active (MCP servers' tools stay active)",
+    )
+    # Pi's project trust (session/trust.py): for this run, not recorded, as Pi's help says.
+    pi.add_argument(
+        "-a",
+        "--approve",
+        dest="project_trust",
+        action="store_const",
+        const=True,
+        default=None,
+        help="trust the workspace's own .pi/settings.json for this run: its allow rules, defaultPolicy and "
+        "mcpServers apply (not recorded; an editor passes it when it trusts the workspace)",
+    )
+    pi.add_argument(
+        "-na",
+        "--no-approve",
+        dest="project_trust",
+        action="store_const",
+        const=False,
+        help="treat the workspace as untrusted for this run, whatever the trust list says: its own settings "
+        "may only tighten (deny rules)",
     )
     pi.add_argument("--offline", action="store_true", help="accepted: pi-rpc never calls home")
     pi.add_argument("--export", metavar="SESSION_FILE", help="write that session as HTML, then exit (no daemon)")
@@ -220,7 +247,11 @@ def session_argument(argument: str, cwd: str, root: SessionRoot | None, *, fork:
     newest session of this workspace whose id starts so, else of any workspace (which `--session`
     refuses: continuing it here would move it; `--fork` copies it)."""
     if _looks_like_a_path(argument):
-        return Path(argument).expanduser().absolute()
+        path = Path(argument).expanduser().absolute()
+        other = other_workspace(path, cwd) if path.is_file() and not fork else None
+        if other is not None:
+            raise SessionArgumentError(f"--session {argument}: {other_workspace_message(argument, other)}")
+        return path
     local = _by_id_prefix(list_sessions(cwd, root), argument)
     if local is not None:
         return Path(local.path)
@@ -229,10 +260,7 @@ def session_argument(argument: str, cwd: str, root: SessionRoot | None, *, fork:
         raise SessionArgumentError(f"No session found matching '{argument}'")
     other_cwd, summary = anywhere
     if not fork:
-        raise SessionArgumentError(
-            f"--session {argument}: that session belongs to another workspace ({other_cwd}); "
-            f"--fork {argument} copies it into this one"
-        )
+        raise SessionArgumentError(f"--session {argument}: {other_workspace_message(argument, other_cwd)}")
     return Path(summary.path)
 
 

@@ -23,13 +23,17 @@ import pi_rpc
 from pi_rpc.ai import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, no_model_message
 from pi_rpc.session import (
     RuleError,
+    Settings,
     SettingsError,
     chosen_session_root,
+    decide_trust,
     load_settings,
     parse_rules,
     sessions_folder,
     settings_paths,
+    trust_file,
     with_workspace_settings,
+    workspace_settings,
     workspace_settings_path,
 )
 from pi_rpc.tools import locate_rg, wheel_rg
@@ -138,6 +142,28 @@ def check_settings_file(cwd: str) -> Iterator[Check]:
             yield Check("fail", label, str(exc) if str(where) in str(exc) else f"{where}: {exc}")
             continue
         yield Check("ok", label, f"{where}: valid")
+        if label == "workspace settings":
+            yield check_workspace_trust(cwd)
+
+
+def check_workspace_trust(cwd: str) -> Check:
+    """Whether the workspace's own settings may loosen anything, and what is ignored until they
+    may (session/trust.py): a daemon started here without --approve or --no-approve decides so."""
+    try:
+        user = load_settings()
+    except SettingsError:
+        user = Settings()  # reported by the settings.json check
+    default = user.default_project_trust if isinstance(user.default_project_trust, str) else None
+    decision = decide_trust(cwd, None, default)
+    if decision.trusted:
+        return Check("ok", "workspace trust", f"{cwd}: trusted ({decision.source}); its allow rules apply")
+    ignored = workspace_settings(user, cwd, False).ignored
+    fix = f'start pi-rpc with --approve, or add "{os.path.realpath(cwd)}": true to {trust_file()}'
+    if not ignored:
+        return Check("info", "workspace trust", f"{cwd}: not trusted ({decision.source}); nothing of it is ignored")
+    return Check(
+        "warn", "workspace trust", f"{cwd}: not trusted ({decision.source}); ignored: {', '.join(ignored)}", fix
+    )
 
 
 def sessions_folder_of(cwd: str) -> Path:

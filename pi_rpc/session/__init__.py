@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from pi_rpc.session.compaction import CompactionError, CompactionResult, estimated_tokens, summary_heading
     from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
     from pi_rpc.session.export_html import session_html
+    from pi_rpc.session.factory import DaemonContext, folder_opener, folder_trust, open_folder
+    from pi_rpc.session.history import OtherWorkspaceSessionError
     from pi_rpc.session.models import (
         ModelSetupError,
         demo_script_path,
@@ -46,11 +48,10 @@ if TYPE_CHECKING:
         Settings,
         SettingsError,
         load_settings,
-        load_workspace_permissions,
         resolve_default_tools,
-        save_workspace_allow_rule,
         settings_paths,
         with_workspace_settings,
+        workspace_settings,
         workspace_settings_path,
     )
     from pi_rpc.session.store import (
@@ -61,9 +62,18 @@ if TYPE_CHECKING:
         list_sessions,
         load_entries,
         load_session,
+        other_workspace,
+        other_workspace_message,
         private_workspace_subfolder,
         sessions_folder,
         sessions_root,
+    )
+    from pi_rpc.session.trust import (
+        TrustDecision,
+        decide_trust,
+        record_trust,
+        saved_allow_rules,
+        trust_file,
     )
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
     from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBashError
@@ -80,12 +90,14 @@ __all__ = [
     "BashResult",
     "CompactionError",
     "CompactionResult",
+    "DaemonContext",
     "Entry",
     "EntryNotOnBranchError",
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
     "NoModelError",
+    "OtherWorkspaceSessionError",
     "PromptOutcome",
     "ResourceCommand",
     "ResourceOptions",
@@ -104,32 +116,41 @@ __all__ = [
     "SlashCommand",
     "Step",
     "ToolInfo",
+    "TrustDecision",
     "UserBashError",
     "chosen_session_root",
+    "decide_trust",
     "demo_script_path",
     "estimated_tokens",
     "first_prompt_steps",
+    "folder_opener",
+    "folder_trust",
     "list_all_sessions",
     "list_sessions",
     "load_entries",
     "load_session",
     "load_settings",
-    "load_workspace_permissions",
     "model_resolvers",
+    "open_folder",
+    "other_workspace",
+    "other_workspace_message",
     "parse_rules",
     "private_workspace_subfolder",
     "prompt_input",
     "provider_key_variables",
+    "record_trust",
     "resolve_default_tools",
     "run_warm_up",
-    "save_workspace_allow_rule",
+    "saved_allow_rules",
     "session_html",
     "sessions_folder",
     "sessions_root",
     "settings_paths",
     "starting_model",
     "summary_heading",
+    "trust_file",
     "with_workspace_settings",
+    "workspace_settings",
     "workspace_settings_path",
 ]
 

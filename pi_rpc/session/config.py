@@ -97,3 +97,6 @@ class SessionConfig:
     # Pi mode: a failed request ends its run, and the session runs again (Pi's auto-retry event
     # order, session/auto_retry.py); the other modes retry inside the request (ai/http.py).
     retry_after_run: bool = False
+    # How this daemon makes a session for another folder (pi_rpc/session/factory.py, `open_folder`
+    # with the daemon's context); None for a config built by hand (`folder_opener` copes).
+    open_folder: Callable[[str], SessionConfig] | None = None

@@ -23,12 +23,18 @@ from pi_rpc.session.store import (
     find_session_anywhere,
     list_sessions,
     open_session,
+    other_workspace,
+    other_workspace_message,
     read_header,
 )
 
 
 class SessionNotFoundError(LookupError):
     pass
+
+
+class OtherWorkspaceSessionError(SessionNotFoundError):
+    """A session of another workspace: sessions stay with their workspace (docs/SECURITY.md)."""
 
 
 class NothingToCloneError(SessionNotFoundError):
@@ -114,11 +120,15 @@ class SessionHistory:
         return list_sessions(self._config.cwd, self._config.session_root)
 
     def load(self, session_id: str) -> None:
-        """Continue a stored session, of this workspace or, failing that, of any other (an editor
-        that lists every session loads each with its own cwd, or with the one it has open)."""
+        """Continue a stored session of this workspace; one of another workspace is refused (an
+        editor opens it with that workspace's cwd), named so the user knows where it is."""
         root = self._config.session_root
-        path = find_session(self._config.cwd, session_id, root) or find_session_anywhere(session_id, root)
+        path = find_session(self._config.cwd, session_id, root)
         if path is None:
+            elsewhere = find_session_anywhere(session_id, root)
+            other = other_workspace(elsewhere, self._config.cwd) if elsewhere is not None else None
+            if other is not None:
+                raise OtherWorkspaceSessionError(other_workspace_message(session_id, other))
             raise SessionNotFoundError(f"Session not found: {session_id}")
         try:
             header, entries, file = open_session(path)
@@ -127,7 +137,10 @@ class SessionHistory:
         self._replace(entries, header.id, file)
 
     def resume(self, path: Path) -> None:
-        """Continue the session stored at `path`."""
+        """Continue the session stored at `path`, when it is this workspace's."""
+        other = other_workspace(path, self._config.cwd)
+        if other is not None:
+            raise OtherWorkspaceSessionError(other_workspace_message(str(path), other))
         try:
             header, entries, file = open_session(path)
         except (OSError, ValueError, IndexError) as exc:

@@ -8,10 +8,10 @@ keys are ignored: a Pi settings file carries much that a daemon has no use for.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -80,6 +80,10 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     # Pi's folder for session files, when neither `--session-dir` nor a variable names one
     # (pi_rpc/session/store.py, `chosen_session_root`).
     session_dir: str | UnsetType = UNSET
+    # Whether a workspace nobody decided about is trusted (Pi's key; user settings only):
+    # "always", "never", or "ask" (Pi's default), which a daemon without a prompt reads as not
+    # trusted (pi_rpc/session/trust.py).
+    default_project_trust: str | UnsetType = UNSET
 
 
 def skill_entries(settings: Settings) -> list[str]:
@@ -110,58 +114,67 @@ def load_settings(path: Path | None = None) -> Settings:
         raise SettingsError(f"{path}, {describe_decode_error(raw, exc)}") from exc
 
 
-def with_workspace_settings(settings: Settings, cwd: str) -> Settings:
+# What a workspace's own settings may set whether or not it is trusted: harmless choices.
+_HARMLESS = ("default_provider", "default_model", "default_thinking_level", "enabled_models")
+
+
+def with_workspace_settings(settings: Settings, cwd: str, *, warn: bool = True) -> Settings:
     """`settings` with the workspace's own default model, level and scope over the user's, as Pi
-    merges a project's `.pi/settings.json` (nothing else of that file is taken from it here). Its
+    merges a project's `.pi/settings.json` (what it may loosen is `workspace_settings`'s). Its
     `sessionDir` is ignored, where Pi takes it: a repository must not choose where the user's
-    conversations are written (into its own tree, to be committed with it)."""
+    conversations are written (into its own tree, to be committed with it); `warn` says so in the
+    log (False where the folder's session is made next, by session/factory.py, which says it)."""
     path = workspace_settings_path(cwd)
     if not path.is_file():
         return settings
     workspace = load_settings(path)
     merged = msgspec.structs.replace(settings)
-    for name in ("default_provider", "default_model", "default_thinking_level", "enabled_models"):
+    for name in _HARMLESS:
         if getattr(workspace, name) is not UNSET:
             setattr(merged, name, getattr(workspace, name))
-    if workspace.session_dir is not UNSET:
+    if workspace.session_dir is not UNSET and warn:
         _log.warning("%s: sessionDir is ignored in a workspace's settings (set it in your own settings.json)", path)
     return merged
+
+
+@dataclass
+class WorkspaceSettings:
+    """A folder's settings: the user's with what the workspace's own file may set (pi_rpc/session/trust.py)."""
+
+    settings: Settings  # the merged settings; permissions are the user's own
+    allow: list[str]  # the workspace's allow rules that apply (a trusted folder's only)
+    deny: list[str]  # the workspace's deny rules: they always apply, they only tighten
+    default_policy: ApprovalPolicy | None  # a trusted workspace's defaultPolicy
+    ignored: list[str]  # what an untrusted workspace's file says that is not applied, by key
+
+
+def workspace_settings(user: Settings, cwd: str, trusted: bool) -> WorkspaceSettings:
+    """What `cwd`'s `.pi/settings.json` adds to the user's `settings`. Deny rules and the harmless
+    defaults always apply; allow rules, `defaultPolicy` and `mcpServers` only once the user
+    trusts the folder, else they are listed in `ignored`. Its `timeoutSeconds` never applies: a
+    repository must not make approvals lapse into refusals or waits of its choosing."""
+    merged = with_workspace_settings(user, cwd)
+    path = workspace_settings_path(cwd)
+    if not path.is_file():
+        return WorkspaceSettings(merged, [], [], None, [])
+    workspace = load_settings(path)
+    permissions = workspace.permissions
+    loosening = {
+        "permissions.allow": bool(permissions.allow),
+        "permissions.defaultPolicy": permissions.default_policy is not UNSET,
+        "mcpServers": bool(workspace.mcp_servers),
+    }
+    if not trusted:
+        ignored = [key for key, present in loosening.items() if present]
+        return WorkspaceSettings(merged, [], list(permissions.deny), None, ignored)
+    merged.mcp_servers = {**merged.mcp_servers, **workspace.mcp_servers}
+    policy = None if permissions.default_policy is UNSET else permissions.default_policy
+    return WorkspaceSettings(merged, list(permissions.allow), list(permissions.deny), policy, [])
 
 
 def workspace_settings_path(cwd: str) -> Path:
     """A workspace's own settings, where Pi keeps a project's: `<workspace>/.pi/settings.json`."""
     return Path(cwd) / ".pi" / "settings.json"
-
-
-def load_workspace_permissions(cwd: str) -> PermissionSettings:
-    """The workspace's `permissions` rules. Its default policy is ignored: a repository must not
-    be able to turn approvals off for whoever opens it."""
-    path = workspace_settings_path(cwd)
-    if not path.is_file():
-        return PermissionSettings()
-    permissions = load_settings(path).permissions
-    permissions.default_policy = UNSET
-    permissions.timeout_seconds = UNSET
-    return permissions
-
-
-def save_workspace_allow_rule(cwd: str, rule: str) -> None:
-    """Add an allow rule to the workspace settings file, keeping everything else in it."""
-    path = workspace_settings_path(cwd)
-    try:
-        data: dict[str, Any] = msgspec.json.decode(path.read_bytes()) if path.is_file() else {}
-    except (OSError, msgspec.DecodeError) as exc:
-        raise SettingsError(f"{path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path}: expected a JSON object")
-    permissions = data.setdefault("permissions", {})
-    allow = permissions.setdefault("allow", [])
-    if rule not in allow:
-        allow.append(rule)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
-    os.replace(temporary, path)
 
 
 def resolve_default_tools(entries: Sequence[str]) -> list[str]:

@@ -425,6 +425,23 @@ def _recorded_cwd(path: Path) -> str | None:
     return header.cwd if header is not None else None
 
 
+def other_workspace(path: Path, cwd: str) -> str | None:
+    """The workspace the session file at `path` belongs to when that is not `cwd` (by the cwd its
+    header records, symlinks resolved); None when it is this one's, or records none."""
+    recorded = _recorded_cwd(path)
+    if recorded is None or os.path.realpath(recorded) == os.path.realpath(cwd):
+        return None
+    return recorded
+
+
+def other_workspace_message(session: str, other: str) -> str:
+    """Why a session of another workspace is not continued here, and what does it instead."""
+    return (
+        f"Session {session} belongs to another workspace ({other}): open it there, "
+        f"or --fork {session} copies it into this one"
+    )
+
+
 def _session_files(cwd: str, root: SessionRoot | None, pattern: str) -> Iterator[Path]:
     """This workspace's files matching `pattern`, from its own folder and the legacy one (from a
     chosen folder, those whose header records this cwd)."""

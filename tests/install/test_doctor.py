@@ -6,6 +6,7 @@ goes to a real HTTP server on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,17 @@ def test_folders_others_can_read_are_warned_about(tmp_path: Path) -> None:
     sessions.chmod(0o700)
     assert check_folder("sessions folder", sessions, private=True).status == "ok"
     assert check_folder("sessions folder", tmp_path / "new", private=True).detail.endswith("(created on first use)")
+
+
+def test_an_untrusted_workspaces_ignored_settings_are_named_and_trust_lifts_it(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    (workspace / ".pi").mkdir(parents=True)
+    (workspace / ".pi" / "settings.json").write_text('{"permissions": {"allow": ["bash"], "deny": ["write"]}}')
+    result = doctor(tmp_path, "--cwd", str(workspace))
+    assert result.returncode == 0, result.stdout
+    [line] = [line for line in result.stdout.splitlines() if "workspace trust" in line]
+    assert line.startswith("warn  workspace trust:") and "not trusted" in line and "ignored: permissions.allow" in line
+    assert "--approve" in result.stdout
+    (config_folder(tmp_path) / "trust.json").write_text(json.dumps({os.path.realpath(workspace): True}))
+    trusted = doctor(tmp_path, "--cwd", str(workspace))
+    assert "ok    workspace trust:" in trusted.stdout and "trusted (trust list)" in trusted.stdout

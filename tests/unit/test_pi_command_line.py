@@ -71,6 +71,17 @@ def test_the_daemons_own_equals_spelling_still_works() -> None:
     assert (args.cwd, args.session_dir) == ("/tmp", "/s") and extras == PiExtras()
 
 
+@pytest.mark.parametrize(
+    ("argv", "trust"),
+    [([], None), (["-a"], True), (["--approve"], True), (["-na"], False), (["--no-approve"], False)],
+)
+def test_pis_trust_flags_are_honoured_neither_warned_about_nor_refused(argv: list[str], trust: bool | None) -> None:
+    """`-na` was an unknown short option (exit 2) and `--approve` an unknown flag before."""
+    args, extras = parse("--mode", "rpc", *argv)
+    assert args.project_trust is trust and extras == PiExtras()
+    assert notices("--mode", "rpc", *argv) == ([], [])
+
+
 # --- honoured, warned, refused ------------------------------------------------------------------
 
 
@@ -322,6 +333,11 @@ def test_a_session_is_named_by_path_or_by_the_start_of_its_id(tmp_path: Path) ->
     assert session_argument("rel/new.jsonl", here, root, fork=False) == Path("rel/new.jsonl").absolute()
     with pytest.raises(SessionArgumentError, match=r"belongs to another workspace .*--fork def4 copies it"):
         session_argument("def4", here, root, fork=False)
+    # Named by its path, another workspace's session is refused the same way (it was continued here).
+    with pytest.raises(SessionArgumentError, match=r"belongs to another workspace \(.*there\).*--fork"):
+        session_argument(str(theirs.path), here, root, fork=False)
+    assert session_argument(str(mine.path), here, root, fork=False) == mine.path
     assert session_argument("def4", here, root, fork=True) == theirs.path
+    assert session_argument(str(theirs.path), here, root, fork=True) == theirs.path
     with pytest.raises(SessionArgumentError, match="^No session found matching 'zzz'$"):
         session_argument("zzz", here, root, fork=True)

@@ -7,7 +7,6 @@ and always before the `session/prompt` response that ends the turn.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Callable, Hashable, Sequence
@@ -77,12 +76,13 @@ from pi_rpc.modes.writer import StdoutSink
 from pi_rpc.session import (
     AgentSession,
     ApprovalDecision,
-    ApprovalRules,
+    RuleError,
     SessionConfig,
-    list_all_sessions,
+    SettingsError,
+    folder_opener,
     list_sessions,
 )
-from pi_rpc.tools import FileRouter, ProcessTables, create_tool_definitions
+from pi_rpc.tools import ProcessTables
 
 _log = logging.getLogger(__name__)
 
@@ -120,6 +120,8 @@ class AcpAgent:
     ) -> None:
         self.config = config
         self.process_tables = daemon_tables(process_tables, config)
+        # Every session is made for its folder the one way (session/factory.py).
+        self._open_folder = folder_opener(config, self.process_tables)
         self.tasks = tasks
         self.send = send
         self.send_delta = send_delta
@@ -277,12 +279,10 @@ class AcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        """Every stored session, or those of `cwd` when it is given."""
-        if cwd is not None:
-            folder = _absolute_dir(cwd)
-            found = [(folder, s) for s in list_sessions(folder, self.config.session_root)]
-        else:
-            found = list_all_sessions(self.config.session_root)
+        """The sessions of `cwd`, or without it of the daemon's own folder: never another
+        workspace's unasked (sessions stay with their workspace, docs/SECURITY.md)."""
+        folder = _absolute_dir(cwd) if cwd is not None else self.config.cwd
+        found = [(folder, s) for s in list_sessions(folder, self.config.session_root)]
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -352,23 +352,13 @@ class AcpAgent:
         return status_meta([*statuses, *refused])
 
     def _open(self, cwd: str) -> AgentSession:
+        """A session for `cwd` made as the command line makes its own: that folder's settings and
+        rules (trust-gated), tools made for it with its own router and process table."""
         folder = _absolute_dir(cwd)
-        # The tools resolve paths against the folder they were made for, and read the files
-        # through this session's router: make them for this one. Rules that "allow always" adds
-        # belong to this session alone.
-        files = FileRouter()
-        processes = self.process_tables.new_table()  # what its commands leave running, killed at its close
-        rules = self.config.approval_rules
-        config = dataclasses.replace(
-            self.config,
-            cwd=folder,
-            files=files,
-            processes=processes,
-            tools=create_tool_definitions(
-                list(self.config.tools), files, withheld_env=self.config.withheld_env, processes=processes
-            ),
-            approval_rules=ApprovalRules(allow=list(rules.allow), deny=list(rules.deny)),
-        )
+        try:
+            config = self._open_folder(folder)
+        except (SettingsError, RuleError) as exc:
+            raise RequestError.invalid_params({"details": f"{folder}: {exc}"}) from exc
         return AgentSession(config, self.tasks)
 
     def _register(self, session_id: str, session: AgentSession) -> None:

@@ -48,11 +48,13 @@ async def test_an_unprompted_session_is_not_listed_but_loads_here_and_after_a_re
 
 
 @pytest.mark.parametrize("chosen_folder", [False, True], ids=["workspace-folders", "session-dir"])
-async def test_list_without_cwd_shows_every_workspace_and_a_session_loads_in_its_own(
+async def test_a_session_stays_with_its_workspace_in_lists_and_loads(
     workspace: Path, tmp_path: Path, chosen_folder: bool
 ) -> None:
     """In a root of workspace folders and in a folder chosen as Pi's `--session-dir`, where the
-    workspaces' files lie side by side."""
+    workspaces' files lie side by side: a list without cwd is the daemon's own workspace's, and
+    another workspace's session is loaded with its own cwd only (with this one's it is refused,
+    its transcript unshown, and the error says where it is and how to fork it)."""
     other = tmp_path / "other"
     other.mkdir()
     chosen = {"session_root": SessionDir(tmp_path / "chosen")} if chosen_folder else {}
@@ -65,12 +67,16 @@ async def test_list_without_cwd_shows_every_workspace_and_a_session_loads_in_its
     if chosen_folder:
         assert len(list((tmp_path / "chosen").glob("*.jsonl"))) == 2
     async with acp_agent(config, editor := Editor()) as agent:
-        every = await agent.list_sessions()
-        assert sorted((s.session_id, s.cwd) for s in every.sessions) == sorted(
-            [(here.session_id, str(workspace)), (there.session_id, str(other))]
-        )
+        unasked = await agent.list_sessions()
+        assert [(s.session_id, s.cwd) for s in unasked.sessions] == [(here.session_id, str(workspace))]
         filtered = await agent.list_sessions(cwd=str(other))
         assert [(s.session_id, s.title) for s in filtered.sessions] == [(there.session_id, "list files")]
+        with pytest.raises(acp.RequestError) as refused:
+            await agent.load_session(cwd=str(workspace), session_id=there.session_id)
+        assert refused.value.code == -32002
+        details = json.dumps(refused.value.data)
+        assert "another workspace" in details and str(other) in details and "--fork" in details
+        assert not [u for u in editor.updates() if u["sessionUpdate"] == "user_message_chunk"]
         await agent.load_session(cwd=str(other), session_id=there.session_id)
         replayed = [u for u in editor.updates() if u["sessionUpdate"] == "user_message_chunk"]
         assert replayed == [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "list files"}}]

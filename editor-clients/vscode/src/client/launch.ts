@@ -17,8 +17,14 @@ export const API_KEY_ENV: Record<string, string> = {
   openai: "OPENAI_API_KEY",
 };
 
-export function launchArgs(settings: LaunchSettings, cwd: string): string[] {
-  const args = ["--cwd", cwd];
+/**
+ * The daemon's argv. `trusted` is VS Code's trust of the workspace (`workspace.isTrusted`), passed
+ * as Pi's `--approve` / `--no-approve`: the folder's own `.pi/settings.json` may loosen approvals
+ * (its allow rules, defaultPolicy, mcpServers) only in a workspace the user trusts here. The user's
+ * own `args` come last, so an explicit flag there wins.
+ */
+export function launchArgs(settings: LaunchSettings, cwd: string, trusted: boolean): string[] {
+  const args = ["--cwd", cwd, trusted ? "--approve" : "--no-approve"];
   if (settings.provider) args.push("--provider", settings.provider);
   if (settings.model) args.push("--model", settings.model);
   if (settings.baseUrl) args.push("--base-url", settings.baseUrl);

@@ -84,7 +84,7 @@ export class FolderSession implements vscode.Disposable {
   private async start(): Promise<DaemonProcess> {
     const settings = await this.settings();
     const cwd = this.folder.uri.fsPath;
-    const args = launchArgs(settings.launch, cwd);
+    const args = launchArgs(settings.launch, cwd, vscode.workspace.isTrusted);
     this.output.appendLine(`[pi] starting ${settings.launch.command} ${args.join(" ")}`);
     const daemon = new DaemonProcess({
       command: settings.launch.command, args, cwd, env: launchEnv(process.env, settings.apiKeys),

@@ -126,11 +126,16 @@ describe("launch", () => {
   test("settings become daemon arguments; keys go to the environment only", () => {
     const settings = { command: "pi-rpc", args: ["--no-session"], provider: "anthropic", model: "claude-x", baseUrl: "",
       thinkingLevel: "high", tools: ["read", "bash"] };
-    const args = launchArgs(settings, "/ws");
-    assert.deepEqual(args, ["--cwd", "/ws", "--provider", "anthropic", "--model", "claude-x", "--thinking", "high", "--tools", "read,bash", "--no-session"]);
+    const args = launchArgs(settings, "/ws", true);
+    assert.deepEqual(args, ["--cwd", "/ws", "--approve", "--provider", "anthropic", "--model", "claude-x", "--thinking", "high", "--tools", "read,bash", "--no-session"]);
     const env = launchEnv({ PATH: "/bin" }, { anthropic: "sk-secret" });
     assert.equal(env.ANTHROPIC_API_KEY, "sk-secret");
     assert.ok(!args.join(" ").includes("sk-secret"));
+  });
+
+  test("an untrusted workspace starts the daemon with --no-approve", () => {
+    const settings = { command: "pi-rpc", args: [], provider: "", model: "", baseUrl: "", thinkingLevel: "", tools: [] };
+    assert.deepEqual(launchArgs(settings, "/ws", false), ["--cwd", "/ws", "--no-approve"]);
   });
 });
 
