@@ -7,13 +7,19 @@ environment minus every variable that holds a provider key: the known providers'
 plus those `models.json` names for its `apiKey` and header values (the CLI adds these). A user
 who wants a tool to reach a provider opts in (`passProviderKeysToTools` in settings.json, or
 `--pass-provider-keys-to-tools`), and then nothing is withheld.
+
+The daemon's own helper processes (the tool supervisor and its keepers, ripgrep) never get a key,
+opt-in or not: a command can read their `/proc/<pid>/environ`, and they need none
+(`helper_process_env`). A command that is to get the keys gets them in its own environment.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Mapping
 
 from pi_rpc.ai import PROVIDER_ENV
+from pi_rpc.key_handoff import restored_variable_names
 
 # The key variables of the providers Pi knows, besides ours (PROVIDER_ENV): a user of several
 # providers has them set, and none is the business of a tool's command.
@@ -51,3 +57,9 @@ def without_withheld(env: Mapping[str, str], withheld: Collection[str]) -> dict[
         return dict(env)
     folded = {name.upper() for name in withheld}
     return {name: value for name, value in env.items() if name.upper() not in folded}
+
+
+def helper_process_env() -> dict[str, str]:
+    """The environment of the daemon's helper processes: the daemon's minus every provider key,
+    the known ones and those the daemon hid from its own `/proc` entry at start (key_handoff.py)."""
+    return without_withheld(os.environ, PROVIDER_KEY_VARS | restored_variable_names())
