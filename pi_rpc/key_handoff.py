@@ -13,7 +13,7 @@ look. Its children do not inherit them from there: the tool supervisor, its keep
 start with `tool_env.helper_process_env()`, and tool commands with the session's scrubbed
 environment.
 
-Nothing is done when there is nothing to hide (the scripted and test paths pay one set lookup),
+Nothing is done when there is nothing to hide (the scripted and test paths pay a few lookups),
 nor when `main` is called in-process with its own argv (that argv is not the process's). POSIX
 only: Windows has no exec that keeps the process (and no /proc). macOS has no /proc, but `ps -E`
 shows a same-user process's environment, so the re-exec helps there as well.
@@ -33,9 +33,45 @@ HANDOFF_FD_VARIABLE = "PI_RPC_KEY_HANDOFF_FD"
 API_KEY_FLAG = "--api-key"
 API_KEY_ENV_FLAG = "--api-key-env"
 
-# Process state on purpose: which variables this image got back from the hand-off (the helper
-# processes it starts leave them out, tool_env.helper_process_env). One set for the process's life.
-_restored: set[str] = set()
+# Every variable in which a provider Pi knows looks for its key (ours too: ai/config.py
+# PROVIDER_ENV, kept a subset of this by a test). Here, not in tool_env.py, because the early call
+# (`__main__.py`) runs before any of the daemon is imported; models.json's variables are added by
+# the call at the top of `cli.main`.
+KNOWN_PROVIDER_KEY_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_OAUTH_TOKEN",
+    "AZURE_OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GROQ_API_KEY",
+    "CEREBRAS_API_KEY",
+    "XAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "AI_GATEWAY_API_KEY",
+    "ZAI_API_KEY",
+    "MISTRAL_API_KEY",
+    "MINIMAX_API_KEY",
+    "MINIMAX_CN_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "PERPLEXITY_API_KEY",
+    "OPENCODE_API_KEY",
+    "KIMI_API_KEY",
+)
+
+
+# Process state on purpose: what this image got back from the hand-off, for the process's life.
+# The helper processes it starts leave these variables out (tool_env.helper_process_env), and a
+# later call hides them again with anything new rather than re-executing for them.
+class _Restored:
+    names: set[str] = set()
+    api_key = False
+    # The interpreter and its options (sys.orig_argv minus our arguments), read before the
+    # take-back puts `--api-key` back into sys.argv; None: not read yet, []: cannot be told apart.
+    interpreter: list[str] | None = None
 
 
 def key_from_file(path: str) -> str:
@@ -52,31 +88,37 @@ def key_from_file(path: str) -> str:
 
 def restored_variable_names() -> frozenset[str]:
     """The key variables this process received through the hand-off (empty if it did not re-exec)."""
-    return frozenset(_restored)
+    return frozenset(_Restored.names)
 
 
-def hide_keys_from_proc(argv: Sequence[str] | None, key_variables: Callable[[], Collection[str]]) -> None:
+def hide_keys_from_proc(
+    argv: Sequence[str] | None, key_variables: Callable[[], Collection[str]] = lambda: KNOWN_PROVIDER_KEY_VARS
+) -> None:
     """Re-execute without the keys if there are any to hide, or take them back after doing so.
 
     `argv` is what `main` was given: None means the process's own command line. `key_variables`
-    names every variable that holds a provider key (the known providers' and models.json's); the
-    variable `--api-key-env` names is hidden too.
+    names every variable that holds a provider key (by default the known providers'; `cli.main`
+    adds models.json's); the variable `--api-key-env` names is hidden too. Called twice, early
+    (`__main__.py`, before the daemon's imports, so a re-exec costs one interpreter start) and at
+    the top of `cli.main` (which also sees models.json's variables, and `pi-rpc` run as a console
+    script): the second re-executes only for what the first did not hide.
     """
     if argv is not None:
         return
+    if _Restored.interpreter is None:
+        _Restored.interpreter = _interpreter_command()
     if HANDOFF_FD_VARIABLE in os.environ:
         _take_back(os.environ.pop(HANDOFF_FD_VARIABLE))
-        return
     if os.name != "posix":
         return
-    args = sys.argv[1:]
-    api_key, api_key_at, rest = _without_api_key(args)
+    api_key, api_key_at, rest = _without_api_key(sys.argv[1:])
     named = _flag_value(rest, API_KEY_ENV_FLAG)
-    present = {name: value for name in (named,) if name and (value := os.environ.get(name))}
-    present |= {name: os.environ[name] for name in key_variables() if os.environ.get(name)}
-    if api_key is None and not present:
+    names = {*key_variables(), *([named] if named else [])}
+    unseen = [name for name in names if name not in _Restored.names and os.environ.get(name)]
+    if not unseen and (api_key is None or _Restored.api_key):
         return
-    _reexec(rest, present, api_key, api_key_at)
+    hidden = {name: os.environ[name] for name in [*_Restored.names, *unseen] if name in os.environ}
+    _reexec(rest, hidden, api_key, api_key_at)
 
 
 def _without_api_key(args: list[str]) -> tuple[str | None, int, list[str]]:
@@ -114,14 +156,22 @@ def _flag_value(args: list[str], flag: str) -> str | None:
     return None
 
 
+def _interpreter_command() -> list[str]:
+    """How this interpreter was started, without the program's arguments (`python -P -m pi_rpc`,
+    `python /path/pi-rpc`); empty when they cannot be told from ours."""
+    orig = sys.orig_argv
+    tail = len(sys.argv) - 1
+    if orig[len(orig) - tail :] != sys.argv[1:]:
+        return []
+    return orig[: len(orig) - tail]
+
+
 def _reexec(rest: list[str], present: dict[str, str], api_key: str | None, api_key_at: int) -> None:
     """Exec the same interpreter and arguments without the keys; returns only if that cannot be
     done safely (an unknown launch, a full pipe, a failed exec), and the keys then stay visible."""
-    orig = sys.orig_argv
-    tail = len(sys.argv) - 1
-    if orig[len(orig) - tail :] != sys.argv[1:] or not sys.executable:
-        return  # the interpreter's own options cannot be told from ours
-    prefix = orig[: len(orig) - tail]
+    prefix = _Restored.interpreter
+    if not prefix or not sys.executable:
+        return
     payload = json.dumps({"env": present, "apiKey": api_key, "apiKeyAt": api_key_at}).encode()
     read_end, write_end = os.pipe()
     try:
@@ -165,8 +215,9 @@ def _take_back(fd_text: str) -> None:
         for name, value in env.items():
             if isinstance(name, str) and isinstance(value, str):
                 os.environ[name] = value
-                _restored.add(name)
+                _Restored.names.add(name)
     api_key = payload.get("apiKey")
     at = payload.get("apiKeyAt")
     if isinstance(api_key, str) and isinstance(at, int):
         sys.argv[1 + at : 1 + at] = [API_KEY_FLAG, api_key]
+        _Restored.api_key = True

@@ -15,7 +15,14 @@ from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from pi_rpc.ai.provider import StreamOptions
-from pi_rpc.key_handoff import API_KEY_FLAG, HANDOFF_FD_VARIABLE, _without_api_key, hide_keys_from_proc, key_from_file
+from pi_rpc.key_handoff import (
+    API_KEY_FLAG,
+    HANDOFF_FD_VARIABLE,
+    KNOWN_PROVIDER_KEY_VARS,
+    _without_api_key,
+    hide_keys_from_proc,
+    key_from_file,
+)
 from pi_rpc.session import ModelChoice
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, helper_process_env
 
@@ -52,36 +59,48 @@ def test_nothing_after_the_double_dash_is_an_option() -> None:
 _PROBE = """
 import json, os, sys
 from pi_rpc.key_handoff import hide_keys_from_proc, restored_variable_names
-hide_keys_from_proc(None, lambda: {"MY_PROVIDER_KEY"})
+with open(os.environ["PROBE_LOG"], "a") as log:
+    log.write("image\\n")  # one line per image the process runs
+hide_keys_from_proc(None)  # as __main__.py: the known variables
+hide_keys_from_proc(None, lambda: {"MY_PROVIDER_KEY", "OPENAI_API_KEY"})  # as cli.main: models.json's too
 print(json.dumps({
     "environ": open("/proc/self/environ", "rb").read().decode(errors="replace"),
     "cmdline": open("/proc/self/cmdline", "rb").read().decode(errors="replace"),
     "argv": sys.argv[1:],
-    "key": os.environ.get("MY_PROVIDER_KEY"),
-    "named": os.environ.get("NAMED_KEY"),
+    "values": [os.environ.get(name) for name in ("OPENAI_API_KEY", "MY_PROVIDER_KEY", "NAMED_KEY")],
     "restored": sorted(restored_variable_names()),
-    "handoff_left": "HANDOFF" in str(sorted(os.environ)),
+    "handoff_left": any("HANDOFF" in name for name in os.environ),
     "fds": sorted(os.listdir("/proc/self/fd")),
 }))
 """
+SECRETS = ("openai-key-value", "models-json-key-value", "named-key-value")
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_reexecuted_process_shows_no_key_but_holds_it(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "MY_PROVIDER_KEY": "env-key-value", "NAMED_KEY": "named-key-value"}
-    env["PYTHONPATH"] = str(Path(__file__).parents[2])
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[2]), "PROBE_LOG": str(tmp_path / "log")}
+    env |= dict(zip(("OPENAI_API_KEY", "MY_PROVIDER_KEY", "NAMED_KEY"), SECRETS, strict=True))
     args = ["--cwd", "/tmp", API_KEY_FLAG, KEY, "--api-key-env", "NAMED_KEY", "--", "msg"]
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args], env=env, capture_output=True, text=True, check=True, timeout=120
     )
     seen = json.loads(done.stdout)
-    for secret in ("env-key-value", "named-key-value", KEY):
+    for secret in (*SECRETS, KEY):
         assert secret not in seen["environ"] and secret not in seen["cmdline"]
     assert seen["argv"] == args
-    assert (seen["key"], seen["named"]) == ("env-key-value", "named-key-value")
-    assert seen["restored"] == ["MY_PROVIDER_KEY", "NAMED_KEY"]
+    assert seen["values"] == list(SECRETS)
+    assert seen["restored"] == ["MY_PROVIDER_KEY", "NAMED_KEY", "OPENAI_API_KEY"]
     assert not seen["handoff_left"]
     assert seen["fds"] == ["0", "1", "2", "3"]  # the hand-off pipe is closed (3: the listing itself)
+    # The early call re-executed for the known variable, the second once more for models.json's
+    # only; neither re-executed for what was already hidden.
+    assert (tmp_path / "log").read_text().count("image") == 3
+
+
+def test_known_list_holds_our_providers_variables() -> None:
+    from pi_rpc.ai import PROVIDER_ENV
+
+    assert {key for key, _ in PROVIDER_ENV.values()} <= set(KNOWN_PROVIDER_KEY_VARS)
 
 
 def test_nothing_to_hide_means_no_reexec() -> None:
@@ -108,6 +127,7 @@ def _refuse(*args: object) -> None:
 
 def test_a_stray_handoff_variable_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(HANDOFF_FD_VARIABLE, "not-a-descriptor")
+    monkeypatch.setattr(os, "execve", _refuse)
     hide_keys_from_proc(None, lambda: set())
     assert HANDOFF_FD_VARIABLE not in os.environ
 
