@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
+from tests.providers.sse_server import json_reply
 
 from .conftest import daemon_env
 from .test_daemon_providers import Loopback, completions_turn, loopback
@@ -39,12 +40,12 @@ PROC_SCAN = (
 )
 
 
-def _start(workspace: Path, home: Path, loopback: Loopback, *key_args: str) -> DaemonClient:
+def _start(workspace: Path, home: Path, loopback: Loopback, *key_args: str, framing: str = "lsp") -> DaemonClient:
     env = daemon_env(home)
     env["OPENAI_API_KEY"] = ENV_MARKER
     env["ANTHROPIC_API_KEY"] = ENV_MARKER
     argv = ["--cwd", str(workspace), "--api", "openai-completions", "--base-url", loopback.server.url + "/v1"]
-    return DaemonClient([*argv, "--model", "test-model", "--log-level", "DEBUG", *key_args], env=env)
+    return DaemonClient([*argv, "--model", "test-model", "--log-level", "DEBUG", *key_args], env=env, framing=framing)
 
 
 @pytest.fixture
@@ -98,6 +99,14 @@ def test_no_key_in_any_process_a_tool_reads(
     assert [r.headers.get("authorization") for r in requests] == [f"Bearer {FLAG_MARKER}"] * 2
     # What went back to the model, to the client, to the disk and to the log holds no key.
     assert FLAG_MARKER not in requests[1].body.decode() and ENV_MARKER not in requests[1].body.decode()
+    # A provider that echoes the key it was sent (a proxy quoting the header) reaches the client
+    # as an error without it.
+    loopback.script(json_reply(401, {"error": {"message": f"bad key Bearer {FLAG_MARKER} for {FLAG_MARKER}"}}))
+    failed = client.request("prompt", {"message": "again"})
+    assert failed["stopReason"] == "error" and "[redacted]" in failed["errorMessage"]
+    # Everything a client can ask about the session and its model.
+    for method in ("state", "models/list", "messages", "session/entries", "session/stats", "session/list"):
+        client.request(method)
     received = json.dumps(client.messages)
     assert ENV_MARKER not in received and FLAG_MARKER not in received
     client.request("shutdown")
@@ -120,3 +129,25 @@ def test_api_key_file_is_used_and_shown_nowhere(
     assert "scan-done" in scanned
     assert ENV_MARKER not in scanned and FLAG_MARKER not in scanned
     assert [r.headers.get("authorization") for r in loopback.requests()] == [f"Bearer {FLAG_MARKER}"] * 2
+
+
+def test_pi_mode_shows_no_key(workspace: Path, home: Path, loopback: Loopback, clients: list[DaemonClient]) -> None:
+    """Pi's own RPC mode: a command the user runs (`bash`) sees no key in /proc either, and the
+    state and model lists hold none."""
+    client = _start(workspace, home, loopback, "--mode", "pi", "--api-key", FLAG_MARKER, framing="jsonl")
+    clients.append(client)
+    client.send({"id": "scan", "type": "bash", "command": PROC_SCAN})
+    scanned = client.wait_for_message(lambda m: m.get("id") == "scan" and m.get("type") == "response")
+    assert "scan-done" in scanned["data"]["output"]
+    for command in ("get_state", "get_available_models", "get_messages", "get_session_stats"):
+        client.send({"id": command, "type": command})
+        client.wait_for_message(lambda m, c=command: m.get("id") == c and m.get("type") == "response")
+    received = json.dumps(client.messages)
+    assert '"model"' in received
+    assert ENV_MARKER not in received and FLAG_MARKER not in received
+    client.terminate()
+    assert ENV_MARKER not in client_log(client) and FLAG_MARKER not in client_log(client)
+
+
+def client_log(client: DaemonClient) -> str:
+    return "\n".join(client.stderr_lines)
