@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Collection, Sequence
 
@@ -189,11 +190,13 @@ def _reexec(rest: list[str], present: dict[str, str], api_key: str | None, api_k
     os.set_inheritable(read_end, True)
     env = {name: value for name, value in os.environ.items() if name not in present}
     env[HANDOFF_FD_VARIABLE] = str(read_end)
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
     try:
-        os.execve(sys.executable, [*prefix, *rest], env)
-    except OSError:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        # argv[0] as the path itself: a bare `python` would be looked up on PATH again.
+        os.execve(sys.executable, [sys.executable, *prefix[1:], *rest], env)
+    except (OSError, ValueError):
         os.close(read_end)
 
 
@@ -201,6 +204,9 @@ def _take_back(fd_text: str) -> None:
     """In the re-executed image: the keys back into os.environ and sys.argv (memory only)."""
     try:
         fd = int(fd_text)
+        # Only a pipe of ours: a variable set by hand must not make us read the protocol's stdin.
+        if fd <= 2 or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
         chunks = []
         while chunk := os.read(fd, 1 << 16):
             chunks.append(chunk)

@@ -22,6 +22,7 @@ from pi_rpc.key_handoff import (
     _without_api_key,
     hide_keys_from_proc,
     key_from_file,
+    restored_variable_names,
 )
 from pi_rpc.session import ModelChoice
 from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, helper_process_env
@@ -125,11 +126,15 @@ def _refuse(*args: object) -> None:
     raise AssertionError("re-executed the test process")
 
 
-def test_a_stray_handoff_variable_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(HANDOFF_FD_VARIABLE, "not-a-descriptor")
+@pytest.mark.parametrize("value", ["not-a-descriptor", "0", "99999"])
+def test_a_stray_handoff_variable_is_ignored(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """Set by hand, it takes nothing back and never reads stdin (the protocol's stream)."""
+    monkeypatch.setenv(HANDOFF_FD_VARIABLE, value)
     monkeypatch.setattr(os, "execve", _refuse)
+    monkeypatch.setattr(os, "read", _refuse)
     hide_keys_from_proc(None, lambda: set())
     assert HANDOFF_FD_VARIABLE not in os.environ
+    assert restored_variable_names() == frozenset()
 
 
 def test_key_file_gives_its_first_line(tmp_path: Path) -> None:
