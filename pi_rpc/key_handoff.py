@@ -101,8 +101,8 @@ def hide_keys_from_proc(
     names every variable that holds a provider key (by default the known providers'; `cli.main`
     adds models.json's); the variable `--api-key-env` names is hidden too. Called twice, early
     (`__main__.py`, before the daemon's imports, so a re-exec costs one interpreter start) and at
-    the top of `cli.main` (which also sees models.json's variables, and `pi-rpc` run as a console
-    script): the second re-executes only for what the first did not hide.
+    the top of `cli.main` (which also sees models.json's variables, and any launch that calls
+    `cli.main` directly): the second re-executes only for what the first did not hide.
     """
     if argv is not None:
         return
