@@ -15,6 +15,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,17 +137,23 @@ def test_pi_mode_shows_no_key(workspace: Path, home: Path, loopback: Loopback, c
     state and model lists hold none."""
     client = _start(workspace, home, loopback, "--mode", "pi", "--api-key", FLAG_MARKER, framing="jsonl")
     clients.append(client)
-    client.send({"id": "scan", "type": "bash", "command": PROC_SCAN})
-    scanned = client.wait_for_message(lambda m: m.get("id") == "scan" and m.get("type") == "response")
-    assert "scan-done" in scanned["data"]["output"]
+    assert "scan-done" in _pi_call(client, {"type": "bash", "command": PROC_SCAN})["data"]["output"]
     for command in ("get_state", "get_available_models", "get_messages", "get_session_stats"):
-        client.send({"id": command, "type": command})
-        client.wait_for_message(lambda m, c=command: m.get("id") == c and m.get("type") == "response")
+        _pi_call(client, {"type": command})
     received = json.dumps(client.messages)
     assert '"model"' in received
     assert ENV_MARKER not in received and FLAG_MARKER not in received
     client.terminate()
     assert ENV_MARKER not in client_log(client) and FLAG_MARKER not in client_log(client)
+
+
+def _pi_call(client: DaemonClient, command: dict[str, Any]) -> dict[str, Any]:
+    """One Pi-mode command and its response (its id is its type)."""
+    client.send({"id": command["type"], **command})
+    response: dict[str, Any] = client.wait_for_message(
+        lambda m: m.get("id") == command["type"] and m.get("type") == "response"
+    )
+    return response
 
 
 def client_log(client: DaemonClient) -> str:
