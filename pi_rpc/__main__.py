@@ -1,3 +1,17 @@
-from pi_rpc.cli import main
+"""`python -m pi_rpc`, and the `pi-rpc` command (pyproject.toml points it at `run`)."""
 
-main()
+from pi_rpc.key_handoff import hide_keys_from_proc
+
+
+def run() -> None:
+    # Before the daemon's imports: a re-exec that hides the provider keys then costs one
+    # interpreter start, not two imports of the whole daemon (key_handoff.py; cli.main calls it
+    # again for models.json's variables).
+    hide_keys_from_proc(None)
+    from pi_rpc.cli import main
+
+    main()
+
+
+if __name__ == "__main__":
+    run()

@@ -22,6 +22,7 @@ from pi_rpc.ai import (
     thinking_level_of,
 )
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
+from pi_rpc.key_handoff import hide_keys_from_proc, key_from_file
 from pi_rpc.pi_args import PiExtras
 from pi_rpc.pi_flags import (
     PI_MODES,
@@ -100,6 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--api-key-env",
         metavar="NAME",
         help="environment variable holding the key for --base-url (default: no key is sent)",
+    )
+    parser.add_argument(
+        "--api-key-file",
+        dest="api_key",
+        metavar="PATH",
+        type=key_from_file,
+        help="file holding the API key of the chosen provider (its first line): unlike --api-key, "
+        "the key is then on no command line",
     )
     parser.add_argument(
         "--script",
@@ -335,6 +344,7 @@ async def run_daemon(serve: Callable[[], Awaitable[None]], http: HttpClients) ->
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    hide_keys_from_proc(argv, provider_key_variables)  # before anything else: see key_handoff.py
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in SUBCOMMANDS:
         sys.exit(run_subcommand(argv[0], argv[1:]))

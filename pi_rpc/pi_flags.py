@@ -63,7 +63,11 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
         help="continue this workspace's most recent session",
     )
     pi.add_argument("-r", "--resume", action="store_true", help="as --continue (there is no picker on a pipe)")
-    pi.add_argument("--api-key", help="API key of the chosen provider")
+    pi.add_argument(
+        "--api-key",
+        help="API key of the chosen provider; discouraged, as any user sees a command line until the "
+        "daemon has re-executed itself without it: prefer a variable (--api-key-env) or --api-key-file",
+    )
     pi.add_argument(
         "--system-prompt", metavar="TEXT_OR_FILE", help="the base system prompt in place of pi-rpc's (text, or a file)"
     )

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         retry_base_from_env,
     )
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
-    from pi_rpc.ai.redact import request_secrets  # not `redact`: importing pi_rpc.ai.redact rebinds that name
+    from pi_rpc.ai.redact import repr_without_secrets, request_secrets  # not `redact`: the submodule's name
     from pi_rpc.ai.registry import get_stream_fn, load_provider
     from pi_rpc.ai.server_models import ModelListError, list_server_models
     from pi_rpc.ai.stream import AssistantBuilder, TextParts
@@ -172,6 +172,7 @@ __all__ = [
     "not_found_hint",
     "pi_agent_dir",
     "prepare_validator",
+    "repr_without_secrets",
     "request_secrets",
     "retry_base_from_env",
     "supported_thinking_levels",

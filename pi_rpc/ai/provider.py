@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.redact import repr_without_secrets
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, ThinkingLevel
 
@@ -72,6 +73,9 @@ class StreamOptions(msgspec.Struct, kw_only=True):
     idle_timeout: float = 120.0
     # The HTTP clients to send through (pi_rpc/ai/clients.py); None: the daemon's shared pool.
     http: HttpClients | None = None
+
+    def __repr__(self) -> str:  # no key in a log line or a test failure
+        return repr_without_secrets(self, self.__struct_fields__, ("api_key", "headers"))
 
 
 StreamFn = Callable[[Model, Context, StreamOptions, AssistantBuilder], Awaitable[AssistantMessage]]

@@ -6,12 +6,16 @@ naming the key it rejected), and that text travels to the editor (`error` events
 result), to the session file and to the log. `AssistantBuilder` runs every error text through
 `redact` with the secrets of the request (`request_secrets`), whichever path produced it: an HTTP
 status, a transport failure, or an error event in the middle of a stream.
+
+The objects that carry a key (`StreamOptions`, the session's `ModelChoice`) print it as
+`[redacted]` (`repr_without_secrets`): a debug log line or a test failure that shows one then
+shows no key.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 REDACTED = "[redacted]"
 # Shorter values would scrub ordinary words; no real key is this short.
@@ -40,3 +44,13 @@ def request_secrets(api_key: str | None, headers: Mapping[str, str] | None = Non
         if len(words) > 1:
             found.append(words[-1])
     return tuple(s for s in found if len(s) >= MIN_SECRET_LENGTH)
+
+
+def repr_without_secrets(obj: object, fields: Iterable[str], secret_fields: Collection[str]) -> str:
+    """`Name(field=value, ...)` as a dataclass or Struct prints itself, with each secret field that
+    holds something shown as `[redacted]`."""
+    parts = []
+    for name in fields:
+        value = getattr(obj, name)
+        parts.append(f"{name}={REDACTED if name in secret_fields and value else repr(value)}")
+    return f"{type(obj).__name__}({', '.join(parts)})"

@@ -4,11 +4,11 @@ the user's settings say (built by the front ends from the command line and setti
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from pi_rpc.agent import QueueMode
-from pi_rpc.ai import DEFAULT_RETRY_BASE_MS, HttpClients, Model, StreamFn, ThinkingLevel
+from pi_rpc.ai import DEFAULT_RETRY_BASE_MS, HttpClients, Model, StreamFn, ThinkingLevel, repr_without_secrets
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
 from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.session.model_patterns import ScopedModel
@@ -28,6 +28,9 @@ class ModelChoice:
     headers: dict[str, str] = field(default_factory=dict)
     scripted: bool = False
     http: HttpClients | None = None
+
+    def __repr__(self) -> str:  # no key in a log line or a test failure
+        return repr_without_secrets(self, [f.name for f in fields(self)], ("api_key", "headers"))
 
 
 @dataclass

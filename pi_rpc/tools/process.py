@@ -37,6 +37,7 @@ import anyio
 import anyio.abc
 
 from pi_rpc.tools.supervisor import fd_bytes
+from pi_rpc.tools.tool_env import helper_process_env
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ async def run_process_group(
         proc = await anyio.open_process(
             list(argv),
             cwd=cwd,
-            env=env,
+            env=helper_process_env() if env is None else env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if on_stderr is not None else subprocess.STDOUT,
@@ -266,7 +267,7 @@ async def _run_supervised(
     table: ProcessTable,
 ) -> int:
     _check_program(argv[0], cwd, env)
-    request = _request_file(argv, cwd, os.environ if env is None else env)
+    request = _request_file(argv, cwd, helper_process_env() if env is None else env)
     outputs = [_output_pipe() for _ in range(2 if on_stderr is not None else 1)]
     ours, theirs = socket.socketpair()
     try:
@@ -338,10 +339,13 @@ class _Supervisor:
         if self._control is None:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
-                # Its stdout is not ours: in the daemon, fd 1 is the protocol's.
+                # Its stdout is not ours: in the daemon, fd 1 is the protocol's. No key in its
+                # environment: its keepers are forked from it, and a command can read theirs in
+                # /proc/<pid>/environ; a command's own environment comes with its request.
                 self._proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", _SUPERVISOR_BOOT, SUPERVISOR_DIR, str(theirs.fileno())],
                     cwd="/",
+                    env=helper_process_env(),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     start_new_session=True,

@@ -22,6 +22,7 @@ import anyio.abc
 
 from pi_rpc.agent import ToolError
 from pi_rpc.tools.process import ProcessTable, exit_code_of
+from pi_rpc.tools.tool_env import helper_process_env
 
 RG_NOT_AVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
 
@@ -129,6 +130,7 @@ async def run_rg(argv: Sequence[str], cwd: str | None, on_line: OnLine, processe
         proc = await anyio.open_process(
             list(argv),
             cwd=cwd,
+            env=helper_process_env(),  # no provider key where a command can read it (/proc/<pid>/environ)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
