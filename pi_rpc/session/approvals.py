@@ -39,7 +39,7 @@ from pi_rpc.agent import (
     ToolPreview,
 )
 from pi_rpc.ai import Wire
-from pi_rpc.tools import ToolDefinition, resolve_to_cwd
+from pi_rpc.tools import EditorRequestError, ToolDefinition, resolve_to_cwd
 
 _log = logging.getLogger(__name__)
 
@@ -257,6 +257,8 @@ class ApprovalGate:
             except ToolError as exc:  # the tool fails the same way, before changing anything
                 _log.debug("not asking about %s, it would fail: %s", tool, exc)
                 return None
+            except EditorRequestError as exc:  # the editor failed the read: ask all the same, without a diff
+                _log.warning("preview of %s has no diff: %s", tool, exc)
             except Exception:  # an unexpected failure must never skip the question: ask without a diff
                 _log.exception("preview of %s failed", tool)
         return ApprovalRequest(
