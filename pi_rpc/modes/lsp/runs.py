@@ -69,6 +69,7 @@ class Runs:
         self.deadlines = deadlines
         self.answer_target: AnswerTarget = "document"
         self._progress_unanswered = False  # logged once: the client did not answer a progress create
+        self.shutting_down = False  # `shutdown` came: the client answers no more requests
 
     def start(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
         """Run `prompt`; `chat`: stream the answer into a chat document instead of showing it."""
@@ -146,8 +147,14 @@ class Runs:
             try:
                 outcome = await self.session.prompt_outcome(run)
             finally:
-                chat.close()  # the pump sends what is left, then ends
-        await chat.heading(USER_HEADING)
+                # The pump sends what is left, then ends; after `shutdown` the editor answers no
+                # more requests, so nothing is left to send.
+                if self.shutting_down:
+                    chat.stop()
+                else:
+                    chat.close()
+        if not self.shutting_down:
+            await chat.heading(USER_HEADING)
         return outcome
 
     # --- $/progress -----------------------------------------------------------------------------

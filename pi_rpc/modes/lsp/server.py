@@ -211,6 +211,7 @@ class LspFrontEnd:
 
         @server.feature(lsp.SHUTDOWN)
         async def shutdown(*args: Any) -> None:
+            self.runs.shutting_down = True
             await self.session.abort()
 
         kinds = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.Empty]
