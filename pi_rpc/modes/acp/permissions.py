@@ -2,12 +2,13 @@
 request as `session/request_permission` (names and shapes only; the gate in
 pi_rpc/session/approvals.py decides what asks and what a decision does).
 
-The permission request names the tool call the editor already shows (same `toolCallId`, and the
-same title, made by the same function, so the row does not change its name while it asks: an MCP
-tool's row shows the tool's name, and so does its question) and carries what the call will do: for edit and write the diff of the whole file, computed before
-anything is written; for a shell tool the command. Its options are allow once, allow always (the
-session rule the gate suggests, named in the option) and reject once. ACP's "reject always" has
-no counterpart in the gate (a deny rule would outlive the user's intent), so it is not offered.
+The permission request names the tool call the editor already shows: the same `toolCallId`, and
+the same title, made by the same function, so a row keeps its name while it asks (an MCP tool's
+row and question both show the tool's name). It carries what the call will do: for edit and
+write the diff of the whole file, computed before anything is written; for a shell tool the
+command. Its options are allow once, allow always (the session rule the gate suggests, named in
+the option) and reject once. ACP's "reject always" has no counterpart in the gate (a deny rule
+would outlive the user's intent), so it is not offered.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""ACP requests to the editor that must not hang a turn: `fs/read_text_file` answered with a line
-over the message limit, or with a line that is not JSON, or never answered. AcpDaemon runs
-in-process over pipes (its own transport, the SDK's connection); the test is the editor, speaking
-JSON lines. The limits and the deadline are made small; nothing here measures time."""
+"""Requests to the editor that must not hang a turn, in ACP and in the native JSON-RPC protocol:
+a file read answered with a line over the message limit, or with a line that is not JSON, or
+never answered. The daemons run in-process over pipes (their own transport and reader); the test
+is the editor, speaking JSON lines. The limits and the deadline are made small; nothing here
+measures time."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from pi_rpc.modes.acp.server import AcpDaemon
 from pi_rpc.modes.editor_requests import EditorDeadlines
+from pi_rpc.modes.jsonrpc.server import Daemon
 
 from ..session.helpers import reply, script, session_config, tool_call
 from .pipes import LinePeer, serve_over_pipes
@@ -124,3 +126,49 @@ async def test_a_read_never_answered_fails_at_its_deadline_and_a_late_answer_is_
         peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"content": "too late"}})
         assert "result" in await call(peer, 21, "session/new", {"cwd": str(workspace), "mcpServers": []})
         assert [line for line in peer.lines[start:] if "error" in line] == []
+
+
+# --- the same over the native JSON-RPC protocol (JSON lines) ---------------------------------------
+
+
+@asynccontextmanager
+async def jsonrpc_editor(workspace: Path) -> AsyncIterator[LinePeer]:
+    config = session_config(workspace, script(READ))
+    async with serve_over_pipes(
+        lambda stdin, stdout: Daemon(
+            config, "jsonl", max_message_bytes=LIMIT, stdin_fd=stdin, stdout_fd=stdout, deadlines=QUICK
+        )
+    ) as peer:
+        await call(peer, 1, "initialize", {"capabilities": {"files": True}, "approvalPolicy": "auto"})
+        yield peer
+
+
+def jsonrpc_tool_result(peer: LinePeer) -> str:
+    [end] = [
+        line["params"]
+        for line in peer.lines
+        if line.get("method") == "agent/event" and line["params"]["type"] == "tool_execution_end"
+    ]
+    assert end["isError"]
+    text: str = end["result"]["content"][0]["text"]
+    return text
+
+
+TOO_LARGE = b'{"jsonrpc":"2.0","id":ID,"result":{"content":"' + b"x" * (2 * LIMIT) + b'"}}'
+
+
+@pytest.mark.parametrize("too_large", [True, False], ids=["too large", "never answered"])
+async def test_a_jsonrpc_read_answered_too_large_or_never_fails_and_says_why(workspace: Path, too_large: bool) -> None:
+    async with jsonrpc_editor(workspace) as peer:
+        start = len(peer.lines)
+        peer.send({"jsonrpc": "2.0", "id": 10, "method": "prompt", "params": {"message": "read notes"}})
+        asked = await peer.wait_for(lambda line: line.get("method") == "fs/readTextFile", start)
+        why = "the editor did not answer fs/readTextFile within 0.05 s"
+        if too_large:
+            answer = TOO_LARGE.replace(b"ID", json.dumps(asked["id"]).encode())
+            peer.send(answer)
+            why = f"the editor's answer to fs/readTextFile was {len(answer) / 1024:.3g} KiB, over the 4 KiB limit"
+        done = await peer.wait_for(lambda line: line.get("id") == 10 and "method" not in line, start)
+        assert done["result"]["stopReason"] == "stop"
+        assert jsonrpc_tool_result(peer) == why
+        assert "result" in await call(peer, 11, "state", {})  # the daemon serves on

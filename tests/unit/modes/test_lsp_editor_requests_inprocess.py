@@ -61,9 +61,9 @@ class LspModeClient:
 
         def handled(message: Any) -> None:
             nonlocal after_reply
-            method = getattr(message, "method", None)
+            method: str | None = getattr(message, "method", None)
             is_request = method is not None and getattr(message, "id", None) is not None
-            if is_request and (after_reply or method in never_answered):
+            if method is not None and is_request and (after_reply or method in never_answered):
                 self.dropped.append(method)
                 after_reply = False
                 return
