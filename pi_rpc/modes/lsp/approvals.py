@@ -5,13 +5,15 @@ Dismissing the question rejects the call.
 Every client is asked: `window/showMessageRequest` is base protocol, and the client capability
 `window.showMessage` only concerns extra properties of the actions (Emacs' lsp-mode answers the
 request and declares nothing). A question unanswered within the `question` deadline
-(modes/editor_requests.py; `permissions.timeoutSeconds` ends it sooner when set) rejects the call,
-and so does a client that fails the request; either way a `window/showMessage` says why, since
-the user may never have seen the question.
+(modes/editor_requests.py) rejects the call, and so does a client that fails the request; either
+way a `window/showMessage` says why, since the user may never have seen the question. When the
+user set `permissions.timeoutSeconds`, that is the deadline instead: the gate rejects the call
+then, and the run says so (modes/lsp/runs.py).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from lsprotocol import types as lsp
@@ -31,8 +33,11 @@ MAX_DETAIL_CHARS = 2000
 Notice = Callable[[str, lsp.MessageType], None]
 
 
-def message_approver(server: LanguageServer, deadlines: EditorDeadlines, notice: Notice) -> Approver:
-    """An approver that asks through `window/showMessageRequest`, whatever the client declared."""
+def message_approver(
+    server: LanguageServer, deadlines: EditorDeadlines, notice: Notice, configured: Callable[[], float | None]
+) -> Approver:
+    """An approver that asks through `window/showMessageRequest`, whatever the client declared;
+    `configured`: the user's `permissions.timeoutSeconds`, which replaces the default deadline."""
 
     async def approve(approval: ApprovalRequest) -> ApprovalDecision:
         params = lsp.ShowMessageRequestParams(
@@ -40,8 +45,9 @@ def message_approver(server: LanguageServer, deadlines: EditorDeadlines, notice:
             message=approval_text(approval),
             actions=[lsp.MessageActionItem(title=t) for t in (ALLOW, ALLOW_ALWAYS, REJECT)],
         )
+        deadline = deadlines.question if configured() is None else math.inf  # the gate's, then
         try:
-            answer = await request(server, lsp.WINDOW_SHOW_MESSAGE_REQUEST, params, deadlines.question)
+            answer = await request(server, lsp.WINDOW_SHOW_MESSAGE_REQUEST, params, deadline)
         except ClientFailed as exc:
             why = f"the editor could not ask ({exc})"
         except EditorRequestError:

@@ -79,7 +79,10 @@ class Runs:
         # A run is a task of the daemon's task group: what it raises would end the daemon.
         try:
             await self.run(title, prompt, chat)
-        except Exception as exc:  # the client answered a request of ours with an error, …
+        except EditorRequestError as exc:  # the client failed a request of ours, or never answered
+            _log.warning("run %r: %s", title, exc)
+            self.show_message(f"Pi: {exc}", lsp.MessageType.Error)
+        except Exception as exc:  # anything else is a bug of ours: the traceback is for the log
             _log.exception("run %r failed", title)
             self.show_message(f"Pi: {exc}", lsp.MessageType.Error)
 

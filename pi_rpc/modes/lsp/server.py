@@ -202,7 +202,10 @@ class LspFrontEnd:
             self.documents = OpenDocuments(server.workspace, self._apply_edit)
             self.session.set_editor_files(self.documents)
             # Every client is asked (base protocol); the policy becomes "ask" unless configured.
-            self.session.set_approver(message_approver(server, self.deadlines, self.runs.show_message))
+            approver = message_approver(
+                server, self.deadlines, self.runs.show_message, lambda: self.session.approvals.timeout
+            )
+            self.session.set_approver(approver)
             self.apply(parse_options(params.initialization_options))
 
         @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -78,15 +78,19 @@ def workspace(tmp_path: Path) -> Path:
     return sample_workspace(tmp_path)
 
 
-def scripted(workspace: Path) -> SessionConfig:
-    return session_config(workspace, load_script(SCRIPT))
+def scripted(workspace: Path, **overrides: Any) -> SessionConfig:
+    return session_config(workspace, load_script(SCRIPT), **overrides)
 
 
 @asynccontextmanager
 async def lsp_mode(
-    workspace: Path, options: dict[str, Any], never_answered: frozenset[str] = frozenset()
+    workspace: Path,
+    options: dict[str, Any],
+    never_answered: frozenset[str] = frozenset(),
+    approval_timeout: float | None = None,
 ) -> AsyncIterator[tuple[LanguageClient, Editor, LspModeClient]]:
-    async with lsp_in_process(scripted(workspace), deadlines=QUICK) as (client, editor):
+    config = scripted(workspace, approval_timeout=approval_timeout)
+    async with lsp_in_process(config, deadlines=QUICK) as (client, editor):
         like = LspModeClient(client, never_answered)
         params = lsp.InitializeParams(
             capabilities=LSP_MODE_CAPABILITIES, root_uri=workspace.as_uri(), initialization_options=options
@@ -150,16 +154,24 @@ async def test_with_no_policy_configured_a_client_that_declares_nothing_is_asked
         assert editor.text(uri) == UNSAVED  # rejected: nothing ran unasked
 
 
-async def test_a_question_never_answered_rejects_the_edit_and_says_so(workspace: Path) -> None:
+@pytest.mark.parametrize(
+    ("configured", "deadline"),
+    [(None, "0.05"), (0.04, "0.04")],
+    ids=["the default deadline", "permissions.timeoutSeconds"],
+)
+async def test_a_question_never_answered_rejects_the_edit_and_says_so(
+    workspace: Path, configured: float | None, deadline: str
+) -> None:
     never = frozenset({lsp.WINDOW_SHOW_MESSAGE_REQUEST})
-    async with lsp_mode(workspace, {"approvalPolicy": "ask", "answer": "message"}, never) as (client, editor, like):
+    options = {"approvalPolicy": "ask", "answer": "message"}
+    async with lsp_mode(workspace, options, never, configured) as (client, editor, like):
         uri = await fix_with_pi(client, editor, workspace)
         await editor.until(said(client, 2))  # the notice, then the run's answer
         assert lsp.WINDOW_SHOW_MESSAGE_REQUEST in like.dropped
         notice = client.messages[0]
         assert notice.type == lsp.MessageType.Warning
         assert notice.message.startswith("Pi did not run Edit ") and "greet.py" in notice.message
-        assert notice.message.endswith("no answer to the question within 0.05 s.")
+        assert notice.message.endswith(f"no answer to the question within {deadline} s.")
         assert editor.text(uri) == UNSAVED
     assert (workspace / "greet.py").read_text() == ON_DISK
 
