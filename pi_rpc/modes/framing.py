@@ -29,6 +29,9 @@ _HEADER_LINE = re.compile(rb"([A-Za-z0-9-]+):[ \t]*([\x20-\x7e]*?)[ \t]*")
 _HEADER_PREFIX = re.compile(rb"[A-Za-z0-9-]*(?::[\x20-\x7e\t]*)?\r?")
 _LENGTH_VALUE = re.compile(rb"\d{1,15}")
 _PREVIEW_BYTES = 40
+# What is kept of the start and the end of a skipped oversized message: enough to find the id of
+# the request it answers (modes/editor_requests.py), so that request fails at once.
+KEPT_BYTES = 256
 
 
 @dataclass
@@ -40,6 +43,10 @@ class FrameError:
 
     message: str
     json_lines: bool = False
+    # For a message skipped as too large: its size, and its first and last KEPT_BYTES bytes.
+    size: int | None = None
+    head: bytes = b""
+    tail: bytes = b""
 
 
 Frame = bytes | FrameError
@@ -66,6 +73,7 @@ class LspFrameReader:
         self._overrun = 0  # how many of those bytes were put back as the next header's start
         self._skip_reason = ""  # why the open skipped range began; empty once reported
         self._skip_json = False
+        self._oversized_head = b""  # the start of the oversized body being skipped
 
     def feed(self, data: bytes) -> list[Frame]:
         self._buffer += data
@@ -82,7 +90,10 @@ class LspFrameReader:
             frames.append(FrameError(f"input ended; skipped bytes {self._skip_start}..{end} without a frame"))
         elif self._length is not None:
             missing = self._length - self._dropped - len(self._buffer)
-            frames.append(FrameError(f"input ended {missing} bytes before the end of a message body"))
+            over = (
+                f" of {self._length} bytes, over the limit of {self.max_body}" if self._length > self.max_body else ""
+            )
+            frames.append(FrameError(f"input ended {missing} bytes before the end of a message body{over}"))
         elif self._buffer.strip():
             frames.append(FrameError(f"input ended inside a frame header ({len(self._buffer)} bytes unread)"))
         self._drop(len(self._buffer))
@@ -132,10 +143,7 @@ class LspFrameReader:
         self._drop(pos)
         self._length, self._dropped, self._scanned = int(length), 0, 0
         self._last_body_tail = b""
-        if self._length > self.max_body:
-            frames.append(
-                FrameError(f"message of {self._length} bytes exceeds the limit of {self.max_body} bytes; skipped")
-            )
+        self._oversized_head = b""
         return True
 
     def _read_body(self, frames: list[Frame]) -> bool:
@@ -165,13 +173,24 @@ class LspFrameReader:
             self._drop(remaining)
             self._length = None
             if length > self.max_body:
-                return True  # reported when its header was read
+                head = self._oversized_head + body[: KEPT_BYTES - len(self._oversized_head)]
+                frames.append(
+                    FrameError(
+                        f"message of {length} bytes exceeds the limit of {self.max_body} bytes; skipped",
+                        size=length,
+                        head=head,
+                        tail=body[-KEPT_BYTES:],
+                    )
+                )
+                return True
             self._last_body_tail = body[-_OVERRUN_LOOKBEHIND:]
             frames.append(body)
             return True
         if length > self.max_body:
-            # Discard as it arrives: an oversized body is never buffered, only its last few bytes.
-            discard = max(0, len(self._buffer) - _EMBEDDED_OVERLAP)
+            # Discard as it arrives: an oversized body is never buffered, only its first and last bytes.
+            discard = max(0, len(self._buffer) - max(_EMBEDDED_OVERLAP, KEPT_BYTES))
+            if len(self._oversized_head) < KEPT_BYTES:  # the discarded bytes are the body's first ones
+                self._oversized_head += bytes(self._buffer[: min(discard, KEPT_BYTES - len(self._oversized_head))])
             self._drop(discard)
             self._dropped += discard
             self._scanned -= discard
@@ -240,12 +259,18 @@ class LspFrameReader:
 
 
 class JsonlFrameReader:
-    """One JSON value per LF-terminated line; a trailing CR is stripped; U+2028 is not a separator."""
+    """One JSON value per LF-terminated line; a trailing CR is stripped; U+2028 is not a separator.
+
+    A line over the limit is discarded as it arrives and reported when it ends, with its size and
+    its first and last KEPT_BYTES bytes."""
 
     def __init__(self, max_body: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         self.max_body = max_body
         self._buffer = bytearray()
         self._discarding = False
+        self._discarded = 0  # bytes of the oversized line discarded so far
+        self._head = b""
+        self._tail = b""
 
     def feed(self, data: bytes) -> list[Frame]:
         frames: list[Frame] = []
@@ -257,26 +282,46 @@ class JsonlFrameReader:
             piece = data[start:newline]
             start = newline + 1
             if self._discarding:
-                self._discarding = False
-                self._buffer.clear()
+                self._discard(piece)
+                frames.append(self._oversized())
                 continue
             self._buffer += piece
             frame = self._take_line()
             if frame is not None:
                 frames.append(frame)
-        if not self._discarding:
-            self._buffer += data[start:]
+        rest = data[start:]
+        if self._discarding:
+            self._discard(rest)
+        else:
+            self._buffer += rest
             if len(self._buffer) > self.max_body:
+                line = bytes(self._buffer)
                 self._buffer.clear()
-                self._discarding = True
-                frames.append(FrameError(f"line exceeds the limit of {self.max_body} bytes; skipped"))
+                self._discarding, self._discarded, self._head, self._tail = True, 0, line[:KEPT_BYTES], b""
+                self._discard(line)
         return frames
 
     def finish(self) -> list[Frame]:
         if self._discarding:
-            return []
+            self._discarding = False
+            return [FrameError(f"input ended inside a line of {self._discarded} bytes, over the limit; skipped")]
         frame = self._take_line()
         return [frame] if frame is not None else []
+
+    def _discard(self, data: bytes) -> None:
+        self._discarded += len(data)
+        self._tail = (self._tail + data)[-KEPT_BYTES:]
+
+    def _oversized(self) -> FrameError:
+        self._discarding = False
+        size = self._discarded - (1 if self._tail.endswith(b"\r") else 0)
+        tail = self._tail.removesuffix(b"\r")
+        return FrameError(
+            f"line of {size} bytes exceeds the limit of {self.max_body} bytes; skipped",
+            size=size,
+            head=self._head,
+            tail=tail,
+        )
 
     def _take_line(self) -> Frame | None:
         line = bytes(self._buffer)
@@ -286,7 +331,12 @@ class JsonlFrameReader:
         if not line.strip():
             return None
         if len(line) > self.max_body:
-            return FrameError(f"line exceeds the limit of {self.max_body} bytes; skipped")
+            return FrameError(
+                f"line of {len(line)} bytes exceeds the limit of {self.max_body} bytes; skipped",
+                size=len(line),
+                head=line[:KEPT_BYTES],
+                tail=line[-KEPT_BYTES:],
+            )
         return line
 
 

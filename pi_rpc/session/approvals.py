@@ -56,7 +56,7 @@ from pi_rpc.session.shell_commands import (
     shell_literal_words,
     words_in_unparsed,
 )
-from pi_rpc.tools import ToolDefinition, real_path, resolve_to_cwd
+from pi_rpc.tools import EditorRequestError, ToolDefinition, real_path, resolve_to_cwd
 
 _log = logging.getLogger(__name__)
 
@@ -360,6 +360,8 @@ class ApprovalGate:
             except ToolError as exc:  # the tool fails the same way, before changing anything
                 _log.debug("not asking about %s, it would fail: %s", tool, exc)
                 return None
+            except EditorRequestError as exc:  # the editor failed the read: ask all the same, without a diff
+                _log.warning("preview of %s has no diff: %s", tool, exc)
             except Exception:  # an unexpected failure must never skip the question: ask without a diff
                 _log.exception("preview of %s failed", tool)
         return ApprovalRequest(

@@ -15,7 +15,7 @@ from pi_rpc.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from pi_rpc.tools.base import ToolDefinition
     from pi_rpc.tools.bash import LocalShellOperations, session_environment
-    from pi_rpc.tools.editor_files import EditorFiles, FileRouter
+    from pi_rpc.tools.editor_files import EditorFiles, EditorRequestError, FileRouter
     from pi_rpc.tools.mcp import McpServers
     from pi_rpc.tools.mcp_config import McpServerConfig, McpServerEntry, McpServerStatus, servers_from_settings
     from pi_rpc.tools.output import OutputAccumulator
@@ -41,6 +41,7 @@ __all__ = [
     "BUILTIN_TOOLS",
     "DEFAULT_ACTIVE_TOOLS",
     "EditorFiles",
+    "EditorRequestError",
     "FileRouter",
     "LocalShellOperations",
     "McpServerConfig",

@@ -22,8 +22,14 @@ from pi_rpc.tools.write import WriteOperations, local_write_operations
 _BINARY_PROBE = 8192
 
 
+class EditorRequestError(RuntimeError):
+    """The editor failed a request of ours, or gave no usable answer in time: the tool call fails
+    with this text (and an approval preview goes without a diff)."""
+
+
 class EditorFiles(Protocol):
-    """The client side: text of a file as the editor has it, and a write the editor applies."""
+    """The client side: text of a file as the editor has it, and a write the editor applies;
+    either raises EditorRequestError when the editor fails it or does not answer in time."""
 
     async def read_text_file(self, path: str) -> str: ...
 
@@ -99,4 +105,4 @@ class FileRouter:
         )
 
 
-__all__ = ["EditorFiles", "FileRouter"]
+__all__ = ["EditorFiles", "EditorRequestError", "FileRouter"]

@@ -144,7 +144,7 @@ async def test_permission_shows_the_diff_and_allow_runs_the_edit(workspace: Path
     [announced] = [u for u in editor.updates() if u["sessionUpdate"] == "tool_call"]
     call = params["toolCall"]
     assert call["toolCallId"] == announced["toolCallId"]
-    assert (call["title"], call["kind"]) == ("Edit src/greet.py", "edit")
+    assert (call["title"], call["kind"]) == ("edit src/greet.py", "edit")  # the title of the tool call's row
     assert "status" not in call  # it stays in_progress in the editor while it waits
     path = str(workspace / "src" / "greet.py")
     assert call["content"] == [

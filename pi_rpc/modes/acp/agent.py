@@ -72,6 +72,7 @@ from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
 from pi_rpc.modes.daemon import daemon_tables
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES
 from pi_rpc.modes.writer import StdoutSink
 from pi_rpc.session import (
     AgentSession,
@@ -130,6 +131,7 @@ class AcpAgent:
         self.sink = sink
         self.sessions: dict[str, AgentSession] = {}
         self.conn: Any = None  # acp.agent.connection.AgentSideConnection, for requests to the client
+        self.deadlines = DEFAULT_DEADLINES  # of the requests to the client (modes/editor_requests.py)
         self.client_capabilities = ClientCapabilities()
         self._prompts = 0
         self._idle = anyio.Event()
@@ -397,7 +399,7 @@ class AcpAgent:
                 "the user's approval, and this client cannot ask for it",
             )
 
-        client = AcpSessionClient(self.conn, session_id, self.client_capabilities.fs, cannot_ask)
+        client = AcpSessionClient(self.conn, session_id, self.client_capabilities.fs, cannot_ask, self.deadlines)
         session.set_approver(client.approve)
         session.set_editor_files(client if client.serves_files else None)
 

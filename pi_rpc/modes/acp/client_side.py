@@ -6,6 +6,11 @@ connection. Files go through the editor only as far as it advertised (`fs.readTe
 permissions (every client must answer `session/request_permission`), so a client that answers
 "method not found" is taken at its word: `on_cannot_ask` decides, once, as for a client that
 cannot ask.
+
+A file request gets the editor's `files` deadline (modes/editor_requests.py); an answer that was
+too large to read, or that does not fit ACP's schema, fails it with the reason. A permission
+request has no deadline of its own: the turn's cancel ends it (the SDK forgets the request, so a
+late answer is dropped), and so does `permissions.timeoutSeconds` when set.
 """
 
 from __future__ import annotations
@@ -19,11 +24,14 @@ from acp.schema import FileSystemCapabilities
 from pi_rpc.agent import ApprovalRequest
 from pi_rpc.modes.acp.errors import METHOD_NOT_FOUND
 from pi_rpc.modes.acp.permissions import permission_decision, permission_options, permission_tool_call
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines, within
 from pi_rpc.session import ApprovalDecision
-from pi_rpc.tools import local_read_operations, local_write_operations
+from pi_rpc.tools import EditorRequestError, local_read_operations, local_write_operations
+
+READ_TEXT_FILE, WRITE_TEXT_FILE = "fs/read_text_file", "fs/write_text_file"
 
 
-class ClientRequestError(RuntimeError):
+class ClientRequestError(EditorRequestError):
     """The editor failed a request: the tool call fails with this text."""
 
 
@@ -34,8 +42,10 @@ class AcpSessionClient:
         session_id: str,
         fs: FileSystemCapabilities | None,
         on_cannot_ask: Callable[[], ApprovalDecision],
+        deadlines: EditorDeadlines = DEFAULT_DEADLINES,
     ) -> None:
         self._conn = conn  # acp.agent.connection.AgentSideConnection
+        self._deadlines = deadlines
         self._session_id = session_id
         self._read_from_editor = bool(fs and fs.read_text_file)
         self._write_to_editor = bool(fs and fs.write_text_file)
@@ -65,9 +75,13 @@ class AcpSessionClient:
             # surrogateescape: the router encodes it back the same way, so the bytes round-trip.
             return (await self._disk_read(path)).decode("utf-8", errors="surrogateescape")
         try:
-            response = await self._conn.read_text_file(session_id=self._session_id, path=path)
-        except RequestError as exc:
-            raise ClientRequestError(f"The client failed fs/read_text_file: {exc}") from exc
+            response = await within(
+                self._deadlines.files,
+                READ_TEXT_FILE,
+                self._conn.read_text_file(session_id=self._session_id, path=path),
+            )
+        except (RequestError, ValueError) as exc:
+            raise _failed(READ_TEXT_FILE, exc) from exc
         content: str = response.content
         return content
 
@@ -76,9 +90,22 @@ class AcpSessionClient:
             await self._disk_write(path, content)
             return
         try:
-            await self._conn.write_text_file(session_id=self._session_id, path=path, content=content)
-        except RequestError as exc:
-            raise ClientRequestError(f"The client failed fs/write_text_file: {exc}") from exc
+            await within(
+                self._deadlines.files,
+                WRITE_TEXT_FILE,
+                self._conn.write_text_file(session_id=self._session_id, path=path, content=content),
+            )
+        except (RequestError, ValueError) as exc:
+            raise _failed(WRITE_TEXT_FILE, exc) from exc
+
+
+def _failed(method: str, exc: RequestError | ValueError) -> ClientRequestError:
+    if not isinstance(exc, RequestError):  # pydantic's ValidationError: the result has the wrong shape
+        first = " ".join(str(exc).splitlines()[:3])
+        return ClientRequestError(f"the editor's answer to {method} does not fit ACP's schema: {first}")
+    if isinstance(exc.data, dict) and exc.data.get("unread"):  # too large or not JSON: the transport says why
+        return ClientRequestError(str(exc))
+    return ClientRequestError(f"The client failed {method}: {exc}")
 
 
 __all__ = ["AcpSessionClient", "ClientRequestError"]

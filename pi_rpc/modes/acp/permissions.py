@@ -2,11 +2,13 @@
 request as `session/request_permission` (names and shapes only; the gate in
 pi_rpc/session/approvals.py decides what asks and what a decision does).
 
-The permission request names the tool call the editor already shows (same `toolCallId`) and
-carries what the call will do: for edit and write the diff of the whole file, computed before
-anything is written; for a shell tool the command. Its options are allow once, allow always (the
-session rule the gate suggests, named in the option) and reject once. ACP's "reject always" has
-no counterpart in the gate (a deny rule would outlive the user's intent), so it is not offered.
+The permission request names the tool call the editor already shows: the same `toolCallId`, and
+the same title, made by the same function, so a row keeps its name while it asks (an MCP tool's
+row and question both show the tool's name). It carries what the call will do: for edit and
+write the diff of the whole file, computed before anything is written; for a shell tool the
+command. Its options are allow once, allow always (the session rule the gate suggests, named in
+the option) and reject once. ACP's "reject always" has no counterpart in the gate (a deny rule
+would outlive the user's intent), so it is not offered.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from acp.schema import (
 from msgspec import UNSET
 
 from pi_rpc.agent import ApprovalRequest, ToolPreview
-from pi_rpc.modes.acp.updates import tool_kind, tool_locations
+from pi_rpc.modes.acp.updates import tool_kind, tool_locations, tool_title
 from pi_rpc.session import APPROVAL_POLICIES, ApprovalDecision, ApprovalPolicy
 
 # What the editor's mode picker shows for each policy.
@@ -84,7 +86,7 @@ def permission_tool_call(request: ApprovalRequest) -> ToolCallUpdate:
     return ToolCallUpdate(
         # No status: the call is already in_progress, and the editor shows the wait itself.
         tool_call_id=request.tool_call_id,
-        title=request.title,
+        title=tool_title(request.tool_name, args),
         kind=tool_kind(request.tool_name),
         content=preview_content(request.preview) or None,
         locations=tool_locations(request.tool_name, args, request.cwd) or None,

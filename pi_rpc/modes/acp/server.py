@@ -19,6 +19,7 @@ from acp.agent.connection import AgentSideConnection
 from pi_rpc.modes.acp.agent import AcpAgent
 from pi_rpc.modes.acp.transport import StdioTransport
 from pi_rpc.modes.daemon import daemon_tables, serve
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, encode_jsonl
 from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session import SessionConfig, Step
@@ -36,8 +37,10 @@ class AcpDaemon:
         stdout_fd: int | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         process_tables: ProcessTables | None = None,
+        deadlines: EditorDeadlines = DEFAULT_DEADLINES,
     ) -> None:
         self.config = config
+        self.deadlines = deadlines
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
@@ -54,6 +57,7 @@ class AcpDaemon:
         self._agent = agent = AcpAgent(
             self.config, tasks, transport.send_now, transport.send_delta, self.process_tables, sink
         )
+        agent.deadlines = self.deadlines
         transport.local_methods["session/set_model"] = agent.set_session_model
         # Unstable methods on: session/resume and session/close (those we do not implement stay -32601).
         self._conn = AgentSideConnection(cast(acp.Agent, agent), transport, listening=False, use_unstable_protocol=True)

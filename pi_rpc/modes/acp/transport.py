@@ -5,6 +5,11 @@ JSON. Plugging in at its message-level `Transport` seam keeps stdout private (cl
 writes without blocking (StdoutSink) and lets us answer what the SDK cannot: a line that is not
 JSON gets -32700 and a JSON value that is not a request object gets -32600, both with `id: null`
 as JSON-RPC 2.0 requires, and the next line is served as usual.
+
+It also keeps the ids of the requests we sent the client (fs/*, session/request_permission) until
+they are answered: a line skipped as too large, or one that is not JSON, that shows it answers one
+of them becomes an error response to that request (data `{"unread": true}`), so the tool call
+fails at once with the reason instead of waiting for its deadline (modes/editor_requests.py).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from typing import Any
 import msgspec
 from acp import RequestError
 
-from pi_rpc.modes.acp.errors import INVALID_REQUEST, PARSE_ERROR
+from pi_rpc.modes.acp.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from pi_rpc.modes.editor_requests import answered_id, too_large_text, unread, unreadable_text
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader
 from pi_rpc.modes.stdio import StdoutSink, read_chunk
@@ -26,6 +32,8 @@ from pi_rpc.modes.stdio import StdoutSink, read_chunk
 _log = logging.getLogger(__name__)
 
 LocalMethod = Callable[[dict[str, Any]], dict[str, Any]]  # params -> result; raises RequestError
+# Requests the SDK gave up on (a deadline, a cancel) are never answered: keep this many at most.
+_MAX_ASKED = 1024
 
 
 class StdioTransport:
@@ -36,11 +44,17 @@ class StdioTransport:
         self.local_methods: dict[str, LocalMethod] = {}
         self._stdin_fd = stdin_fd
         self._sink = sink
+        self._max_message_bytes = max_message_bytes
         self._reader = JsonlFrameReader(max_message_bytes)
+        self._asked: dict[Any, str] = {}  # id -> method of our requests the client has not answered
         self._frames: deque[bytes | FrameError] = deque()
         self._eof = False
 
     async def send(self, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:  # a request of ours: its answer may be unreadable
+            if len(self._asked) >= _MAX_ASKED:
+                del self._asked[next(iter(self._asked))]
+            self._asked[message["id"]] = message["method"]
         self.send_now(message)
 
     def send_now(self, message: dict[str, Any]) -> None:
@@ -72,12 +86,20 @@ class StdioTransport:
 
     def _decode(self, frame: bytes | FrameError) -> dict[str, Any] | None:
         if isinstance(frame, FrameError):
+            size = frame.size
+            if size is not None and (
+                failed := self._fail_unread(frame, lambda m: too_large_text(m, size, self._max_message_bytes))
+            ):
+                return failed
             self._error(PARSE_ERROR, "Parse error", frame.message)
             return None
         try:
             message = json.loads(frame)
         except (ValueError, RecursionError) as exc:
-            self._error(PARSE_ERROR, "Parse error", str(exc))
+            reason = str(exc)
+            if failed := self._fail_unread(unread(frame), lambda method: unreadable_text(method, reason)):
+                return failed
+            self._error(PARSE_ERROR, "Parse error", reason)
             return None
         if not isinstance(message, dict):
             self._error(INVALID_REQUEST, "Invalid request", "expected a JSON-RPC request object")
@@ -92,7 +114,24 @@ class StdioTransport:
         if method is not None and "id" in message and not is_request_id(message["id"]):
             self._error(INVALID_REQUEST, "Invalid request", '"id" must be a string or an integer')
             return None
+        if method is None:
+            self._asked.pop(message.get("id"), None)
         return message
+
+    def _fail_unread(self, error: FrameError, reason: Callable[[str], str]) -> dict[str, Any] | None:
+        """The error response that fails the request an unreadable line answered; None when it
+        answered none of ours (then it is the client's malformed request, answered -32700)."""
+        msg_id = answered_id(error)
+        method = self._asked.pop(msg_id, None)
+        if method is None:
+            return None
+        text = reason(method)
+        _log.warning("%s", text)
+        return {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "error": {"code": INTERNAL_ERROR, "message": text, "data": {"unread": True}},
+        }
 
     def _answer_locally(self, message: dict[str, Any]) -> bool:
         handler = self.local_methods.get(message.get("method", ""))

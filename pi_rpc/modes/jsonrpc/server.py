@@ -18,6 +18,13 @@ import msgspec
 from pi_rpc.agent import AgentEvent
 from pi_rpc.ai import encode_json
 from pi_rpc.modes.daemon import daemon_tables, serve
+from pi_rpc.modes.editor_requests import (
+    DEFAULT_DEADLINES,
+    EditorDeadlines,
+    too_large_text,
+    unread,
+    unreadable_text,
+)
 from pi_rpc.modes.envelope import is_request_id
 from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import (
@@ -54,8 +61,10 @@ class Daemon:
         stdin_fd: int = 0,
         stdout_fd: int | None = None,
         process_tables: ProcessTables | None = None,
+        deadlines: EditorDeadlines = DEFAULT_DEADLINES,
     ) -> None:
         self.config = config
+        self.deadlines = deadlines
         self.framing: Framing = framing
         self.max_message_bytes = max_message_bytes
         self.stdin_fd = stdin_fd
@@ -71,7 +80,7 @@ class Daemon:
         return encode_lsp(body) if self.framing == "lsp" else encode_jsonl(body)
 
     async def start(self, tasks: anyio.abc.TaskGroup, sink: StdoutSink, stop: anyio.Event) -> None:
-        self._client = client = ClientRequests(sink)
+        self._client = client = ClientRequests(sink, self.deadlines)
         self._rpc = rpc = Rpc(sink, tasks)
         self._session = session = AgentSession(self.config, tasks)
         session.subscribe(_event_forwarder(sink), sink.wait_for_room)
@@ -107,6 +116,8 @@ class Daemon:
         message = _decode(frame)
         if isinstance(message, ParseFailure):
             _log.error("unparsable message: %s", message.reason)
+            if self._client.fail_unread(unread(frame), lambda method: unreadable_text(method, message.reason)):
+                return  # an answer of the client's: the request that waited for it has failed
             rpc.send_error(None, ParseError(f"Parse error: {message.reason}"))
             return
         if _is_response(message):
@@ -137,6 +148,9 @@ class Daemon:
 
     def _report_framing_error(self, error: FrameError) -> None:
         _log.error("framing error: %s", error.message)
+        size = error.size
+        if size is not None:
+            self._client.fail_unread(error, lambda method: too_large_text(method, size, self.max_message_bytes))
         if error.json_lines and not self._hinted_json_lines:
             self._hinted_json_lines = True
             _log.error(

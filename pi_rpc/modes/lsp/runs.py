@@ -6,6 +6,13 @@ command's answer with a short timeout) in the daemon's task group. The agent's c
 busy flag: a prompt while a run is going is refused by it (`AgentBusyError`), and the user sees
 `BUSY_TEXT`, which says what an editor user can do (the session's own text names Pi's
 `streamingBehavior`, which no LSP command sends).
+
+Every request a run makes of the client has a deadline (modes/editor_requests.py). The progress
+token is asked for with `progress` seconds to answer: a client that never answers (Emacs'
+lsp-mode drops a request that arrives in the same write as a reply) gets the run without
+progress, said once in the log. A question the approval gate gives up on
+(`permissions.timeoutSeconds`) is told to the user by `window/showMessage`, as the approver does
+for its own deadline: the user may never have seen the question.
 """
 
 from __future__ import annotations
@@ -24,11 +31,22 @@ import anyio.abc
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from pi_rpc.agent import AgentBusyError, AgentEvent, MessageEnd, MessageUpdate, ToolExecutionStart
+from pi_rpc.agent import (
+    AgentBusyError,
+    AgentEvent,
+    MessageEnd,
+    MessageUpdate,
+    ToolApprovalEnd,
+    ToolApprovalRequest,
+    ToolExecutionStart,
+)
 from pi_rpc.ai import AssistantMessage, Message, TextDeltaEvent, text_of
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines
 from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
+from pi_rpc.modes.lsp.client_requests import request
 from pi_rpc.modes.lsp.options import AnswerTarget
 from pi_rpc.session import AgentSession, NoModelError, PromptOutcome, private_workspace_subfolder
+from pi_rpc.tools import EditorRequestError
 
 _log = logging.getLogger(__name__)
 
@@ -38,11 +56,20 @@ BUSY_TEXT = "Pi is already answering; send again when it is done."
 
 
 class Runs:
-    def __init__(self, server: LanguageServer, session: AgentSession, tasks: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        session: AgentSession,
+        tasks: anyio.abc.TaskGroup,
+        deadlines: EditorDeadlines = DEFAULT_DEADLINES,
+    ) -> None:
         self._server = server
         self.session = session
         self._tasks = tasks
+        self.deadlines = deadlines
         self.answer_target: AnswerTarget = "document"
+        self._progress_unanswered = False  # logged once: the client did not answer a progress create
+        self.shutting_down = False  # `shutdown` came: the client answers no more requests
 
     def start(self, title: str, prompt: str, chat: ChatStream | None = None) -> None:
         """Run `prompt`; `chat`: stream the answer into a chat document instead of showing it."""
@@ -52,7 +79,10 @@ class Runs:
         # A run is a task of the daemon's task group: what it raises would end the daemon.
         try:
             await self.run(title, prompt, chat)
-        except Exception as exc:  # the client answered a request of ours with an error, …
+        except EditorRequestError as exc:  # the client failed a request of ours, or never answered
+            _log.warning("run %r: %s", title, exc)
+            self.show_message(f"Pi: {exc}", lsp.MessageType.Error)
+        except Exception as exc:  # anything else is a bug of ours: the traceback is for the log
             _log.exception("run %r failed", title)
             self.show_message(f"Pi: {exc}", lsp.MessageType.Error)
 
@@ -63,10 +93,20 @@ class Runs:
         # so no position in it marks where the run began.
         said: list[Message] = []
         has_progress = await self._begin(token, title)
+        asking: dict[str, str] = {}  # tool call id -> title of the question waiting for the user
 
         def listen(event: AgentEvent) -> None:
             if isinstance(event, MessageEnd):
                 said.append(event.message)
+            if isinstance(event, ToolApprovalRequest):
+                asking[event.request.tool_call_id] = event.request.title
+            if isinstance(event, ToolApprovalEnd) and (asked := asking.pop(event.tool_call_id, None)):
+                if event.outcome == "timeout":
+                    timeout = session.approvals.timeout
+                    self.show_message(
+                        f"Pi did not run {asked}: no answer to the question within {timeout:g} s.",
+                        lsp.MessageType.Warning,
+                    )
             if has_progress:
                 self._report(token, event)
             if chat is not None and isinstance(event, MessageUpdate):
@@ -110,8 +150,14 @@ class Runs:
             try:
                 outcome = await self.session.prompt_outcome(run)
             finally:
-                chat.close()  # the pump sends what is left, then ends
-        await chat.heading(USER_HEADING)
+                # The pump sends what is left, then ends; after `shutdown` the editor answers no
+                # more requests, so nothing is left to send.
+                if self.shutting_down:
+                    chat.stop()
+                else:
+                    chat.close()
+        if not self.shutting_down:
+            await chat.heading(USER_HEADING)
         return outcome
 
     # --- $/progress -----------------------------------------------------------------------------
@@ -122,10 +168,13 @@ class Runs:
         if window is None or not window.work_done_progress:
             return False
         progress = self._server.work_done_progress
+        params = lsp.WorkDoneProgressCreateParams(token=token)
         try:
-            await progress.create_async(token)
-        except Exception as exc:  # the client refused the token: run without progress
-            _log.warning("progress not created: %s", exc)
+            await request(self._server, lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, params, self.deadlines.progress)
+        except EditorRequestError as exc:  # refused, or never answered: run without progress
+            log = _log.debug if self._progress_unanswered else _log.warning
+            self._progress_unanswered = True
+            log("running without progress: %s", exc)
             return False
         progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True, message="Pi is working"))
         cancel = progress.tokens[token]
@@ -168,7 +217,8 @@ class Runs:
             self.show_message(answer, lsp.MessageType.Info)
             return
         path = await anyio.to_thread.run_sync(self._write_answer, title, answer)
-        await self._server.window_show_document_async(lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=True))
+        params = lsp.ShowDocumentParams(uri=path.as_uri(), take_focus=True)
+        await request(self._server, lsp.WINDOW_SHOW_DOCUMENT, params, self.deadlines.files)
 
     def _write_answer(self, title: str, answer: str) -> Path:
         """The answer as a Markdown file in the session's folder, one file per answer."""

@@ -28,15 +28,17 @@ from pygls.uris import to_fs_path
 
 import pi_rpc
 from pi_rpc.modes.daemon import daemon_tables, serve
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines
 from pi_rpc.modes.lsp.actions import RUN_ACTION, ActionArgs, action_context, code_actions
 from pi_rpc.modes.lsp.approvals import message_approver
 from pi_rpc.modes.lsp.chat import CHAT_SUFFIX, SEND_CHAT, USER_HEADING, ChatStream, is_chat, last_user_block
+from pi_rpc.modes.lsp.client_requests import request
 from pi_rpc.modes.lsp.documents import OpenDocuments
 from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
 from pi_rpc.modes.lsp.runs import Runs
 from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session import AgentSession, ModelNotFoundError, SessionConfig, Step
-from pi_rpc.tools import ProcessTables
+from pi_rpc.tools import EditorRequestError, ProcessTables
 
 _log = logging.getLogger(__name__)
 
@@ -84,8 +86,10 @@ class LspDaemon:
         stdin_fd: int = 0,
         stdout_fd: int | None = None,
         process_tables: ProcessTables | None = None,
+        deadlines: EditorDeadlines = DEFAULT_DEADLINES,
     ) -> None:
         self.config = config
+        self.deadlines = deadlines
         self.workspace_config = workspace_config
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
@@ -108,7 +112,9 @@ class LspDaemon:
         assert isinstance(protocol, PiLspProtocol)
         protocol.on_exit = stop.set
         protocol.set_writer(SinkWriter(sink))
-        self._front_end = LspFrontEnd(server, AgentSession(self.config, tasks), tasks, self.workspace_config)
+        self._front_end = LspFrontEnd(
+            server, AgentSession(self.config, tasks), tasks, self.workspace_config, self.deadlines
+        )
 
     async def read(self) -> None:
         server = self._server
@@ -133,10 +139,12 @@ class LspFrontEnd:
         session: AgentSession,
         tasks: anyio.abc.TaskGroup,
         workspace_config: WorkspaceConfig | None = None,
+        deadlines: EditorDeadlines = DEFAULT_DEADLINES,
     ) -> None:
         self.server = server
         self.session = session
-        self.runs = Runs(server, session, tasks)
+        self.deadlines = deadlines
+        self.runs = Runs(server, session, tasks, deadlines)
         self._tasks = tasks
         self._workspace_config = workspace_config
         self.user_actions: list[UserAction] = []
@@ -179,15 +187,25 @@ class LspFrontEnd:
         if options.actions is not msgspec.UNSET:
             self.user_actions = list(options.actions)
 
+    async def _apply_edit(self, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        result = await request(self.server, lsp.WORKSPACE_APPLY_EDIT, params, self.deadlines.files)
+        if not isinstance(result, lsp.ApplyWorkspaceEditResult):
+            raise EditorRequestError(f"the editor answered {lsp.WORKSPACE_APPLY_EDIT} with {result!r}")
+        return result
+
     def _register(self) -> None:
         server = self.server
 
         @server.feature(lsp.INITIALIZE)
         def initialize(params: lsp.InitializeParams) -> None:
             self.follow_root()
-            self.documents = OpenDocuments(server.workspace, server.workspace_apply_edit_async)
+            self.documents = OpenDocuments(server.workspace, self._apply_edit)
             self.session.set_editor_files(self.documents)
-            self.session.set_approver(message_approver(server))  # the policy becomes "ask" unless configured
+            # Every client is asked (base protocol); the policy becomes "ask" unless configured.
+            approver = message_approver(
+                server, self.deadlines, self.runs.show_message, lambda: self.session.approvals.timeout
+            )
+            self.session.set_approver(approver)
             self.apply(parse_options(params.initialization_options))
 
         @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -196,6 +214,7 @@ class LspFrontEnd:
 
         @server.feature(lsp.SHUTDOWN)
         async def shutdown(*args: Any) -> None:
+            self.runs.shutting_down = True
             await self.session.abort()
 
         kinds = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, lsp.CodeActionKind.Empty]

@@ -15,6 +15,7 @@ import anyio
 from pygls.io_ import StdinAsyncReader, run_async
 from pytest_lsp import LanguageClient
 
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines
 from pi_rpc.modes.lsp.server import LspDaemon, WorkspaceConfig
 from pi_rpc.session.session import SessionConfig
 from tests.lsp.editor import Editor, new_client
@@ -37,7 +38,9 @@ class PipeWriter:
 
 @asynccontextmanager
 async def lsp_in_process(
-    config: SessionConfig, workspace_config: WorkspaceConfig | None = None
+    config: SessionConfig,
+    workspace_config: WorkspaceConfig | None = None,
+    deadlines: EditorDeadlines = DEFAULT_DEADLINES,
 ) -> AsyncIterator[tuple[LanguageClient, Editor]]:
     """The daemon serving `config`, and the connected editor; at the end the editor goes away
     (end of the daemon's input), and the daemon winds down. (`shutdown` and `exit` over real
@@ -46,7 +49,7 @@ async def lsp_in_process(
     stdout_r, stdout_w = os.pipe()
     client, editor = new_client()
     client.protocol.set_writer(PipeWriter(stdin_w))
-    daemon = LspDaemon(config, workspace_config, stdin_fd=stdin_r, stdout_fd=stdout_w)
+    daemon = LspDaemon(config, workspace_config, stdin_fd=stdin_r, stdout_fd=stdout_w, deadlines=deadlines)
     from_daemon = os.fdopen(stdout_r, "rb", closefd=False)
 
     async def serve() -> None:

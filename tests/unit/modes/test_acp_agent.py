@@ -218,7 +218,7 @@ async def test_a_mode_is_the_approval_policy_and_the_editor_is_asked(workspace: 
         assert editor.asked == [] and not (workspace / "notes.txt").exists()
         await agent.set_session_mode(mode_id="ask", session_id=session.session_id)
         await agent.prompt(session_id=session.session_id, prompt=text("write notes"))
-        assert [call.title for call in editor.asked] == ["Create notes.txt"]
+        assert [call.title for call in editor.asked] == ["write notes.txt"]  # the title of its tool call row
     assert (workspace / "notes.txt").read_text() == "hello\n"
 
 

@@ -13,6 +13,7 @@ from pi_rpc.modes.acp.permissions import (
     permission_tool_call,
     session_modes,
 )
+from pi_rpc.modes.acp.updates import tool_title
 from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalDecision
 
 
@@ -52,7 +53,15 @@ def test_a_call_with_neither_diff_nor_command_has_no_content() -> None:
         request("read", ToolPreview(title="Read /etc/hostname", path="/etc/hostname"), {"path": "/etc/hostname"})
     )["toolCall"]
     assert isinstance(call, dict)
-    assert "content" not in call and call["title"] == "Read /etc/hostname" and call["kind"] == "read"
+    assert "content" not in call and call["title"] == "read /etc/hostname" and call["kind"] == "read"
+
+
+def test_an_mcp_tools_permission_request_has_the_title_of_its_tool_call_row() -> None:
+    args = {"query": "greet"}
+    preview = ToolPreview(title="Search the docs")  # the MCP tool's own title, as the gate names it
+    call = wire(request("docs_search", preview, args))["toolCall"]
+    assert isinstance(call, dict)
+    assert call["title"] == tool_title("docs_search", args) == "docs_search"
 
 
 def test_every_offered_option_and_cancel_map_to_a_decision() -> None:

@@ -6,6 +6,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pi_rpc.modes.editor_requests import answered_id
 from pi_rpc.modes.framing import (
     FrameError,
     JsonlFrameReader,
@@ -65,10 +66,11 @@ def test_jsonl_strips_one_trailing_cr_and_accepts_a_final_unterminated_record() 
 
 def test_lsp_oversized_body_is_skipped_and_the_next_frame_served() -> None:
     reader = LspFrameReader(max_body=10)
-    frames = reader.feed(b"Content-Length: 25\r\n\r\n" + b"x" * 5)
-    assert len(frames) == 1 and isinstance(frames[0], FrameError)
-    assert "exceeds the limit of 10 bytes" in frames[0].message
-    assert reader.feed(b"x" * 20 + encode_lsp(b"{}")) == [b"{}"]
+    assert reader.feed(b"Content-Length: 25\r\n\r\n" + b"x" * 5) == []  # reported once skipped
+    [error, served] = reader.feed(b"x" * 20 + encode_lsp(b"{}"))
+    assert isinstance(error, FrameError) and served == b"{}"
+    assert "message of 25 bytes exceeds the limit of 10 bytes" in error.message
+    assert (error.size, error.head, error.tail) == (25, b"x" * 25, b"x" * 25)
 
 
 def test_lsp_bad_headers_resync_at_the_next_content_length() -> None:
@@ -100,3 +102,35 @@ def test_lsp_truncated_input_is_reported_at_end() -> None:
     assert reader.feed(b"Content-Length: 10\r\n\r\n{}") == []
     (error,) = reader.finish()
     assert isinstance(error, FrameError)
+
+
+ids = st.integers(min_value=0, max_value=10**9) | st.text(alphabet="abcdefghij-0123456789", min_size=1, max_size=20)
+
+
+@given(ids, st.booleans(), st.integers(min_value=70, max_value=2000), st.lists(st.integers(min_value=0), max_size=20))
+def test_an_oversized_answer_keeps_the_id_of_the_request_it_answers_under_any_chunking(
+    msg_id: int | str, id_last: bool, size: int, cuts: list[int]
+) -> None:
+    """Whether the client puts the id before the result or after it, the reader keeps enough of
+    a skipped answer for the waiting request to be found and failed at once."""
+    result = {"content": "x" * size}
+    answer = (
+        {"jsonrpc": "2.0", "result": result, "id": msg_id}
+        if id_last
+        else {"jsonrpc": "2.0", "id": msg_id, "result": result}
+    )
+    body = msgspec.json.encode(answer)
+    after = msgspec.json.encode({"jsonrpc": "2.0", "method": "next"})
+    for reader, data in (
+        (JsonlFrameReader(max_body=64), encode_jsonl(body) + encode_jsonl(after)),
+        (LspFrameReader(max_body=64), encode_lsp(body) + encode_lsp(after)),
+    ):
+        [error, served] = feed_in_chunks(reader, data, cuts)
+        assert isinstance(error, FrameError) and served == after
+        assert error.size == len(body) and f"of {len(body)} bytes exceeds the limit of 64 bytes" in error.message
+        assert answered_id(error) == msg_id
+
+
+def test_a_skipped_message_that_is_no_answer_names_no_request() -> None:
+    [error] = JsonlFrameReader(max_body=8).feed(b'{"jsonrpc":"2.0","method":"x","params":{"id":3}}\n')
+    assert isinstance(error, FrameError) and answered_id(error) is None

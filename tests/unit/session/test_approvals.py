@@ -22,6 +22,7 @@ from pi_rpc.session.approvals import (
     parse_rules,
     suggested_rule,
 )
+from pi_rpc.tools.editor_files import EditorRequestError, FileRouter
 from pi_rpc.tools.registry import create_tool_definitions
 
 pytestmark = pytest.mark.anyio
@@ -226,3 +227,30 @@ async def test_a_preview_that_breaks_unexpectedly_still_asks(tmp_path: Path, mon
     blocked = await g.check(call("write", path="a.txt", content="x"))
     assert isinstance(blocked, BlockCall)
     assert user.asked[0].title == "write a.txt" and user.asked[0].preview.patch is UNSET
+
+
+async def test_an_editor_read_failing_during_the_preview_is_one_log_line_and_the_question_still_asked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class FailingEditor:
+        async def read_text_file(self, path: str) -> str:
+            raise EditorRequestError("the editor did not answer fs/read_text_file within 60 s")
+
+        async def write_text_file(self, path: str, content: str) -> None:
+            raise AssertionError("nothing is written before the answer")
+
+    (tmp_path / "a.txt").write_text("hello\n")
+    router = FileRouter()
+    router.editor = FailingEditor()
+    tools = create_tool_definitions(["edit"], router)
+    user = FakeUser(ApprovalDecision(outcome="reject"))
+    g = ApprovalGate(lambda: str(tmp_path), tools.get, lambda: ToolCallContext(cwd=str(tmp_path)), policy="ask")
+    g.approver = user
+    with caplog.at_level("DEBUG", logger="pi_rpc.session.approvals"):
+        blocked = await g.check(call("edit", path="a.txt", edits=[{"oldText": "hello", "newText": "bye"}]))
+    assert isinstance(blocked, BlockCall)
+    [asked] = user.asked
+    assert asked.preview.patch is UNSET  # asked without a diff
+    [record] = [r for r in caplog.records if r.name == "pi_rpc.session.approvals"]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert record.getMessage() == "preview of edit has no diff: the editor did not answer fs/read_text_file within 60 s"
