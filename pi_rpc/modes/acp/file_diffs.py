@@ -11,7 +11,7 @@ starts running, or, for a file the editor serves (`fs/read_text_file`), the text
 handed the tool (`EditorTexts`), unsaved changes included. Before the run the diff is a forecast;
 after it, it is shown only if its unified patch is the one the tool reports (`details.patch`), so
 a file the tool saw differently (changed in between, say) never shows a made-up whole file. Where
-the whole file is not known, or is over `WHOLE_FILE_MAX_BYTES`, the diff is the edit's snippets,
+the whole file is not known, or is over `EDIT_WHOLE_FILE_MAX_BYTES`, the diff is the edit's snippets,
 and the call's location carries the real line of the first change once the edit reports it.
 """
 
@@ -34,8 +34,13 @@ from pi_rpc.tools import (
     strip_bom,
 )
 
-# A bound on what is read and sent twice per call (old and new text): over it, the snippet.
+# A bound on what is read and sent twice per call (old and new text): over it, a write's diff
+# has no old text.
 WHOLE_FILE_MAX_BYTES = 1024 * 1024
+# An edit's whole file is computed on the event loop when the call is announced (the edits
+# applied: about 25 ms at this size) and at its end (applied again, and the patch to compare:
+# about 50 ms); both grow with the file, 350 ms in all at 1 MiB. Over it, the snippets.
+EDIT_WHOLE_FILE_MAX_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,8 @@ def planned_change(tool_name: str, args: Mapping[str, Any], before: str | None) 
     path, edits = args.get("path"), edit_pairs(args)
     if tool_name != "edit" or before is None or not isinstance(path, str) or not edits:
         return None
+    if len(before.encode("utf-8", errors="surrogateescape")) > EDIT_WHOLE_FILE_MAX_BYTES:
+        return None
     try:
         base, new = apply_edits_to_normalized_content(normalize_to_lf(strip_bom(before)[1]), edits, path)
     except ToolError:
@@ -141,6 +148,7 @@ def confirmed_change(tool_name: str, args: Mapping[str, Any], before: str | None
 
 
 __all__ = [
+    "EDIT_WHOLE_FILE_MAX_BYTES",
     "WHOLE_FILE_MAX_BYTES",
     "FileChange",
     "confirmed_change",

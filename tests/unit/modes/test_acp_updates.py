@@ -235,9 +235,9 @@ def test_an_edit_of_text_other_than_the_disk_falls_back_to_the_snippet_at_its_li
 
 
 def test_a_file_over_the_bound_keeps_the_snippet(tmp_path: Path) -> None:
-    from pi_rpc.modes.acp.file_diffs import WHOLE_FILE_MAX_BYTES
+    from pi_rpc.modes.acp.file_diffs import EDIT_WHOLE_FILE_MAX_BYTES
 
-    (tmp_path / "big.txt").write_text("x" * WHOLE_FILE_MAX_BYTES + "\nHelo\n")
+    (tmp_path / "big.txt").write_text("x" * EDIT_WHOLE_FILE_MAX_BYTES + "\nHelo\n")
     args = {"path": "big.txt", "edits": [{"oldText": "Helo", "newText": "Hello"}]}
     start = dumped(
         UpdateMapper(str(tmp_path)).updates(ToolExecutionStart(tool_call_id="c1", tool_name="edit", args=args))[0]
