@@ -20,7 +20,7 @@ import msgspec
 import platformdirs
 
 import pi_rpc
-from pi_rpc.ai import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, no_model_message
+from pi_rpc.ai import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, list_models, no_model_message
 from pi_rpc.session import (
     RuleError,
     Settings,
@@ -176,8 +176,13 @@ def sessions_folder_of(cwd: str) -> Path:
     return sessions_folder(chosen_session_root(None, setting or None, cwd))
 
 
-def check_keys(registry: ModelRegistry) -> Iterator[Check]:
-    """Each provider's key by the name of what holds it; never the value."""
+def check_keys(registry: ModelRegistry | None) -> Iterator[Check]:
+    """Each provider's key by the name of what holds it; never the value. With no registry (a
+    models.json that cannot be read, reported by its own line) the built-in providers' keys are
+    still reported: the environment is as it is whatever the file says."""
+    file_broken = registry is None
+    if registry is None:
+        registry = ModelRegistry(list_models())
     providers = list(dict.fromkeys(model.provider for model in registry.all()))
     any_key = False
     for provider in providers:
@@ -196,7 +201,14 @@ def check_keys(registry: ModelRegistry) -> Iterator[Check]:
         if os.environ.get(base_var):
             yield Check("info", f"base URL: {provider}", f"{base_var} overrides the {provider} base URL")
     default = registry.default_model()
-    if default is not None:
+    if file_broken:
+        yield Check(
+            "warn",
+            "default model",
+            "unknown until models.json can be read: a daemon refuses to start on it",
+            "fix models.json (its line above says where)",
+        )
+    elif default is not None:
         yield Check("ok", "default model", f"{default.provider}/{default.id}")
     else:
         yield Check(
@@ -259,8 +271,7 @@ def offline_checks(cwd: str) -> Iterator[Check]:
     models_check, registry = check_models_file()
     yield models_check
     yield from check_settings_file(cwd)
-    if registry is not None:
-        yield from check_keys(registry)
+    yield from check_keys(registry)
     yield check_folder("sessions folder", sessions_folder_of(cwd), private=True)
     yield check_ripgrep()
     yield from check_programs()

@@ -1,5 +1,6 @@
 """The built-in tools' public names: the tool registry (`create_tool_definitions`, the default
-set), `ToolDefinition`, the editor-file router, MCP servers, and the few helpers the session uses.
+set), `ToolDefinition`, the editor-file router, MCP servers, the few helpers the session uses, and
+the edit tool's own way of applying edits and diffing (for the front ends that show a whole file).
 
 Other layers and the front ends import these from here (`from pi_rpc.tools import ToolDefinition`);
 the modules behind them are the layer's own. Nothing is loaded until a name is first used
@@ -15,6 +16,13 @@ from pi_rpc.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from pi_rpc.tools.base import ToolDefinition
     from pi_rpc.tools.bash import LocalShellOperations, session_environment
+    from pi_rpc.tools.edit_diff import (
+        Edit,
+        apply_edits_to_normalized_content,
+        generate_unified_patch,
+        normalize_to_lf,
+        strip_bom,
+    )
     from pi_rpc.tools.editor_files import EditorFiles, EditorRequestError, FileRouter
     from pi_rpc.tools.mcp import McpServers
     from pi_rpc.tools.mcp_config import McpServerConfig, McpServerEntry, McpServerStatus, servers_from_settings
@@ -40,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN_TOOLS",
     "DEFAULT_ACTIVE_TOOLS",
+    "Edit",
     "EditorFiles",
     "EditorRequestError",
     "FileRouter",
@@ -55,14 +64,18 @@ __all__ = [
     "ProcessTables",
     "ToolDefinition",
     "ToolSelection",
+    "apply_edits_to_normalized_content",
     "create_tool_definitions",
+    "generate_unified_patch",
     "local_read_operations",
     "local_write_operations",
     "locate_rg",
+    "normalize_to_lf",
     "real_path",
     "resolve_to_cwd",
     "servers_from_settings",
     "session_environment",
+    "strip_bom",
     "sweep_stale_temp_files",
     "tools_help",
     "truncate_chars",

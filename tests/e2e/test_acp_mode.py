@@ -96,6 +96,7 @@ async def connect(
 async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, tmp_path: Path) -> None:
     """spec 15.1 events as ACP updates: thought, message, five tool calls (read, grep, edit,
     write, bash) each pending -> in_progress -> completed, the edit on disk, then end_turn."""
+    greet_before = (workspace / "src" / "greet.py").read_text()
     async with connect(workspace, tmp_path) as (conn, editor, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         response = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("tour")])
@@ -143,11 +144,11 @@ async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, 
             if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed"
         }
         edit = finals[calls[2]["toolCallId"]]
-        assert edit["content"][0] == {
+        assert edit["content"][0] == {  # the whole file, as a diff viewer needs it
             "type": "diff",
             "path": str(workspace / "src" / "greet.py"),
-            "oldText": "Helo",
-            "newText": "Hello",
+            "oldText": greet_before,
+            "newText": greet_before.replace("Helo", "Hello"),
         }
         assert edit["content"][1]["content"]["text"] == "Successfully replaced 1 block(s) in src/greet.py."
         write = finals[calls[3]["toolCallId"]]

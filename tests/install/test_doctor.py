@@ -90,6 +90,19 @@ def test_a_models_json_with_a_wrong_type_names_path_and_line(tmp_path: Path) -> 
     )
 
 
+def test_a_broken_models_json_still_reports_every_key(tmp_path: Path) -> None:
+    # Each line stands on its own: the file's problem does not hide what the environment holds.
+    (config_folder(tmp_path) / "models.json").write_text('{"providers": {"local": {"models": [{"id": 1}]}}}\n')
+    result = doctor(tmp_path, ANTHROPIC_API_KEY="sk-ant-do-not-print-me")
+    assert result.returncode == 1
+    assert "fail  models.json: Invalid models config" in result.stdout
+    assert "ok    anthropic key: set: ANTHROPIC_API_KEY" in result.stdout
+    assert "info  openai key: OPENAI_API_KEY is not set" in result.stdout
+    assert "warn  default model: unknown until models.json can be read" in result.stdout
+    assert "ok    sessions folder:" in result.stdout
+    assert "do-not-print-me" not in result.stdout + result.stderr
+
+
 def test_a_world_readable_models_json_holding_a_literal_key_is_a_warning(tmp_path: Path) -> None:
     path = config_folder(tmp_path) / "models.json"
     path.write_text(

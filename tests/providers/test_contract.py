@@ -162,7 +162,9 @@ async def test_complete_stream_is_one_message(api: Api, sse_server: SSEServer) -
     assert KEY in (request.headers.get("x-api-key", "") + request.headers.get("authorization", ""))
 
 
-async def test_missing_key(api: Api, sse_server: SSEServer) -> None:
+async def test_missing_key(api: Api, sse_server: SSEServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):  # set, the message says it was withheld
+        monkeypatch.delenv(name, raising=False)
     sse_server.script(sse_reply(api.partial + api.rest))
     message, _ = await _run(api, sse_server, StreamOptions(max_retries=0, idle_timeout=5))
     if api.key_required:

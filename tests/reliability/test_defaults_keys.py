@@ -1,6 +1,7 @@
 """Which key an explicit `--base-url` gets, in process (docs/CONFIGURATION.md, "Which model a daemon
 uses"). Only its own provider's
-(the URL is that provider's base URL) or the one `--api-key-env` names; never a stray one."""
+(the URL is that provider's base URL) or the one `--api-key-env` names; never a stray one. And
+when a key was withheld, the request's error says so and how to send it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_rpc.ai.models import ANTHROPIC_BASE_URL, OPENAI_BASE_URL
+from pi_rpc.ai.registry import StreamOptions
+from pi_rpc.ai.stream import AssistantBuilder
+from pi_rpc.ai.types import Context, UserMessage
 from pi_rpc.session.models import ModelSetupError, starting_model
 
 
@@ -61,3 +65,31 @@ def test_api_key_env_wins_and_must_be_set(monkeypatch: pytest.MonkeyPatch) -> No
 def test_api_key_env_without_base_url_is_refused() -> None:
     with pytest.raises(ModelSetupError, match="--base-url"):
         starting_model(api_key_env="MY_KEY")
+
+
+@pytest.mark.anyio
+async def test_a_withheld_key_is_named_with_how_to_send_it() -> None:
+    # ANTHROPIC_API_KEY is set but not sent to another host: "No API key" alone would send the
+    # user looking for a key they have.
+    choice = starting_model(base_url="http://127.0.0.1:9", api="anthropic-messages", model_id="m").choice
+    assert choice is not None and choice.api_key is None
+    builder = AssistantBuilder(choice.model, lambda event: None)
+    context = Context(system_prompt="", messages=[UserMessage(content="hi")])
+    message = await choice.stream_fn(choice.model, context, StreamOptions(api_key=choice.api_key), builder)
+    assert message.stop_reason == "error"
+    assert message.error_message == (
+        "No API key for provider: anthropic. ANTHROPIC_API_KEY is set but was withheld from "
+        "http://127.0.0.1:9: a provider's key is sent only to that provider's own URL. "
+        "To send it to this server, start pi-rpc with --api-key-env ANTHROPIC_API_KEY."
+    )
+
+
+@pytest.mark.anyio
+async def test_with_no_key_variable_set_the_message_stays_pis(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    choice = starting_model(base_url="http://127.0.0.1:9", api="anthropic-messages", model_id="m").choice
+    assert choice is not None
+    builder = AssistantBuilder(choice.model, lambda event: None)
+    context = Context(system_prompt="", messages=[UserMessage(content="hi")])
+    message = await choice.stream_fn(choice.model, context, StreamOptions(), builder)
+    assert message.error_message == "No API key for provider: anthropic"

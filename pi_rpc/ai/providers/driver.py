@@ -9,11 +9,13 @@ failure text). An API module's `stream` is `API.stream`, so the registry sees no
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pi_rpc.ai import http
+from pi_rpc.ai.config import PROVIDER_ENV
 from pi_rpc.ai.provider import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.strict_schema import ConstrainedSamplingError
@@ -31,6 +33,20 @@ def has_api_key_or_authorization(options: StreamOptions) -> bool:
 
 def no_key_needed(options: StreamOptions) -> bool:
     return True  # local OpenAI-compatible servers take requests without a key
+
+
+def missing_key_message(model: Model, base_url: str, environ: Mapping[str, str] = os.environ) -> str:
+    """Why a request needing a key was not sent. When the provider's variable is set, the key was
+    withheld on purpose (a key goes only to its own provider's URL: session/models.py), so say so
+    and how to send it, rather than claim there is none."""
+    message = f"No API key for provider: {model.provider}"
+    names = PROVIDER_ENV.get(model.provider)
+    if names is None or not environ.get(names[0]):
+        return message
+    return (
+        f"{message}. {names[0]} is set but was withheld from {base_url}: a provider's key is sent only "
+        f"to that provider's own URL. To send it to this server, start pi-rpc with --api-key-env {names[0]}."
+    )
 
 
 def merge_headers(own: dict[str, str], model: Model, options: StreamOptions) -> dict[str, str]:
@@ -64,7 +80,7 @@ async def stream_api(
 ) -> AssistantMessage:
     """Stream one assistant message. Never raises, except cancellation (which closes the socket)."""
     if not api.has_credentials(options):
-        return builder.fail("error", f"No API key for provider: {model.provider}")
+        return builder.fail("error", missing_key_message(model, model.base_url or api.default_base_url))
     try:
         body = api.build_request_body(model, context, options)
     except ConstrainedSamplingError as exc:

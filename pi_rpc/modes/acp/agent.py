@@ -401,7 +401,7 @@ class AcpAgent:
 
         client = AcpSessionClient(self.conn, session_id, self.client_capabilities.fs, cannot_ask, self.deadlines)
         session.set_approver(client.approve)
-        session.set_editor_files(client if client.serves_files else None)
+        session.set_editor_files(mapper.watching(client) if client.serves_files else None)
 
     async def _announce_commands(self, session_id: str, session: AgentSession) -> None:
         """After the session/new or load response (the client must know the session first)."""

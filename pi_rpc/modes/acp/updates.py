@@ -60,9 +60,18 @@ from pi_rpc.ai import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_rpc.modes.acp.file_diffs import (
+    EditorTexts,
+    FileChange,
+    confirmed_change,
+    edit_pairs,
+    first_changed_line,
+    planned_change,
+    read_text,
+)
 from pi_rpc.modes.acp.terminal_output import TerminalStreams, terminal_content, terminal_info
 from pi_rpc.session import summary_heading
-from pi_rpc.tools import resolve_to_cwd
+from pi_rpc.tools import EditorFiles, resolve_to_cwd
 
 _Update = TypeVar("_Update", ToolCallStart, ToolCallProgress)
 
@@ -79,8 +88,6 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "powershell": "execute",
 }
 TITLE_MAX_CHARS = 120
-# A replaced file larger than this shows as a new one in a write's diff (ACP diffs are whole texts).
-DIFF_OLD_TEXT_MAX_BYTES = 1024 * 1024
 
 
 def tool_kind(tool_name: str) -> ToolKind:
@@ -119,26 +126,22 @@ def tool_locations(tool_name: str, args: Mapping[str, Any], cwd: str) -> list[To
 
 
 def tool_diffs(
-    tool_name: str, args: Mapping[str, Any], cwd: str, replaced_text: str | None = None
+    tool_name: str, args: Mapping[str, Any], cwd: str, change: FileChange | None = None
 ) -> list[ToolCallContentVariant]:
-    """ACP diff blocks from the call's own arguments: each edit's old and new text, or the
-    content a write puts in place over `replaced_text` (None: a new file, ACP's `oldText` absent)."""
+    """ACP diff blocks of an edit or a write: the whole file before and after when `change` has it
+    (file_diffs.py; ACP's `oldText` absent for a new file), else each edit's snippet, or for a
+    write its content alone."""
     path = args.get("path")
     if not isinstance(path, str) or not path:
         return []
     absolute = resolve_to_cwd(path, cwd)
+    if change is not None:
+        return [tool_diff_content(absolute, change.new_text, change.old_text)]
     if tool_name == "write" and isinstance(args.get("content"), str):
-        return [tool_diff_content(absolute, args["content"], replaced_text)]
+        return [tool_diff_content(absolute, args["content"])]
     if tool_name != "edit":
         return []
-    edits = args.get("edits")
-    if not isinstance(edits, list):
-        edits = [args]  # the legacy single-edit form: oldText/newText at the top level
-    return [
-        tool_diff_content(absolute, edit["newText"], edit["oldText"])
-        for edit in edits
-        if isinstance(edit, dict) and isinstance(edit.get("oldText"), str) and isinstance(edit.get("newText"), str)
-    ]
+    return [tool_diff_content(absolute, edit.new_text, edit.old_text) for edit in edit_pairs(args)]
 
 
 def retry_notice(retry: AutoRetryStart) -> str:
@@ -167,31 +170,21 @@ def result_content(
     cwd: str,
     content: Sequence[TextContent | ImageContent],
     failed: bool = False,
-    replaced_text: str | None = None,
+    change: FileChange | None = None,
 ) -> list[ToolCallContentVariant]:
     """A result's text verbatim (truncation notices included), after the diffs of an edit that
     happened: a failed call changed nothing, so it shows no diff."""
-    diffs = [] if failed else tool_diffs(tool_name, args, cwd, replaced_text)
+    diffs = [] if failed else tool_diffs(tool_name, args, cwd, change)
     return [*diffs, *(tool_content(block) for block in content_blocks(content))]
 
 
 def file_text_before(tool_name: str, args: Mapping[str, Any], cwd: str) -> str | None:
-    """The text a `write` is about to replace, read when the call is announced (before it runs),
-    so its diff shows what was there; None for a new file or one too large or not text."""
+    """The text an edit or a write is about to change, read before it runs, so its diff can be
+    of the whole file; None for a new file or one too large or not text (file_diffs.py)."""
     path = args.get("path")
-    if tool_name != "write" or not isinstance(path, str) or not path:
+    if tool_kind(tool_name) != "edit" or not isinstance(path, str) or not path:
         return None
-    try:
-        with open(resolve_to_cwd(path, cwd), "rb") as file:
-            data = file.read(DIFF_OLD_TEXT_MAX_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > DIFF_OLD_TEXT_MAX_BYTES:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    return read_text(resolve_to_cwd(path, cwd))
 
 
 class UpdateMapper:
@@ -202,8 +195,16 @@ class UpdateMapper:
         self.cwd = cwd
         # Shell calls as `_meta` terminals (terminal_output.py) for a client that opted in.
         self._terminals = TerminalStreams() if terminal_output else None
-        # Per call: its tool name, arguments and, for a write, the text it replaces.
+        # Per call: its tool name, arguments and, for an edit or a write, the file's text before.
         self._calls: dict[str, tuple[str, dict[str, Any], str | None]] = {}
+        # The editor's files as the session's tools see them, once the client serves any.
+        self._editor_texts: EditorTexts | None = None
+
+    def watching(self, files: EditorFiles) -> EditorFiles:
+        """`files` for the session's router, remembering what the editor hands the tools, so an
+        edit's diff is of the buffer it edited."""
+        self._editor_texts = EditorTexts(files)
+        return self._editor_texts
 
     def updates(self, event: AgentEvent) -> list[SessionUpdate]:
         match event:
@@ -218,6 +219,8 @@ class UpdateMapper:
             case ToolExecutionStart(tool_call_id=call_id, tool_name=name, args=args):
                 if call_id not in self._calls:  # not streamed by the model (e.g. a replayed batch)
                     return [self._announce(call_id, name, args, "in_progress")]
+                # Read again: an earlier call of the batch may have changed the file since.
+                self._calls[call_id] = (name, args, self._text_before(name, args))
                 return [update_tool_call(call_id, status="in_progress")]
             case ToolExecutionUpdate(tool_call_id=call_id, partial_result=partial):
                 if self._is_terminal(call_id):
@@ -242,13 +245,18 @@ class UpdateMapper:
                             meta,
                         )
                     ]
-                content = self._content(call_id, result, failed=is_error)
-                self._calls.pop(call_id, None)
-                return [update_tool_call(call_id, status=status, content=content)]
+                return [self._finish(call_id, result, is_error)]
         return []
 
+    def _text_before(self, name: str, args: Mapping[str, Any]) -> str | None:
+        """The file from the disk; what the editor hands out from now on replaces it (`_finish`)."""
+        path = args.get("path")
+        if self._editor_texts is not None and isinstance(path, str) and path:
+            self._editor_texts.forget(resolve_to_cwd(path, self.cwd))
+        return file_text_before(name, args, self.cwd)
+
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: ToolCallStatus) -> SessionUpdate:
-        before = file_text_before(name, args, self.cwd)
+        before = self._text_before(name, args)
         self._calls[call_id] = (name, args, before)
         if self._terminals is not None and tool_kind(name) == "execute":
             return _with_meta(
@@ -267,7 +275,7 @@ class UpdateMapper:
             tool_title(name, args),
             kind=tool_kind(name),
             status=status,
-            content=tool_diffs(name, args, self.cwd, before) or None,
+            content=tool_diffs(name, args, self.cwd, planned_change(name, args, before)) or None,
             locations=tool_locations(name, args, self.cwd) or None,
             raw_input=args,
         )
@@ -275,9 +283,30 @@ class UpdateMapper:
     def _is_terminal(self, call_id: str) -> bool:
         return self._terminals is not None and tool_kind(self._calls.get(call_id, ("",))[0]) == "execute"
 
-    def _content(self, call_id: str, result: AgentToolResult, failed: bool = False) -> list[ToolCallContentVariant]:
+    def _content(self, call_id: str, result: AgentToolResult) -> list[ToolCallContentVariant]:
         name, args, before = self._calls.get(call_id, ("", {}, None))
-        return result_content(name, args, self.cwd, result.content, failed, before)
+        return result_content(name, args, self.cwd, result.content, change=planned_change(name, args, before))
+
+    def _finish(self, call_id: str, result: AgentToolResult, is_error: bool) -> ToolCallProgress:
+        """The call's last update: an edit's whole-file diff only as the tool reports having made it,
+        else its snippets, with the line of the first change as the location."""
+        name, args, before = self._calls.pop(call_id, ("", {}, None))
+        status: ToolCallStatus = "failed" if is_error else "completed"
+        if is_error:
+            return update_tool_call(
+                call_id, status=status, content=result_content(name, args, self.cwd, result.content, True)
+            )
+        line, path = first_changed_line(result.details) if name == "edit" else None, args.get("path")
+        if self._editor_texts is not None and isinstance(path, str) and path:
+            before = self._editor_texts.last_read(resolve_to_cwd(path, self.cwd)) or before
+        change = confirmed_change(name, args, before, result.details)
+        locations = (
+            [ToolCallLocation(path=resolve_to_cwd(path, self.cwd), line=line)]
+            if line is not None and isinstance(path, str)
+            else None
+        )
+        content = result_content(name, args, self.cwd, result.content, change=change)
+        return update_tool_call(call_id, status=status, content=content, locations=locations)
 
 
 def _with_meta(update: _Update, meta: dict[str, Any] | None) -> _Update:

@@ -184,3 +184,64 @@ def test_a_stored_summary_replays_as_what_is_left_of_the_earlier_turns() -> None
         ("agent_message_chunk", "Summary of another branch:\n\ntried X"),
         ("user_message_chunk", "remember Y"),
     ]
+
+
+MULTI_LINE = "import sys\n\n\ndef greet(name: str) -> str:\n    return f'Helo, {name}!'\n\n\nprint(greet('x'))\n"
+
+
+def test_an_edit_mid_file_shows_the_whole_file_before_and_after(tmp_path: Path) -> None:
+    # A diff viewer (Zed, Emacs agent-shell) diffs oldText against newText itself: a snippet would
+    # be drawn at line 1 with "no newline" markers. The patch is the one the edit tool reports.
+    from pi_rpc.tools import generate_unified_patch
+
+    (tmp_path / "greet.py").write_text(MULTI_LINE)
+    fixed = MULTI_LINE.replace("Helo", "Hello")
+    args = {"path": "greet.py", "edits": [{"oldText": "Helo", "newText": "Hello"}]}
+    mapper = UpdateMapper(str(tmp_path))
+    start = dumped(mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="edit", args=args))[0])
+    (tmp_path / "greet.py").write_text(fixed)  # the edit runs
+    details = {"diff": "", "patch": generate_unified_patch("greet.py", MULTI_LINE, fixed), "firstChangedLine": 5}
+    result = AgentToolResult(
+        content=[TextContent(text="Successfully replaced 1 block(s) in greet.py.")], details=details
+    )
+    end = dumped(
+        mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="edit", result=result, is_error=False))[0]
+    )
+    whole = {"type": "diff", "path": str(tmp_path / "greet.py"), "oldText": MULTI_LINE, "newText": fixed}
+    assert start["content"] == [whole]
+    assert end["content"][0] == whole
+    assert end["locations"] == [{"path": str(tmp_path / "greet.py"), "line": 5}]
+
+
+def test_an_edit_of_text_other_than_the_disk_falls_back_to_the_snippet_at_its_line(tmp_path: Path) -> None:
+    # The tool edited an editor buffer with unsaved lines: its patch is not the disk's, so no
+    # made-up whole file; the snippet, and the location says where the change is.
+    (tmp_path / "greet.py").write_text(MULTI_LINE)
+    args = {"path": "greet.py", "edits": [{"oldText": "Helo", "newText": "Hello"}]}
+    mapper = UpdateMapper(str(tmp_path))
+    mapper.updates(ToolExecutionStart(tool_call_id="c1", tool_name="edit", args=args))
+    details = {"diff": "", "patch": "--- greet.py\n+++ greet.py\n@@ -9,1 +9,1 @@\n", "firstChangedLine": 9}
+    result = AgentToolResult(content=[TextContent(text="done")], details=details)
+    end = dumped(
+        mapper.updates(ToolExecutionEnd(tool_call_id="c1", tool_name="edit", result=result, is_error=False))[0]
+    )
+    assert end["content"][0] == {
+        "type": "diff",
+        "path": str(tmp_path / "greet.py"),
+        "oldText": "Helo",
+        "newText": "Hello",
+    }
+    assert end["locations"] == [{"path": str(tmp_path / "greet.py"), "line": 9}]
+
+
+def test_a_file_over_the_bound_keeps_the_snippet(tmp_path: Path) -> None:
+    from pi_rpc.modes.acp.file_diffs import EDIT_WHOLE_FILE_MAX_BYTES
+
+    (tmp_path / "big.txt").write_text("x" * EDIT_WHOLE_FILE_MAX_BYTES + "\nHelo\n")
+    args = {"path": "big.txt", "edits": [{"oldText": "Helo", "newText": "Hello"}]}
+    start = dumped(
+        UpdateMapper(str(tmp_path)).updates(ToolExecutionStart(tool_call_id="c1", tool_name="edit", args=args))[0]
+    )
+    assert start["content"] == [
+        {"type": "diff", "path": str(tmp_path / "big.txt"), "oldText": "Helo", "newText": "Hello"}
+    ]
