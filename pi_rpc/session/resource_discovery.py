@@ -23,6 +23,12 @@ loose `.md` files at its top); prompt templates are the `.md` files directly in 
 in a folder a settings entry names, in its subfolders too. Hidden entries and `node_modules` are
 skipped, as is what the `.gitignore`, `.ignore` and `.fdignore` files met on the way ignore. A
 folder given on the command line holds templates: every `.md` file directly in it.
+
+Unlike Pi, what a workspace holds stays inside it (docs/BEHAVIOUR.md, 18.8): a workspace settings
+entry naming a place outside the workspace is ignored, and a file or folder of the project's
+places (an ancestor's `.agents/skills`: of that ancestor) that resolves outside is skipped, each
+with a warning; the user's places may point anywhere. Every source is walked within the load's
+bounds (resource_limits.py).
 """
 
 from __future__ import annotations

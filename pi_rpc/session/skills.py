@@ -52,9 +52,7 @@ def _load_skill(path: Path, origin: ResourceOrigin, budget: LoadBudget) -> Skill
     )
 
 
-def load_skills(
-    paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin], budget: LoadBudget
-) -> list[Skill]:
+def load_skills(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin], budget: LoadBudget) -> list[Skill]:
     """The skills at `paths` (skill files, or folders searched for them: the command line's, the
     user's own), in order, within the load's bounds; `origin_of` tells where each file came from."""
     files: list[Path] = []

@@ -178,4 +178,6 @@ def test_a_workspace_symlink_to_a_skill_of_the_users_is_skipped_and_the_users_pl
     (cwd / ".pi" / "skills" / "alias").symlink_to(target)
     resources = load(cwd, agent)
     assert listed(resources) == [("skill:linked", "auto", "user")]
-    assert resources.warnings == [f"resources: {cwd / '.pi' / 'skills' / 'alias'} is skipped: it resolves outside {cwd}"]
+    assert resources.warnings == [
+        f"resources: {cwd / '.pi' / 'skills' / 'alias'} is skipped: it resolves outside {cwd}"
+    ]

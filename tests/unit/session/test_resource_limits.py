@@ -85,7 +85,8 @@ def test_system_md_and_resource_folders_linking_out_of_the_workspace_are_skipped
     assert resources.system_prompt is None and resources.append_system_prompt is None
     skipped = sorted(w.split(" is skipped")[0].removeprefix("resources: ") for w in resources.warnings)
     assert skipped == sorted(
-        str(cwd / p) for p in (".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md", ".pi/skills", ".pi/prompts/key.md", ".agents/skills")
+        str(cwd / p)
+        for p in (".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md", ".pi/skills", ".pi/prompts/key.md", ".agents/skills")
     )
 
 
@@ -153,7 +154,9 @@ def test_a_file_is_read_up_to_the_byte_limit(tmp_path: Path, monkeypatch: pytest
     ]
 
 
-def test_past_the_deadline_the_rest_is_left_out_with_one_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_past_the_deadline_the_rest_is_left_out_with_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(resource_limits, "DEADLINE_S", 0)
     cwd = tmp_path / "ws"
     write(cwd / "AGENTS.md", "rules")
