@@ -74,6 +74,7 @@ class Found:
     path: Path
     origin: ResourceOrigin
     enabled: bool  # False: a settings pattern turned it off (and no later place brings it back)
+    real: str = ""  # the resolved path, once `discover` has resolved it (each file is resolved once)
 
 
 @dataclass(frozen=True)
@@ -222,8 +223,8 @@ def _enabled(path: Path, entries: Sequence[str], base: Path, includes_filter: bo
     includes = [e for e in entries if includes_filter and _is_pattern(e) and e[0] not in "!+-"]
     enabled = not includes or _matches_glob(path, includes, base)
     enabled = enabled and not (excludes and _matches_glob(path, excludes, base))
-    enabled = enabled or _matches_exact(path, force_in, base)
-    return enabled and not _matches_exact(path, force_out, base)
+    enabled = enabled or bool(force_in and _matches_exact(path, force_in, base))
+    return enabled and not (force_out and _matches_exact(path, force_out, base))
 
 
 def _files_of(kind: Kind, path: Path, walk: Walk) -> list[Path]:
@@ -309,7 +310,7 @@ def discover(
     for entry in ranked:
         if (real := os.path.realpath(entry.path)) not in seen:
             seen.add(real)
-            unique.append(entry)
+            unique.append(replace(entry, real=real))
     return unique
 
 
@@ -343,8 +344,8 @@ def files_to_load(
     seen: set[str] = set()
     # A command-line path is relative to the workspace, `~` included (a shell expands it), as in Pi.
     given = [Path(os.path.normpath(cwd / p)) for p in command_line]
-    for path in [*(f.path for f in found if f.enabled), *given]:
-        if (real := os.path.realpath(path)) not in seen:
+    for path, known in [*((f.path, f.real) for f in found if f.enabled), *((p, "") for p in given)]:
+        if (real := known or os.path.realpath(path)) not in seen:
             seen.add(real)
             paths.append(path)
     origins = {f.path: f.origin for f in found}

@@ -30,7 +30,7 @@ MAX_ENTRIES_PER_SOURCE = 1000
 # A context file or template past this is no instruction a model can use; the rest is cut.
 MAX_FILE_BYTES = 256 * 1024
 # The whole load, safety net of the two above: a session is made before the first answer.
-DEADLINE_S = 0.5
+DEADLINE_S = 0.3
 
 
 @dataclass
