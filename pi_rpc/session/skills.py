@@ -31,6 +31,9 @@ class Skill:
     base_dir: str  # the skill's folder: what its relative references are relative to
     origin: ResourceOrigin
     disable_model_invocation: bool = False
+    # The file the load checked (symlinks resolved); `/skill:name` reads only that same file, so a
+    # symlink swapped in after the load (by a command the model ran, say) is not followed.
+    real_path: str = ""
 
 
 def _load_skill(path: Path, origin: ResourceOrigin, budget: LoadBudget) -> Skill | None:
@@ -49,6 +52,7 @@ def _load_skill(path: Path, origin: ResourceOrigin, budget: LoadBudget) -> Skill
         base_dir=str(path.parent),
         origin=origin,
         disable_model_invocation=keys.get("disable-model-invocation") is True,
+        real_path=os.path.realpath(path),
     )
 
 
@@ -120,6 +124,9 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     name, _, rest = text[len("/skill:") :].partition(" ")
     skill = next((s for s in skills if s.name == name), None)
     if skill is None:
+        return text
+    if os.path.realpath(skill.path) != skill.real_path:
+        _log.warning("skill %s now resolves to another file than when it was loaded; not expanded", skill.path)
         return text
     content = read_bounded(Path(skill.path), None, "skill", strict=True)
     if content is None:

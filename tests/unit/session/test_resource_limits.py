@@ -175,3 +175,13 @@ def test_named_pipes_in_the_workspace_do_not_stall_the_load(tmp_path: Path) -> N
     os.mkfifo(cwd / "AGENTS.md")
     resources = load(cwd, tmp_path / "agent")
     assert [s.name for s in resources.skills] == ["deploy"] and resources.context_files == []
+
+
+def test_a_skill_swapped_for_a_symlink_after_the_load_is_not_expanded(tmp_path: Path, home: Path) -> None:
+    cwd = tmp_path / "ws"
+    skill = write(cwd / ".pi" / "skills" / "deploy" / "SKILL.md", "---\ndescription: ship it\n---\nRun deploy.")
+    resources = load(cwd, tmp_path / "agent")
+    assert "Run deploy." in resources.expand("/skill:deploy")
+    skill.unlink()
+    skill.symlink_to(home / ".ssh" / "id_rsa")  # as a command the model ran could leave it
+    assert resources.expand("/skill:deploy now") == "/skill:deploy now"
