@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_rpc.session.resource_limits import LoadBudget, read_bounded
+
 # Read in every folder Pi's resource discovery searches, their rules relative to the searched root.
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
@@ -146,13 +148,15 @@ def _prefixed(line: str, prefix: str) -> str | None:
     return ("!" if negated else "") + prefix + pattern
 
 
-def add_ignore_files(rules: IgnoreRules, folder: Path, root: Path) -> None:
-    """The rules of `folder`'s ignore files, made relative to `root`, the folder being searched."""
+def add_ignore_files(rules: IgnoreRules, folder: Path, root: Path, budget: LoadBudget | None = None) -> None:
+    """The rules of `folder`'s ignore files, made relative to `root`, the folder being searched;
+    each read within the resource load's bounds (resource_limits.py)."""
     relative = folder.relative_to(root).as_posix()
     prefix = "" if relative == "." else f"{relative}/"
     for name in IGNORE_FILE_NAMES:
-        try:
-            lines = (folder / name).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+        path = folder / name
+        if not path.exists():
             continue
-        rules.add(rule for line in lines if (rule := _prefixed(line, prefix)) is not None)
+        text = read_bounded(path, budget, "ignore file", strict=True)
+        if text is not None:
+            rules.add(rule for line in text.splitlines() if (rule := _prefixed(line, prefix)) is not None)

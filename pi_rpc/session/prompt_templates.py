@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_rpc.session.frontmatter import parse_frontmatter, text_value
-from pi_rpc.session.resource_discovery import ResourceOrigin, markdown_files
+from pi_rpc.session.resource_discovery import ResourceOrigin, Walk, markdown_files
+from pi_rpc.session.resource_limits import LoadBudget, read_bounded
 
 _log = logging.getLogger(__name__)
 
@@ -31,11 +32,11 @@ class PromptTemplate:
     argument_hint: str = ""
 
 
-def _load_template(path: Path, origin: ResourceOrigin) -> PromptTemplate | None:
-    try:
-        keys, body = parse_frontmatter(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+def _load_template(path: Path, origin: ResourceOrigin, budget: LoadBudget) -> PromptTemplate | None:
+    text = read_bounded(path, budget, "prompt template", strict=True)
+    if text is None:
         return None
+    keys, body = parse_frontmatter(text)
     description = text_value(keys, "description")
     if not description:
         first = next((line for line in body.split("\n") if line.strip()), "")
@@ -50,13 +51,16 @@ def _load_template(path: Path, origin: ResourceOrigin) -> PromptTemplate | None:
     )
 
 
-def load_prompt_templates(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin]) -> list[PromptTemplate]:
-    """The templates at `paths` (`.md` files, or folders: every `.md` file directly in one), in
-    order; `origin_of` tells where each file came from."""
+def load_prompt_templates(
+    paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin], budget: LoadBudget
+) -> list[PromptTemplate]:
+    """The templates at `paths` (`.md` files, or folders: every `.md` file directly in one, the
+    command line's), in order, within the load's bounds; `origin_of` tells where each file came
+    from."""
     loaded: dict[str, PromptTemplate] = {}
     for path in paths:
         if path.is_dir():
-            files = markdown_files(path, recursive=False, filtered=False)
+            files = markdown_files(path, Walk(budget.source(path)), recursive=False, filtered=False)
         elif path.is_file() and path.name.endswith(".md"):
             files = [path]
         else:
@@ -64,7 +68,7 @@ def load_prompt_templates(paths: Sequence[Path], origin_of: Callable[[Path], Res
                 _log.warning("prompt template path %s does not exist", path)
             continue
         for file in files:
-            template = _load_template(file, origin_of(file))
+            template = _load_template(file, origin_of(file), budget)
             if template is None:
                 continue
             if template.name in loaded:

@@ -23,6 +23,12 @@ loose `.md` files at its top); prompt templates are the `.md` files directly in 
 in a folder a settings entry names, in its subfolders too. Hidden entries and `node_modules` are
 skipped, as is what the `.gitignore`, `.ignore` and `.fdignore` files met on the way ignore. A
 folder given on the command line holds templates: every `.md` file directly in it.
+
+Unlike Pi, what a workspace holds stays inside it (docs/BEHAVIOUR.md, 18.8): a workspace settings
+entry naming a place outside the workspace is ignored, and a file or folder of the project's
+places (an ancestor's `.agents/skills`: of that ancestor) that resolves outside is skipped, each
+with a warning; the user's places may point anywhere. Every source is walked within the load's
+bounds (resource_limits.py).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from typing import Literal
 
 from pi_rpc.session.gitignore import IgnoreRules, add_ignore_files
 from pi_rpc.session.path_patterns import glob_matches
+from pi_rpc.session.resource_limits import LoadBudget, SourceBudget, resolves_inside
 
 Kind = Literal["skills", "prompts"]
 
@@ -53,11 +60,13 @@ class ResourceOrigin:
 
 @dataclass(frozen=True)
 class SettingsEntries:
-    """A settings file's `skills` and `prompts` entries, and the folder they are relative to."""
+    """A settings file's `skills` and `prompts` entries, the folder they are relative to, and for
+    a workspace's settings the tree they must stay in."""
 
     base_dir: Path
     skills: Sequence[str] = ()
     prompts: Sequence[str] = ()
+    bound: Path | None = None  # a workspace's: the workspace, outside which its entries are ignored
 
 
 @dataclass(frozen=True)
@@ -65,68 +74,109 @@ class Found:
     path: Path
     origin: ResourceOrigin
     enabled: bool  # False: a settings pattern turned it off (and no later place brings it back)
+    real: str = ""  # the resolved path, once `discover` has resolved it (each file is resolved once)
 
 
-def _searchable(folder: Path, root: Path, rules: IgnoreRules) -> list[tuple[Path, bool]]:
-    """`folder`'s entries, sorted, with whether each is a folder: not hidden, not `node_modules`,
-    not ignored by the ignore files met from `root` down to here."""
-    add_ignore_files(rules, folder, root)
+@dataclass(frozen=True)
+class Walk:
+    """One source's search: its share of the load's bounds, and the tree its files must resolve
+    inside (None: anywhere, for the user's own places)."""
+
+    budget: SourceBudget
+    bound: Path | None = None
+
+    def admits(self, path: Path) -> bool:
+        """Whether `path` may be used: inside the bound, else skipped with a warning naming it."""
+        if self.bound is None or resolves_inside(path, self.bound):
+            return True
+        self.budget.load.warn(f"resources: {path} is skipped: it resolves outside {self.bound}")
+        return False
+
+
+def _listing(folder: Path, walk: Walk) -> list[os.DirEntry[str]]:
+    """`folder`'s entries, sorted by name, no more than the source may still look at."""
+    entries: list[os.DirEntry[str]] = []
     try:
-        entries = sorted(folder.iterdir())
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if not walk.budget.take():
+                    break
+                entries.append(entry)
     except OSError:
         return []
+    return sorted(entries, key=lambda entry: entry.name)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # through a symlink, as Pi stats one
+    except OSError:
+        return False
+
+
+def _searchable(folder: Path, root: Path, rules: IgnoreRules, walk: Walk) -> list[tuple[Path, bool]]:
+    """`folder`'s entries, sorted, with whether each is a folder: not hidden, not `node_modules`,
+    not ignored by the ignore files met from `root` down to here, not a symlink out of the bound."""
+    add_ignore_files(rules, folder, root, walk.budget.load)
     kept = []
-    for entry in entries:
+    for entry in _listing(folder, walk):
         if entry.name.startswith(".") or entry.name == "node_modules":
             continue
-        is_dir = entry.is_dir()  # through a symlink, as Pi stats one
-        relative = entry.relative_to(root).as_posix()
+        path = folder / entry.name
+        if entry.is_symlink() and not walk.admits(path):
+            continue
+        is_dir = _is_dir(entry)
+        relative = path.relative_to(root).as_posix()
         if not rules.ignores(f"{relative}/" if is_dir else relative):
-            kept.append((entry, is_dir))
+            kept.append((path, is_dir))
     return kept
 
 
 def skill_files(
-    folder: Path, root_files: bool = True, root: Path | None = None, rules: IgnoreRules | None = None
+    folder: Path, walk: Walk, root_files: bool = True, root: Path | None = None, rules: IgnoreRules | None = None
 ) -> list[Path]:
     """The skill files under `folder`: its `SKILL.md` if it has one (nothing below it then), else
     those of its subfolders, and with `root_files` the `.md` files at the top of the search."""
-    root = root or folder
+    if root is None:  # the top of a search: the folder itself must lie inside the bound
+        if not folder.is_dir() or not walk.admits(folder):
+            return []
+        root = folder
     rules = rules if rules is not None else IgnoreRules()
-    if not folder.is_dir():
-        return []
-    entries = _searchable(folder, root, rules)
     skill = folder / "SKILL.md"
+    add_ignore_files(rules, folder, root, walk.budget.load)
     if skill.is_file() and not rules.ignores(skill.relative_to(root).as_posix()):
-        return [skill]
+        return [skill] if walk.admits(skill) else []  # a skill's folder is not listed: it may be large
     found: list[Path] = []
-    for entry, is_dir in entries:
+    for entry, is_dir in _searchable(folder, root, rules, walk):
         if is_dir:
-            found += skill_files(entry, root_files, root, rules)
+            found += skill_files(entry, walk, root_files, root, rules)
         elif root_files and folder == root and entry.name.endswith(".md") and entry.is_file():
             found.append(entry)
     return found
 
 
-def markdown_files(folder: Path, recursive: bool, filtered: bool = True) -> list[Path]:
+def markdown_files(folder: Path, walk: Walk, recursive: bool, filtered: bool = True) -> list[Path]:
     """The `.md` files in `folder` (and its subfolders when `recursive`); not `filtered`, every
     one directly in it, hidden or ignored (a command-line folder, as Pi reads one)."""
+    if not folder.is_dir() or not walk.admits(folder):
+        return []
     if not filtered:
-        try:
-            return [p for p in sorted(folder.iterdir()) if p.name.endswith(".md") and p.is_file()]
-        except OSError:
-            return []
+        return [
+            path
+            for entry in _listing(folder, walk)
+            if entry.name.endswith(".md") and (path := folder / entry.name).is_file() and walk.admits(path)
+        ]
 
-    def walk(current: Path, rules: IgnoreRules) -> list[Path]:
+    def search(current: Path, rules: IgnoreRules) -> list[Path]:
         found: list[Path] = []
-        for entry, is_dir in _searchable(current, folder, rules):
+        for entry, is_dir in _searchable(current, folder, rules, walk):
             if is_dir and recursive:
-                found += walk(entry, rules)
+                found += search(entry, rules)
             elif not is_dir and entry.name.endswith(".md") and entry.is_file():
                 found.append(entry)
         return found
 
-    return walk(folder, IgnoreRules()) if folder.is_dir() else []
+    return search(folder, IgnoreRules())
 
 
 def expand_path(entry: str, base: Path) -> Path:
@@ -173,16 +223,35 @@ def _enabled(path: Path, entries: Sequence[str], base: Path, includes_filter: bo
     includes = [e for e in entries if includes_filter and _is_pattern(e) and e[0] not in "!+-"]
     enabled = not includes or _matches_glob(path, includes, base)
     enabled = enabled and not (excludes and _matches_glob(path, excludes, base))
-    enabled = enabled or _matches_exact(path, force_in, base)
-    return enabled and not _matches_exact(path, force_out, base)
+    enabled = enabled or bool(force_in and _matches_exact(path, force_in, base))
+    return enabled and not (force_out and _matches_exact(path, force_out, base))
 
 
-def _files_of(kind: Kind, path: Path) -> list[Path]:
+def _files_of(kind: Kind, path: Path, walk: Walk) -> list[Path]:
     if path.is_file():
-        return [path]
+        return [path] if walk.admits(path) else []
     if path.is_dir():
-        return skill_files(path) if kind == "skills" else markdown_files(path, recursive=True)
+        return skill_files(path, walk) if kind == "skills" else markdown_files(path, walk, recursive=True)
     return []
+
+
+def _entry_paths(kind: Kind, settings: SettingsEntries, budget: LoadBudget) -> list[Path]:
+    """The files of a settings file's plain entries. A workspace's entry naming a place outside
+    the workspace (symlinks resolved) is ignored with a warning: a repository's settings cannot
+    make pi-rpc read the user's other files."""
+    files: list[Path] = []
+    for entry in settings.skills if kind == "skills" else settings.prompts:
+        if _is_pattern(entry):
+            continue
+        path = expand_path(entry, settings.base_dir)
+        if settings.bound is not None and not resolves_inside(path, settings.bound):
+            budget.warn(
+                f"resources: {settings.base_dir / 'settings.json'}: {kind} entry {entry!r} is ignored:"
+                f" a workspace's settings may not name a place outside the workspace ({settings.bound})"
+            )
+            continue
+        files += _files_of(kind, path, Walk(budget.source(path), settings.bound))
+    return files
 
 
 def _ancestor_agents_folders(cwd: Path) -> list[Path]:
@@ -198,8 +267,12 @@ def _rank(origin: ResourceOrigin) -> int:
     return (0 if origin.scope == "project" else 2) + (origin.source == "auto")
 
 
-def discover(kind: Kind, cwd: Path, agent_dir: Path, project: SettingsEntries, user: SettingsEntries) -> list[Found]:
-    """Every `kind` file the settings and folders name, in precedence order, each path once."""
+def discover(
+    kind: Kind, cwd: Path, agent_dir: Path, project: SettingsEntries, user: SettingsEntries, budget: LoadBudget
+) -> list[Found]:
+    """Every `kind` file the settings and folders name, in precedence order, each path once. What
+    the project's folders hold must resolve inside the workspace; an ancestor's `.agents/skills`,
+    inside that ancestor; the user's places may point anywhere."""
     found: dict[Path, Found] = {}  # the first place a path is met decides its origin and state
 
     def add(paths: Sequence[Path], origin: ResourceOrigin, entries: Sequence[str], base: Path, own: bool) -> None:
@@ -208,20 +281,27 @@ def discover(kind: Kind, cwd: Path, agent_dir: Path, project: SettingsEntries, u
 
     project_entries = project.skills if kind == "skills" else project.prompts
     user_entries = user.skills if kind == "skills" else user.prompts
-    for entries, base, origin in (
-        (project_entries, project.base_dir, ResourceOrigin("local", "project")),
-        (user_entries, user.base_dir, ResourceOrigin("local", "user")),
-    ):
-        plain = [expand_path(e, base) for e in entries if not _is_pattern(e)]
-        add([file for path in plain for file in _files_of(kind, path)], origin, entries, base, own=True)
+    for settings, origin in ((project, ResourceOrigin("local", "project")), (user, ResourceOrigin("local", "user"))):
+        entries = settings.skills if kind == "skills" else settings.prompts
+        add(_entry_paths(kind, settings, budget), origin, entries, settings.base_dir, own=True)
+
+    def walk(folder: Path, bound: Path | None) -> Walk:
+        return Walk(budget.source(folder), bound)
+
     home_agents = Path.home() / ".agents" / "skills"
     if kind == "skills":
         agents = [f for f in _ancestor_agents_folders(cwd) if f != home_agents]
-        project_files = [*skill_files(cwd / ".pi" / "skills"), *(p for f in agents for p in skill_files(f, False))]
-        user_files = [*skill_files(agent_dir / "skills"), *skill_files(home_agents, root_files=False)]
+        project_files = [
+            *skill_files(cwd / ".pi" / "skills", walk(cwd / ".pi" / "skills", cwd)),
+            *(p for f in agents for p in skill_files(f, walk(f, f.parent.parent), root_files=False)),
+        ]
+        user_files = [
+            *skill_files(agent_dir / "skills", walk(agent_dir / "skills", None)),
+            *skill_files(home_agents, walk(home_agents, None), root_files=False),
+        ]
     else:
-        project_files = markdown_files(cwd / ".pi" / "prompts", recursive=False)
-        user_files = markdown_files(agent_dir / "prompts", recursive=False)
+        project_files = markdown_files(cwd / ".pi" / "prompts", walk(cwd / ".pi" / "prompts", cwd), recursive=False)
+        user_files = markdown_files(agent_dir / "prompts", walk(agent_dir / "prompts", None), recursive=False)
     add(project_files, ResourceOrigin("auto", "project", str(cwd / ".pi")), project_entries, project.base_dir, False)
     add(user_files, ResourceOrigin("auto", "user", str(agent_dir)), user_entries, user.base_dir, False)
     ranked = sorted(found.values(), key=lambda f: _rank(f.origin))  # stable: met order within a rank
@@ -230,7 +310,7 @@ def discover(kind: Kind, cwd: Path, agent_dir: Path, project: SettingsEntries, u
     for entry in ranked:
         if (real := os.path.realpath(entry.path)) not in seen:
             seen.add(real)
-            unique.append(entry)
+            unique.append(replace(entry, real=real))
     return unique
 
 
@@ -254,17 +334,18 @@ def files_to_load(
     settings: tuple[SettingsEntries, SettingsEntries],
     command_line: Sequence[str],
     include_found: bool,
+    budget: LoadBudget,
 ) -> tuple[list[Path], Callable[[Path], ResourceOrigin]]:
     """The paths to load, in precedence order (what `discover` found and keeps, unless
     `include_found` is False, as Pi's `--no-skills` leaves it out; then the command line's), and
     the origin of each file loaded from them."""
-    found = discover(kind, cwd, agent_dir, *settings) if include_found else []
+    found = discover(kind, cwd, agent_dir, *settings, budget) if include_found else []
     paths: list[Path] = []
     seen: set[str] = set()
     # A command-line path is relative to the workspace, `~` included (a shell expands it), as in Pi.
     given = [Path(os.path.normpath(cwd / p)) for p in command_line]
-    for path in [*(f.path for f in found if f.enabled), *given]:
-        if (real := os.path.realpath(path)) not in seen:
+    for path, known in [*((f.path, f.real) for f in found if f.enabled), *((p, "") for p in given)]:
+        if (real := known or os.path.realpath(path)) not in seen:
             seen.add(real)
             paths.append(path)
     origins = {f.path: f.origin for f in found}

@@ -6,6 +6,7 @@ files included."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pi_rpc.ai import pi_agent_dir
 from pi_rpc.session.context_files import ContextFile, load_context_files
 from pi_rpc.session.prompt_templates import PromptTemplate, expand_prompt_template, load_prompt_templates
 from pi_rpc.session.resource_discovery import ResourceOrigin, SettingsEntries, files_to_load
+from pi_rpc.session.resource_limits import LoadBudget, read_bounded, resolves_inside
 from pi_rpc.session.settings import SettingsError, load_settings, settings_paths, skill_entries, workspace_settings_path
 from pi_rpc.session.skills import Skill, expand_skill_command, load_skills
 
@@ -56,6 +58,7 @@ class Resources:
     skills: list[Skill] = field(default_factory=list)
     system_prompt: str | None = None  # SYSTEM.md: replaces the base prompt
     append_system_prompt: str | None = None  # APPEND_SYSTEM.md: follows the guidelines
+    warnings: list[str] = field(default_factory=list)  # what the load skipped or cut, as logged
 
     def expand(self, text: str) -> str:
         """A `/skill:name …` or `/template …` prompt as the model is to see it (Pi expands both)."""
@@ -91,7 +94,7 @@ def _settings(cwd: str, options: ResourceOptions, agent_dir: Path) -> tuple[Sett
         user_file = next((p for p in settings_paths() if p.is_file()), None)
     project = _entries(project_file) or SettingsEntries(project_file.parent)
     user = _entries(user_file) or SettingsEntries(agent_dir)
-    return project, user
+    return dataclasses.replace(project, bound=Path(cwd)), user
 
 
 def prompt_input(value: str, what: str) -> str:
@@ -107,27 +110,44 @@ def prompt_input(value: str, what: str) -> str:
         return value
 
 
-def _prompt_file(cwd: str, agent_dir: Path, name: str) -> str | None:
-    for path in (Path(cwd) / ".pi" / name, agent_dir / name):
-        if path.is_file():
-            return prompt_input(str(path), name)
+def _prompt_file(cwd: str, agent_dir: Path, name: str, budget: LoadBudget) -> str | None:
+    """The project's `.pi/<name>` (resolving inside the workspace), else the agent folder's."""
+    for path, bound in ((Path(cwd) / ".pi" / name, Path(cwd)), (agent_dir / name, None)):
+        if not path.is_file():
+            continue
+        if bound is not None and not resolves_inside(path, bound):
+            budget.warn(f"resources: {path} is skipped: it resolves outside {bound}")
+            continue
+        text = read_bounded(path, budget, name)
+        if text is not None:
+            return text
     return None
 
 
 def load_resources(cwd: str, options: ResourceOptions) -> Resources:
+    """Everything a session loads, within the bounds of resource_limits.py (files per source,
+    bytes per file, a deadline for the whole load): cheap enough to run as the session is made,
+    whatever the workspace holds. What the workspace's files or settings name outside it is
+    skipped; what was skipped or cut is in `Resources.warnings`."""
     agent_dir = options.agent_dir or pi_agent_dir()
     workspace = Path(cwd)
+    budget = LoadBudget.start()
     settings = _settings(cwd, options, agent_dir)
+    context_files = load_context_files(cwd, agent_dir, budget) if options.context_files else []
+    system_prompt = _prompt_file(cwd, agent_dir, "SYSTEM.md", budget)
+    append_system_prompt = _prompt_file(cwd, agent_dir, "APPEND_SYSTEM.md", budget)
     template_paths, template_origin = files_to_load(
-        "prompts", workspace, agent_dir, settings, options.prompt_template_paths, options.prompt_templates
+        "prompts", workspace, agent_dir, settings, options.prompt_template_paths, options.prompt_templates, budget
     )
+    templates = load_prompt_templates(template_paths, template_origin, budget)
     skill_paths, skill_origin = files_to_load(
-        "skills", workspace, agent_dir, settings, options.skill_paths, options.skills
+        "skills", workspace, agent_dir, settings, options.skill_paths, options.skills, budget
     )
     return Resources(
-        context_files=load_context_files(cwd, agent_dir) if options.context_files else [],
-        prompt_templates=load_prompt_templates(template_paths, template_origin),
-        skills=load_skills(skill_paths, skill_origin),
-        system_prompt=_prompt_file(cwd, agent_dir, "SYSTEM.md"),
-        append_system_prompt=_prompt_file(cwd, agent_dir, "APPEND_SYSTEM.md"),
+        context_files=context_files,
+        prompt_templates=templates,
+        skills=load_skills(skill_paths, skill_origin, budget),
+        system_prompt=system_prompt,
+        append_system_prompt=append_system_prompt,
+        warnings=budget.warnings,
     )

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_rpc.session.frontmatter import parse_frontmatter, text_value
-from pi_rpc.session.resource_discovery import ResourceOrigin, skill_files
+from pi_rpc.session.resource_discovery import ResourceOrigin, Walk, skill_files
+from pi_rpc.session.resource_limits import LoadBudget, read_bounded
 
 _log = logging.getLogger(__name__)
 
@@ -30,14 +31,16 @@ class Skill:
     base_dir: str  # the skill's folder: what its relative references are relative to
     origin: ResourceOrigin
     disable_model_invocation: bool = False
+    # The file the load checked (symlinks resolved); `/skill:name` reads only that same file, so a
+    # symlink swapped in after the load (by a command the model ran, say) is not followed.
+    real_path: str = ""
 
 
-def _load_skill(path: Path, origin: ResourceOrigin) -> Skill | None:
-    try:
-        keys, _ = parse_frontmatter(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        _log.warning("skill %s cannot be read: %s", path, exc)
+def _load_skill(path: Path, origin: ResourceOrigin, budget: LoadBudget) -> Skill | None:
+    text = read_bounded(path, budget, "skill", strict=True)
+    if text is None:
         return None
+    keys, _ = parse_frontmatter(text)
     description = text_value(keys, "description").strip()
     if not description:
         _log.warning("skill %s has no description and is skipped", path)
@@ -49,16 +52,17 @@ def _load_skill(path: Path, origin: ResourceOrigin) -> Skill | None:
         base_dir=str(path.parent),
         origin=origin,
         disable_model_invocation=keys.get("disable-model-invocation") is True,
+        real_path=os.path.realpath(path),
     )
 
 
-def load_skills(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin]) -> list[Skill]:
-    """The skills at `paths` (skill files, or folders searched for them), in order; `origin_of`
-    tells where each file came from."""
+def load_skills(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigin], budget: LoadBudget) -> list[Skill]:
+    """The skills at `paths` (skill files, or folders searched for them: the command line's, the
+    user's own), in order, within the load's bounds; `origin_of` tells where each file came from."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files += skill_files(path)
+            files += skill_files(path, Walk(budget.source(path)))
         elif path.is_file() and path.name.endswith(".md"):
             files.append(path)
         elif path.exists():
@@ -68,7 +72,7 @@ def load_skills(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigi
     loaded: dict[str, Skill] = {}
     read: set[str] = set()  # a file reached twice (a symlink) counts once
     for file in files:
-        if (real := os.path.realpath(file)) in read or (skill := _load_skill(file, origin_of(file))) is None:
+        if (real := os.path.realpath(file)) in read or (skill := _load_skill(file, origin_of(file), budget)) is None:
             continue
         if skill.name in loaded:
             _log.warning("skill %r at %s ignored: %s has the same name", skill.name, file, loaded[skill.name].path)
@@ -121,11 +125,13 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     skill = next((s for s in skills if s.name == name), None)
     if skill is None:
         return text
-    try:
-        _, body = parse_frontmatter(Path(skill.path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        _log.warning("skill %s cannot be read: %s", skill.path, exc)
+    if os.path.realpath(skill.path) != skill.real_path:
+        _log.warning("skill %s now resolves to another file than when it was loaded; not expanded", skill.path)
         return text
+    content = read_bounded(Path(skill.path), None, "skill", strict=True)
+    if content is None:
+        return text
+    _, body = parse_frontmatter(content)
     block = (
         f'<skill name="{skill.name}" location="{skill.path}">\n'
         f"References are relative to {skill.base_dir}.\n\n{body.strip()}\n</skill>"

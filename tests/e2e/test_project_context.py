@@ -127,9 +127,10 @@ def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_s
     skill(workspace / ".agents" / "skills", "format")
     skill(repo / ".agents" / "skills", "release")
     skill(tmp_path / ".agents" / "skills", "beyond-the-repo")
-    skill(repo / "team" / "skills", "triage")
-    write(repo / "team" / "prompts" / "standup.md", "Standup for $@.")
-    settings = {"skills": ["../../team/skills"], "prompts": ["../../team/prompts"]}
+    # Inside the workspace: pi-rpc ignores a workspace's entries naming a place outside it.
+    skill(workspace / "team" / "skills", "triage")
+    write(workspace / "team" / "prompts" / "standup.md", "Standup for $@.")
+    settings = {"skills": ["../team/skills"], "prompts": ["../team/prompts"]}
     write(workspace / ".pi" / "settings.json", json.dumps(settings))
     # The user's: the agent folder (written below), ~/.agents/skills, the user settings' paths.
     skill(home / ".agents" / "skills", "notes")

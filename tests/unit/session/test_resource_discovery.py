@@ -161,7 +161,23 @@ def test_prompt_folders_skip_hidden_and_ignored_files_but_a_command_line_folder_
 
 def test_a_skill_reached_twice_through_a_symlink_counts_once(tmp_path: Path) -> None:
     cwd, agent = tmp_path / "ws", tmp_path / "agent"
+    target = skill(cwd / ".agents" / "skills", "linked").parent
+    (cwd / ".pi" / "skills").mkdir(parents=True)
+    (cwd / ".pi" / "skills" / "alias").symlink_to(target)
+    resources = load(cwd, agent)
+    assert listed(resources) == [("skill:linked", "auto", "project")]
+    assert resources.skills[0].path == str(cwd / ".pi" / "skills" / "alias" / "SKILL.md")
+
+
+def test_a_workspace_symlink_to_a_skill_of_the_users_is_skipped_and_the_users_place_keeps_it(
+    tmp_path: Path,
+) -> None:
+    cwd, agent = tmp_path / "ws", tmp_path / "agent"
     target = skill(agent / "skills", "linked").parent
     (cwd / ".pi" / "skills").mkdir(parents=True)
     (cwd / ".pi" / "skills" / "alias").symlink_to(target)
-    assert listed(load(cwd, agent)) == [("skill:linked", "auto", "project")]
+    resources = load(cwd, agent)
+    assert listed(resources) == [("skill:linked", "auto", "user")]
+    assert resources.warnings == [
+        f"resources: {cwd / '.pi' / 'skills' / 'alias'} is skipped: it resolves outside {cwd}"
+    ]

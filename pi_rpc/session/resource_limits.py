@@ -1,0 +1,129 @@
+"""The bounds of one resource load (context files, skills, prompt templates, SYSTEM.md), and the one
+way those files are read.
+
+A repository decides what its folders hold, so whatever they hold, a load stays small: at most
+`MAX_ENTRIES_PER_SOURCE` folder entries are looked at per source (one folder searched, one settings
+entry, one command-line path), a file is read up to `MAX_FILE_BYTES`, and the whole load stops at
+`DEADLINE_S`. What a bound cuts is said in a warning. The load runs when a session is made, before
+the daemon answers its first request, so these bounds are what keep `initialize`, ACP's
+`session/new` and Pi mode's first command quick (docs/SECURITY.md, "Context files and resources").
+
+A file found in a folder must also resolve inside that folder's tree (`resolves_inside`): a
+symlink that points out is skipped, so a repository cannot make pi-rpc send another file of the
+user's to the provider.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_log = logging.getLogger(__name__)
+
+# Pi users keep tens of skills; a thousand entries is far past any real folder and a few ms to scan.
+MAX_ENTRIES_PER_SOURCE = 1000
+# A context file or template past this is no instruction a model can use; the rest is cut.
+MAX_FILE_BYTES = 256 * 1024
+# The whole load, safety net of the two above: a session is made before the first answer.
+DEADLINE_S = 0.3
+
+
+@dataclass
+class LoadBudget:
+    """One load's clock and the warnings of everything it left out."""
+
+    deadline: float
+    max_entries: int
+    max_file_bytes: int
+    warnings: list[str] = field(default_factory=list)
+    _expired: bool = False
+
+    @classmethod
+    def start(cls) -> LoadBudget:
+        return cls(time.monotonic() + DEADLINE_S, MAX_ENTRIES_PER_SOURCE, MAX_FILE_BYTES)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        _log.warning("%s", message)
+
+    def expired(self) -> bool:
+        """Past the deadline (said once): everything still to be found or read is left out."""
+        if not self._expired and time.monotonic() >= self.deadline:
+            self._expired = True
+            self.warn(f"resources: loading stopped after {DEADLINE_S} s; the rest is not loaded")
+        return self._expired
+
+    def source(self, where: Path | str) -> SourceBudget:
+        return SourceBudget(self, str(where))
+
+
+@dataclass
+class SourceBudget:
+    """The entries one source may still look at."""
+
+    load: LoadBudget
+    where: str
+    seen: int = 0
+    cut: bool = False
+
+    def take(self) -> bool:
+        """Whether one more folder entry may be looked at."""
+        if self.cut:
+            return False
+        if self.load.expired():
+            self.cut = True
+            return False
+        if self.seen >= self.load.max_entries:
+            self.cut = True
+            self.load.warn(
+                f"resources: stopped after {self.seen} entries of {self.where} (the limit per source);"
+                " the rest is not loaded"
+            )
+            return False
+        self.seen += 1
+        return True
+
+
+def resolves_inside(path: Path, tree: Path) -> bool:
+    """Whether `path`, symlinks resolved, is `tree` or lies below it (`tree` resolved too)."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(tree))
+
+
+def read_bounded(path: Path, budget: LoadBudget | None, what: str, strict: bool = False) -> str | None:
+    """A regular file's text, cut at the byte limit (with a warning); None when it is not a
+    regular file or cannot be read (`strict`: or is not UTF-8), or the load is past its deadline.
+    Opened without blocking, so a named pipe in a repository cannot stall the load."""
+    if budget is not None and budget.expired():
+        return None
+    limit = budget.max_file_bytes if budget is not None else MAX_FILE_BYTES
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        _log.warning("cannot read %s %s: %s", what, path, exc)
+        return None
+    with os.fdopen(fd, "rb") as source:
+        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+            return None
+        try:
+            data = source.read(limit + 1)
+        except OSError as exc:
+            _log.warning("cannot read %s %s: %s", what, path, exc)
+            return None
+    cut = len(data) > limit
+    if cut:
+        message = f"resources: {what} {path} is read up to its first {limit} bytes; the rest is left out"
+        if budget is not None:
+            budget.warn(message)
+        else:
+            _log.warning("%s", message)
+        data = data[:limit]
+    try:  # after a cut, a character the cut split is dropped, not an error
+        return codecs.getincrementaldecoder("utf-8")("strict" if strict else "replace").decode(data, final=not cut)
+    except UnicodeDecodeError as exc:
+        _log.warning("cannot read %s %s: %s", what, path, exc)
+        return None
