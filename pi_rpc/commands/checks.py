@@ -22,16 +22,19 @@ import platformdirs
 import pi_rpc
 from pi_rpc.ai import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, list_models, no_model_message
 from pi_rpc.session import (
+    ResourceOptions,
     RuleError,
     Settings,
     SettingsError,
     chosen_session_root,
     decide_trust,
     load_settings,
+    needs_trust,
     parse_rules,
     sessions_folder,
     settings_paths,
     trust_file,
+    untrusted_resources,
     with_workspace_settings,
     workspace_settings,
     workspace_settings_path,
@@ -134,6 +137,8 @@ def check_settings_file(cwd: str) -> Iterator[Check]:
         if where is None:
             if label == "settings.json":
                 yield Check("info", label, f"none (optional: {settings_paths()[0]}); defaults apply")
+            elif needs_trust(cwd):  # no settings, but resources of its own that trust decides on
+                yield check_workspace_trust(cwd)
             continue
         try:
             permissions = load_settings(where).permissions
@@ -147,8 +152,9 @@ def check_settings_file(cwd: str) -> Iterator[Check]:
 
 
 def check_workspace_trust(cwd: str) -> Check:
-    """Whether the workspace's own settings may loosen anything, and what is ignored until they
-    may (session/trust.py): a daemon started here without --approve or --no-approve decides so."""
+    """Whether the workspace's own settings may loosen anything and its own resources load, and
+    what is ignored or not loaded until they may (session/trust.py): a daemon started here
+    without --approve or --no-approve decides so."""
     try:
         user = load_settings()
     except SettingsError:
@@ -158,12 +164,15 @@ def check_workspace_trust(cwd: str) -> Check:
     if decision.trusted:
         return Check("ok", "workspace trust", f"{cwd}: trusted ({decision.source}); its allow rules apply")
     ignored = workspace_settings(user, cwd, False).ignored
+    skipped = untrusted_resources(cwd, ResourceOptions())
     fix = f'start pi-rpc with --approve, or add "{os.path.realpath(cwd)}": true to {trust_file()}'
-    if not ignored:
+    if not ignored and not skipped:
         return Check("info", "workspace trust", f"{cwd}: not trusted ({decision.source}); nothing of it is ignored")
-    return Check(
-        "warn", "workspace trust", f"{cwd}: not trusted ({decision.source}); ignored: {', '.join(ignored)}", fix
-    )
+    said = [
+        *([f"ignored: {', '.join(ignored)}"] if ignored else []),
+        *([f"not loaded: {', '.join(skipped)}"] if skipped else []),
+    ]
+    return Check("warn", "workspace trust", f"{cwd}: not trusted ({decision.source}); {'; '.join(said)}", fix)
 
 
 def sessions_folder_of(cwd: str) -> Path:

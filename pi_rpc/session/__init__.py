@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         starting_model,
     )
     from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE
-    from pi_rpc.session.resources import ResourceCommand, ResourceOptions, prompt_input
+    from pi_rpc.session.resources import ResourceCommand, ResourceOptions, prompt_input, untrusted_resources
     from pi_rpc.session.session import (
         AgentSession,
         ModelChoice,
@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from pi_rpc.session.trust import (
         TrustDecision,
         decide_trust,
+        needs_trust,
         record_trust,
         saved_allow_rules,
         trust_file,
@@ -131,6 +132,7 @@ __all__ = [
     "load_session",
     "load_settings",
     "model_resolvers",
+    "needs_trust",
     "open_folder",
     "other_workspace",
     "other_workspace_message",
@@ -149,6 +151,7 @@ __all__ = [
     "starting_model",
     "summary_heading",
     "trust_file",
+    "untrusted_resources",
     "with_workspace_settings",
     "workspace_settings",
     "workspace_settings_path",

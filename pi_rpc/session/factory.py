@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules, parse_rules
 from pi_rpc.session.config import SessionConfig
+from pi_rpc.session.resources import untrusted_resources
 from pi_rpc.session.settings import Settings, workspace_settings, workspace_settings_path
 from pi_rpc.session.store import chosen_session_root
 from pi_rpc.session.trust import (
@@ -80,6 +81,13 @@ def folder_trust(context: DaemonContext, folder: str) -> TrustDecision:
     return decide_trust(folder, context.trust, default if isinstance(default, str) else None)
 
 
+def untrusted_summary(folder: str, ignored: list[str], skipped: list[str]) -> str:
+    """What an untrusted folder's warning names, in the log and in `pi-rpc doctor`: its settings
+    ignored (by key), then its own resources not loaded (session/resources.py)."""
+    parts = [f"{workspace_settings_path(folder)}: {', '.join(ignored)} ignored"] if ignored else []
+    return "; ".join([*parts, *([f"{folder}: {', '.join(skipped)} not loaded"] if skipped else [])])
+
+
 def _save_rule(folder: str, rule: str) -> None:
     """An "allow always" rule with save: into the user's own rules for the folder, never the repository's."""
     try:
@@ -97,12 +105,15 @@ def open_folder(
     user = context.user_settings or Settings()
     trust = folder_trust(context, folder)
     workspace = workspace_settings(user, folder, trust.trusted)
-    if workspace.ignored and folder not in context.warned:
+    # The folder's own resources load only when it is trusted; every reload of the session
+    # (new, switch, fork, clone) reads these options again, so it keeps the decision.
+    resources = dataclasses.replace(template.resources, workspace_resources=trust.trusted)
+    skipped = [] if trust.trusted else untrusted_resources(folder, resources)
+    if (workspace.ignored or skipped) and folder not in context.warned:
         context.warned.add(folder)
         _log.warning(
-            "%s: %s ignored: the folder is not trusted (start pi-rpc with --approve, or add %s: true to %s)",
-            workspace_settings_path(folder),
-            ", ".join(workspace.ignored),
+            "%s: the folder is not trusted (start pi-rpc with --approve, or add %s: true to %s)",
+            untrusted_summary(folder, workspace.ignored, skipped),
             json.dumps(normal_folder(folder)),
             trust_file(),
         )
@@ -137,6 +148,7 @@ def open_folder(
         approval_policy_configured=policy is not None,
         approval_rules=rules,
         save_allow_rule=functools.partial(_save_rule, folder),
+        resources=resources,
         mcp_servers=[*template.mcp_servers, *servers_from_settings(workspace.settings.mcp_servers)],
         session_root=session_root,
         resume_from=resume_from,

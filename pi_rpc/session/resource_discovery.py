@@ -24,6 +24,10 @@ in a folder a settings entry names, in its subfolders too. Hidden entries and `n
 skipped, as is what the `.gitignore`, `.ignore` and `.fdignore` files met on the way ignore. A
 folder given on the command line holds templates: every `.md` file directly in it.
 
+An untrusted workspace (`include_workspace` False) has no places of its own: neither 1 nor 2,
+as Pi 1.6.0 leaves an untrusted project's out (its settings are not read, so their filters do
+not apply to the user's places either).
+
 Unlike Pi, what a workspace holds stays inside it (docs/BEHAVIOUR.md, 18.8): a workspace settings
 entry naming a place outside the workspace is ignored, and a file or folder of the project's
 places (an ancestor's `.agents/skills`: of that ancestor) that resolves outside is skipped, each
@@ -254,13 +258,15 @@ def _entry_paths(kind: Kind, settings: SettingsEntries, budget: LoadBudget) -> l
     return files
 
 
-def _ancestor_agents_folders(cwd: Path) -> list[Path]:
-    """`.agents/skills` in `cwd` and each folder above it, up to the git root (or the top)."""
+def ancestor_agents_folders(cwd: Path) -> list[Path]:
+    """`.agents/skills` in `cwd` and each folder above it, up to the git root (or the top): the
+    project's, so not the user's own `~/.agents/skills` met on the way."""
     folders = [cwd, *cwd.parents]
     git_root = next((f for f in folders if (f / ".git").exists()), None)
     if git_root is not None:
         folders = folders[: folders.index(git_root) + 1]
-    return [folder / ".agents" / "skills" for folder in folders]
+    home_agents = Path.home() / ".agents" / "skills"
+    return [path for folder in folders if (path := folder / ".agents" / "skills") != home_agents]
 
 
 def _rank(origin: ResourceOrigin) -> int:
@@ -268,11 +274,18 @@ def _rank(origin: ResourceOrigin) -> int:
 
 
 def discover(
-    kind: Kind, cwd: Path, agent_dir: Path, project: SettingsEntries, user: SettingsEntries, budget: LoadBudget
+    kind: Kind,
+    cwd: Path,
+    agent_dir: Path,
+    project: SettingsEntries,
+    user: SettingsEntries,
+    budget: LoadBudget,
+    include_workspace: bool = True,
 ) -> list[Found]:
     """Every `kind` file the settings and folders name, in precedence order, each path once. What
     the project's folders hold must resolve inside the workspace; an ancestor's `.agents/skills`,
-    inside that ancestor; the user's places may point anywhere."""
+    inside that ancestor; the user's places may point anywhere. Without `include_workspace` (an
+    untrusted folder) the project's settings and folders are not searched at all."""
     found: dict[Path, Found] = {}  # the first place a path is met decides its origin and state
 
     def add(paths: Sequence[Path], origin: ResourceOrigin, entries: Sequence[str], base: Path, own: bool) -> None:
@@ -281,6 +294,8 @@ def discover(
 
     project_entries = project.skills if kind == "skills" else project.prompts
     user_entries = user.skills if kind == "skills" else user.prompts
+    if not include_workspace:
+        project = SettingsEntries(project.base_dir)
     for settings, origin in ((project, ResourceOrigin("local", "project")), (user, ResourceOrigin("local", "user"))):
         entries = settings.skills if kind == "skills" else settings.prompts
         add(_entry_paths(kind, settings, budget), origin, entries, settings.base_dir, own=True)
@@ -289,18 +304,25 @@ def discover(
         return Walk(budget.source(folder), bound)
 
     home_agents = Path.home() / ".agents" / "skills"
+    project_files: list[Path] = []
     if kind == "skills":
-        agents = [f for f in _ancestor_agents_folders(cwd) if f != home_agents]
-        project_files = [
-            *skill_files(cwd / ".pi" / "skills", walk(cwd / ".pi" / "skills", cwd)),
-            *(p for f in agents for p in skill_files(f, walk(f, f.parent.parent), root_files=False)),
-        ]
+        if include_workspace:
+            project_files = [
+                *skill_files(cwd / ".pi" / "skills", walk(cwd / ".pi" / "skills", cwd)),
+                *(
+                    p
+                    for f in ancestor_agents_folders(cwd)
+                    for p in skill_files(f, walk(f, f.parent.parent), root_files=False)
+                ),
+            ]
         user_files = [
             *skill_files(agent_dir / "skills", walk(agent_dir / "skills", None)),
             *skill_files(home_agents, walk(home_agents, None), root_files=False),
         ]
     else:
-        project_files = markdown_files(cwd / ".pi" / "prompts", walk(cwd / ".pi" / "prompts", cwd), recursive=False)
+        if include_workspace:
+            prompts = cwd / ".pi" / "prompts"
+            project_files = markdown_files(prompts, walk(prompts, cwd), recursive=False)
         user_files = markdown_files(agent_dir / "prompts", walk(agent_dir / "prompts", None), recursive=False)
     add(project_files, ResourceOrigin("auto", "project", str(cwd / ".pi")), project_entries, project.base_dir, False)
     add(user_files, ResourceOrigin("auto", "user", str(agent_dir)), user_entries, user.base_dir, False)
@@ -335,11 +357,12 @@ def files_to_load(
     command_line: Sequence[str],
     include_found: bool,
     budget: LoadBudget,
+    include_workspace: bool = True,
 ) -> tuple[list[Path], Callable[[Path], ResourceOrigin]]:
     """The paths to load, in precedence order (what `discover` found and keeps, unless
     `include_found` is False, as Pi's `--no-skills` leaves it out; then the command line's), and
-    the origin of each file loaded from them."""
-    found = discover(kind, cwd, agent_dir, *settings, budget) if include_found else []
+    the origin of each file loaded from them. `include_workspace`: as `discover` takes it."""
+    found = discover(kind, cwd, agent_dir, *settings, budget, include_workspace) if include_found else []
     paths: list[Path] = []
     seen: set[str] = set()
     # A command-line path is relative to the workspace, `~` included (a shell expands it), as in Pi.

@@ -2,7 +2,13 @@
 skills, and a replacement or an addition to the system prompt (`SYSTEM.md`, `APPEND_SYSTEM.md` in
 the project's `.pi/` folder, else the agent folder). Loaded when a session starts and again whenever
 it becomes another session (new, loaded, switched to, forked, cloned), as Pi reloads them, settings
-files included."""
+files included.
+
+An untrusted workspace (session/trust.py) gets none of its own resources, as Pi 1.6.0 leaves an
+untrusted project's out: not its settings' `skills`/`prompts` entries, not `.pi/skills`,
+`.pi/prompts`, the `.agents/skills` folders of the workspace and above it, `.pi/SYSTEM.md` or
+`.pi/APPEND_SYSTEM.md`. Its `AGENTS.md`/`CLAUDE.md` still load (Pi loads them too: they are text
+for the model, they enable nothing), as does everything of the user's and the command line's."""
 
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ from typing import Literal
 from pi_rpc.ai import pi_agent_dir
 from pi_rpc.session.context_files import ContextFile, load_context_files
 from pi_rpc.session.prompt_templates import PromptTemplate, expand_prompt_template, load_prompt_templates
-from pi_rpc.session.resource_discovery import ResourceOrigin, SettingsEntries, files_to_load
+from pi_rpc.session.resource_discovery import ResourceOrigin, SettingsEntries, ancestor_agents_folders, files_to_load
 from pi_rpc.session.resource_limits import LoadBudget, read_bounded, resolves_inside
 from pi_rpc.session.settings import SettingsError, load_settings, settings_paths, skill_entries, workspace_settings_path
 from pi_rpc.session.skills import Skill, expand_skill_command, load_skills
@@ -37,6 +43,9 @@ class ResourceOptions:
     skill_paths: list[str] = field(default_factory=list)
     prompt_templates: bool = True
     prompt_template_paths: list[str] = field(default_factory=list)
+    # Whether the workspace's own resources load (the module's docstring): session/factory.py sets
+    # it from the folder's trust; a config built by hand (a test's) trusts its workspace.
+    workspace_resources: bool = True
 
 
 @dataclass(frozen=True)
@@ -86,13 +95,14 @@ def _entries(path: Path | None) -> SettingsEntries | None:
 
 
 def _settings(cwd: str, options: ResourceOptions, agent_dir: Path) -> tuple[SettingsEntries, SettingsEntries]:
-    """(project, user) settings entries."""
+    """(project, user) settings entries; an untrusted workspace's file is not read, as Pi reads
+    no settings of an untrusted project (its `!`, `+` and `-` filters do not apply either)."""
     project_file = workspace_settings_path(cwd)
     if options.agent_dir is not None:
         user_file: Path | None = options.agent_dir / "settings.json"
     else:
         user_file = next((p for p in settings_paths() if p.is_file()), None)
-    project = _entries(project_file) or SettingsEntries(project_file.parent)
+    project = (_entries(project_file) if options.workspace_resources else None) or SettingsEntries(project_file.parent)
     user = _entries(user_file) or SettingsEntries(agent_dir)
     return dataclasses.replace(project, bound=Path(cwd)), user
 
@@ -110,9 +120,11 @@ def prompt_input(value: str, what: str) -> str:
         return value
 
 
-def _prompt_file(cwd: str, agent_dir: Path, name: str, budget: LoadBudget) -> str | None:
-    """The project's `.pi/<name>` (resolving inside the workspace), else the agent folder's."""
-    for path, bound in ((Path(cwd) / ".pi" / name, Path(cwd)), (agent_dir / name, None)):
+def _prompt_file(cwd: str, agent_dir: Path, name: str, budget: LoadBudget, workspace: bool) -> str | None:
+    """The project's `.pi/<name>` (resolving inside the workspace; only when the `workspace`'s own
+    resources load), else the agent folder's."""
+    places = ((Path(cwd) / ".pi" / name, Path(cwd)),) if workspace else ()
+    for path, bound in (*places, (agent_dir / name, None)):
         if not path.is_file():
             continue
         if bound is not None and not resolves_inside(path, bound):
@@ -128,20 +140,23 @@ def load_resources(cwd: str, options: ResourceOptions) -> Resources:
     """Everything a session loads, within the bounds of resource_limits.py (files per source,
     bytes per file, a deadline for the whole load): cheap enough to run as the session is made,
     whatever the workspace holds. What the workspace's files or settings name outside it is
-    skipped; what was skipped or cut is in `Resources.warnings`."""
+    skipped, and all of the workspace's own resources when `options.workspace_resources` is False
+    (an untrusted folder's: `untrusted_resources` names them); what was skipped or cut is in
+    `Resources.warnings`."""
     agent_dir = options.agent_dir or pi_agent_dir()
     workspace = Path(cwd)
     budget = LoadBudget.start()
     settings = _settings(cwd, options, agent_dir)
     context_files = load_context_files(cwd, agent_dir, budget) if options.context_files else []
-    system_prompt = _prompt_file(cwd, agent_dir, "SYSTEM.md", budget)
-    append_system_prompt = _prompt_file(cwd, agent_dir, "APPEND_SYSTEM.md", budget)
+    own = options.workspace_resources
+    system_prompt = _prompt_file(cwd, agent_dir, "SYSTEM.md", budget, own)
+    append_system_prompt = _prompt_file(cwd, agent_dir, "APPEND_SYSTEM.md", budget, own)
     template_paths, template_origin = files_to_load(
-        "prompts", workspace, agent_dir, settings, options.prompt_template_paths, options.prompt_templates, budget
+        "prompts", workspace, agent_dir, settings, options.prompt_template_paths, options.prompt_templates, budget, own
     )
     templates = load_prompt_templates(template_paths, template_origin, budget)
     skill_paths, skill_origin = files_to_load(
-        "skills", workspace, agent_dir, settings, options.skill_paths, options.skills, budget
+        "skills", workspace, agent_dir, settings, options.skill_paths, options.skills, budget, own
     )
     return Resources(
         context_files=context_files,
@@ -151,3 +166,32 @@ def load_resources(cwd: str, options: ResourceOptions) -> Resources:
         append_system_prompt=append_system_prompt,
         warnings=budget.warnings,
     )
+
+
+def untrusted_resources(cwd: str, options: ResourceOptions) -> list[str]:
+    """What `cwd` holds of its own resources that an untrusted folder does not load (the module's
+    docstring), for the folder's warning: `.pi/skills`, `.pi/prompts`, `.agents/skills` (an
+    ancestor's by its path), `.pi/SYSTEM.md`, `.pi/APPEND_SYSTEM.md`, and "skills/prompts
+    entries" for its settings'. What `options` turns off anyway (`--no-skills`, …) is not named."""
+    workspace = Path(cwd)
+    skipped: list[str] = []
+    if options.skills:
+        skipped += [".pi/skills"] if (workspace / ".pi" / "skills").is_dir() else []
+        for folder in ancestor_agents_folders(workspace):
+            if folder.is_dir():
+                skipped.append(".agents/skills" if folder.parent.parent == workspace else str(folder))
+    if options.prompt_templates and (workspace / ".pi" / "prompts").is_dir():
+        skipped.append(".pi/prompts")
+    skipped += [f".pi/{name}" for name in ("SYSTEM.md", "APPEND_SYSTEM.md") if (workspace / ".pi" / name).is_file()]
+    entries = _entries(workspace_settings_path(cwd))
+    if entries is not None:
+        keys = [
+            key
+            for key, named in (
+                ("skills", options.skills and entries.skills),
+                ("prompts", options.prompt_templates and entries.prompts),
+            )
+            if named
+        ]
+        skipped += [f"{'/'.join(keys)} entries"] if keys else []
+    return skipped

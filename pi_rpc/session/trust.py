@@ -2,7 +2,8 @@
 
 A repository's `.pi/settings.json` is the repository's to write, not the user's: until the user
 trusts the folder, what it says may tighten (deny rules) but never loosen (allow rules, a default
-policy, MCP servers). Whether a folder is trusted is decided in Pi's order (its
+policy, MCP servers), and its own skills, prompt templates and `SYSTEM.md` do not load
+(session/resources.py). Whether a folder is trusted is decided in Pi's order (its
 `resolveProjectTrusted`):
 
 1. the command line for this run: `--approve`/`-a` trusts, `--no-approve`/`-na` does not (an
@@ -116,17 +117,40 @@ def record_trust(folder: str, trusted: bool | None) -> None:
     _write_object(path, data)
 
 
-def has_workspace_settings(folder: str) -> bool:
-    return (Path(folder) / ".pi" / "settings.json").is_file()
+# What in a folder's `.pi/` asks for trust (Pi's TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES).
+_TRUST_REQUIRING = (
+    "settings.json",
+    "mcp.json",
+    "extensions",
+    "skills",
+    "prompts",
+    "themes",
+    "SYSTEM.md",
+    "APPEND_SYSTEM.md",
+)
+
+
+def needs_trust(folder: str) -> bool:
+    """Whether the folder holds anything an untrusted folder does not get (its settings, its own
+    resources: session/resources.py): an entry of `.pi/` above, or an `.agents/skills` in it or a
+    folder above it other than the user's own, as Pi's `hasTrustRequiringProjectResources` asks."""
+    current = Path(normal_folder(folder))
+    if any((current / ".pi" / name).exists() for name in _TRUST_REQUIRING):
+        return True
+    users = Path(normal_folder("~")) / ".agents" / "skills"
+    return any(
+        (f / ".agents" / "skills").exists() and f / ".agents" / "skills" != users for f in (current, *current.parents)
+    )
 
 
 def decide_trust(folder: str, command_line: bool | None, default_project_trust: str | None) -> TrustDecision:
-    """Pi's order (the module's docstring). A folder without settings of its own has nothing to
-    trust: it counts as trusted, as Pi counts it, since nothing of it would be read anyway."""
+    """Pi's order (the module's docstring). A folder without settings or resources of its own
+    (`needs_trust`) has nothing to trust: it counts as trusted, as Pi counts it, since nothing of
+    it would be read anyway."""
     if command_line is not None:
         return TrustDecision(command_line, "command line")
     recorded = recorded_trust(folder)
-    if not has_workspace_settings(folder):
+    if not needs_trust(folder):
         return TrustDecision(True if recorded is None else recorded, "nothing to trust")
     if recorded is not None:
         return TrustDecision(recorded, "trust list")

@@ -45,7 +45,8 @@ async def test_slash_commands_are_listed_after_the_session_and_answered_without_
     (workspace / ".pi" / "prompts" / "review.md").write_text(
         "---\ndescription: Review the staged changes\nargument-hint: focus\n---\nReview $@\n"
     )
-    async with connect(workspace, tmp_path) as (conn, editor, process):
+    # Trusted: the project's own templates load only in a trusted workspace (docs/SECURITY.md).
+    async with connect(workspace, tmp_path, flags=["--approve"]) as (conn, editor, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await editor.wait_for(
             lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "available_commands_update"

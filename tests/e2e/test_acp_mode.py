@@ -8,7 +8,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -78,12 +78,14 @@ async def connect(
     workspace: Path,
     home: Path,
     script: Path = SCRIPTS / "e2e.json",
+    flags: Sequence[str] = (),
 ) -> AsyncIterator[tuple[ClientSideConnection, Editor, Any]]:
     editor = Editor()
     async with acp.spawn_agent_process(
         cast(acp.Client, editor),
         sys.executable,
         *daemon_argv(workspace, script),
+        *flags,
         env=daemon_env(home),
         transport_kwargs={"stderr": subprocess.DEVNULL},
         observers=[editor.observe],

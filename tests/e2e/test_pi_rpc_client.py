@@ -68,8 +68,9 @@ def drive(driver: Path, workspace: Path, home: Path) -> dict[str, Any]:
     skill = "---\nname: deploy\ndescription: Ship to staging\n---\nRun ./deploy.sh."
     (workspace / ".pi" / "skills" / "deploy" / "SKILL.md").write_text(skill)
     env = daemon_env(home) | {"PI_RPC_PYTHON": sys.executable, "PI_CODING_AGENT_DIR": str(agent_dir)}
+    # --approve: the project's own template and skill load only in a trusted workspace.
     done = subprocess.run(
-        ["node", str(driver), str(workspace), json.dumps(["--script", str(script)])],
+        ["node", str(driver), str(workspace), json.dumps(["--script", str(script), "--approve"])],
         env=env,
         capture_output=True,
         timeout=300,

@@ -63,6 +63,7 @@ def test_context_files_skills_and_templates_reach_the_model(
         "--no-session",
         "--prompt-template",
         str(tmp_path / "given" / "fix.md"),
+        "--approve",  # the project's own skill loads only in a trusted workspace (docs/SECURITY.md)
     ]
     with DaemonClient(argv, env=env) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
@@ -106,7 +107,9 @@ def test_skills_that_ignore_files_ignore_are_left_out_as_real_pi_leaves_them_out
             lines = converse(argv, [{"id": "1", "type": "get_commands"}], env, workspace)
         return sorted(c["name"] for c in answer(lines, "1")["commands"] if c["source"] == "skill")
 
-    ours = skills_listed([sys.executable, "-m", "pi_rpc", *flags])
+    # Trusted: Pi 0.73.1 has no workspace trust and loads a project's skills; pi-rpc, as Pi 1.6.0,
+    # loads them only in a trusted workspace.
+    ours = skills_listed([sys.executable, "-m", "pi_rpc", *flags, "--approve"])
     assert ours == ["skill:final", "skill:inner", "skill:kept"]
     assert skills_listed(["node", str(real_pi()), "--offline", *flags]) == ours
 
@@ -170,4 +173,6 @@ def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_s
         ("skill:notes", "auto", "user"),
         ("skill:scratch", "local", "temporary"),
     ]
-    assert commands([sys.executable, "-m", "pi_rpc", *flags]) == pis
+    # Trusted: Pi 0.73.1 has no workspace trust and loads everything of the project's; pi-rpc, as
+    # Pi 1.6.0, loads the project's settings entries and folders only in a trusted workspace.
+    assert commands([sys.executable, "-m", "pi_rpc", *flags, "--approve"]) == pis

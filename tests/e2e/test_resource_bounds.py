@@ -26,6 +26,10 @@ from .test_pi_sessions import answer, converse
 pytestmark = pytest.mark.e2e
 
 SECRET = "SECRET-MARKER-in-the-users-key"
+# Each daemon here trusts its workspace: an untrusted one reads none of its settings' entries or
+# folders at all (test_untrusted_resources.py); what is tested is that even a trusted one stays
+# inside its tree and bounds.
+TRUSTED = "--approve"
 
 
 def write(path: Path, text: str) -> None:
@@ -57,7 +61,7 @@ def test_jsonrpc_a_workspace_cannot_send_the_users_files_or_name_their_folders(
     hostile_workspace(workspace, home)
     loopback.script(completions_turn("Done."))
     argv = ["--cwd", str(workspace), "--api", "openai-completions", "--base-url", f"{loopback.server.url}/v1"]
-    with DaemonClient([*argv, "--model", "test-model", "--no-session"], env=daemon_env(home)) as client:
+    with DaemonClient([*argv, "--model", "test-model", "--no-session", TRUSTED], env=daemon_env(home)) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         commands = client.request("commands/list")["commands"]
         # The user's own settings may name ~/my-prompts; the workspace's ~/private-skills is ignored.
@@ -79,7 +83,7 @@ def test_jsonrpc_a_huge_prompts_tree_is_cut_and_initialize_answered(workspace: P
     for n in range(MAX_ENTRIES_PER_SOURCE + 200):
         write(docs / f"{n // 100:02}" / f"t{n:04}.md", f"template {n}")
     write(workspace / ".pi" / "settings.json", json.dumps({"prompts": ["../docs"]}))
-    argv = ["--cwd", str(workspace), "--script", str(SCRIPTS / "e2e.json"), "--no-session"]
+    argv = ["--cwd", str(workspace), "--script", str(SCRIPTS / "e2e.json"), "--no-session", TRUSTED]
     with DaemonClient(argv, env=daemon_env(tmp_path / "home")) as client:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         prompts = [c for c in client.request("commands/list")["commands"] if c["source"] == "prompt"]
@@ -102,6 +106,7 @@ async def test_acp_session_new_is_answered_and_the_users_key_never_sent(workspac
     editor = Editor()
     with local_server(["m"]) as server:
         argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--base-url", server.url, "--model", "m"]
+        argv.append(TRUSTED)
         async with acp.spawn_agent_process(
             cast(acp.Client, editor),
             sys.executable,
@@ -127,6 +132,6 @@ def test_pi_mode_answers_its_first_command_and_lists_only_the_users_own(workspac
     home = tmp_path / "home"
     hostile_workspace(workspace, home)
     argv = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--script", str(SCRIPTS / "e2e.json"), "--no-session"]
-    lines = converse(argv, [{"id": "1", "type": "get_commands"}], daemon_env(home), workspace)
+    lines = converse([*argv, TRUSTED], [{"id": "1", "type": "get_commands"}], daemon_env(home), workspace)
     listed = answer(lines, "1")["commands"]
     assert [(c["name"], c["sourceInfo"]["scope"]) for c in listed] == [("standup", "user")]

@@ -170,3 +170,14 @@ def test_an_untrusted_workspaces_ignored_settings_are_named_and_trust_lifts_it(t
     (config_folder(tmp_path) / "trust.json").write_text(json.dumps({os.path.realpath(workspace): True}))
     trusted = doctor(tmp_path, "--cwd", str(workspace))
     assert "ok    workspace trust:" in trusted.stdout and "trusted (trust list)" in trusted.stdout
+
+
+def test_an_untrusted_workspaces_own_resources_are_named_without_a_settings_file(tmp_path: Path) -> None:
+    workspace = tmp_path / "project"
+    (workspace / ".pi" / "skills" / "s").mkdir(parents=True)
+    (workspace / ".pi" / "skills" / "s" / "SKILL.md").write_text("---\nname: s\ndescription: s\n---\n")
+    (workspace / ".pi" / "SYSTEM.md").write_text("the repository's prompt")
+    result = doctor(tmp_path, "--cwd", str(workspace))
+    [line] = [line for line in result.stdout.splitlines() if "workspace trust" in line]
+    assert line.startswith("warn  workspace trust:") and "not loaded: .pi/skills, .pi/SYSTEM.md" in line
+    assert "ignored:" not in line and "--approve" in result.stdout
