@@ -25,6 +25,7 @@ from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.key_handoff import hide_keys_from_proc, key_from_file
 from pi_rpc.pi_args import PiExtras
 from pi_rpc.pi_flags import (
+    MAX_THINKING,
     PI_MODES,
     PRINT_MODES,
     SessionArgumentError,
@@ -114,8 +115,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--script",
         help="scripted-model script (JSON), for demos and tests: canned replies whose tool calls really run in --cwd",
     )
-    parser.add_argument("-t", "--tools", type=names, help="allowlist: only these tools exist and are active")
-    parser.add_argument("--exclude-tools", type=names, default=[], help="tools that do not exist")
+    parser.add_argument(
+        "-t",
+        "--tools",
+        type=names,
+        help="allowlist of tool names or patterns (*): only these exist, all active (MCP servers' tools stay, "
+        "inactive, unless an entry starts with mcp__); or only +name/-name entries, which edit the default set",
+    )
+    parser.add_argument(
+        "-xt",
+        "--exclude-tools",
+        type=names,
+        default=[],
+        help="tool names or patterns (*) that do not exist, MCP servers' tools included",
+    )
     parser.add_argument(
         "--framing",
         choices=["lsp", "jsonl"],
@@ -151,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--thinking",
         metavar="LEVEL",
-        help="thinking (reasoning) level of the first model: off, minimal, low, medium, high or xhigh, "
+        help="thinking (reasoning) level of the first model: off, minimal, low, medium, high, xhigh or max, "
         "clamped to what it supports (default: settings.json defaultThinkingLevel, else medium in Pi "
         "mode as in Pi, off in the others; an unknown level is warned about and ignored, as Pi does)",
     )
@@ -206,7 +219,8 @@ def _thinking(
     if saved is not None and thinking_level_of(saved) is None:
         _log.warning("settings.json defaultThinkingLevel %r is no level pi-rpc knows; ignored", saved)
     default: ThinkingLevel = thinking_level_of(saved) or ("medium" if args.mode in PI_MODES else "off")
-    chosen = thinking_level_of(args.thinking)
+    # Pi's `max` clamps to the highest level a model has, pi-rpc's xhigh at most (pi_flags.py).
+    chosen = thinking_level_of("xhigh" if args.thinking == MAX_THINKING else args.thinking)
     if chosen is not None:
         return chosen, default, True
     if model_level is not None:
@@ -225,12 +239,19 @@ def build_session_config(
     if not os.path.isdir(cwd):
         raise ModelSetupError(f"--cwd {cwd} is not a directory")
     for name in unknown_tool_names([*(args.tools or []), *args.exclude_tools]):
-        _log.warning("Unknown tool %r ignored", name)
+        _log.warning("Unknown tool %r ignored" if "*" not in name else "Tool pattern %r matches no tool", name)
     user = load_settings()
     # The workspace's model defaults are harmless and apply, trusted or not (settings.py).
     settings = with_workspace_settings(user, cwd, warn=False)  # the factory warns, below
     default_tools = None if settings.default_tools is UNSET else resolve_default_tools(settings.default_tools)
-    selection = ToolSelection(allow=args.tools, exclude=args.exclude_tools, default_tools=default_tools)
+    selection = ToolSelection(
+        tools=args.tools,
+        exclude=args.exclude_tools,
+        default_tools=default_tools,
+        no_tools="all" if args.no_tools else "builtin" if args.no_builtin_tools else None,
+    )
+    if args.tools and not selection.initial_active() and selection.allow is not None:
+        _log.warning("--tools %s leaves no built-in tool active", ",".join(args.tools))
     session_root = chosen_session_root(
         args.session_dir, None if settings.session_dir is UNSET else settings.session_dir, cwd
     )
@@ -261,9 +282,6 @@ def build_session_config(
     level, default_level, level_pinned = _thinking(args, settings, start.thinking_level)
     available, resolve = model_resolvers(choice, http)
     pass_keys = args.pass_provider_keys_to_tools or settings.pass_provider_keys_to_tools
-    # Pi's -nt and -nbt apply only without --tools, which names the active tools itself; -nt
-    # keeps the MCP servers' tools inactive too, -nbt only the built-in ones.
-    no_tools = not args.tools and (args.no_tools or args.no_builtin_tools)
     appended = [prompt_input(value, "append system prompt") for value in args.append_system_prompt]
     template = SessionConfig(
         cwd=cwd,
@@ -271,8 +289,9 @@ def build_session_config(
         tools={},  # made for each folder (DaemonContext.tool_names)
         withheld_env=frozenset() if pass_keys else provider_key_variables(),
         approval_timeout=settings.permissions.timeout_seconds or None,
-        active_tools=[] if no_tools else selection.initial_active(),
-        activate_mcp_tools=not (no_tools and args.no_tools),
+        active_tools=selection.initial_active(),
+        mcp_tool_state=selection.mcp_tool_state,
+        mcp_enabled=not args.no_mcp,
         thinking_level=level,
         default_thinking_level=default_level,
         model_pinned=start.pinned,
@@ -308,7 +327,14 @@ def build_session_config(
         session_dir=args.session_dir,
         trust=args.project_trust,
     )
-    return open_folder(context, cwd, resume_from=resume_from, fork_from=fork_from)
+    config = open_folder(context, cwd, resume_from=resume_from, fork_from=fork_from)
+    # The command line's own session only: a folder opened later gets a new id and no name.
+    config.start_name = args.name.strip() if args.name is not None else None
+    if args.session_id is not None and resume_from is None:
+        if not args.no_session:
+            _log.warning("No project session found with id '%s'; creating a new session with that id.", args.session_id)
+        config.new_session_id = args.session_id
+    return config
 
 
 def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:

@@ -8,6 +8,7 @@ docs/CONFIGURATION.md lists every flag and which of the three it is.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +23,16 @@ from pi_rpc.session import (
     other_workspace,
     other_workspace_message,
 )
+from pi_rpc.tools import tool_list_error
 
 PI_MODES = ("pi", "rpc")
 PRINT_MODES = ("text", "json")
 NO_DAEMON = "pi-rpc is a daemon only"
+# Pi 1.6.0's levels (cli/args.js VALID_THINKING_LEVELS): `max` is read as the highest level the
+# model supports, as Pi clamps it for a model that has no level above xhigh (pi-rpc's xhigh
+# already asks Anthropic for its `max` effort).
+MAX_THINKING = "max"
+CLI_THINKING_LEVELS = (*THINKING_LEVELS, MAX_THINKING)
 
 
 def names(value: str) -> list[str]:
@@ -62,6 +69,12 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="continue this workspace's most recent session",
     )
+    pi.add_argument(
+        "--session-id",
+        metavar="ID",
+        help="continue this workspace's session of exactly that id, else start a new session with that id",
+    )
+    pi.add_argument("-n", "--name", help="the session's name (recorded at start, as session/setName records it)")
     pi.add_argument("-r", "--resume", action="store_true", help="as --continue (there is no picker on a pipe)")
     pi.add_argument(
         "--api-key",
@@ -112,6 +125,11 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
         const=False,
         help="treat the workspace as untrusted for this run, whatever the trust list says: its own settings "
         "may only tighten (deny rules)",
+    )
+    pi.add_argument(
+        "--no-mcp",
+        action="store_true",
+        help="start no MCP server: neither settings.json mcpServers nor those an editor passes",
     )
     pi.add_argument("--offline", action="store_true", help="accepted: pi-rpc never calls home")
     pi.add_argument("--export", metavar="SESSION_FILE", help="write that session as HTML, then exit (no daemon)")
@@ -207,9 +225,18 @@ def command_line_notices(args: argparse.Namespace, extras: PiExtras) -> Notices:
             f"unrecognized arguments: {' '.join(stray)} (Pi's extension flags and messages are for --mode rpc)"
         )
     notices.errors += [f"Unknown option: {option}" for option in extras.unknown_short]
-    if args.thinking is not None and args.thinking not in THINKING_LEVELS:
-        notices.warnings.append(f'Invalid thinking level "{args.thinking}". Valid values: {", ".join(THINKING_LEVELS)}')
+    if args.thinking is not None and args.thinking not in CLI_THINKING_LEVELS:
+        notices.warnings.append(
+            f'Invalid thinking level "{args.thinking}". Valid values: {", ".join(CLI_THINKING_LEVELS)}'
+        )
         args.thinking = None
+    tools_error = tool_list_error(args.tools) if args.tools is not None else None
+    if tools_error is not None:
+        notices.errors.append(f"--tools: {tools_error}")
+    if args.name is not None and not args.name.strip():
+        notices.errors.append("--name requires a non-empty value")
+    if args.session_id is not None:
+        notices.errors += session_id_errors(args)
     for path in args.extension:
         notices.warnings.append(f"--extension {path} ignored: pi-rpc does not run Pi's TypeScript extensions")
     for path in args.theme:
@@ -232,6 +259,32 @@ def command_line_notices(args: argparse.Namespace, extras: PiExtras) -> Notices:
         if clashing:
             notices.errors.append(f"--fork cannot be combined with {', '.join(clashing)}")
     return notices
+
+
+# Pi 1.6.0 (session-manager.js `assertValidSessionId`).
+_SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def session_id_errors(args: argparse.Namespace) -> list[str]:
+    """What Pi 1.6.0 refuses about `--session-id` (main.js `validateSessionIdFlags`)."""
+    clashing = [
+        flag
+        for flag, given in (
+            ("--session", args.session),
+            ("--continue", args.continue_session),
+            ("--resume", args.resume),
+            ("--fork", args.fork),  # Pi gives the fork that id; pi-rpc's fork keeps a new one
+        )
+        if given
+    ]
+    if clashing:
+        return [f"--session-id cannot be combined with {', '.join(clashing)}"]
+    if _SESSION_ID.fullmatch(args.session_id) is None:
+        return [
+            "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
+            "and start and end with an alphanumeric character"
+        ]
+    return []
 
 
 class SessionArgumentError(ValueError):
@@ -281,6 +334,10 @@ def session_paths(args: argparse.Namespace, cwd: str, root: SessionRoot | None) 
     if args.continue_session or args.resume:
         sessions = list_sessions(cwd, root)
         return (Path(sessions[0].path) if sessions else None), None
+    if args.session_id and not args.no_session:  # Pi: this workspace's session of exactly that id
+        same = next((found for found in list_sessions(cwd, root) if found.session_id == args.session_id), None)
+        if same is not None:
+            return Path(same.path), None
     return None, None
 
 

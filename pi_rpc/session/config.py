@@ -39,8 +39,11 @@ class SessionConfig:
     model: ModelChoice | None  # None: nothing configured; prompts fail until model/set picks one
     tools: dict[str, ToolDefinition]
     active_tools: list[str]
-    # The MCP servers' tools start active (Pi's `--no-tools` keeps them inactive too).
-    activate_mcp_tools: bool = True
+    # Whether an MCP server's tool exists (None: not) and starts active, as `--tools`,
+    # `--exclude-tools` and `--no-tools` decide (tools/registry.py `ToolSelection.mcp_tool_state`).
+    mcp_tool_state: Callable[[str], bool | None] = field(default=lambda name: True)
+    # Pi's `--no-mcp`: no MCP server starts, the settings' nor a client's.
+    mcp_enabled: bool = True
     thinking_level: ThinkingLevel = "off"
     # The level to use where nobody chose one: a resumed session that records none, a switch from
     # a model without reasoning (settings.json defaultThinkingLevel, else the mode's default).
@@ -70,6 +73,10 @@ class SessionConfig:
     resume_from: Path | None = None
     # A stored session (of any workspace) copied into a new one of this workspace (Pi's `--fork`).
     fork_from: Path | None = None
+    # Pi's `--session-id` (the new session's id, kept by a fork too) and `--name` (the session's
+    # name, recorded at start): set for the command line's own session only, not the template.
+    new_session_id: str | None = None
+    start_name: str | None = None
     # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction.py).
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     # Context files, prompt templates and skills (pi_rpc/session/resources.py).

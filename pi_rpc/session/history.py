@@ -241,6 +241,13 @@ class SessionHistory:
         path.write_text(page, encoding="utf-8")
         return str(path)
 
+    def command_line_identity(self, session_id: str | None, name: str | None) -> None:
+        """The id (a new session's) and name the command line gave (Pi's `--session-id`, `--name`)."""
+        if session_id is not None:
+            self.session_id = session_id
+        if name is not None:
+            self.set_name(name)
+
     def set_name(self, name: str) -> str:
         name = name.strip()
         if not name:

@@ -144,8 +144,7 @@ class AgentSession:
         )
 
     def _start_history(self) -> None:
-        """The session the command line asked for: a fork of a stored one (`--fork`), a stored one
-        continued (`--session`, `--continue`), a new one at a named path, or a new one."""
+        """The session the command line asks for: `--fork`, `--session`, `--continue`, `--session-id`, or new."""
         config = self.config
         if config.fork_from is not None:
             self.history.fork_file(config.fork_from)
@@ -154,9 +153,11 @@ class AgentSession:
         else:
             if config.resume_from is not None:
                 self.history.start_at(config.resume_from)
+            self.history.command_line_identity(config.new_session_id, config.start_name)
             record_start(self)
             return
         restore_recorded(self)
+        self.history.command_line_identity(None, config.start_name)
 
     # --- the client's part: approvals and editor-owned files ------------------------------------
 
@@ -295,20 +296,19 @@ class AgentSession:
         ]
 
     async def start_mcp_servers(self, servers: Sequence[McpServerConfig] = ()) -> list[McpServerStatus]:
-        """Start the configured MCP servers and `servers` (a client's, which win on a shared name),
-        each bounded; their tools join the registry, active. A server that fails is only reported."""
+        """Start the settings' and a client's `servers` (the client wins a name), bounded; failures are reported."""
         wanted = [*self.config.mcp_servers, *servers]
-        if not wanted:
+        if not wanted or not self.config.mcp_enabled:  # Pi's --no-mcp: none starts
             return self.mcp.statuses() if self.mcp is not None else []
         if self.mcp is None:
             from pi_rpc.tools import McpServers
 
             self.mcp = McpServers()
         await self.mcp.start(wanted, self._tasks)
-        for definition in self.mcp.definitions():
-            if definition.name not in self._definitions:
+        for definition in (found for found in self.mcp.definitions() if found.name not in self._definitions):
+            if (state := self.config.mcp_tool_state(definition.name)) is not None:
                 self._definitions[definition.name] = definition
-                if self.config.activate_mcp_tools:
+                if state:
                     self._active.append(definition.name)
         self._rebuild_system_prompt()
         return self.mcp.statuses()
