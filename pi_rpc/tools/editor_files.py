@@ -68,6 +68,11 @@ class FileRouter:
             return None
         return editor
 
+    async def editor_for(self, path: str) -> EditorFiles | None:
+        """The editor when it serves `path` (a text file while one is plugged in), else None: the
+        session's checkpoints read and restore a file where the tools read and write it."""
+        return await self._editor_for(path)
+
     async def _read_bytes(self, path: str) -> bytes:
         editor = await self._editor_for(path)
         if editor is None:

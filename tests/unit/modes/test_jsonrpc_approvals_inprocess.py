@@ -178,11 +178,17 @@ async def test_reads_and_edits_go_through_the_editors_buffer(workspace: Path) ->
 
         editor.received.clear()
         prompt = editor.request_nowait("prompt", {"message": "fix greeting"})
-        editor.answer(await editor.server_request("fs/readTextFile"), {"content": unsaved})
+        # The buffer is read for the run's checkpoint (what a rewind restores), then by the edit.
+        for _ in range(2):
+            read = await editor.server_request("fs/readTextFile")
+            editor.received.remove(read)
+            editor.answer(read, {"content": unsaved})
         write = await editor.server_request("fs/writeTextFile")
         assert write["params"]["path"] == path
         assert write["params"]["content"] == unsaved.replace("Helo", "Hello")
         editor.answer(write, None)
+        # ... and read again after it: what the agent left the buffer as (a later change is the user's)
+        editor.answer(await editor.server_request("fs/readTextFile"), {"content": write["params"]["content"]})
         assert (await editor.result(prompt))["stopReason"] == "stop"
         # The editor applied it to its buffer; the disk is the editor's business.
         assert ORIGINAL in greet(workspace) and "unsaved" not in greet(workspace)
