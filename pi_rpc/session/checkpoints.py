@@ -222,6 +222,8 @@ class SessionCheckpoints:
                         checkpoint.after[path] = store.index.agent_states[path] = state
             except Exception as exc:
                 _log.warning("checkpoint after %s failed: %s", name, exc)
+                if shell is not None:
+                    _note(shell.checkpoint, f"{name}: what the call changed could not be found ({exc})")
             await anyio.to_thread.run_sync(store.save)
             await anyio.to_thread.run_sync(store.enforce_limit)
 

@@ -17,9 +17,10 @@ import pytest
 
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
+from pi_rpc.session import checkpoints as checkpoints_module
 from pi_rpc.session.checkpoints_snapshots import GitShadow, SnapshotLimits, TreeScan
 
-from ..session.helpers import reply, script, session_config, tool_call
+from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .jsonrpc_client import Editor, RpcError, jsonrpc_editor
 
 pytestmark = pytest.mark.anyio
@@ -260,6 +261,32 @@ async def test_rewinding_both_forks_the_conversation_and_keeps_the_earlier_check
         assert tree(workspace) == original
         # the branch it came from is kept, as a fork keeps it
         assert old_session in {s["sessionId"] for s in (await editor.request("session/list"))["sessions"]}
+
+
+async def test_without_git_a_git_work_tree_is_scanned_and_the_listing_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = make_workspace(tmp_path, with_git=True)
+    original = tree(workspace)
+    monkeypatch.setattr(checkpoints_module, "git_program", lambda: None)
+    async with jsonrpc_editor(session_config(workspace, SCRIPT)) as editor:
+        _, listed = await two_runs(editor, workspace)
+        assert any("git is not installed" in note for note in listed[1]["notCaptured"])
+        assert changes(listed[1], workspace) == FIRST_RUN
+        await editor.request("session/rewind", {"entryId": listed[1]["entryId"], "restore": "files"})
+    assert tree(workspace) == original
+
+
+async def test_no_rewind_while_a_run_is_going(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, with_git=False)
+    async with jsonrpc_editor(session_config(workspace, script(reply("^stream", FOREVER)))) as editor:
+        await start(editor)
+        editor.request_nowait("prompt", {"message": "stream"})
+        await editor.wait_for(lambda m: m.get("method") == "agent/event" and m["params"]["type"] == "message_update")
+        [checkpoint] = await checkpoints(editor)
+        with pytest.raises(RpcError) as busy:
+            await editor.request("session/rewind", {"entryId": checkpoint["entryId"], "restore": "files"})
+        assert busy.value.code == -32002 and "abort" in busy.value.message
 
 
 async def test_bad_requests_get_clear_errors(tmp_path: Path) -> None:
