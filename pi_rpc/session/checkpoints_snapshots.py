@@ -81,7 +81,9 @@ def git_work_tree(git: str, workspace: str) -> tuple[str, str] | None:
     """(top of the work tree, the repository's common git folder) when `workspace` is in one."""
     try:
         done = subprocess.run(
-            [git, "-C", workspace, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"],
+            # the repository's own config is read here: nothing it names may run
+            [git, "-C", workspace, "-c", "core.fsmonitor=false", "rev-parse", "--path-format=absolute"]
+            + ["--show-toplevel", "--git-common-dir"],
             capture_output=True,
             env=_clean_env(),
             timeout=30,

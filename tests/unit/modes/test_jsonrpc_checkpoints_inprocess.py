@@ -289,6 +289,19 @@ async def test_no_rewind_while_a_run_is_going(tmp_path: Path) -> None:
         assert busy.value.code == -32002 and "abort" in busy.value.message
 
 
+async def test_past_the_disk_limit_the_oldest_checkpoints_data_go_first(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, with_git=False)
+    async with jsonrpc_editor(session_config(workspace, SCRIPT)) as editor:
+        editor.session.checkpoints.max_bytes = 10  # every pre-image is past it: only the newest is kept
+        _, listed = await two_runs(editor, workspace)
+        assert not any("dropped" in note for note in listed[0]["notCaptured"])
+        assert any("dropped" in note and "no longer be restored" in note for note in listed[1]["notCaptured"])
+        result = await editor.request("session/rewind", {"entryId": listed[1]["entryId"], "restore": "files"})
+        assert result["restored"] == [str(workspace / "b.txt")]  # changed by the second run only
+        assert any(str(workspace / "a.txt") in reason for reason in result["notRestored"])
+        assert (workspace / "b.txt").read_text() == "beta\n" and (workspace / "a.txt").read_text() == "OMEGA\n"
+
+
 async def test_bad_requests_get_clear_errors(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path, with_git=False)
     async with jsonrpc_editor(session_config(workspace, SCRIPT)) as editor:
