@@ -4,8 +4,9 @@ The session's tool-call hooks record, right before a tool runs (after its approv
 files it will change are: edit and write record the exact pre-image of their file (an editor
 buffer's text when the editor serves it), a shell command a snapshot of the workspace
 (checkpoints_snapshots.py) that is compared after it ran. The first change of a run to a file
-wins: a checkpoint holds each file as it was before the run. After each call the hooks note what
-the agent left the file as, so a later change by someone else is seen as a conflict.
+wins: a checkpoint holds each file as it was before the run. What the agent left each file as is
+noted too (the text edit and write handed the FileRouter, told through its write listeners, with no
+read back; a shell call's snapshot after it), so a later change by someone else is a conflict.
 
 `rewind` puts the files back as they were before a user message (every checkpoint from that one
 on, the earliest pre-image of each file), forks the conversation there (the current branch kept,
@@ -137,6 +138,11 @@ class SessionCheckpoints:
         self._shell_calls: dict[str, _Shell] = {}
         self._lock = anyio.Lock()
         self._temporary: Path | None = None  # for a session kept in no file
+        self._written: dict[str, FileState] = {}  # what the edit and write tools last wrote, by real path
+        session.config.files.write_listeners.append(self._wrote)
+
+    def _wrote(self, path: str, text: str) -> None:
+        self._written[os.path.realpath(path)] = FileState(sha256_of(text.encode("utf-8", errors="surrogateescape")))
 
     # --- where -----------------------------------------------------------------------------------
 
@@ -217,22 +223,19 @@ class SessionCheckpoints:
                 else:
                     path = self._tool_path(call.args)
                     checkpoint = self._latest(store)
+                    written = self._written.pop(path, None) if path is not None else None
                     if path is not None and checkpoint is not None and path in checkpoint.files:
-                        state = await self._state_after(call, path, checkpoint.files[path].editor)
-                        checkpoint.after[path] = store.index.agent_states[path] = state
+                        if written is not None:
+                            checkpoint.after[path] = store.index.agent_states[path] = written
+                        else:  # nothing written (the call failed): the file is as the agent found it
+                            checkpoint.after.setdefault(path, checkpoint.files[path].state)
+                            store.index.agent_states.setdefault(path, checkpoint.files[path].state)
             except Exception as exc:
                 _log.warning("checkpoint after %s failed: %s", name, exc)
                 if shell is not None:
                     _note(shell.checkpoint, f"{name}: what the call changed could not be found ({exc})")
             await anyio.to_thread.run_sync(store.save)
             await anyio.to_thread.run_sync(store.enforce_limit)
-
-    async def _state_after(self, call: AfterToolCall, path: str, editor_text: bool) -> FileState:
-        content = getattr(call.args, "content", None)
-        if call.tool_call.name == "write" and not call.is_error and isinstance(content, str):
-            # what write wrote, as its bytes: no read (no round trip to an editor) needed
-            return FileState(sha256_of(content.encode("utf-8", errors="surrogateescape")))
-        return await self._state_of(path, editor_text)
 
     def _latest(self, store: CheckpointStore) -> Checkpoint | None:
         messages = self._user_messages()

@@ -9,6 +9,7 @@ Until a client plugs in, and for clients that never do, the operations are exact
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import anyio
@@ -58,6 +59,9 @@ class FileRouter:
 
     def __init__(self) -> None:
         self.editor: EditorFiles | None = None
+        # Told (path, text) after each write of the read/edit/write tools, wherever it went: the
+        # session's checkpoints learn what the agent left a file as without reading it back.
+        self.write_listeners: list[Callable[[str, str], None]] = []
         self._local_read = local_read_operations()
         self._local_edit = local_edit_operations()
         self._local_write = local_write_operations()
@@ -86,6 +90,8 @@ class FileRouter:
             await self._local_write.write_file(path, content)
         else:
             await editor.write_text_file(path, content)
+        for listener in self.write_listeners:
+            listener(path, content)
 
     async def _read_existing(self, path: str) -> str | None:
         editor = await self._editor_for(path)
