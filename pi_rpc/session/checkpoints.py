@@ -278,6 +278,8 @@ class SessionCheckpoints:
 
     async def _snapshot_before(self, store: CheckpointStore, checkpoint: Checkpoint, call_id: str) -> None:
         snapshots = self._snapshots_for(store, checkpoint)
+        if not self._shell_calls:  # no other call waits for a diff against the cache
+            await anyio.to_thread.run_sync(snapshots.trim)
         try:
             before = await anyio.to_thread.run_sync(snapshots.snapshot)
         except TooLargeError as exc:

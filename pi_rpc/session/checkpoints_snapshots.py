@@ -34,6 +34,10 @@ class SnapshotLimits:
 
     max_files: int = 100_000
     max_bytes: int = 1024 * 1024 * 1024
+    # The cache a snapshot keeps (the shadow's objects, the scan's copies) grows with every version
+    # of a changed file; past this it is dropped and the next snapshot starts afresh (cold).
+    max_cache_bytes: int = 2 * 1024 * 1024 * 1024
+    trim_every: int = 20  # snapshots between two looks at the cache's size
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,20 @@ class GitShadow:
         self._common = Path(common_dir)
         self._limits = limits
         self.gitlinks: list[str] = []  # nested repositories seen by the last diff (not captured)
+        self._taken = 0
+
+    def trim(self) -> bool:
+        """Drop the shadow when its objects are past the cache limit (no snapshot of it may be
+        waiting for its diff); True when it was dropped."""
+        self._taken += 1
+        if self._taken % self._limits.trim_every or not (self._shadow / "HEAD").exists():
+            return False
+        counts = dict(line.split(": ", 1) for line in self._run("count-objects", "-v").decode().splitlines())
+        kib = int(counts.get("size", "0")) + int(counts.get("size-pack", "0"))
+        if kib * 1024 <= self._limits.max_cache_bytes:
+            return False
+        shutil.rmtree(self._shadow, ignore_errors=True)
+        return True
 
     def _run(self, *args: str, stdin: bytes | None = None) -> bytes:
         command = [self._git, "-C", self._workspace, f"--git-dir={self._shadow}", f"--work-tree={self._top}"]
@@ -201,6 +219,19 @@ class TreeScan:
     workspace: str
     limits: SnapshotLimits
     _known: dict[str, _Seen] = field(default_factory=dict)
+    _taken: int = 0
+
+    def trim(self) -> bool:
+        """Drop the cache when it is past its limit (no snapshot of it may be waiting for its
+        diff); True when it was dropped."""
+        self._taken += 1
+        if self._taken % self.limits.trim_every or not self.cache.is_dir():
+            return False
+        if sum(entry.stat().st_size for entry in os.scandir(self.cache)) <= self.limits.max_cache_bytes:
+            return False
+        shutil.rmtree(self.cache, ignore_errors=True)
+        self._known = {}
+        return True
 
     def snapshot(self) -> dict[str, _Seen]:
         files = list(self._walk())

@@ -344,6 +344,27 @@ def test_the_shadow_repository_is_the_sessions_and_the_users_git_is_untouched(tm
     assert sorted(p.name for p in (workspace / ".git" / "objects").rglob("*")) == objects
 
 
+@pytest.mark.parametrize("with_git", [True, False], ids=["shadow", "scan"])
+def test_a_cache_past_its_limit_is_dropped_and_the_next_snapshot_starts_afresh(tmp_path: Path, with_git: bool) -> None:
+    workspace = make_workspace(tmp_path, with_git)
+    limits = SnapshotLimits(max_cache_bytes=1, trim_every=2)
+    git_path = shutil.which("git")
+    assert git_path is not None
+    cache = tmp_path / "cache"
+    snapshots = (
+        GitShadow(git_path, cache, str(workspace), str(workspace), str(workspace / ".git"), limits)
+        if with_git
+        else TreeScan(cache, str(workspace), limits)
+    )
+    assert snapshots.trim() is False  # not yet time to look
+    first = snapshots.snapshot()
+    assert cache.is_dir() and snapshots.trim() is True and not cache.exists()
+    (workspace / "a.txt").write_text("changed\n")
+    second = snapshots.snapshot()  # cold again, and still right
+    third = snapshots.snapshot()
+    assert snapshots.changes(second, third) == [] and first is not None
+
+
 def test_the_scan_sees_a_changed_mode_and_a_replaced_file(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path, with_git=False)
     scan = TreeScan(tmp_path / "scan", str(workspace), SnapshotLimits())
