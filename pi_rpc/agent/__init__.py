@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pi_rpc.agent.llm_messages import bash_execution_to_text, convert_to_llm
     from pi_rpc.agent.loop import LoopConfig
     from pi_rpc.agent.types import (
+        AfterToolCall,
         AgentEnd,
         AgentEvent,
         AgentSettled,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AfterToolCall",
     "Agent",
     "AgentBusyError",
     "AgentEnd",

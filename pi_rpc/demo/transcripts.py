@@ -35,6 +35,9 @@ SCRIPT = TRANSCRIPTS / "script.json"
 _TEMP_LOG = re.compile(r"/[^\s\]\"]*pi-(?:bash|output|powershell)-[0-9a-f]{16}\.log")
 
 Json = dict[str, Any]
+# A request's param that stands for the entry id of the newest checkpoint the last
+# `session/checkpoints` listed (entry ids are random: the transcript shows them as <entry>).
+CHECKPOINT = "<newest checkpoint>"
 
 # name -> the requests of that conversation (method, params); each waits for its response.
 SCENARIOS: dict[str, list[tuple[str, Json | None]]] = {
@@ -55,6 +58,13 @@ SCENARIOS: dict[str, list[tuple[str, Json | None]]] = {
         ("prompt", {"message": 12}),
         ("prompt", {"message": "bad args"}),
         ("model/set", {"provider": "nope", "modelId": "x"}),
+    ],
+    "checkpoints": [
+        ("initialize", {"clientInfo": {"name": "transcript"}}),
+        ("prompt", {"message": "fix and note"}),
+        ("session/checkpoints", None),
+        ("session/rewind", {"entryId": CHECKPOINT, "restore": "files"}),
+        ("session/checkpoints", None),
     ],
 }
 ARGS = ["--tools", "read,bash,edit,write,grep", "--no-session"]
@@ -80,6 +90,8 @@ def normalize(value: Any, workspace: str) -> Any:
         for key, item in value.items():
             if key in ("timestamp", "durationMs"):
                 out[key] = 0
+            elif key == "entryId":
+                out[key] = "<entry>"
             elif key == "sessionId":
                 out[key] = "<session>"
             else:
@@ -124,6 +136,7 @@ def run_scenario(
     try:
         for method, params in requests:
             received = len(client.messages)
+            params = _with_checkpoint(params, client)
             msg_id = client.request_nowait(method, params)
             sent: Json = {"jsonrpc": "2.0", "id": msg_id, "method": method}
             if params is not None:
@@ -137,6 +150,14 @@ def run_scenario(
         client.terminate()
         shutil.rmtree(workspace, ignore_errors=True)
     return [normalize(entry, workspace) for entry in entries], workspace
+
+
+def _with_checkpoint(params: Json | None, client: DaemonClient) -> Json | None:
+    if params is None or CHECKPOINT not in params.values():
+        return params
+    listed = [m for m in client.messages if isinstance(m.get("result"), dict) and "checkpoints" in m["result"]]
+    entry_id = listed[-1]["result"]["checkpoints"][0]["entryId"]
+    return {key: entry_id if value == CHECKPOINT else value for key, value in params.items()}
 
 
 def _answer_until_response(

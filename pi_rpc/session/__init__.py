@@ -22,6 +22,14 @@ if TYPE_CHECKING:
         RuleError,
         parse_rules,
     )
+    from pi_rpc.session.checkpoints import (
+        CheckpointFile,
+        CheckpointInfo,
+        RewindConflict,
+        RewindResult,
+        RewindTarget,
+        SessionCheckpoints,
+    )
     from pi_rpc.session.compaction import CompactionError, CompactionResult, estimated_tokens, summary_heading
     from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
     from pi_rpc.session.export_html import session_html
@@ -89,6 +97,8 @@ __all__ = [
     "Approver",
     "BashBusyError",
     "BashResult",
+    "CheckpointFile",
+    "CheckpointInfo",
     "CompactionError",
     "CompactionResult",
     "DaemonContext",
@@ -102,8 +112,12 @@ __all__ = [
     "PromptOutcome",
     "ResourceCommand",
     "ResourceOptions",
+    "RewindConflict",
+    "RewindResult",
+    "RewindTarget",
     "RuleError",
     "SYSTEM_ENTRY_TYPE",
+    "SessionCheckpoints",
     "SessionConfig",
     "SessionEntries",
     "SessionEntry",

@@ -48,6 +48,7 @@ from pi_rpc.ai import (
     supported_thinking_levels,
 )
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
+from pi_rpc.session.checkpoints import SessionCheckpoints
 from pi_rpc.session.compacting import SessionCompaction
 from pi_rpc.session.compaction import CompactionReason, CompactionResult
 from pi_rpc.session.config import ModelChoice as ModelChoice
@@ -142,6 +143,7 @@ class AgentSession:
         self.approvals.on_resolved = lambda call_id, outcome: self.agent.emit(
             ToolApprovalEnd(tool_call_id=call_id, outcome=outcome)
         )
+        self.checkpoints = SessionCheckpoints(self)  # every user message a restore point (checkpoints.py)
 
     def _start_history(self) -> None:
         """The session the command line asks for: `--fork`, `--session`, `--continue`, `--session-id`, or new."""
@@ -162,8 +164,7 @@ class AgentSession:
     # --- the client's part: approvals and editor-owned files ------------------------------------
 
     def set_approver(self, approver: Approver | None) -> None:
-        """The front end's way to ask the user; None for a client that cannot ask. A client that
-        can ask gets the "ask" policy unless the user configured one."""
+        """The front end's way to ask the user (None: it cannot); one that can gets "ask" unless configured."""
         self.approvals.approver = approver
         if not self.config.approval_policy_configured:
             self.approvals.policy = "ask" if approver is not None else self.config.approval_policy
@@ -483,8 +484,7 @@ class AgentSession:
         await self.runs.abort()
 
     async def run_bash(self, command: str, exclude_from_context: bool = False) -> BashResult:
-        """Run a command for the user (Pi's `bash`); its output joins the next prompt's context
-        unless excluded."""
+        """Run a command for the user (Pi's `bash`); its output joins the next context unless excluded."""
         result = await self.user_bash.run(
             command, self.cwd, lambda run_id, delta: self.agent.emit(BashExecutionUpdate(id=run_id, delta=delta))
         )
@@ -564,7 +564,8 @@ class AgentSession:
             options=options,
             system_prompt=lambda: self._system_prompt,
             tools=lambda: [self._definitions[name] for name in self._active],
-            before_tool_call=self.approvals.check,
+            before_tool_call=self.checkpoints.before_tool_call,  # the approval gate, then the checkpoint
+            after_tool_call=self.checkpoints.after_tool_call,
             tool_context=self._tool_context,
         )
 

@@ -9,6 +9,7 @@ Until a client plugs in, and for clients that never do, the operations are exact
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import anyio
@@ -58,6 +59,9 @@ class FileRouter:
 
     def __init__(self) -> None:
         self.editor: EditorFiles | None = None
+        # Told (path, text) after each write of the read/edit/write tools, wherever it went: the
+        # session's checkpoints learn what the agent left a file as without reading it back.
+        self.write_listeners: list[Callable[[str, str], None]] = []
         self._local_read = local_read_operations()
         self._local_edit = local_edit_operations()
         self._local_write = local_write_operations()
@@ -67,6 +71,11 @@ class FileRouter:
         if editor is None or not await _is_text_file(path):
             return None
         return editor
+
+    async def editor_for(self, path: str) -> EditorFiles | None:
+        """The editor when it serves `path` (a text file while one is plugged in), else None: the
+        session's checkpoints read and restore a file where the tools read and write it."""
+        return await self._editor_for(path)
 
     async def _read_bytes(self, path: str) -> bytes:
         editor = await self._editor_for(path)
@@ -81,6 +90,8 @@ class FileRouter:
             await self._local_write.write_file(path, content)
         else:
             await editor.write_text_file(path, content)
+        for listener in self.write_listeners:
+            listener(path, content)
 
     async def _read_existing(self, path: str) -> str | None:
         editor = await self._editor_for(path)

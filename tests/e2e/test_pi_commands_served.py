@@ -34,6 +34,7 @@ FIELDS: dict[str, Json] = {
     "set_auto_retry": {"enabled": True},
     "bash": {"command": "true"},
     "fork": {"entryId": "none"},
+    "rewind": {"entryId": "none", "restore": "files"},
     "set_session_name": {"name": "named"},
     "prompt": {"message": "hi"},
 }
@@ -46,6 +47,14 @@ def listed_as_served_beyond_0731() -> set[str]:
     differences = differences[: differences.index("\n\n", differences.index("\n- "))]
     [served] = [item for item in differences.split("\n- ") if "are served" in item]
     return set(re.findall(r"`([a-z_]+)`", served[: served.index("are served")]))
+
+
+def listed_as_pi_rpcs_own() -> set[str]:
+    """The commands of the bullet that says they are pi-rpc's own (no Pi has them)."""
+    text = PROTOCOL.read_text()
+    differences = text[text.index("What this mode sends differently from Pi's npm release 0.73.1") :]
+    [own] = [item for item in differences.split("\n- ") if "pi-rpc's own" in item]
+    return set(re.findall(r"`([a-z_]+)`", own[: own.index("pi-rpc's own")]))
 
 
 def unknown_to_pi(commands: list[Json], env: dict[str, str], cwd: Path) -> set[str]:
@@ -89,5 +98,7 @@ def test_the_commands_served_beyond_0731_are_the_ones_the_protocol_lists(tmp_pat
     with loopback_server([turn("hello")]) as server:
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
         unknown = unknown_to_pi(commands, env, tmp_path)
-    assert unknown == {"get_entries", "get_tree", "get_available_thinking_levels", "clear_queue"}
-    assert listed_as_served_beyond_0731() == unknown
+    own = listed_as_pi_rpcs_own()
+    assert own == {"get_checkpoints", "rewind"}
+    assert unknown == {"get_entries", "get_tree", "get_available_thinking_levels", "clear_queue"} | own
+    assert listed_as_served_beyond_0731() == unknown - own

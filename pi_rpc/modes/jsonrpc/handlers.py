@@ -25,6 +25,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     ApprovalPolicyResult,
     BashParams,
     BashResult,
+    Checkpoints,
     CommandList,
     CompactionResult,
     CompactParams,
@@ -45,6 +46,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     PromptParams,
     QueueContents,
     QueueParams,
+    RewindParams,
     ServerInfo,
     SessionList,
     SessionName,
@@ -58,7 +60,7 @@ from pi_rpc.modes.jsonrpc.protocol import (
     to_image,
 )
 from pi_rpc.modes.jsonrpc.rpc import Rpc
-from pi_rpc.session import AgentSession, PromptOutcome, SessionState, SessionStats
+from pi_rpc.session import AgentSession, PromptOutcome, RewindResult, SessionState, SessionStats
 
 
 class Registrations:
@@ -233,6 +235,15 @@ def register(
             return SessionName(name=session.set_session_name(params.name))
         except ValueError as exc:
             raise InvalidParams(str(exc)) from exc
+
+    @served.method("session/checkpoints")
+    async def session_checkpoints(params: Empty) -> Checkpoints:
+        return Checkpoints(checkpoints=session.checkpoints.listing())
+
+    @served.method("session/rewind")
+    async def session_rewind(params: RewindParams) -> RewindResult:
+        # An unknown entry: NotFound; a run going: Busy (errors.SESSION_ERRORS).
+        return await session.checkpoints.rewind(params.entry_id, params.restore, params.force)
 
     @served.method("session/stats")
     async def session_stats(params: Empty) -> SessionStats:

@@ -18,8 +18,13 @@ from pi_rpc.session import (
     ApprovalDecision,
     ApprovalPolicy,
     BashResult,
+    CheckpointFile,
+    CheckpointInfo,
     CompactionResult,
     PromptOutcome,
+    RewindConflict,
+    RewindResult,
+    RewindTarget,
     SessionEntry,
     SessionState,
     SessionStats,
@@ -188,6 +193,16 @@ class EntryList(Wire, kw_only=True):
     leaf_id: str | None  # the branch's newest entry: the next `since`
 
 
+class Checkpoints(Wire, kw_only=True):
+    checkpoints: list[CheckpointInfo]  # one per user message of the branch, the most recent first
+
+
+class RewindParams(Wire, kw_only=True):
+    entry_id: str  # a user message of the branch (`session/checkpoints`): back to before it
+    restore: RewindTarget  # "files", "conversation" (a fork there, as `session/fork`) or "both"
+    force: bool = False  # also restore files changed by someone else since the agent's last change
+
+
 class SetNameParams(Wire, kw_only=True):
     name: str
 
@@ -267,6 +282,8 @@ METHODS: dict[str, tuple[type[Any], Any]] = {
     "session/clone": (Empty, NewSession),
     "session/entries": (EntriesParams, EntryList),
     "session/setName": (SetNameParams, SessionName),
+    "session/checkpoints": (Empty, Checkpoints),
+    "session/rewind": (RewindParams, RewindResult),
     "approval/setPolicy": (SetApprovalPolicyParams, ApprovalPolicyResult),
 }
 
@@ -347,4 +364,10 @@ __all__ = [
     "SessionEntry",
     "SetNameParams",
     "SessionName",
+    "CheckpointFile",
+    "CheckpointInfo",
+    "Checkpoints",
+    "RewindConflict",
+    "RewindParams",
+    "RewindResult",
 ]

@@ -3,7 +3,8 @@
 Commands are JSON lines tagged by `type`; every response is
 `{id?, type: "response", command, success, data? | error?}`. Every command of Pi's npm release
 0.73.1 is here, and newer Pi's `get_entries`, `get_tree`, `get_available_thinking_levels` and
-`clear_queue` (protocol/PROTOCOL.md lists them among what this mode sends differently).
+`clear_queue` (protocol/PROTOCOL.md lists them among what this mode sends differently), and two of
+pi-rpc's own that no Pi has: `get_checkpoints` and `rewind`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai import ImageContent, Model, ThinkingLevel, Wire
+from pi_rpc.session import RewindTarget
 
 
 class Command(Wire, tag_field="type", kw_only=True):
@@ -158,6 +160,17 @@ class GetTree(Command, tag="get_tree", kw_only=True):
     pass
 
 
+# pi-rpc's own (not Pi's): the JSON-RPC `session/checkpoints` and `session/rewind`.
+class GetCheckpoints(Command, tag="get_checkpoints", kw_only=True):
+    pass
+
+
+class Rewind(Command, tag="rewind", kw_only=True):
+    entry_id: str
+    restore: RewindTarget
+    force: bool = False
+
+
 AnyCommand = (
     Prompt
     | Steer
@@ -192,6 +205,8 @@ AnyCommand = (
     | GetCommands
     | GetEntries
     | GetTree
+    | GetCheckpoints
+    | Rewind
 )
 COMMAND_TYPES: dict[str, type[Command]] = {cls.__struct_config__.tag: cls for cls in AnyCommand.__args__}
 

@@ -1,5 +1,6 @@
 """The Pi commands beyond prompting and state: model and thinking cycling, the retry and
-compaction toggles, user bash, export, switching, forking, naming, and slash commands.
+compaction toggles, user bash, export, switching, forking, naming, slash commands, and pi-rpc's own
+checkpoints and rewind.
 
 Each arm maps one command onto the session; a command whose feature this daemon lacks fails with a
 sentence saying so, which Pi's `RpcClient` surfaces as the rejected call's error.
@@ -96,6 +97,10 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             return entries_after(session.history.entries, None if since is UNSET else since)
         case c.GetTree():
             return tree(session.history.entries)
+        case c.GetCheckpoints():  # pi-rpc's own, as the JSON-RPC session/checkpoints
+            return {"checkpoints": session.checkpoints.listing()}
+        case c.Rewind(entry_id=entry_id, restore=restore, force=force):  # and session/rewind
+            return await session.checkpoints.rewind(entry_id, restore, force)
         case c.ExportHtml(output_path=output_path):
             try:
                 return {"path": session.export_html(None if output_path is UNSET else output_path)}
