@@ -405,9 +405,8 @@ class AgentSession:
         return self.choice is not None and self.choice.scripted
 
     def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
-        """Clamped to what the model supports (Pi's clampThinkingLevel); next request uses it.
-        With no model yet the level is kept as asked and clamped when one is set. A change is
-        recorded in the session file (Pi's `thinking_level_change`)."""
+        """Clamped to what the model supports (Pi's clampThinkingLevel; with no model yet, once one
+        is set); the next request uses it; recorded in the file (Pi's `thinking_level_change`)."""
         previous = self.thinking_level
         self.thinking_level = level if self.choice is None else clamp_thinking_level(self.choice.model, level)
         if self.thinking_level != previous:
