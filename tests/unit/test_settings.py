@@ -27,8 +27,8 @@ def test_mixing_names_and_modifiers_is_an_error() -> None:
 def test_selection_uses_default_tools_unless_an_allowlist_is_given() -> None:
     """spec 5.6: allowlist wins, then defaultTools, then the exclude list is removed."""
     assert ToolSelection(default_tools=["read", "grep"], exclude=["grep"]).initial_active() == ["read"]
-    assert ToolSelection(allow=["ls"], default_tools=["read"]).initial_active() == ["ls"]
-    assert ToolSelection(no_tools=True).initial_active() == []
+    assert ToolSelection(tools=["ls"], default_tools=["read"]).initial_active() == ["ls"]
+    assert ToolSelection(no_tools="all").initial_active() == []
 
 
 def test_a_pi_settings_file_loads_and_unknown_keys_are_ignored(tmp_path: Path) -> None:
