@@ -135,7 +135,9 @@ SCENARIOS = [
         [turn(call=("call_1", "bash", {"command": "sleep 1; echo slept"})), turn("Both done.")],
         [
             (None, {"id": "1", "type": "prompt", "message": "wait a bit"}),
-            (event("tool_execution_start"), {"id": "2", "type": "steer", "message": "and then stop"}),
+            # Sent once the command has started its output (not at tool_execution_start, whose gap to
+            # the first update is how long the tool takes to start: a race with the steer).
+            (event("tool_execution_update"), {"id": "2", "type": "steer", "message": "and then stop"}),
         ],
         event("agent_end"),
     ),
