@@ -297,7 +297,8 @@ class AgentSession:
         ]
 
     async def start_mcp_servers(self, servers: Sequence[McpServerConfig] = ()) -> list[McpServerStatus]:
-        """Start the settings' and a client's `servers` (the client wins a name), bounded; failures are reported."""
+        """Start the settings' and a client's `servers` (the client wins a name), bounded; failures are
+        reported. An allowlist not naming MCP tools leaves the settings' inactive (Pi), not a client's."""
         wanted = [*self.config.mcp_servers, *servers]
         if not wanted or not self.config.mcp_enabled:  # Pi's --no-mcp: none starts
             return self.mcp.statuses() if self.mcp is not None else []
@@ -309,7 +310,7 @@ class AgentSession:
         for definition in (found for found in self.mcp.definitions() if found.name not in self._definitions):
             if (state := self.config.mcp_tool_state(definition.name)) is not None:
                 self._definitions[definition.name] = definition
-                if state:
+                if state or definition.source in {f"mcp:{s.name}" for s in servers}:  # a client's own
                     self._active.append(definition.name)
         self._rebuild_system_prompt()
         return self.mcp.statuses()
@@ -505,9 +506,8 @@ class AgentSession:
         self.history.flush_pending_bash()
 
     async def new_session(self, parent_session: str | None = None) -> str:
-        """Abort any run, forget the transcript and the queues; tools and model stay as they are.
-        The new file's header names `parent_session` when given (Pi's `new_session`). When idle
-        nothing here awaits, so requests sent after it see the new session."""
+        """Abort any run, forget the transcript and queues (tools, model stay); the header names
+        `parent_session` if given (Pi's). Idle, nothing awaits: later requests see the new session."""
         if self.is_streaming:
             await self.abort()
         self.history.start_new(parent_session)
