@@ -4,12 +4,11 @@ current one; chats.per_tab gives each tabpage its own; completion pops up on `@`
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
-from .conftest import Editor, require_daemon
+from .conftest import Editor, require_daemon, until
 
 pytestmark = pytest.mark.nvim
 
@@ -180,23 +179,16 @@ def test_quitting_stops_every_chats_daemon(make_editor: Any) -> None:
     except (OSError, EOFError):
         pass
 
-    for _ in range(200):
-        if log.read_text().count("daemon exited (code 0, signal 0)") >= 2:
-            break
-        time.sleep(0.05)
+    until(lambda: log.read_text().count("daemon exited (code 0, signal 0)") >= 2)
     assert log.read_text().count("daemon exited (code 0, signal 0)") == 2
 
 
 def completion_words(ed: Editor) -> list[str]:
     """The words of the insert-mode completion menu once the keys typed so far are processed
     (each request lets Neovim's main loop take the typeahead in between)."""
-    words: list[str] = []
-    for _ in range(100):
-        words = list(ed.lua("return vim.tbl_map(function(i) return i.word end, vim.fn.complete_info({'items'}).items)"))
-        if words:
-            break
-        time.sleep(0.02)
-    return words
+    return until(
+        lambda: list(ed.lua("return vim.tbl_map(function(i) return i.word end, vim.fn.complete_info({'items'}).items)"))
+    )
 
 
 @pytest.mark.parametrize("typed, expected", [("@READ", ["@README.md"]), ("#di", ["#diagnostics"])])
