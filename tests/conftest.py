@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,15 @@ settings.register_profile(
     derandomize=IN_CI,
 )
 settings.load_profile("pi-rpc")
+
+
+# A suite started as a background job (`make test &`, a script's `&`, some CI runners) inherits
+# SIGINT and SIGQUIT ignored, and every program a test starts would too: the demo would then
+# shrug off the Ctrl-C its test sends. Tests start programs as a terminal's foreground job does.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 @pytest.fixture

@@ -211,9 +211,10 @@ class Request:
         self.env = dict(item.partition(b"=")[::2] for item in fields[2 + argc :] if item)
 
 
-# What the keeper (as Python) changed and the command must not inherit: handlers reset by exec
-# anyway, and SIGPIPE and SIGXFSZ, which Python ignores and exec would leave ignored.
-_DEFAULT_SIGNALS = (_signal.SIGCHLD, _signal.SIGPIPE, _signal.SIGXFSZ, *_FATAL_SIGNALS)
+# Every signal the command gets at its default, as Pi's spawn (libuv) gives it: exec leaves an
+# ignored signal ignored, and besides SIGPIPE and SIGXFSZ (which Python ignores) the daemon may have
+# inherited SIGINT and SIGQUIT ignored (started as a background job) or SIGHUP (nohup).
+_DEFAULT_SIGNALS = tuple(sorted(_signal.valid_signals() - {_signal.SIGKILL, _signal.SIGSTOP}))
 
 
 def _spawn_command(request: Request, outputs: list[int]) -> int:

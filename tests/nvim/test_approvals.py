@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import Editor, require_daemon
+from .conftest import Editor, require_daemon, until
 
 pytestmark = pytest.mark.nvim
 
@@ -79,15 +78,18 @@ def write_buffer(ed: Editor) -> None:
     """`:w` as typed. Had the file changed under the buffer, Neovim would ask "Do you really want
     to write to it (y/n)?" (mode "r?") instead of writing."""
     press(ed, ":write<CR>")
-    for _ in range(500):
-        mode = ed.nvim.api.get_mode()["mode"]  # a fast request: answered even at a prompt
-        if mode.startswith("r"):
-            press(ed, "n")
-            raise AssertionError(f"`:write` asked before writing: {ed.messages()}")
-        if mode == "n" and not ed.lua("return vim.bo.modified"):
-            return
-        time.sleep(0.01)
-    raise AssertionError("`:write` did not write")
+
+    def settled() -> str:
+        mode = str(ed.nvim.api.get_mode()["mode"])  # a fast request: answered even at a prompt
+        if mode.startswith("r") or (mode == "n" and not ed.lua("return vim.bo.modified")):
+            return mode
+        return ""
+
+    mode = until(settled)
+    if mode.startswith("r"):
+        press(ed, "n")
+        raise AssertionError(f"`:write` asked before writing: {ed.messages()}")
+    assert mode == "n", "`:write` did not write"
 
 
 def test_read_returns_the_unsaved_buffer(make_editor: Any) -> None:

@@ -4,12 +4,11 @@ current one; chats.per_tab gives each tabpage its own; completion pops up on `@`
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
-from .conftest import Editor, require_daemon
+from .conftest import Editor, require_daemon, until
 
 pytestmark = pytest.mark.nvim
 
@@ -180,23 +179,18 @@ def test_quitting_stops_every_chats_daemon(make_editor: Any) -> None:
     except (OSError, EOFError):
         pass
 
-    for _ in range(200):
-        if log.read_text().count("daemon exited (code 0, signal 0)") >= 2:
-            break
-        time.sleep(0.05)
+    until(lambda: log.read_text().count("daemon exited (code 0, signal 0)") >= 2)
     assert log.read_text().count("daemon exited (code 0, signal 0)") == 2
 
 
-def completion_words(ed: Editor) -> list[str]:
-    """The words of the insert-mode completion menu once the keys typed so far are processed
-    (each request lets Neovim's main loop take the typeahead in between)."""
-    words: list[str] = []
-    for _ in range(100):
-        words = list(ed.lua("return vim.tbl_map(function(i) return i.word end, vim.fn.complete_info({'items'}).items)"))
-        if words:
-            break
-        time.sleep(0.02)
-    return words
+def completion_words(ed: Editor, *, shown: bool = True) -> list[str]:
+    """The words of the insert-mode completion menu: once it shows (each request lets Neovim's
+    main loop take the typeahead in between), or with `shown=False` as it is now."""
+
+    def words() -> list[str]:
+        return list(ed.lua("return vim.tbl_map(function(i) return i.word end, vim.fn.complete_info({'items'}).items)"))
+
+    return until(words) if shown else words()
 
 
 @pytest.mark.parametrize("typed, expected", [("@READ", ["@README.md"]), ("#di", ["#diagnostics"])])
@@ -212,7 +206,9 @@ def test_no_completion_pops_up_inside_a_word(make_editor: Any) -> None:
     ed = make_editor()
     ed.lua("require('pi_rpc').open_input('prompt')")
     ed.nvim.input("me@example.org issue#")
-    assert completion_words(ed) == []
+    # Once every key is in the line, the plugin has seen each one: a menu would be open by now.
+    until(lambda: ed.lua("return vim.api.nvim_get_current_line()") == "me@example.org issue#")
+    assert completion_words(ed, shown=False) == []
     assert ed.lua("return vim.api.nvim_get_current_line()") == "me@example.org issue#"
 
 

@@ -11,7 +11,7 @@ import pynvim  # type: ignore[import-untyped]
 import pytest
 
 from tests.lsp.editor import ON_DISK, SCRIPTS, UNSAVED
-from tests.nvim.conftest import PI_RPC, isolated_environment, require_daemon
+from tests.nvim.conftest import GUARD_MS, PI_RPC, isolated_environment, require_daemon
 
 pytestmark = pytest.mark.nvim
 
@@ -27,7 +27,7 @@ vim.lsp.enable('pi')
 """
 
 ATTACHED = """
-return vim.wait(20000, function()
+return vim.wait(..., function()
   local client = vim.lsp.get_clients({ bufnr = 0, name = 'pi' })[1]
   return client ~= nil and client.initialized
 end, 10)
@@ -75,7 +75,7 @@ def test_fix_with_pi_edits_the_buffer_and_undo_takes_it_back(nvim: pynvim.Nvim, 
     nvim.command(f"cd {workspace}")
     nvim.exec_lua(CONFIGURE, [str(PI_RPC), "--mode", "lsp", "--script", str(SCRIPTS / "lsp.json")])
     nvim.command("edit greet.py")
-    assert nvim.exec_lua(ATTACHED) is True
+    assert nvim.exec_lua(ATTACHED, GUARD_MS) is True
     nvim.current.buffer[:] = UNSAVED.splitlines()  # unsaved, sent by didChange: only the editor has it
     nvim.exec_lua(FIX)
     wait_for(nvim, "vim.api.nvim_buf_get_lines(0, 1, 2, false)[1]:find('Hello', 1, true) ~= nil")

@@ -395,7 +395,7 @@ def test_a_burst_of_deltas_renders_in_a_few_writes_with_the_same_text(make_edito
           expected[#expected + 1] = d
           chat.push(up({ type = 'text_delta', contentIndex = 1, delta = d }))
         end
-        vim.wait(5000, function() return chat.text():find('w20000', 1, true) ~= nil end, 5)
+        vim.wait(60000, function() return chat.text():find('w20000', 1, true) ~= nil end, 5)
         return { writes = writes, text = chat.text(), expected = table.concat(expected) }
         """
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import PI_RPC, ROOT, require_daemon
+from .conftest import GUARD_MS, PI_RPC, ROOT, require_daemon
 from .replay_server import read_message, write_message
 
 pytestmark = pytest.mark.nvim
@@ -21,7 +21,7 @@ REPLAY_SERVER = Path(__file__).with_name("replay_server.py")
 # Runs inside Neovim: sends the transcript's client messages through pi_rpc.daemon and records
 # what the client decoded. initialize is the plugin's own; shutdown/exit come from stop_sync.
 DRIVER = """
-local sends, expected = ...
+local sends, expected, guard_ms = ...
 local daemon = require('pi_rpc.daemon')
 local got = {}
 daemon.trace = function(kind, method, a, b)
@@ -52,7 +52,7 @@ for _, msg in ipairs(sends) do
     daemon.notify(method, params)
   end
 end
-vim.wait(20000, function() return #got >= expected end, 10)
+vim.wait(guard_ms, function() return #got >= expected end, 10)
 daemon.stop_sync()
 daemon.trace = nil
 return got
@@ -102,7 +102,7 @@ def replay(make_editor: Any, transcript: Path) -> None:
     expected = expected_decoding(entries)
     ed = make_editor(cmd=[sys.executable, str(REPLAY_SERVER), str(transcript)])
     sends = [e["msg"] for e in entries if e["dir"] == "send"]
-    got = ed.lua(DRIVER, sends, len(expected))
+    got = ed.lua(DRIVER, sends, len(expected), GUARD_MS)
     assert len(got) == len(expected), ed.log_file.read_text()
     for i, (g, e) in enumerate(zip(got, expected, strict=True)):
         assert normalise(g) == normalise(e), f"message {i} ({e['kind']} {e['method']})"

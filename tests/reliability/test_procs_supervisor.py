@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import sys
 import uuid
 from functools import partial
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_rpc.tools import process
 from pi_rpc.tools.process import PIPE_BYTES, SUPERVISED, ProcessTable, ProcessTables, run_process_group
 
 from .procs import KINDS, marked, poll_async, tree_command
@@ -145,6 +147,38 @@ async def test_commands_get_default_signal_handling() -> None:
         == 0
     )
     assert b"".join(output) == b"y\n"
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="the supervisor runs on Linux only")
+async def test_signals_the_daemon_inherited_ignored_are_at_their_default_in_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A daemon started as a background job (or a suite run so: `make test &`, a CI runner) has
+    SIGINT and SIGQUIT ignored, one under nohup SIGHUP; its commands must not inherit that."""
+    inherited = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR1)
+    before = {signum: signal.signal(signum, signal.SIG_IGN) for signum in inherited}
+    supervisor = process._Supervisor()
+    try:
+        supervisor.start()  # a new supervisor, started while the daemon ignores them
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    monkeypatch.setattr(process, "_supervisor", supervisor)
+    output: list[bytes] = []
+    try:
+        code = await run_process_group(
+            ["/bin/bash", "-c", "trap -p; grep SigIgn /proc/self/status"],
+            "/",
+            None,
+            output.append,
+            processes=ProcessTable(),
+        )
+    finally:
+        supervisor._stop()
+    assert code == 0
+    ignored = int(b"".join(output).split(b"SigIgn:")[1], 16)
+    assert b"trap --" not in b"".join(output)
+    assert [signum for signum in inherited if ignored & (1 << (signum - 1))] == []
 
 
 async def test_stdin_is_empty_and_stderr_merges_in_order() -> None:

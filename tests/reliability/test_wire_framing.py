@@ -7,6 +7,7 @@ resynchronised only at a `Content-Length:` that began a line, and a body ends wi
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -112,3 +113,19 @@ def test_after_any_one_mutated_frame_every_later_frame_is_served(case: Stream) -
     served = bodies(decode(data, cuts))
     assert served[: len(earlier)] == earlier
     assert served[-len(later) :] == later
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_stream_of_mutated_frames_is_served_alike_however_the_reads_are_cut(seed: int) -> None:
+    # What the daemon's one reader sees of the forty streams of test_wire_framing_daemon.py: on a
+    # loaded machine a pipe read returns bytes in other pieces (a write split, two writes joined),
+    # and that must never change which frames are served.
+    rng = random.Random(seed)
+    streams = [mutate(frame(5000 + n), rng) + frame(6000 + n) for n in range(40)]
+    data = b"".join(streams)
+    whole = bodies(decode(data))
+    assert bodies(decode(data, list(range(len(data))))) == whole  # one byte per read
+    at_each_write = list(itertools.accumulate(map(len, streams)))
+    assert bodies(decode(data, at_each_write)) == whole
+    for n in range(40):
+        assert request(6000 + n) in whole

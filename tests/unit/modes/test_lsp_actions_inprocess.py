@@ -232,7 +232,10 @@ async def test_chat_file_streams_the_answer_below_the_question(
     await editor.until(lambda: ended(client))
     expected = "### You\nWhat is greet.py for?\n\n### Pi\n\nIt says hello to you.\n\n### You\n\n"
     assert editor.text(uri) == expected
-    assert len(editor.edits) > 3  # the header, the text in pieces as it came, the next heading
+    # The header, the answer (in as many pieces as came between two edits: on a loaded machine all
+    # of it may come during the header's edit; test_lsp_chat_stream.py decides the pieces), the
+    # next heading.
+    assert len(editor.edits) >= 3
     assert client.shown_documents == [] and client.messages == []
 
 
