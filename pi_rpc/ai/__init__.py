@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
     from pi_rpc.ai.redact import repr_without_secrets, request_secrets  # not `redact`: the submodule's name
     from pi_rpc.ai.registry import get_stream_fn, load_provider
-    from pi_rpc.ai.server_models import ModelListError, ServerModel, describe_server_models
+    from pi_rpc.ai.server_models import ModelListError, ServerModel, describe_server_models, server_model_details
     from pi_rpc.ai.stream import AssistantBuilder, TextParts
     from pi_rpc.ai.types import (
         THINKING_LEVELS,
@@ -176,6 +176,7 @@ __all__ = [
     "repr_without_secrets",
     "request_secrets",
     "retry_base_from_env",
+    "server_model_details",
     "supported_thinking_levels",
     "text_of",
     "thinking_level_of",

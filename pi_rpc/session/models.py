@@ -37,6 +37,7 @@ from pi_rpc.ai import (
     get_stream_fn,
     load_script,
     not_found_hint,
+    server_model_details,
 )
 from pi_rpc.session.model_patterns import ScopedModel, resolve_cli_model, resolve_model_scope
 from pi_rpc.session.session import ModelChoice
@@ -154,6 +155,9 @@ def _endpoint_choice(
     base_url = base_url.rstrip("/")
     key = _endpoint_key(base_url, api, api_key_env)
     listed = _only_server_model(base_url, api, key) if model_id is None else ServerModel(model_id)
+    if model_id is None:
+        # The server was asked already, so it is there: its own endpoints say the rest.
+        listed = server_model_details(base_url, listed, key)
     model = Model(
         id=listed.id,
         name=listed.id,
@@ -167,6 +171,8 @@ def _endpoint_choice(
         # and compaction are sized from it.
         model.context_window = listed.context_window
         _log.info("%s: a context window of %d tokens (%s)", listed.id, listed.context_window, listed.context_from)
+    if listed.image_input is False:
+        model.input = ["text"]  # the server says it has no vision: images become a note, not a 500
     # A local server may need no key at all: none means no Authorization header.
     return ModelChoice(model=model, stream_fn=get_stream_fn(api), api_key=key)
 
