@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     )
     from pi_rpc.ai.provider import (
         DEFAULT_RETRY_BASE_MS,
+        NOT_RETRIED_NOTE,
         RETRY_BASE_ENV,
         StreamFn,
         StreamOptions,
@@ -112,6 +113,7 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "FAUX_MODEL",
+    "NOT_RETRIED_NOTE",
     "FauxProvider",
     "HttpClients",
     "ImageContent",

@@ -38,7 +38,7 @@ import msgspec
 from httpx_sse import ServerSentEvent, SSEError
 
 from pi_rpc.ai.clients import HttpClients, PoolClosedError, request_timeout
-from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamOptions, backoff_ms
+from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, NOT_RETRIED_NOTE, StreamOptions, backoff_ms
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, SSELineTooLong, aiter_sse_bytes
 from pi_rpc.ai.stream import AssistantBuilder
@@ -273,9 +273,9 @@ async def open_stream(
             finally:
                 await _close(response)
             error = http_error_text(response, secrets)
-            retryable = response.status_code in RETRYABLE_STATUS and not is_invalid_request(
-                response.status_code, response.content
-            )
+            retryable = response.status_code in RETRYABLE_STATUS
+            if retryable and is_invalid_request(response.status_code, response.content):
+                retryable, error = False, f"{error} ({NOT_RETRIED_NOTE})"
             server_delay = retry_after_ms(response.headers)
         delay = backoff_ms(attempt + 1, base_delay_ms) if server_delay is None else server_delay
         if not retryable or attempt >= max_retries or delay > MAX_RETRY_DELAY_MS:

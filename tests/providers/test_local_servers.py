@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from pi_rpc.ai import http
+from pi_rpc.ai import NOT_RETRIED_NOTE, http
 from pi_rpc.ai.compat import ModelCompat
 from pi_rpc.ai.providers import openai_completions as oc
 from pi_rpc.ai.providers import openai_responses as responses
@@ -27,6 +27,7 @@ from pi_rpc.ai.types import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_rpc.session.auto_retry import is_passing_failure
 
 from .helpers import READ_SCHEMA, run_provider
 from .sse_server import RecordedRequest, Reply, SSEServer, json_reply, sse_event, sse_reply
@@ -178,10 +179,17 @@ async def test_a_500_that_blames_the_request_is_final(sse_server: SSEServer, bod
     builder, events = _builder()
     async with http.create_client(5) as client:
         request = client.build_request("POST", sse_server.url + "/v1/chat/completions")
-        with pytest.raises(http.ProviderError, match="^500 Internal Server Error: "):
+        with pytest.raises(http.ProviderError, match="^500 Internal Server Error: ") as failure:
             async with http.open_stream(client, request, builder, max_retries=3):
                 pass
     assert len(sse_server.requests) == 1 and events == []
+    # The user reads why, and Pi mode's retry between runs (which reads the text) skips it too.
+    assert str(failure.value).endswith(f"({NOT_RETRIED_NOTE})")
+    failed = AssistantMessage(content=[], api="openai-completions", provider="local", model="m", stop_reason="error")
+    failed.error_message = str(failure.value)
+    assert not is_passing_failure(failed)
+    failed.error_message = "500 Internal Server Error: CUDA out of memory"
+    assert is_passing_failure(failed)
 
 
 async def test_a_plain_500_is_still_retried(sse_server: SSEServer) -> None:
