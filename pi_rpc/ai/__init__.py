@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     )
     from pi_rpc.ai.provider import (
         DEFAULT_RETRY_BASE_MS,
+        NOT_RETRIED_NOTE,
         RETRY_BASE_ENV,
         StreamFn,
         StreamOptions,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
     from pi_rpc.ai.redact import repr_without_secrets, request_secrets  # not `redact`: the submodule's name
     from pi_rpc.ai.registry import get_stream_fn, load_provider
-    from pi_rpc.ai.server_models import ModelListError, list_server_models
+    from pi_rpc.ai.server_models import ModelListError, ServerModel, describe_server_models, server_model_details
     from pi_rpc.ai.stream import AssistantBuilder, TextParts
     from pi_rpc.ai.types import (
         THINKING_LEVELS,
@@ -112,6 +113,7 @@ __all__ = [
     "DoneEvent",
     "ErrorEvent",
     "FAUX_MODEL",
+    "NOT_RETRIED_NOTE",
     "FauxProvider",
     "HttpClients",
     "ImageContent",
@@ -127,6 +129,7 @@ __all__ = [
     "RETRY_BASE_ENV",
     "ScriptError",
     "StartEvent",
+    "ServerModel",
     "StopReason",
     "StreamFn",
     "StreamOptions",
@@ -158,6 +161,7 @@ __all__ = [
     "config_paths",
     "declared_tools",
     "describe_decode_error",
+    "describe_server_models",
     "displayable",
     "encode_json",
     "encode_json_into",
@@ -165,7 +169,6 @@ __all__ = [
     "json_schema_of",
     "line_of_path",
     "list_models",
-    "list_server_models",
     "load_provider",
     "load_script",
     "no_model_message",
@@ -175,6 +178,7 @@ __all__ = [
     "repr_without_secrets",
     "request_secrets",
     "retry_base_from_env",
+    "server_model_details",
     "supported_thinking_levels",
     "text_of",
     "thinking_level_of",

@@ -33,6 +33,9 @@ class ModelCompat(msgspec.Struct, rename="camel", kw_only=True, frozen=True, omi
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] | None = None
     requires_tool_result_name: bool | None = None
     requires_thinking_as_text: bool | None = None
+    requires_non_null_assistant_content: bool | None = None
+    requires_assistant_after_tool_result: bool | None = None
+    requires_tools_with_tool_history: bool | None = None
     thinking_format: Literal["openai", "openrouter", "qwen"] | None = None
 
 

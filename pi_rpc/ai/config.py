@@ -244,8 +244,11 @@ class ModelRegistry:
         env: Mapping[str, str] | None = None,
         provider_order: list[str] | None = None,
         config_path: Path | None = None,
+        assumed_context: frozenset[tuple[str, str]] = frozenset(),
     ) -> None:
         self._models = models
+        # (provider, id) of the models.json models that give no `contextWindow` (128k assumed).
+        self._assumed_context = assumed_context
         self._auth = auth or {}
         self._env = os.environ if env is None else env
         self._order = provider_order or []
@@ -258,8 +261,16 @@ class ModelRegistry:
         if path is None:
             path = next((candidate for candidate in config_paths() if candidate.is_file()), None)
         config = _read_file(path) if path is not None else _ModelsFile()
-        models, auth, order = _merge(config, env, path)
-        return cls(models, auth, env, order, path)
+        models, auth, order, assumed = _merge(config, env, path)
+        return cls(models, auth, env, order, path, assumed)
+
+    def context_window_from(self, model: Model) -> str:
+        """Where `model`'s context window came from: "built-in", "models.json", or "assumed" (a
+        models.json model that gives none: the 128k default)."""
+        if (model.provider, model.id) in self._assumed_context:
+            return "assumed"
+        builtin = any(m.provider == model.provider and m.id == model.id for m in list_models())
+        return "built-in" if builtin else "models.json"
 
     # --- lookup ---------------------------------------------------------------------------------
 
@@ -370,7 +381,7 @@ class ModelRegistry:
 
 def _merge(
     config: _ModelsFile, env: Mapping[str, str], path: Path | None
-) -> tuple[list[Model], dict[str, _ProviderAuth], list[str]]:
+) -> tuple[list[Model], dict[str, _ProviderAuth], list[str], frozenset[tuple[str, str]]]:
     where = str(path) if path is not None else "models config"
     models = list_models()
     for env_provider, (_, base_url_var) in PROVIDER_ENV.items():
@@ -382,6 +393,7 @@ def _merge(
     builtin_providers = list(dict.fromkeys(model.provider for model in models))
     auth: dict[str, _ProviderAuth] = {}
     configured: list[str] = []
+    assumed: set[tuple[str, str]] = set()
     for name, provider in config.providers.items():
         auth[name] = _ProviderAuth(
             api_key=provider.api_key if isinstance(provider.api_key, str) else None,
@@ -401,11 +413,15 @@ def _merge(
             if isinstance(entry.headers, dict):
                 auth[name].model_headers[model.id] = dict(entry.headers)
             models = [m for m in models if not (m.provider == name and m.id == model.id)] + [model]
+            if isinstance(entry.context_window, int):
+                assumed.discard((name, model.id))
+            else:
+                assumed.add((name, model.id))
         if entries:
             configured.append(name)
     order = [name for name in configured if name not in builtin_providers]
     order += [name for name in builtin_providers]
-    return models, auth, order
+    return models, auth, order, frozenset(assumed)
 
 
 def _apply_provider_overrides(models: list[Model], name: str, provider: _Provider, auth: _ProviderAuth) -> None:

@@ -3,7 +3,8 @@ request-to-message driver (`stream_sse`) every HTTP provider ends with.
 
 Every provider streams over the same pieces, so every provider fails the same way: an HTTP error
 becomes readable text (the provider's own JSON message when it sent one), 429/5xx/529 are retried
-with exponential backoff that honours `retry-after`, and each retry is announced through the
+with exponential backoff that honours `retry-after` (not a 5xx whose body says the request is
+invalid: that cannot succeed on retry), and each retry is announced through the
 builder (`auto_retry_start` / `auto_retry_end`). API keys are scrubbed from every text produced
 here (`pi_rpc/ai/redact.py`), the builder scrubs every error text of the message with the same
 secrets, and nothing here logs headers or bodies.
@@ -37,7 +38,7 @@ import msgspec
 from httpx_sse import ServerSentEvent, SSEError
 
 from pi_rpc.ai.clients import HttpClients, PoolClosedError, request_timeout
-from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, StreamOptions, backoff_ms
+from pi_rpc.ai.provider import DEFAULT_RETRY_BASE_MS, NOT_RETRIED_NOTE, StreamOptions, backoff_ms
 from pi_rpc.ai.redact import redact, request_secrets
 from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, SSELineTooLong, aiter_sse_bytes
 from pi_rpc.ai.stream import AssistantBuilder
@@ -65,6 +66,7 @@ RETRY_TIME_SCALE = 1.0
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _MAX_BODY_IN_ERROR = 500
+_MAX_INVALID_SCAN = 4096
 
 
 class ProviderError(Exception):
@@ -189,6 +191,30 @@ def retry_after_ms(headers: httpx.Headers) -> int | None:
     return max(0, int((when.timestamp() - time.time()) * 1000))
 
 
+# Words of a server error that blames the request: sending it again cannot succeed.
+_INVALID_REQUEST_WORDS = ("invalid", "validation", "must be", "not supported", "unsupported")
+
+
+def is_invalid_request(status: int, body: bytes) -> bool:
+    """A 5xx whose body says the request itself is wrong (llama-cpp-python answers 500 to a
+    message shape it refuses; llama.cpp's server says `"type":"invalid_request_error"` or a 4xx
+    `code`): final, not retried. 408/409/429 are about timing and are always retried."""
+    if status < 500:
+        return False
+    text = body[:_MAX_INVALID_SCAN].decode("utf-8", "replace").lower()
+    if any(word in text for word in _INVALID_REQUEST_WORDS):
+        return True
+    try:
+        data: Any = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return False
+    error = data.get("error") if isinstance(data, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    return isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 500 and code not in (408, 409, 429)
+
+
 async def _sleep_ms(delay_ms: int) -> None:
     await anyio.sleep(delay_ms / 1000 * RETRY_TIME_SCALE)
 
@@ -248,6 +274,8 @@ async def open_stream(
                 await _close(response)
             error = http_error_text(response, secrets)
             retryable = response.status_code in RETRYABLE_STATUS
+            if retryable and is_invalid_request(response.status_code, response.content):
+                retryable, error = False, f"{error} ({NOT_RETRIED_NOTE})"
             server_delay = retry_after_ms(response.headers)
         delay = backoff_ms(attempt + 1, base_delay_ms) if server_delay is None else server_delay
         if not retryable or attempt >= max_retries or delay > MAX_RETRY_DELAY_MS:

@@ -53,6 +53,11 @@ def retry_base_from_env(env: Mapping[str, str] | None = None) -> int:
     return value
 
 
+# Said after the error text of a 5xx that blames the request (`ai/http.py`), so the user knows why
+# it was not retried, and Pi mode's retry between runs (which reads the text) skips it too.
+NOT_RETRIED_NOTE = "the server says the request is invalid: not retried"
+
+
 def backoff_ms(attempt: int, base_ms: int = DEFAULT_RETRY_BASE_MS) -> int:
     """How long retry `attempt` (from 1) waits: base * 2**(n-1), like Pi's auto-retry."""
     return int(base_ms * 2 ** (attempt - 1))

@@ -20,6 +20,8 @@ class ModelRow(msgspec.Struct, rename="camel", kw_only=True):
     api: str
     base_url: str
     context_window: int
+    # Where the context window came from: "built-in", "models.json", or "assumed" (none given).
+    context_from: str
     source: str  # "built-in" or "models.json"
     has_key: bool
     key: str  # where the key comes from, never the key itself
@@ -40,6 +42,7 @@ def model_rows(registry: ModelRegistry) -> list[ModelRow]:
                 api=model.api,
                 base_url=model.base_url,
                 context_window=model.context_window,
+                context_from=registry.context_window_from(model),
                 source="built-in" if (model.provider, model.id) in builtin else "models.json",
                 has_key=has_key,
                 key=key,
@@ -65,10 +68,12 @@ def render_table(rows: list[ModelRow], registry: ModelRegistry) -> str:
     for name, row in zip(names, rows, strict=True):
         mark = "*" if row.default else " "
         key = ("yes: " if row.has_key else "no: ") + row.key
-        context = _context(row.context_window)
+        context = _context(row.context_window) + ("?" if row.context_from == "assumed" else "")
         lines.append(f"{mark} {name.ljust(width)}  {row.api.ljust(api_width)}  {context:>7}  {key}")
     default = next((row for row in rows if row.default), None)
     lines.append("")
+    if any(row.context_from == "assumed" for row in rows):
+        lines.append("? context assumed: models.json gives no contextWindow for the model (set it to the server's)")
     if default is not None:
         lines.append(
             f"* the default: {default.provider}/{default.id} (the first provider with a key; "

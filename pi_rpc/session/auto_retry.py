@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import anyio
 
 from pi_rpc.agent import Agent, AgentEvent, LoopConfig, MessageEnd, RunControl
-from pi_rpc.ai import AssistantMessage, AutoRetryEnd, AutoRetryStart, Message, backoff_ms
+from pi_rpc.ai import NOT_RETRIED_NOTE, AssistantMessage, AutoRetryEnd, AutoRetryStart, Message, backoff_ms
 from pi_rpc.session.compaction import is_context_overflow
 
 # What Pi counts as passing: overload, rate limits, server errors, dropped or refused connections,
@@ -44,6 +44,8 @@ def is_passing_failure(message: Message | None) -> bool:
         return False
     if not isinstance(message.error_message, str) or not message.error_message:
         return False
+    if NOT_RETRIED_NOTE in message.error_message:
+        return False  # a 5xx that blames the request (ai/http.py): another attempt fails the same way
     return not is_context_overflow(message.error_message) and bool(_PASSING.search(message.error_message))
 
 

@@ -15,6 +15,7 @@ A key goes only to the provider it belongs to: an explicit `--base-url` gets one
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,15 +31,19 @@ from pi_rpc.ai import (
     ModelListError,
     ModelRegistry,
     ScriptError,
+    ServerModel,
     ThinkingLevel,
+    describe_server_models,
     get_stream_fn,
-    list_server_models,
     load_script,
     not_found_hint,
+    server_model_details,
 )
 from pi_rpc.session.model_patterns import ScopedModel, resolve_cli_model, resolve_model_scope
 from pi_rpc.session.session import ModelChoice
 from pi_rpc.tools import PROVIDER_KEY_VARS
+
+_log = logging.getLogger(__name__)
 
 _DEFAULT_PROVIDER_FOR_API = {
     "anthropic-messages": "anthropic",
@@ -149,16 +154,25 @@ def _endpoint_choice(
 ) -> ModelChoice:
     base_url = base_url.rstrip("/")
     key = _endpoint_key(base_url, api, api_key_env)
+    listed = _only_server_model(base_url, api, key) if model_id is None else ServerModel(model_id)
     if model_id is None:
-        model_id = _only_server_model(base_url, api, key)
+        # The server was asked already, so it is there: its own endpoints say the rest.
+        listed = server_model_details(base_url, listed, key)
     model = Model(
-        id=model_id,
-        name=model_id,
+        id=listed.id,
+        name=listed.id,
         api=api,
         provider=provider or _DEFAULT_PROVIDER_FOR_API[api],
         base_url=base_url,
         input=["text", "image"],
     )
+    if listed.context_window is not None:
+        # What the server says (llama-server's `meta.n_ctx`), not the 128k guess: the output cap
+        # and compaction are sized from it.
+        model.context_window = listed.context_window
+        _log.info("%s: a context window of %d tokens (%s)", listed.id, listed.context_window, listed.context_from)
+    if listed.image_input is False:
+        model.input = ["text"]  # the server says it has no vision: images become a note, not a 500
     # A local server may need no key at all: none means no Authorization header.
     return ModelChoice(model=model, stream_fn=get_stream_fn(api), api_key=key)
 
@@ -180,15 +194,16 @@ def _endpoint_key(base_url: str, api: str, api_key_env: str | None) -> str | Non
     return None
 
 
-def _only_server_model(base_url: str, api: str, key: str | None) -> str:
+def _only_server_model(base_url: str, api: str, key: str | None) -> ServerModel:
     if api == "anthropic-messages":
         raise ModelSetupError("--base-url with --api anthropic-messages needs --model")
     try:
-        ids = list_server_models(base_url, key)
+        listed = describe_server_models(base_url, key)
     except ModelListError as exc:
         raise ModelSetupError(f"{exc}; name the model with --model") from None
-    if len(ids) == 1:
-        return ids[0]
+    ids = [model.id for model in listed]
+    if len(listed) == 1:
+        return listed[0]
     if not ids:
         raise ModelSetupError(f"{base_url}/models lists no model; name one with --model")
     raise ModelSetupError(f"{base_url} serves several models; choose one with --model: {', '.join(ids)}")

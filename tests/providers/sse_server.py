@@ -17,7 +17,7 @@ import logging
 import socket
 import struct
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,8 @@ class SSEServer:
         self._listener: Any = None
         self.port = 0
         self._request_seen = anyio.Event()
+        # Answers each request from what it holds (a server that judges the body), before the script.
+        self.responder: Callable[[RecordedRequest], Reply] | None = None
 
     @property
     def url(self) -> str:
@@ -154,7 +156,9 @@ class SSEServer:
             self._request_seen.set()
             self._request_seen = anyio.Event()
             reply = (
-                self._replies.popleft()
+                self.responder(request)
+                if self.responder is not None
+                else self._replies.popleft()
                 if self._replies
                 else Reply(
                     status=500,

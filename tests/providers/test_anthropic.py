@@ -328,7 +328,8 @@ def test_tools_and_thinking_budget_in_body() -> None:
         }
     ]
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
-    assert body["max_tokens"] == 64_000 // 3 + 8192
+    # Pi 1.6.0: the model's whole ceiling (older Pi sent a third of it plus the budget).
+    assert body["max_tokens"] == 64_000
     assert "temperature" not in body and "system" not in body
     off = anthropic.build_request_body(model, _context(), StreamOptions(temperature=0.5))
     assert "thinking" not in off and off["temperature"] == 0.5
@@ -353,6 +354,25 @@ async def test_configured_adaptive_model_gets_effort_not_budget(sse_server: SSES
     assert "interleaved" not in request.headers["anthropic-beta"]
     body = anthropic.build_request_body(model, _context(), StreamOptions(thinking_level="xhigh"))
     assert body["output_config"] == {"effort": "max"}
+
+
+def test_the_cap_is_the_models_fitted_into_the_context_window() -> None:
+    """Pi 1.6.0 sends the model's `maxTokens` (not a third of it), lowered to what the window leaves
+    after the input and a 4,096-token margin, and the thinking budget keeps 1,024 for the answer."""
+    model = Model(
+        id="claude-local",
+        name="l",
+        api="anthropic-messages",
+        provider="p",
+        reasoning=True,
+        context_window=16_384,
+        max_tokens=64_000,
+    )
+    context = Context(system_prompt="", messages=[UserMessage(content="x" * 3500)])
+    assert anthropic.build_request_body(model, context, StreamOptions())["max_tokens"] == 16_384 - 1000 - 4096
+    body = anthropic.build_request_body(model, context, StreamOptions(thinking_level="high"))
+    assert body["max_tokens"] == 16_384 - 1000 - 4096
+    assert body["thinking"]["budget_tokens"] == 16_384 - 1000 - 4096 - 1024
 
 
 def test_small_ceiling_keeps_answer_room_like_pi() -> None:

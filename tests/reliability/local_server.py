@@ -30,6 +30,8 @@ class LocalServer:
     models: list[str]
     # When set, every chat request gets this status and an OpenAI-style error body.
     fail_status: int | None = None
+    # When set, each listed model says this context window as llama-server does (`meta.n_ctx`).
+    n_ctx: int | None = None
     requests: list[Seen] = field(default_factory=list)
 
     def chats(self) -> list[Seen]:
@@ -37,8 +39,8 @@ class LocalServer:
 
 
 @contextmanager
-def local_server(models: list[str], fail_status: int | None = None) -> Iterator[LocalServer]:
-    state = LocalServer(url="", models=models, fail_status=fail_status)
+def local_server(models: list[str], fail_status: int | None = None, n_ctx: int | None = None) -> Iterator[LocalServer]:
+    state = LocalServer(url="", models=models, fail_status=fail_status, n_ctx=n_ctx)
 
     class Handler(BaseHTTPRequestHandler):
         def _record(self) -> None:
@@ -64,7 +66,8 @@ def local_server(models: list[str], fail_status: int | None = None) -> Iterator[
         def do_GET(self) -> None:
             self._record()
             if self.path.endswith("/models"):
-                listing = {"object": "list", "data": [{"id": m, "object": "model"} for m in state.models]}
+                meta = {"meta": {"n_ctx": state.n_ctx, "n_ctx_train": 8 * state.n_ctx}} if state.n_ctx else {}
+                listing = {"object": "list", "data": [{"id": m, "object": "model", **meta} for m in state.models]}
                 self._send(200, json.dumps(listing).encode(), "application/json")
             else:
                 self._send(404, b"{}", "application/json")

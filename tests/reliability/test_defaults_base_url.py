@@ -47,6 +47,20 @@ def test_the_single_listed_model_is_used_and_no_stray_key_is_sent(tmp_path: Path
         assert all(SECRET not in json.dumps(seen.headers) for seen in server.requests)
 
 
+def test_the_context_window_llama_server_reports_is_the_models(tmp_path: Path, home: Path) -> None:
+    """llama-server lists its model with `meta.n_ctx`: that is the model's context window (not a
+    128k guess), and the output cap sent is fitted into it."""
+    with (
+        local_server(["SmolLM2-135M-Instruct"], n_ctx=8192) as server,
+        start(tmp_path, home, "--base-url", server.url) as client,
+    ):
+        init = client.request("initialize")
+        assert init["model"]["contextWindow"] == 8192
+        assert client.request("prompt", {"message": "hi"})["stopReason"] == "stop"
+        [chat] = server.chats()
+        assert chat.body is not None and 0 < chat.body["max_tokens"] <= 8192 - 4096
+
+
 def test_api_key_env_names_the_key_for_that_url(tmp_path: Path, home: Path) -> None:
     with (
         local_server(["m"]) as server,

@@ -14,7 +14,13 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import http
-from pi_rpc.ai.models import adjust_max_tokens_for_thinking, anthropic_adaptive_thinking, anthropic_effort
+from pi_rpc.ai.models import (
+    MIN_ANSWER_TOKENS,
+    adjust_max_tokens_for_thinking,
+    anthropic_adaptive_thinking,
+    anthropic_effort,
+)
+from pi_rpc.ai.output_cap import clamp_to_context, output_cap
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
 from pi_rpc.ai.stream import AssistantBuilder
@@ -47,6 +53,8 @@ ANTHROPIC_VERSION = "2023-06-01"
 BETA_FEATURES = ("fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14")
 REDACTED_THINKING_TEXT = "[Reasoning redacted]"
 _CACHE_CONTROL = {"type": "ephemeral"}
+# Sent when the model says no cap (`maxTokens` 0): the Messages API requires `max_tokens`.
+DEFAULT_MAX_TOKENS = 4096
 
 
 # --- request ------------------------------------------------------------------------------------
@@ -72,7 +80,9 @@ def build_headers(model: Model, options: StreamOptions) -> dict[str, str]:
 
 def build_request_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """Raises `ConstrainedSamplingError` for a tool whose `require` cannot be met (spec 4.3)."""
-    base_max = options.max_tokens or max(1, model.max_tokens // 3)
+    # Pi 1.6.0: the caller's cap or the model's whole `maxTokens`, fitted into the context window
+    # (older Pi sent a third of it). The API requires the field, so a model saying no cap gets one.
+    base_max = output_cap(model, context, options) or DEFAULT_MAX_TOKENS
     body: dict[str, Any] = {
         "model": model.id,
         "messages": convert_messages(context.messages, model),
@@ -86,20 +96,23 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["tools"] = [convert_tool(tool, resolve_json_schema_strict(tool, strict_ok)) for tool in context.tools]
     thinking = options.thinking_level != "off" and model.reasoning
     if thinking:
-        _add_thinking(body, model, options.thinking_level, base_max)
+        _add_thinking(body, model, context, options.thinking_level, base_max)
     elif options.temperature is not msgspec.UNSET:
         # The API rejects a temperature together with extended thinking.
         body["temperature"] = options.temperature
     return body
 
 
-def _add_thinking(body: dict[str, Any], model: Model, level: ThinkingLevel, base_max: int) -> None:
+def _add_thinking(body: dict[str, Any], model: Model, context: Context, level: ThinkingLevel, base_max: int) -> None:
     if anthropic_adaptive_thinking(model):
         body["thinking"] = {"type": "adaptive"}
         body["output_config"] = {"effort": anthropic_effort(model, level)}
         return
-    # The budget counts against max_tokens, so max_tokens grows to leave room for the answer.
-    body["max_tokens"], budget = adjust_max_tokens_for_thinking(base_max, model.max_tokens, level)
+    # The budget counts against max_tokens, so max_tokens grows to leave room for the answer,
+    # and is fitted into the context window once more (Pi 1.6.0).
+    grown, budget = adjust_max_tokens_for_thinking(base_max, model.max_tokens, level)
+    body["max_tokens"] = clamp_to_context(model, context, grown)
+    budget = min(budget, max(0, body["max_tokens"] - MIN_ANSWER_TOKENS))
     body["thinking"] = {"type": "enabled", "budget_tokens": budget}
 
 

@@ -23,6 +23,7 @@ import msgspec
 
 from pi_rpc.ai import http
 from pi_rpc.ai.compat import ModelCompat, said_flags
+from pi_rpc.ai.output_cap import output_cap
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
@@ -51,6 +52,7 @@ _log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
+BRIDGE_AFTER_TOOL_RESULT = "I have processed the tool results."  # Pi's words
 
 
 # --- per-server differences (Pi's `compat`) -----------------------------------------------------
@@ -65,6 +67,13 @@ class Compat(msgspec.Struct, kw_only=True, frozen=True):
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
     requires_tool_result_name: bool = False
     requires_thinking_as_text: bool = False
+    # `""` rather than null beside tool calls: llama-cpp-python's server answers 500 to null (Pi
+    # sends null unless told; `requiresNonNullAssistantContent: false` brings that back).
+    requires_non_null_assistant_content: bool = True
+    # A bridging assistant turn between tool results and a user turn (servers that refuse one).
+    requires_assistant_after_tool_result: bool = False
+    # `tools: []` when the transcript holds tool calls but no tools are offered now.
+    requires_tools_with_tool_history: bool = False
     # `strict` on function tools (constrained sampling, spec 4); only servers known to take it.
     supports_strict_mode: bool = False
     # openai: `reasoning_effort`; openrouter: `reasoning: {effort}`; qwen: `enable_thinking`.
@@ -122,12 +131,15 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["stream_options"] = {"include_usage": True}
     if compat.supports_store:
         body["store"] = False
-    if options.max_tokens is not msgspec.UNSET:
-        body[compat.max_tokens_field] = options.max_tokens
+    cap = output_cap(model, context, options)
+    if cap is not None:
+        body[compat.max_tokens_field] = cap
     if options.temperature is not msgspec.UNSET:
         body["temperature"] = options.temperature
     if context.tools:
         body["tools"] = [convert_tool(tool, compat) for tool in context.tools]
+    elif compat.requires_tools_with_tool_history and _has_tool_history(context.messages):
+        body["tools"] = []
     if model.reasoning and options.thinking_level != "off":
         effort = reasoning_effort(
             options.thinking_level, compat, "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
@@ -141,6 +153,14 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     elif model.reasoning and compat.thinking_format == "qwen":
         body["enable_thinking"] = False
     return body
+
+
+def _has_tool_history(messages: list[Any]) -> bool:
+    return any(
+        isinstance(m, ToolResultMessage)
+        or (isinstance(m, AssistantMessage) and any(isinstance(b, ToolCall) for b in m.content))
+        for m in messages
+    )
 
 
 def convert_tool(tool: Tool, compat: Compat | None = None) -> dict[str, Any]:
@@ -167,10 +187,17 @@ def _user(message: UserMessage, model: Model) -> dict[str, Any] | None:
     parts: list[dict[str, Any]] = []
     for item in message.content:
         if isinstance(item, TextContent):
-            parts.append({"type": "text", "text": item.text})
+            if item.text:
+                parts.append({"type": "text", "text": item.text})
         elif "image" in model.input:
             parts.append(_image_part(item))
-    return {"role": "user", "content": parts} if parts else None
+    if not parts:
+        return None
+    if all(part["type"] == "text" for part in parts):
+        # Text alone goes as one string: llama-cpp-python's server fails on a list of text parts
+        # (status 200, an empty stream), and every server takes a string.
+        return {"role": "user", "content": "\n".join(part["text"] for part in parts)}
+    return {"role": "user", "content": parts}
 
 
 def _assistant(message: AssistantMessage, compat: Compat) -> dict[str, Any] | None:
@@ -197,6 +224,10 @@ def _assistant(message: AssistantMessage, compat: Compat) -> dict[str, Any] | No
         ]
     if not out["content"] and not calls:
         return None  # nothing to replay (an aborted turn); servers reject empty assistant turns
+    if out["content"] is None and (
+        compat.requires_non_null_assistant_content or compat.requires_assistant_after_tool_result
+    ):
+        out["content"] = ""
     return out
 
 
@@ -214,6 +245,8 @@ def _tool_result(message: ToolResultMessage, model: Model, compat: Compat) -> li
     out = [result]
     if sendable:
         # Tool messages carry text only; images follow as a user turn.
+        if compat.requires_assistant_after_tool_result:
+            out.append({"role": "assistant", "content": BRIDGE_AFTER_TOOL_RESULT})
         out.append(
             {
                 "role": "user",
@@ -246,11 +279,26 @@ def _system_role(model: Model, compat: Compat) -> str:
     return "developer" if model.reasoning and compat.supports_developer_role else "system"
 
 
+def _after_tool_result(out: list[dict[str, Any]]) -> bool:
+    # A tool result's images follow it as a user turn (`_tool_result`): that turn counts too.
+    if not out:
+        return False
+    last = out[-1]
+    return last["role"] == "tool" or (last["role"] == "user" and _is_tool_images(last))
+
+
+def _is_tool_images(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and bool(content) and content[0].get("text") == TOOL_RESULT_IMAGES_TEXT
+
+
 def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None = None) -> list[dict[str, Any]]:
     """Our transcript as chat messages (`tools` is part of the shared signature; unused here)."""
     compat = get_compat(model)
     out: list[dict[str, Any]] = []
     for message in transform_messages(messages, model, normalize_tool_call_id(model)):
+        if compat.requires_assistant_after_tool_result and isinstance(message, UserMessage) and _after_tool_result(out):
+            out.append({"role": "assistant", "content": BRIDGE_AFTER_TOOL_RESULT})
         if isinstance(message, SystemMessage):
             # Only a system message with content is left (transform_messages drops declarations):
             # sent where it stands, in the system prompt's role, as the Responses API does.

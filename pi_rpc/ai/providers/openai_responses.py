@@ -22,6 +22,7 @@ import msgspec
 from pi_rpc.ai import http
 from pi_rpc.ai.compat import said
 from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
+from pi_rpc.ai.output_cap import output_cap
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, has_api_key_or_authorization, merge_headers
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
@@ -238,8 +239,9 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
     }
     if options.session_id:
         body["prompt_cache_key"] = options.session_id[:64]
-    if isinstance(options.max_tokens, int) and said(model_compat(model).supports_max_output_tokens, True):
-        body["max_output_tokens"] = max(options.max_tokens, MIN_OUTPUT_TOKENS)
+    cap = output_cap(model, context, options)
+    if cap is not None and said(model_compat(model).supports_max_output_tokens, True):
+        body["max_output_tokens"] = max(cap, MIN_OUTPUT_TOKENS)
     if isinstance(options.temperature, float | int):
         body["temperature"] = options.temperature
     if context.tools:
