@@ -198,8 +198,9 @@ _INVALID_REQUEST_WORDS = ("invalid", "validation", "must be", "not supported", "
 def is_invalid_request(status: int, body: bytes) -> bool:
     """A 5xx whose body says the request itself is wrong (llama-cpp-python answers 500 to a
     message shape it refuses; llama.cpp's server says `"type":"invalid_request_error"` or a 4xx
-    `code`): final, not retried. 408/409/429 are about timing and are always retried."""
-    if status < 500:
+    `code`): final, not retried. 408/409/429 are about timing and are always retried, and so are
+    502-504, which a gateway answers for a server it could not reach, whatever its words."""
+    if status != 500:
         return False
     text = body[:_MAX_INVALID_SCAN].decode("utf-8", "replace").lower()
     if any(word in text for word in _INVALID_REQUEST_WORDS):

@@ -203,3 +203,17 @@ async def test_a_plain_500_is_still_retried(sse_server: SSEServer) -> None:
         async with http.open_stream(client, request, builder, max_retries=3) as response:
             assert response.status_code == 200
     assert len(sse_server.requests) == 2
+
+
+async def test_a_gateways_502_is_retried_whatever_its_words(sse_server: SSEServer) -> None:
+    """502-504 come from a proxy that could not reach the server: nothing about the request."""
+    sse_server.script(
+        json_reply(502, {"error": {"message": "invalid response from the upstream server"}}),
+        sse_reply([_chunk({"content": "ok"}, "stop")]),
+    )
+    builder, _ = _builder()
+    async with http.create_client(5) as client:
+        request = client.build_request("POST", sse_server.url + "/v1/chat/completions")
+        async with http.open_stream(client, request, builder, max_retries=3) as response:
+            assert response.status_code == 200
+    assert len(sse_server.requests) == 2

@@ -75,7 +75,11 @@ def local_server(models: list[str], fail_status: int | None = None, n_ctx: int |
         def do_POST(self) -> None:
             self._record()
             if state.fail_status is not None:
-                error = {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
+                # A refused key says so; a failing server says nothing about the request.
+                if state.fail_status < 500:
+                    error = {"error": {"message": "invalid api key", "type": "invalid_request_error"}}
+                else:
+                    error = {"error": {"message": "the server had an error", "type": "server_error"}}
                 self._send(state.fail_status, json.dumps(error).encode(), "application/json")
             else:
                 self._send(200, SSE_TEXT, "text/event-stream")
