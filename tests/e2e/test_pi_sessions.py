@@ -346,7 +346,9 @@ def test_a_session_pi_compacted_loads_continues_and_compacts_again_here_and_stil
         "The conversation history before this point was compacted into the following summary:"
         f"\n\n<summary>\n{pi_summary}\n</summary>"
     )
-    assert prompted.json["messages"][1] == {"role": "user", "content": [{"type": "text", "text": wrapped}]}
+    # The same text; sent as one string where Pi sends a one-part list (every OpenAI-compatible
+    # server takes the string, not every one the list: docs/CONFIGURATION.md, local servers).
+    assert prompted.json["messages"][1] == {"role": "user", "content": wrapped}
     asked = summarising.json["messages"][-1]
     asked_text = asked["content"] if isinstance(asked["content"], str) else asked["content"][0]["text"]
     assert f"<previous-summary>\n{pi_summary}\n</previous-summary>" in asked_text
