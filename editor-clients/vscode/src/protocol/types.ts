@@ -134,6 +134,9 @@ supportsXhigh?: (boolean | null)
 maxTokensField?: (("max_completion_tokens" | "max_tokens") | null)
 requiresToolResultName?: (boolean | null)
 requiresThinkingAsText?: (boolean | null)
+requiresNonNullAssistantContent?: (boolean | null)
+requiresAssistantAfterToolResult?: (boolean | null)
+requiresToolsWithToolHistory?: (boolean | null)
 thinkingFormat?: (("openai" | "openrouter" | "qwen") | null)
 }
 /**
@@ -833,6 +836,63 @@ name: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "Checkpoints".
+ */
+export interface Checkpoints {
+checkpoints: CheckpointInfo[]
+}
+/**
+ * The restore point before one user message: what its run changed, what was not captured.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CheckpointInfo".
+ */
+export interface CheckpointInfo {
+entryId: string
+text: string
+timestamp: string
+files: CheckpointFile[]
+notCaptured: string[]
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "CheckpointFile".
+ */
+export interface CheckpointFile {
+path: string
+change: ("created" | "deleted" | "modified")
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "RewindParams".
+ */
+export interface RewindParams {
+entryId: string
+restore: ("both" | "conversation" | "files")
+force?: boolean
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "RewindResult".
+ */
+export interface RewindResult {
+entryId: string
+restored: string[]
+conflicts: RewindConflict[]
+notRestored: string[]
+sessionId?: string
+text?: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "RewindConflict".
+ */
+export interface RewindConflict {
+path: string
+diff: string
+}
+/**
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "SetApprovalPolicyParams".
  */
 export interface SetApprovalPolicyParams {
@@ -1240,6 +1300,8 @@ export interface Methods {
   "session/clone": { params: Empty; result: NewSession };
   "session/entries": { params: EntriesParams; result: EntryList };
   "session/setName": { params: SetNameParams; result: SessionName };
+  "session/checkpoints": { params: Empty; result: Checkpoints };
+  "session/rewind": { params: RewindParams; result: RewindResult };
   "approval/setPolicy": { params: SetApprovalPolicyParams; result: ApprovalPolicyResult };
 }
 /** Notifications the daemon sends. */
