@@ -7,6 +7,7 @@ No check prints a key or a header value: keys are reported by the variable that 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -33,7 +34,6 @@ from pi_rpc.session import (
     parse_rules,
     sessions_folder,
     settings_paths,
-    trust_file,
     untrusted_resources,
     with_workspace_settings,
     workspace_settings,
@@ -165,7 +165,7 @@ def check_workspace_trust(cwd: str) -> Check:
         return Check("ok", "workspace trust", f"{cwd}: trusted ({decision.source}); its allow rules apply")
     ignored = workspace_settings(user, cwd, False).ignored
     skipped = untrusted_resources(cwd, ResourceOptions())
-    fix = f'start pi-rpc with --approve, or add "{os.path.realpath(cwd)}": true to {trust_file()}'
+    fix = f"start pi-rpc with --approve, or trust it for good: pi-rpc trust {shlex.quote(cwd)}"
     if not ignored and not skipped:
         return Check("info", "workspace trust", f"{cwd}: not trusted ({decision.source}); nothing of it is ignored")
     said = [

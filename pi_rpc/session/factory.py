@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +37,8 @@ from pi_rpc.session.trust import (
     TrustDecision,
     TrustFileError,
     decide_trust,
-    normal_folder,
     save_allow_rule,
     saved_allow_rules,
-    trust_file,
 )
 from pi_rpc.tools import FileRouter, ProcessTables, create_tool_definitions, servers_from_settings
 
@@ -112,10 +110,9 @@ def open_folder(
     if (workspace.ignored or skipped) and folder not in context.warned:
         context.warned.add(folder)
         _log.warning(
-            "%s: the folder is not trusted (start pi-rpc with --approve, or add %s: true to %s)",
+            "%s: the folder is not trusted (start pi-rpc with --approve, or trust it for good: pi-rpc trust %s)",
             untrusted_summary(folder, workspace.ignored, skipped),
-            json.dumps(normal_folder(folder)),
-            trust_file(),
+            shlex.quote(folder),
         )
     permissions = user.permissions
     rules = ApprovalRules(
