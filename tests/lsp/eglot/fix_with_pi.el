@@ -18,7 +18,18 @@
     (while (and (not (funcall predicate)) (< (float-time) deadline))
       (accept-process-output nil 0.05))
     (unless (funcall predicate)
-      (error "Timed out waiting for %s; buffer:\n%s" what (buffer-string)))))
+      (error "Timed out waiting for %s; buffer:\n%s\nthe end of eglot's events:\n%s"
+             what (buffer-string) (pi-test-events-tail)))))
+
+(defun pi-test-events-tail ()
+  "The last messages eglot exchanged with the server, to say what a timed-out wait missed."
+  (let ((server (ignore-errors (eglot-current-server))))
+    (if (not server)
+        "(no server)"
+      (or (ignore-errors
+            (with-current-buffer (jsonrpc-events-buffer server)
+              (buffer-substring-no-properties (max (point-min) (- (point-max) 2500)) (point-max))))
+          "(no events buffer)"))))
 
 (defun pi-test-diagnostic (line from to text)
   "A flymake diagnostic as eglot keeps the ones a server published, at LINE FROM..TO."
