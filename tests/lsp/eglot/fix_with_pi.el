@@ -26,10 +26,18 @@
   (let ((server (ignore-errors (eglot-current-server))))
     (if (not server)
         "(no server)"
-      (or (ignore-errors
-            (with-current-buffer (jsonrpc-events-buffer server)
-              (buffer-substring-no-properties (max (point-min) (- (point-max) 2500)) (point-max))))
-          "(no events buffer)"))))
+      (concat
+       (or (ignore-errors
+             (with-current-buffer (jsonrpc-events-buffer server)
+               (buffer-substring-no-properties (max (point-min) (- (point-max) 2500)) (point-max))))
+           "(no events buffer)")
+       ;; The daemon's own log (its stderr), which says whether the run started at all.
+       (mapconcat (lambda (buffer)
+                    (with-current-buffer buffer
+                      (format "\n%s:\n%s" (buffer-name)
+                              (buffer-substring-no-properties (max (point-min) (- (point-max) 1500)) (point-max)))))
+                  (cl-remove-if-not (lambda (b) (string-match-p "stderr" (buffer-name b))) (buffer-list))
+                  "")))))
 
 (defun pi-test-diagnostic (line from to text)
   "A flymake diagnostic as eglot keeps the ones a server published, at LINE FROM..TO."
