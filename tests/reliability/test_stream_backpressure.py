@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -99,20 +98,6 @@ class _Daemon:
         assert self.proc.stdout is not None
         self.proc.stdout.close()
         self.log.join()
-
-
-@pytest.fixture
-def argv(tmp_path: Path, loopback: Loopback) -> Iterator[list[str]]:
-    yield [
-        "--cwd",
-        str(tmp_path),
-        "--api",
-        "openai-completions",
-        "--base-url",
-        loopback.server.url + "/v1",
-        "--model",
-        "test-model",
-    ]
 
 
 def test_a_stalled_client_holds_a_200_mb_stream_in_bounded_memory_and_its_abort_is_served(

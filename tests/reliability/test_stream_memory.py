@@ -15,7 +15,6 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,20 +74,6 @@ def _answer(pieces: list[str]) -> list[bytes]:
         *(_chunk({"content": p}) for p in pieces),
         _chunk({}, "stop"),
         b"data: [DONE]\n\n",
-    ]
-
-
-@pytest.fixture
-def argv(tmp_path: Path, loopback: Loopback) -> Iterator[list[str]]:
-    yield [
-        "--cwd",
-        str(tmp_path),
-        "--api",
-        "openai-completions",
-        "--base-url",
-        loopback.server.url + "/v1",
-        "--model",
-        "test-model",
     ]
 
 
