@@ -68,6 +68,7 @@ from pi_rpc.modes.acp.config_options import config_options, set_config_option
 from pi_rpc.modes.acp.errors import SESSION_REFUSALS, auth_required, run_failed, session_error, session_not_found
 from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
+from pi_rpc.modes.acp.rewind import PermissionPicker
 from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
@@ -134,6 +135,7 @@ class AcpAgent:
         self.deadlines = DEFAULT_DEADLINES  # of the requests to the client (modes/editor_requests.py)
         self.client_capabilities = ClientCapabilities()
         self._prompts = 0
+        self._commands: dict[str, anyio.CancelScope] = {}  # by session: a slash command asking the user
         self._idle = anyio.Event()
         self._idle.set()
 
@@ -297,7 +299,7 @@ class AcpAgent:
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text, images = prompt_input(prompt)
-        answer = await run_command(session, text.strip()) if not images else None
+        answer = await self._run_command(session_id, session, text.strip()) if not images else None
         if answer is not None:  # a built-in slash command: answered here, never sent to the model
             self._send_updates(
                 session_id,
@@ -329,7 +331,25 @@ class AcpAgent:
             raise run_failed(message)
         return PromptResponse(stop_reason=STOP_REASONS[reason])
 
+    async def _run_command(self, session_id: str, session: AgentSession, text: str) -> str | None:
+        """A built-in slash command's answer; `session/cancel` ends one that is asking the user."""
+        pick = None
+        if self.conn is not None:
+            pick = PermissionPicker(
+                self.conn, session_id, lambda updates: self._send_updates(session_id, updates), self.deadlines
+            )
+        with anyio.CancelScope() as scope:
+            self._commands[session_id] = scope
+            try:
+                return await run_command(session, text, pick)
+            finally:
+                self._commands.pop(session_id, None)
+        return "Cancelled: nothing changed."
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        command = self._commands.get(session_id)
+        if command is not None:
+            command.cancel()
         session = self.sessions.get(session_id)
         if session is not None:
             await session.abort()
