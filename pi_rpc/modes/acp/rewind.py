@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from acp import RequestError
-from acp.helpers import start_tool_call, text_block, tool_content, update_tool_call
+from acp.helpers import ToolCallContentVariant, start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallStart, ToolCallUpdate
 
 from pi_rpc.agent import AgentBusyError
@@ -63,7 +63,7 @@ class PermissionPicker:
 
     async def __call__(self, title: str, detail: str, choices: Sequence[str]) -> int | None:
         call_id = f"pi-rpc-rewind-{uuid.uuid4().hex[:12]}"
-        content = [tool_content(text_block(detail))] if detail else None
+        content: list[ToolCallContentVariant] | None = [tool_content(text_block(detail))] if detail else None
         self._send([start_tool_call(call_id, title, kind="other", status="pending", content=content)])
         options = [
             *(PermissionOption(option_id=str(i), name=choice, kind="allow_once") for i, choice in enumerate(choices)),

@@ -148,7 +148,7 @@ class Rewinds:
         )
         answer = await request(self._server, lsp.WINDOW_SHOW_MESSAGE_REQUEST, params, self._deadlines.question)
         title = answer.title if isinstance(answer, lsp.MessageActionItem) else None
-        return list(choices).index(title) if title in choices else None
+        return list(choices).index(title) if title is not None and title in choices else None
 
 
 def _arguments(args: Sequence[Any], listing: list[CheckpointInfo]) -> tuple[int, RewindTarget, bool] | None:
