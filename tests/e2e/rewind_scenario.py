@@ -17,7 +17,7 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -38,7 +38,7 @@ from pytest_lsp import LanguageClient
 
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.e2e.conftest import daemon_env
-from tests.lsp.editor import new_client
+from tests.lsp.editor import Editor, new_client
 
 Json = dict[str, Any]
 Tree = dict[str, tuple[int, bytes | None]]
@@ -328,14 +328,15 @@ class AcpFront:
         response = await self.conn.prompt(session_id=self.session_id, prompt=[acp.text_block(text)])
         assert response.stop_reason == "end_turn"
 
-    async def _say(self, text: str) -> str:
+    async def say(self, text: str) -> str:
+        """Send `text` as a prompt; the agent's answer."""
         self.editor.messages_text()
         await self.prompt(text)
         return self.editor.messages_text()
 
     async def checkpoints(self) -> list[tuple[str, dict[str, str]]]:
         """The numbered listing `/rewind` prints when its argument is not one it takes."""
-        text = await self._say("/rewind list")
+        text = await self.say("/rewind list")
         listed: list[tuple[str, dict[str, str]]] = []
         for line in text.splitlines():
             if line[:1].isdigit():
@@ -348,7 +349,7 @@ class AcpFront:
     async def rewind(self, number: int, force: bool = False) -> Outcome:
         # The picks a user makes: the message, "Files only", then keep or overwrite conflicts.
         self.editor.answers = [str(number - 1), "0", "1" if force else "0"]
-        return report_outcome(await self._say("/rewind"))
+        return report_outcome(await self.say("/rewind"))
 
 
 @contextlib.asynccontextmanager
@@ -377,8 +378,9 @@ async def acp_front(workspace: Path, home: Path, script: Path) -> AsyncIterator[
 class LspFront:
     complete = False
 
-    def __init__(self, client: LanguageClient, workspace: Path, until: Callable[[Callable[[], Any]], Awaitable[Any]]):
-        self.client, self.workspace, self._until = client, workspace, until
+    def __init__(self, client: LanguageClient, workspace: Path, editor: Editor) -> None:
+        self.client, self.workspace, self.editor = client, workspace, editor
+        self._until = editor.until
         self.answers: list[str] = []  # action titles, or a prefix of one
         self.questions: list[lsp.ShowMessageRequestParams] = []
 
@@ -392,20 +394,20 @@ class LspFront:
     def _ends(self) -> int:
         return sum(isinstance(p, lsp.WorkDoneProgressEnd) for r in self.client.progress_reports.values() for p in r)
 
-    async def _execute(self, command: str, *arguments: Any) -> Any:
+    async def execute(self, command: str, *arguments: Any) -> Any:
         params = lsp.ExecuteCommandParams(command=command, arguments=list(arguments))
         return await self.client.workspace_execute_command_async(params)
 
     async def prompt(self, text: str) -> None:
         ends = self._ends()
-        await self._execute("pi.prompt", text)
+        await self.execute("pi.prompt", text)
         await self._until(lambda: self._ends() > ends)
 
     async def checkpoints(self) -> list[tuple[str, dict[str, str]]]:
         """The choices the first question offers (then dismissed): each message and its files."""
         asked = len(self.questions)
         self.answers = ["(none)"]
-        await self._execute("pi.rewind")
+        await self.execute("pi.rewind")
         await self._until(lambda: len(self.questions) > asked)
         listed = []
         for action in self.questions[-1].actions or []:
@@ -418,7 +420,7 @@ class LspFront:
     async def rewind(self, number: int, force: bool = False) -> Outcome:
         shown = len(self.client.messages), len(self.client.shown_documents)
         self.answers = [f"{number}. ", "Files only", "Restore anyway" if force else "Keep my changes"]
-        await self._execute("pi.rewind")
+        await self.execute("pi.rewind")
         await self._until(
             lambda: any(m.message.startswith(("Pi rewound", "Rewound")) for m in self.client.messages[shown[0] :])
         )
@@ -458,7 +460,7 @@ async def lsp_front(workspace: Path, home: Path, script: Path) -> AsyncIterator[
                 initialization_options={"approvalPolicy": "auto"},
             )
         )
-        yield LspFront(client, workspace, editor.until)
+        yield LspFront(client, workspace, editor)
     finally:
         try:
             with anyio.fail_after(30):  # a guard against a hang

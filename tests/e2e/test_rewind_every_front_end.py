@@ -15,12 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from pi_rpc.modes.rewind_choices import RESTORE_CHOICES
+
 from .rewind_scenario import (
     FIRST,
     FIRST_RUN,
     SECOND,
     SECOND_RUN,
+    acp_front,
     git_view,
+    lsp_front,
     make_workspace,
     open_front,
     tree,
@@ -68,3 +72,63 @@ async def test_rewind_gives_the_first_runs_result_then_the_original_tree(tmp_pat
     index_after, status_after, refs_after = git_view(workspace)
     assert hashlib.sha256(index_after).hexdigest() == hashlib.sha256(index_before).hexdigest()
     assert (status_after, refs_after) == (status_before, refs_before)
+
+
+async def test_acp_asks_through_permission_requests_and_restores_through_the_clients_files(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    script = write_script(tmp_path)
+    original = tree(workspace)
+    async with acp_front(workspace, tmp_path, script) as front:
+        await front.prompt(FIRST)
+        await front.prompt(SECOND)
+        [announced] = [
+            u["availableCommands"]
+            for m in front.editor.received
+            if m.get("method") == "session/update"
+            and (u := m["params"]["update"])["sessionUpdate"] == "available_commands_update"
+        ]
+        [rewind] = [c for c in announced if c["name"] == "rewind"]
+        assert rewind["input"] == {"hint": "[n] [files|conversation|both] [force]"}
+
+        outcome = await front.rewind(2)
+        pick, target = front.editor.questions  # no conflict: no third question
+        assert pick["title"] == "Rewind to before which message?"
+        assert pick["options"] == [
+            "1. “second run”: a.txt (modified), b.txt (modified)",
+            "2. “first run”: a.txt (modified), gone.txt (deleted), made.txt (created), +2 more",
+            "Cancel",
+        ]
+        assert target["options"] == [label for _, label in RESTORE_CHOICES] + ["Cancel"]
+        assert outcome.conflicts == {} and tree(workspace) == original
+        assert "Not captured by this checkpoint:" in outcome.text and "empty folders" in outcome.text
+        # what the edit tool read through the client is written back through it (fs/write_text_file)
+        assert str(workspace / "a.txt") in front.editor.writes and str(workspace / "b.txt") in front.editor.writes
+
+        # the argument form, for clients that cannot pick: nothing asked
+        front.editor.questions.clear()
+        answer = await front.say("/rewind 1 conversation")
+        assert answer.startswith("Rewound to before “second run” (conversation).")
+        assert "The conversation now continues from before that message" in answer
+        assert front.editor.questions == []
+        assert [text for text, _ in await front.checkpoints()] == [FIRST]  # the fork holds the first only
+
+
+async def test_lsp_asks_through_message_requests_and_restores_open_documents_by_one_edit(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    script = write_script(tmp_path)
+    async with lsp_front(workspace, tmp_path, script) as front:
+        uri = front.editor.open(workspace / "a.txt", "alpha\nunsaved\n", "plaintext")
+        await front.prompt(FIRST)
+        assert front.editor.text(uri) == "ALPHA\nunsaved\n" and (workspace / "a.txt").read_text() == "alpha\n"
+        [(text, files)] = await front.checkpoints()
+        question = front.questions[-1]
+        assert question.message == "Pi: rewind to before which message?"
+        assert text == FIRST and files == {"a.txt": "modified", "gone.txt": "deleted", "made.txt": "created"}
+
+        edits = len(front.editor.edits)
+        result = await front.execute("pi.rewind", "1", "files")  # the argument form: nothing asked
+        assert result["conflicts"] == [] and str(workspace / "a.txt") in result["restored"]
+        [undo] = front.editor.edits[edits:]  # one edit of the buffer: one undo step
+        assert list((undo.edit.changes or {}).keys()) == [uri] and len((undo.edit.changes or {})[uri]) == 1
+        assert front.editor.text(uri) == "alpha\nunsaved\n"
+        assert (workspace / "a.txt").read_text() == "alpha\n" and (workspace / "gone.txt").exists()
