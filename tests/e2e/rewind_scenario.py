@@ -27,6 +27,7 @@ import anyio
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    DeniedOutcome,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -285,6 +286,8 @@ class AcpEditor:
     received: list[Json] = field(default_factory=list)
     questions: list[Json] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
+    asked: anyio.Event = field(default_factory=anyio.Event)
+    release: anyio.Event = field(default_factory=anyio.Event)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         pass
@@ -297,7 +300,12 @@ class AcpEditor:
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> RequestPermissionResponse:
         self.questions.append({"title": tool_call.title, "options": [o.name for o in options]})
-        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answers.pop(0)))
+        self.asked.set()
+        answer = self.answers.pop(0)
+        if answer == "hold":  # a dialog left open until the turn is cancelled
+            await self.release.wait()
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> ReadTextFileResponse:
         return ReadTextFileResponse(content=await anyio.Path(path).read_text())

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import acp
+import anyio
 import pytest
 
 from pi_rpc.modes.rewind_choices import RESTORE_CHOICES
@@ -111,6 +113,31 @@ async def test_acp_asks_through_permission_requests_and_restores_through_the_cli
         assert "The conversation now continues from before that message" in answer
         assert front.editor.questions == []
         assert [text for text, _ in await front.checkpoints()] == [FIRST]  # the fork holds the first only
+
+
+async def test_acp_cancel_ends_a_pick_and_nothing_changes(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    script = write_script(tmp_path)
+    async with acp_front(workspace, tmp_path, script) as front:
+        await front.prompt(FIRST)
+        after_first = tree(workspace)
+        front.editor.answers = ["hold"]
+        front.editor.messages_text()
+        answered: list[str] = []
+        async with anyio.create_task_group() as tasks:
+
+            async def rewind() -> None:
+                response = await front.conn.prompt(session_id=front.session_id, prompt=[acp.text_block("/rewind")])
+                answered.append(response.stop_reason)
+
+            tasks.start_soon(rewind)
+            with anyio.fail_after(60):  # a guard against a hang
+                await front.editor.asked.wait()
+            await front.conn.cancel(session_id=front.session_id)
+            front.editor.release.set()
+        assert answered == ["cancelled"]
+        assert front.editor.messages_text() == "Rewind cancelled: nothing changed."
+        assert tree(workspace) == after_first
 
 
 async def test_lsp_asks_through_message_requests_and_restores_open_documents_by_one_edit(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import anyio
 from acp import RequestError
 from acp.helpers import ToolCallContentVariant, start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallStart, ToolCallUpdate
@@ -60,8 +61,17 @@ class PermissionPicker:
         self._session_id = session_id
         self._send = send
         self._deadlines = deadlines
+        self._asking: anyio.CancelScope | None = None
+        self.cancelled = False  # `session/cancel` came: every pick from then on is a cancel
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self._asking is not None:
+            self._asking.cancel()
 
     async def __call__(self, title: str, detail: str, choices: Sequence[str]) -> int | None:
+        if self.cancelled:
+            return None
         call_id = f"pi-rpc-rewind-{uuid.uuid4().hex[:12]}"
         content: list[ToolCallContentVariant] | None = [tool_content(text_block(detail))] if detail else None
         self._send([start_tool_call(call_id, title, kind="other", status="pending", content=content)])
@@ -71,21 +81,23 @@ class PermissionPicker:
         ]
         picked: int | None = None
         try:
-            response = await within(
-                self._deadlines.question,
-                "session/request_permission",
-                self._conn.request_permission(
-                    session_id=self._session_id,
-                    tool_call=ToolCallUpdate(tool_call_id=call_id, title=title, kind="other", content=content),
-                    options=options,
-                ),
-            )
-            outcome = response.outcome
-            if isinstance(outcome, AllowedOutcome) and outcome.option_id.isdigit():
-                picked = int(outcome.option_id) if int(outcome.option_id) < len(choices) else None
+            with anyio.CancelScope() as self._asking:
+                response = await within(
+                    self._deadlines.question,
+                    "session/request_permission",
+                    self._conn.request_permission(
+                        session_id=self._session_id,
+                        tool_call=ToolCallUpdate(tool_call_id=call_id, title=title, kind="other", content=content),
+                        options=options,
+                    ),
+                )
+                outcome = response.outcome
+                if isinstance(outcome, AllowedOutcome) and outcome.option_id.isdigit():
+                    picked = int(outcome.option_id) if int(outcome.option_id) < len(choices) else None
         except (RequestError, EditorRequestError) as exc:
             raise CannotPickError(str(exc)) from exc
         finally:
+            self._asking = None
             self._send([update_tool_call(call_id, status="completed" if picked is not None else "failed")])
         return picked
 
