@@ -7,7 +7,8 @@
 // read that text and reports a user's change as a conflict); a file a shell command changed is
 // put back on disk. Afterwards a clean editor of such a file is given the disk's text as one
 // undoable edit, and a dirty one keeps the user's unsaved text and is listed (with a diff against
-// the disk), so nothing the user typed is replaced without their saying so.
+// the disk; also when the file was removed), so nothing the user typed is replaced without their
+// saying so.
 import { existsSync, readFileSync } from "node:fs";
 import * as vscode from "vscode";
 import type { CheckpointInfo, RewindConflict, RewindResult } from "../protocol";
@@ -168,11 +169,13 @@ export class RewindController {
       if (throughEditor.has(path)) continue;
       const document = openDocument(path);
       const text = diskText(path);
-      if (!document || text === undefined || document.getText() === text) continue;
+      if (!document || document.getText() === text) continue;
+      // A dirty editor of a file put back (or removed) on disk keeps the user's text, and says so.
       if (document.isDirty) {
-        pending.panel.unsavedKept.push({ path, label: relativeLabel(path, pending.session.folder.uri.fsPath) });
+        if (!pending.panel.unsavedKept.some((f) => f.path === path)) pending.panel.unsavedKept.push({ path, label: relativeLabel(path, pending.session.folder.uri.fsPath) });
         continue;
       }
+      if (text === undefined) continue; // removed: VS Code marks its clean editor as deleted
       // One undoable edit, so Ctrl+Z in that editor brings the agent's version back, as for the others.
       const change = minimalReplacement(document.getText(), text);
       const edit = new vscode.WorkspaceEdit();

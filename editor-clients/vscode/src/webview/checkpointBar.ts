@@ -101,7 +101,7 @@ export function renderRewindPanel(box: HTMLElement, panel: RewindPanel | null, p
   if (!panel) return;
   const head = el("div", "rewind-head");
   const quoted = panel.messageText.length > 60 ? `${panel.messageText.slice(0, 57)}…` : panel.messageText;
-  head.append(el("span", "codicon codicon-discard"), ` Back to before “${quoted}”`);
+  head.append(el("span", "codicon codicon-discard"), el("span", "rewind-title", `Back to before “${quoted}”`));
   const close = iconButton("link rewind-cancel", "close", "Close");
   close.onclick = () => post({ type: "rewindCancel" });
   head.append(close);
@@ -117,7 +117,7 @@ export function renderRewindPanel(box: HTMLElement, panel: RewindPanel | null, p
       for (const file of panel.conflicts) box.append(fileRow(file.label, "conflict", file.path, "conflict"));
     }
     if (panel.unsavedKept.length > 0) {
-      box.append(el("div", "rewind-note warning", "Restored on disk; your unsaved changes stay in the editor:"));
+      box.append(el("div", "rewind-note warning", "Put back on disk; your unsaved changes stay in the editor:"));
       for (const file of panel.unsavedKept) box.append(fileRow(file.label, "unsaved", file.path, "unsaved"));
     }
   }
