@@ -1,6 +1,6 @@
 // The in-host tests of checkpoints in the chat: the restore button of each user message, the
 // rewind bar, a conflict with its diff editor and "Restore anyway", a conversation rewind, and
-// edit-and-resend. Run one (test/host/script.json) edits two files, writes one, creates one and
+// edit-and-resend; and the context chip's Compact. Run one (test/host/script.json) edits two files, writes one, creates one and
 // deletes one with bash; run two edits again. Restoring run two's message gives run one's tree,
 // restoring run one's gives the original tree back, bytes and modes, and a file the user edited in
 // between is a conflict left alone until they say otherwise.
@@ -170,5 +170,19 @@ export function checkpointTests(host: CheckpointTestHost): [string, () => Promis
       assert.deepEqual(await host.query(".msg.user .bubble"), ["ckpt resend"]);
     }],
 
+
+    ["Compact in the header summarises the older turns; the chat shows the summary and the usage is unknown until the next reply", async () => {
+      // 96,000 characters of output (about 24,000 tokens) are more than Pi keeps verbatim (20,000):
+      // the turn before them is summarised.
+      await host.runPrompt("ckpt long");
+      await host.query(".chip.compact", true);
+      await host.until("the compacted chat", async () =>
+        (await host.query(".notice")).some((t) => t.startsWith("Earlier conversation summarised")), 30_000);
+      assert.ok((await host.query(".msg.assistant")).some((t) => t.includes("I am the scripted model.")), "the summary is shown");
+      assert.deepEqual(await host.until("the chip to say the usage is unknown", async () => {
+        const found = await host.query(".context-usage:not(.hidden)");
+        return found[0]?.startsWith("context ?") ? found : undefined;
+      }), ["context ?/200k"]);
+    }],
   ];
 }
