@@ -63,19 +63,19 @@ export class RewindController {
       stage: "choose", messageText: entry.text, resendText: text, restore: "both", files, notCaptured, conflicts: [], unsavedKept: [],
     };
     this.pending = { session, entryId: entry.entryId, panel, conflicts: [], filesDone: false };
-    await this.run("both", false);
+    await this.settle("both", false);
   }
 
   /** The bar's answer: rewind the files, the conversation or both. */
   async choose(restore: RestoreTarget): Promise<void> {
     if (!this.pending) return;
     this.pending.panel.restore = restore;
-    await this.run(restore, false);
+    await this.settle(restore, false);
   }
 
   /** "Restore anyway": the conflicting files too, then the conversation if it was asked for. */
   async force(): Promise<void> {
-    if (this.pending) await this.run(this.pending.panel.restore, true);
+    if (this.pending) await this.settle(this.pending.panel.restore, true);
   }
 
   /** "Leave them": keep the conflicting files as they are and go on with the conversation. */
@@ -84,7 +84,7 @@ export class RewindController {
     if (!pending) return;
     pending.filesDone = true;
     if (pending.panel.restore === "files") this.close();
-    else await this.run(pending.panel.restore, false);
+    else await this.settle(pending.panel.restore, false);
   }
 
   close(): void {
@@ -120,6 +120,16 @@ export class RewindController {
     if (index === undefined) throw new Error("This message is not a restore point of the current session.");
     const notCaptured = [...new Set(checkpoints.slice(0, index + 1).flatMap((c) => c.notCaptured))];
     return { entry: checkpoints[index], files: filesToRestore(checkpoints, index, session.folder.uri.fsPath), notCaptured };
+  }
+
+  /** Runs the rewind; a failure (the daemon's error reaches the chat) closes the bar, whose buttons it disabled. */
+  private async settle(restore: RestoreTarget, force: boolean): Promise<void> {
+    try {
+      await this.run(restore, force);
+    } catch (error) {
+      this.close();
+      throw error;
+    }
   }
 
   private async run(restore: RestoreTarget, force: boolean): Promise<void> {

@@ -41,6 +41,17 @@ function rewindDiffs(): vscode.TabInputTextDiff[] {
     .filter((i): i is vscode.TabInputTextDiff => i instanceof vscode.TabInputTextDiff && i.modified.scheme === "pi-before");
 }
 
+/** The restore was one undo step in `document`'s editor: undo gives the earlier text, redo the restored one (then saved). */
+async function oneUndoStep(host: CheckpointTestHost, document: vscode.TextDocument, earlier: (text: string) => boolean): Promise<void> {
+  const restored = document.getText();
+  await vscode.window.showTextDocument(document);
+  await vscode.commands.executeCommand("undo");
+  await host.until(`one undo in ${document.fileName} to bring the earlier text back`, () => earlier(document.getText()));
+  await vscode.commands.executeCommand("redo");
+  await host.until("redo to restore it again", () => document.getText() === restored);
+  await document.save();
+}
+
 export function checkpointTests(host: CheckpointTestHost): [string, () => Promise<void>][] {
   const ckpt = (): string => join(host.folder(), "ckpt");
   const messages = (): ChatItem[] => host.session().chat.items.filter((i) => i.kind === "user" && i.restorable);
@@ -83,12 +94,7 @@ export function checkpointTests(host: CheckpointTestHost): [string, () => Promis
       assert.equal(alpha.getText(), afterRunOne["alpha.txt"].text, "the editor shows the restored text");
       assert.ok(!alpha.isDirty, "a clean editor is saved with it");
       assert.equal(messages().length, 2, "Files only keeps the conversation");
-      await vscode.window.showTextDocument(alpha);
-      await vscode.commands.executeCommand("undo");
-      await host.until("one undo to bring run two's text back", () => alpha.getText().includes("(run two)"));
-      await vscode.commands.executeCommand("redo");
-      await host.until("redo to restore again", () => alpha.getText() === afterRunOne["alpha.txt"].text);
-      await alpha.save();
+      await oneUndoStep(host, alpha, (text) => text.includes("(run two)"));
     }],
 
     ["restore on the first message: a file the user changed meanwhile is a conflict with a diff, the rest is the original tree", async () => {
@@ -140,12 +146,7 @@ export function checkpointTests(host: CheckpointTestHost): [string, () => Promis
       await vscode.window.showTextDocument(made);
       await vscode.commands.executeCommand("workbench.action.revertAndCloseActiveEditor");
       assert.equal(beta.getText(), original["beta.txt"].text, "Restore anyway puts it back in the editor");
-      await vscode.window.showTextDocument(beta);
-      await vscode.commands.executeCommand("undo");
-      await host.until("undo to bring the user's text back", () => beta.getText().startsWith("my own line\n"));
-      await vscode.commands.executeCommand("redo");
-      await host.until("redo", () => beta.getText() === original["beta.txt"].text);
-      await beta.save();
+      await oneUndoStep(host, beta, (text) => text.startsWith("my own line\n"));
       assert.deepEqual(tree(ckpt()), original, "the original tree");
       assert.ok(!existsSync(join(ckpt(), "made")), "the folder the run created is gone too");
       assert.deepEqual(await host.query(".msg.user"), [], "the chat shows the fork: before the first message");
