@@ -41,6 +41,11 @@ function rewindDiffs(): vscode.TabInputTextDiff[] {
     .filter((i): i is vscode.TabInputTextDiff => i instanceof vscode.TabInputTextDiff && i.modified.scheme === "pi-before");
 }
 
+/** How long a step took, for the report (the workbench log, out/host/workbench.log). */
+function timing(what: string, started: number): void {
+  console.log(`rewind timing: ${what}: ${Date.now() - started} ms`);
+}
+
 /** The restore was one undo step in `document`'s editor: undo gives the earlier text, redo the restored one (then saved). */
 async function oneUndoStep(host: CheckpointTestHost, document: vscode.TextDocument, earlier: (text: string) => boolean): Promise<void> {
   const restored = document.getText();
@@ -84,12 +89,16 @@ export function checkpointTests(host: CheckpointTestHost): [string, () => Promis
       }), ["context 25%"]);
       assert.equal((await host.query(".chip.compact:not(.hidden)")).length, 1, "with Compact beside it");
 
+      let started = Date.now();
       await host.query(`${restoreButton("ckpt run two")} .msg-restore`, true);
       const listed = await host.until("the rewind bar's files", async () => ((await bar()).length === 2 ? bar() : undefined));
+      timing("restore button to the bar's file list", started);
       assert.deepEqual(listed, ["restoreckpt/alpha.txt", "restoreckpt/gamma.txt"]);
       assert.deepEqual(await host.query(".rewind .rewind-head"), ["Back to before “ckpt run two”"]);
+      started = Date.now();
       await host.query(".rewind .rewind-files", true);
       await host.until("the bar to close", async () => (await host.query(".rewind.hidden")).length === 1);
+      timing("Files only (2 files, one in an open editor) to the bar closed", started);
       assert.deepEqual(tree(ckpt()), afterRunOne, "run one's tree");
       assert.equal(alpha.getText(), afterRunOne["alpha.txt"].text, "the editor shows the restored text");
       assert.ok(!alpha.isDirty, "a clean editor is saved with it");
@@ -109,12 +118,14 @@ export function checkpointTests(host: CheckpointTestHost): [string, () => Promis
       await host.query(`${restoreButton("ckpt run one")} .msg-restore`, true);
       const listed = await host.until("the rewind bar's files", async () => ((await bar()).length === 5 ? bar() : undefined));
       assert.deepEqual(listed, ["restoreckpt/alpha.txt", "restoreckpt/beta.txt", "bring backckpt/doomed.sh", "restoreckpt/gamma.txt", "removeckpt/made/out.txt"]);
+      const started = Date.now();
       await host.query(".rewind .rewind-both", true);
       const conflicts = await host.until("the conflict", async () => {
         const rows = await host.query(".rewind .rewind-file");
         return (await host.query(".rewind-force")).length === 1 ? rows : undefined;
       });
       assert.deepEqual(conflicts, ["conflictckpt/beta.txtdiff", "unsavedckpt/made/out.txtdiff"]);
+      timing("Files and conversation (5 files) to the conflict shown", started);
       const now = tree(ckpt());
       assert.deepEqual({ ...now, "beta.txt": original["beta.txt"] }, original, "everything else is back, bytes and modes");
       assert.equal(now["beta.txt"].text, afterRunOne["beta.txt"].text, "the conflicting file is left alone");
@@ -133,8 +144,10 @@ export function checkpointTests(host: CheckpointTestHost): [string, () => Promis
         await host.until("the screenshot", () => existsSync(`${path}.done`), 15_000);
       }
 
+      const forcing = Date.now();
       await host.query(".rewind .rewind-force", true);
       await host.until("the forked conversation", () => messages().length === 0);
+      timing("Restore anyway to the forked chat", forcing);
       assert.deepEqual(await host.until("the unsaved editor listed", async () => {
         const rows = await host.query(".rewind:not(.hidden) .rewind-file");
         return rows.length === 1 ? rows : undefined;
