@@ -182,6 +182,27 @@ async def test_a_file_the_user_changed_is_a_conflict_left_alone_until_forced(tmp
         assert tree(workspace) == original
 
 
+async def test_a_preview_says_what_a_rewind_would_restore_and_changes_nothing(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, with_git=True)
+    original = tree(workspace)
+    async with jsonrpc_editor(session_config(workspace, SCRIPT)) as editor:
+        _, listed = await two_runs(editor, workspace)
+        (workspace / "b.txt").write_text("BETA\nuncommitted\nthe user's line\n")
+        now = tree(workspace)
+        params = {"entryId": listed[1]["entryId"], "restore": "both", "preview": True}
+        preview = await editor.request("session/rewind", params)
+        assert tree(workspace) == now  # nothing written, nothing deleted
+        assert len(await checkpoints(editor)) == 2  # and no fork
+        assert [c["path"] for c in preview["conflicts"]] == [str(workspace / "b.txt")]
+        diffs = {os.path.relpath(d["path"], workspace): d["diff"] for d in preview["diffs"]}
+        assert set(diffs) == set(FIRST_RUN) and set(preview["restored"]) == {str(workspace / p) for p in FIRST_RUN}
+        assert "-OMEGA" in diffs["a.txt"] and "+alpha" in diffs["a.txt"]
+        assert "+++ /dev/null" in diffs["made.txt"]  # a created file would be deleted
+        # the same rewind, done, restores what the preview named
+        done = await editor.request("session/rewind", {**params, "preview": False, "force": True})
+        assert "diffs" not in done and tree(workspace) == original
+
+
 class Buffers:
     """The editor's side of fs/readTextFile and fs/writeTextFile: its open buffers, else the disk."""
 
