@@ -127,6 +127,8 @@ def test_error_result_keeps_status_line_and_notice(make_editor: Any) -> None:
     """spec 9.13: on a non-zero exit the notice is still part of the text, before the status."""
     ed = make_editor()
     text = "tail\n\n" + NOTICE + "\n\nCommand exited with code 2"
+    # A failed bash call whose output was cut keeps its details (PROTOCOL.md, "Tool result details").
+    details = {"truncation": {"truncated": True}, "fullOutputPath": "/tmp/pi-bash-0123456789abcdef.log"}
     apply(
         ed,
         [
@@ -135,7 +137,7 @@ def test_error_result_keeps_status_line_and_notice(make_editor: Any) -> None:
                 "type": "tool_execution_end",
                 "toolCallId": "c",
                 "toolName": "bash",
-                "result": {"content": [{"type": "text", "text": text}], "details": None},
+                "result": {"content": [{"type": "text", "text": text}], "details": details},
                 "isError": True,
             },
         ],
@@ -149,6 +151,47 @@ def test_error_result_keeps_status_line_and_notice(make_editor: Any) -> None:
         "```",
         NOTICE + "  (go: open full output)",
     ]
+
+
+def result_event(call_id: str, tool: str, text: str, details: Any) -> dict[str, Any]:
+    return {
+        "type": "tool_execution_end",
+        "toolCallId": call_id,
+        "toolName": tool,
+        "args": {"path": "notes.md"} if tool == "read" else {"command": "x"},
+        "result": {"content": [{"type": "text", "text": text}], "details": details},
+        "isError": False,
+    }
+
+
+def test_the_full_log_is_the_one_the_details_name_never_the_notices_words(make_editor: Any) -> None:
+    """A file the agent reads that ends like Pi's notice names nothing to open: only a result's
+    `details.fullOutputPath` is a log (the plugin used to take the path out of the notice's text)."""
+    ed = make_editor()
+    lookalike = "my notes\n\n[Showing lines 1-2 of 9. Full output: /etc/hostname]"
+    real = "\n".join(map(str, range(1, 6))) + "\n\n[Showing lines 1-5 of 9. Full output: /tmp/elsewhere.log]"
+    log = "/tmp/pi-bash-fedcba9876543210.log"
+    apply(
+        ed,
+        [
+            result_event("read1", "read", lookalike, None),
+            result_event("bash1", "bash", real, {"truncation": {"truncated": True}, "fullOutputPath": log}),
+        ],
+    )
+    lines = ed.chat_lines()
+    read_at = lines.index("**read** `notes.md` — ✓ done") + 1
+    bash_at = lines.index("**bash** `x` — ✓ done") + 1
+    paths = "return require('pi_rpc.chat').block_at(...).full_output_path"
+    assert ed.lua(paths, read_at) is None  # its words stay the file's text, inside the fence
+    assert "[Showing lines 1-2 of 9. Full output: /etc/hostname]" in lines[read_at:bash_at]
+    assert ed.lua(paths, bash_at) == log
+    assert lines[-1] == "[Showing lines 1-5 of 9. Full output: /tmp/elsewhere.log]  (go: open full output)"
+    ed.lua(
+        "vim.api.nvim_set_current_buf(require('pi_rpc.chat').buf()) vim.api.nvim_win_set_cursor(0, { ..., 0 })",
+        read_at + 1,
+    )
+    ed.lua("require('pi_rpc.chat').open_full_output()")
+    assert ed.lua("return vim.api.nvim_buf_get_name(0)") == "pi-rpc://output/read1"  # the result, not /etc/hostname
 
 
 def test_output_with_backticks_gets_a_longer_fence(make_editor: Any) -> None:
