@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .conftest import Editor
 
@@ -192,6 +195,35 @@ def test_the_full_log_is_the_one_the_details_name_never_the_notices_words(make_e
     )
     ed.lua("require('pi_rpc.chat').open_full_output()")
     assert ed.lua("return vim.api.nvim_buf_get_name(0)") == "pi-rpc://output/read1"  # the result, not /etc/hostname
+
+
+def test_keys_bound_to_the_card_plug_mappings_move_between_tool_calls(make_editor: Any) -> None:
+    """<Plug>(pi-rpc-next-card) and -prev-card focus the chat from another window and move its
+    cursor from one tool call's header to the next, skipping the text between."""
+    ed = make_editor()
+    ed.lua("vim.keymap.set('n', '<F7>', '<Plug>(pi-rpc-next-card)')")
+    ed.lua("vim.keymap.set('n', '<F8>', '<Plug>(pi-rpc-prev-card)')")
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "user", "content": "go", "timestamp": 1}},
+            result_event("c1", "bash", "one", None),
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            update("text_start", contentIndex=0),
+            update("text_delta", contentIndex=0, delta="between"),
+            result_event("c2", "read", "two", None),
+        ],
+    )
+    ed.lua("require('pi_rpc.window').open_chat(true) vim.api.nvim_win_set_cursor(0, { 1, 0 }) vim.cmd('wincmd p')")
+    line = "return vim.api.nvim_get_current_line()"
+    ed.nvim.input("<F7>")
+    ed.wait("vim.api.nvim_get_current_buf() == require('pi_rpc.chat').buf()")
+    assert ed.lua(line) == "**bash** `x` — ✓ done"
+    ed.nvim.input("<F7>")
+    ed.wait("vim.api.nvim_get_current_line():find('read', 1, true) ~= nil")
+    assert ed.lua(line) == "**read** `notes.md` — ✓ done"
+    ed.nvim.input("<F8>")
+    ed.wait("vim.api.nvim_get_current_line():find('bash', 1, true) ~= nil")
 
 
 def test_output_with_backticks_gets_a_longer_fence(make_editor: Any) -> None:
@@ -477,3 +509,36 @@ def test_chat_keys_open_all_output_jump_messages_and_yank_code(make_editor: Any)
     ed.nvim.feedkeys("go", "x", False)
     assert ed.nvim.current.buffer.name.endswith("pi-rpc://output/c")
     assert ed.nvim.current.buffer[:] == [str(n) for n in range(1, 101)]
+
+
+@pytest.fixture
+def plain_ed(make_editor: Any, monkeypatch: pytest.MonkeyPatch) -> Editor:
+    # A zone with daylight saving time: a reading through os.time's local time would be off by
+    # an hour for half the year.
+    monkeypatch.setenv("TZ", "America/New_York")
+    editor: Editor = make_editor()
+    return editor
+
+
+OFFSETS = st.integers(min_value=-12 * 60, max_value=14 * 60).map(lambda m: timedelta(minutes=m))
+MOMENTS = st.datetimes(min_value=datetime(1971, 1, 2), max_value=datetime(2099, 12, 30), timezones=st.just(UTC))
+
+
+@settings(max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(moment=MOMENTS, offset=OFFSETS, millis=st.booleans())
+def test_a_checkpoints_time_reads_back_as_the_instant_it_names(
+    plain_ed: Editor, moment: datetime, offset: timedelta, millis: bool
+) -> None:
+    """The rewind picker's ages come from the daemon's ISO 8601 times, in UTC or with an offset."""
+    moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000 if millis else 0)
+    local = moment.astimezone(timezone(offset))
+    stamp = local.isoformat(timespec="milliseconds" if millis else "seconds")
+    if offset == timedelta(0) and millis:
+        stamp = stamp.replace("+00:00", "Z")
+    got = plain_ed.lua("return require('pi_rpc.rewind').epoch_seconds(...)", stamp)
+    assert got == int(moment.timestamp()), stamp
+    ages = plain_ed.lua(
+        "local r, ms = require('pi_rpc.rewind'), ... return { r.age(ms, 100), r.age(ms, 3640), r.age(ms, 259300) }",
+        100 * 1000,
+    )
+    assert ages == ["just now", "59 min ago", "3 days ago"]
