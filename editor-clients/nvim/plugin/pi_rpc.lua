@@ -141,47 +141,32 @@ command("PiLog", function()
   pi().open_log()
 end, { desc = "pi-rpc: open the daemon's log" })
 
--- <Plug> mappings for every action worth a key, so users bind their own (:help pi-rpc-plug).
-local function plug(name, modes, fn, desc)
-  vim.keymap.set(modes, "<Plug>(pi-rpc-" .. name .. ")", fn, { desc = "pi-rpc: " .. desc, silent = true })
+-- <Plug> mappings for every action worth a key, so users bind their own (:help pi-rpc-plug):
+-- name, modes, what it does, and the module function it calls (with its one argument).
+local PLUGS = {
+  { "focus-chat", "n", "focus the chat", "pi_rpc", "focus_chat" },
+  { "toggle-chat", "n", "toggle the chat", "pi_rpc", "toggle_chat" },
+  { "prompt", "n", "open the prompt input", "pi_rpc", "open_input", "prompt" },
+  { "send", { "n", "i" }, "send the input (elsewhere: open it)", "pi_rpc", "send" },
+  { "stop", "n", "stop the run", "pi_rpc", "abort" },
+  { "accept", "n", "allow the tool call waiting for approval", "pi_rpc.approval", "decide", "allow" },
+  { "accept-always", "n", "allow it and calls like it for the session", "pi_rpc.approval", "decide", "allowAlways" },
+  { "reject", "n", "reject the tool call waiting for approval", "pi_rpc.approval", "decide", "reject" },
+  { "next-card", "n", "next tool call in the chat", "pi_rpc.keys", "jump_card", 1 },
+  { "prev-card", "n", "previous tool call in the chat", "pi_rpc.keys", "jump_card", -1 },
+  { "rewind", "n", "rewind to before an earlier prompt", "pi_rpc", "rewind" },
+  { "edit-prompt", "n", "edit an earlier prompt and send it again", "pi_rpc", "edit_prompt" },
+}
+for _, p in ipairs(PLUGS) do
+  local name, modes, desc, module, fn, arg = unpack(p)
+  vim.keymap.set(modes, "<Plug>(pi-rpc-" .. name .. ")", function()
+    require(module)[fn](arg)
+  end, { desc = "pi-rpc: " .. desc, silent = true })
 end
-plug("focus-chat", "n", function()
-  pi().focus_chat()
-end, "focus the chat")
-plug("toggle-chat", "n", function()
-  pi().toggle_chat()
-end, "toggle the chat")
-plug("prompt", "n", function()
-  pi().open_input("prompt")
-end, "open the prompt input")
-plug("send", { "n", "i" }, function()
-  pi().send()
-end, "send the input (elsewhere: open it)")
-plug("send-selection", "x", ":PiPrompt<CR>", "prompt about the selection")
-plug("stop", "n", function()
-  pi().abort()
-end, "stop the run")
-plug("accept", "n", function()
-  require("pi_rpc.approval").decide("allow")
-end, "allow the tool call waiting for approval")
-plug("accept-always", "n", function()
-  require("pi_rpc.approval").decide("allowAlways")
-end, "allow it and calls like it for the session")
-plug("reject", "n", function()
-  require("pi_rpc.approval").decide("reject")
-end, "reject the tool call waiting for approval")
-plug("next-card", "n", function()
-  require("pi_rpc.keys").jump_card(1)
-end, "next tool call in the chat")
-plug("prev-card", "n", function()
-  require("pi_rpc.keys").jump_card(-1)
-end, "previous tool call in the chat")
-plug("rewind", "n", function()
-  pi().rewind()
-end, "rewind to before an earlier prompt")
-plug("edit-prompt", "n", function()
-  pi().edit_prompt()
-end, "edit an earlier prompt and send it again")
+vim.keymap.set("x", "<Plug>(pi-rpc-send-selection)", ":PiPrompt<CR>", {
+  desc = "pi-rpc: prompt about the selection",
+  silent = true,
+})
 
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = vim.api.nvim_create_augroup("pi_rpc", { clear = true }),
