@@ -8,6 +8,7 @@ inside Neovim to choose by label as a user would."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from .conftest import Editor, require_daemon
 
 pytestmark = pytest.mark.nvim
 
-Tree = dict[str, bytes]
+Tree = dict[str, tuple[int, bytes]]
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +42,7 @@ SCRIPT = {
                 [edit("a.txt", "alpha", "ALPHA")],
                 [edit("b.txt", "beta", "BETA")],
                 [{"toolCall": {"name": "write", "arguments": {"path": "notes/new.md", "content": "# new\n"}}}],
-                [bash("printf 'made\\n' > made.txt")],
+                [bash("printf 'made\\n' > made.txt && sed -i s/one/two/ tool.sh && chmod 700 tool.sh")],
                 [bash("rm gone.txt")],
                 [{"text": "first done"}],
             ],
@@ -82,12 +83,22 @@ require('pi_rpc').rewind(function(result) _G.rewound = result or false end)
 
 
 def tree(workspace: Path) -> Tree:
+    """Every file below the workspace: its mode and bytes."""
     found: Tree = {}
     for folder, _, names in os.walk(workspace):
         for name in names:
             path = Path(folder, name)
-            found[str(path.relative_to(workspace))] = path.read_bytes()
+            found[str(path.relative_to(workspace))] = (stat.S_IMODE(path.stat().st_mode), path.read_bytes())
     return found
+
+
+def start_tree(ws: Path) -> Tree:
+    (ws / "a.txt").write_text("alpha\n")
+    (ws / "b.txt").write_text("beta\n")
+    (ws / "gone.txt").write_text("to be deleted\n")
+    (ws / "tool.sh").write_text("#!/bin/sh\necho one\n")
+    (ws / "tool.sh").chmod(0o755)
+    return tree(ws)
 
 
 def rewind(ed: Editor, *answers: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -119,18 +130,16 @@ def prompt(ed: Editor, text: str, done: str) -> None:
 def test_rewind_files_to_before_each_run_with_a_conflict(make_editor: Any) -> None:
     ed: Editor = make_editor(SCRIPT)
     ws = ed.workspace
-    (ws / "a.txt").write_text("alpha\n")
-    (ws / "b.txt").write_text("beta\n")
-    (ws / "gone.txt").write_text("to be deleted\n")
-    original = tree(ws)
+    original = start_tree(ws)
     for name in ("a.txt", "b.txt", "gone.txt"):
         ed.nvim.command(f"edit {name}")
     ed.lua(STUB_SELECT)
 
     prompt(ed, "first", "first done")
     after_first = tree(ws)
-    assert after_first["made.txt"] == b"made\n" and "gone.txt" not in after_first
-    assert after_first["notes/new.md"] == b"# new\n" and after_first["a.txt"] == b"ALPHA\n"
+    assert after_first["made.txt"][1] == b"made\n" and "gone.txt" not in after_first
+    assert after_first["notes/new.md"][1] == b"# new\n" and after_first["a.txt"][1] == b"ALPHA\n"
+    assert after_first["tool.sh"] == (0o700, b"#!/bin/sh\necho two\n")
     ed.nvim.command("edit made.txt")
     ed.nvim.command("edit notes/new.md")
     prompt(ed, "second", "second done")
@@ -144,7 +153,8 @@ def test_rewind_files_to_before_each_run_with_a_conflict(make_editor: Any) -> No
     assert picked["prompt"] == "Rewind to before"
     assert picked["labels"][0].startswith("second  · just now · ~")
     assert picked["labels"][0].endswith("a.txt") and picked["labels"][1].startswith("first  · just now · ")
-    assert "+made.txt" in picked["labels"][1] and "-gone.txt" in picked["labels"][1]
+    # the first run's files, sorted, four named: b.txt modified, gone.txt deleted, made.txt created
+    assert picked["labels"][1].endswith(" · ~a.txt ~b.txt -gone.txt +made.txt and 2 more")
     assert any(label.startswith("Edit this prompt") for label in actions["labels"])
     assert confirm["labels"] == ["Rewind: put back 1 file", "Cancel"]
     assert "-OMEGA" in confirm["preview"] and "+ALPHA" in confirm["preview"]
@@ -162,7 +172,7 @@ def test_rewind_files_to_before_each_run_with_a_conflict(make_editor: Any) -> No
     result, asked = rewind(ed, "first", "Files:", "Rewind: put back")
     confirm = asked[-1]
     assert confirm["labels"] == [
-        "Rewind: put back 4 files and leave the 1 conflict alone",
+        "Rewind: put back 5 files and leave the 1 conflict alone",
         "Force: put back the 1 conflict too",
         "Cancel",
     ]
@@ -173,7 +183,7 @@ def test_rewind_files_to_before_each_run_with_a_conflict(make_editor: Any) -> No
     assert [c["path"] for c in result["conflicts"]] == [str(ws / "b.txt")]
     assert "left alone (changed since the agent's change): b.txt" in ed.messages()
     assert (ws / "b.txt").read_text() == "BETA\nmine\n" and buffer_lines(ed, ws / "b.txt") == ["BETA", "mine"]
-    assert tree(ws) == {**original, "b.txt": b"BETA\nmine\n"}
+    assert tree(ws) == {**original, "b.txt": (original["b.txt"][0], b"BETA\nmine\n")}
     assert not (ws / "notes").exists()  # the folder the write made went with its file
     assert buffer_lines(ed, ws / "a.txt") == ["alpha"]
     assert buffer_lines(ed, ws / "gone.txt") == ["to be deleted"]  # back on disk, reloaded
@@ -192,9 +202,7 @@ def test_edit_prompt_rewinds_both_and_opens_the_input_with_its_text(make_editor:
     its text to change and send again."""
     ed: Editor = make_editor(SCRIPT)
     ws = ed.workspace
-    (ws / "a.txt").write_text("alpha\n")
-    (ws / "b.txt").write_text("beta\n")
-    (ws / "gone.txt").write_text("to be deleted\n")
+    start_tree(ws)
     ed.lua(STUB_SELECT)
     prompt(ed, "first", "first done")
     after_first = tree(ws)

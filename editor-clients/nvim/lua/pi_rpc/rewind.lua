@@ -96,7 +96,7 @@ function M.describe(checkpoint, now)
   local changed = {}
   for i, f in ipairs(checkpoint.files or {}) do
     if i > 4 then
-      changed[#changed + 1] = ("+%d more"):format(#checkpoint.files - 4)
+      changed[#changed + 1] = ("and %d more"):format(#checkpoint.files - 4)
       break
     end
     changed[#changed + 1] = (MARK[f.change] or "") .. short(f.path)
