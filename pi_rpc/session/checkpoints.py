@@ -11,8 +11,9 @@ read back; a shell call's snapshot after it), so a later change by someone else 
 `rewind` puts the files back as they were before a user message (every checkpoint from that one
 on, the earliest pre-image of each file), forks the conversation there (the current branch kept,
 as `fork` keeps it), or both. A file changed since the agent's last change is reported with a
-diff and left alone unless forced. The data live in checkpoints_store.py's folder beside the
-session file, so a resumed session can still rewind.
+diff and left alone unless forced. A preview says what a files rewind would restore, with each
+file's diff, and changes nothing (an editor shows it before the user confirms). The data live in
+checkpoints_store.py's folder beside the session file, so a resumed session can still rewind.
 """
 
 from __future__ import annotations
@@ -354,11 +355,9 @@ class SessionCheckpoints:
             raise SessionNotFoundError(f"No user message {entry_id} on this session's branch to rewind to")
         position = ids.index(entry_id)
         result = RewindResult(entry_id=entry_id, restored=[], conflicts=[], not_restored=[])
-        if preview:
-            result.diffs = []
         if restore in ("files", "both") or preview:
             async with self._lock:
-                await self._restore_files(ids[position:], force, result)
+                await self._restore_files(ids[position:], force, result, preview)
         if restore in ("conversation", "both") and not preview:
             old = self._store()
             result.text = await self._session.fork(entry_id)
@@ -368,8 +367,9 @@ class SessionCheckpoints:
                 await anyio.to_thread.run_sync(old.copy_to, new, ids[:position])
         return result
 
-    async def _restore_files(self, later: list[str], force: bool, result: RewindResult) -> None:
+    async def _restore_files(self, later: list[str], force: bool, result: RewindResult, preview: bool) -> None:
         store = self._store()
+        diffs: list[RewindDiff] = []
         targets: dict[str, PreImage | None] = {}  # None: its data were dropped
         for entry_id in later:  # oldest first: the earliest pre-image of a file is what it was
             checkpoint = store.find(entry_id)
@@ -389,9 +389,9 @@ class SessionCheckpoints:
                 diff = await self._restore_diff(path, pre, data)
                 result.conflicts.append(RewindConflict(path=path, diff=diff))
                 continue
-            if isinstance(result.diffs, list):  # a preview: say what would change, change nothing
+            if preview:  # say what would change, change nothing
                 if now != pre.state:
-                    result.diffs.append(RewindDiff(path=path, diff=await self._restore_diff(path, pre, data)))
+                    diffs.append(RewindDiff(path=path, diff=await self._restore_diff(path, pre, data)))
                 result.restored.append(path)
                 continue
             if now != pre.state:
@@ -402,7 +402,9 @@ class SessionCheckpoints:
                     continue
             store.index.agent_states[path] = pre.state
             result.restored.append(path)
-        if not isinstance(result.diffs, list):
+        if preview:
+            result.diffs = diffs
+        else:
             await anyio.to_thread.run_sync(store.save)
 
     # --- files -----------------------------------------------------------------------------------
