@@ -95,22 +95,34 @@ AskForce = Callable[[list[RewindConflict]], Awaitable[bool]]
 async def rewind_asking(
     session: AgentSession, entry_id: str, restore: RewindTarget, force: bool, ask_force: AskForce | None
 ) -> RewindResult:
-    """The rewind, with a question about conflicts before the conversation is forked: the files
-    first; when some changed since the agent's last change and `ask_force` says so, those again,
-    forced; then the conversation (a fork at the message, so it goes last: the message is no
-    longer on the branch after it)."""
+    """The rewind, asked about conflicts first: a preview finds the files changed since the
+    agent's last change, `ask_force` decides whether they are restored too, then one rewind does
+    it all (nothing is written before the user has answered)."""
     checkpoints = session.checkpoints
-    if restore == "conversation":
-        return await checkpoints.rewind(entry_id, "conversation")
-    result = await checkpoints.rewind(entry_id, "files", force)
-    if result.conflicts and ask_force is not None and await ask_force(result.conflicts):
-        forced = await checkpoints.rewind(entry_id, "files", True)
-        result.restored = sorted({*result.restored, *forced.restored})
-        result.conflicts, result.not_restored = forced.conflicts, forced.not_restored
-    if restore == "both":
-        fork = await checkpoints.rewind(entry_id, "conversation")
-        result.session_id, result.text = fork.session_id, fork.text
-    return result
+    if restore != "conversation" and not force and ask_force is not None:
+        preview = await checkpoints.rewind(entry_id, "files", preview=True)
+        if preview.conflicts:
+            force = await ask_force(preview.conflicts)
+    return await checkpoints.rewind(entry_id, restore, force)
+
+
+async def preview_text(session: AgentSession, entry_id: str, with_diffs: bool) -> str:
+    """What rewinding the files to before `entry_id` would change, for the question that asks
+    what to restore: the files (with their diffs when `with_diffs`) and the conflicts."""
+    preview = await session.checkpoints.rewind(entry_id, "files", preview=True)
+    cwd = session.cwd
+    changing = preview.diffs if isinstance(preview.diffs, list) else []
+    parts = []
+    if changing:
+        parts.append("Rewinding the files would change:\n" + "\n".join(f"- {relative(d.path, cwd)}" for d in changing))
+        if with_diffs:
+            parts.append("\n\n".join(f"{relative(d.path, cwd)}:\n```diff\n{d.diff.rstrip()}\n```" for d in changing))
+    else:
+        parts.append("The files are as they were then: rewinding them changes nothing.")
+    if preview.conflicts:
+        named = ", ".join(relative(c.path, cwd) for c in preview.conflicts)
+        parts.append(f"Changed since the agent's last change (you will be asked about them): {named}")
+    return "\n\n".join(parts)
 
 
 def conflicts_text(conflicts: Sequence[RewindConflict], cwd: str) -> str:
@@ -158,6 +170,7 @@ __all__ = [
     "listing_text",
     "message_line",
     "parse_rewind_args",
+    "preview_text",
     "relative",
     "report_text",
     "rewind_asking",

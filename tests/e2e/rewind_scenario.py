@@ -299,7 +299,8 @@ class AcpEditor:
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> RequestPermissionResponse:
-        self.questions.append({"title": tool_call.title, "options": [o.name for o in options]})
+        detail = "".join(part.content.text for part in tool_call.content or [])  # the row's text
+        self.questions.append({"title": tool_call.title, "options": [o.name for o in options], "detail": detail})
         self.asked.set()
         answer = self.answers.pop(0)
         if answer == "hold":  # a dialog left open until the turn is cancelled

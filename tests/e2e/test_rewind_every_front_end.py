@@ -101,6 +101,9 @@ async def test_acp_asks_through_permission_requests_and_restores_through_the_cli
             "Cancel",
         ]
         assert target["options"] == [label for _, label in RESTORE_CHOICES] + ["Cancel"]
+        # before choosing, the row shows what a files rewind would change, each file's diff
+        assert target["detail"].startswith("Rewinding the files would change:\n- a.txt\n- b.txt\n")
+        assert "a.txt:\n```diff\n" in target["detail"] and "-OMEGA\n+alpha" in target["detail"]
         assert outcome.conflicts == {} and tree(workspace) == original
         assert "Not captured by this checkpoint:" in outcome.text and "empty folders" in outcome.text
         # what the edit tool read through the client is written back through it (fs/write_text_file)

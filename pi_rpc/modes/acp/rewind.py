@@ -31,10 +31,10 @@ from pi_rpc.modes.rewind_choices import (
     RESTORE_CHOICES,
     checkpoint_label,
     conflicts_text,
-    files_text,
     listing_text,
     message_line,
     parse_rewind_args,
+    preview_text,
     report_text,
     rewind_asking,
 )
@@ -132,7 +132,8 @@ async def rewind_command(session: AgentSession, argument: str, pick: Pick | None
                 restore = "files"
             else:
                 question = f"Rewind to before “{message_line(info.text)}”: restore what?"
-                target = await pick(question, files_text(info, cwd), [label for _, label in RESTORE_CHOICES])
+                detail = await preview_text(session, info.entry_id, with_diffs=True)
+                target = await pick(question, detail, [label for _, label in RESTORE_CHOICES])
                 if target is None:
                     return "Rewind cancelled: nothing changed."
                 restore = RESTORE_CHOICES[target][0]

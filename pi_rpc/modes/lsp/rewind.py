@@ -40,9 +40,9 @@ from pi_rpc.modes.rewind_choices import (
     RewindArgs,
     checkpoint_label,
     conflicts_text,
-    files_text,
     message_line,
     parse_rewind_args,
+    preview_text,
     report_text,
     rewind_asking,
 )
@@ -98,9 +98,8 @@ class Rewinds:
             if chosen is None:
                 return
             info = listing[chosen]
-            question = (
-                f"Pi: rewind to before “{message_line(info.text)}” ({files_text(info, session.cwd)}): restore what?"
-            )
+            changes = await preview_text(session, info.entry_id, with_diffs=False)
+            question = f"Pi: rewind to before “{message_line(info.text)}”: restore what?\n\n{changes}"
             target = await self._pick(question, [label for _, label in RESTORE_CHOICES])
             if target is None:
                 return
