@@ -78,7 +78,7 @@ def parse_rewind_args(words: Sequence[str]) -> RewindArgs | str:
     """`<n> [files|conversation|both] [force]` (the argument form, for clients that cannot pick);
     the reason as text when the words are not that."""
     usage = "Usage: rewind <n> [files|conversation|both] [force], n = 1 for the most recent message"
-    if not words or not words[0].isdigit() or int(words[0]) < 1:
+    if not words or not (words[0].isascii() and words[0].isdigit()) or int(words[0]) < 1:
         return usage
     rest = [word.lower() for word in words[1:]]
     force = "force" in rest
