@@ -311,6 +311,7 @@ def build_session_config(
         retry_max=settings.retry.max_retries,
         retry_enabled=settings.retry.enabled,
         compaction=settings.compaction,
+        checkpoints=settings.checkpoints,
         resources=ResourceOptions(
             context_files=not args.no_context_files,
             skills=not args.no_skills,

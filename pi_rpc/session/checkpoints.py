@@ -19,17 +19,20 @@ checkpoints_store.py's folder beside the session file, so a resumed session can 
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import os
 import shutil
 import stat
 import tempfile
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
+import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent import AfterToolCall, AgentBusyError, BeforeToolCall, BlockCall
@@ -38,7 +41,7 @@ from pi_rpc.session.approvals import ApprovalGate
 from pi_rpc.session.checkpoints_snapshots import (
     Changed,
     GitShadow,
-    SnapshotLimits,
+    SnapshotStoppedError,
     TooLargeError,
     TreeScan,
     git_program,
@@ -46,7 +49,6 @@ from pi_rpc.session.checkpoints_snapshots import (
 )
 from pi_rpc.session.checkpoints_store import (
     ABSENT,
-    MAX_SESSION_BYTES,
     Checkpoint,
     CheckpointStore,
     FileState,
@@ -64,6 +66,7 @@ FILE_TOOLS = frozenset({"edit", "write"})
 SHELL_TOOLS = frozenset({"bash", "powershell"})
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
 _DIFF_LIMIT = 64 * 1024  # characters of one conflict's diff
+T = TypeVar("T")
 
 RewindTarget = Literal["files", "conversation", "both"]
 FileChangeKind = Literal["created", "modified", "deleted"]
@@ -140,8 +143,10 @@ class SessionCheckpoints:
 
     def __init__(self, session: CheckpointHost) -> None:
         self._session = session
-        self.limits = SnapshotLimits()
-        self.max_bytes = MAX_SESSION_BYTES
+        configured = session.config.checkpoints  # settings.json `checkpoints`
+        self.limits = configured.snapshot_limits()
+        self.max_bytes = configured.disk_limit_bytes
+        self.capture_shell = configured.capture_shell
         self._stores: dict[Path, CheckpointStore] = {}
         self._snapshots: dict[Path, GitShadow | TreeScan] = {}
         self._shell_calls: dict[str, _Shell] = {}
@@ -209,6 +214,10 @@ class SessionCheckpoints:
                     path = self._tool_path(call.args)
                     if path is not None and path not in checkpoint.files:
                         checkpoint.files[path] = await self._pre_image(store, path)
+                elif name in SHELL_TOOLS and not self.capture_shell:
+                    _note(
+                        checkpoint, "changes made by shell commands are not captured (checkpoints.captureShell: false)"
+                    )
                 elif name in SHELL_TOOLS:
                     await self._snapshot_before(store, checkpoint, call.tool_call.id)
                 else:
@@ -290,27 +299,34 @@ class SessionCheckpoints:
         if not self._shell_calls:  # no other call waits for a diff against the cache
             await anyio.to_thread.run_sync(snapshots.trim)
         try:
-            before = await anyio.to_thread.run_sync(snapshots.snapshot)
+            before = await _stoppable(snapshots, snapshots.snapshot)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace has {exc}")
             return
         if isinstance(snapshots, GitShadow):
-            _note(checkpoint, "shell commands: changes outside the workspace and to files git ignores are not captured")
+            _note(
+                checkpoint,
+                "shell commands: changes outside the workspace, to files git ignores and to empty folders "
+                "are not captured",
+            )
         else:
-            _note(checkpoint, "shell commands: changes outside the workspace are not captured")
+            _note(checkpoint, "shell commands: changes outside the workspace and to empty folders are not captured")
         self._shell_calls[call_id] = _Shell(checkpoint, snapshots, before)
 
     async def _snapshot_after(self, store: CheckpointStore, shell: _Shell) -> None:
         checkpoint, snapshots = shell.checkpoint, shell.snapshots
         try:
-            after = await anyio.to_thread.run_sync(snapshots.snapshot)
+            after = await _stoppable(snapshots, snapshots.snapshot)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace grew to {exc}")
             return
-        changed: list[Changed] = await anyio.to_thread.run_sync(snapshots.changes, shell.before, after)
+        changed: list[Changed] = await _stoppable(snapshots, snapshots.changes, shell.before, after)
         if isinstance(snapshots, GitShadow):
             for path in snapshots.gitlinks:
                 _note(checkpoint, f"changes inside the nested repository {path} are not captured")
+        else:
+            for path in snapshots.unreadable:
+                _note(checkpoint, f"{path} could not be read: changes to it by shell commands are not captured")
         for change in changed:
             if change.path not in checkpoint.files:
                 checkpoint.files[change.path] = _pre_image_of(store, change)
@@ -436,6 +452,36 @@ class SessionCheckpoints:
                 await editor.write_text_file(path, data.decode("utf-8", errors="surrogateescape"))
                 return
         await anyio.to_thread.run_sync(_write, path, pre, data)
+
+
+async def _stoppable(snapshots: GitShadow | TreeScan, work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` in a worker thread; cancelled meanwhile (an abort), the snapshot is stopped
+    (its git process killed, its scan ended) and the thread waited for: nothing is left running."""
+    finished = False
+
+    async def stop_when_cancelled() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            if not finished:
+                snapshots.stop()
+
+    failed: Exception | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(stop_when_cancelled)
+        try:
+            result = await anyio.to_thread.run_sync(functools.partial(work, *args))
+        except SnapshotStoppedError:
+            await anyio.lowlevel.checkpoint()  # stopped by a cancellation: it is raised here
+            raise
+        except Exception as exc:  # raised past the task group, which would wrap it in a group
+            failed = exc
+        finally:
+            finished = True
+            group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
+    return result
 
 
 def _note(checkpoint: Checkpoint, text: str) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.session import checkpoints as checkpoints_module
 from pi_rpc.session.checkpoints_snapshots import GitShadow, SnapshotLimits, TreeScan
+from tests.e2e.rewind_scenario import Tree, git, tree
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .jsonrpc_client import Editor, RpcError, jsonrpc_editor
@@ -26,7 +25,6 @@ from .jsonrpc_client import Editor, RpcError, jsonrpc_editor
 pytestmark = pytest.mark.anyio
 
 Json = dict[str, Any]
-Tree = dict[str, tuple[int, bytes | None]]
 
 SCRIPT = script(
     reply(
@@ -50,12 +48,6 @@ SCRIPT = script(
 )
 
 
-def git(workspace: Path, *args: str) -> bytes:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
-    return subprocess.run(["git", *args], cwd=workspace, env=env, check=True, capture_output=True).stdout
-
-
 def make_workspace(root: Path, with_git: bool) -> Path:
     workspace = root / "ws"
     workspace.mkdir()
@@ -74,20 +66,6 @@ def make_workspace(root: Path, with_git: bool) -> Path:
         (workspace / "untracked.txt").write_text("mine\n")
         git(workspace, "add", "untracked.txt")
     return workspace.resolve()  # the paths checkpoints report are real paths
-
-
-def tree(workspace: Path) -> Tree:
-    """Every file and folder below the workspace but .git: its mode and bytes (None: a folder)."""
-    found: Tree = {}
-    for folder, folders, files in os.walk(workspace):
-        folders[:] = [f for f in folders if f != ".git"]
-        for name in folders:
-            path = Path(folder, name)
-            found[str(path.relative_to(workspace)) + "/"] = (stat.S_IMODE(path.lstat().st_mode), None)
-        for name in files:
-            path = Path(folder, name)
-            found[str(path.relative_to(workspace))] = (stat.S_IMODE(path.lstat().st_mode), path.read_bytes())
-    return found
 
 
 def git_view(workspace: Path) -> tuple[bytes, bytes, bytes, bytes]:
