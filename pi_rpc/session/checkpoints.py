@@ -278,13 +278,15 @@ class SessionCheckpoints:
 
     # --- shell calls -----------------------------------------------------------------------------
 
-    def _snapshots_for(self, store: CheckpointStore, checkpoint: Checkpoint) -> GitShadow | TreeScan:
+    async def _snapshots_for(self, store: CheckpointStore, checkpoint: Checkpoint) -> GitShadow | TreeScan:
         snapshots = self._snapshots.get(store.folder)
         if snapshots is not None:
             return snapshots
         workspace = self._workspace
         git = git_program()
-        tree = git_work_tree(git, workspace) if git is not None else None
+        # A git process, in a worker thread: on the event loop it would hold every reply and abort
+        # for as long as git takes (seconds on a loaded machine or a slow file system).
+        tree = await anyio.to_thread.run_sync(git_work_tree, git, workspace) if git is not None else None
         if git is not None and tree is not None:
             snapshots = GitShadow(git, store.folder / "shadow.git", workspace, tree[0], tree[1], self.limits)
         else:
@@ -295,7 +297,7 @@ class SessionCheckpoints:
         return snapshots
 
     async def _snapshot_before(self, store: CheckpointStore, checkpoint: Checkpoint, call_id: str) -> None:
-        snapshots = self._snapshots_for(store, checkpoint)
+        snapshots = await self._snapshots_for(store, checkpoint)
         if not self._shell_calls:  # no other call waits for a diff against the cache
             await anyio.to_thread.run_sync(snapshots.trim)
         try:

@@ -370,3 +370,44 @@ def test_the_scan_sees_a_changed_mode_and_a_replaced_file(tmp_path: Path) -> Non
     (workspace / "b.txt").write_text("beta\n")  # same bytes, new inode: not a change
     changed = scan.changes(first, scan.snapshot())
     assert [(Path(c.path).name, c.before, c.mode) for c in changed] == [("a.txt", b"alpha\n", 0o644)]
+
+
+GIT_THAT_WAITS = """#!/bin/sh
+# git, except that `rev-parse` waits until the test says go (or gives up after 20 s).
+case "$*" in *rev-parse*)
+  : > "$PI_TEST_DIR/asked"
+  i=0
+  while [ ! -e "$PI_TEST_DIR/go" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+  [ -e "$PI_TEST_DIR/go" ] || : > "$PI_TEST_DIR/gave-up"
+esac
+exec {git} "$@"
+"""
+
+
+async def test_finding_the_work_tree_before_a_shell_command_leaves_the_event_loop_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The git lookup that picks the snapshot kind runs off the event loop: while git is slow, the
+    daemon still answers (here: a task on the loop releases git; on the loop, git would wait)."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(GIT_THAT_WAITS.format(git=real_git))
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PI_TEST_DIR", str(tmp_path))
+    workspace = make_workspace(tmp_path, with_git=True)
+
+    async def release_git() -> None:
+        while not (tmp_path / "asked").exists():  # noqa: ASYNC110 - another process makes the file
+            await anyio.sleep(0.02)
+        (tmp_path / "go").touch()
+
+    async with jsonrpc_editor(session_config(workspace, SCRIPT)) as editor:
+        await start(editor)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(release_git)
+            assert (await editor.request("prompt", {"message": "first"}))["stopReason"] == "stop"
+    assert not (tmp_path / "gave-up").exists()
+    assert (workspace / "made.txt").exists()
