@@ -28,7 +28,7 @@ PI_LAST_ENTRY = "3676d356"  # the newest entry of the recorded file
 PI_RPC = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
 
 
-def real_pi() -> list[str]:
+def pi16_rpc() -> list[str]:
     """Pi 1.6.0 on the same model (installed on first use: skipped without Node 24, failed in CI)."""
     return [*real_pi16(), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
 
@@ -121,7 +121,7 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         pi = [
-            *real_pi(),
+            *pi16_rpc(),
             "--session",
             str(session),
         ]
@@ -218,13 +218,14 @@ def test_forking_a_pi_session_at_an_entry_keeps_what_came_before_and_pi_loads_th
     with loopback_server([]) as server:
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
         in_pi = answer(
-            converse([*real_pi(), "--session", str(forked)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
+            converse([*pi16_rpc(), "--session", str(forked)], [{"id": "1", "type": "get_messages"}], env, workspace),
+            "1",
         )
     assert said(in_pi["messages"]) == said(ours)
     # And real Pi, forking its own copy of the file the same way, keeps the same.
     (tmp_path / "pi-copy").mkdir()
     pis_copy = copy_pi_session(tmp_path / "pi-copy", workspace)
-    pis = fork_the_pi_session(real_pi(), pis_copy, tmp_path / "pi-fork", workspace)
+    pis = fork_the_pi_session(pi16_rpc(), pis_copy, tmp_path / "pi-fork", workspace)
     assert answer(pis, "fork") == answer(lines, "fork")
     # Pi's prompt found the workspace moved (the file's system message names the recording's cwd):
     # it declared the new cwd in a system message of its own before the prompt, which the fork keeps.
@@ -261,7 +262,7 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         pi = [
-            *real_pi(),
+            *pi16_rpc(),
             "--session",
             str(session),
         ]
@@ -286,7 +287,7 @@ def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tm
         converse(pi_rpc, [bash, {"id": "2", "type": "prompt", "message": "hi"}], env, workspace)
         [session] = (agent_dir / "sessions").rglob("*.jsonl")
         assert session.parent.name == "--" + str(workspace).lstrip("/").replace("/", "-") + "--"
-        pi = [*real_pi(), "-c"]
+        pi = [*pi16_rpc(), "-c"]
         commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "prompt", "message": "and you?"}]
         in_pi = answer(converse(pi, commands, env, workspace), "1")["messages"]
         back = answer(converse([*pi_rpc, "-c"], [{"id": "1", "type": "get_messages"}], env, workspace), "1")
@@ -330,7 +331,7 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
     with loopback_server([]) as server:
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
-        pi = real_pi()
+        pi = pi16_rpc()
         commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "get_fork_messages"}]
         lines = converse([*pi, "--session", str(session)], commands, env, workspace)
     # Pi reads the compaction as we wrote it: the summary, then the kept turn.
@@ -382,7 +383,7 @@ def test_a_session_pi_compacted_loads_continues_and_compacts_again_here_and_stil
         agent_dir = agent_dir_for(tmp_path / "pi", server, {})
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir)}
         in_pi = answer(
-            converse([*real_pi(), "--session", str(session)], [{"id": "1", "type": "get_messages"}], env, workspace),
+            converse([*pi16_rpc(), "--session", str(session)], [{"id": "1", "type": "get_messages"}], env, workspace),
             "1",
         )
     assert [m["role"] for m in in_pi["messages"]] == ["compactionSummary", "user", "assistant"]
@@ -425,7 +426,7 @@ def test_a_session_written_here_is_compacted_and_forked_by_pi_and_both_files_loa
         env = daemon_env(tmp_path / "home") | {
             "PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, settings))
         }
-        pis = converse([*real_pi(), "--session", str(session), "--session-dir", str(sessions)], steps, env, workspace)
+        pis = converse([*pi16_rpc(), "--session", str(session), "--session-dir", str(sessions)], steps, env, workspace)
     assert answer(pis, "compact")["summary"].startswith("PI SUMMARY")
     assert answer(pis, "fork") == {"text": "four", "cancelled": False}
     fork = Path(answer(pis, "state")["sessionFile"])
@@ -468,7 +469,7 @@ def test_a_session_written_here_is_compacted_and_forked_by_pi_and_both_files_loa
     with loopback_server([]) as server:
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
         back = answer(
-            converse([*real_pi(), "--session", str(fork)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
+            converse([*pi16_rpc(), "--session", str(fork)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
         )
     # The prompt continued here, back in Pi.
     assert said(back["messages"]) == [*said(forked), ("user", "five"), ("assistant", "answer five")]
