@@ -1,6 +1,6 @@
 """`pi-rpc --mode rpc` driven by Pi 1.6.0's own `RpcClient` (npm `@earendil-works/pi-coding-agent`,
 installed in tests/pi16_client) under Node 24 from PyPI: every one of its 33 command methods,
-each result asserted. tests/pi16_client/drive.mjs finds the command methods on the client's
+each result asserted. tests/pi_client/drive.mjs finds the command methods on the client's
 prototype and calls each; where pi-rpc still answers as Pi 0.73.1 did, the difference is listed
 in `EXPECTED` under its row (tests/e2e/pi16_differences.py)."""
 
@@ -47,8 +47,8 @@ def disposition(call: Json, differences: Differences, expected: str, what: str) 
 
 
 def test_every_command_method_of_pi16s_client_gets_its_answer(workspace: Path, tmp_path: Path) -> None:
-    driver = ensure_installed(PI16_CLIENT) / "drive.mjs"
-    result = drive(driver, workspace, tmp_path / "home", SLOW_RUNS, runtime_of(PI16_CLIENT))
+    client = ensure_installed(PI16_CLIENT)
+    result = drive(client, workspace, tmp_path / "home", SLOW_RUNS, runtime_of(PI16_CLIENT))
     calls, differences = result["calls"], Differences(EXPECTED)
     assert len(result["methods"]) == 33 and sorted(result["called"]) == sorted(result["methods"])
     sends_disposition = {

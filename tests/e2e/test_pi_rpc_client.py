@@ -3,8 +3,8 @@ Node: what a client written for the last release under @mariozechner still gets.
 the reference, is tests/e2e/test_pi16_rpc_client.py.
 
 The client is installed by `npm ci` from tests/pi_client/package-lock.json into that folder's
-git-ignored node_modules, once (tests/node_packages.py); tests/pi_client/drive.mjs calls every command method and prints
-what each resolved to.
+git-ignored node_modules, once (tests/node_packages.py); tests/pi_client/drive.mjs calls every
+command method and prints what each resolved to.
 """
 
 from __future__ import annotations
@@ -25,9 +25,13 @@ from .conftest import SCRIPTS, daemon_env
 pytestmark = pytest.mark.e2e
 
 
+# Calls every command method of the client in the npm folder it is given (0.73.1's or 1.6.0's).
+DRIVER = PI_CLIENT.folder / "drive.mjs"
+
+
 @pytest.fixture(scope="module")
 def pi_client() -> Path:
-    return ensure_installed(PI_CLIENT) / "drive.mjs"
+    return ensure_installed(PI_CLIENT)
 
 
 # Two configured models beside the scripted one (never asked: their address is only listed),
@@ -57,9 +61,10 @@ RUNS: list[Json] = [
 
 
 def drive(
-    driver: Path, workspace: Path, home: Path, runs: list[Json] = RUNS, node: Node | None = None
+    client: Path, workspace: Path, home: Path, runs: list[Json] = RUNS, node: Node | None = None
 ) -> dict[str, Any]:
-    """What `driver` (a script of Pi's RpcClient) printed, run under `node` (the machine's when None)."""
+    """What DRIVER printed, driving pi-rpc with the RpcClient of the npm folder `client`, run under
+    `node` (the machine's when None)."""
     agent_dir = home / "agent"  # Pi's agent folder: a settings.json that lets the short session compact
     agent_dir.mkdir(parents=True)
     (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
@@ -80,7 +85,8 @@ def drive(
     done = subprocess.run(
         [
             str(node.node) if node is not None else "node",
-            str(driver),
+            str(DRIVER),
+            str(client),
             str(workspace),
             json.dumps(["--script", str(script), "--approve"]),
         ],
