@@ -356,10 +356,17 @@ def record(folder: Path, names: list[str]) -> None:
             continue
         sessions = folder / scenario.name / "sessions"
         lines = run(scenario, pi_argv(), folder / scenario.name, env, session_dir=sessions)
-        (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        printed = "".join(json.dumps(line) + "\n" for line in lines)
+        (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text(without_checkout(printed))
         if scenario.session_file is not None:  # Pi's own session file, for the loader's tests
             [session_file] = sessions.rglob("*.jsonl")
-            (TRANSCRIPTS / scenario.session_file).write_text(session_file.read_text())
+            (TRANSCRIPTS / scenario.session_file).write_text(without_checkout(session_file.read_text()))
+
+
+def without_checkout(text: str) -> str:
+    """`text` naming this checkout's folder as `<repo>` (Pi 1.6.0's system prompt points at its
+    documentation, installed in tests/pi16_client)."""
+    return text.replace(str(HERE.parents[1]), "<repo>")
 
 
 if __name__ == "__main__":
