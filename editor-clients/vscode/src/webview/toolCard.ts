@@ -45,6 +45,8 @@ function statusLabel(card: ToolCard): string {
     case "pending": return "preparing";
     case "running": return "running";
     case "error": return "failed";
+    case "aborted": return "aborted";
+    case "interrupted": return "interrupted";
     default: return card.durationMs !== undefined ? `${(card.durationMs / 1000).toFixed(card.durationMs < 1000 ? 2 : 1)}s` : "done";
   }
 }
@@ -87,7 +89,7 @@ function renderApproval(card: ToolCard): HTMLElement {
   const always = el("button", "approve-always", "Allow Always");
   always.dataset.action = "approve";
   always.dataset.outcome = "allowAlways";
-  always.title = `Allow now, and stop asking for ${approval.suggestedRule} in this session`;
+  always.title = `Allow now, and stop asking for ${approval.suggestedRule} in this folder (kept in your Pi rules)`;
   const reject = el("button", "approve-reject", "Reject");
   reject.dataset.action = "approve";
   reject.dataset.outcome = "reject";
