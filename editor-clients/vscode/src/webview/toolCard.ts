@@ -51,7 +51,14 @@ function statusLabel(card: ToolCard): string {
   }
 }
 
-function splitNotice(output: string): { body: string; notice: string } {
+/**
+ * The result's text and Pi's truncation notice at its end, shown apart. Only a result whose
+ * details say it was truncated has one (the log's path comes from `details.fullOutputPath`): a
+ * command that merely prints such a line keeps it in its output.
+ */
+export function splitNotice(card: Pick<ToolCard, "output" | "truncation" | "fullOutputPath">): { body: string; notice: string } {
+  const output = card.output;
+  if (!card.truncation && !card.fullOutputPath) return { body: output, notice: "" };
   const match = /\n*(\[(?:Showing|Truncated)[^\]]*\])\s*$/.exec(output);
   if (!match) return { body: output, notice: "" };
   return { body: output.slice(0, match.index), notice: match[1] };
@@ -119,7 +126,7 @@ export function renderToolCard(card: ToolCard): HTMLElement {
     return root;
   }
 
-  const { body, notice } = splitNotice(card.output);
+  const { body, notice } = splitNotice(card);
   const lines = body ? body.split("\n") : [];
   if (card.status === "running" || card.status === "pending") {
     if (lines.length > 0) root.append(el("pre", "tool-output live", lines.slice(-LIVE_TAIL_LINES).join("\n")));

@@ -61,7 +61,9 @@ async function startServer(dirs) {
     "--auth", "none", "--user-data-dir", dirs.udd, "--extensions-dir", dirs.exts, "--disable-telemetry",
     "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"], {
     detached: true, stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PI_RPC_SESSION_DIR: dirs.sessions, PI_VSCODE_TEST_OUT: OUT },
+    // The daemon's config (saved "Allow Always" rules among it) in the run's own folders, never the user's.
+    env: { ...process.env, PI_RPC_SESSION_DIR: dirs.sessions, PI_VSCODE_TEST_OUT: OUT,
+      PI_CODING_AGENT_DIR: join(dirs.tmp, "pi-agent"), XDG_CONFIG_HOME: join(dirs.tmp, "config") },
   });
   let serverLog = "";
   const port = await new Promise((resolvePort, reject) => {
@@ -282,9 +284,20 @@ async function uiEndToEnd(context, port, dirs) {
   }
   check(left.length === 0, `reloading the window leaves no daemon (left: ${left.join(",") || "none"})`);
 
-  // Session history after the reload: session/list, then session/load replays the tool session.
+  // After the reload the chat holds the conversation again, from the session's file.
   await page.locator(".statusbar .statusbar-item", { hasText: "Pi" }).first().waitFor({ timeout: 60_000 });
+  await runCommand(page, "Pi: Open Chat");
+  const reloaded = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await reloaded.locator(".msg.user .bubble", { hasText: "edit farewell later" }).first().waitFor({ timeout: 30_000 })
+    .then(() => check(true, "the reloaded window reopened the conversation"), () => check(false, "the reloaded window reopened the conversation"));
+  check(await reloaded.locator(".tool[data-tool=bash] .tool-notice").count() >= 1, "the reopened conversation has its tool cards");
+
+  // Session history: session/list by title and date, then session/load replays the tool session.
   await runCommand(page, "Pi: Sessions");
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "Tool tour" }).first();
+  await row.waitFor();
+  const rowText = await row.innerText();
+  check(rowText.includes(String(new Date().getFullYear())), `the session picker shows the session's date: ${rowText.replace(/\s+/g, " ")}`);
   await pickItem(page, "Tool tour"); // the name given above: the list's label for that session
   const restored = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await restored.locator(".tool[data-tool=bash] .tool-notice").waitFor({ timeout: 20_000 })

@@ -10,6 +10,7 @@ import { isAuthError } from "../../src/common/errors";
 import { applyHostEvent, DAEMON_TOPIC } from "../../src/common/hostEvents";
 import { selectionContext } from "../../src/extension/selectionContext";
 import { renderMarkdown } from "../../src/webview/markdown";
+import { splitNotice } from "../../src/webview/toolCard";
 import { EXT_ROOT } from "./helpers";
 
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -134,5 +135,23 @@ describe("what the chat offers", () => {
     assert.match(html, /<div class="table-wrap"><table>/);
     const css = readFileSync(join(EXT_ROOT, "media", "chat.css"), "utf8");
     assert.match(css, /\.markdown th, \.markdown td \{[^}]*border:/);
+  });
+});
+
+describe("a truncated result's notice", () => {
+  test("comes from the result's details: a command that prints such a line keeps it in its output", () => {
+    const output = "line 1\nline 2\n\n[Showing lines 1-2 of 9. Full output: /tmp/pi-bash-1.log]";
+    assert.deepEqual(splitNotice({ output }), { body: output, notice: "" });
+    const truncated = splitNotice({ output, truncation: { truncated: true, totalLines: 9, outputLines: 2 }, fullOutputPath: "/tmp/pi-bash-1.log" });
+    assert.deepEqual(truncated, { body: "line 1\nline 2", notice: "[Showing lines 1-2 of 9. Full output: /tmp/pi-bash-1.log]" });
+  });
+
+  test("the log's path is the one in the details, whatever the notice's text says", () => {
+    const chat = emptyChat();
+    for (const event of startBash("call_1")) applyEvent(chat, event);
+    applyEvent(chat, { type: "tool_execution_end", toolCallId: "call_1", toolName: "bash", isError: false, result: {
+      content: [{ type: "text", text: "tail\n\n[Showing lines 1-1 of 5. Full output: /elsewhere.log]" }],
+      details: { truncation: { truncated: true, totalLines: 5, outputLines: 1 }, fullOutputPath: "/tmp/pi-bash-real.log" } } });
+    assert.equal(card(chat, "call_1").fullOutputPath, "/tmp/pi-bash-real.log");
   });
 });
