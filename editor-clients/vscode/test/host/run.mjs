@@ -271,6 +271,19 @@ async function uiEndToEnd(context, port, dirs) {
   const toastText = await toast.innerText();
   check(toastText.includes("read") && !/\bbash\b/.test(toastText), `tools toggle: ${toastText.trim()}`);
 
+  // A daemon killed while the chat is on screen: the chat says so (with Restart); no toast, and the
+  // next prompt's automatic restart leaves no stale message up.
+  for (const pid of daemonPids(dirs.ws2)) process.kill(pid, "SIGKILL");
+  await view.locator(".notice.error", { hasText: "killed by SIGKILL" }).first().waitFor({ timeout: 30_000 })
+    .then(() => check(true, "the chat says the daemon was killed"), () => check(false, "the chat says the daemon was killed"));
+  await input.fill("hello after the kill");
+  await input.press("Enter");
+  await view.locator(".notice", { hasText: "the session continues" }).first().waitFor({ timeout: 30_000 })
+    .then(() => check(true, "the next prompt restarted the daemon into its session"), () => check(false, "the next prompt restarted the daemon into its session"));
+  const stale = await page.locator(".notifications-toasts .notification-list-item", { hasText: "killed by SIGKILL" }).count();
+  check(stale === 0 && await view.locator(".notice", { hasText: "killed by SIGKILL" }).count() === 0,
+    `no message of the death is left after the restart (toasts: ${stale})`);
+
   // Reloading the window leaves no daemon behind.
   const before = daemonPids(dirs.ws2); // this window's daemons: their --cwd is its folder
   check(before.length >= 1, `a daemon runs before the reload (${before.join(",")})`);

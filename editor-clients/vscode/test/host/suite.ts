@@ -3,6 +3,8 @@
 // chat view's buttons) and checks what the user sees: the webview's DOM, editors, processes.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
 
@@ -405,6 +407,38 @@ const tests: [string, () => Promise<void>][] = [
       assert.deepEqual((await api.chatView.query(".notice")).filter((n) => /model/i.test(n)), [], "no card repeats the banner");
     } finally {
       await config.update("daemon.args", previous, vscode.ConfigurationTarget.Global);
+    }
+  }],
+
+  ["a provider that rejects the key: the answer says so once, with Set API Key", async () => {
+    // An OpenAI-compatible server on 127.0.0.1 that answers every request 401, as a wrong key gets.
+    const server = createServer((request, response) => {
+      request.resume();
+      response.writeHead(401, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: "Incorrect API key provided", type: "invalid_request_error" } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const config = vscode.workspace.getConfiguration("pi");
+    const previous = config.inspect<string[]>("daemon.args")?.globalValue;
+    const { port } = server.address() as AddressInfo;
+    try {
+      await config.update("daemon.args", ["--no-session"], vscode.ConfigurationTarget.Global);
+      await config.update("baseUrl", `http://127.0.0.1:${port}/v1`, vscode.ConfigurationTarget.Global);
+      await config.update("model", "m1", vscode.ConfigurationTarget.Global);
+      await until("the daemon to stop after the settings change", () => api.session()!.pid === undefined);
+      await runPrompt("hello with a wrong key");
+      const [error] = await until("the error in the answer", async () => {
+        const texts = await api.chatView.query(".msg.assistant .error");
+        return texts.some((t) => t.includes("401")) ? texts.filter((t) => t.includes("401")) : undefined;
+      });
+      assert.match(error, /401 Unauthorized: Incorrect API key provided/);
+      assert.deepEqual(await api.chatView.query(".msg.assistant .error .notice-action"), ["Set API Key"]);
+      assert.deepEqual((await api.chatView.query(".notice")).filter((n) => n.includes("401")), [], "said once, in the answer");
+    } finally {
+      await config.update("model", undefined, vscode.ConfigurationTarget.Global);
+      await config.update("baseUrl", undefined, vscode.ConfigurationTarget.Global);
+      await config.update("daemon.args", previous, vscode.ConfigurationTarget.Global);
+      server.close();
     }
   }],
 ];
