@@ -7,6 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
+import { checkpointTests } from "./checkpointTests";
 
 interface Session {
   pid?: number;
@@ -368,6 +369,10 @@ const tests: [string, () => Promise<void>][] = [
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
     await setPolicy("auto");
   }],
+
+  ...checkpointTests({
+    session: () => api.session()!, query: (selector, action) => api.chatView.query(selector, action), until, runPrompt, folder,
+  }),
 
   ["when pi-rpc cannot be found, the chat says so and how to install it", async () => {
     const config = vscode.workspace.getConfiguration("pi");
