@@ -11,8 +11,9 @@ read back; a shell call's snapshot after it), so a later change by someone else 
 `rewind` puts the files back as they were before a user message (every checkpoint from that one
 on, the earliest pre-image of each file), forks the conversation there (the current branch kept,
 as `fork` keeps it), or both. A file changed since the agent's last change is reported with a
-diff and left alone unless forced. The data live in checkpoints_store.py's folder beside the
-session file, so a resumed session can still rewind.
+diff and left alone unless forced. A preview says what a files rewind would restore, with each
+file's diff, and changes nothing (an editor shows it before the user confirms). The data live in
+checkpoints_store.py's folder beside the session file, so a resumed session can still rewind.
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ class RewindConflict(Wire, kw_only=True):
     diff: str  # unified: the file as it is now (---) against what rewinding would restore (+++)
 
 
+class RewindDiff(Wire, kw_only=True):
+    """A file a previewed rewind would restore, and how (a preview writes nothing)."""
+
+    path: str
+    diff: str  # unified, as a conflict's
+
+
 class RewindResult(Wire, kw_only=True):
     entry_id: str
     restored: list[str]
@@ -95,6 +103,7 @@ class RewindResult(Wire, kw_only=True):
     not_restored: list[str]  # files that could not be restored, and why
     session_id: str | UnsetType = UNSET  # the fork's, when the conversation was rewound
     text: str | UnsetType = UNSET  # the user message rewound to, for the client to edit and send
+    diffs: list[RewindDiff] | UnsetType = UNSET  # a preview's: each file of `restored` that would change
 
 
 class CheckpointHost(Protocol):
@@ -334,8 +343,11 @@ class SessionCheckpoints:
             )
         return infos
 
-    async def rewind(self, entry_id: str, restore: RewindTarget, force: bool = False) -> RewindResult:
-        """Back to before the user message `entry_id`: its files, its conversation, or both."""
+    async def rewind(
+        self, entry_id: str, restore: RewindTarget, force: bool = False, preview: bool = False
+    ) -> RewindResult:
+        """Back to before the user message `entry_id`: its files, its conversation, or both.
+        `preview`: what rewinding the files would do, with a diff of each, and nothing done."""
         if self._session.is_streaming:
             raise AgentBusyError("Cannot rewind while a run is in progress: abort it first")
         ids = [entry for entry, _, _ in self._user_messages()]
@@ -343,10 +355,10 @@ class SessionCheckpoints:
             raise SessionNotFoundError(f"No user message {entry_id} on this session's branch to rewind to")
         position = ids.index(entry_id)
         result = RewindResult(entry_id=entry_id, restored=[], conflicts=[], not_restored=[])
-        if restore in ("files", "both"):
+        if restore in ("files", "both") or preview:
             async with self._lock:
-                await self._restore_files(ids[position:], force, result)
-        if restore in ("conversation", "both"):
+                await self._restore_files(ids[position:], force, result, preview)
+        if restore in ("conversation", "both") and not preview:
             old = self._store()
             result.text = await self._session.fork(entry_id)
             result.session_id = self._session.session_id
@@ -355,8 +367,9 @@ class SessionCheckpoints:
                 await anyio.to_thread.run_sync(old.copy_to, new, ids[:position])
         return result
 
-    async def _restore_files(self, later: list[str], force: bool, result: RewindResult) -> None:
+    async def _restore_files(self, later: list[str], force: bool, result: RewindResult, preview: bool) -> None:
         store = self._store()
+        diffs: list[RewindDiff] = []
         targets: dict[str, PreImage | None] = {}  # None: its data were dropped
         for entry_id in later:  # oldest first: the earliest pre-image of a file is what it was
             checkpoint = store.find(entry_id)
@@ -373,8 +386,13 @@ class SessionCheckpoints:
             now = await self._state_of(path, pre.editor)
             expected = store.index.agent_states.get(path)
             if now != pre.state and expected is not None and now != expected and not force:
-                diff = await self._conflict_diff(path, pre, data)
+                diff = await self._restore_diff(path, pre, data)
                 result.conflicts.append(RewindConflict(path=path, diff=diff))
+                continue
+            if preview:  # say what would change, change nothing
+                if now != pre.state:
+                    diffs.append(RewindDiff(path=path, diff=await self._restore_diff(path, pre, data)))
+                result.restored.append(path)
                 continue
             if now != pre.state:
                 try:
@@ -384,7 +402,10 @@ class SessionCheckpoints:
                     continue
             store.index.agent_states[path] = pre.state
             result.restored.append(path)
-        await anyio.to_thread.run_sync(store.save)
+        if preview:
+            result.diffs = diffs
+        else:
+            await anyio.to_thread.run_sync(store.save)
 
     # --- files -----------------------------------------------------------------------------------
 
@@ -400,7 +421,7 @@ class SessionCheckpoints:
         data = await self._read(path, editor_text)
         return ABSENT if data is None else FileState(sha256_of(data))
 
-    async def _conflict_diff(self, path: str, pre: PreImage, data: bytes | None) -> str:
+    async def _restore_diff(self, path: str, pre: PreImage, data: bytes | None) -> str:
         now = await self._read(path, pre.editor)
         return _unified_diff(path, now, data if pre.kind != "absent" else None)
 

@@ -111,8 +111,13 @@ async def checkpoints(editor: Editor) -> list[Json]:
     return list((await editor.request("session/checkpoints"))["checkpoints"])
 
 
+def by_path(items: list[Json], workspace: Path, field: str) -> dict[str, str]:
+    """`field` of each item, by its path relative to the workspace."""
+    return {os.path.relpath(item["path"], workspace): item[field] for item in items}
+
+
 def changes(checkpoint: Json, workspace: Path) -> dict[str, str]:
-    return {os.path.relpath(f["path"], workspace): f["change"] for f in checkpoint["files"]}
+    return by_path(checkpoint["files"], workspace, "change")
 
 
 async def two_runs(editor: Editor, workspace: Path) -> tuple[Tree, list[Json]]:
@@ -169,8 +174,21 @@ async def test_a_file_the_user_changed_is_a_conflict_left_alone_until_forced(tmp
         _, listed = await two_runs(editor, workspace)
         (workspace / "b.txt").write_text("BETA\nuncommitted\nthe user's line\n")
         params = {"entryId": listed[1]["entryId"], "restore": "files"}
-        result = await editor.request("session/rewind", params)
         b_txt = str(workspace / "b.txt")
+
+        # A preview (even of "both") says what the rewind would do and changes nothing.
+        now = tree(workspace)
+        preview = await editor.request("session/rewind", {**params, "restore": "both", "preview": True})
+        assert tree(workspace) == now and len(await checkpoints(editor)) == 2  # no file written, no fork
+        assert [c["path"] for c in preview["conflicts"]] == [b_txt]
+        diffs = by_path(preview["diffs"], workspace, "diff")
+        assert set(diffs) == set(FIRST_RUN)
+        assert sorted(preview["restored"]) == sorted(str(workspace / name) for name in FIRST_RUN)
+        assert "-OMEGA" in diffs["a.txt"] and "+alpha" in diffs["a.txt"]
+        assert "+++ /dev/null" in diffs["made.txt"]  # a created file would be deleted
+
+        result = await editor.request("session/rewind", params)
+        assert "diffs" not in result
         assert [c["path"] for c in result["conflicts"]] == [b_txt]
         diff = result["conflicts"][0]["diff"]
         assert "-the user's line" in diff and "+beta" in diff
