@@ -122,6 +122,7 @@ async def _run_sequential(
             if isinstance(prepared, _Outcome):
                 outcome = prepared
             else:
+                started = time.monotonic()  # the duration is the tool's work, not the wait for approval
                 outcome = await _execute(assistant, prepared, config)
         _emit_end(config, outcome, started)
         outcomes.append(outcome)
@@ -146,6 +147,7 @@ async def _run_parallel(
             outcomes[index] = prepared
             _emit_end(config, prepared, started[index])
         else:
+            started[index] = time.monotonic()  # the tool's work, not the wait for approval
             runnable.append((index, prepared))
 
     async def run_one(index: int, prepared: _Prepared) -> None:

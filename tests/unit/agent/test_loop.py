@@ -515,3 +515,22 @@ async def test_model_error_ends_the_run_with_an_error_message() -> None:
     assert last.error_message == "upstream exploded"
     assert rec.types()[-2:] == ["turn_end", "agent_end"]
     assert isinstance(rec.events[-3], MessageEnd)
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+async def test_tool_duration_leaves_out_the_wait_for_approval(sequential: bool) -> None:
+    """A call that waits for the user before it runs reports the time of its own work: the editor's
+    card says "0.01s" for an instant command the user took half a second to allow."""
+    wait_s = 0.5
+
+    async def before(ctx: BeforeToolCall) -> None:
+        await anyio.sleep(wait_s)  # the user deciding (what is measured, not synchronisation)
+
+    agent = Agent()
+    recorder = Recorder(agent)
+    tools = [make_tool("echo", sequential=sequential)]
+    await agent.prompt(
+        [user("go")], config(script([[call("echo", value="a")], [{"text": "ok"}]]), tools, before_tool_call=before)
+    )
+    (end,) = recorder.of(ToolExecutionEnd)
+    assert end.duration_ms < wait_s * 1000 / 2
