@@ -21,11 +21,18 @@ from typing import Any
 import anyio
 import msgspec
 
-from pi_rpc.session import SettingsError, decide_trust, load_settings
-from pi_rpc.session.settings import workspace_settings, workspace_settings_path
-from pi_rpc.tools import McpServerConfig, servers_from_settings
-from pi_rpc.tools.mcp_config import EXPOSURES, tool_exposure
-from pi_rpc.tools.mcp_files import add_server, global_mcp_file, load_mcp_files, project_mcp_file, validate_entry
+from pi_rpc.session import SettingsError, decide_trust, load_settings, workspace_settings, workspace_settings_path
+from pi_rpc.tools import (
+    EXPOSURES,
+    McpServerConfig,
+    add_server,
+    global_mcp_file,
+    load_mcp_files,
+    project_mcp_file,
+    servers_from_settings,
+    tool_exposure,
+    validate_entry,
+)
 
 PROG = "pi-rpc mcp"
 

@@ -40,8 +40,14 @@ from pi_rpc.session.trust import (
     save_allow_rule,
     saved_allow_rules,
 )
-from pi_rpc.tools import FileRouter, McpServerConfig, ProcessTables, create_tool_definitions, servers_from_settings
-from pi_rpc.tools.mcp_files import load_mcp_files
+from pi_rpc.tools import (
+    FileRouter,
+    McpServerConfig,
+    ProcessTables,
+    create_tool_definitions,
+    load_mcp_files,
+    servers_from_settings,
+)
 
 _log = logging.getLogger(__name__)
 

@@ -13,10 +13,17 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.mcp_prompt import MCP_SERVERS_SECTION, ListedServer, namespace, render_servers_section
-from pi_rpc.tools.tool_ranking import search_document
-from pi_rpc.tools.tool_search import TOOL_SEARCH_TOOL_NAME, Searchable, tool_search_definition
+from pi_rpc.tools import (
+    MCP_SERVERS_SECTION,
+    TOOL_SEARCH_TOOL_NAME,
+    ListedServer,
+    Searchable,
+    ToolDefinition,
+    mcp_namespace,
+    render_servers_section,
+    search_document,
+    tool_search_definition,
+)
 
 if TYPE_CHECKING:
     from pi_rpc.session.config import SessionConfig
@@ -65,7 +72,7 @@ def _searchable(mcp: McpServers, definitions: dict[str, ToolDefinition], active:
     """The deferred tools not active yet, each found also by its server's namespace text."""
     exposures = mcp.exposures()
     namespaces = {
-        f"mcp:{name}": " ".join([namespace(name), c.config.description or "", c.instructions or ""])
+        f"mcp:{name}": " ".join([mcp_namespace(name), c.config.description or "", c.instructions or ""])
         for name, c in mcp.connections.items()
     }
     return [

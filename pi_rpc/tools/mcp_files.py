@@ -29,7 +29,7 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-from pi_rpc.ai.config import pi_agent_dir
+from pi_rpc.ai import pi_agent_dir
 from pi_rpc.tools.mcp_config import EXPOSURES, Exposure, McpServerConfig
 
 MCP_FILE = "mcp.json"
@@ -155,10 +155,10 @@ def validate_entry(name: str, entry: object) -> str | None:
         return f'invalid server name "{name}" (use letters, digits, "_" and "-")'
     if not isinstance(entry, dict):
         return f'server "{name}" must be an object'
-    error = _base_error(entry) or _kind_error(name, entry)
+    error = _base_error(entry) or _kind_error(name, entry) or _exposure_error(entry)
     if error is not None:
         return error if error.startswith("server ") else f'server "{name}": {error}'
-    return _exposure_error(entry)
+    return None
 
 
 def _base_error(entry: dict[str, Any]) -> str | None:

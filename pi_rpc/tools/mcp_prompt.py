@@ -28,7 +28,7 @@ class ListedServer:
     instructions: str | None = None
 
 
-def namespace(server: str) -> str:
+def mcp_namespace(server: str) -> str:
     return f"mcp__{server.replace('-', '_')}"
 
 
@@ -69,7 +69,7 @@ def render_servers_section(servers: Sequence[ListedServer]) -> str | None:
     if not listed:
         return None
     intro = _intro({reach for _, reach in listed})
-    heads = [f"- {namespace(server.config.name)} ({reach})" for server, reach in listed]
+    heads = [f"- {mcp_namespace(server.config.name)} ({reach})" for server, reach in listed]
 
     def omitted(count: int) -> list[str]:
         plural = "" if count == 1 else "s"

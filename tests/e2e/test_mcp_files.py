@@ -17,6 +17,7 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.mcp.servers import mcp_json_entry, server_pids
 
 from .conftest import SCRIPTS, daemon_env
+from .test_pi_mode import PiClient
 
 pytestmark = [pytest.mark.e2e]
 
@@ -34,35 +35,11 @@ def tool_names(client: DaemonClient) -> dict[str, bool]:
 
 def test_a_deferred_servers_tool_is_found_by_tool_search_then_called(workspace: Path, tmp_path: Path) -> None:
     write_mcp_json(tmp_path / ".pi" / "agent" / "mcp.json", {"testkit": mcp_json_entry(exposure="deferred")})
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pi_rpc",
-            "--mode",
-            "pi",
-            "--cwd",
-            str(workspace),
-            "--script",
-            str(SCRIPTS / "mcp.json"),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=daemon_env(tmp_path),
-    )
-    assert proc.stdin is not None and proc.stdout is not None
+    pi = PiClient(workspace, tmp_path, script="mcp.json")
     try:
-        proc.stdin.write(b'{"id": "p", "type": "prompt", "message": "find"}\n')
-        proc.stdin.flush()
-        ends: list[Json] = []
-        for line in iter(proc.stdout.readline, b""):
-            message: Json = json.loads(line)
-            if message.get("type") == "tool_execution_end":
-                ends.append(message)
-            if message.get("type") == "agent_end":
-                break
-        search, shout = ends
+        pi.send({"id": "p", "type": "prompt", "message": "find"})
+        pi.wait_for(lambda line: line.get("type") == "agent_end")
+        search, shout = [line for line in pi.lines if line.get("type") == "tool_execution_end"]
         assert search["toolName"] == "tool_search" and search["isError"] is False
         assert search["result"]["content"][0]["text"] == (
             "Loaded 1 tool. They are available from your next call:\n"
@@ -71,9 +48,7 @@ def test_a_deferred_servers_tool_is_found_by_tool_search_then_called(workspace: 
         assert shout["toolName"] == "mcp__testkit__shout" and shout["isError"] is False
         assert shout["result"]["content"] == [{"type": "text", "text": "FOUND"}]
     finally:
-        proc.stdin.close()
-        assert proc.wait(30) == 0
-        proc.stdout.close()
+        assert pi.close() == 0
     assert server_pids("testkit") == []
 
 
