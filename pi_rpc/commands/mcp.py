@@ -93,7 +93,6 @@ Options for add:
                           Send "Authorization: Bearer ${{NAME}}"
   --exposure <mode>       codemode (default; direct in pi-rpc), deferred, direct, or hidden
   --description <text>    What the server offers, shown in the system prompt
-  --timeout <seconds>     Time limit of each call
 """
 
 
@@ -238,7 +237,6 @@ def _add(argv: Sequence[str]) -> int:
     parser.add_argument("--bearer-token-env-var")
     parser.add_argument("--exposure", choices=[*EXPOSURES, "codemode-deferred"])
     parser.add_argument("--description")
-    parser.add_argument("--timeout", type=float)
     args = parser.parse_args(before)
     usage = f"Usage: {PROG} add <server> [options] (--url <url> | -- <command> [args...])\n"
     if (args.url is None) == (not command):
@@ -290,7 +288,7 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
         entry = {"command": command[0], **({"args": command[1:]} if command[1:] else {})}
         entry |= {"env": env} if env else {}
         entry |= {"cwd": args.cwd} if args.cwd is not None else {}
-    optional = {"exposure": args.exposure, "description": args.description, "timeout": args.timeout}
+    optional = {"exposure": args.exposure, "description": args.description}
     return entry | {key: value for key, value in optional.items() if value is not None}
 
 

@@ -2,9 +2,10 @@
 
 docs/CONFIGURATION.md marks each JSON block with `<!-- example: KIND -->`: `models.json` and
 `settings.json` blocks go through `ModelRegistry.load` / `load_settings` (and the permission
-rules through `parse_rules`), `mcp.json` ones through `load_mcp_files` with no error; the Zed block is started exactly as Zed starts it and driven over
-ACP; the JSON-RPC block is sent to a daemon; the VS Code block names only settings the extension
-declares. The scripted-model example of PROTOCOL.md is loaded as a script.
+rules through `parse_rules`), `mcp.json` ones through `load_mcp_files` with no error; the Zed
+block is started exactly as Zed starts it and driven over ACP; the JSON-RPC block is sent to a
+daemon; the VS Code block names only settings the extension declares. The scripted-model example
+of PROTOCOL.md is loaded as a script.
 """
 
 from __future__ import annotations
