@@ -8,11 +8,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
+from pi_rpc.tools.mcp import McpServers
 from pi_rpc.tools.mcp_files import add_server, load_mcp_files, project_mcp_file, validate_entry
+from tests.mcp.servers import http_server
 
 
 @pytest.fixture(autouse=True)
@@ -162,3 +165,23 @@ KEYS = st.sampled_from(["command", "url", "type", "args", "env", "headers", "tim
 def test_any_entry_is_accepted_or_refused_with_a_message_never_a_crash(name: str, entry: dict[str, Any]) -> None:
     error = validate_entry(name, entry)
     assert error is None or error.startswith(("invalid server name", "server "))
+
+
+@pytest.mark.anyio
+async def test_an_http_entry_with_a_variable_header_starts_the_real_server(
+    agent_dir: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WEB_TOKEN", "abc")
+    with http_server() as (url, _):
+        write(
+            agent_dir / "mcp.json", {"web": {"type": "streamable-http", "url": url, "headers": {"X-T": "${WEB_TOKEN}"}}}
+        )
+        (server,) = load_mcp_files(str(project), trusted=False).servers
+        assert server.config.headers == {"X-T": "abc"} and server.config.command is None
+        servers = McpServers()
+        async with anyio.create_task_group() as tasks:
+            await servers.start([server.config], tasks)
+            (status,) = servers.statuses()
+            assert status.status == "running" and "mcp__web__shout" in status.tools
+            await servers.stop()
+            tasks.cancel_scope.cancel()
