@@ -8,7 +8,7 @@ then the user's appended text, the project's context files and the skills.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pi_rpc.session.context_files import format_context_files
 from pi_rpc.session.resources import Resources
@@ -33,10 +33,12 @@ def build_system_prompt(
     append: str | None = None,
     resources: Resources | None = None,
     custom: str | None = None,
+    sections: Mapping[str, str] | None = None,
 ) -> str:
     """After the tools and guidelines (or the `custom` base prompt that replaces them, Pi's
     `--system-prompt`) come the appended text, the project's context files and, when `read` is
-    active to load them, the skills (Pi's order); the date and the workspace last."""
+    active to load them, the skills (Pi's order); the date and the workspace; last the named
+    `sections` as Pi renders them (`<name>\n…\n</name>`: the MCP servers', session/mcp_tools.py)."""
     lines = [custom] if custom else _base_prompt(tools)
     if append:
         lines += ["", append]
@@ -47,6 +49,8 @@ def build_system_prompt(
         if skills:
             lines += ["", skills]
     lines += ["", f"Current date: {datetime.date.today().isoformat()}", f"Current working directory: {cwd}"]
+    for name, content in (sections or {}).items():  # after the workspace, in Pi's order
+        lines += ["", f"<{name}>\n{content}\n</{name}>"]
     return "\n".join(lines)
 
 

@@ -56,6 +56,12 @@ url?: (string | null)
 headers?: {
 [k: string]: string
 }
+exposure?: ("codemode" | "deferred" | "direct" | "hidden")
+toolExposure?: {
+[k: string]: ("codemode" | "deferred" | "direct" | "hidden")
+}
+description?: (string | null)
+timeout?: (number | null)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
