@@ -58,7 +58,7 @@ headers?: {
 }
 exposure?: ("codemode" | "deferred" | "direct" | "hidden")
 toolExposure?: {
-[k: string]: ("codemode" | "deferred" | "direct" | "hidden")
+[k: string]: "codemode" | "deferred" | "direct" | "hidden"
 }
 description?: (string | null)
 timeout?: (number | null)
