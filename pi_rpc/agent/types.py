@@ -36,6 +36,11 @@ from pi_rpc.ai import (
 class AgentToolResult(Wire):
     content: list[ToolResultContent] = msgspec.field(default_factory=list)
     details: Any = UNSET
+    # What a program calling the tool gets instead of the model's text (Pi 0.99: read's text or
+    # image, bash's output and exit code); on the wire in `tool_execution_end`, never sent to a model.
+    structured_content: Any = UNSET
+    # A result that is a failure without being an exception (bash's non-zero exit, Pi 1.6.0).
+    is_error: bool | UnsetType = UNSET
     # Set by a tool (or after_tool_call) to end the run after this batch (spec 15.8).
     terminate: bool | UnsetType = UNSET
 

@@ -29,13 +29,28 @@ DESCRIPTION = (
 )
 PROMPT_SNIPPET = "Read file contents"
 PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
-NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 
 
 class ReadDetails(Wire):
     """`details` of a read result: present only when the text was cut."""
 
     truncation: Truncation
+
+
+class ImageReadDetails(Wire):
+    """`details` of an image read by a model that takes no images (Pi 1.6.0): the model's id, so a
+    client can say why the model will not see it. (Pi 0.73 appended a note to the text instead.)"""
+
+    image_unsupported_by_model: str
+
+
+class ImageReadOutput(msgspec.Struct):
+    """`structuredContent` of an image read: the image block and its note."""
+
+    type: str
+    data: str
+    mimeType: str
+    note: str
 
 
 class ReadParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -103,28 +118,22 @@ def _js_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
 
 
-def _non_vision_note(model: Model | None) -> str | None:
-    if model is None or "image" in model.input:
-        return None
-    return NON_VISION_NOTE
-
-
 def _image_result(data: bytes, mime_type: str, auto_resize: bool, model: Model | None) -> AgentToolResult:
     processed = process_image(data, mime_type, auto_resize=auto_resize)
-    note = _non_vision_note(model)
     if not processed.ok:
-        lines = [f"Read image file [{mime_type}]", processed.message]
-        if note:
-            lines.append(note)
-        return AgentToolResult(content=[TextContent(text="\n".join(lines))])
-    lines = [f"Read image file [{processed.mime_type}]", *processed.hints]
-    if note:
-        lines.append(note)
+        text = f"Read image file [{mime_type}]\n{processed.message}"
+        return AgentToolResult(content=[TextContent(text=text)], structured_content=text)
+    note = "\n".join([f"Read image file [{processed.mime_type}]", *processed.hints])
     content: list[ToolResultContent] = [
-        TextContent(text="\n".join(lines)),
+        TextContent(text=note),
         ImageContent(data=processed.data, mime_type=processed.mime_type),
     ]
-    return AgentToolResult(content=content)
+    unsupported = model is not None and "image" not in model.input
+    return AgentToolResult(
+        content=content,
+        details=ImageReadDetails(image_unsupported_by_model=model.id) if model is not None and unsupported else UNSET,
+        structured_content=ImageReadOutput("image", processed.data, processed.mime_type, note),
+    )
 
 
 def text_page(text: str, path: str, offset: float | None, limit: float | None) -> AgentToolResult:
@@ -167,7 +176,7 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
         output = f"{content}\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
     else:
         output = content
-    return AgentToolResult(content=[TextContent(text=output)], details=details)
+    return AgentToolResult(content=[TextContent(text=output)], details=details, structured_content=output)
 
 
 def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_images: bool = True) -> ToolDefinition:
@@ -207,7 +216,6 @@ def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_im
 
 __all__ = [
     "DESCRIPTION",
-    "NON_VISION_NOTE",
     "ReadOperations",
     "ReadParams",
     "create_read_tool",

@@ -24,8 +24,6 @@ from .helpers import run_tool
 
 pytestmark = pytest.mark.anyio
 
-NON_VISION = "[Current model does not support images. The image will be omitted from this request.]"
-
 
 def _model(*inputs: str) -> Model:
     return Model(id="m", name="m", api="faux", provider="faux", input=list(inputs))  # type: ignore[arg-type]
@@ -279,26 +277,47 @@ async def test_no_resize_when_disabled(tmp_path: Path) -> None:
     assert isinstance(image, ImageContent) and base64.b64decode(image.data) == data
 
 
-async def test_non_vision_model_gets_a_note(tmp_path: Path) -> None:
-    """spec 8.6: appended when the current model does not accept images; no model -> assume it does."""
+async def test_non_vision_model_is_named_in_details(tmp_path: Path) -> None:
+    """spec 8.6 (Pi 1.6.0): when the current model takes no images the text stays the plain note and
+    `details.imageUnsupportedByModel` names the model; no model -> assume it does. Pi 1.6.0 answered
+    `{"imageUnsupportedByModel": "m"}` for a text-only model `m`, with this text."""
     (tmp_path / "p.gif").write_bytes(_image_bytes((4, 4), "GIF"))
     result = await _read(tmp_path, {"path": "p.gif"}, model=_model("text"))
-    assert _texts(result) == [f"Read image file [image/gif]\n{NON_VISION}"]
+    assert _texts(result) == ["Read image file [image/gif]"]
     assert isinstance(result.content[1], ImageContent)
+    assert msgspec.json.decode(msgspec.json.encode(result.details)) == {"imageUnsupportedByModel": "m"}
     vision = await _read(tmp_path, {"path": "p.gif"}, model=_model("text", "image"))
-    assert _texts(vision) == ["Read image file [image/gif]"]
+    assert _texts(vision) == ["Read image file [image/gif]"] and vision.details is msgspec.UNSET
+
+
+async def test_structured_content_is_the_text_or_the_image(tmp_path: Path) -> None:
+    """Pi 0.99: a text read's `structuredContent` is its text; an image read's, the image block
+    with its note."""
+    (tmp_path / "small.txt").write_text("one\ntwo\n")
+    text = await _read(tmp_path, {"path": "small.txt"})
+    assert text.structured_content == "one\ntwo\n"
+    (tmp_path / "p.gif").write_bytes(_image_bytes((4, 4), "GIF"))
+    image = await _read(tmp_path, {"path": "p.gif"})
+    block = image.content[1]
+    assert isinstance(block, ImageContent)
+    assert msgspec.json.decode(msgspec.json.encode(image.structured_content)) == {
+        "type": "image",
+        "data": block.data,
+        "mimeType": "image/gif",
+        "note": "Read image file [image/gif]",
+    }
 
 
 async def test_unconvertible_image_is_omitted(tmp_path: Path) -> None:
-    """spec 8.6: processing failure -> only text `Read image file [{mime}]\\n{message}` (+ note)."""
+    """spec 8.6: processing failure -> only text `Read image file [{mime}]\\n{message}`."""
     header = _image_bytes((2, 2), "BMP")[:18]
     (tmp_path / "broken.bmp").write_bytes(header + b"\x00" * 4)
     result = await _read(tmp_path, {"path": "broken.bmp"}, model=_model("text"))
     assert [type(block) for block in result.content] == [TextContent]
     assert _text(result) == (
-        "Read image file [image/bmp]\n"
-        "[Image omitted: could not be converted to a supported inline image format.]\n" + NON_VISION
+        "Read image file [image/bmp]\n[Image omitted: could not be converted to a supported inline image format.]"
     )
+    assert result.details is msgspec.UNSET and result.structured_content == _text(result)
 
 
 def test_image_that_cannot_shrink_enough_is_rejected() -> None:

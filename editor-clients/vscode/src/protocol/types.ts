@@ -1167,6 +1167,8 @@ partialResult: AgentToolResult
 export interface AgentToolResult {
 content?: (TextContent | ImageContent)[]
 details?: ToolResultDetails
+structuredContent?: unknown
+isError?: boolean
 terminate?: boolean
 }
 /**
