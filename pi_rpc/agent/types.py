@@ -289,6 +289,27 @@ class CompactionEnd(Wire, tag_field="type", tag="compaction_end"):
     error_message: str | UnsetType = UNSET
 
 
+class SummarizationRetryScheduled(Wire, tag_field="type", tag="summarization_retry_scheduled"):
+    """A compaction's summary request failed for a passing reason; it is asked again after `delayMs`
+    (Pi 0.81.1: the retry settings, as for a run's auto-retry)."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+class SummarizationRetryAttemptStart(Wire, tag_field="type", tag="summarization_retry_attempt_start"):
+    """The wait is over and the summary is asked for again; `source` is what is summarised."""
+
+    source: Literal["compaction", "branchSummary"]
+    reason: Literal["manual", "threshold", "overflow"] | UnsetType = UNSET
+
+
+class SummarizationRetryFinished(Wire, tag_field="type", tag="summarization_retry_finished"):
+    """The retried summary request ended: answered, failed for good, or cancelled."""
+
+
 AgentEvent = (
     AgentStart
     | AgentEnd
@@ -309,6 +330,9 @@ AgentEvent = (
     | BashExecutionUpdate
     | CompactionStart
     | CompactionEnd
+    | SummarizationRetryScheduled
+    | SummarizationRetryAttemptStart
+    | SummarizationRetryFinished
 )
 
 Emit = Callable[[AgentEvent], None]
