@@ -365,6 +365,13 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
     assert "<previous-summary>\nPI SUMMARY\n</previous-summary>" in asked and "[User]: old" in asked
 
 
+async def two_prompts(session: AgentSession) -> None:
+    """Two prompts worth compacting, with automatic compaction off so only `compact` runs one."""
+    session.auto_compaction_enabled = False
+    await session.prompt(f"one {FILLER}")
+    await session.prompt(f"two {FILLER}")
+
+
 async def test_the_result_has_the_estimate_after_and_the_summary_usage(workspace: Path) -> None:
     """Pi 0.79.8/0.81.0: `compact` and `compaction_end.result` add `estimatedTokensAfter` (Pi's
     estimate of the compacted context) and `usage` (the summary request's), before `details`."""
@@ -372,9 +379,7 @@ async def test_the_result_has_the_estimate_after_and_the_summary_usage(workspace
     model = Recorder([summary, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, events):
-        session.auto_compaction_enabled = False
-        await session.prompt(f"one {FILLER}")
-        await session.prompt(f"two {FILLER}")
+        await two_prompts(session)
         result = await session.compact()
         assert result.estimated_tokens_after == estimated_tokens(session.messages) > 0
         wire = json.loads(msgspec.json.encode(result))
@@ -391,9 +396,7 @@ async def test_a_summary_request_that_fails_for_a_passing_reason_is_retried(work
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1, retry_max=2)
     async with open_session(config) as (session, events):
-        session.auto_compaction_enabled = False
-        await session.prompt(f"one {FILLER}")
-        await session.prompt(f"two {FILLER}")
+        await two_prompts(session)
         result = await session.compact()
         assert result.summary.startswith("THE SUMMARY"), result.summary
     kinds = [
@@ -422,10 +425,8 @@ async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1)
     async with open_session(config) as (session, events):
-        session.auto_compaction_enabled = False
         session.auto_retry_enabled = False
-        await session.prompt(f"one {FILLER}")
-        await session.prompt(f"two {FILLER}")
+        await two_prompts(session)
         with pytest.raises(CompactionError):
             await session.compact()
     assert not of_type(events.all, SummarizationRetryScheduled)
