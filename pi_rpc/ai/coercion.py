@@ -27,6 +27,9 @@ from pi_rpc.ai.js_values import (
 )
 
 Schema = dict[str, Any]
+# Marks where a plain schema's `$ref` named nothing (schema_errors.reject_unresolved_refs): that
+# place rejects every value, and counts as a `$ref` still (its optional null is kept).
+UNRESOLVED_REF = "x-pi-rpc-unresolved-ref"
 _MAX_DEPTH = 200  # guards walks over self-referencing `$ref`s that consume no data
 
 
@@ -51,18 +54,7 @@ class SchemaWalker:
         return node
 
     def _pointer(self, ref: str) -> Any:
-        if not ref.startswith("#"):
-            return None
-        node: Any = self.root
-        for part in filter(None, ref[1:].split("/")):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
+        return resolve_local_ref(self.root, ref)
 
     def is_valid(self, node: Any, value: Any) -> bool:
         return bool(self.validator.evolve(schema=node).is_valid(value))
@@ -266,8 +258,25 @@ class SchemaWalker:
         return value
 
 
+def resolve_local_ref(root: Any, ref: str) -> Any:
+    """What a local `$ref` (`#/$defs/x`) points at in `root`; None when it names nothing (or is
+    not local)."""
+    if not ref.startswith("#"):
+        return None
+    node: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
 def _has_ref(node: Any) -> bool:
-    return isinstance(node, dict) and "$ref" in node
+    return isinstance(node, dict) and ("$ref" in node or UNRESOLVED_REF in node)
 
 
 def _unchanged(value: Any) -> Any:

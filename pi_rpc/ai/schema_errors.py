@@ -12,11 +12,30 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from pi_rpc.ai.coercion import SchemaWalker
+from pi_rpc.ai.coercion import UNRESOLVED_REF, SchemaWalker, resolve_local_ref
 from pi_rpc.ai.js_values import is_number, js_string, json_compact, json_equal, matches_type
 
 _LISTED_VALUES = 20  # an enum's error names at most this many allowed values
 _MAX_DEPTH = 200  # a `$ref` cycle that consumes no data ends here
+
+
+def reject_unresolved_refs(schema: Any) -> Any:
+    """A plain schema whose local `$ref`s that name nothing (a dangling definition in an MCP
+    server's schema) become `false` at their place, as pi-schema's `unresolvedRefs: "reject"`
+    compiles them: only values there fail (`unresolved reference #/$defs/x`), instead of every
+    call of the tool. Remote references are left to the validator."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#") and resolve_local_ref(schema, ref) is None:
+            return {"not": {}, UNRESOLVED_REF: ref}
+        return {key: walk(value) for key, value in node.items()}
+
+    return walk(schema)
 
 
 class SchemaError(NamedTuple):
@@ -56,6 +75,9 @@ class _Explainer:
             out.append(SchemaError(path, "false", "no value is allowed here"))
             return
         if not isinstance(node, dict) or self.ok(node, v):
+            return
+        if isinstance(node.get(UNRESOLVED_REF), str):
+            out.append(SchemaError(path, "$ref", f"unresolved reference {node[UNRESOLVED_REF]}"))
             return
         start = len(out)
 

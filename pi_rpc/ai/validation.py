@@ -20,7 +20,7 @@ import msgspec
 
 from pi_rpc.ai.coercion import Schema, SchemaWalker
 from pi_rpc.ai.js_values import json_stringify
-from pi_rpc.ai.schema_errors import dotted_path, explain
+from pi_rpc.ai.schema_errors import dotted_path, explain, reject_unresolved_refs
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -113,7 +113,7 @@ def _struct_validator(parameters: type[msgspec.Struct]) -> Validator | None:
 def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
     # Keyed by the schema's JSON text: dicts cannot be weakly referenced, and an id() key would go
     # stale if a client mutated its schema in place. The decoded copy is ours and never changes.
-    schema = json.loads(schema_text)
+    schema = reject_unresolved_refs(json.loads(schema_text))
     return schema, _compile(schema)
 
 

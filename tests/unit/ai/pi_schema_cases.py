@@ -67,6 +67,11 @@ PLAIN_SCHEMAS: dict[str, dict[str, Any]] = {
         },
         "required": ["action"],
     },
+    "mcp_dangling": {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/missing"}, "b": {"type": "string"}},
+        "required": ["b"],
+    },
     "mcp_nullable": {
         "type": "object",
         "properties": {
@@ -161,6 +166,9 @@ _HAND_PICKED: list[tuple[str, Any]] = [
     ("mcp_union", {"action": {"kind": "copy", "to": []}}),
     ("mcp_union", {"action": {"to": "x"}, "target": "ABC"}),
     ("mcp_union", {"action": {"kind": "delete", "force": "maybe"}, "target": -1, "email": "nope"}),
+    ("mcp_dangling", {"b": "x"}),
+    ("mcp_dangling", {"a": 1, "b": "x"}),
+    ("mcp_dangling", {"a": 1}),
     ("mcp_nullable", {"name": 3, "count": 3}),
     ("mcp_nullable", {"name": None, "count": None, "opt": None}),
     ("mcp_nullable", {"count": "4"}),
