@@ -64,6 +64,10 @@ _.since  # modes/pi/commands.py: Pi's command and response fields
 _.is_scoped
 _.source_info
 _.first_kept_entry_id  # session/compaction.py CompactionResult: Pi's compact answer
+_.estimated_tokens_after
+_.wall_time_seconds  # tools/bash.py BashOutput: Pi's structuredContent of a bash result
+_.image_unsupported_by_model  # tools/read.py ImageReadDetails: Pi's details of an image read
+_.mimeType  # tools/read.py ImageReadOutput: Pi's structuredContent of an image read
 _.from_id  # ai/types.py BranchSummaryMessage: Pi's branchSummary field
 _.leaf_id  # modes/jsonrpc/protocol.py EntryList: the cursor a client sends back
 _.assistant_messages

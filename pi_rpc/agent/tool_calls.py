@@ -214,6 +214,7 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
         try:
             context = replace(config.tool_context(), id=call.id, on_update=on_update)
             result = await tool.execute(prepared.args, context)
+            is_error = result.is_error is True
         except ToolErrorWithResult as exc:
             result, is_error = error_result(str(exc), exc.details), True
         except Exception as exc:  # a tool's failure is the model's information, never a crash
@@ -251,6 +252,8 @@ async def _after(
         value = getattr(override, name)
         if value is not UNSET:
             changes[name] = value
+    if "content" in changes:  # structured content that no longer matches the content goes
+        changes["structured_content"] = UNSET
     if changes:
         result = msgspec.structs.replace(result, **changes)
     if override.is_error is not UNSET:

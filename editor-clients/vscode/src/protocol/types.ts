@@ -319,7 +319,8 @@ export interface CompactParams {
 customInstructions?: string
 }
 /**
- * What `compact` answers (Pi's `CompactionResult`).
+ * What `compact` answers (Pi's `CompactionResult`, with 0.81's estimate of the compacted
+ * context and the summary requests' usage).
  * 
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "CompactionResult".
@@ -328,6 +329,8 @@ export interface CompactionResult {
 summary: string
 firstKeptEntryId: string
 tokensBefore: number
+estimatedTokensAfter: number
+usage?: Usage
 details: CompactionDetails
 }
 /**
@@ -1185,6 +1188,8 @@ partialResult: AgentToolResult
 export interface AgentToolResult {
 content?: (TextContent | ImageContent)[]
 details?: ToolResultDetails
+structuredContent?: unknown
+isError?: boolean
 terminate?: boolean
 }
 /**
@@ -1288,6 +1293,40 @@ aborted?: boolean
 willRetry?: boolean
 errorMessage?: string
 }
+/**
+ * A compaction's summary request failed for a passing reason; it is asked again after `delayMs`
+ * (Pi 0.81.1: the retry settings, as for a run's auto-retry).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SummarizationRetryScheduled".
+ */
+export interface SummarizationRetryScheduled {
+type: "summarization_retry_scheduled"
+attempt: number
+maxAttempts: number
+delayMs: number
+errorMessage: string
+}
+/**
+ * The wait is over and the summary is asked for again; `source` is what is summarised.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SummarizationRetryAttemptStart".
+ */
+export interface SummarizationRetryAttemptStart {
+type: "summarization_retry_attempt_start"
+source: ("branchSummary" | "compaction")
+reason?: ("manual" | "overflow" | "threshold")
+}
+/**
+ * The retried summary request ended: answered, failed for good, or cancelled.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SummarizationRetryFinished".
+ */
+export interface SummarizationRetryFinished {
+type: "summarization_retry_finished"
+}
 
 /** Every request: its params and result. */
 export interface Methods {
@@ -1324,7 +1363,7 @@ export interface Methods {
 }
 /** Notifications the daemon sends. */
 export interface ServerNotifications {
-  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | BashExecutionUpdate | CompactionStart | CompactionEnd;
+  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | BashExecutionUpdate | CompactionStart | CompactionEnd | SummarizationRetryScheduled | SummarizationRetryAttemptStart | SummarizationRetryFinished;
 }
 /** Requests the daemon sends to the client (approvals, the editor's files). */
 export interface ServerRequests {
