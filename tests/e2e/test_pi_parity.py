@@ -33,7 +33,6 @@ EXPECTED = {
     "P17": "system messages carry no sections, and one is sent again in the turn after a compaction",
     "P18": "no rawStopReason on assistant messages",
     "P19": "no durationMs, thinkingLevel or responseId on messages, no usage.reasoning or cost.totalFromProvider",
-    "P21": "no result.structuredContent in tool_execution_end",
     "overflow split turn": "not a row of the change list: recovering from an overflow, Pi 1.6.0 summarises the "
     "failed turn's start separately (its request meets the second refusal); pi-rpc compacts the history, retries "
     "and is refused",
