@@ -209,5 +209,6 @@ async def stream_assistant(
                 _ = builder.message
     if scope.cancelled_caught or message is None or control.aborted and message.stop_reason != "error":
         message = builder.fail("aborted", ABORTED_MESSAGE)
+    message.thinking_level = config.options.thinking_level  # the level it was asked at (Pi's)
     emit(MessageEnd(message=message))
     return message

@@ -57,7 +57,8 @@ UserContent = TextContent | ImageContent
 AssistantContent = TextContent | ThinkingContent | ToolCall
 ToolResultContent = TextContent | ImageContent
 
-StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+# `pending` is a message still streaming (its `message_start`); every ended message has another.
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "pending"]
 
 
 # --- usage and cost -----------------------------------------------------------------------------
@@ -69,6 +70,9 @@ class Cost(Wire):
     cache_read: float = 0.0
     cache_write: float = 0.0
     total: float = 0.0
+    # Whether `total` is what the provider billed (OpenRouter's `usage.cost`) rather than priced
+    # from the model's rates; absent until the provider reported usage (Pi's `totalFromProvider`).
+    total_from_provider: bool | UnsetType = UNSET
 
 
 class Usage(Wire):
@@ -76,6 +80,8 @@ class Usage(Wire):
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    # Reasoning tokens, counted inside `output`; absent until the provider reported usage.
+    reasoning: int | UnsetType = UNSET
     total_tokens: int = 0
     cost: Cost = msgspec.field(default_factory=Cost)
 
@@ -129,6 +135,14 @@ class AssistantMessage(Wire, tag_field="role", tag="assistant"):
     stop_reason: StopReason = "stop"
     error_message: str | UnsetType = UNSET
     timestamp: int = msgspec.field(default_factory=now_ms)
+    # What the provider said: its response id, the model that answered when it is not the one
+    # asked for, and its own stop reason (`finish_reason`, `stop_reason`, `status`) before mapping.
+    response_id: str | UnsetType = UNSET
+    response_model: str | UnsetType = UNSET
+    raw_stop_reason: str | UnsetType = UNSET
+    # From the request's start to the message's end, and the thinking level it was asked at.
+    duration_ms: int | UnsetType = UNSET
+    thinking_level: str | UnsetType = UNSET
 
 
 class ToolResultMessage(Wire, tag_field="role", tag="toolResult"):
@@ -138,6 +152,7 @@ class ToolResultMessage(Wire, tag_field="role", tag="toolResult"):
     is_error: bool
     # JSON value for editors and logs; the model never sees it (spec 2.1).
     details: Any = UNSET
+    duration_ms: int | UnsetType = UNSET  # how long the tool ran (its `tool_execution_end.durationMs`)
     timestamp: int = msgspec.field(default_factory=now_ms)
 
 
@@ -312,7 +327,7 @@ class ThinkingEndEvent(Wire, tag_field="type", tag="thinking_end"):
 class ToolcallStartEvent(Wire, tag_field="type", tag="toolcall_start"):
     content_index: int
     id: str
-    name: str
+    tool_name: str  # Pi's `toolName` (the tool call block itself says `name`)
 
 
 class ToolcallDeltaEvent(Wire, tag_field="type", tag="toolcall_delta"):

@@ -14,6 +14,7 @@ no `[DONE]`, errors as a JSON body with status 200 or as an `error` chunk mid-st
 from __future__ import annotations
 
 import functools
+import math
 import logging
 import uuid
 from collections.abc import Callable
@@ -349,18 +350,29 @@ class _PromptDetails(msgspec.Struct):
     cached_tokens: int | None = None
 
 
+class _CompletionDetails(msgspec.Struct):
+    reasoning_tokens: int | None = None
+
+
 class _Usage(msgspec.Struct):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
     prompt_tokens_details: _PromptDetails | None = None
     prompt_cache_hit_tokens: int | None = None  # DeepSeek's spelling of cached prompt tokens
+    completion_tokens_details: _CompletionDetails | None = None
+    reasoning_tokens: int | None = None  # some servers' spelling, at the top level
+    # OpenRouter's billed cost; with `is_byok: false` it is the whole cost of the request.
+    cost: float | None = None
+    is_byok: bool | None = None
 
 
 class Chunk(msgspec.Struct):
     choices: list[_Choice] | None = None
     usage: _Usage | None = None
     error: Any = None
+    id: str | None = None  # the completion's id, the same in every chunk
+    model: str | None = None
 
 
 _DECODE = msgspec.json.Decoder(Chunk).decode
@@ -424,6 +436,7 @@ class _StreamState:
             message = http.error_message_from_body(msgspec.json.encode({"error": chunk.error}))
             raise http.ProviderError(message or "Unknown error")
         self.builder.start()
+        self.builder.set_response(chunk.id, chunk.model)
         if chunk.usage is not None:
             self._usage(chunk.usage)
         for choice in chunk.choices or ():
@@ -433,6 +446,7 @@ class _StreamState:
                 self._delta(choice.delta)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
+                self.builder.set_raw_stop_reason(choice.finish_reason)
 
     # --- content --------------------------------------------------------------------------------
 
@@ -539,14 +553,17 @@ class _StreamState:
         cached = (details.cached_tokens if details else None) or usage.prompt_cache_hit_tokens or 0
         prompt = usage.prompt_tokens or 0
         output = usage.completion_tokens or 0
+        reasoning = (usage.completion_tokens_details and usage.completion_tokens_details.reasoning_tokens) or 0
         # OpenAI counts cached tokens inside prompt_tokens; we report them separately.
         self.builder.set_usage(
             Usage(
                 input=max(0, prompt - cached),
                 output=output,
                 cache_read=cached,
+                reasoning=reasoning or usage.reasoning_tokens or 0,
                 total_tokens=usage.total_tokens or prompt + output,
-            )
+            ),
+            billed=usage.cost if usage.is_byok is False and _is_cost(usage.cost) else None,
         )
 
     def result(self) -> AssistantMessage:
@@ -562,6 +579,10 @@ class _StreamState:
         if self.all_slots and reason == "stop":
             reason = "toolUse"  # Ollama and some llama.cpp builds say "stop" after tool calls
         return self.builder.finish(reason)
+
+
+def _is_cost(value: float | None) -> bool:
+    return value is not None and math.isfinite(value) and value >= 0
 
 
 def _is_object(text: str) -> bool:
