@@ -264,6 +264,8 @@ class ToolApprovalEnd(Wire, tag_field="type", tag="tool_approval_end"):
 class AgentSettled(Wire, tag_field="type", tag="agent_settled"):
     """The session is idle again: after agent_end, and once queued work has drained."""
 
+    aborted: bool = False  # the run was aborted (Pi 1.6.0's `aborted`)
+
 
 class BashExecutionUpdate(Wire, tag_field="type", tag="bash_execution_update"):
     """Output of a command the user runs (`bash`), as it arrives; `id` names the run."""

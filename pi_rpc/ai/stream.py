@@ -182,7 +182,9 @@ class AssistantBuilder:
 
     def _new_message(self) -> AssistantMessage:
         model = self.model
-        return AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="pending")
+        return AssistantMessage(
+            content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="pending"
+        )
 
     def set_usage(self, usage: Usage, billed: float | None = None) -> None:
         """The usage the provider reported, priced from the model's rates unless the provider

@@ -212,7 +212,7 @@ class SessionRuns:
                 on_accepted()
             outcome = run_outcome(new_messages, aborted=aborted)
             agent.end_run(control)
-            agent.emit(AgentSettled())
+            agent.emit(AgentSettled(aborted=control.aborted))
             run.settle(outcome)
 
     async def _check_compaction(

@@ -26,9 +26,7 @@ CONTEXT = Context(system_prompt="Be brief.", messages=[UserMessage(content="hi")
 
 
 def completions_model(server: SSEServer, **kw: Any) -> Model:
-    return Model(
-        id="m", name="m", api="openai-completions", provider="loop", base_url=server.url + "/v1", **kw
-    )
+    return Model(id="m", name="m", api="openai-completions", provider="loop", base_url=server.url + "/v1", **kw)
 
 
 def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -24,11 +24,14 @@ from pi_rpc.ai.types import (
     AssistantMessage,
     Context,
     Model,
-    StopReason,
     Usage,
     UserMessage,
     text_of,
 )
+
+
+# How a scripted turn may end (`pending` is only a message still streaming).
+EndedStopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 
 class ScriptToolCall(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
@@ -50,7 +53,7 @@ class Step(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defa
     chunk: int = 0
     delay_ms: int = 0
     error: str | None = None
-    stop: StopReason | None = None
+    stop: EndedStopReason | None = None
     usage: ScriptUsage | None = None
 
 
@@ -140,7 +143,7 @@ async def play_turn(steps: list[Step] | None, player: ScriptPlayer, builder: Ass
     if steps is None:
         builder.text_delta(0, NO_REPLY_TEXT)
         return builder.finish("stop")
-    stop: StopReason | None = None
+    stop: EndedStopReason | None = None
     usage = Usage(input=0, output=0)
     for index, step in enumerate(steps):
         if step.usage is not None:

@@ -22,7 +22,7 @@ from pi_rpc.agent import AgentEvent, MessageEnd, MessageStart, MessageUpdate
 from pi_rpc.ai import AssistantMessage, DoneEvent, ErrorEvent, Message, TextContent, encode_json
 from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.envelope import is_request_id
-from pi_rpc.modes.event_output import forward_event
+from pi_rpc.modes.event_output import EncodeEvent, forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
@@ -42,16 +42,35 @@ _LEVEL_COMMANDS = (c.SetThinkingLevel, c.CycleThinkingLevel, c.SetModel, c.Cycle
 
 
 def last_assistant_text(messages: list[Message]) -> str | None:
-    """Pi's `get_last_assistant_text`: the text of the last answer, trimmed, skipping an aborted
-    reply that has nothing in it; None when there is no text."""
+    """Pi's `get_last_assistant_text`: the text of the last answer, trimmed; None when there is
+    no text. A reply with no text that did not end normally (aborted, failed, or only calling
+    tools) is skipped; one that ended normally is the last answer even without text."""
     for message in reversed(messages):
         if not isinstance(message, AssistantMessage):
             continue
-        if message.stop_reason == "aborted" and not message.content:
-            continue
         text = "".join(block.text for block in message.content if isinstance(block, TextContent)).strip()
+        if message.stop_reason != "stop" and not text:
+            continue
         return text or None
     return None
+
+
+def with_usage(message: AssistantMessage) -> EncodeEvent:
+    """Newer Pi's `message_update`: the streaming message's usage so far beside each event, read
+    when the line is written (a merged delta's line says the usage as it stands then)."""
+
+    def encode(event: AgentEvent) -> bytes:
+        if not isinstance(event, MessageUpdate):
+            return encode_json(event)
+        return (
+            b'{"type":"message_update","usage":'
+            + encode_json(message.usage)
+            + b',"assistantMessageEvent":'
+            + encode_json(event.assistant_message_event)
+            + b"}"
+        )
+
+    return encode
 
 
 class PiDaemon:
@@ -115,8 +134,9 @@ class PiDaemon:
                 if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage)
                 else None
             )
-        if self.partial_messages and isinstance(event, MessageUpdate) and self._streaming is not None:
-            forward_event(self.sink, event, with_partial(self._streaming))
+        if isinstance(event, MessageUpdate) and self._streaming is not None:
+            encode = with_partial(self._streaming) if self.partial_messages else with_usage(self._streaming)
+            forward_event(self.sink, event, encode)
             return
         forward_event(self.sink, event, encode_json)
 
@@ -157,8 +177,15 @@ class PiDaemon:
             if isinstance(command, c.Prompt):
                 # Answered once accepted, as Pi answers it: after a compaction the prompt needs
                 # first, before the run's events (spec 16.5).
-                accepted = c.Response(command=kind, id=msg_id, success=True)
                 behaviour = None if command.streaming_behavior is UNSET else command.streaming_behavior
+                # Queued into the running one, as `start_prompt` decides (Pi 1.6.0's disposition).
+                queued = behaviour is not None and self.session.is_streaming
+                accepted = c.Response(
+                    command=kind,
+                    id=msg_id,
+                    success=True,
+                    data=c.Disposition(disposition="queued" if queued else "started"),
+                )
                 self.session.start_prompt(command.message, command.images, behaviour, lambda: self._respond(accepted))
                 return
             data = await self._execute(command)
@@ -187,10 +214,10 @@ class PiDaemon:
         match command:
             case c.Steer(message=message, images=images):
                 session.steer(message, images)
-                return UNSET
+                return c.Disposition(disposition="queued")
             case c.FollowUp(message=message, images=images):
                 session.follow_up(message, images)
-                return UNSET
+                return c.Disposition(disposition="queued")
             case c.Abort():
                 await session.abort()
                 return UNSET

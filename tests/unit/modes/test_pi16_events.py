@@ -1,0 +1,99 @@
+"""Pi mode's events and responses as Pi 1.6.0 sends them, in-process (PiDaemon over pipes, the
+scripted model, real tools): the usage beside each `message_update`, `toolcall_start`'s
+`toolName`, `agent_settled {aborted}`, the disposition of a prompt, steer and follow-up, the
+message metadata, and `get_last_assistant_text` past replies that said nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..session.helpers import FOREVER, reply, script, session_config, tool_call
+from .test_pi_commands import pi_mode
+
+pytestmark = pytest.mark.anyio
+
+WRITE = reply("^write", [tool_call("write", path="notes.txt", content="hello\n")], [{"text": "Wrote it."}])
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def test_message_updates_carry_the_usage_and_toolcall_start_names_the_tool(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(WRITE))) as pi:
+        await pi.call({"id": "1", "type": "prompt", "message": "write notes"})
+        await pi.event("agent_settled")
+        updates = [line for line in pi.peer.lines if line["type"] == "message_update"]
+        assert updates and all(set(line) == {"type", "usage", "assistantMessageEvent"} for line in updates)
+        assert {"input", "output", "totalTokens", "cost"} <= set(updates[-1]["usage"])
+        [start] = [
+            u["assistantMessageEvent"] for u in updates if u["assistantMessageEvent"]["type"] == "toolcall_start"
+        ]
+        assert start["toolName"] == "write" and start["id"] and "name" not in start
+
+
+async def test_messages_carry_pending_then_their_metadata(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(WRITE))) as pi:
+        await pi.call({"id": "1", "type": "prompt", "message": "write notes"})
+        await pi.event("agent_settled")
+        starts = [line["message"] for line in pi.peer.lines if line["type"] == "message_start"]
+        assert [m["stopReason"] for m in starts if m["role"] == "assistant"] == ["pending", "pending"]
+        ends = [line["message"] for line in pi.peer.lines if line["type"] == "message_end"]
+        assistants = [m for m in ends if m["role"] == "assistant"]
+        assert [m["stopReason"] for m in assistants] == ["toolUse", "stop"]
+        assert all(m["thinkingLevel"] == "off" and m["durationMs"] >= 0 for m in assistants)
+        [result] = [m for m in ends if m["role"] == "toolResult"]
+        [tool_end] = [line for line in pi.peer.lines if line["type"] == "tool_execution_end"]
+        assert result["durationMs"] == tool_end["durationMs"]
+
+
+async def test_agent_settled_says_whether_the_run_was_aborted(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(WRITE, reply("^stream", FOREVER)))) as pi:
+        await pi.call({"id": "1", "type": "prompt", "message": "write notes"})
+        assert (await pi.event("agent_settled")) == {"type": "agent_settled", "aborted": False}
+        start = len(pi.peer.lines)
+        await pi.call({"id": "2", "type": "prompt", "message": "stream forever"})
+        await pi.peer.wait_for(lambda line: line.get("type") == "message_update", start)
+        await pi.call({"id": "3", "type": "abort"})
+        settled = [line for line in pi.peer.lines[start:] if line["type"] == "agent_settled"]
+        assert settled == [{"type": "agent_settled", "aborted": True}]
+
+
+async def test_prompt_steer_and_follow_up_say_their_disposition(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(reply("^stream", FOREVER)))) as pi:
+        started = await pi.data({"id": "1", "type": "prompt", "message": "stream forever"})
+        assert started == {"disposition": "started"}
+        await pi.event("message_update")
+        queued = await pi.data({"id": "2", "type": "prompt", "message": "later", "streamingBehavior": "followUp"})
+        assert queued == {"disposition": "queued"}
+        assert await pi.data({"id": "3", "type": "steer", "message": "steer"}) == {"disposition": "queued"}
+        assert await pi.data({"id": "4", "type": "follow_up", "message": "then"}) == {"disposition": "queued"}
+        await pi.call({"id": "5", "type": "abort"})
+
+
+async def test_last_assistant_text_skips_replies_that_said_nothing(workspace: Path) -> None:
+    """The text of the last reply with text, past a reply that only called tools, and past one
+    aborted before it said anything; an empty reply that ended normally is the answer (None)."""
+    tool_only = reply("^tools", [tool_call("write", path="a.txt", content="a\n")], [{"text": "Done with tools."}])
+    silent = reply("^silent", [{"text": ""}])
+    aborted = reply("^stream", [{"text": "", "delayMs": 60_000}])
+    async with pi_mode(session_config(workspace, script(tool_only, silent, aborted))) as pi:
+        await pi.call({"id": "1", "type": "prompt", "message": "tools"})
+        await pi.event("agent_settled")
+        assert await pi.data({"id": "2", "type": "get_last_assistant_text"}) == {"text": "Done with tools."}
+        start = len(pi.peer.lines)
+        await pi.call({"id": "3", "type": "prompt", "message": "stream"})
+        await pi.peer.wait_for(
+            lambda line: line.get("type") == "message_start" and line["message"]["role"] == "assistant", start
+        )
+        await pi.call({"id": "4", "type": "abort"})
+        assert await pi.data({"id": "5", "type": "get_last_assistant_text"}) == {"text": "Done with tools."}
+        start = len(pi.peer.lines)
+        await pi.call({"id": "6", "type": "prompt", "message": "silent"})
+        await pi.peer.wait_for(lambda line: line.get("type") == "agent_settled", start)
+        assert await pi.data({"id": "7", "type": "get_last_assistant_text"}) == {"text": None}
