@@ -29,7 +29,6 @@ from pi_rpc.ai.types import (
     text_of,
 )
 
-
 # How a scripted turn may end (`pending` is only a message still streaming).
 EndedStopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 

@@ -14,8 +14,8 @@ no `[DONE]`, errors as a JSON body with status 200 or as an `error` chunk mid-st
 from __future__ import annotations
 
 import functools
-import math
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any, Literal
