@@ -248,7 +248,7 @@ class PiState(Wire, kw_only=True):
     is_compacting: bool
     steering_mode: Literal["all", "one-at-a-time"]
     follow_up_mode: Literal["all", "one-at-a-time"]
-    session_file: str | UnsetType = UNSET  # Pi's `sessionFile?`: absent until a file exists
+    session_file: str | UnsetType = UNSET  # Pi's `sessionFile?`: absent when no file is kept (--no-session)
     session_id: str
     session_name: str | UnsetType = UNSET
     auto_compaction_enabled: bool

@@ -261,7 +261,8 @@ class PiDaemon:
             is_compacting=self.session.is_compacting,
             steering_mode=state.steering_mode,
             follow_up_mode=state.follow_up_mode,
-            session_file=UNSET if state.session_file is None else state.session_file,
+            # Named before the file exists (made with the first message), as Pi 1.6.0 reports it.
+            session_file=UNSET if (path := self.session.history.session_path()) is None else path,
             session_id=state.session_id,
             session_name=UNSET if self.session.session_name is None else self.session.session_name,
             auto_compaction_enabled=self.session.auto_compaction_enabled,

@@ -5,6 +5,8 @@ message metadata, and `get_last_assistant_text` past replies that said nothing."
 
 from __future__ import annotations
 
+import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,26 @@ async def test_last_assistant_text_skips_replies_that_said_nothing(workspace: Pa
         await pi.call({"id": "6", "type": "prompt", "message": "silent"})
         await pi.peer.wait_for(lambda line: line.get("type") == "agent_settled", start)
         assert await pi.data({"id": "7", "type": "get_last_assistant_text"}) == {"text": None}
+
+
+async def test_get_state_names_the_session_file_before_it_exists_and_ids_are_uuid7(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(WRITE))) as pi:
+        before = await pi.data({"id": "1", "type": "get_state"})
+        session_id = before["sessionId"]
+        assert uuid.UUID(session_id).version == 7 and str(uuid.UUID(session_id)) == session_id
+        path = Path(before["sessionFile"])
+        assert path.name.endswith(f"_{session_id}.jsonl") and not path.exists()  # made with the first message
+        await pi.call({"id": "2", "type": "prompt", "message": "write notes"})
+        await pi.event("agent_settled")
+        after = await pi.data({"id": "3", "type": "get_state"})
+        assert after["sessionFile"] == str(path) and path.exists()
+        header = json.loads(path.read_text().splitlines()[0])
+        assert header["id"] == session_id and header["version"] == 3
+        await pi.call({"id": "4", "type": "new_session"})
+        fresh = await pi.data({"id": "5", "type": "get_state"})
+        assert uuid.UUID(fresh["sessionId"]).version == 7 and fresh["sessionFile"] != str(path)
+
+
+async def test_no_session_file_is_named_when_none_is_kept(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(WRITE), persist=False)) as pi:
+        assert "sessionFile" not in await pi.data({"id": "1", "type": "get_state"})
