@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
+from .pipes import Json
 from .test_pi_commands import pi_mode
 
 pytestmark = pytest.mark.anyio
@@ -101,18 +102,23 @@ async def test_last_assistant_text_skips_replies_that_said_nothing(workspace: Pa
         assert await pi.data({"id": "7", "type": "get_last_assistant_text"}) == {"text": None}
 
 
+def header_of(path: Path) -> Json | None:
+    """The session file's header line; None when there is no file."""
+    return json.loads(path.read_text().splitlines()[0]) if path.exists() else None
+
+
 async def test_get_state_names_the_session_file_before_it_exists_and_ids_are_uuid7(workspace: Path) -> None:
     async with pi_mode(session_config(workspace, script(WRITE))) as pi:
         before = await pi.data({"id": "1", "type": "get_state"})
         session_id = before["sessionId"]
         assert uuid.UUID(session_id).version == 7 and str(uuid.UUID(session_id)) == session_id
         path = Path(before["sessionFile"])
-        assert path.name.endswith(f"_{session_id}.jsonl") and not path.exists()  # made with the first message
+        assert path.name.endswith(f"_{session_id}.jsonl") and header_of(path) is None  # made with the first message
         await pi.call({"id": "2", "type": "prompt", "message": "write notes"})
         await pi.event("agent_settled")
         after = await pi.data({"id": "3", "type": "get_state"})
-        assert after["sessionFile"] == str(path) and path.exists()
-        header = json.loads(path.read_text().splitlines()[0])
+        header = header_of(path)
+        assert after["sessionFile"] == str(path) and header is not None
         assert header["id"] == session_id and header["version"] == 3
         await pi.call({"id": "4", "type": "new_session"})
         fresh = await pi.data({"id": "5", "type": "get_state"})
