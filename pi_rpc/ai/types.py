@@ -160,6 +160,9 @@ class SystemMessage(Wire, tag_field="role", tag="system"):
     """A transcript entry that (re)declares the callable tools (spec 15.11)."""
 
     content: str = ""
+    # Pi 1.6.0's system prompt in named sections (`null`: a section removed). Kept as a file or a
+    # client gives them; pi-rpc's own declarations carry none (its prompt is sent on its own).
+    sections: dict[str, str | None] | UnsetType = UNSET
     tools_added: list[Tool] | UnsetType = UNSET
     tools_removed: list[ToolRef] | UnsetType = UNSET
     timestamp: int = msgspec.field(default_factory=now_ms)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pi_rpc.agent import Agent, AgentEvent, MessageEnd
+from pi_rpc.agent import Agent, AgentEvent, EntryAppended, MessageEnd
 from pi_rpc.ai import Message
 from pi_rpc.session.config import SessionConfig
 from pi_rpc.session.entries import Entry, SessionEntries, SessionEntry
@@ -76,6 +76,17 @@ class SessionHistory:
         if not self._config.persist:
             return
         self._open_file().write_entry(entry, message)
+
+    def omit_from_context(self, message: Message) -> None:
+        """`message` (a failed reply that auto-retry replaces) leaves the model's context: the
+        file keeps it and says so with a `context_edit` entry, which clients are told of
+        (`entry_appended`), as Pi 1.6.0 does; a reload leaves it out too."""
+        target = self.entries.entry_id_of(message)
+        if target is None:
+            return
+        entry = self.entries.add_context_edit(target)
+        self.keep(entry)
+        self._agent.emit(EntryAppended(entry=entry))
 
     def keep_setting(self, entry: Entry) -> None:
         """A settings entry (model, thinking level): written at once to a file that exists, else

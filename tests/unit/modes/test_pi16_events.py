@@ -128,3 +128,41 @@ async def test_get_state_names_the_session_file_before_it_exists_and_ids_are_uui
 async def test_no_session_file_is_named_when_none_is_kept(workspace: Path) -> None:
     async with pi_mode(session_config(workspace, script(WRITE), persist=False)) as pi:
         assert "sessionFile" not in await pi.data({"id": "1", "type": "get_state"})
+
+
+def session_lines(path: Path) -> list[Json]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_a_retried_failure_leaves_the_context_through_a_context_edit_entry(workspace: Path) -> None:
+    """Pi 1.6.0: the failed reply stays in the file, a `context_edit` entry (sent as
+    `entry_appended`) takes it out of the context, and a reload leaves it out too."""
+    flaky = script(reply("^hi", [{"error": "503 Service Unavailable: busy"}]), reply("^hi", [{"text": "Back."}]))
+    async with pi_mode(session_config(workspace, flaky, retry_base_ms=1)) as pi:
+        path = Path((await pi.data({"id": "1", "type": "get_state"}))["sessionFile"])
+        await pi.call({"id": "2", "type": "prompt", "message": "hi"})
+        await pi.event("auto_retry_end")
+        await pi.event("agent_settled")
+        [appended] = [line for line in pi.peer.lines if line["type"] == "entry_appended"]
+        types = pi.types()
+        assert types.index("auto_retry_start") < types.index("entry_appended") < types.index("auto_retry_end")
+        lines = session_lines(path)
+        [failed] = [e for e in lines if e["type"] == "message" and e["message"].get("stopReason") == "error"]
+        edit = appended["entry"]
+        assert edit["type"] == "context_edit" and edit["replacement"] is None
+        assert edit["targetId"] == failed["id"] and edit["parentId"] == failed["id"] and edit in lines
+        after_edit = lines[lines.index(edit) + 1]
+        assert after_edit["parentId"] == edit["id"] and after_edit["message"]["content"][0]["text"] == "Back."
+        roles = [m["role"] for m in (await pi.data({"id": "3", "type": "get_messages"}))["messages"]]
+        await pi.data({"id": "4", "type": "switch_session", "sessionPath": str(path)})
+        reloaded = (await pi.data({"id": "5", "type": "get_messages"}))["messages"]
+        assert [m["role"] for m in reloaded] == roles and all(m.get("stopReason") != "error" for m in reloaded)
+
+
+async def test_system_messages_are_message_entries_as_pi_writes_them(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(WRITE))) as pi:
+        path = Path((await pi.data({"id": "1", "type": "get_state"}))["sessionFile"])
+        await pi.call({"id": "2", "type": "prompt", "message": "write notes"})
+        await pi.event("agent_settled")
+        [system] = [e for e in session_lines(path) if e.get("message", {}).get("role") == "system"]
+        assert system["type"] == "message" and system["message"]["toolsAdded"]
