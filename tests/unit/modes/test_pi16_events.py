@@ -166,3 +166,81 @@ async def test_system_messages_are_message_entries_as_pi_writes_them(workspace: 
         await pi.event("agent_settled")
         [system] = [e for e in session_lines(path) if e.get("message", {}).get("role") == "system"]
         assert system["type"] == "message" and system["message"]["toolsAdded"]
+
+
+def pi16_session(path: Path, cwd: Path) -> None:
+    """A session file in the shape Pi 1.6.0 writes (measured): a system message with sections, a
+    failed reply taken out by a `context_edit`, a cache-warming `usage` entry, and a kind no
+    version of pi-rpc knows."""
+    usage = {"input": 1, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1, "cost": {"total": 0}}
+
+    def reply(text: str, stop: str) -> Json:
+        content = [{"type": "text", "text": text}] if text else []
+        return {"role": "assistant", "content": content, "api": "openai-completions", "provider": "loop"} | {
+            "model": "m",
+            "usage": usage,
+            "stopReason": stop,
+            "timestamp": 3,
+            "durationMs": 64,
+            "thinkingLevel": "off",
+        }
+
+    system = {
+        "role": "system",
+        "content": "",
+        "sections": {"preamble": "You are Pi."},
+        "toolsAdded": [],
+        "timestamp": 1,
+    }
+    entries: list[Json] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "01a23561-cdde-75cc-b196-1a5a938c4a68",
+            "timestamp": "t",
+            "cwd": str(cwd),
+        },
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "t", "message": system},
+        {
+            "type": "message",
+            "id": "a2",
+            "parentId": "a1",
+            "timestamp": "t",
+            "message": {"role": "user", "content": "hi", "timestamp": 2},
+        },
+        {"type": "message", "id": "a3", "parentId": "a2", "timestamp": "t", "message": reply("", "error")},
+        {"type": "context_edit", "id": "a4", "parentId": "a3", "timestamp": "t", "targetId": "a3", "replacement": None},
+        {"type": "message", "id": "a5", "parentId": "a4", "timestamp": "t", "message": reply("Back.", "stop")},
+        {
+            "type": "usage",
+            "id": "a6",
+            "parentId": "a5",
+            "timestamp": "t",
+            "kind": "cache_warm",
+            "provider": "loop",
+            "model": "m",
+            "usage": usage,
+        },
+        {"type": "something_newer", "id": "a7", "parentId": "a6", "timestamp": "t", "payload": [1, 2]},
+    ]
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+
+
+async def test_a_pi16_session_file_loads_with_its_new_entries_and_keeps_them(workspace: Path) -> None:
+    path = workspace.parent / "pi16.jsonl"
+    pi16_session(path, workspace)
+    async with pi_mode(session_config(workspace, script(WRITE))) as pi:
+        await pi.data({"id": "1", "type": "switch_session", "sessionPath": str(path)})
+        messages = (await pi.data({"id": "2", "type": "get_messages"}))["messages"]
+        assert [m["role"] for m in messages] == ["system", "user", "assistant"]
+        assert messages[0]["sections"] == {"preamble": "You are Pi."} and messages[2]["content"][0]["text"] == "Back."
+        listed = await pi.data({"id": "3", "type": "get_entries"})
+        by_id = {e["id"]: e for e in listed["entries"]}
+        assert [by_id[i]["type"] for i in ("a4", "a6", "a7")] == ["context_edit", "usage", "something_newer"]
+        assert by_id["a7"]["payload"] == [1, 2]
+        await pi.data({"id": "4", "type": "clone"})  # a new file with every entry of the branch, as it was
+        clone = Path((await pi.data({"id": "5", "type": "get_state"}))["sessionFile"])
+        kept = session_lines(clone)[1:]
+        original = session_lines(path)[1:]
+        assert [e["type"] for e in kept][: len(original)] == [e["type"] for e in original]
+        assert kept[0]["message"]["sections"] == {"preamble": "You are Pi."} and kept[6]["payload"] == [1, 2]
