@@ -220,6 +220,25 @@ LlmMessage = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
 Message = LlmMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage
 
 
+def declared_sections(messages: Sequence[Message]) -> dict[str, str]:
+    """Replay every system message's `sections` (Pi 1.6.0): the prompt the model was last told,
+    by section name; a `null` section is one removed."""
+    sections: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, SystemMessage) and message.sections:
+            for name, text in message.sections.items():
+                if text is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = text
+    return sections
+
+
+def sections_text(sections: dict[str, str]) -> str:
+    """The prompt the sections make, as Pi renders a system message (`getSystemMessageText`)."""
+    return "\n\n".join(text for text in sections.values() if text)
+
+
 def declared_tools(messages: Sequence[Message]) -> list[Tool]:
     """Replay every system message's tool delta, in order (spec 15.11)."""
     declared: dict[str, Tool] = {}

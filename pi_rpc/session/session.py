@@ -45,6 +45,7 @@ from pi_rpc.ai import (
     clamp_thinking_level,
     no_model_message,
     not_found_hint,
+    sections_text,
     supported_thinking_levels,
 )
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
@@ -113,7 +114,7 @@ class AgentSession:
         self._tasks = task_group
         self._definitions = dict(config.tools)
         self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
-        self._system_prompt = ""
+        self._system_prompt: dict[str, str] = {}
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
         self.runs = SessionRuns(self, task_group)
@@ -345,8 +346,7 @@ class AgentSession:
         )
 
     def _rebuild_system_prompt(self) -> None:
-        """The command line's base prompt and addition win over the folders' SYSTEM.md and
-        APPEND_SYSTEM.md (Pi's order)."""
+        """The command line's base prompt and addition win over the folders' SYSTEM.md, APPEND_SYSTEM.md."""
         config, resources = self.config, self.resources
         self._system_prompt = build_system_prompt(
             [self._definitions[name] for name in self._active],
@@ -358,7 +358,7 @@ class AgentSession:
 
     @property
     def system_prompt(self) -> str:
-        return self._system_prompt
+        return sections_text(self._system_prompt)
 
     def slash_commands(self) -> list[SlashCommand]:
         """What a user can invoke as `/name` in a prompt: prompt templates, then `skill:` names."""

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from pi_rpc.agent.loop import declare_tool_changes
+from pi_rpc.ai import SystemMessage, sections_text
+
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .pipes import Json
 from .test_pi_commands import pi_mode
@@ -244,3 +247,25 @@ async def test_a_pi16_session_file_loads_with_its_new_entries_and_keeps_them(wor
         original = session_lines(path)[1:]
         assert [e["type"] for e in kept][: len(original)] == [e["type"] for e in original]
         assert kept[0]["message"]["sections"] == {"preamble": "You are Pi."} and kept[6]["payload"] == [1, 2]
+
+
+async def test_the_first_system_message_carries_the_prompt_in_sections(workspace: Path) -> None:
+    async with pi_mode(session_config(workspace, script(WRITE))) as pi:
+        await pi.call({"id": "1", "type": "prompt", "message": "write notes"})
+        await pi.event("agent_settled")
+        systems = [line["message"] for line in pi.peer.lines if line["type"] == "message_end"]
+        [system] = [m for m in systems if m["role"] == "system"]  # nothing changed after: no second one
+        sections = system["sections"]
+        assert list(sections)[:3] == ["preamble", "tools", "rules"] and list(sections)[-1] == "cwd"
+        assert sections["cwd"] == f"<cwd>\n{workspace}\n</cwd>" and "- write: " in sections["tools"]
+        assert system["content"] == "" and [t["name"] for t in system["toolsAdded"]]
+
+
+def test_a_changed_section_is_declared_again_and_a_removed_one_as_null() -> None:
+    told = SystemMessage(sections={"preamble": "P", "tools": "<tools>\nA\n</tools>", "skills": "S"})
+    now = {"preamble": "P", "tools": "<tools>\nA, B\n</tools>", "cwd": "<cwd>\n/w\n</cwd>"}
+    [delta] = declare_tool_changes([told], [], [], now)
+    assert isinstance(delta, SystemMessage)
+    assert delta.sections == {"tools": "<tools>\nA, B\n</tools>", "cwd": "<cwd>\n/w\n</cwd>", "skills": None}
+    assert declare_tool_changes([told, delta], [], [], now) == []  # told already: nothing to declare
+    assert sections_text(now) == "P\n\n<tools>\nA, B\n</tools>\n\n<cwd>\n/w\n</cwd>"
