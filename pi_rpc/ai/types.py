@@ -57,8 +57,9 @@ UserContent = TextContent | ImageContent
 AssistantContent = TextContent | ThinkingContent | ToolCall
 ToolResultContent = TextContent | ImageContent
 
-# `pending` is a message still streaming (its `message_start`); every ended message has another.
-StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "pending"]
+# How a message ended; `pending` is one still streaming (its `message_start`).
+EndedStopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+StopReason = EndedStopReason | Literal["pending"]
 
 
 # --- usage and cost -----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import msgspec
@@ -23,14 +23,12 @@ from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
     AssistantMessage,
     Context,
+    EndedStopReason,
     Model,
     Usage,
     UserMessage,
     text_of,
 )
-
-# How a scripted turn may end (`pending` is only a message still streaming).
-EndedStopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 
 class ScriptToolCall(msgspec.Struct, rename="camel", forbid_unknown_fields=True):

@@ -212,6 +212,7 @@ input?: number
 output?: number
 cacheRead?: number
 cacheWrite?: number
+reasoning?: number
 totalTokens?: number
 cost?: Cost
 }
@@ -225,6 +226,7 @@ output?: number
 cacheRead?: number
 cacheWrite?: number
 total?: number
+totalFromProvider?: boolean
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -400,9 +402,14 @@ api: string
 provider: string
 model: string
 usage?: Usage
-stopReason?: ("aborted" | "error" | "length" | "stop" | "toolUse")
+stopReason?: (("aborted" | "error" | "length" | "stop" | "toolUse") | "pending")
 errorMessage?: string
 timestamp?: number
+responseId?: string
+responseModel?: string
+rawStopReason?: string
+durationMs?: number
+thinkingLevel?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -438,6 +445,7 @@ toolName: string
 content: (TextContent | ImageContent)[]
 isError: boolean
 details?: ToolResultDetails
+durationMs?: number
 timestamp?: number
 }
 /**
@@ -528,6 +536,9 @@ truncation?: Truncation
 export interface SystemMessage {
 role: "system"
 content?: string
+sections?: {
+[k: string]: string | null
+}
 toolsAdded?: Tool[]
 toolsRemoved?: ToolRef[]
 timestamp?: number
@@ -1085,7 +1096,7 @@ export interface ToolcallStartEvent {
 type: "toolcall_start"
 contentIndex: number
 id: string
-name: string
+toolName: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1238,6 +1249,20 @@ outcome: ("allow" | "allowAlways" | "cancelled" | "reject" | "timeout")
  */
 export interface AgentSettled {
 type: "agent_settled"
+aborted?: boolean
+}
+/**
+ * A session entry written outside a message's end (Pi 1.6.0's session event): the
+ * `context_edit` that takes a retried run's failed reply out of the context.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EntryAppended".
+ */
+export interface EntryAppended {
+type: "entry_appended"
+entry: {
+
+}
 }
 /**
  * Output of a command the user runs (`bash`), as it arrives; `id` names the run.
@@ -1306,7 +1331,7 @@ export interface Methods {
 }
 /** Notifications the daemon sends. */
 export interface ServerNotifications {
-  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | BashExecutionUpdate | CompactionStart | CompactionEnd;
+  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | EntryAppended | BashExecutionUpdate | CompactionStart | CompactionEnd;
 }
 /** Requests the daemon sends to the client (approvals, the editor's files). */
 export interface ServerRequests {
