@@ -294,7 +294,8 @@ def run_outcome(new_messages: list[Message], aborted: bool = False) -> PromptOut
     if not assistants:
         return PromptOutcome(stop_reason="aborted", usage=usage)
     last = assistants[-1]
-    outcome = PromptOutcome(stop_reason="aborted" if aborted else last.stop_reason, usage=usage)
+    ended = "stop" if last.stop_reason == "pending" else last.stop_reason  # a run's replies have all ended
+    outcome = PromptOutcome(stop_reason="aborted" if aborted else ended, usage=usage)
     if last.error_message:
         outcome.error_message = last.error_message
     return outcome
