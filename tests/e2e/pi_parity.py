@@ -312,11 +312,13 @@ def run(
 
 
 # What current Pi (the spec's TARGET) adds to the npm release these transcripts were recorded
-# from: a system message declaring the tools (spec 15.11) and `agent_settled` (16.6).
+# from: a system message declaring the tools (spec 15.11), `agent_settled` (16.6), and Pi 1.6.0's
+# `entry_appended` of the `context_edit` a retry writes.
 TARGET_ONLY = (
     {"type": "message_start", "role": "system"},
     {"type": "message_end", "role": "system"},
     {"type": "agent_settled"},
+    {"type": "entry_appended"},
 )
 
 
