@@ -199,6 +199,8 @@ async def stream_assistant(
             return
         if not started:
             started = True
+            if builder.message.stop_reason != "pending":  # failed before anything streamed: ended already
+                builder.message.thinking_level = config.options.thinking_level
             emit(MessageStart(message=builder.message))
         if not isinstance(event, StartEvent):
             emit(MessageUpdate(assistant_message_event=event))
