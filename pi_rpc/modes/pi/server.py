@@ -59,12 +59,18 @@ def with_usage(message: AssistantMessage) -> EncodeEvent:
     """Newer Pi's `message_update`: the streaming message's usage so far beside each event, read
     when the line is written (a merged delta's line says the usage as it stands then)."""
 
+    # A provider replaces the usage object when it reports usage, so one encoding serves every
+    # delta until then (most of a reply's deltas come before the provider's usage).
+    encoded: list[tuple[object, bytes]] = []
+
     def encode(event: AgentEvent) -> bytes:
         if not isinstance(event, MessageUpdate):
             return encode_json(event)
+        if not encoded or encoded[0][0] is not message.usage:
+            encoded[:] = [(message.usage, encode_json(message.usage))]
         return (
             b'{"type":"message_update","usage":'
-            + encode_json(message.usage)
+            + encoded[0][1]
             + b',"assistantMessageEvent":'
             + encode_json(event.assistant_message_event)
             + b"}"
@@ -93,7 +99,7 @@ class PiDaemon:
         self.process_tables = daemon_tables(process_tables, config)
         # Pi 0.73.1's `message` and `partial` on each message_update (partial_messages.py).
         self.partial_messages = partial_messages
-        self._streaming: AssistantMessage | None = None
+        self._encode_update: EncodeEvent | None = None  # while an assistant message streams
 
     async def run(self, warm_up: Sequence[Step] = ()) -> None:
         await serve(self, self.process_tables, self.stdout_fd, warm_up)
@@ -129,14 +135,13 @@ class PiDaemon:
         if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, DoneEvent | ErrorEvent):
             return  # Pi ends a message with message_end alone (spec 15.4); its clients see no update
         if isinstance(event, MessageStart | MessageEnd):
-            self._streaming = (
-                event.message
-                if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage)
-                else None
-            )
-        if isinstance(event, MessageUpdate) and self._streaming is not None:
-            encode = with_partial(self._streaming) if self.partial_messages else with_usage(self._streaming)
-            forward_event(self.sink, event, encode)
+            # The encoder of the streaming message's updates, made once per message.
+            self._encode_update = None
+            if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage):
+                wrap = with_partial if self.partial_messages else with_usage
+                self._encode_update = wrap(event.message)
+        if isinstance(event, MessageUpdate) and self._encode_update is not None:
+            forward_event(self.sink, event, self._encode_update)
             return
         forward_event(self.sink, event, encode_json)
 
