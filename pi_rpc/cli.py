@@ -23,6 +23,7 @@ from pi_rpc.ai import (
 )
 from pi_rpc.commands import SUBCOMMANDS, run_subcommand, subcommands_help
 from pi_rpc.key_handoff import hide_keys_from_proc, key_from_file
+from pi_rpc.modes.stack_dumps import dump_threads_on_sigusr1
 from pi_rpc.pi_args import PiExtras
 from pi_rpc.pi_flags import (
     MAX_THINKING,
@@ -310,6 +311,7 @@ def build_session_config(
         retry_max=settings.retry.max_retries,
         retry_enabled=settings.retry.enabled,
         compaction=settings.compaction,
+        checkpoints=settings.checkpoints,
         resources=ResourceOptions(
             context_files=not args.no_context_files,
             skills=not args.no_skills,
@@ -381,6 +383,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     status = _one_shot(args, extras)
     if status is not None:
         sys.exit(status)
+    dump_threads_on_sigusr1()  # `kill -USR1`: every thread's stack to the log (modes/stack_dumps.py)
     notices = command_line_notices(args, extras)
     for warning in notices.warnings:
         _log.warning("%s", warning)

@@ -30,6 +30,7 @@ from typing import Protocol
 import anyio
 import anyio.abc
 
+from pi_rpc.modes.stack_dumps import dump_tasks_on_sigusr2
 from pi_rpc.modes.stdio import EXIT_ABORT_SECONDS, StdoutSink, claim_stdout, watch_signals
 from pi_rpc.session import SessionConfig, Step, run_warm_up
 from pi_rpc.tools import ProcessTables
@@ -83,6 +84,7 @@ async def serve(
         await front_end.start(tasks, sink, stop)
         tasks.start_soon(_read_until_end, front_end, stop)
         tasks.start_soon(watch_signals, stop)
+        tasks.start_soon(dump_tasks_on_sigusr2)
         if warm_up:
             tasks.start_soon(run_warm_up, warm_up)
         await stop.wait()

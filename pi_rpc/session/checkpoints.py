@@ -11,24 +11,28 @@ read back; a shell call's snapshot after it), so a later change by someone else 
 `rewind` puts the files back as they were before a user message (every checkpoint from that one
 on, the earliest pre-image of each file), forks the conversation there (the current branch kept,
 as `fork` keeps it), or both. A file changed since the agent's last change is reported with a
-diff and left alone unless forced. The data live in checkpoints_store.py's folder beside the
-session file, so a resumed session can still rewind.
+diff and left alone unless forced. A preview says what a files rewind would restore, with each
+file's diff, and changes nothing (an editor shows it before the user confirms). The data live in
+checkpoints_store.py's folder beside the session file, so a resumed session can still rewind.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import os
 import shutil
 import stat
 import tempfile
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
+import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent import AfterToolCall, AgentBusyError, BeforeToolCall, BlockCall
@@ -37,7 +41,7 @@ from pi_rpc.session.approvals import ApprovalGate
 from pi_rpc.session.checkpoints_snapshots import (
     Changed,
     GitShadow,
-    SnapshotLimits,
+    SnapshotStoppedError,
     TooLargeError,
     TreeScan,
     git_program,
@@ -45,7 +49,6 @@ from pi_rpc.session.checkpoints_snapshots import (
 )
 from pi_rpc.session.checkpoints_store import (
     ABSENT,
-    MAX_SESSION_BYTES,
     Checkpoint,
     CheckpointStore,
     FileState,
@@ -63,6 +66,7 @@ FILE_TOOLS = frozenset({"edit", "write"})
 SHELL_TOOLS = frozenset({"bash", "powershell"})
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
 _DIFF_LIMIT = 64 * 1024  # characters of one conflict's diff
+T = TypeVar("T")
 
 RewindTarget = Literal["files", "conversation", "both"]
 FileChangeKind = Literal["created", "modified", "deleted"]
@@ -88,6 +92,13 @@ class RewindConflict(Wire, kw_only=True):
     diff: str  # unified: the file as it is now (---) against what rewinding would restore (+++)
 
 
+class RewindDiff(Wire, kw_only=True):
+    """A file a previewed rewind would restore, and how (a preview writes nothing)."""
+
+    path: str
+    diff: str  # unified, as a conflict's
+
+
 class RewindResult(Wire, kw_only=True):
     entry_id: str
     restored: list[str]
@@ -95,6 +106,7 @@ class RewindResult(Wire, kw_only=True):
     not_restored: list[str]  # files that could not be restored, and why
     session_id: str | UnsetType = UNSET  # the fork's, when the conversation was rewound
     text: str | UnsetType = UNSET  # the user message rewound to, for the client to edit and send
+    diffs: list[RewindDiff] | UnsetType = UNSET  # a preview's: each file of `restored` that would change
 
 
 class CheckpointHost(Protocol):
@@ -131,8 +143,10 @@ class SessionCheckpoints:
 
     def __init__(self, session: CheckpointHost) -> None:
         self._session = session
-        self.limits = SnapshotLimits()
-        self.max_bytes = MAX_SESSION_BYTES
+        configured = session.config.checkpoints  # settings.json `checkpoints`
+        self.limits = configured.snapshot_limits()
+        self.max_bytes = configured.disk_limit_bytes
+        self.capture_shell = configured.capture_shell
         self._stores: dict[Path, CheckpointStore] = {}
         self._snapshots: dict[Path, GitShadow | TreeScan] = {}
         self._shell_calls: dict[str, _Shell] = {}
@@ -200,6 +214,10 @@ class SessionCheckpoints:
                     path = self._tool_path(call.args)
                     if path is not None and path not in checkpoint.files:
                         checkpoint.files[path] = await self._pre_image(store, path)
+                elif name in SHELL_TOOLS and not self.capture_shell:
+                    _note(
+                        checkpoint, "changes made by shell commands are not captured (checkpoints.captureShell: false)"
+                    )
                 elif name in SHELL_TOOLS:
                     await self._snapshot_before(store, checkpoint, call.tool_call.id)
                 else:
@@ -260,13 +278,15 @@ class SessionCheckpoints:
 
     # --- shell calls -----------------------------------------------------------------------------
 
-    def _snapshots_for(self, store: CheckpointStore, checkpoint: Checkpoint) -> GitShadow | TreeScan:
+    async def _snapshots_for(self, store: CheckpointStore, checkpoint: Checkpoint) -> GitShadow | TreeScan:
         snapshots = self._snapshots.get(store.folder)
         if snapshots is not None:
             return snapshots
         workspace = self._workspace
         git = git_program()
-        tree = git_work_tree(git, workspace) if git is not None else None
+        # A git process, in a worker thread: on the event loop it would hold every reply and abort
+        # for as long as git takes (seconds on a loaded machine or a slow file system).
+        tree = await anyio.to_thread.run_sync(git_work_tree, git, workspace) if git is not None else None
         if git is not None and tree is not None:
             snapshots = GitShadow(git, store.folder / "shadow.git", workspace, tree[0], tree[1], self.limits)
         else:
@@ -277,31 +297,38 @@ class SessionCheckpoints:
         return snapshots
 
     async def _snapshot_before(self, store: CheckpointStore, checkpoint: Checkpoint, call_id: str) -> None:
-        snapshots = self._snapshots_for(store, checkpoint)
+        snapshots = await self._snapshots_for(store, checkpoint)
         if not self._shell_calls:  # no other call waits for a diff against the cache
             await anyio.to_thread.run_sync(snapshots.trim)
         try:
-            before = await anyio.to_thread.run_sync(snapshots.snapshot)
+            before = await _stoppable(snapshots, snapshots.snapshot)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace has {exc}")
             return
         if isinstance(snapshots, GitShadow):
-            _note(checkpoint, "shell commands: changes outside the workspace and to files git ignores are not captured")
+            _note(
+                checkpoint,
+                "shell commands: changes outside the workspace, to files git ignores and to empty folders "
+                "are not captured",
+            )
         else:
-            _note(checkpoint, "shell commands: changes outside the workspace are not captured")
+            _note(checkpoint, "shell commands: changes outside the workspace and to empty folders are not captured")
         self._shell_calls[call_id] = _Shell(checkpoint, snapshots, before)
 
     async def _snapshot_after(self, store: CheckpointStore, shell: _Shell) -> None:
         checkpoint, snapshots = shell.checkpoint, shell.snapshots
         try:
-            after = await anyio.to_thread.run_sync(snapshots.snapshot)
+            after = await _stoppable(snapshots, snapshots.snapshot)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace grew to {exc}")
             return
-        changed: list[Changed] = await anyio.to_thread.run_sync(snapshots.changes, shell.before, after)
+        changed: list[Changed] = await _stoppable(snapshots, snapshots.changes, shell.before, after)
         if isinstance(snapshots, GitShadow):
             for path in snapshots.gitlinks:
                 _note(checkpoint, f"changes inside the nested repository {path} are not captured")
+        else:
+            for path in snapshots.unreadable:
+                _note(checkpoint, f"{path} could not be read: changes to it by shell commands are not captured")
         for change in changed:
             if change.path not in checkpoint.files:
                 checkpoint.files[change.path] = _pre_image_of(store, change)
@@ -334,8 +361,11 @@ class SessionCheckpoints:
             )
         return infos
 
-    async def rewind(self, entry_id: str, restore: RewindTarget, force: bool = False) -> RewindResult:
-        """Back to before the user message `entry_id`: its files, its conversation, or both."""
+    async def rewind(
+        self, entry_id: str, restore: RewindTarget, force: bool = False, preview: bool = False
+    ) -> RewindResult:
+        """Back to before the user message `entry_id`: its files, its conversation, or both.
+        `preview`: what rewinding the files would do, with a diff of each, and nothing done."""
         if self._session.is_streaming:
             raise AgentBusyError("Cannot rewind while a run is in progress: abort it first")
         ids = [entry for entry, _, _ in self._user_messages()]
@@ -343,10 +373,10 @@ class SessionCheckpoints:
             raise SessionNotFoundError(f"No user message {entry_id} on this session's branch to rewind to")
         position = ids.index(entry_id)
         result = RewindResult(entry_id=entry_id, restored=[], conflicts=[], not_restored=[])
-        if restore in ("files", "both"):
+        if restore in ("files", "both") or preview:
             async with self._lock:
-                await self._restore_files(ids[position:], force, result)
-        if restore in ("conversation", "both"):
+                await self._restore_files(ids[position:], force, result, preview)
+        if restore in ("conversation", "both") and not preview:
             old = self._store()
             result.text = await self._session.fork(entry_id)
             result.session_id = self._session.session_id
@@ -355,8 +385,9 @@ class SessionCheckpoints:
                 await anyio.to_thread.run_sync(old.copy_to, new, ids[:position])
         return result
 
-    async def _restore_files(self, later: list[str], force: bool, result: RewindResult) -> None:
+    async def _restore_files(self, later: list[str], force: bool, result: RewindResult, preview: bool) -> None:
         store = self._store()
+        diffs: list[RewindDiff] = []
         targets: dict[str, PreImage | None] = {}  # None: its data were dropped
         for entry_id in later:  # oldest first: the earliest pre-image of a file is what it was
             checkpoint = store.find(entry_id)
@@ -373,8 +404,13 @@ class SessionCheckpoints:
             now = await self._state_of(path, pre.editor)
             expected = store.index.agent_states.get(path)
             if now != pre.state and expected is not None and now != expected and not force:
-                diff = await self._conflict_diff(path, pre, data)
+                diff = await self._restore_diff(path, pre, data)
                 result.conflicts.append(RewindConflict(path=path, diff=diff))
+                continue
+            if preview:  # say what would change, change nothing
+                if now != pre.state:
+                    diffs.append(RewindDiff(path=path, diff=await self._restore_diff(path, pre, data)))
+                result.restored.append(path)
                 continue
             if now != pre.state:
                 try:
@@ -384,7 +420,10 @@ class SessionCheckpoints:
                     continue
             store.index.agent_states[path] = pre.state
             result.restored.append(path)
-        await anyio.to_thread.run_sync(store.save)
+        if preview:
+            result.diffs = diffs
+        else:
+            await anyio.to_thread.run_sync(store.save)
 
     # --- files -----------------------------------------------------------------------------------
 
@@ -400,7 +439,7 @@ class SessionCheckpoints:
         data = await self._read(path, editor_text)
         return ABSENT if data is None else FileState(sha256_of(data))
 
-    async def _conflict_diff(self, path: str, pre: PreImage, data: bytes | None) -> str:
+    async def _restore_diff(self, path: str, pre: PreImage, data: bytes | None) -> str:
         now = await self._read(path, pre.editor)
         return _unified_diff(path, now, data if pre.kind != "absent" else None)
 
@@ -415,6 +454,36 @@ class SessionCheckpoints:
                 await editor.write_text_file(path, data.decode("utf-8", errors="surrogateescape"))
                 return
         await anyio.to_thread.run_sync(_write, path, pre, data)
+
+
+async def _stoppable(snapshots: GitShadow | TreeScan, work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` in a worker thread; cancelled meanwhile (an abort), the snapshot is stopped
+    (its git process killed, its scan ended) and the thread waited for: nothing is left running."""
+    finished = False
+
+    async def stop_when_cancelled() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            if not finished:
+                snapshots.stop()
+
+    failed: Exception | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(stop_when_cancelled)
+        try:
+            result = await anyio.to_thread.run_sync(functools.partial(work, *args))
+        except SnapshotStoppedError:
+            await anyio.lowlevel.checkpoint()  # stopped by a cancellation: it is raised here
+            raise
+        except Exception as exc:  # raised past the task group, which would wrap it in a group
+            failed = exc
+        finally:
+            finished = True
+            group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
+    return result
 
 
 def _note(checkpoint: Checkpoint, text: str) -> None:

@@ -11,7 +11,11 @@ A shell command can touch any file, so the workspace is snapshotted around it, i
   copied once per content into the folder's `scan/` cache, compared by hash after the command.
 
 Both are bounded (`SnapshotLimits`): a workspace with more files or bytes than the limits is not
-snapshotted, and the checkpoint says its shell changes were not captured.
+snapshotted, and the checkpoint says its shell changes were not captured. Both run in a worker
+thread and can be stopped from another (`stop`: the git process is killed, the scan ends at its
+next file), so an abort never leaves one running. What one cannot see is said, never guessed:
+git records only the executable bit, so the shadow's snapshot keeps each file's permission bits
+from its own stat; a file the scan cannot read is left out of the comparison and named.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ import os
 import shutil
 import stat
 import subprocess
+import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from pi_rpc.session.checkpoints_store import sha256_of
 
@@ -40,6 +47,33 @@ class SnapshotLimits:
     trim_every: int = 20  # snapshots between two looks at the cache's size
 
 
+_MIB = 1024 * 1024
+
+
+class CheckpointSettings(msgspec.Struct, kw_only=True):
+    """`checkpoints` in settings.json (docs/CONFIGURATION.md, "Checkpoints"): the limits above,
+    in MiB, and the switch that turns the shell snapshots off (a tree too large to snapshot
+    around every command); what is then not captured, each checkpoint says."""
+
+    capture_shell: bool = msgspec.field(default=True, name="captureShell")
+    max_scan_files: Annotated[int, msgspec.Meta(ge=1)] = msgspec.field(default=100_000, name="maxScanFiles")
+    max_scan_mib: Annotated[int, msgspec.Meta(ge=1)] = msgspec.field(default=1024, name="maxScanMiB")
+    # The pre-images of one session (checkpoints_store.py); past it the oldest checkpoints' go.
+    disk_limit_mib: Annotated[int, msgspec.Meta(ge=1)] = msgspec.field(default=256, name="diskLimitMiB")
+    cache_limit_mib: Annotated[int, msgspec.Meta(ge=1)] = msgspec.field(default=2048, name="cacheLimitMiB")
+
+    def snapshot_limits(self) -> SnapshotLimits:
+        return SnapshotLimits(
+            max_files=self.max_scan_files,
+            max_bytes=self.max_scan_mib * _MIB,
+            max_cache_bytes=self.cache_limit_mib * _MIB,
+        )
+
+    @property
+    def disk_limit_bytes(self) -> int:
+        return self.disk_limit_mib * _MIB
+
+
 @dataclass(frozen=True)
 class Changed:
     """One file a command changed, with what it held before: None when it did not exist."""
@@ -52,6 +86,61 @@ class Changed:
 
 class TooLargeError(Exception):
     """The workspace is past the snapshot limits; the message says by how much."""
+
+
+class SnapshotStoppedError(Exception):
+    """`stop` was called (an abort) while the snapshot was being taken."""
+
+
+@dataclass(frozen=True)
+class GitSnapshot:
+    tree: str  # the id of the shadow's tree
+    modes: dict[str, int]  # absolute path -> permission bits, from the snapshot's own lstat
+
+
+class _Stoppable:
+    """A snapshot another thread may stop: its git processes killed, its loops ended."""
+
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
+        self._processes: set[subprocess.Popen[bytes]] = set()
+        self._guard = threading.Lock()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        with self._guard:
+            for process in self._processes:
+                process.kill()
+
+    def _starting(self) -> None:
+        self._stopped.clear()
+
+    def _check(self) -> None:
+        if self._stopped.is_set():
+            raise SnapshotStoppedError("the snapshot was stopped")
+
+    def _call(self, command: list[str], stdin: bytes | None, timeout: float) -> tuple[int, bytes, bytes]:
+        self._check()
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_clean_env(),
+        )
+        with self._guard:
+            self._processes.add(process)
+        try:
+            out, err = process.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise OSError(f"{command[-1]} took more than {timeout:g} s") from None
+        finally:
+            with self._guard:
+                self._processes.discard(process)
+        self._check()
+        return process.returncode, out, err
 
 
 # Git may only read the user's configuration for ignore rules: no conversion, filter or monitor.
@@ -99,10 +188,11 @@ def git_work_tree(git: str, workspace: str) -> tuple[str, str] | None:
     return (lines[0], lines[1]) if len(lines) >= 2 else None
 
 
-class GitShadow:
+class GitShadow(_Stoppable):
     """Snapshots of the workspace in a shadow repository of the session's own."""
 
     def __init__(self, git: str, shadow: Path, workspace: str, top: str, common_dir: str, limits: SnapshotLimits):
+        super().__init__()
         self._git, self._shadow, self._workspace, self._top = git, shadow, workspace, top
         self._common = Path(common_dir)
         self._limits = limits
@@ -112,6 +202,7 @@ class GitShadow:
     def trim(self) -> bool:
         """Drop the shadow when its objects are past the cache limit (no snapshot of it may be
         waiting for its diff); True when it was dropped."""
+        self._starting()
         self._taken += 1
         if self._taken % self._limits.trim_every or not (self._shadow / "HEAD").exists():
             return False
@@ -126,12 +217,10 @@ class GitShadow:
         command = [self._git, "-C", self._workspace, f"--git-dir={self._shadow}", f"--work-tree={self._top}"]
         for setting in _GIT_CONFIG:
             command += ["-c", setting]
-        done = subprocess.run(
-            [*command, *args], input=stdin, capture_output=True, env=_clean_env(), timeout=600, check=False
-        )
-        if done.returncode != 0:
-            raise OSError(f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()}")
-        return done.stdout
+        code, out, err = self._call([*command, *args], stdin, 600)
+        if code != 0:
+            raise OSError(f"git {args[0]} failed: {err.decode('utf-8', 'replace').strip()}")
+        return out
 
     def _prepare(self) -> None:
         if not (self._shadow / "HEAD").exists():
@@ -147,27 +236,35 @@ class GitShadow:
         except OSError:
             (info / "exclude").write_text("")
 
-    def snapshot(self) -> str:
-        """The id of a tree holding the workspace as it is now; TooLargeError past the limits."""
+    def snapshot(self) -> GitSnapshot:
+        """A tree holding the workspace as it is now; TooLargeError past the limits."""
+        self._starting()
         self._prepare()
         names = self._run("ls-files", "-z", "-co", "--exclude-standard", "--", ".").split(b"\0")
         listed = [name for name in names if name]
         if len(listed) > self._limits.max_files:
             raise TooLargeError(f"{len(listed)} files, more than the {self._limits.max_files} snapshotted")
         total = 0
+        modes: dict[str, int] = {}
         for name in listed:
+            path = os.path.join(self._workspace, os.fsdecode(name))
             try:
-                total += os.lstat(os.path.join(self._workspace, os.fsdecode(name))).st_size
+                info = os.lstat(path)
             except OSError:
                 continue
+            total += info.st_size
+            modes[path] = stat.S_IMODE(info.st_mode)
+        self._check()
         if total > self._limits.max_bytes:
             raise TooLargeError(f"{total} bytes, more than the {self._limits.max_bytes} snapshotted")
         self._run("add", "-A", "--ignore-errors", "--", ".")
-        return self._run("write-tree").decode().strip()
+        return GitSnapshot(self._run("write-tree").decode().strip(), modes)
 
     def changes(self, before: Any, after: Any) -> list[Changed]:
-        """Every file that differs between two snapshots, with its bytes in the first."""
-        raw = self._run("diff-tree", "-r", "-z", "--no-renames", before, after).split(b"\0")
+        """Every file that differs between two snapshots, with its bytes and permission bits in
+        the first (git's mode keeps only the executable bit: the snapshot's stat has the rest)."""
+        self._starting()
+        raw = self._run("diff-tree", "-r", "-z", "--no-renames", before.tree, after.tree).split(b"\0")
         found: list[tuple[str, str, str, str]] = []  # (path, status, mode before, blob before)
         self.gitlinks = []
         for head, name in zip(raw[0::2], raw[1::2], strict=False):
@@ -184,7 +281,7 @@ class GitShadow:
         return [
             Changed(path)
             if status == "A"
-            else Changed(path, blobs[blob], int(mode, 8) & 0o777, symlink=mode.startswith("12"))
+            else Changed(path, blobs[blob], before.modes.get(path, int(mode, 8) & 0o777), symlink=mode.startswith("12"))
             for path, status, mode, blob in found
         ]
 
@@ -211,15 +308,21 @@ class _Seen:
     symlink: bool
 
 
-@dataclass
-class TreeScan:
+@dataclass(frozen=True)
+class ScanSnapshot:
+    files: dict[str, _Seen]
+    unreadable: frozenset[str]  # files it found and could not read: not compared
+
+
+class TreeScan(_Stoppable):
     """Snapshots of a workspace outside git: stats, and each content copied once into `cache`."""
 
-    cache: Path
-    workspace: str
-    limits: SnapshotLimits
-    _known: dict[str, _Seen] = field(default_factory=dict)
-    _taken: int = 0
+    def __init__(self, cache: Path, workspace: str, limits: SnapshotLimits) -> None:
+        super().__init__()
+        self.cache, self.workspace, self.limits = cache, workspace, limits
+        self._known: dict[str, _Seen] = {}
+        self._taken = 0
+        self.unreadable: list[str] = []  # files the last diff could not compare (not captured)
 
     def trim(self) -> bool:
         """Drop the cache when it is past its limit (no snapshot of it may be waiting for its
@@ -233,7 +336,8 @@ class TreeScan:
         self._known = {}
         return True
 
-    def snapshot(self) -> dict[str, _Seen]:
+    def snapshot(self) -> ScanSnapshot:
+        self._starting()
         files = list(self._walk())
         if len(files) > self.limits.max_files:
             raise TooLargeError(f"more than {self.limits.max_files} files to scan")
@@ -241,7 +345,9 @@ class TreeScan:
             raise TooLargeError(f"more than {self.limits.max_bytes} bytes to scan")
         self.cache.mkdir(mode=0o700, parents=True, exist_ok=True)
         seen: dict[str, _Seen] = {}
+        unreadable: set[str] = set()
         for path, st in files:
+            self._check()
             signature = (st.st_mtime_ns, st.st_size, st.st_mode, st.st_ino)
             known = self._known.get(path)
             if known is not None and known.signature == signature:
@@ -250,20 +356,24 @@ class TreeScan:
             symlink = stat.S_ISLNK(st.st_mode)
             try:
                 data = os.fsencode(os.readlink(path)) if symlink else Path(path).read_bytes()
+            except FileNotFoundError:
+                continue  # gone meanwhile: not in this snapshot
             except OSError:
-                continue  # gone, or unreadable: not in this snapshot
+                unreadable.add(path)  # there, but not readable: neither created nor deleted
+                continue
             digest = sha256_of(data)
             cached = self.cache / digest
             if not cached.exists():
                 cached.write_bytes(data)
             seen[path] = _Seen(signature, digest, stat.S_IMODE(st.st_mode), symlink)
         self._known = seen
-        return seen
+        return ScanSnapshot(seen, frozenset(unreadable))
 
     def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
         stack = [self.workspace]
         count = 0
         while stack:
+            self._check()
             folder = stack.pop()
             try:
                 entries = list(os.scandir(folder))
@@ -286,8 +396,10 @@ class TreeScan:
 
     def changes(self, before: Any, after: Any) -> list[Changed]:
         changed: list[Changed] = []
-        for path in sorted(before.keys() | after.keys()):
-            old, new = before.get(path), after.get(path)
+        unknown = before.unreadable | after.unreadable
+        self.unreadable = sorted(unknown)
+        for path in sorted((before.files.keys() | after.files.keys()) - unknown):
+            old, new = before.files.get(path), after.files.get(path)
             if old is None:
                 changed.append(Changed(path))
             elif new is None or (new.digest, new.mode, new.symlink) != (old.digest, old.mode, old.symlink):
@@ -297,6 +409,8 @@ class TreeScan:
 
 __all__ = [
     "Changed",
+    "SnapshotStoppedError",
+    "CheckpointSettings",
     "GitShadow",
     "SnapshotLimits",
     "TooLargeError",

@@ -10,6 +10,7 @@ from pathlib import Path
 from pi_rpc.agent import QueueMode
 from pi_rpc.ai import DEFAULT_RETRY_BASE_MS, HttpClients, Model, StreamFn, ThinkingLevel, repr_without_secrets
 from pi_rpc.session.approvals import ApprovalPolicy, ApprovalRules
+from pi_rpc.session.checkpoints_snapshots import CheckpointSettings
 from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.session.model_patterns import ScopedModel
 from pi_rpc.session.resources import ResourceOptions
@@ -79,6 +80,8 @@ class SessionConfig:
     start_name: str | None = None
     # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction.py).
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    # Checkpoints' limits and the shell capture switch (settings.json `checkpoints`).
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     # Context files, prompt templates and skills (pi_rpc/session/resources.py).
     resources: ResourceOptions = field(default_factory=ResourceOptions)
     # Where read/edit/write get file contents; the tools in `tools` must have been made with it.

@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai import agent_config_paths, describe_decode_error, line_of_path
 from pi_rpc.session.approvals import ApprovalPolicy
+from pi_rpc.session.checkpoints_snapshots import CheckpointSettings
 from pi_rpc.session.compaction import CompactionSettings
 from pi_rpc.tools import DEFAULT_ACTIVE_TOOLS, McpServerEntry
 
@@ -71,6 +72,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     mcp_servers: dict[str, McpServerEntry] = msgspec.field(default_factory=dict)
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
     retry: RetrySettings = msgspec.field(default_factory=RetrySettings)
+    # Checkpoints' limits and whether shell commands are snapshotted (user settings only: a
+    # repository must not turn off what lets the user undo the agent).
+    checkpoints: CheckpointSettings = msgspec.field(default_factory=CheckpointSettings)
     # The model and level a daemon starts on when the command line names none (Pi's keys).
     default_provider: str | UnsetType = UNSET
     default_model: str | UnsetType = UNSET

@@ -66,6 +66,7 @@ await app.connectWith(stream, async (ctx) => {
   seen.tour = await prompt("tour");
   seen.shout = await prompt("shout");
   seen.command = await prompt("/stats");
+  seen.rewind = await prompt("/rewind");  // each pick: the first option (the most recent message, files only)
   seen.config = await ctx.request(acp.methods.agent.session.setConfigOption,
     { sessionId: session.sessionId, configId: "thought_level", value: "off" });
   seen.list = await ctx.request(acp.methods.agent.session.list, {});

@@ -64,6 +64,7 @@ async def test_slash_commands_are_listed_after_the_session_and_answered_without_
             "tools",
             "stats",
             "name",
+            "rewind",
             "review",
         ]
         review = listed["availableCommands"][-1]

@@ -74,7 +74,20 @@ def test_typescript_sdk_client(npm_clients: Path, workspace: Path, tmp_path: Pat
     seen, updates = out["seen"], out["updates"]
     assert out["code"] == 0
     assert seen["session"]["_meta"]["piRpc"]["mcpServers"][0]["status"] == "running"
-    assert [seen[k]["stopReason"] for k in ("tour", "shout", "command")] == ["end_turn"] * 3
+    assert [seen[k]["stopReason"] for k in ("tour", "shout", "command", "rewind")] == ["end_turn"] * 4
+    picks = [
+        u for u in updates if u["sessionUpdate"].startswith("tool_call") and u["toolCallId"].startswith("pi-rpc-rewind")
+    ]
+    updates = [u for u in updates if u not in picks]
+    # `/rewind`'s two picks: each a row of its own, asked on and completed; then the report
+    assert [(u["sessionUpdate"], u.get("title"), u.get("status")) for u in picks] == [
+        ("tool_call", "Rewind to before which message?", "pending"),
+        ("tool_call_update", None, "completed"),
+        ("tool_call", "Rewind to before “shout”: restore what?", "pending"),
+        ("tool_call_update", None, "completed"),
+    ]
+    said = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert said[-1].startswith("Rewound to before “shout” (files).")
     ends = [
         u for u in updates if u["sessionUpdate"] == "tool_call_update" and u.get("status") in ("completed", "failed")
     ]

@@ -40,7 +40,9 @@ async def test_initialize_advertises_code_actions_and_commands(
     assert result.server_info is not None and result.server_info.name == "pi-rpc"
     assert capabilities.code_action_provider
     assert capabilities.execute_command_provider is not None
-    assert {"pi.prompt", "pi.abort", "pi.newSession"} <= set(capabilities.execute_command_provider.commands)
+    assert {"pi.prompt", "pi.abort", "pi.newSession", "pi.rewind"} <= set(
+        capabilities.execute_command_provider.commands
+    )
     sync = capabilities.text_document_sync
     assert isinstance(sync, lsp.TextDocumentSyncOptions) and sync.change == lsp.TextDocumentSyncKind.Incremental
 

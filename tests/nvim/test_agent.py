@@ -66,6 +66,17 @@ def test_prompt_streams_and_tools_show_status_and_output(make_editor: Any) -> No
     assert ed.lua("return require('pi_rpc').statusline()") == "π idle"
 
 
+def test_a_key_bound_to_the_send_plug_mapping_sends_the_input(make_editor: Any) -> None:
+    """<Plug>(pi-rpc-send) in insert mode sends what the input holds; elsewhere it opens it."""
+    ed = make_editor(one_reply([{"text": "Sent."}]))
+    ed.lua("vim.keymap.set({ 'n', 'i' }, '<F9>', '<Plug>(pi-rpc-send)')")
+    ed.nvim.input("<F9>")
+    ed.wait("vim.b.pi_rpc_input_mode == 'prompt' and vim.fn.mode() == 'i'")
+    ed.nvim.input("hello there<F9>")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Sent.', 1, true) ~= nil")
+    assert ed.chat_lines()[:3] == ["## You", "", "hello there"]
+
+
 def test_truncated_bash_result_shows_notice_and_opens_the_log(make_editor: Any) -> None:
     """spec 9.12, 10.5: 4000 lines are cut to the last 2000; the chat shows Pi's notice and
     `go` opens the full output file."""

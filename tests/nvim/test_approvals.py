@@ -203,6 +203,18 @@ def test_a_hidden_request_waits_in_the_statusline_and_comes_back(make_editor: An
     assert "**bash** `echo tests passed` — ✓ done" in ed.chat_lines()
 
 
+def test_a_key_bound_to_the_accept_plug_mapping_allows_from_any_window(make_editor: Any) -> None:
+    """<Plug>(pi-rpc-accept) answers the call waiting for approval with the float hidden."""
+    ed = editor(make_editor)
+    ed.lua("vim.keymap.set('n', '<F6>', '<Plug>(pi-rpc-accept)')")
+    prompt_and_wait_for_float(ed, "run tests")
+    press(ed, "q")
+    ed.wait("require('pi_rpc.approval').float_win() == nil")
+    press(ed, "<F6>")
+    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('ran', 1, true) ~= nil")
+    assert "**bash** `echo tests passed` — ✓ done" in ed.chat_lines()
+
+
 def test_read_only_policy_refuses_without_asking(make_editor: Any) -> None:
     ed = editor(make_editor)
     ed.nvim.command("PiPolicy readOnly")

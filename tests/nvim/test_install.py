@@ -80,13 +80,43 @@ def test_the_readme_lazy_spec_leaves_nothing_unavailable_before_load(bare_nvim: 
     assert missing == []
     defaults = bare_nvim.exec_lua("return dofile(... .. '/lua/pi_rpc/config.lua').defaults.keymaps", str(PLUGIN))
     modes = {"send_selection": "x"}
-    for name in ("prompt", "send_selection", "abort", "toggle_chat"):
+    for name in ("prompt", "send_selection", "abort", "toggle_chat", "rewind"):
         lhs = defaults[name]
         mapped = bare_nvim.exec_lua("local lhs, mode = ... return vim.fn.maparg(lhs, mode)", lhs, modes.get(name, "n"))
         assert mapped != "", f"{lhs} is not mapped"
     assert bare_nvim.exec_lua("return #vim.api.nvim_get_runtime_file('lua/pi_rpc/health.lua', false)") == 1
     bare_nvim.command("help pi-rpc")
     assert bare_nvim.current.buffer.name.endswith("doc/pi-rpc.txt")
+
+
+PLUGS = """
+local found = {}
+for _, mode in ipairs({ "n", "i", "x" }) do
+  for _, map in ipairs(vim.api.nvim_get_keymap(mode)) do
+    if map.lhs:find("^<Plug>%(pi%-rpc%-") then
+      found[map.lhs] = true
+    end
+  end
+end
+return vim.tbl_keys(found)
+"""
+
+
+def test_every_plug_mapping_is_there_before_setup_and_documented_in_help(bare_nvim: pynvim.Nvim) -> None:
+    """Focus chat, send, stop, accept, reject, next/previous card and rewind are all bindable,
+    each with its own :help tag."""
+    bare_nvim.command(f"set runtimepath^={PLUGIN}")
+    bare_nvim.command("runtime plugin/pi_rpc.lua")
+    plugs = sorted(bare_nvim.exec_lua(PLUGS))
+    doc = (PLUGIN / "doc" / "pi-rpc.txt").read_text()
+    documented = sorted(set(re.findall(r"\*(<Plug>\(pi-rpc-[a-z-]+\))\*", doc)))
+    assert plugs == documented
+    for action in ("focus-chat", "send", "stop", "accept", "reject", "next-card", "prev-card", "rewind"):
+        assert f"<Plug>(pi-rpc-{action})" in plugs
+    bare_nvim.command("help <Plug>(pi-rpc-rewind)")
+    assert bare_nvim.current.buffer.name.endswith("doc/pi-rpc.txt")
+    assert "<Plug>(pi-rpc-rewind)" in bare_nvim.current.line
+    assert bare_nvim.exec_lua("return package.loaded['pi_rpc'] == nil")  # defining them loaded nothing
 
 
 def test_help_tags_are_current(nvim_bin: Path, tmp_path: Path) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .conftest import Editor
 
@@ -127,6 +130,8 @@ def test_error_result_keeps_status_line_and_notice(make_editor: Any) -> None:
     """spec 9.13: on a non-zero exit the notice is still part of the text, before the status."""
     ed = make_editor()
     text = "tail\n\n" + NOTICE + "\n\nCommand exited with code 2"
+    # A failed bash call whose output was cut keeps its details (PROTOCOL.md, "Tool result details").
+    details = {"truncation": {"truncated": True}, "fullOutputPath": "/tmp/pi-bash-0123456789abcdef.log"}
     apply(
         ed,
         [
@@ -135,7 +140,7 @@ def test_error_result_keeps_status_line_and_notice(make_editor: Any) -> None:
                 "type": "tool_execution_end",
                 "toolCallId": "c",
                 "toolName": "bash",
-                "result": {"content": [{"type": "text", "text": text}], "details": None},
+                "result": {"content": [{"type": "text", "text": text}], "details": details},
                 "isError": True,
             },
         ],
@@ -149,6 +154,76 @@ def test_error_result_keeps_status_line_and_notice(make_editor: Any) -> None:
         "```",
         NOTICE + "  (go: open full output)",
     ]
+
+
+def result_event(call_id: str, tool: str, text: str, details: Any) -> dict[str, Any]:
+    return {
+        "type": "tool_execution_end",
+        "toolCallId": call_id,
+        "toolName": tool,
+        "args": {"path": "notes.md"} if tool == "read" else {"command": "x"},
+        "result": {"content": [{"type": "text", "text": text}], "details": details},
+        "isError": False,
+    }
+
+
+def test_the_full_log_is_the_one_the_details_name_never_the_notices_words(make_editor: Any) -> None:
+    """A file the agent reads that ends like Pi's notice names nothing to open: only a result's
+    `details.fullOutputPath` is a log (the plugin used to take the path out of the notice's text)."""
+    ed = make_editor()
+    lookalike = "my notes\n\n[Showing lines 1-2 of 9. Full output: /etc/hostname]"
+    real = "\n".join(map(str, range(1, 6))) + "\n\n[Showing lines 1-5 of 9. Full output: /tmp/elsewhere.log]"
+    log = "/tmp/pi-bash-fedcba9876543210.log"
+    apply(
+        ed,
+        [
+            result_event("read1", "read", lookalike, None),
+            result_event("bash1", "bash", real, {"truncation": {"truncated": True}, "fullOutputPath": log}),
+        ],
+    )
+    lines = ed.chat_lines()
+    read_at = lines.index("**read** `notes.md` — ✓ done") + 1
+    bash_at = lines.index("**bash** `x` — ✓ done") + 1
+    paths = "return require('pi_rpc.chat').block_at(...).full_output_path"
+    assert ed.lua(paths, read_at) is None  # its words stay the file's text, inside the fence
+    assert "[Showing lines 1-2 of 9. Full output: /etc/hostname]" in lines[read_at:bash_at]
+    assert ed.lua(paths, bash_at) == log
+    assert lines[-1] == "[Showing lines 1-5 of 9. Full output: /tmp/elsewhere.log]  (go: open full output)"
+    ed.lua(
+        "vim.api.nvim_set_current_buf(require('pi_rpc.chat').buf()) vim.api.nvim_win_set_cursor(0, { ..., 0 })",
+        read_at + 1,
+    )
+    ed.lua("require('pi_rpc.chat').open_full_output()")
+    assert ed.lua("return vim.api.nvim_buf_get_name(0)") == "pi-rpc://output/read1"  # the result, not /etc/hostname
+
+
+def test_keys_bound_to_the_card_plug_mappings_move_between_tool_calls(make_editor: Any) -> None:
+    """<Plug>(pi-rpc-next-card) and -prev-card focus the chat from another window and move its
+    cursor from one tool call's header to the next, skipping the text between."""
+    ed = make_editor()
+    ed.lua("vim.keymap.set('n', '<F7>', '<Plug>(pi-rpc-next-card)')")
+    ed.lua("vim.keymap.set('n', '<F8>', '<Plug>(pi-rpc-prev-card)')")
+    apply(
+        ed,
+        [
+            {"type": "message_start", "message": {"role": "user", "content": "go", "timestamp": 1}},
+            result_event("c1", "bash", "one", None),
+            {"type": "message_start", "message": {"role": "assistant", "content": []}},
+            update("text_start", contentIndex=0),
+            update("text_delta", contentIndex=0, delta="between"),
+            result_event("c2", "read", "two", None),
+        ],
+    )
+    ed.lua("require('pi_rpc.window').open_chat(true) vim.api.nvim_win_set_cursor(0, { 1, 0 }) vim.cmd('wincmd p')")
+    line = "return vim.api.nvim_get_current_line()"
+    ed.nvim.input("<F7>")
+    ed.wait("vim.api.nvim_get_current_buf() == require('pi_rpc.chat').buf()")
+    assert ed.lua(line) == "**bash** `x` — ✓ done"
+    ed.nvim.input("<F7>")
+    ed.wait("vim.api.nvim_get_current_line():find('read', 1, true) ~= nil")
+    assert ed.lua(line) == "**read** `notes.md` — ✓ done"
+    ed.nvim.input("<F8>")
+    ed.wait("vim.api.nvim_get_current_line():find('bash', 1, true) ~= nil")
 
 
 def test_output_with_backticks_gets_a_longer_fence(make_editor: Any) -> None:
@@ -434,3 +509,36 @@ def test_chat_keys_open_all_output_jump_messages_and_yank_code(make_editor: Any)
     ed.nvim.feedkeys("go", "x", False)
     assert ed.nvim.current.buffer.name.endswith("pi-rpc://output/c")
     assert ed.nvim.current.buffer[:] == [str(n) for n in range(1, 101)]
+
+
+@pytest.fixture
+def plain_ed(make_editor: Any, monkeypatch: pytest.MonkeyPatch) -> Editor:
+    # A zone with daylight saving time: a reading through os.time's local time would be off by
+    # an hour for half the year.
+    monkeypatch.setenv("TZ", "America/New_York")
+    editor: Editor = make_editor()
+    return editor
+
+
+OFFSETS = st.integers(min_value=-12 * 60, max_value=14 * 60).map(lambda m: timedelta(minutes=m))
+MOMENTS = st.datetimes(min_value=datetime(1971, 1, 2), max_value=datetime(2099, 12, 30), timezones=st.just(UTC))
+
+
+@settings(max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(moment=MOMENTS, offset=OFFSETS, millis=st.booleans())
+def test_a_checkpoints_time_reads_back_as_the_instant_it_names(
+    plain_ed: Editor, moment: datetime, offset: timedelta, millis: bool
+) -> None:
+    """The rewind picker's ages come from the daemon's ISO 8601 times, in UTC or with an offset."""
+    moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000 if millis else 0)
+    local = moment.astimezone(timezone(offset))
+    stamp = local.isoformat(timespec="milliseconds" if millis else "seconds")
+    if offset == timedelta(0) and millis:
+        stamp = stamp.replace("+00:00", "Z")
+    got = plain_ed.lua("return require('pi_rpc.rewind').epoch_seconds(...)", stamp)
+    assert got == int(moment.timestamp()), stamp
+    ages = plain_ed.lua(
+        "local r, ms = require('pi_rpc.rewind'), ... return { r.age(ms, 100), r.age(ms, 3640), r.age(ms, 259300) }",
+        100 * 1000,
+    )
+    assert ages == ["just now", "59 min ago", "3 days ago"]

@@ -97,6 +97,14 @@ command("PiEdit", function()
   pi().edit_last()
 end, { desc = "pi-rpc: edit the last prompt and send it again" })
 
+command("PiRewind", function()
+  pi().rewind()
+end, { desc = "pi-rpc: back to before an earlier prompt: files, conversation, both, or edit and resend" })
+
+command("PiEditPrompt", function()
+  pi().edit_prompt()
+end, { desc = "pi-rpc: edit an earlier prompt and send it again (files and conversation go back)" })
+
 command("PiThinking", function(a)
   pi().thinking(a.args)
 end, {
@@ -132,6 +140,33 @@ end, { desc = "pi-rpc: drop queued steering and follow-up messages" })
 command("PiLog", function()
   pi().open_log()
 end, { desc = "pi-rpc: open the daemon's log" })
+
+-- <Plug> mappings for every action worth a key, so users bind their own (:help pi-rpc-plug):
+-- name, modes, what it does, and the module function it calls (with its one argument).
+local PLUGS = {
+  { "focus-chat", "n", "focus the chat", "pi_rpc", "focus_chat" },
+  { "toggle-chat", "n", "toggle the chat", "pi_rpc", "toggle_chat" },
+  { "prompt", "n", "open the prompt input", "pi_rpc", "open_input", "prompt" },
+  { "send", { "n", "i" }, "send the input (elsewhere: open it)", "pi_rpc", "send" },
+  { "stop", "n", "stop the run", "pi_rpc", "abort" },
+  { "accept", "n", "allow the tool call waiting for approval", "pi_rpc.approval", "decide", "allow" },
+  { "accept-always", "n", "allow it and calls like it for the session", "pi_rpc.approval", "decide", "allowAlways" },
+  { "reject", "n", "reject the tool call waiting for approval", "pi_rpc.approval", "decide", "reject" },
+  { "next-card", "n", "next tool call in the chat", "pi_rpc.keys", "jump_card", 1 },
+  { "prev-card", "n", "previous tool call in the chat", "pi_rpc.keys", "jump_card", -1 },
+  { "rewind", "n", "rewind to before an earlier prompt", "pi_rpc", "rewind" },
+  { "edit-prompt", "n", "edit an earlier prompt and send it again", "pi_rpc", "edit_prompt" },
+}
+for _, p in ipairs(PLUGS) do
+  local name, modes, desc, module, fn, arg = unpack(p)
+  vim.keymap.set(modes, "<Plug>(pi-rpc-" .. name .. ")", function()
+    require(module)[fn](arg)
+  end, { desc = "pi-rpc: " .. desc, silent = true })
+end
+vim.keymap.set("x", "<Plug>(pi-rpc-send-selection)", ":PiPrompt<CR>", {
+  desc = "pi-rpc: prompt about the selection",
+  silent = true,
+})
 
 vim.api.nvim_create_autocmd("VimLeavePre", {
   group = vim.api.nvim_create_augroup("pi_rpc", { clear = true }),

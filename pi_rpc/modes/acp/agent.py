@@ -68,6 +68,7 @@ from pi_rpc.modes.acp.config_options import config_options, set_config_option
 from pi_rpc.modes.acp.errors import SESSION_REFUSALS, auth_required, run_failed, session_error, session_not_found
 from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
+from pi_rpc.modes.acp.rewind import PermissionPicker
 from pi_rpc.modes.acp.session_info import info_update, usage_update
 from pi_rpc.modes.acp.terminal_output import wants_terminal_output
 from pi_rpc.modes.acp.updates import UpdateMapper, transcript_updates
@@ -134,6 +135,7 @@ class AcpAgent:
         self.deadlines = DEFAULT_DEADLINES  # of the requests to the client (modes/editor_requests.py)
         self.client_capabilities = ClientCapabilities()
         self._prompts = 0
+        self._pickers: dict[str, PermissionPicker] = {}  # by session: a slash command's, while it runs
         self._idle = anyio.Event()
         self._idle.set()
 
@@ -297,7 +299,9 @@ class AcpAgent:
     async def prompt(self, session_id: str, prompt: list[PromptBlock], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text, images = prompt_input(prompt)
-        answer = await run_command(session, text.strip()) if not images else None
+        picker = self._picker(session_id)
+        answer = await run_command(session, text.strip(), picker) if not images else None
+        self._pickers.pop(session_id, None)
         if answer is not None:  # a built-in slash command: answered here, never sent to the model
             self._send_updates(
                 session_id,
@@ -310,7 +314,7 @@ class AcpAgent:
                     *([usage] if (usage := usage_update(session)) is not None else []),  # `/compact` shrinks it
                 ],
             )
-            return PromptResponse(stop_reason="end_turn")
+            return PromptResponse(stop_reason="cancelled" if picker is not None and picker.cancelled else "end_turn")
         self._prompts += 1
         self._idle = anyio.Event()
         try:
@@ -329,7 +333,20 @@ class AcpAgent:
             raise run_failed(message)
         return PromptResponse(stop_reason=STOP_REASONS[reason])
 
+    def _picker(self, session_id: str) -> PermissionPicker | None:
+        """How a slash command asks the user to choose; `session/cancel` ends its question."""
+        if self.conn is None:
+            return None
+        picker = PermissionPicker(
+            self.conn, session_id, lambda updates: self._send_updates(session_id, updates), self.deadlines
+        )
+        self._pickers[session_id] = picker
+        return picker
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        picker = self._pickers.get(session_id)
+        if picker is not None:
+            picker.cancel()
         session = self.sessions.get(session_id)
         if session is not None:
             await session.abort()

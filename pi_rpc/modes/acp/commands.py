@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from pi_rpc.modes.acp.config_options import THINKING_OPTION, model_value, set_config_option, set_model
+from pi_rpc.modes.acp.rewind import Pick, rewind_command
 from pi_rpc.session import AgentSession, CompactionError, NoModelError
 
 
@@ -94,6 +95,14 @@ BUILT_IN: dict[str, Command] = {
 }
 
 
+# The one command that asks the user (through the client: modes/acp/rewind.py).
+REWIND = AvailableCommand(
+    name="rewind",
+    description="Put the files (or the conversation, or both) back to before one of your messages",
+    input=AvailableCommandInput(root=UnstructuredCommandInput(hint="[n] [files|conversation|both] [force]")),
+)
+
+
 def available_commands(session: AgentSession) -> list[AvailableCommand]:
     listed = [
         AvailableCommand(
@@ -103,7 +112,7 @@ def available_commands(session: AgentSession) -> list[AvailableCommand]:
         )
         for c in BUILT_IN.values()
     ]
-    return listed + session_commands(session)
+    return [*listed, REWIND, *session_commands(session)]
 
 
 def session_commands(session: AgentSession) -> list[AvailableCommand]:
@@ -117,14 +126,17 @@ def session_commands(session: AgentSession) -> list[AvailableCommand]:
             else None,
         )
         for c in session.slash_commands()
-        if c.name not in BUILT_IN
+        if c.name not in BUILT_IN and c.name != REWIND.name
     ]
 
 
-async def run_command(session: AgentSession, text: str) -> str | None:
-    """The answer to a built-in slash command, or None when `text` is not one."""
+async def run_command(session: AgentSession, text: str, pick: Pick | None = None) -> str | None:
+    """The answer to a built-in slash command, or None when `text` is not one; `pick`: how to
+    ask the user to choose (None: the client cannot be asked)."""
     if not text.startswith("/"):
         return None
     name, _, argument = text[1:].partition(" ")
+    if name.strip() == REWIND.name:
+        return await rewind_command(session, argument.strip(), pick)
     command = BUILT_IN.get(name.strip())
     return await command.run(session, argument.strip()) if command is not None else None

@@ -243,7 +243,7 @@ def register(
     @served.method("session/rewind")
     async def session_rewind(params: RewindParams) -> RewindResult:
         # An unknown entry: NotFound; a run going: Busy (errors.SESSION_ERRORS).
-        return await session.checkpoints.rewind(params.entry_id, params.restore, params.force)
+        return await session.checkpoints.rewind(params.entry_id, params.restore, params.force, params.preview)
 
     @served.method("session/stats")
     async def session_stats(params: Empty) -> SessionStats:

@@ -23,6 +23,7 @@ from pi_rpc.session import (
     CompactionResult,
     PromptOutcome,
     RewindConflict,
+    RewindDiff,
     RewindResult,
     RewindTarget,
     SessionEntry,
@@ -201,6 +202,7 @@ class RewindParams(Wire, kw_only=True):
     entry_id: str  # a user message of the branch (`session/checkpoints`): back to before it
     restore: RewindTarget  # "files", "conversation" (a fork there, as `session/fork`) or "both"
     force: bool = False  # also restore files changed by someone else since the agent's last change
+    preview: bool = False  # change nothing: what a files rewind would restore, with diffs
 
 
 class SetNameParams(Wire, kw_only=True):
@@ -368,6 +370,7 @@ __all__ = [
     "CheckpointInfo",
     "Checkpoints",
     "RewindConflict",
+    "RewindDiff",
     "RewindParams",
     "RewindResult",
 ]

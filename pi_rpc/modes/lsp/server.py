@@ -35,6 +35,7 @@ from pi_rpc.modes.lsp.chat import CHAT_SUFFIX, SEND_CHAT, USER_HEADING, ChatStre
 from pi_rpc.modes.lsp.client_requests import request
 from pi_rpc.modes.lsp.documents import OpenDocuments
 from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
+from pi_rpc.modes.lsp.rewind import REWIND, Rewinds
 from pi_rpc.modes.lsp.runs import Runs
 from pi_rpc.modes.stdio import StdoutSink
 from pi_rpc.session import AgentSession, ModelNotFoundError, SessionConfig, Step
@@ -145,6 +146,7 @@ class LspFrontEnd:
         self.session = session
         self.deadlines = deadlines
         self.runs = Runs(server, session, tasks, deadlines)
+        self.rewinds = Rewinds(server, lambda: self.session, self.runs, tasks, deadlines)
         self._tasks = tasks
         self._workspace_config = workspace_config
         self.user_actions: list[UserAction] = []
@@ -270,6 +272,10 @@ class LspFrontEnd:
                 self.runs.show_message("pi.prompt needs the prompt text as its argument", lsp.MessageType.Error)
                 return
             self.runs.start("Pi", text)
+
+        @server.command(REWIND)
+        async def rewind(*args: Any) -> Any:
+            return await self.rewinds.command(args)
 
         @server.command("pi.abort")
         async def abort(*args: Any) -> None:

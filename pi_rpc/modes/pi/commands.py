@@ -169,6 +169,7 @@ class Rewind(Command, tag="rewind", kw_only=True):
     entry_id: str
     restore: RewindTarget
     force: bool = False
+    preview: bool = False
 
 
 AnyCommand = (

@@ -99,8 +99,8 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             return tree(session.history.entries)
         case c.GetCheckpoints():  # pi-rpc's own, as the JSON-RPC session/checkpoints
             return {"checkpoints": session.checkpoints.listing()}
-        case c.Rewind(entry_id=entry_id, restore=restore, force=force):  # and session/rewind
-            return await session.checkpoints.rewind(entry_id, restore, force)
+        case c.Rewind(entry_id=entry_id, restore=restore, force=force, preview=preview):  # and session/rewind
+            return await session.checkpoints.rewind(entry_id, restore, force, preview)
         case c.ExportHtml(output_path=output_path):
             try:
                 return {"path": session.export_html(None if output_path is UNSET else output_path)}

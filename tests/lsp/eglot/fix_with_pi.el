@@ -26,6 +26,14 @@
   (let ((server (ignore-errors (eglot-current-server))))
     (if (not server)
         "(no server)"
+      ;; The daemon's threads' and tasks' stacks into its log (modes/stack_dumps.py): where a run
+      ;; that sent nothing is stuck.
+      (let ((pid (ignore-errors (process-id (jsonrpc--process server)))))
+        (when pid
+          (signal-process pid 'SIGUSR1)
+          (signal-process pid 'SIGUSR2)
+          (let ((until (+ (float-time) 3)))
+            (while (< (float-time) until) (accept-process-output nil 0.1)))))
       (concat
        (or (ignore-errors
              (with-current-buffer (jsonrpc-events-buffer server)
@@ -35,7 +43,7 @@
        (mapconcat (lambda (buffer)
                     (with-current-buffer buffer
                       (format "\n%s:\n%s" (buffer-name)
-                              (buffer-substring-no-properties (max (point-min) (- (point-max) 1500)) (point-max)))))
+                              (buffer-substring-no-properties (max (point-min) (- (point-max) 12000)) (point-max)))))
                   (cl-remove-if-not (lambda (b) (string-match-p "stderr" (buffer-name b))) (buffer-list))
                   "")))))
 

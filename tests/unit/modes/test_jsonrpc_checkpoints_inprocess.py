@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.session import checkpoints as checkpoints_module
 from pi_rpc.session.checkpoints_snapshots import GitShadow, SnapshotLimits, TreeScan
+from tests.e2e.rewind_scenario import Tree, git, tree
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .jsonrpc_client import Editor, RpcError, jsonrpc_editor
@@ -26,7 +25,6 @@ from .jsonrpc_client import Editor, RpcError, jsonrpc_editor
 pytestmark = pytest.mark.anyio
 
 Json = dict[str, Any]
-Tree = dict[str, tuple[int, bytes | None]]
 
 SCRIPT = script(
     reply(
@@ -50,12 +48,6 @@ SCRIPT = script(
 )
 
 
-def git(workspace: Path, *args: str) -> bytes:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
-    return subprocess.run(["git", *args], cwd=workspace, env=env, check=True, capture_output=True).stdout
-
-
 def make_workspace(root: Path, with_git: bool) -> Path:
     workspace = root / "ws"
     workspace.mkdir()
@@ -74,20 +66,6 @@ def make_workspace(root: Path, with_git: bool) -> Path:
         (workspace / "untracked.txt").write_text("mine\n")
         git(workspace, "add", "untracked.txt")
     return workspace.resolve()  # the paths checkpoints report are real paths
-
-
-def tree(workspace: Path) -> Tree:
-    """Every file and folder below the workspace but .git: its mode and bytes (None: a folder)."""
-    found: Tree = {}
-    for folder, folders, files in os.walk(workspace):
-        folders[:] = [f for f in folders if f != ".git"]
-        for name in folders:
-            path = Path(folder, name)
-            found[str(path.relative_to(workspace)) + "/"] = (stat.S_IMODE(path.lstat().st_mode), None)
-        for name in files:
-            path = Path(folder, name)
-            found[str(path.relative_to(workspace))] = (stat.S_IMODE(path.lstat().st_mode), path.read_bytes())
-    return found
 
 
 def git_view(workspace: Path) -> tuple[bytes, bytes, bytes, bytes]:
@@ -111,8 +89,13 @@ async def checkpoints(editor: Editor) -> list[Json]:
     return list((await editor.request("session/checkpoints"))["checkpoints"])
 
 
+def by_path(items: list[Json], workspace: Path, field: str) -> dict[str, str]:
+    """`field` of each item, by its path relative to the workspace."""
+    return {os.path.relpath(item["path"], workspace): item[field] for item in items}
+
+
 def changes(checkpoint: Json, workspace: Path) -> dict[str, str]:
-    return {os.path.relpath(f["path"], workspace): f["change"] for f in checkpoint["files"]}
+    return by_path(checkpoint["files"], workspace, "change")
 
 
 async def two_runs(editor: Editor, workspace: Path) -> tuple[Tree, list[Json]]:
@@ -169,8 +152,21 @@ async def test_a_file_the_user_changed_is_a_conflict_left_alone_until_forced(tmp
         _, listed = await two_runs(editor, workspace)
         (workspace / "b.txt").write_text("BETA\nuncommitted\nthe user's line\n")
         params = {"entryId": listed[1]["entryId"], "restore": "files"}
-        result = await editor.request("session/rewind", params)
         b_txt = str(workspace / "b.txt")
+
+        # A preview (even of "both") says what the rewind would do and changes nothing.
+        now = tree(workspace)
+        preview = await editor.request("session/rewind", {**params, "restore": "both", "preview": True})
+        assert tree(workspace) == now and len(await checkpoints(editor)) == 2  # no file written, no fork
+        assert [c["path"] for c in preview["conflicts"]] == [b_txt]
+        diffs = by_path(preview["diffs"], workspace, "diff")
+        assert set(diffs) == set(FIRST_RUN)
+        assert sorted(preview["restored"]) == sorted(str(workspace / name) for name in FIRST_RUN)
+        assert "-OMEGA" in diffs["a.txt"] and "+alpha" in diffs["a.txt"]
+        assert "+++ /dev/null" in diffs["made.txt"]  # a created file would be deleted
+
+        result = await editor.request("session/rewind", params)
+        assert "diffs" not in result
         assert [c["path"] for c in result["conflicts"]] == [b_txt]
         diff = result["conflicts"][0]["diff"]
         assert "-the user's line" in diff and "+beta" in diff
@@ -374,3 +370,44 @@ def test_the_scan_sees_a_changed_mode_and_a_replaced_file(tmp_path: Path) -> Non
     (workspace / "b.txt").write_text("beta\n")  # same bytes, new inode: not a change
     changed = scan.changes(first, scan.snapshot())
     assert [(Path(c.path).name, c.before, c.mode) for c in changed] == [("a.txt", b"alpha\n", 0o644)]
+
+
+GIT_THAT_WAITS = """#!/bin/sh
+# git, except that `rev-parse` waits until the test says go (or gives up after 20 s).
+case "$*" in *rev-parse*)
+  : > "$PI_TEST_DIR/asked"
+  i=0
+  while [ ! -e "$PI_TEST_DIR/go" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+  [ -e "$PI_TEST_DIR/go" ] || : > "$PI_TEST_DIR/gave-up"
+esac
+exec {git} "$@"
+"""
+
+
+async def test_finding_the_work_tree_before_a_shell_command_leaves_the_event_loop_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The git lookup that picks the snapshot kind runs off the event loop: while git is slow, the
+    daemon still answers (here: a task on the loop releases git; on the loop, git would wait)."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(GIT_THAT_WAITS.format(git=real_git))
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PI_TEST_DIR", str(tmp_path))
+    workspace = make_workspace(tmp_path, with_git=True)
+
+    async def release_git() -> None:
+        while not (tmp_path / "asked").exists():  # noqa: ASYNC110 - another process makes the file
+            await anyio.sleep(0.02)
+        (tmp_path / "go").touch()
+
+    async with jsonrpc_editor(session_config(workspace, SCRIPT)) as editor:
+        await start(editor)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(release_git)
+            assert (await editor.request("prompt", {"message": "first"}))["stopReason"] == "stop"
+    assert not (tmp_path / "gave-up").exists()
+    assert (workspace / "made.txt").exists()

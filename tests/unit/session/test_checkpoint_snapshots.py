@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -56,3 +57,29 @@ def test_every_changed_file_comes_back_with_its_exact_bytes(
             name: before.get(name) for name in before.keys() | after.keys() if before.get(name) != after.get(name)
         }
         assert {Path(c.path).name: c.before for c in changed} == expected
+
+
+def test_a_file_the_scan_cannot_read_is_named_and_never_taken_for_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unreadable before the command and readable after, it used to look created (a rewind would
+    have deleted it); now it is left out of the comparison and named."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    locked = workspace / "locked.txt"
+    locked.write_text("mine\n")
+    scan = TreeScan(tmp_path / "scan", str(workspace), SnapshotLimits())
+    real_read = Path.read_bytes
+
+    def refuse(path: Path) -> bytes:
+        if path == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_read(path)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "read_bytes", refuse)
+        before = scan.snapshot()
+    (workspace / "made.txt").write_text("made\n")
+    changed = scan.changes(before, scan.snapshot())
+    assert [(Path(c.path).name, c.before) for c in changed] == [("made.txt", None)]
+    assert scan.unreadable == [str(locked)]

@@ -614,6 +614,20 @@ function M.block_at(lnum)
   return found
 end
 
+--- The buffer line (1-based) of each tool card's header line, top to bottom.
+---@return integer[]
+function M.card_lines()
+  M.flush()
+  local rows, row = {}, 0
+  for _, b in ipairs(chat().blocks) do
+    if b.tool then
+      rows[#rows + 1] = row + 2 - b.skip -- lines[1] is the blank separator, lines[2] the header
+    end
+    row = row + shown(b)
+  end
+  return rows
+end
+
 --- The tool under the cursor, or the newest one.
 ---@return pi_rpc.Block?
 function M.tool_here()

@@ -65,6 +65,7 @@ M.defaults = {
     send_selection = "<leader>pa", -- visual: prompt with the selection as context
     abort = "<leader>px",
     toggle_chat = "<leader>pc",
+    rewind = "<leader>pr", -- :PiRewind
     -- Buffer-local mappings in the chat buffer.
     chat = {
       abort = "<C-c>",
@@ -73,6 +74,8 @@ M.defaults = {
       open_change = "gf", -- the file an edit changed, at its first changed line
       next_message = "]]",
       prev_message = "[[",
+      next_card = "]c", -- the next tool call
+      prev_card = "[c",
       yank_code = "gy", -- the fenced block under the cursor
       close = "q",
     },

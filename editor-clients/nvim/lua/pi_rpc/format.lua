@@ -84,18 +84,21 @@ function M.fence(text)
   return string.rep("`", longest + 1)
 end
 
-local NOTICE = "^%[Showing .-Full output: (.-)%]$"
-
---- Splits Pi's truncation notice off a tool result text.
---- Returns the text without the notice line (and the blank line before it), the notice, and
---- the full-output path named in it.
+--- Splits Pi's truncation notice off a tool result's text, to show it below the fold. Only a
+--- result whose details say it was cut (`details.truncation`) has one: its last line that is a
+--- bracketed `[Showing …]` among the final few (bash puts its exit status after it). The words
+--- are never read for the full log's path: that is `details.fullOutputPath`, so a file that
+--- merely ends like a notice names nothing to open.
 ---@param text string
----@return string body, string? notice, string? path
-function M.split_notice(text)
+---@param details table?
+---@return string body, string? notice
+function M.split_notice(text, details)
+  if type(util.get(details, "truncation")) ~= "table" then
+    return text, nil
+  end
   local lines = vim.split(text, "\n", { plain = true })
   for i = #lines, math.max(1, #lines - 4), -1 do
-    local path = lines[i]:match(NOTICE)
-    if path then
+    if vim.startswith(lines[i], "[Showing ") and vim.endswith(lines[i], "]") then
       local notice = lines[i]
       local first = (i > 1 and lines[i - 1] == "") and i - 1 or i
       local keep = {}
@@ -104,10 +107,10 @@ function M.split_notice(text)
           keep[#keep + 1] = lines[j]
         end
       end
-      return table.concat(keep, "\n"), notice, path
+      return table.concat(keep, "\n"), notice
     end
   end
-  return text, nil, nil
+  return text, nil
 end
 
 ---@class pi_rpc.ToolState
@@ -168,16 +171,17 @@ function M.tool_lines(tool, opts)
     fenced(lines, (patch:gsub("\n$", "")), "diff", opts.max_output_lines, hint)
     return lines, nil, nil, nil
   end
-  local body, notice, path = tool.output or "", nil, nil
+  local body, notice = tool.output or "", nil
   if finished then
-    body, notice, path = M.split_notice(body)
+    body, notice = M.split_notice(body, tool.details)
   end
-  path = util.get(tool.details, "fullOutputPath") or path
+  local path = util.get(tool.details, "fullOutputPath")
+  path = type(path) == "string" and path or nil
   body = body:gsub("\n$", "") -- the closing fence already ends the last line
   local max = finished and opts.max_output_lines or opts.live_output_lines
   local from, to = fenced(lines, body, "text", max, finished and hint or "")
   if notice then
-    local open = opts.open_key and ("  (" .. opts.open_key .. ": open full output)") or ""
+    local open = (path and opts.open_key) and ("  (" .. opts.open_key .. ": open full output)") or ""
     lines[#lines + 1] = notice .. open
   end
   if tool.status ~= "done" or not from or to - from < 3 then

@@ -58,6 +58,9 @@ local function set_global_keymaps(keys)
   map("x", keys.send_selection, ":PiPrompt<CR>", "pi-rpc: prompt about the selection")
   map("n", keys.abort, M.abort, "pi-rpc: abort")
   map("n", keys.toggle_chat, M.toggle_chat, "pi-rpc: toggle the chat")
+  map("n", keys.rewind, function()
+    M.rewind()
+  end, "pi-rpc: rewind to before an earlier prompt")
 end
 
 --- Configure the plugin (optional: commands work with the defaults).
@@ -316,6 +319,34 @@ function M.edit_last()
     return
   end
   M.open_input("prompt", vim.split(last_prompt, "\n", { plain = true }))
+end
+
+--- :PiRewind: back to before an earlier prompt (files, conversation, both, or edit and resend).
+---@param cb fun(result: table?)?
+function M.rewind(cb)
+  wire()
+  require("pi_rpc.rewind").pick(nil, cb)
+end
+
+--- :PiEditPrompt: pick an earlier prompt; files and conversation go back to before it and the
+--- input opens with its text, to change and send again.
+---@param cb fun(result: table?)?
+function M.edit_prompt(cb)
+  wire()
+  require("pi_rpc.rewind").pick("edit", cb)
+end
+
+--- <Plug>(pi-rpc-send): sends the input from its buffer; elsewhere opens it.
+function M.send()
+  if not require("pi_rpc.input").submit() then
+    M.open_input("prompt")
+  end
+end
+
+--- <Plug>(pi-rpc-focus-chat): opens the chat if needed and puts the cursor in it.
+function M.focus_chat()
+  wire()
+  require("pi_rpc.window").open_chat(true)
 end
 
 --- :PiThinking [level]: set the thinking level (the daemon clamps it to what the model has).

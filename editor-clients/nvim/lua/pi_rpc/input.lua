@@ -35,6 +35,20 @@ local function auto_complete(buf)
   })
 end
 
+-- The send function of each open input buffer, for <Plug>(pi-rpc-send).
+local submits = {} ---@type table<integer, fun()>
+
+--- Sends the input in `buf` (default: the current buffer); false when it is no input buffer.
+---@param buf integer?
+---@return boolean
+function M.submit(buf)
+  local submit = submits[buf or vim.api.nvim_get_current_buf()]
+  if submit then
+    submit()
+  end
+  return submit ~= nil
+end
+
 ---@param mode "prompt"|"steer"|"followUp"
 ---@param prefill string[]?
 function M.open(mode, prefill)
@@ -90,6 +104,14 @@ function M.open(mode, prefill)
       vim.api.nvim_win_close(win, true)
     end
   end
+  submits[buf] = submit
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      submits[buf] = nil
+    end,
+  })
   if keys.submit_normal then
     vim.keymap.set("n", keys.submit_normal, submit, { buffer = buf, desc = "pi-rpc: send" })
   end

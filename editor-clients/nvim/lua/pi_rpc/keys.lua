@@ -13,6 +13,27 @@ function M.jump_message(dir)
   end
 end
 
+--- Moves to the next (`dir` = 1) or previous (-1) tool card of the chat, from anywhere: the
+--- chat window is opened and focused first.
+---@param dir integer
+function M.jump_card(dir)
+  local win = require("pi_rpc.window").open_chat(true)
+  local here = vim.api.nvim_win_get_cursor(win)[1]
+  local cards = require("pi_rpc.chat").card_lines()
+  local target
+  for i = dir > 0 and 1 or #cards, dir > 0 and #cards or 1, dir do
+    if (dir > 0 and cards[i] > here) or (dir < 0 and cards[i] < here) then
+      target = cards[i]
+      break
+    end
+  end
+  if target then
+    vim.api.nvim_win_set_cursor(win, { target, 0 })
+  else
+    util.notify(dir > 0 and "no later tool call" or "no earlier tool call")
+  end
+end
+
 --- Yanks the fenced code block under the cursor (its lines, without the fences) into the
 --- unnamed register and `+` when it exists.
 function M.yank_code()
@@ -75,6 +96,12 @@ function M.chat_buffer(buf)
   map(keys.prev_message, function()
     M.jump_message(-1)
   end, "pi-rpc: previous message")
+  map(keys.next_card, function()
+    M.jump_card(1)
+  end, "pi-rpc: next tool call")
+  map(keys.prev_card, function()
+    M.jump_card(-1)
+  end, "pi-rpc: previous tool call")
   map(keys.yank_code, M.yank_code, "pi-rpc: yank the code block under the cursor")
   map(keys.close, function()
     require("pi_rpc.window").close_chat()

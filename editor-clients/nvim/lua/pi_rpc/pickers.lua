@@ -140,12 +140,7 @@ function M.sessions(cb)
         if lerr then
           return fail("session/load", lerr)
         end
-        daemon.session_id = loaded.sessionId
-        daemon.request("messages", nil, function(merr, m)
-          if merr then
-            return fail("messages", merr)
-          end
-          require("pi_rpc.chat").replay(m.messages or {})
+        M.show_session(loaded.sessionId, function()
           util.notify(("resumed session with %d messages"):format(loaded.messageCount or 0))
           if cb then
             cb(loaded)
@@ -153,6 +148,23 @@ function M.sessions(cb)
         end)
       end)
     end)
+  end)
+end
+
+--- The daemon now holds session `session_id` (loaded, or forked by a rewind): the chat shows its
+--- conversation as it is stored, then `cb()` runs.
+---@param session_id string
+---@param cb fun()?
+function M.show_session(session_id, cb)
+  daemon.session_id = session_id
+  daemon.request("messages", nil, function(err, m)
+    if err then
+      return fail("messages", err)
+    end
+    require("pi_rpc.chat").replay(m.messages or {})
+    if cb then
+      cb()
+    end
   end)
 end
 

@@ -126,11 +126,14 @@ function M.open_file(path)
   vim.cmd("edit " .. vim.fn.fnameescape(path))
 end
 
---- Shows `lines` in a read-only scratch buffer named `name` (reused when it exists).
+--- Shows `lines` in a read-only scratch buffer named `name` (reused when it exists), in the
+--- current window (not the chat's), or with `split` in a new window at the bottom.
 ---@param name string
 ---@param lines string[]
 ---@param filetype string
-function M.open_scratch(name, lines, filetype)
+---@param split boolean?
+---@return integer win
+function M.open_scratch(name, lines, filetype, split)
   local buf = vim.fn.bufnr(name)
   if buf < 0 then
     buf = vim.api.nvim_create_buf(false, true)
@@ -142,13 +145,16 @@ function M.open_scratch(name, lines, filetype)
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = filetype
   local chat = M.chat_win()
-  if chat and vim.api.nvim_get_current_win() == chat then
+  if split then
+    vim.cmd("botright split")
+  elseif chat and vim.api.nvim_get_current_win() == chat then
     vim.cmd("wincmd p")
     if vim.api.nvim_get_current_win() == chat then
       vim.cmd("aboveleft vsplit")
     end
   end
   vim.api.nvim_win_set_buf(0, buf)
+  return vim.api.nvim_get_current_win()
 end
 
 return M

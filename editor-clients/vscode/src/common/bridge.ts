@@ -1,6 +1,7 @@
 // The messages between the extension host and the chat webview, in both directions.
-import type { AgentEvent, ApprovalDecision, ImageInput } from "../protocol";
+import type { AgentEvent, ApprovalDecision, ContextUsage, ImageInput } from "../protocol";
 import type { ChatState } from "./chatModel";
+import type { RestoreTarget, RewindPanel } from "./checkpoints";
 
 export interface ViewStatus {
   folder: string;
@@ -13,6 +14,8 @@ export interface ViewStatus {
   problem: string;
   /** The session's approval policy (`ask`, `acceptEdits`, `auto`, `readOnly`), or "" before start. */
   approvalPolicy: string;
+  /** How full the model's context window is (`session/stats`), when a model is configured. */
+  contextUsage?: ContextUsage;
 }
 
 export type HostToView =
@@ -23,6 +26,10 @@ export type HostToView =
   | { type: "status"; status: ViewStatus }
   | { type: "mentions"; requestId: number; files: string[] }
   | { type: "addContext"; text: string }
+  /** The rewind bar above the composer (`null` hides it). */
+  | { type: "rewindPanel"; panel: RewindPanel | null }
+  /** Replaces the composer's text (the message a conversation rewind went back before). */
+  | { type: "setInput"; text: string }
   /** For the in-host tests: read (and optionally click, type into, or press a key in) elements. */
   | { type: "testQuery"; id: number; selector: string; action?: TestAction };
 
@@ -45,4 +52,15 @@ export type ViewToHost =
   | { type: "copy"; text: string }
   | { type: "command"; command: string }
   | { type: "mentions"; requestId: number; query: string }
+  /** The restore button of a user message: list what a rewind to before it would change. */
+  | { type: "rewindAsk"; key: string }
+  /** Edit-and-resend of a user message: rewind files and conversation to before it, then send `text`. */
+  | { type: "resend"; key: string; text: string }
+  /** The rewind bar's answers: how to rewind, restore conflicts anyway, leave them, or close. */
+  | { type: "rewind"; restore: RestoreTarget }
+  | { type: "rewindForce" }
+  | { type: "rewindSkip" }
+  | { type: "rewindCancel" }
+  /** A diff editor of a conflict (`unsaved`: a restored file's editor against the disk). */
+  | { type: "rewindDiff"; path: string; unsaved?: boolean }
   | { type: "testResult"; id: number; texts: string[] };

@@ -51,7 +51,11 @@ export interface ToolCard {
   approvalOutcome?: string;
 }
 
-export interface UserItem { kind: "user"; key: string; rev: number; text: string; images: number }
+export interface UserItem {
+  kind: "user"; key: string; rev: number; text: string; images: number;
+  /** A message the user typed: a restore point (not a shell command or an extension's message). */
+  restorable?: boolean;
+}
 export interface AssistantItem {
   kind: "assistant";
   key: string;
@@ -183,7 +187,7 @@ function applyAssistantEvent(state: ChatState, item: AssistantItem, event: Assis
 
 function startMessage(state: ChatState, message: Message): void {
   if (message.role === "user") {
-    state.items.push({ kind: "user", key: key(state, "u"), rev: 0, text: textOf(message.content), images: imageCount(message.content) });
+    state.items.push({ kind: "user", key: key(state, "u"), rev: 0, text: textOf(message.content), images: imageCount(message.content), restorable: true });
   } else if (message.role === "assistant") {
     state.items.push({ kind: "assistant", key: key(state, "a"), rev: 0, blocks: [], indexMap: {}, model: message.model });
   }

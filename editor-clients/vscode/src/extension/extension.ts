@@ -4,6 +4,7 @@ import type { AgentEvent, ImageInput } from "../protocol";
 import type { SendMode, ViewToHost } from "../common/bridge";
 import { APPROVAL_SCHEME, ApprovalPrompts } from "./approvalPrompts";
 import { ChatViewProvider } from "./chatView";
+import { RewindController } from "./checkpoints";
 import { nameSession, pickApprovalPolicy, pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
 import { BEFORE_SCHEME, BeforeContentProvider, openDiff, openLog } from "./documents";
 import { errorText, FolderSession, type SessionListener } from "./folderSession";
@@ -99,7 +100,16 @@ export function activate(context: vscode.ExtensionContext): PiApi {
   const onViewMessage = async (message: ViewToHost): Promise<void> => {
     const session = requireSession();
     switch (message.type) {
-      case "send": return send(message.text, message.images, message.mode);
+      case "send":
+        rewinds.close();
+        return send(message.text, message.images, message.mode);
+      case "rewindAsk": return rewinds.ask(session, message.key);
+      case "resend": return rewinds.resend(session, message.key, message.text);
+      case "rewind": return rewinds.choose(message.restore);
+      case "rewindForce": return rewinds.force();
+      case "rewindSkip": return rewinds.skip();
+      case "rewindCancel": return rewinds.close();
+      case "rewindDiff": return rewinds.diff(message.path, message.unsaved);
       case "abort": return session.abort();
       case "clearQueue": return session.clearQueue();
       case "openLog": return openLog(session, message.cardKey);
@@ -137,6 +147,8 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     // Opening the chat is a use: start the daemon, so a missing pi-rpc or model shows at once.
     void session.ensure().catch((error: unknown) => session.reportError(error));
   });
+
+  const rewinds = new RewindController(chatView, before);
 
   const guarded = <A extends unknown[]>(fn: (...args: A) => unknown) => async (...args: A) => {
     try {
@@ -184,6 +196,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     vscode.commands.registerCommand("pi.newSession", guarded(() => requireSession().newSession())),
     vscode.commands.registerCommand("pi.sessions", guarded(() => pickSession(requireSession()))),
     vscode.commands.registerCommand("pi.nameSession", guarded((name?: string) => nameSession(requireSession(), name))),
+    vscode.commands.registerCommand("pi.compact", guarded(() => requireSession().compact())),
     vscode.commands.registerCommand("pi.showTools", guarded(() => pickTools(requireSession()))),
     vscode.commands.registerCommand("pi.selectModel", guarded(() => pickModel(requireSession()))),
     vscode.commands.registerCommand("pi.selectThinking", guarded(() => pickThinking(requireSession()))),

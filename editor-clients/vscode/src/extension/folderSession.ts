@@ -40,6 +40,8 @@ export class FolderSession implements vscode.Disposable {
   readonly approvals = new ApprovalQueue();
   /** The session's approval policy as the daemon last reported it. */
   approvalPolicy?: ApprovalPolicy;
+  /** Told the path of each `fs/writeTextFile` served (a rewind learns which restores reached an editor). */
+  readonly editorWrites = new Set<(path: string) => void>();
   /** The launch settings the running daemon was started with (a change restarts it). */
   private launchedWith = "";
 
@@ -69,6 +71,7 @@ export class FolderSession implements vscode.Disposable {
       cost: this.stats?.cost ?? 0,
       problem: this.problem,
       approvalPolicy: this.approvalPolicy ?? "",
+      contextUsage: this.stats?.contextUsage,
     };
   }
 
@@ -96,7 +99,11 @@ export class FolderSession implements vscode.Disposable {
     daemon.client.onEvent((event) => this.onEvent(event));
     daemon.client.onRequest("approval/request", (request, token) => this.approvals.ask(request, token));
     daemon.client.onRequest("fs/readTextFile", ({ path }) => readTextFile(path));
-    daemon.client.onRequest("fs/writeTextFile", ({ path, content }) => writeTextFile(path, content));
+    daemon.client.onRequest("fs/writeTextFile", async ({ path, content }) => {
+      const written = await writeTextFile(path, content);
+      for (const listener of this.editorWrites) listener(path);
+      return written;
+    });
     this.launchedWith = JSON.stringify(settings.launch);
     try {
       this.info = await daemon.client.request("initialize", {
@@ -266,6 +273,23 @@ export class FolderSession implements vscode.Disposable {
     this.chat = chatFromMessages(messages);
     this.listener.reset(this);
     await this.refreshState(daemon);
+  }
+
+  /** The chat again from the daemon's transcript: after it moved to a fork (a conversation rewind) or compacted. */
+  async reloadChat(): Promise<void> {
+    const daemon = await this.ensure();
+    const { messages } = await daemon.client.request("messages");
+    this.chat = chatFromMessages(messages);
+    this.snapshots.clear();
+    this.listener.reset(this);
+    await this.refreshState(daemon);
+  }
+
+  /** Has the model summarise the older turns (`compact`), then shows the compacted chat. */
+  async compact(): Promise<void> {
+    const daemon = await this.ensure();
+    await daemon.client.request("compact", {});
+    await this.reloadChat();
   }
 
   async client(): Promise<DaemonProcess["client"]> {

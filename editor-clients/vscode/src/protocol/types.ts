@@ -881,6 +881,7 @@ export interface RewindParams {
 entryId: string
 restore: ("both" | "conversation" | "files")
 force?: boolean
+preview?: boolean
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -893,12 +894,23 @@ conflicts: RewindConflict[]
 notRestored: string[]
 sessionId?: string
 text?: string
+diffs?: RewindDiff[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "RewindConflict".
  */
 export interface RewindConflict {
+path: string
+diff: string
+}
+/**
+ * A file a previewed rewind would restore, and how (a preview writes nothing).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "RewindDiff".
+ */
+export interface RewindDiff {
 path: string
 diff: string
 }

@@ -3,6 +3,7 @@
 import type { AgentEvent, ImageInput } from "../protocol";
 import type { HostToView, SendMode, ViewStatus, ViewToHost } from "../common/bridge";
 import { addNotice, applyEvent, type AssistantItem, type ChatItem, type ChatState, emptyChat } from "../common/chatModel";
+import { handleBarClick, handleMessageClick, renderContextUsage, renderRewindPanel, userMessageActions } from "./checkpointBar";
 import { StreamingMarkdown } from "./markdown";
 import { renderToolCard } from "./toolCard";
 
@@ -29,13 +30,17 @@ const policyButton = el("button", "chip policy", "approvals");
 policyButton.title = "Approval policy: what Pi may do without asking";
 thinkingButton.title = "Thinking level";
 const stats = el("span", "stats");
-header.append(modelButton, thinkingButton, toolsButton, policyButton, stats);
+const contextChip = el("span", "context-usage hidden");
+const compactButton = el("button", "chip compact hidden", "compact");
+compactButton.title = "Summarise the older turns to free the context window (Pi: Compact Conversation)";
+header.append(modelButton, thinkingButton, toolsButton, policyButton, stats, contextChip, compactButton);
 const problem = el("div", "problem hidden");
 const list = el("div", "messages");
 const empty = el("div", "empty");
 empty.innerHTML = "<h2>Pi</h2><p>Ask Pi to read, change or run things in this folder.</p>" +
   "<p class='hint'><kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>@</kbd> mentions a file</p>";
 const queueBox = el("div", "queue hidden");
+const rewindBox = el("div", "rewind hidden");
 const composer = el("div", "composer");
 const attachments = el("div", "attachments");
 const mentionBox = el("div", "mentions hidden");
@@ -50,7 +55,7 @@ const sendButton = el("button", "send primary", "Send");
 const stopButton = el("button", "stop", "Stop");
 controls.append(modeSelect, el("span", "spacer"), stopButton, sendButton);
 composer.append(mentionBox, attachments, input, controls);
-app.append(header, problem, list, queueBox, composer);
+app.append(header, problem, list, queueBox, rewindBox, composer);
 
 // ---- state and rendering ---------------------------------------------------------------------
 let chat: ChatState = emptyChat();
@@ -122,7 +127,9 @@ function createNode(item: ChatItem): HTMLElement {
   switch (item.kind) {
     case "user": {
       const node = el("div", "msg user");
+      node.dataset.key = item.key;
       node.append(el("div", "bubble", item.text));
+      if (item.restorable) node.append(userMessageActions());
       if (item.images > 0) node.append(el("div", "images", `${item.images} image${item.images > 1 ? "s" : ""} attached`));
       return node;
     }
@@ -208,6 +215,7 @@ function setStatus(status: ViewStatus): void {
   thinkingButton.textContent = `thinking: ${status.thinkingLevel || "off"}`;
   policyButton.replaceChildren(el("span", "codicon codicon-shield"), status.approvalPolicy ? `approvals: ${status.approvalPolicy}` : "approvals");
   stats.textContent = status.tokens > 0 ? `${status.tokens.toLocaleString()} tok · $${status.cost.toFixed(4)}` : "";
+  renderContextUsage(contextChip, compactButton, status.contextUsage);
   problem.textContent = status.problem;
   problem.classList.toggle("hidden", !status.problem);
 }
@@ -235,6 +243,13 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
       return;
     case "mentions":
       showMentions(data.requestId, data.files);
+      return;
+    case "rewindPanel":
+      renderRewindPanel(rewindBox, data.panel, post);
+      return;
+    case "setInput":
+      input.value = data.text;
+      input.focus();
       return;
     case "addContext":
       input.value = `${input.value}${input.value && !input.value.endsWith("\n") ? "\n" : ""}${data.text}`;
@@ -390,10 +405,13 @@ modelButton.onclick = () => post({ type: "command", command: "pi.selectModel" })
 thinkingButton.onclick = () => post({ type: "command", command: "pi.selectThinking" });
 toolsButton.onclick = () => post({ type: "command", command: "pi.showTools" });
 policyButton.onclick = () => post({ type: "command", command: "pi.approvalPolicy" });
+compactButton.onclick = () => post({ type: "command", command: "pi.compact" });
+rewindBox.addEventListener("click", (e) => handleBarClick(e.target as HTMLElement, post));
 
 // Clicks inside rendered messages: code-block buttons and tool-card actions.
 list.addEventListener("click", (e) => {
   const target = e.target as HTMLElement;
+  if (handleMessageClick(target, post)) return;
   const block = target.closest(".code-block");
   if (block && target.matches(".code-copy, .code-insert")) {
     const code = block.querySelector("code")?.textContent ?? "";

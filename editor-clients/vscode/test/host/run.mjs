@@ -93,9 +93,11 @@ async function inHostSuite(context, port, dirs) {
   await page.exposeFunction("codeAutomationExit", (code) => done(code));
   await page.exposeFunction("codeAutomationLog", async (type, args) => {
     const text = (Array.isArray(args) ? args : [args]).map((a) => (typeof a === "string" ? a : JSON.stringify(a))).join(" ");
-    const shot = /^@@screenshot (\S+)/.exec(text);
+    const shot = /^@@screenshot(-page)? (\S+)/.exec(text);
     if (shot) {
-      await screenshotChat(page, shot[1]);
+      // `-page`: the whole workbench (the chat beside an editor it opened), else the side bar.
+      if (shot[1]) await screenshotPage(page, shot[2]);
+      else await screenshotChat(page, shot[2]);
       return;
     }
     // The suite's own lines go to the console; the workbench's chatter only to the log file.
@@ -114,6 +116,12 @@ async function inHostSuite(context, port, dirs) {
 async function screenshotChat(page, path) {
   const sidebar = page.locator(".part.sidebar").first();
   await sidebar.screenshot({ path });
+  writeFileSync(`${path}.done`, "");
+  log("screenshot", path);
+}
+
+async function screenshotPage(page, path) {
+  await page.screenshot({ path });
   writeFileSync(`${path}.done`, "");
   log("screenshot", path);
 }

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
+import { checkpointTests } from "./checkpointTests";
 
 interface Session {
   pid?: number;
@@ -307,6 +308,10 @@ const tests: [string, () => Promise<void>][] = [
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
     await setPolicy("auto");
   }],
+
+  ...checkpointTests({
+    session: () => api.session()!, query: (selector, action) => api.chatView.query(selector, action), until, runPrompt, folder,
+  }),
 
   ["when pi-rpc cannot be found, the chat says so and how to install it", async () => {
     const config = vscode.workspace.getConfiguration("pi");
