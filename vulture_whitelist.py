@@ -47,7 +47,10 @@ _.on_agent_end
 _.assistant_message  # agent/types.py: turn_end, message events
 _.tool_results  # agent/types.py TurnEnd, session/types.py SessionStats
 _.duration_ms  # agent/types.py
-_.reasoning_content  # ai/providers/openai_completions.py: decoded from servers that send it
+_.raw_stop_reason  # ai/types.py AssistantMessage: the provider's own stop reason, for clients
+_.total_from_provider  # ai/types.py Cost: whether the total is the provider's bill
+_.disposition  # modes/pi/commands.py Disposition: a prompt's, steer's or follow-up's response data
+_.reasoning_content  # ai/providers/openai_chunks.py: decoded from servers that send it
 _.reasoning_text
 _.client_info  # modes/jsonrpc/protocol.py InitializeParams
 _.server_info  # modes/jsonrpc/protocol.py InitializeResult

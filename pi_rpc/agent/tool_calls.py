@@ -66,6 +66,7 @@ class _Outcome:
     call: ToolCall
     result: AgentToolResult
     is_error: bool
+    duration_ms: int | None = None  # set when its tool_execution_end is sent; its message says it too
 
 
 def error_result(message: str, details: Any = UNSET) -> AgentToolResult:
@@ -262,13 +263,14 @@ async def _after(
 
 
 def _emit_end(config: BatchConfig, outcome: _Outcome, started: float) -> None:
+    outcome.duration_ms = int((time.monotonic() - started) * 1000)
     config.emit(
         ToolExecutionEnd(
             tool_call_id=outcome.call.id,
             tool_name=outcome.call.name,
             result=outcome.result,
             is_error=outcome.is_error,
-            duration_ms=int((time.monotonic() - started) * 1000),
+            duration_ms=outcome.duration_ms,
         )
     )
 
@@ -282,4 +284,6 @@ def _to_message(outcome: _Outcome) -> ToolResultMessage:
     )
     if outcome.result.details is not UNSET:
         message.details = outcome.result.details
+    if outcome.duration_ms is not None:
+        message.duration_ms = outcome.duration_ms
     return message

@@ -269,6 +269,15 @@ class ToolApprovalEnd(Wire, tag_field="type", tag="tool_approval_end"):
 class AgentSettled(Wire, tag_field="type", tag="agent_settled"):
     """The session is idle again: after agent_end, and once queued work has drained."""
 
+    aborted: bool = False  # the run was aborted (Pi 1.6.0's `aborted`)
+
+
+class EntryAppended(Wire, tag_field="type", tag="entry_appended"):
+    """A session entry written outside a message's end (Pi 1.6.0's session event): the
+    `context_edit` that takes a retried run's failed reply out of the context."""
+
+    entry: dict[str, Any]
+
 
 class BashExecutionUpdate(Wire, tag_field="type", tag="bash_execution_update"):
     """Output of a command the user runs (`bash`), as it arrives; `id` names the run."""
@@ -327,6 +336,7 @@ AgentEvent = (
     | ToolApprovalRequest
     | ToolApprovalEnd
     | AgentSettled
+    | EntryAppended
     | BashExecutionUpdate
     | CompactionStart
     | CompactionEnd

@@ -101,8 +101,7 @@ def normalize(value: Any, workspace: str) -> Any:
     if isinstance(value, list):
         return [normalize(item, workspace) for item in value]
     if isinstance(value, str):
-        value = _TEMP_LOG.sub("<log>", value.replace(workspace, "<workspace>"))
-        return re.sub(r"Current date: \d{4}-\d{2}-\d{2}", "Current date: <date>", value)
+        return _TEMP_LOG.sub("<log>", value.replace(workspace, "<workspace>"))
     return value
 
 

@@ -90,7 +90,8 @@ class SessionCompaction:
             raise CompactionError("Compaction is already running")
         messages = list(agent.messages)
         if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
-            messages.pop()
+            # Out of the context for good, as Pi 1.6.0 records it (a `context_edit` entry).
+            session.history.omit_from_context(messages.pop())
         self.running = True
         agent.emit(CompactionStart(reason=reason))
         plan: CompactionPlan | None = None

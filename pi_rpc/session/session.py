@@ -45,6 +45,7 @@ from pi_rpc.ai import (
     clamp_thinking_level,
     no_model_message,
     not_found_hint,
+    sections_text,
     supported_thinking_levels,
 )
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
@@ -114,7 +115,7 @@ class AgentSession:
         self._tasks = task_group
         self._definitions = dict(config.tools)
         self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
-        self._system_prompt = ""
+        self._system_prompt: dict[str, str] = {}
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
@@ -342,8 +343,7 @@ class AgentSession:
         )
 
     def _rebuild_system_prompt(self) -> None:
-        """The command line's base prompt and addition win over the folders' SYSTEM.md and
-        APPEND_SYSTEM.md (Pi's order)."""
+        """The command line's base prompt and addition win over the folders' SYSTEM.md, APPEND_SYSTEM.md."""
         config, resources = self.config, self.resources
         self._system_prompt = build_system_prompt(
             [self._definitions[name] for name in self._active],
@@ -351,12 +351,12 @@ class AgentSession:
             config.append_system_prompt if config.append_system_prompt is not None else resources.append_system_prompt,
             resources,
             custom=config.system_prompt if config.system_prompt is not None else resources.system_prompt,
-            sections=mcp_prompt_sections(self.mcp),
+            extra=mcp_prompt_sections(self.mcp),
         )
 
     @property
     def system_prompt(self) -> str:
-        return self._system_prompt
+        return sections_text(self._system_prompt)
 
     def slash_commands(self) -> list[SlashCommand]:
         """What a user can invoke as `/name` in a prompt: prompt templates, then `skill:` names."""

@@ -24,15 +24,11 @@ from .pi_parity_shapes import SEQUENCE_ROWS, row_of, shapes
 pytestmark = pytest.mark.e2e
 
 EXPECTED = {
-    "P2": "message_update carries no cumulative usage",
-    "P3": "toolcall_start says name where Pi says toolName; toolcall_delta adds arguments",
-    "P4": "agent_settled carries no aborted",
-    "P6": "prompt and steer responses carry no data.disposition",
-    "P13": "the compaction result and compact response have no estimatedTokensAfter or usage",
-    "P15": "no entry_appended (Pi 1.6.0 sends one with a context_edit entry when a failed reply is retried)",
-    "P17": "system messages carry no sections, and one is sent again in the turn after a compaction",
-    "P18": "no rawStopReason on assistant messages",
-    "P19": "no durationMs, thinkingLevel or responseId on messages, no usage.reasoning or cost.totalFromProvider",
+    "P2": "message_update's usage is the message's as it stands when the line is written: before the provider's "
+    "usage arrives it has no reasoning or cost.totalFromProvider (Pi 1.6.0 reads the loopback reply whole first)",
+    "P3": "toolcall_delta adds arguments (what the partial JSON parses to), pi-rpc's own for its editors",
+    "P17": "the sections are pi-rpc's own (no docs section: there are no installed Pi docs to name), and a system "
+    "message is sent again in the turn after a compaction (Pi keeps it in the compaction entry's systemMessage)",
     "overflow split turn": "not a row of the change list: recovering from an overflow, Pi 1.6.0 summarises the "
     "failed turn's start separately (its request meets the second refusal); pi-rpc compacts the history, retries "
     "and is refused",

@@ -111,10 +111,11 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
 
     entries = [json.loads(line) for line in session.read_text().splitlines()]
     appended = entries[8:]
-    # The messages, each entry chained to the one before, from Pi's last; no system message of
-    # ours: the tools are the ones Pi's own declared.
-    assert [e["type"] for e in appended] == ["message", "message"]
-    assert [e["message"]["role"] for e in appended] == ["user", "assistant"]
+    # The messages, each entry chained to the one before, from Pi's last: first a system message
+    # declaring what changed (pi-rpc's prompt sections are its own, not the ones Pi declared).
+    assert [e["type"] for e in appended] == ["message", "message", "message"]
+    assert [e["message"]["role"] for e in appended] == ["system", "user", "assistant"]
+    assert set(appended[0]["message"]["sections"]) >= {"preamble", "cwd"}
     assert [e["parentId"] for e in appended] == [PI_LAST_ENTRY, *(e["id"] for e in appended[:-1])]
 
     with loopback_server([]) as server:
@@ -126,7 +127,7 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
             str(session),
         ]
         in_pi = answer(converse(pi, [{"id": "1", "type": "get_messages"}], env, workspace), "1")["messages"]
-    assert [m["role"] for m in in_pi] == ["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    assert roles(in_pi) == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
     assert in_pi[-1]["content"][0]["text"] == "Fixed it for you."
 
 
@@ -178,6 +179,11 @@ def said(messages: list[Json]) -> list[tuple[str, str]]:
     ]
 
 
+def roles(messages: list[Json]) -> list[str]:
+    """The messages' roles, system messages left out (each program declares its own prompt)."""
+    return [m["role"] for m in messages if m["role"] != "system"]
+
+
 def fork_the_pi_session(argv: list[str], session: Path, folder: Path, workspace: Path) -> list[Json]:
     """Continue the recorded session with one prompt, then fork at that prompt (Pi's `fork` with an
     entryId from `get_fork_messages`)."""
@@ -212,8 +218,10 @@ def test_forking_a_pi_session_at_an_entry_keeps_what_came_before_and_pi_loads_th
     assert forked != session and forked.is_file()
     # The fork holds what came before the prompt forked at: the conversation Pi recorded.
     loaded, ours = answer(lines, "loaded")["messages"], answer(lines, "messages")["messages"]
-    assert [m["role"] for m in ours] == ["system", "user", "assistant", "toolResult", "assistant"]
-    assert said(ours) == said(loaded)
+    assert roles(ours) == ["user", "assistant", "toolResult", "assistant"]
+    # and the system message that declared pi-rpc's prompt sections before that prompt, as Pi
+    # keeps the one it declares (below).
+    assert said(ours) == [*said(loaded), ("system", "")]
 
     with loopback_server([]) as server:
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
@@ -228,12 +236,9 @@ def test_forking_a_pi_session_at_an_entry_keeps_what_came_before_and_pi_loads_th
     pis = fork_the_pi_session(pi16_rpc(), pis_copy, tmp_path / "pi-fork", workspace)
     assert answer(pis, "fork") == answer(lines, "fork")
     # Pi's prompt found the workspace moved (the file's system message names the recording's cwd):
-    # it declared the new cwd in a system message of its own before the prompt, which the fork keeps.
-    differences = Differences({"P17": "no system message declaring the changed cwd section before the prompt"})
-    pis_fork = said(answer(pis, "messages")["messages"])
-    if not differences.check("P17", pis_fork == said(ours), "the fork of a session whose workspace moved"):
-        assert pis_fork == [*said(ours), ("system", "")]
-    differences.settle()
+    # it declared the new cwd in a system message of its own before the prompt, which the fork
+    # keeps, as pi-rpc's fork keeps the one it declared.
+    assert said(answer(pis, "messages")["messages"]) == said(ours)
 
 
 def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
@@ -268,7 +273,7 @@ def test_a_session_started_here_loads_in_pi(tmp_path: Path) -> None:
         ]
         lines = converse(pi, [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "get_state"}], env, workspace)
     in_pi = answer(lines, "1")["messages"]
-    assert [m["role"] for m in in_pi] == ["user", "assistant"]
+    assert roles(in_pi) == ["user", "assistant"]
     assert in_pi[-1]["content"][0]["text"] == "Hello from pi-rpc."
     assert answer(lines, "2")["sessionName"] == "from pi-rpc"  # Pi reads our name entry as its own
 
@@ -292,7 +297,7 @@ def test_with_pi_coding_agent_dir_pi_and_pi_rpc_continue_each_others_sessions(tm
         in_pi = answer(converse(pi, commands, env, workspace), "1")["messages"]
         back = answer(converse([*pi_rpc, "-c"], [{"id": "1", "type": "get_messages"}], env, workspace), "1")
         requests = server.requests
-    assert [m["role"] for m in in_pi] == ["bashExecution", "user", "assistant"]
+    assert roles(in_pi) == ["bashExecution", "user", "assistant"]
     assert in_pi[0]["command"] == "echo from-the-user" and in_pi[0]["output"] == "from-the-user\n"
     # Pi sent our command to its model as it sends its own: user text.
     pi_sent = [m for m in requests[1].json["messages"] if m["role"] == "user"]
@@ -472,5 +477,6 @@ def test_a_session_written_here_is_compacted_and_forked_by_pi_and_both_files_loa
             converse([*pi16_rpc(), "--session", str(fork)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
         )
     # The prompt continued here, back in Pi.
-    assert said(back["messages"]) == [*said(forked), ("user", "five"), ("assistant", "answer five")]
+    # After the system message pi-rpc declared its own prompt sections in.
+    assert said(back["messages"]) == [*said(forked), ("system", ""), ("user", "five"), ("assistant", "answer five")]
     differences.settle()

@@ -19,6 +19,7 @@ from msgspec import UNSET
 from pi_rpc.agent.types import (
     CompactionEnd,
     CompactionStart,
+    EntryAppended,
     MessageStart,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
@@ -39,6 +40,7 @@ from pi_rpc.session.compacting import ALREADY_COMPACTED, NOTHING_TO_COMPACT
 from pi_rpc.session.compaction import CompactionError, CompactionSettings, estimated_tokens
 from pi_rpc.session.runs import OVERFLOW_RECOVERY_FAILED
 from pi_rpc.session.session import AgentSession, ModelChoice
+from pi_rpc.session.store import load_session
 
 from .helpers import FOREVER, open_session, reply, script, session_config, tool_call
 
@@ -430,3 +432,22 @@ async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
         with pytest.raises(CompactionError):
             await session.compact()
     assert not of_type(events.all, SummarizationRetryScheduled)
+
+
+async def test_the_overflowed_reply_leaves_the_context_for_good_before_the_compaction(workspace: Path) -> None:
+    """As Pi 1.6.0: a `context_edit` entry (sent as `entry_appended`) takes the refused reply out
+    before the compaction, so the session reloaded from its file does not have it either."""
+    refused = {"match": "^two", "turns": [[{"error": OVERFLOW}]]}
+    model = Recorder([SUMMARY, reply("^one", [{"text": "r1"}]), refused, reply("^two", [{"text": "r2"}])])
+    config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
+    async with open_session(config) as (session, events):
+        await session.prompt(f"one {FILLER}")
+        await session.prompt(f"two {FILLER}")
+        path, live = session.session_file, [type(m).__name__ for m in session.messages]
+    [appended] = of_type(events.all, EntryAppended)
+    assert events.all.index(appended) < events.all.index(of_type(events.all, CompactionStart)[0])
+    assert appended.entry["type"] == "context_edit" and appended.entry["replacement"] is None
+    assert path is not None
+    _, reloaded = load_session(Path(path))
+    assert [type(m).__name__ for m in reloaded] == live
+    assert not any(isinstance(m, AssistantMessage) and m.stop_reason == "error" for m in reloaded)

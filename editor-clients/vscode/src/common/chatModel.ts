@@ -169,7 +169,7 @@ function applyAssistantEvent(state: ChatState, item: AssistantItem, event: Assis
       return;
     }
     case "toolcall_start": {
-      const card = newToolCard(state, event.id, event.name);
+      const card = newToolCard(state, event.id, event.toolName);
       item.indexMap[event.contentIndex] = item.blocks.push({ kind: "toolCall", toolCallId: event.id, cardKey: card.key }) - 1;
       return;
     }

@@ -218,6 +218,7 @@ input?: number
 output?: number
 cacheRead?: number
 cacheWrite?: number
+reasoning?: number
 totalTokens?: number
 cost?: Cost
 }
@@ -231,6 +232,7 @@ output?: number
 cacheRead?: number
 cacheWrite?: number
 total?: number
+totalFromProvider?: boolean
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -409,9 +411,14 @@ api: string
 provider: string
 model: string
 usage?: Usage
-stopReason?: ("aborted" | "error" | "length" | "stop" | "toolUse")
+stopReason?: (("aborted" | "error" | "length" | "stop" | "toolUse") | "pending")
 errorMessage?: string
 timestamp?: number
+responseId?: string
+responseModel?: string
+rawStopReason?: string
+durationMs?: number
+thinkingLevel?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -447,6 +454,7 @@ toolName: string
 content: (TextContent | ImageContent)[]
 isError: boolean
 details?: ToolResultDetails
+durationMs?: number
 timestamp?: number
 }
 /**
@@ -537,6 +545,9 @@ truncation?: Truncation
 export interface SystemMessage {
 role: "system"
 content?: string
+sections?: {
+[k: string]: string | null
+}
 toolsAdded?: Tool[]
 toolsRemoved?: ToolRef[]
 timestamp?: number
@@ -1106,7 +1117,7 @@ export interface ToolcallStartEvent {
 type: "toolcall_start"
 contentIndex: number
 id: string
-name: string
+toolName: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1261,6 +1272,20 @@ outcome: ("allow" | "allowAlways" | "cancelled" | "reject" | "timeout")
  */
 export interface AgentSettled {
 type: "agent_settled"
+aborted?: boolean
+}
+/**
+ * A session entry written outside a message's end (Pi 1.6.0's session event): the
+ * `context_edit` that takes a retried run's failed reply out of the context.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EntryAppended".
+ */
+export interface EntryAppended {
+type: "entry_appended"
+entry: {
+
+}
 }
 /**
  * Output of a command the user runs (`bash`), as it arrives; `id` names the run.
@@ -1363,7 +1388,7 @@ export interface Methods {
 }
 /** Notifications the daemon sends. */
 export interface ServerNotifications {
-  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | BashExecutionUpdate | CompactionStart | CompactionEnd | SummarizationRetryScheduled | SummarizationRetryAttemptStart | SummarizationRetryFinished;
+  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | EntryAppended | BashExecutionUpdate | CompactionStart | CompactionEnd | SummarizationRetryScheduled | SummarizationRetryAttemptStart | SummarizationRetryFinished;
 }
 /** Requests the daemon sends to the client (approvals, the editor's files). */
 export interface ServerRequests {
