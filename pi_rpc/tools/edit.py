@@ -18,6 +18,7 @@ from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolPrevie
 from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire, displayable
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import (
+    LineEnding,
     apply_edits_to_normalized_content,
     detect_line_ending,
     generate_diff_string,
@@ -27,6 +28,7 @@ from pi_rpc.tools.edit_diff import (
     strip_bom,
 )
 from pi_rpc.tools.fs import error_code, node_error_message, write_file_atomic
+from pi_rpc.tools.hunks import HunkOutcome, apply_selection, diff_hunks, hunk_outcome, partial_result_text
 from pi_rpc.tools.mutation_queue import with_file_mutation_queue
 from pi_rpc.tools.paths import resolve_to_cwd
 
@@ -69,6 +71,8 @@ class EditDetails(Wire):
     diff: str
     patch: str
     first_changed_line: int | UnsetType = UNSET
+    # When the user kept only some hunks: which, and the rejected ones (diff and patch are of what landed).
+    hunks: HunkOutcome | UnsetType = UNSET
 
 
 class EditParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -160,7 +164,11 @@ def _access_failure(path: str, exc: Exception) -> ToolError:
 class _PlannedEdit(NamedTuple):
     base: str  # the file as LF-normalised text, before
     new: str  # and after
-    written: str  # what goes back to the file: BOM and line endings restored
+    bom: str  # what goes back to the file is bom + the text with these line endings restored
+    ending: LineEnding
+
+    def written(self, text: str) -> str:
+        return self.bom + restore_line_endings(text, self.ending)
 
 
 async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[ReplaceEdit]) -> _PlannedEdit:
@@ -178,7 +186,7 @@ async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[
     bom, content = strip_bom(raw.decode("utf-8", errors="surrogateescape"))
     ending = detect_line_ending(content)
     base, new = apply_edits_to_normalized_content(normalize_to_lf(content), edits, path)
-    return _PlannedEdit(base, new, bom + restore_line_endings(new, ending))
+    return _PlannedEdit(base, new, bom, ending)
 
 
 def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinition:
@@ -192,18 +200,24 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
 
         async def mutate() -> AgentToolResult:
             planned = await _plan_edit(ops, absolute, path, params.edits)
+            selection = call.hunks
+            new = planned.new if selection is None else apply_selection(selection, planned.base, planned.new, path)
             try:
-                await ops.write_file(absolute, planned.written)
+                await ops.write_file(absolute, planned.written(new))
             except OSError as exc:
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
-            diff, first_changed = generate_diff_string(planned.base, planned.new)
-            patch = generate_unified_patch(path, planned.base, planned.new)
+            diff, first_changed = generate_diff_string(planned.base, new)
+            patch = generate_unified_patch(path, planned.base, new)
             details = EditDetails(
                 diff=displayable(diff),
                 patch=displayable(patch),
                 first_changed_line=UNSET if first_changed is None else first_changed,
             )
-            text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
+            if selection is not None:
+                details.hunks = hunk_outcome(selection)
+                text = partial_result_text(path, details.hunks, len(selection.hunks))
+            else:
+                text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
             return AgentToolResult(content=[TextContent(text=text)], details=details)
 
         try:
@@ -222,6 +236,7 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
             old_text=displayable(planned.base),
             new_text=displayable(planned.new),
             patch=displayable(generate_unified_patch(params.path, planned.base, planned.new)),
+            hunks=diff_hunks(planned.base, planned.new),
         )
 
     return ToolDefinition(
