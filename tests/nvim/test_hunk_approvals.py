@@ -39,12 +39,17 @@ def wait_kept(ed: Any, kept: int) -> None:
     )
 
 
-def test_t_rejects_the_hunk_under_the_cursor_and_a_applies_the_other(make_editor: Any) -> None:
+def asked_about_two_changes(make_editor: Any) -> tuple[Any, list[str]]:
+    """An editor whose agent edits two places of notes.txt: its approval float and the float's lines."""
     ed = make_editor(SCRIPT, approvals={"policy": "ask"})
     (ed.workspace / "notes.txt").write_text(ORIGINAL)
     ed.nvim.command("PiPrompt two changes")
     ed.wait(FLOAT_OPEN)
-    lines = float_lines(ed)
+    return ed, float_lines(ed)
+
+
+def test_t_rejects_the_hunk_under_the_cursor_and_a_applies_the_other(make_editor: Any) -> None:
+    ed, lines = asked_about_two_changes(make_editor)
     headers = [n for n, line in enumerate(lines, 1) if line.startswith("@@")]
     assert len(headers) == 2
     assert ed.lua(MARKS) == [
@@ -75,11 +80,7 @@ def test_t_rejects_the_hunk_under_the_cursor_and_a_applies_the_other(make_editor
 
 
 def test_rejecting_every_hunk_rejects_the_call(make_editor: Any) -> None:
-    ed = make_editor(SCRIPT, approvals={"policy": "ask"})
-    (ed.workspace / "notes.txt").write_text(ORIGINAL)
-    ed.nvim.command("PiPrompt two changes")
-    ed.wait(FLOAT_OPEN)
-    lines = float_lines(ed)
+    ed, lines = asked_about_two_changes(make_editor)
     for changed in ("+line two", "+line twenty-eight"):
         ed.nvim.current.window.cursor = (lines.index(changed) + 1, 0)
         kept = 1 if changed == "+line two" else 0
