@@ -26,6 +26,7 @@ from pi_rpc.agent.types import (
     BeforeToolCall,
     BeforeToolCallHook,
     Emit,
+    HunkSelection,
     MessageEnd,
     MessageStart,
     ToolCallContext,
@@ -59,6 +60,7 @@ class _Prepared:
     call: ToolCall
     tool: AgentTool
     args: Any
+    hunks: HunkSelection | None = None
 
 
 @dataclass
@@ -180,9 +182,10 @@ async def _prepare(
         return _Outcome(call, error_result(str(exc)), True)
     if config.before_tool_call is not None:
         blocked = None
+        before = BeforeToolCall(assistant, call, args)
         with config.control.scope() as scope:
             try:
-                blocked = await config.before_tool_call(BeforeToolCall(assistant, call, args))
+                blocked = await config.before_tool_call(before)
             except Exception as exc:
                 return _Outcome(call, error_result(str(exc)), True)
         if scope.cancelled_caught or config.control.aborted:
@@ -192,6 +195,7 @@ async def _prepare(
             if blocked.terminate:
                 result.terminate = True
             return _Outcome(call, result, True)
+        return _Prepared(call, tool, args, before.hunks)
     return _Prepared(call, tool, args)
 
 
@@ -213,7 +217,7 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
     is_error = False
     with config.control.scope() as scope:
         try:
-            context = replace(config.tool_context(), id=call.id, on_update=on_update)
+            context = replace(config.tool_context(), id=call.id, on_update=on_update, hunks=prepared.hunks)
             result = await tool.execute(prepared.args, context)
             is_error = result.is_error is True
         except ToolErrorWithResult as exc:

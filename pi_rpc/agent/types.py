@@ -83,6 +83,8 @@ class ToolCallContext:
     session_id: str | None = None
     session_file: str | None = None
     thinking_level: str | None = None
+    # The user approved only some hunks of the previewed change (edit, write): apply just those.
+    hunks: HunkSelection | None = None
 
 
 ExecuteFn = Callable[[Any, ToolCallContext], Awaitable[AgentToolResult]]
@@ -124,6 +126,28 @@ class AgentTool:
         return self._declaration
 
 
+class DiffHunk(Wire, kw_only=True):
+    """One `@@` hunk of a preview's patch, numbered from 0 in patch order: 1-based first lines and
+    line counts of both sides (as the `@@` header, but a start is never 0), and its text (header
+    and body, as in the patch)."""
+
+    index: int
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    text: str
+
+
+@dataclass(frozen=True)
+class HunkSelection:
+    """The hunks of an approved change the user kept, and the hunks they were chosen from, so the
+    tool applies the same diff the user saw (and refuses when the file has changed since)."""
+
+    kept: frozenset[int]
+    hunks: tuple[DiffHunk, ...]
+
+
 class ToolPreview(Wire, kw_only=True):
     """What a call is about to do, told before it runs, for the user who approves it.
 
@@ -138,6 +162,8 @@ class ToolPreview(Wire, kw_only=True):
     old_text: str | UnsetType = UNSET
     new_text: str | UnsetType = UNSET
     patch: str | UnsetType = UNSET
+    # The patch's hunks, which an approval may keep some of (edit and write of an existing file).
+    hunks: list[DiffHunk] | UnsetType = UNSET
 
 
 # --- hooks --------------------------------------------------------------------------------------
@@ -164,6 +190,8 @@ class BeforeToolCall:
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: Any  # the validated arguments; a hook may mutate them (spec 3.8)
+    # Set by a hook when the user kept only some hunks: the tool sees it in its context.
+    hunks: HunkSelection | None = None
 
 
 @dataclass

@@ -47,6 +47,7 @@ from pi_rpc.agent import (
     ToolPreview,
 )
 from pi_rpc.ai import Wire, agent_config_paths
+from pi_rpc.session.hunk_choice import select_hunks
 from pi_rpc.session.shell_commands import (
     code_running_option,
     command_words,
@@ -77,6 +78,9 @@ class ApprovalDecision(Wire, kw_only=True):
     rule: str | UnsetType = UNSET
     # With allowAlways: also keep the rule in the workspace's settings file.
     save: bool = False
+    # With allow or allowAlways, for a request whose preview has hunks: the indices of the hunks to
+    # apply (the rest are rejected; none kept rejects the call). Absent: the whole change.
+    hunks: list[int] | UnsetType = UNSET
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
@@ -345,7 +349,7 @@ class ApprovalGate:
         request = await self._request(call, definition)
         if request is None:
             return None  # the call would fail before changing anything: let it fail with its own error
-        return await self._ask(request)
+        return await self._ask(request, call)
 
     async def _request(self, call: BeforeToolCall, definition: ToolDefinition | None) -> ApprovalRequest | None:
         tool, args = call.tool_call.name, call.args
@@ -374,7 +378,7 @@ class ApprovalGate:
             suggested_rule=suggested_rule(tool, args),
         )
 
-    async def _ask(self, request: ApprovalRequest) -> BlockCall | None:
+    async def _ask(self, request: ApprovalRequest, call: BeforeToolCall) -> BlockCall | None:
         assert self.approver is not None
         call_id = request.tool_call_id
         self.pending[call_id] = request
@@ -391,12 +395,16 @@ class ApprovalGate:
                     f"request within {self.timeout:g} s."
                 )
             outcome = decision.outcome
-            return self._apply(request, decision)
+            return self._apply(request, decision, call)
         finally:
             del self.pending[call_id]
             self.on_resolved(call_id, outcome)
 
-    def _apply(self, request: ApprovalRequest, decision: ApprovalDecision) -> BlockCall | None:
+    def _apply(self, request: ApprovalRequest, decision: ApprovalDecision, call: BeforeToolCall) -> BlockCall | None:
+        if decision.outcome != "reject" and decision.hunks is not UNSET:
+            refusal = select_hunks(request, decision.hunks, decision.reason or None, call)
+            if refusal is not None:
+                return refusal
         if decision.outcome == "reject":
             reason = f"The user rejected this {request.tool_name} call"
             if decision.reason:

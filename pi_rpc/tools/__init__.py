@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         strip_bom,
     )
     from pi_rpc.tools.editor_files import EditorFiles, EditorRequestError, FileRouter
+    from pi_rpc.tools.hunks import all_rejected_text
     from pi_rpc.tools.mcp import McpServers
     from pi_rpc.tools.mcp_config import (
         EXPOSURES,
@@ -111,6 +112,7 @@ __all__ = [
     "TOOL_SEARCH_TOOL_NAME",
     "Searchable",
     "tool_search_definition",
+    "all_rejected_text",
 ]
 
 if not TYPE_CHECKING:  # for mypy the imports above are the names, so a misspelt one stays an error

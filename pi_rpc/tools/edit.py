@@ -18,14 +18,18 @@ from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolPrevie
 from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire, displayable
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import (
+    LineEnding,
     apply_replacements_to_original,
+    detect_line_ending,
     generate_diff_string,
     generate_unified_patch,
     normalize_to_lf,
     plan_replacements,
+    restore_line_endings,
     strip_bom,
 )
 from pi_rpc.tools.fs import error_code, node_error_message, write_file_atomic
+from pi_rpc.tools.hunks import HunkOutcome, apply_selection, diff_hunks, hunk_outcome, partial_result_text
 from pi_rpc.tools.mutation_queue import with_file_mutation_queue
 from pi_rpc.tools.paths import resolve_to_cwd
 
@@ -68,6 +72,8 @@ class EditDetails(Wire):
     diff: str
     patch: str
     first_changed_line: int | UnsetType = UNSET
+    # When the user kept only some hunks: which, and the rejected ones (diff and patch are of what landed).
+    hunks: HunkOutcome | UnsetType = UNSET
 
 
 class EditParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -159,7 +165,14 @@ def _access_failure(path: str, exc: Exception) -> ToolError:
 class _PlannedEdit(NamedTuple):
     base: str  # the file as LF-normalised text, before
     new: str  # and after
-    written: str  # what goes back to the file: BOM and line endings restored
+    bom: str
+    ending: LineEnding  # the file's first line ending
+    spliced: str  # `new` spliced into the original text: every untouched line keeps its ending
+
+    def written(self, text: str) -> str:
+        """What goes back to the file for `text` (`new`, or only some of its hunks): the BOM and
+        the line endings restored. Some hunks only: in the file's first line ending throughout."""
+        return self.bom + (self.spliced if text == self.new else restore_line_endings(text, self.ending))
 
 
 async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[ReplaceEdit]) -> _PlannedEdit:
@@ -178,8 +191,8 @@ async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[
     normalized = normalize_to_lf(content)
     base, new, replacements = plan_replacements(normalized, edits, path)
     # Spliced into the original text, so untouched lines keep their own line endings.
-    written = new if content == normalized else apply_replacements_to_original(content, replacements)
-    return _PlannedEdit(base, new, bom + written)
+    spliced = new if content == normalized else apply_replacements_to_original(content, replacements)
+    return _PlannedEdit(base, new, bom, detect_line_ending(content), spliced)
 
 
 def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinition:
@@ -193,18 +206,24 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
 
         async def mutate() -> AgentToolResult:
             planned = await _plan_edit(ops, absolute, path, params.edits)
+            selection = call.hunks
+            new = planned.new if selection is None else apply_selection(selection, planned.base, planned.new, path)
             try:
-                await ops.write_file(absolute, planned.written)
+                await ops.write_file(absolute, planned.written(new))
             except OSError as exc:
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
-            diff, first_changed = generate_diff_string(planned.base, planned.new)
-            patch = generate_unified_patch(path, planned.base, planned.new)
+            diff, first_changed = generate_diff_string(planned.base, new)
+            patch = generate_unified_patch(path, planned.base, new)
             details = EditDetails(
                 diff=displayable(diff),
                 patch=displayable(patch),
                 first_changed_line=UNSET if first_changed is None else first_changed,
             )
-            text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
+            if selection is not None:
+                details.hunks = hunk_outcome(selection)
+                text = partial_result_text(path, details.hunks, len(selection.hunks))
+            else:
+                text = f"Successfully replaced {len(params.edits)} block(s) in {path}."
             return AgentToolResult(content=[TextContent(text=text)], details=details)
 
         try:
@@ -223,6 +242,7 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
             old_text=displayable(planned.base),
             new_text=displayable(planned.new),
             patch=displayable(generate_unified_patch(params.path, planned.base, planned.new)),
+            hunks=diff_hunks(planned.base, planned.new),
         )
 
     return ToolDefinition(

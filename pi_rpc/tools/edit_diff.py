@@ -17,7 +17,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pi_rpc.agent import ToolError
 
@@ -26,6 +26,9 @@ _DOUBLE_QUOTES = re.compile("[\u201c\u201d\u201e\u201f]")
 _DASHES = re.compile("[\u2010-\u2015\u2212]")
 _SPACES = re.compile("[\u00a0\u2002-\u200a\u202f\u205f\u3000]")
 _LINES_WITH_ENDINGS = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+LineEnding = Literal["\r\n", "\n"]
 
 
 class EditLike(Protocol):
@@ -43,6 +46,19 @@ class Edit:
 
 
 # --- line endings and BOM ------------------------------------------------------------------------
+
+
+def detect_line_ending(content: str) -> LineEnding:
+    """CRLF when the first line feed is part of a CRLF, else LF (spec 11.5 step 3)."""
+    lf = content.find("\n")
+    if lf == -1:
+        return "\n"
+    return "\r\n" if lf > 0 and content[lf - 1] == "\r" else "\n"
+
+
+def restore_line_endings(text: str, ending: LineEnding) -> str:
+    """LF-normalised `text` in `ending` throughout (for a text no original line ending maps onto)."""
+    return text.replace("\n", "\r\n") if ending == "\r\n" else text
 
 
 def normalize_to_lf(text: str) -> str:
@@ -359,19 +375,33 @@ def generate_diff_string(old: str, new: str, context_lines: int = 4) -> tuple[st
     return "\n".join(out), first_changed
 
 
-def generate_unified_patch(path: str, old: str, new: str, context_lines: int = 4) -> str:
-    """Spec 11.8: a unified diff with file headers only, as jsdiff's createTwoFilesPatch."""
-    parts = diff_lines(old, new)
-    hunks: list[tuple[int, int, int, int, list[str]]] = []
+@dataclass
+class PatchHunk:
+    """One `@@` hunk of a unified patch: 1-based starts and counts of both sides, the body lines
+    (each with its ` `/`-`/`+` prefix and its newline), and which `diff_lines` parts it changes."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    body: list[str]
+    parts: range
+
+
+def patch_hunks(parts: Sequence[DiffPart], context_lines: int = 4) -> list[PatchHunk]:
+    """The hunks jsdiff's structuredPatch groups the parts into: changes closer than twice the
+    context share a hunk. The one grouping both the patch and a hunk selection number by."""
+    hunks: list[PatchHunk] = []
     old_no = new_no = 1
     hunk_old = hunk_new = 0  # 0: no hunk open
+    first = 0
     body: list[str] = []
     for i, part in enumerate(parts):
         if part.added or part.removed:
             if not hunk_old:
                 lead = parts[i - 1].lines[-context_lines:] if i > 0 and context_lines > 0 else []
                 body = [" " + line for line in lead]
-                hunk_old, hunk_new = old_no - len(lead), new_no - len(lead)
+                hunk_old, hunk_new, first = old_no - len(lead), new_no - len(lead), i
             body += [("+" if part.added else "-") + line for line in part.lines]
             if part.added:
                 new_no += len(part.lines)
@@ -384,38 +414,55 @@ def generate_unified_patch(path: str, old: str, new: str, context_lines: int = 4
             else:
                 tail = part.lines[:context_lines]
                 body += [" " + line for line in tail]
-                hunks.append((hunk_old, old_no - hunk_old + len(tail), hunk_new, new_no - hunk_new + len(tail), body))
+                old_count, new_count = old_no - hunk_old + len(tail), new_no - hunk_new + len(tail)
+                hunks.append(PatchHunk(hunk_old, old_count, hunk_new, new_count, body, range(first, i)))
                 hunk_old = hunk_new = 0
         old_no += len(part.lines)
         new_no += len(part.lines)
     if hunk_old:
-        hunks.append((hunk_old, old_no - hunk_old, hunk_new, new_no - hunk_new, body))
-    out = [f"--- {path}", f"+++ {path}"]
-    for old_start, old_count, new_start, new_count, lines in hunks:
-        # Unified diff quirk: an empty side's start is one lower than expected.
-        out.append(
-            f"@@ -{old_start - 1 if old_count == 0 else old_start},{old_count} "
-            f"+{new_start - 1 if new_count == 0 else new_start},{new_count} @@"
-        )
-        for line in lines:
-            if line.endswith("\n"):
-                out.append(line[:-1])
-            else:
-                out.append(line)
-                out.append("\\ No newline at end of file")
+        old_count, new_count = old_no - hunk_old, new_no - hunk_new
+        hunks.append(PatchHunk(hunk_old, old_count, hunk_new, new_count, body, range(first, len(parts))))
+    return hunks
+
+
+def hunk_text(hunk: PatchHunk) -> str:
+    """The hunk as a unified patch writes it: its `@@` header and body, newline-terminated."""
+    # Unified diff quirk: an empty side's start is one lower than expected.
+    out = [
+        f"@@ -{hunk.old_start - 1 if hunk.old_count == 0 else hunk.old_start},{hunk.old_count} "
+        f"+{hunk.new_start - 1 if hunk.new_count == 0 else hunk.new_start},{hunk.new_count} @@"
+    ]
+    for line in hunk.body:
+        if line.endswith("\n"):
+            out.append(line[:-1])
+        else:
+            out.append(line)
+            out.append("\\ No newline at end of file")
     return "\n".join(out) + "\n"
+
+
+def generate_unified_patch(path: str, old: str, new: str, context_lines: int = 4) -> str:
+    """Spec 11.8: a unified diff with file headers only, as jsdiff's createTwoFilesPatch."""
+    hunks = patch_hunks(diff_lines(old, new), context_lines)
+    return f"--- {path}\n+++ {path}\n" + "".join(hunk_text(hunk) for hunk in hunks)
 
 
 __all__ = [
     "DiffPart",
     "Edit",
+    "LineEnding",
     "apply_edits_to_normalized_content",
     "apply_replacements_to_original",
+    "detect_line_ending",
     "plan_replacements",
     "diff_lines",
     "generate_diff_string",
     "generate_unified_patch",
+    "hunk_text",
+    "patch_hunks",
+    "PatchHunk",
     "normalize_for_fuzzy_match",
     "normalize_to_lf",
+    "restore_line_endings",
     "strip_bom",
 ]

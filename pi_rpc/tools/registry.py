@@ -14,6 +14,7 @@ from pi_rpc.tools.edit import EditDetails, create_edit_tool
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.find import FindDetails, create_find_tool
 from pi_rpc.tools.grep import GrepDetails, create_grep_tool
+from pi_rpc.tools.hunks import HunkDetails
 from pi_rpc.tools.ls import LsDetails, create_ls_tool
 from pi_rpc.tools.powershell import create_powershell_tool
 from pi_rpc.tools.process import ProcessTable
@@ -40,6 +41,7 @@ TOOL_DETAILS: dict[str, type[Wire]] = {
     "bash": BashDetails,
     "powershell": BashDetails,
     "edit": EditDetails,
+    "write": HunkDetails,  # only when the user kept some hunks of an overwrite; else none
     "grep": GrepDetails,
     "find": FindDetails,
     "ls": LsDetails,

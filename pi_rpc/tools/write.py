@@ -13,13 +13,14 @@ from typing import Annotated
 
 import anyio
 import msgspec
-from msgspec import Meta
+from msgspec import UNSET, Meta
 
-from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolPreview, text_result
-from pi_rpc.ai import JsonSchemaSampling, displayable
+from pi_rpc.agent import AgentToolResult, HunkSelection, ToolCallContext, ToolError, ToolPreview, text_result
+from pi_rpc.ai import JsonSchemaSampling, TextContent, displayable
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import generate_unified_patch
 from pi_rpc.tools.fs import node_error_message, write_file_atomic
+from pi_rpc.tools.hunks import HunkDetails, apply_selection, diff_hunks, hunk_outcome, partial_result_text
 from pi_rpc.tools.mutation_queue import with_file_mutation_queue
 from pi_rpc.tools.paths import resolve_to_cwd
 
@@ -81,25 +82,39 @@ def create_write_tool(*, operations: WriteOperations | None = None) -> ToolDefin
         absolute = resolve_to_cwd(params.path, call.cwd)
 
         async def mutate() -> AgentToolResult:
+            content, result = params.content, text_result(f"Successfully wrote to {params.path}")  # spec 12.4
+            if call.hunks is not None:
+                content, result = await _partial(call.hunks, absolute, params)
             folder = os.path.dirname(absolute)
             try:
                 await ops.mkdir(folder)
             except OSError as exc:
                 raise ToolError(node_error_message(exc, "mkdir", exc.filename or folder)) from exc
             try:
-                await ops.write_file(absolute, params.content)
+                await ops.write_file(absolute, content)
             except OSError as exc:
                 raise ToolError(node_error_message(exc, "open", absolute)) from exc
-            return text_result(f"Successfully wrote to {params.path}")  # spec 12.4 TARGET
+            return result
 
         try:
             return await with_file_mutation_queue(absolute, mutate)
         except OSError as exc:  # resolving the queue key (a symlink loop): mutate has its own
             raise ToolError(node_error_message(exc, "open", absolute)) from exc
 
+    read_existing = ops.read_existing or _local_read_existing
+
+    async def _partial(selection: HunkSelection, absolute: str, params: WriteParams) -> tuple[str, AgentToolResult]:
+        """The file with only the kept hunks of the overwrite, and the result that says so."""
+        old = await read_existing(absolute)
+        if old is None:
+            raise ToolError(f"Could not apply the hunks the user kept to {params.path}: the file no longer exists.")
+        content = apply_selection(selection, old, params.content, params.path)
+        outcome = hunk_outcome(selection)
+        text = partial_result_text(params.path, outcome, len(selection.hunks))
+        return content, AgentToolResult(content=[TextContent(text=text)], details=HunkDetails(hunks=outcome))
+
     async def preview(params: WriteParams, call: ToolCallContext) -> ToolPreview:
         absolute = resolve_to_cwd(params.path, call.cwd)
-        read_existing = ops.read_existing or _local_read_existing
         old = await read_existing(absolute)
         verb = "Overwrite" if old is not None else "Create"
         return ToolPreview(
@@ -108,6 +123,8 @@ def create_write_tool(*, operations: WriteOperations | None = None) -> ToolDefin
             old_text=displayable(old or ""),
             new_text=displayable(params.content),
             patch=displayable(generate_unified_patch(params.path, old or "", params.content)),
+            # Only an overwrite has hunks to choose from: a new file is one change, taken or not.
+            hunks=diff_hunks(old, params.content) if old is not None else UNSET,
         )
 
     return ToolDefinition(

@@ -152,6 +152,7 @@ local PLUGS = {
   { "accept", "n", "allow the tool call waiting for approval", "pi_rpc.approval", "decide", "allow" },
   { "accept-always", "n", "allow it and calls like it for the session", "pi_rpc.approval", "decide", "allowAlways" },
   { "reject", "n", "reject the tool call waiting for approval", "pi_rpc.approval", "decide", "reject" },
+  { "toggle-hunk", "n", "keep or reject the hunk under the cursor in the approval float", "pi_rpc.approval", "toggle_hunk" },
   { "next-card", "n", "next tool call in the chat", "pi_rpc.keys", "jump_card", 1 },
   { "prev-card", "n", "previous tool call in the chat", "pi_rpc.keys", "jump_card", -1 },
   { "rewind", "n", "rewind to before an earlier prompt", "pi_rpc", "rewind" },

@@ -73,8 +73,9 @@ def _details_schema(builtin: list[dict[str, Any]]) -> dict[str, Any]:
         "title": DETAILS,
         "description": (
             "What a tool reports beside its content, for editors and logs (the model never sees "
-            f"it). Which one is the tool's by its name, as `toolDetails` lists: {names}; write "
-            "reports none (absent). An error result carries {} (a failed or aborted bash call its "
+            f"it). Which one is the tool's by its name, as `toolDetails` lists: {names} (write's "
+            "only when the user kept some hunks of an overwrite; otherwise absent). An error "
+            "result carries {} (a failed or aborted bash call its "
             "BashDetails). Other tools' (an MCP server's) may be any object."
         ),
         "anyOf": [*builtin, {"type": "object", "additionalProperties": True}],

@@ -1,8 +1,10 @@
 -- Approvals: the daemon asks (`approval/request`) before a tool runs; a float shows the diff or
--- the command with keys to allow, allow always or reject. The request's handler runs inside
+-- the command with keys to allow, allow always or reject, and for a diff of several hunks a key
+-- that keeps or rejects the hunk under the cursor (pi_rpc.hunks). The request's handler runs inside
 -- vim.lsp.rpc's coroutine and yields until the user decides, so the answer goes back as the
 -- response. Requests wait in arrival order; one float shows the first.
 local config = require("pi_rpc.config")
+local hunks = require("pi_rpc.hunks")
 local util = require("pi_rpc.util")
 
 local M = {}
@@ -11,6 +13,7 @@ local M = {}
 ---@field params table the request's params
 ---@field co thread the handler's coroutine, resumed with the response
 ---@field done boolean
+---@field hunks pi_rpc.HunkChoice? the hunks kept so far, when the diff has several
 
 local pending = {} ---@type pi_rpc.Approval[]
 ---@type {win: integer, buf: integer, entry: pi_rpc.Approval, prev: integer}?
@@ -113,7 +116,8 @@ function M.decide(outcome)
     return
   end
   if outcome ~= "reject" then
-    finish(entry, { outcome = outcome })
+    -- Only the kept hunks are applied; naming none rejects the call, with the hunks for the agent.
+    finish(entry, { outcome = outcome, hunks = hunks.answer(entry.hunks) })
     return
   end
   vim.ui.input({ prompt = "Reason for the agent (optional): " }, function(reason)
@@ -136,7 +140,10 @@ local function footer(entry)
       parts[#parts + 1] = lhs .. " " .. what
     end
   end
-  add(k.allow, "allow")
+  if entry.hunks then
+    add(k.toggle_hunk, ("keep/reject hunk (%d of %d kept)"):format(hunks.count(entry.hunks)))
+  end
+  add(k.allow, entry.hunks and "allow kept" or "allow")
   add(k.allow_always, "always (" .. (util.get(entry.params, "suggestedRule") or "this tool") .. ")")
   add(k.reject, "reject")
   add(k.hide, "later")
@@ -158,6 +165,9 @@ show = function(entry)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = filetype
+  if entry.hunks == nil and filetype == "diff" then
+    entry.hunks = hunks.choice(entry.params, lines) -- kept across hiding and showing again
+  end
   local width = 20
   for _, line in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(line))
@@ -201,6 +211,10 @@ show = function(entry)
     M.decide("reject")
   end, "pi-rpc: reject this call, with a reason")
   map(k.hide, M.hide, "pi-rpc: hide; :PiApproval shows it again")
+  if entry.hunks then
+    map(k.toggle_hunk, M.toggle_hunk, "pi-rpc: keep or reject the hunk under the cursor")
+    hunks.render(entry.hunks, buf, k.toggle_hunk)
+  end
   -- Closed by any other means (:q, <C-w>o): the request keeps waiting, in the statusline.
   vim.api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(win),
@@ -211,6 +225,22 @@ show = function(entry)
       end
     end,
   })
+end
+
+--- Keeps or rejects the hunk under the cursor of the float (the float's `t`); outside the float,
+--- nothing.
+function M.toggle_hunk()
+  local s = shown
+  if not (s and s.entry.hunks and vim.api.nvim_win_is_valid(s.win)) then
+    return
+  end
+  if vim.api.nvim_get_current_win() ~= s.win then
+    util.notify("put the cursor on a hunk in the approval float first")
+    return
+  end
+  hunks.toggle(s.entry.hunks, vim.api.nvim_win_get_cursor(s.win)[1])
+  hunks.render(s.entry.hunks, s.buf, keys().toggle_hunk)
+  vim.api.nvim_win_set_config(s.win, { footer = footer(s.entry), footer_pos = "center" })
 end
 
 --- Hides the float; the request keeps waiting (the statusline says so, :PiApproval shows it).

@@ -85,6 +85,7 @@ M.defaults = {
       allow_always = "A",
       reject = "r", -- asks for a reason (vim.ui.input) the agent reads
       hide = "q", -- the call keeps waiting; :PiApproval shows it again
+      toggle_hunk = "t", -- keep or reject the hunk under the cursor (a diff of several hunks)
     },
     -- Buffer-local mappings in the input buffer.
     input = {

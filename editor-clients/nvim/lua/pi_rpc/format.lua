@@ -169,6 +169,10 @@ function M.tool_lines(tool, opts)
   local patch = util.get(tool.details, "patch")
   if tool.status == "done" and type(patch) == "string" and patch ~= "" then
     fenced(lines, (patch:gsub("\n$", "")), "diff", opts.max_output_lines, hint)
+    local kept, rejected = util.get(tool.details, "hunks", "kept"), util.get(tool.details, "hunks", "rejected")
+    if type(kept) == "table" and type(rejected) == "table" then -- the user kept only some hunks
+      lines[#lines + 1] = ("Kept %d of %d hunk(s); the rejected ones were not applied."):format(#kept, #kept + #rejected)
+    end
     return lines, nil, nil, nil
   end
   local body, notice = tool.output or "", nil

@@ -1,11 +1,13 @@
 // Where a call waiting for approval meets the user, besides its chat card (drawn from the events):
 // a before/after diff editor for an edit or write, with Allow / Allow Always / Reject in its title
-// bar; a notification while the chat is hidden; a reason box for a rejection. Every piece closes
+// bar and its hunks to keep or reject one by one (hunkChoice.ts: an allow applies the kept ones);
+// a notification while the chat is hidden; a reason box for a rejection. Every piece closes
 // when the request is answered anywhere or the daemon cancels it (an abort).
 import * as vscode from "vscode";
 import type { ApprovalDecision, ApprovalRequest } from "../protocol";
 import type { BeforeContentProvider } from "./documents";
 import type { FolderSession } from "./folderSession";
+import { HunkChoices } from "./hunkChoice";
 
 /** The scheme of an approval's before/after documents (the diff editor's title actions match it). */
 export const APPROVAL_SCHEME = "pi-approval";
@@ -23,6 +25,7 @@ interface Shown {
 
 export class ApprovalPrompts implements vscode.Disposable {
   private readonly shown = new Map<string, Shown>();
+  private readonly hunks = new HunkChoices();
 
   constructor(
     private readonly contents: BeforeContentProvider,
@@ -64,10 +67,20 @@ export class ApprovalPrompts implements vscode.Disposable {
       if (why === undefined) return;
     }
     // "Allow Always" is kept by the daemon in the user's rules for this folder (`save`), so a
-    // restarted daemon, a reloaded window and the next session remember it.
+    // restarted daemon, a reloaded window and the next session remember it. An allow applies the
+    // hunks the user kept in the diff editor (all, unless some were rejected there).
+    const hunks = outcome === "reject" ? undefined : this.hunks.kept(toolCallId);
     shown.session.approvals.decide(toolCallId, {
       outcome, ...(outcome === "reject" && why ? { reason: why } : {}), ...(outcome === "allowAlways" ? { save: true } : {}),
+      ...(hunks ? { hunks } : {}),
     });
+  }
+
+  /** Keeps or rejects one hunk of the diff in `editor` (the one under its cursor), or hunk `index` of a call. */
+  toggleHunk(at: { editor?: vscode.TextEditor; toolCallId?: string; index?: number }): boolean {
+    const toolCallId = at.toolCallId ?? (at.editor && this.hunks.callShowing(at.editor.document.uri));
+    if (!toolCallId) return false;
+    return this.hunks.toggle(toolCallId, { index: at.index, line: at.editor?.selection.active.line });
   }
 
   /** Opens (again) the before/after diff of a waiting edit or write. */
@@ -79,6 +92,7 @@ export class ApprovalPrompts implements vscode.Disposable {
     if (shown.sides.length === 0) {
       shown.sides = [this.contents.uriFor(path, oldText, APPROVAL_SCHEME), this.contents.uriFor(path, newText, APPROVAL_SCHEME)];
     }
+    if (shown.request.preview.hunks) this.hunks.open(toolCallId, shown.request.preview.hunks, shown.sides[1]);
     const name = path.split("/").pop() ?? path;
     await vscode.commands.executeCommand("vscode.diff", shown.sides[0], shown.sides[1],
       `${name}: Pi's ${shown.request.toolName}, waiting for approval`, { preview: true, preserveFocus: true });
@@ -104,6 +118,7 @@ export class ApprovalPrompts implements vscode.Disposable {
     const shown = this.shown.get(toolCallId);
     if (!shown) return;
     this.shown.delete(toolCallId);
+    this.hunks.close(toolCallId);
     shown.closed.cancel();
     shown.closed.dispose();
     if (this.shown.size === 0) void vscode.commands.executeCommand("setContext", "pi.approvalPending", false);
@@ -115,5 +130,6 @@ export class ApprovalPrompts implements vscode.Disposable {
 
   dispose(): void {
     for (const toolCallId of [...this.shown.keys()]) this.close(toolCallId);
+    this.hunks.dispose();
   }
 }

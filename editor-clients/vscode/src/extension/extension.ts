@@ -187,6 +187,16 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     vscode.commands.registerCommand("pi.approval.allow", decideFromEditor("allow")),
     vscode.commands.registerCommand("pi.approval.allowAlways", decideFromEditor("allowAlways")),
     vscode.commands.registerCommand("pi.approval.reject", decideFromEditor("reject")),
+    vscode.commands.registerCommand("pi.approval.applySelected", decideFromEditor("allow")),
+    // From a key or the title bar: the hunk under the cursor of the diff's "after" side; from a
+    // caller (the tests, a card): `{toolCallId, index}`.
+    vscode.commands.registerCommand("pi.approval.toggleHunk", guarded((at?: unknown) => {
+      const named = typeof at === "object" && at !== null && !(at instanceof vscode.Uri) ? at as { toolCallId?: string; index?: number } : {};
+      const editor = vscode.window.activeTextEditor;
+      if (!prompts.toggleHunk({ ...named, editor: named.toolCallId ? undefined : editor })) {
+        throw new Error("Put the cursor on a hunk in the \"after\" side of an approval's diff first.");
+      }
+    })),
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand("pi.openChat", () => chatView.reveal()),
     vscode.commands.registerCommand("pi.prompt", guarded(async () => {

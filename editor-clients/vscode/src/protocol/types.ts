@@ -3,12 +3,12 @@
 export const PROTOCOL_VERSION = 1;
 
 /**
- * What a tool reports beside its content, for editors and logs (the model never sees it). Which one is the tool's by its name, as `toolDetails` lists: read: ReadDetails, bash: BashDetails, powershell: BashDetails, edit: EditDetails, grep: GrepDetails, find: FindDetails, ls: LsDetails; write reports none (absent). An error result carries {} (a failed or aborted bash call its BashDetails). Other tools' (an MCP server's) may be any object.
+ * What a tool reports beside its content, for editors and logs (the model never sees it). Which one is the tool's by its name, as `toolDetails` lists: read: ReadDetails, bash: BashDetails, powershell: BashDetails, edit: EditDetails, write: HunkDetails, grep: GrepDetails, find: FindDetails, ls: LsDetails (write's only when the user kept some hunks of an overwrite; otherwise absent). An error result carries {} (a failed or aborted bash call its BashDetails). Other tools' (an MCP server's) may be any object.
  * 
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "ToolResultDetails".
  */
-export type ToolResultDetails = (ReadDetails | BashDetails | EditDetails | GrepDetails | FindDetails | LsDetails | {
+export type ToolResultDetails = (ReadDetails | BashDetails | EditDetails | HunkDetails | GrepDetails | FindDetails | LsDetails | {
 [k: string]: unknown
 })
 
@@ -504,6 +504,44 @@ export interface EditDetails {
 diff: string
 patch: string
 firstChangedLine?: number
+hunks?: HunkOutcome
+}
+/**
+ * `details.hunks` of a call the user approved in part: the kept and rejected hunk indices,
+ * and the rejected hunks themselves.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "HunkOutcome".
+ */
+export interface HunkOutcome {
+kept: number[]
+rejected: number[]
+rejectedHunks: DiffHunk[]
+}
+/**
+ * One `@@` hunk of a preview's patch, numbered from 0 in patch order: 1-based first lines and
+ * line counts of both sides (as the `@@` header, but a start is never 0), and its text (header
+ * and body, as in the patch).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "DiffHunk".
+ */
+export interface DiffHunk {
+index: number
+oldStart: number
+oldLines: number
+newStart: number
+newLines: number
+text: string
+}
+/**
+ * `details` of a write approved in part (an edit's details carry `hunks` beside its diff).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "HunkDetails".
+ */
+export interface HunkDetails {
+hunks: HunkOutcome
 }
 /**
  * `details` of a grep result, in notice order; each field absent unless its limit was hit.
@@ -969,6 +1007,7 @@ command?: string
 oldText?: string
 newText?: string
 patch?: string
+hunks?: DiffHunk[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -979,6 +1018,7 @@ outcome: ("allow" | "allowAlways" | "reject")
 reason?: string
 rule?: string
 save?: boolean
+hunks?: number[]
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1406,6 +1446,7 @@ export interface ToolDetails {
   "bash": BashDetails;
   "powershell": BashDetails;
   "edit": EditDetails;
+  "write": HunkDetails;
   "grep": GrepDetails;
   "find": FindDetails;
   "ls": LsDetails;

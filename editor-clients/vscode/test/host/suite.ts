@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { checkpointTests } from "./checkpointTests";
+import { hunkTests } from "./hunkTests";
 
 interface Session {
   pid?: number;
@@ -369,6 +370,10 @@ const tests: [string, () => Promise<void>][] = [
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
     await setPolicy("auto");
   }],
+
+  ...hunkTests({
+    query: (selector, action) => api.chatView.query(selector, action), until, sendAndWaitForApproval, setPolicy, idle, approvalDiffs, folder,
+  }),
 
   ...checkpointTests({
     session: () => api.session()!, query: (selector, action) => api.chatView.query(selector, action), until, runPrompt, folder,
