@@ -173,7 +173,7 @@ def test_a_busy_machine_does_not_cut_a_normal_workspaces_resources(
     at it) while the load gets little CPU. The load is bounded by its own work, so a few files are
     all read; only the clock's own, longer bound would cut them."""
     clock = iter(n * 0.25 for n in range(10_000))
-    monkeypatch.setattr(resource_limits.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr("pi_rpc.session.resource_limits.time.monotonic", lambda: next(clock))
     cwd = tmp_path / "ws"
     write(cwd / "AGENTS.md", "rules")
     for name in ("a", "b", "c"):
