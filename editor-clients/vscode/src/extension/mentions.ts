@@ -54,7 +54,8 @@ export async function mentionCandidates(folder: vscode.WorkspaceFolder, query: s
   ]);
   const paths = files.map(relative).sort();
   const folders = [...new Set(paths.flatMap((p) => ancestors(p)))].filter((d) => d.toLowerCase().includes(q) || q === "").sort();
-  rows.push(...paths.map((path): Mention => ({ kind: "file", token: path, path })));
+  // Files leave room for the folders and symbols below them.
+  rows.push(...paths.slice(0, MAX_ROWS - 10).map((path): Mention => ({ kind: "file", token: path, path })));
   rows.push(...folders.map((path): Mention => ({ kind: "folder", token: `${path}/`, path })));
   rows.push(...symbols);
   return rows.slice(0, MAX_ROWS);

@@ -16,19 +16,31 @@ function plain(text: string): string {
 
 export class TerminalOutput implements vscode.Disposable {
   private readonly logs = new Map<vscode.Terminal, string>();
+  private readonly commands = new Map<vscode.Terminal, number>();
+  /** Each command's output still being read: its exit code is written after the last of it. */
+  private readonly reading = new Map<vscode.TerminalShellExecution, Promise<void>>();
   private readonly subscriptions: vscode.Disposable[];
 
   constructor() {
     this.subscriptions = [
-      vscode.window.onDidStartTerminalShellExecution((event) => void this.record(event.terminal, event.execution)),
-      vscode.window.onDidEndTerminalShellExecution((event) => {
-        if (event.exitCode !== undefined) this.append(event.terminal, `[exit code ${event.exitCode}]\n`);
+      vscode.window.onDidStartTerminalShellExecution((event) => {
+        this.reading.set(event.execution, this.record(event.terminal, event.execution).catch(() => undefined));
       }),
-      vscode.window.onDidCloseTerminal((terminal) => this.logs.delete(terminal)),
+      vscode.window.onDidEndTerminalShellExecution((event) => {
+        void (this.reading.get(event.execution) ?? Promise.resolve()).then(() => {
+          this.reading.delete(event.execution);
+          if (event.exitCode !== undefined) this.append(event.terminal, `[exit code ${event.exitCode}]\n`);
+        });
+      }),
+      vscode.window.onDidCloseTerminal((terminal) => {
+        this.logs.delete(terminal);
+        this.commands.delete(terminal);
+      }),
     ];
   }
 
   private async record(terminal: vscode.Terminal, execution: vscode.TerminalShellExecution): Promise<void> {
+    this.commands.set(terminal, (this.commands.get(terminal) ?? 0) + 1);
     this.append(terminal, `$ ${execution.commandLine.value}\n`);
     for await (const data of execution.read()) this.append(terminal, plain(data));
   }
@@ -52,8 +64,8 @@ export class TerminalOutput implements vscode.Disposable {
   /** The picker's detail for the terminal row. */
   describe(): string {
     const terminal = vscode.window.activeTerminal;
-    const log = terminal && this.logs.get(terminal);
-    if (log) return `${log.split("\n").filter((l) => l.startsWith("$ ")).length} recent commands`;
+    const count = terminal ? (this.commands.get(terminal) ?? 0) : 0;
+    if (count > 0) return count === 1 ? "1 command" : `${count} commands`;
     return terminal?.shellIntegration ? "no command yet" : "no shell integration";
   }
 

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { checkpointTests } from "./checkpointTests";
+import { contextTests } from "./contextTests";
 
 interface Session {
   pid?: number;
@@ -261,6 +262,11 @@ const tests: [string, () => Promise<void>][] = [
     await until("the screenshot", () => existsSync(`${path}.done`), 15_000);
   }],
 
+  ...contextTests({
+    query: (selector, action) => api.chatView.query(selector, action), until, onDidReceiveEvent: (listener) => api.onDidReceiveEvent(listener),
+    session: () => api.session()!, setPolicy, folder,
+  }),
+
   ["with approvals on, an edit waits with its diff and runs when allowed from the card", async () => {
     await setPolicy("ask");
     await sendAndWaitForApproval("edit farewell bye");
@@ -453,7 +459,9 @@ export async function run(): Promise<void> {
   assert.ok(extension, "the Pi extension is installed");
   api = await extension.activate();
   let failed = 0;
-  for (const [name, body] of tests) {
+  // PI_VSCODE_ONLY (a regular expression) runs only the tests whose names match it, when iterating.
+  const only = process.env.PI_VSCODE_ONLY ? new RegExp(process.env.PI_VSCODE_ONLY) : undefined;
+  for (const [name, body] of tests.filter(([n]) => !only || only.test(n))) {
     try {
       await body();
       console.log(`ok   ${name}`);
@@ -462,6 +470,7 @@ export async function run(): Promise<void> {
       console.log(`FAIL ${name}\n${error instanceof Error ? error.stack : String(error)}`);
     }
   }
-  console.log(`${tests.length - failed} passed, ${failed} failed`);
+  const ran = only ? tests.filter(([n]) => only.test(n)).length : tests.length;
+  console.log(`${ran - failed} passed, ${failed} failed`);
   if (failed > 0) throw new Error(`${failed} in-host test(s) failed`);
 }
