@@ -18,6 +18,8 @@ export interface Mention {
   detail?: string;
   /** Workspace-relative path (file, folder, symbol, selection, editor; problems of one file). */
   path?: string;
+  /** A symbol's name as its provider gave it (the token has it without spaces). */
+  name?: string;
   /** The lines it refers to (a selection, a symbol's range). */
   lines?: Lines;
 }

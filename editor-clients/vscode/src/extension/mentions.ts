@@ -76,7 +76,9 @@ async function workspaceSymbols(folder: vscode.WorkspaceFolder, query: string): 
     .map((s): Mention => {
       const path = relative(s.location.uri);
       const lines = { first: s.location.range.start.line + 1, last: s.location.range.end.line + 1 };
-      return { kind: "symbol", token: `symbol:${s.name}`, detail: `${vscode.SymbolKind[s.kind].toLowerCase()} · ${path}:${lines.first}`, path, lines };
+      // A token is one word: Markdown's headings (`# Title`) and the like lose their marks and spaces.
+      const word = s.name.replace(/^[#\s]+/, "").replace(/\s+/g, "_");
+      return { kind: "symbol", token: `symbol:${word}`, name: s.name, detail: `${vscode.SymbolKind[s.kind].toLowerCase()} · ${path}:${lines.first}`, path, lines };
     });
 }
 
@@ -115,7 +117,7 @@ async function expand(folder: vscode.WorkspaceFolder, mention: Mention, terminal
     case "selection":
     case "symbol": {
       const range = mention.lines ? `#L${mention.lines.first}-L${mention.lines.last}` : "";
-      const what = mention.kind === "symbol" ? `${mention.token.slice(7)} (${mention.detail ?? ""})\n` : "";
+      const what = mention.kind === "symbol" ? `${mention.name ?? mention.token.slice(7)} (${mention.detail ?? ""})\n` : "";
       return contextBlock(`${path}${range}`, what + excerpt(await fileText(folder, path), mention.lines));
     }
     case "folder": {

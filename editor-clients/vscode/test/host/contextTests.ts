@@ -111,13 +111,15 @@ export function contextTests(host: ContextTestHost): [string, () => Promise<void
             }
           });
         });
-        integration.executeCommand("echo pi-terminal-marker-$((6 * 7))");
+        // A moment before the output: shell integration hands over only what is written after the
+        // extension host heard that the command started (a browser round trip away in code-server).
+        integration.executeCommand("sleep 1; echo pi-terminal-marker-$((6 * 7))");
         await ended;
         await vscode.commands.executeCommand("pi.focusChat");
         await pick("what ran in @term", "terminal");
         await vscode.commands.executeCommand("pi.send");
         const [prompt] = await host.until("the daemon to receive the prompt", () => (received.texts.length > 0 ? received.texts : undefined));
-        assert.match(prompt, /<context ref="terminal">\n\$ echo pi-terminal-marker-\$\(\(6 \* 7\)\)\n[\s\S]*pi-terminal-marker-42[\s\S]*\n<\/context>$/);
+        assert.match(prompt, /<context ref="terminal">\n\$ sleep 1; echo pi-terminal-marker-\$\(\(6 \* 7\)\)\n[\s\S]*pi-terminal-marker-42[\s\S]*\n<\/context>$/);
         assert.match(prompt, /\[exit code 0\]/);
         await host.until("the run to end", () => !host.session().chat.running, 30_000);
       } finally {

@@ -243,7 +243,7 @@ const tests: [string, () => Promise<void>][] = [
   ["typing @ offers workspace files, and Enter puts the chosen one in the message", async () => {
     await api.chatView.query("textarea.input", { type: "explain @gre" });
     const offered = await until("the file suggestions", async () => {
-      const rows = await api.chatView.query(".mentions .mention");
+      const rows = await api.chatView.query(".mentions .mention[data-kind=file]");
       return rows.length > 0 ? rows : undefined;
     });
     assert.deepEqual(offered, ["src/greet.py"]);

@@ -6,17 +6,10 @@ import {
   capText, contextBlock, contextRefs, formatProblems, insertMention, liveMentions, type Mention, mentionQuery,
   numberLines, removeMention, typedText, withContext,
 } from "../../src/common/mentions";
+import { prng } from "./helpers";
 
 const file = (path: string): Mention => ({ kind: "file", token: path, path });
 const symbol = (name: string): Mention => ({ kind: "symbol", token: `symbol:${name}`, path: "src/a.py", lines: { first: 4, last: 5 } });
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 describe("the @ picker's query", () => {
   test("is the word after an @ at the caret, at the start or after a space", () => {
