@@ -62,6 +62,8 @@ export type ViewToHost =
   | { type: "copy"; text: string }
   | { type: "command"; command: string }
   | { type: "mentions"; requestId: number; query: string }
+  /** The view gained or lost the keyboard focus (the `pi.chatFocused` context of the chat's keys). */
+  | { type: "focus"; focused: boolean }
   /** The restore button of a user message: list what a rewind to before it would change. */
   | { type: "rewindAsk"; key: string }
   /** Edit-and-resend of a user message: rewind files and conversation to before it, then send `text`. */

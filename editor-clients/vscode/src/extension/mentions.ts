@@ -48,12 +48,17 @@ export async function mentionCandidates(folder: vscode.WorkspaceFolder, query: s
   const symbolQuery = q.startsWith("symbol:") ? query.slice(7) : query;
   const rows = specials(terminal).filter((m) => m.token.toLowerCase().startsWith(q));
   const glob = q.startsWith("symbol:") ? undefined : `**/*${query.replace(/[[\]{}*?]/g, "")}*`;
-  const [files, symbols] = await Promise.all([
-    glob ? vscode.workspace.findFiles(new vscode.RelativePattern(folder, q ? glob : "**/*"), EXCLUDE, MAX_ROWS) : Promise.resolve([]),
+  const find = (pattern: string, limit: number) => glob
+    ? vscode.workspace.findFiles(new vscode.RelativePattern(folder, pattern), EXCLUDE, limit) : Promise.resolve([]);
+  const [files, inFolders, symbols] = await Promise.all([
+    find(q ? glob ?? "" : "**/*", MAX_ROWS),
+    // Files under a folder whose name matches, for the folder rows.
+    find(q ? `**/*${query.replace(/[[\]{}*?/]/g, "")}*/**` : "**/*", 100),
     symbolQuery.length >= 2 ? workspaceSymbols(folder, symbolQuery) : Promise.resolve([]),
   ]);
   const paths = files.map(relative).sort();
-  const folders = [...new Set(paths.flatMap((p) => ancestors(p)))].filter((d) => d.toLowerCase().includes(q) || q === "").sort();
+  const folders = [...new Set([...paths, ...inFolders.map(relative)].flatMap((p) => ancestors(p)))]
+    .filter((d) => (d.split("/").pop() ?? "").toLowerCase().includes(q.replace(/\/$/, ""))).sort();
   // Files leave room for the folders and symbols below them.
   rows.push(...paths.slice(0, MAX_ROWS - 10).map((path): Mention => ({ kind: "file", token: path, path })));
   rows.push(...folders.map((path): Mention => ({ kind: "folder", token: `${path}/`, path })));

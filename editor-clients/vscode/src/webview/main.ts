@@ -403,5 +403,9 @@ list.addEventListener("keydown", (e) => {
   target.closest(".tool")?.querySelector<HTMLButtonElement>(".approve-reject")?.click();
 });
 
+// VS Code's own `focusedView` does not follow the focus into a webview; the chat's keys use this.
+window.addEventListener("focus", () => post({ type: "focus", focused: true }));
+window.addEventListener("blur", () => post({ type: "focus", focused: false }));
+
 render();
 post({ type: "ready" });
