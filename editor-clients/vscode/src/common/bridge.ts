@@ -3,6 +3,7 @@ import type { AgentEvent, ApprovalDecision, ContextUsage, ImageInput } from "../
 import type { ChatState } from "./chatModel";
 import type { RestoreTarget, RewindPanel } from "./checkpoints";
 import type { HostEvent } from "./hostEvents";
+import type { Mention } from "./mentions";
 
 export interface ViewStatus {
   folder: string;
@@ -27,7 +28,12 @@ export type HostToView =
    * view applies it to its copy in the same order as the agent events. */
   | { type: "host"; event: HostEvent }
   | { type: "status"; status: ViewStatus }
-  | { type: "mentions"; requestId: number; files: string[] }
+  /** The `@` picker's rows for the view's latest query. */
+  | { type: "mentions"; requestId: number; items: Mention[] }
+  /** Keyboard commands: focus the composer, send what it holds, move the focus to the next or previous card. */
+  | { type: "focusInput" }
+  | { type: "sendInput" }
+  | { type: "moveCard"; delta: 1 | -1 }
   | { type: "addContext"; text: string }
   /** The rewind bar above the composer (`null` hides it). */
   | { type: "rewindPanel"; panel: RewindPanel | null }
@@ -42,7 +48,8 @@ export type SendMode = "steer" | "followUp";
 
 export type ViewToHost =
   | { type: "ready" }
-  | { type: "send"; text: string; images: ImageInput[]; mode?: SendMode }
+  /** `mentions`: the chips the text still names, expanded by the host into the prompt. */
+  | { type: "send"; text: string; images: ImageInput[]; mode?: SendMode; mentions?: Mention[] }
   | { type: "abort" }
   | { type: "clearQueue" }
   | { type: "openLog"; cardKey: string }
@@ -55,6 +62,8 @@ export type ViewToHost =
   | { type: "copy"; text: string }
   | { type: "command"; command: string }
   | { type: "mentions"; requestId: number; query: string }
+  /** The view gained or lost the keyboard focus (the `pi.chatFocused` context of the chat's keys). */
+  | { type: "focus"; focused: boolean }
   /** The restore button of a user message: list what a rewind to before it would change. */
   | { type: "rewindAsk"; key: string }
   /** Edit-and-resend of a user message: rewind files and conversation to before it, then send `text`. */

@@ -14,6 +14,7 @@ import * as vscode from "vscode";
 import type { CheckpointInfo, RewindConflict, RewindResult } from "../protocol";
 import { minimalReplacement } from "../common/textEdit";
 import { checkpointOf, filesToRestore, relativeLabel, type RestoreTarget, restoredText, type RewindPanel } from "../common/checkpoints";
+import { typedText } from "../common/mentions";
 import type { ChatViewProvider } from "./chatView";
 import type { BeforeContentProvider } from "./documents";
 import { readTextFile } from "./editorFiles";
@@ -153,7 +154,7 @@ export class RewindController {
       const result = await client.request("session/rewind", { entryId: pending.entryId, restore: "conversation" });
       await session.reloadChat();
       if (panel.resendText !== undefined) void session.send(panel.resendText, []).catch((error: unknown) => session.reportError(error));
-      else if (result.text) this.view.post({ type: "setInput", text: result.text });
+      else if (result.text) this.view.post({ type: "setInput", text: typedText(result.text) });
     }
     if (panel.unsavedKept.length > 0) {
       panel.stage = "conflicts";

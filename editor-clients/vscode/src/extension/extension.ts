@@ -9,9 +9,12 @@ import { nameSession, pickApprovalPolicy, pickModel, pickSession, pickThinking, 
 import { BEFORE_SCHEME, BeforeContentProvider, openDiff, openLog } from "./documents";
 import { StartError } from "./errorSurface";
 import { errorText, FolderSession, type SessionListener } from "./folderSession";
+import { keyboardCommands } from "./keyboard";
+import { expandPrompt, mentionCandidates } from "./mentions";
 import { selectionContext } from "./selectionContext";
 import { readSettings } from "./settings";
 import { PiStatusBar } from "./statusBar";
+import { TerminalOutput } from "./terminalOutput";
 
 /** What the extension exports, for the in-host tests (and other extensions). */
 export interface PiApi {
@@ -27,6 +30,7 @@ const sessions = new Map<string, FolderSession>();
 export function activate(context: vscode.ExtensionContext): PiApi {
   const output = vscode.window.createOutputChannel("Pi");
   const statusBar = new PiStatusBar();
+  const terminal = new TerminalOutput();
   const before = new BeforeContentProvider();
   let shown: FolderSession | undefined;
   const eventEmitter = new vscode.EventEmitter<AgentEvent>();
@@ -114,7 +118,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     switch (message.type) {
       case "send":
         rewinds.close();
-        return send(message.text, message.images, message.mode);
+        return send(await expandPrompt(session.folder, message.text, message.mentions ?? [], terminal), message.images, message.mode);
       case "rewindAsk": return rewinds.ask(session, message.key);
       case "resend": return rewinds.resend(session, message.key, message.text);
       case "rewind": return rewinds.choose(message.restore);
@@ -139,14 +143,12 @@ export function activate(context: vscode.ExtensionContext): PiApi {
         await vscode.commands.executeCommand(message.command);
         return;
       }
-      case "mentions": {
-        const pattern = message.query ? `**/*${message.query.replace(/[[\]{}*?]/g, "")}*` : "**/*";
-        const files = await vscode.workspace.findFiles(new vscode.RelativePattern(session.folder, pattern),
-          "**/{node_modules,.git,.venv,__pycache__}/**", 30);
-        chatView.post({ type: "mentions", requestId: message.requestId,
-          files: files.map((f) => vscode.workspace.asRelativePath(f, false)).sort() });
+      case "focus":
+        await vscode.commands.executeCommand("setContext", "pi.chatFocused", message.focused);
         return;
-      }
+      case "mentions":
+        chatView.post({ type: "mentions", requestId: message.requestId, items: await mentionCandidates(session.folder, message.query, terminal) });
+        return;
       default:
         return;
     }
@@ -180,7 +182,8 @@ export function activate(context: vscode.ExtensionContext): PiApi {
   });
 
   context.subscriptions.push(
-    output, statusBar, eventEmitter, prompts,
+    output, statusBar, terminal, eventEmitter, prompts,
+    ...keyboardCommands(chatView, prompts, requireSession).map(([id, run]) => vscode.commands.registerCommand(id, guarded(run))),
     vscode.workspace.registerTextDocumentContentProvider(BEFORE_SCHEME, before),
     vscode.workspace.registerTextDocumentContentProvider(APPROVAL_SCHEME, before),
     vscode.commands.registerCommand("pi.approvalPolicy", guarded(() => pickApprovalPolicy(requireSession()))),

@@ -9,6 +9,9 @@ import { StreamingMarkdown } from "./markdown";
 import { actionButtons, renderNotice } from "./notice";
 import { renderToolCard } from "./toolCard";
 import { isAuthError, SET_API_KEY } from "../common/errors";
+import { moveCardFocus } from "./cardFocus";
+import { MentionPicker } from "./mentionPicker";
+import { contextRefs, typedText } from "../common/mentions";
 
 declare function acquireVsCodeApi(): { postMessage(message: ViewToHost): void };
 const vscode = acquireVsCodeApi();
@@ -41,14 +44,15 @@ const problem = el("div", "problem hidden");
 const list = el("div", "messages");
 const empty = el("div", "empty");
 empty.innerHTML = "<h2>Pi</h2><p>Ask Pi to read, change or run things in this folder.</p>" +
-  "<p class='hint'><kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>@</kbd> mentions a file</p>";
+  "<p class='hint'><kbd>Enter</kbd> sends · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>@</kbd> adds context: files, folders, symbols, problems, terminal, selection</p>";
 const queueBox = el("div", "queue hidden");
 const rewindBox = el("div", "rewind hidden");
 const composer = el("div", "composer");
 const attachments = el("div", "attachments");
 const mentionBox = el("div", "mentions hidden");
+const mentionChips = el("div", "mention-chips hidden");
 const input = el("textarea", "input");
-input.placeholder = "Ask Pi…  (@ to mention a file)";
+input.placeholder = "Ask Pi…  (@ to add context)";
 input.rows = 3;
 const controls = el("div", "controls");
 const modeSelect = el("select", "mode");
@@ -57,7 +61,7 @@ modeSelect.append(new Option("Steer", "steer"), new Option("Follow up", "followU
 const sendButton = el("button", "send primary", "Send");
 const stopButton = el("button", "stop", "Stop");
 controls.append(modeSelect, el("span", "spacer"), stopButton, sendButton);
-composer.append(mentionBox, attachments, input, controls);
+composer.append(mentionBox, mentionChips, attachments, input, controls);
 app.append(header, problem, list, queueBox, rewindBox, composer);
 
 // ---- state and rendering ---------------------------------------------------------------------
@@ -134,7 +138,9 @@ function createNode(item: ChatItem): HTMLElement {
     case "user": {
       const node = el("div", "msg user");
       node.dataset.key = item.key;
-      node.append(el("div", "bubble", item.text));
+      node.append(el("div", "bubble", typedText(item.text)));
+      const refs = contextRefs(item.text);
+      if (refs.length > 0) node.append(el("div", "context-refs", `with ${refs.map((r) => `@${r}`).join(" ")}`));
       if (item.restorable) node.append(userMessageActions());
       if (item.images > 0) node.append(el("div", "images", `${item.images} image${item.images > 1 ? "s" : ""} attached`));
       return node;
@@ -248,7 +254,16 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
       setStatus(data.status);
       return;
     case "mentions":
-      showMentions(data.requestId, data.files);
+      picker.show(data.requestId, data.items);
+      return;
+    case "focusInput":
+      input.focus();
+      return;
+    case "sendInput":
+      send();
+      return;
+    case "moveCard":
+      moveCardFocus(list, data.delta);
       return;
     case "rewindPanel":
       renderRewindPanel(rewindBox, data.panel, post);
@@ -288,85 +303,21 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
 });
 
 // ---- composer --------------------------------------------------------------------------------
+const picker = new MentionPicker(input, mentionBox, mentionChips, post);
+
 function send(): void {
   const text = input.value.trim();
   if (!text && images.length === 0) return;
   const mode = chat.running ? (modeSelect.value as SendMode) : undefined;
-  post({ type: "send", text, images, mode });
+  post({ type: "send", text, images, mode, mentions: picker.take(text) });
   input.value = "";
   images = [];
   renderAttachments();
   stickToBottom = true;
 }
 
-let mentionRequest = 0;
-let mentionItems: string[] = [];
-let mentionIndex = 0;
-
-function mentionQuery(): string | undefined {
-  const before = input.value.slice(0, input.selectionStart);
-  return /(?:^|\s)@([\w./-]*)$/.exec(before)?.[1];
-}
-
-function showMentions(requestId: number, files: string[]): void {
-  if (requestId !== mentionRequest) return;
-  mentionItems = files;
-  mentionIndex = 0;
-  drawMentions();
-}
-
-function drawMentions(): void {
-  mentionBox.innerHTML = "";
-  mentionBox.classList.toggle("hidden", mentionItems.length === 0);
-  mentionItems.forEach((file, i) => {
-    const row = el("div", `mention${i === mentionIndex ? " selected" : ""}`, file);
-    row.onmousedown = (e) => {
-      e.preventDefault();
-      acceptMention(file);
-    };
-    mentionBox.append(row);
-  });
-}
-
-function acceptMention(file: string): void {
-  const caret = input.selectionStart;
-  const before = input.value.slice(0, caret).replace(/@[\w./-]*$/, `@${file} `);
-  input.value = before + input.value.slice(caret);
-  input.selectionStart = input.selectionEnd = before.length;
-  mentionItems = [];
-  drawMentions();
-  input.focus();
-}
-
-input.addEventListener("input", () => {
-  const query = mentionQuery();
-  if (query === undefined) {
-    mentionItems = [];
-    drawMentions();
-    return;
-  }
-  post({ type: "mentions", requestId: ++mentionRequest, query });
-});
-
 input.addEventListener("keydown", (e) => {
-  if (mentionItems.length > 0) {
-    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
-      mentionIndex = (mentionIndex + (e.key === "ArrowDown" ? 1 : mentionItems.length - 1)) % mentionItems.length;
-      drawMentions();
-      e.preventDefault();
-      return;
-    }
-    if (e.key === "Enter" || e.key === "Tab") {
-      acceptMention(mentionItems[mentionIndex]);
-      e.preventDefault();
-      return;
-    }
-    if (e.key === "Escape") {
-      mentionItems = [];
-      drawMentions();
-      return;
-    }
-  }
+  if (picker.keydown(e)) return;
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     send();
@@ -451,6 +402,10 @@ list.addEventListener("keydown", (e) => {
   e.preventDefault();
   target.closest(".tool")?.querySelector<HTMLButtonElement>(".approve-reject")?.click();
 });
+
+// VS Code's own `focusedView` does not follow the focus into a webview; the chat's keys use this.
+window.addEventListener("focus", () => post({ type: "focus", focused: true }));
+window.addEventListener("blur", () => post({ type: "focus", focused: false }));
 
 render();
 post({ type: "ready" });

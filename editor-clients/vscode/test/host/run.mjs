@@ -214,6 +214,26 @@ async function uiEndToEnd(context, port, dirs) {
   await widenSidebar(page, 180);
   await screenshotChat(page, join(OUT, "chat-after-tool-session.png"));
 
+  // The keys themselves, pressed in the chat (VS Code takes them from the webview): Alt+Up and
+  // Alt+Down walk the cards, Ctrl+Alt+I puts the cursor back in the input.
+  const focusedCard = view.locator(".tool.card-focused");
+  await input.press("Alt+ArrowUp");
+  await focusedCard.first().waitFor({ timeout: 10_000 }).catch(() => undefined);
+  const last = await focusedCard.getAttribute("data-card-key").catch(() => null);
+  check(last !== null && last === await view.locator(".tool").last().getAttribute("data-card-key"), "Alt+Up in the chat focuses the last card");
+  await page.keyboard.press("Alt+ArrowUp");
+  await page.keyboard.press("Alt+ArrowDown");
+  await page.keyboard.press("Alt+ArrowUp");
+  await view.locator(".tool").nth(-2).and(focusedCard).waitFor({ timeout: 10_000 })
+    .then(() => check(true, "Alt+Up / Alt+Down move between the cards"), () => check(false, "Alt+Up / Alt+Down move between the cards"));
+  await page.keyboard.press("Control+Alt+KeyI");
+  let inInput = false;
+  for (let i = 0; i < 50 && !inInput; i++) {
+    inInput = await input.evaluate((el) => el === document.activeElement);
+    if (!inInput) await sleep(100);
+  }
+  check(inInput, "Ctrl+Alt+I puts the cursor in the chat's input");
+
   // Pi: Name Session names it; Pi: Sessions lists it by that name after the reload (below).
   await runCommand(page, "Pi: Name Session");
   await page.locator(".quick-input-widget .quick-input-box input").first().fill("Tool tour");

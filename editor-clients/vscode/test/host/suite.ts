@@ -9,6 +9,7 @@ import { join } from "node:path";
 import * as vscode from "vscode";
 import { checkpointTests } from "./checkpointTests";
 import { hunkTests } from "./hunkTests";
+import { contextTests } from "./contextTests";
 
 interface Session {
   pid?: number;
@@ -243,7 +244,7 @@ const tests: [string, () => Promise<void>][] = [
   ["typing @ offers workspace files, and Enter puts the chosen one in the message", async () => {
     await api.chatView.query("textarea.input", { type: "explain @gre" });
     const offered = await until("the file suggestions", async () => {
-      const rows = await api.chatView.query(".mentions .mention");
+      const rows = await api.chatView.query(".mentions .mention[data-kind=file]");
       return rows.length > 0 ? rows : undefined;
     });
     assert.deepEqual(offered, ["src/greet.py"]);
@@ -261,6 +262,11 @@ const tests: [string, () => Promise<void>][] = [
     console.log(`@@screenshot ${path}`);
     await until("the screenshot", () => existsSync(`${path}.done`), 15_000);
   }],
+
+  ...contextTests({
+    query: (selector, action) => api.chatView.query(selector, action), until, onDidReceiveEvent: (listener) => api.onDidReceiveEvent(listener),
+    session: () => api.session()!, setPolicy, folder,
+  }),
 
   ["with approvals on, an edit waits with its diff and runs when allowed from the card", async () => {
     await setPolicy("ask");
@@ -458,7 +464,9 @@ export async function run(): Promise<void> {
   assert.ok(extension, "the Pi extension is installed");
   api = await extension.activate();
   let failed = 0;
-  for (const [name, body] of tests) {
+  // PI_VSCODE_ONLY (a regular expression) runs only the tests whose names match it, when iterating.
+  const only = process.env.PI_VSCODE_ONLY ? new RegExp(process.env.PI_VSCODE_ONLY) : undefined;
+  for (const [name, body] of tests.filter(([n]) => !only || only.test(n))) {
     try {
       await body();
       console.log(`ok   ${name}`);
@@ -467,6 +475,7 @@ export async function run(): Promise<void> {
       console.log(`FAIL ${name}\n${error instanceof Error ? error.stack : String(error)}`);
     }
   }
-  console.log(`${tests.length - failed} passed, ${failed} failed`);
+  const ran = only ? tests.filter(([n]) => only.test(n)).length : tests.length;
+  console.log(`${ran - failed} passed, ${failed} failed`);
   if (failed > 0) throw new Error(`${failed} in-host test(s) failed`);
 }

@@ -19,3 +19,12 @@ export function transcriptNames(): string[] {
 export function readTranscript(name: string): Entry[] {
   return readFileSync(join(TRANSCRIPTS, name), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Entry);
 }
+
+/** A small seeded PRNG, so the property tests are deterministic. */
+export function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}

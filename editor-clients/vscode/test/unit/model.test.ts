@@ -6,15 +6,7 @@ import type { AgentEvent } from "../../src/protocol";
 import { applyEvent, chatFromMessages, coalesceEvents, emptyChat } from "../../src/common/chatModel";
 import { reversePatch } from "../../src/common/patch";
 import { stablePrefixLength } from "../../src/webview/markdown";
-
-/** A small seeded PRNG, so the property tests are deterministic. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { prng } from "./helpers";
 
 function randomRun(rand: () => number): AgentEvent[] {
   const events: AgentEvent[] = [{ type: "agent_start" }, { type: "message_start", message: { role: "assistant", content: [], api: "faux", provider: "faux", model: "m", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 0 } } as AgentEvent];
