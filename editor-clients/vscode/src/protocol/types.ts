@@ -1158,6 +1158,7 @@ toolName: string
 args: {
 
 }
+parentToolCallId?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1171,6 +1172,7 @@ args: {
 
 }
 partialResult: AgentToolResult
+parentToolCallId?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1192,6 +1194,7 @@ toolName: string
 result: AgentToolResult
 isError: boolean
 durationMs?: number
+parentToolCallId?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
