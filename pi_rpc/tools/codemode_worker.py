@@ -19,7 +19,7 @@ import resource
 import sys
 from typing import Any
 
-import quickjs
+import quickjs  # type: ignore[import-untyped]  # the binding ships no types
 
 # The script's globals, in JavaScript. `__host_call` and `__host_exit` are Python callables.
 PRELUDE = r"""

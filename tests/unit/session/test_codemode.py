@@ -11,9 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from pi_rpc.agent.types import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from pi_rpc.agent.types import (
+    ApprovalRequest,
+    ToolApprovalRequest,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+)
 from pi_rpc.ai.types import AssistantMessage, TextContent, ToolResultMessage
-from pi_rpc.session.approvals import ApprovalRules, parse_rules
+from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules, parse_rules
 from pi_rpc.tools.codemode import CodemodeParams, SourceError, create_codemode_tool, describe, parse_source
 from pi_rpc.tools.codemode_sandbox import Limits
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions
@@ -21,7 +27,7 @@ from pi_rpc.tools.registry import ToolSelection, create_tool_definitions
 from .helpers import Events, open_session, reply, script, session_config, tool_call
 
 pytestmark = pytest.mark.anyio
-TOOLS = ["read", "bash", "ls", "codemode"]
+TOOLS = ["read", "bash", "ls", "write", "codemode"]
 
 
 @pytest.fixture
@@ -121,6 +127,36 @@ async def test_a_thrown_error_keeps_the_output_and_names_the_calls(workspace: Pa
     body = text(result)
     assert body.startswith("Script failed\n") and "before" in body
     assert "Script error:\nTypeError: boom" in body and "ls (ok)" in body
+
+
+class Editor:
+    """The user behind the editor: answers each approval request, remembering what it was asked."""
+
+    def __init__(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.asked: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(request)
+        return self.decision
+
+
+@pytest.mark.parametrize("outcome", ["allow", "reject"])
+async def test_the_editor_is_asked_about_a_scripts_write_and_its_answer_decides(workspace: Path, outcome: str) -> None:
+    code = 'return await tools.write({ path: "new.txt", content: "hi\\n" }).catch((e) => `refused: ${e.message}`);'
+    editor = Editor(
+        ApprovalDecision(outcome="allow") if outcome == "allow" else ApprovalDecision(outcome="reject", reason="no")
+    )
+    async with open_session(config(workspace, code)) as (session, events):
+        session.set_approver(editor)
+        await session.prompt("go")
+        result = next(m for m in session.messages if isinstance(m, ToolResultMessage) and m.tool_name == "codemode")
+    assert [r.tool_name for r in editor.asked] == ["write"]
+    assert editor.asked[0].tool_call_id == f"{result.tool_call_id}/1"
+    assert (workspace / "new.txt").exists() == (outcome == "allow")
+    if outcome == "reject":
+        assert "refused: The user rejected this write call: no" in text(result)
+    assert any(isinstance(e, ToolApprovalRequest) for e in events.all)
 
 
 LIMITS = Limits(memory_bytes=32 * 1024 * 1024, timeout_ms=1500, max_calls=3)
