@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import tempfile
 import time
@@ -28,7 +27,9 @@ from msgspec import Meta
 from pi_rpc.agent import AgentTool, AgentToolResult, ToolCallContext, ToolErrorWithResult
 from pi_rpc.ai import TextContent, json_schema_of
 from pi_rpc.tools.base import ToolDefinition
+from pi_rpc.tools.codemode_declarations import script_identifier, tool_sample
 from pi_rpc.tools.codemode_sandbox import Limits, ScriptOutcome, run_script
+from pi_rpc.tools.codemode_values import OUTPUT_SCHEMAS, script_value, text_of
 
 CODEMODE_TOOL_NAME = "codemode"
 PROMPT_SNIPPET = "Run JavaScript that calls other tools"
@@ -119,16 +120,8 @@ def parse_source(source: str) -> tuple[str, SourceOptions]:
     return "\n" + code, SourceOptions(tokens, timeout)
 
 
-def script_identifier(name: str) -> str:
-    """A tool name as a JavaScript identifier (`mcp__docs-search` -> `mcp__docs_search`)."""
-    ident = re.sub(r"[^A-Za-z0-9_$]", "_", name)
-    return f"_{ident}" if ident[:1].isdigit() else ident
-
-
-def tool_sample(tool: AgentTool) -> str:
-    """What a script sees of a tool: its description and its arguments' JSON Schema."""
-    schema = json.dumps(json_schema_of(tool.parameters), separators=(",", ":"))
-    return f"{tool.description.strip()}\n\nArguments: {schema}\nResolves to a string."
+def sample_of(tool: AgentTool) -> str:
+    return tool_sample(tool.name, tool.description, json_schema_of(tool.parameters), OUTPUT_SCHEMAS.get(tool.name))
 
 
 def describe(peers: Sequence[AgentTool]) -> str:
@@ -140,21 +133,23 @@ def describe(peers: Sequence[AgentTool]) -> str:
         return "\n\n".join(sections)
     listed = ["Nested tools:"]
     remaining = INLINE_BUDGET_TOKENS
-    for tool in sorted(callable_tools, key=lambda t: len(tool_sample(t))):
+    sections_by_cost = []
+    for tool in callable_tools:
         ident = script_identifier(tool.name)
         heading = f"### `{ident}`" if ident == tool.name else f"### `{ident}` (`{tool.name}`)"
-        section = f"{heading}\n{tool_sample(tool)}"
-        cost = -(-len(section) // CHARS_PER_TOKEN)
+        section = f"{heading}\n{sample_of(tool)}"
+        sections_by_cost.append((-(-len(section) // CHARS_PER_TOKEN), tool.name, section))
+    # Cheapest first within the budget, then listed in the tools' own order (Pi's selectCatalog
+    # for tools without a namespace).
+    shown = set()
+    for cost, name, _ in sorted(sections_by_cost, key=lambda entry: entry[0]):
         if cost > remaining:
             break
         remaining -= cost
-        listed.append(section)
+        shown.add(name)
+    listed += [section for _, name, section in sections_by_cost if name in shown]
     sections.append("\n\n".join(listed))
     return "\n\n".join(sections)
-
-
-def _text_of(result: AgentToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
 def format_output(outcome: ScriptOutcome) -> list[str]:
@@ -250,21 +245,21 @@ class CodemodeRunner:
 
         publish()  # the row shows as running before the first nested call
 
-        async def call_tool(name: str, args: Any) -> tuple[bool, str]:
+        async def call_tool(name: str, args: Any) -> tuple[bool, Any]:
             record = CallRecord(id=f"{ctx.id}/?", name=name, args=json.dumps(args)[:200])
             calls.append(record)
             publish()
             if ctx.execute_tool is None:
                 record.status = "error"
                 return False, "Tool calls need a session"
+            call_started = time.monotonic()
             outcome = await ctx.execute_tool(name, args)
             record.id = outcome.call_id
-            text = _text_of(outcome.result)
             record.status = "error" if outcome.is_error else "ok"
             if outcome.is_error:
-                record.error = (text or f'Tool "{name}" failed')[:500]
+                record.error = (text_of(outcome.result) or f'Tool "{name}" failed')[:500]
             publish()
-            return (False, text or f'Tool "{name}" failed') if outcome.is_error else (True, text)
+            return script_value(name, outcome.result, outcome.is_error, time.monotonic() - call_started)
 
         limits = self.limits
         if options.timeout_ms is not None:
@@ -304,7 +299,7 @@ class CodemodeRunner:
 
     def _catalog(self) -> list[dict[str, str]]:
         return [
-            {"id": script_identifier(tool.name), "name": tool.name, "sample": tool_sample(tool)}
+            {"id": script_identifier(tool.name), "name": tool.name, "sample": sample_of(tool)}
             for tool in self.peers
             if tool.name != CODEMODE_TOOL_NAME
         ]

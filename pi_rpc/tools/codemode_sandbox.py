@@ -26,8 +26,8 @@ WORKER = Path(__file__).with_name("codemode_worker.py")
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 ErrorKind = Literal["script", "timeout", "aborted", "sandbox", "memory"]
-# name, arguments -> (ok, what the script receives: the text, or the error text)
-CallTool = Callable[[str, Any], Awaitable[tuple[bool, str]]]
+# name, arguments -> (ok, what the script receives: a JSON value, or the error text)
+CallTool = Callable[[str, Any], Awaitable[tuple[bool, Any]]]
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,25 @@ async def test_a_script_reads_files_and_only_its_output_reaches_the_model(worksp
     assert rows[-1].partial_result.details["calls"][-1]["status"] == "ok"
 
 
+async def test_bash_resolves_to_pis_structured_value_even_when_the_command_fails(workspace: Path) -> None:
+    code = (
+        'const r = await tools.bash({ command: "echo out; exit 3" });\n'
+        "return `${r.exit_code}|${r.output.trim()}|${r.truncated}`;"
+    )
+    result, events = await run_code(workspace, code)
+    assert not result.is_error and "3|out|false" in text(result)
+    end = next(e for e in events.all if isinstance(e, ToolExecutionEnd) and e.tool_name == "bash")
+    assert end.is_error  # the call itself failed, as the editor shows it
+
+
+def test_the_listing_declares_what_pis_bash_and_read_resolve_to() -> None:
+    tools = create_tool_definitions(["read", "bash", "codemode"])
+    description = tools["codemode"].declaration(list(tools.values())).description
+    assert "codemode tool declaration:\n```ts\ndeclare const tools: { bash(args: {" in description
+    assert "  exit_code: number;" in description and "wall_time_seconds: number;" in description
+    assert 'Promise<string | { data: string; mimeType: string; note: string; type: "image"; }>' in description
+
+
 async def test_bad_arguments_and_unknown_tools_reject_inside_the_script(workspace: Path) -> None:
     code = (
         "const a = await tools.read({}).catch((e) => `bad: ${e.message}`);\n"
