@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
@@ -230,3 +231,42 @@ def test_the_options_line_parser_accepts_or_refuses_with_pis_messages(first_line
     else:
         assert code.strip() == "return 1"
         assert options.timeout_ms is None or options.timeout_ms > 0
+
+
+async def test_output_over_the_budget_keeps_head_and_tail_and_spills_the_rest(workspace: Path) -> None:
+    code = '// @options: {"max_output_tokens": 50}\nfor (let i = 0; i < 200; i++) console.log(`row ${i}`);'
+    result, _ = await run_code(workspace, code)
+    body = text(result)
+    assert "Warning: truncated output (original token count:" in body and "row 0" in body and "row 199" in body
+    assert "row 100\n" not in body
+    spilled = result.details["fullOutputPath"]
+    assert "row 100\n" in await anyio.Path(spilled).read_text()
+
+
+FRAGMENTS = [
+    "throw new Error('x');",
+    "await tools.ls({});",
+    "await tools.nope({ a: 1 });",
+    "await tools.read({ path: 42 });",
+    "text(JSON.stringify({ a: [1, 2] }));",
+    "console.log(undefined, null, {});",
+    "exit();",
+    "store('k', { v: 1 }); load('k');",
+    "return 7;",
+    "[].x.y;",
+    "await Promise.allSettled([tools.ls({}), tools.nope({})]);",
+]
+
+
+@seed(20261202)
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=4))
+def test_any_mix_of_failures_is_a_result_with_pis_header(workspace: Path, fragments: list[str]) -> None:
+    async def one() -> None:
+        result, _ = await run_code(workspace, "\n".join(fragments), limits=LIMITS)
+        assert text(result).startswith(("Script completed\n", "Script failed\n"))
+        assert result.is_error == text(result).startswith("Script failed")
+
+    anyio.run(one)
