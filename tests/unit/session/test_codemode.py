@@ -209,6 +209,17 @@ async def test_abort_stops_the_script_and_its_running_tool_at_once(workspace: Pa
         assert not session.is_streaming
 
 
+async def test_abort_kills_a_script_that_never_yields(workspace: Path) -> None:
+    """A busy loop never returns to the host: the child process is killed, far before the wall cap."""
+    async with open_session(config(workspace, "while (true) {}")) as (session, events):
+        session.start_prompt("go")
+        await events.wait_for(lambda e: isinstance(e, ToolExecutionUpdate) and e.tool_name == "codemode")
+        with anyio.fail_after(20):  # the wall cap is 300 s: only the kill ends it this soon
+            await session.abort()
+        end = next(e for e in events.all if isinstance(e, ToolExecutionEnd) and e.tool_name == "codemode")
+        assert end.is_error and not session.is_streaming
+
+
 async def test_store_keeps_values_across_calls() -> None:
     tool = create_codemode_tool()
     from pi_rpc.agent import ToolCallContext
