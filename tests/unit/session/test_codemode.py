@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from pi_rpc.agent.types import (
-    ApprovalRequest,
     ToolApprovalRequest,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -25,7 +24,7 @@ from pi_rpc.tools.codemode import CodemodeParams, SourceError, create_codemode_t
 from pi_rpc.tools.codemode_sandbox import Limits
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions
 
-from .helpers import Events, open_session, reply, script, session_config, tool_call
+from .helpers import Events, FakeUser, open_session, reply, script, session_config, tool_call
 
 pytestmark = pytest.mark.anyio
 TOOLS = ["read", "bash", "ls", "write", "codemode"]
@@ -149,22 +148,10 @@ async def test_a_thrown_error_keeps_the_output_and_names_the_calls(workspace: Pa
     assert "Script error:\nTypeError: boom" in body and "ls (ok)" in body
 
 
-class Editor:
-    """The user behind the editor: answers each approval request, remembering what it was asked."""
-
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.asked: list[ApprovalRequest] = []
-
-    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return self.decision
-
-
 @pytest.mark.parametrize("outcome", ["allow", "reject"])
 async def test_the_editor_is_asked_about_a_scripts_write_and_its_answer_decides(workspace: Path, outcome: str) -> None:
     code = 'return await tools.write({ path: "new.txt", content: "hi\\n" }).catch((e) => `refused: ${e.message}`);'
-    editor = Editor(
+    editor = FakeUser(
         ApprovalDecision(outcome="allow") if outcome == "allow" else ApprovalDecision(outcome="reject", reason="no")
     )
     async with open_session(config(workspace, code)) as (session, events):
