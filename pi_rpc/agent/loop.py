@@ -156,7 +156,7 @@ def declare_tool_changes(transcript: list[Message], pending: list[Message], tool
                 declared.pop(ref.name, None)
             for tool in message.tools_added or ():
                 declared[tool.name] = tool
-    current = {tool.name: tool.declaration(tools) for tool in tools}
+    current = {tool.name: tool.declaration(tools) for tool in tools if tool.exposure == "direct"}
     added = [decl for name, decl in current.items() if declared.get(name) != decl]
     removed = [ToolRef(name=name) for name in declared if name not in current]
     if not added and not removed:
@@ -194,7 +194,7 @@ async def stream_assistant(
     context = Context(
         system_prompt=config.system_prompt(),
         messages=convert_to_llm(transcript),
-        tools=[tool.declaration(tools) for tool in tools],
+        tools=[tool.declaration(tools) for tool in tools if tool.exposure == "direct"],
     )
     message: AssistantMessage | None = None
     with control.scope() as scope:

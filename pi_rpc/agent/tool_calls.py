@@ -80,7 +80,8 @@ async def execute_tool_calls(
     assistant: AssistantMessage, calls: list[ToolCall], config: BatchConfig
 ) -> tuple[list[ToolResultMessage], bool]:
     """Run a batch; returns the result messages in source order and whether the run terminates."""
-    by_name = {tool.name: tool for tool in config.tools}
+    # The model can call only what it was declared; scripts reach the codemode-exposed tools too.
+    by_name = {tool.name: tool for tool in config.tools if tool.exposure == "direct"}
     sequential = config.sequential or any(
         (tool := by_name.get(call.name)) is not None and tool.execution_mode == "sequential" for call in calls
     )

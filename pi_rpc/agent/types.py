@@ -117,13 +117,22 @@ class AgentTool:
     # aborted text where it catches the cancellation (bash keeps its output, spec 9.13). Otherwise
     # the result is the loop's "Operation aborted".
     final_update_on_abort: bool = False
+    # "codemode": callable only from codemode scripts, never declared to the model (Pi's exposure
+    # of a tool, e.g. an MCP server's, reached only through codemode); "direct": declared as usual.
+    exposure: Literal["direct", "codemode"] = "direct"
     # A description that depends on the other active tools (codemode lists what scripts can call);
     # given them, it replaces `description` in the declaration.
     describe: Callable[[Sequence[AgentTool]], str] | None = None
+    # While this tool is active, it adds to each other declared tool's description (codemode says
+    # how scripts call it): (that tool, its description so far) -> its description.
+    annotate_peer: Callable[[AgentTool, str], str] | None = None
     _declaration: Tool | None = field(default=None, repr=False)
 
     def declaration(self, peers: Sequence[AgentTool] = ()) -> Tool:
         description = self.describe(peers) if self.describe is not None else self.description
+        for peer in peers:
+            if peer is not self and peer.annotate_peer is not None:
+                description = peer.annotate_peer(self, description)
         if self._declaration is None or self._declaration.description != description:
             from pi_rpc.ai import json_schema_of
 

@@ -27,7 +27,7 @@ from msgspec import Meta
 from pi_rpc.agent import AgentTool, AgentToolResult, ToolCallContext, ToolErrorWithResult
 from pi_rpc.ai import TextContent, json_schema_of
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.codemode_declarations import script_identifier, tool_sample
+from pi_rpc.tools.codemode_declarations import describe_output, script_identifier, tool_sample
 from pi_rpc.tools.codemode_sandbox import Limits, ScriptOutcome, run_script
 from pi_rpc.tools.codemode_values import OUTPUT_SCHEMAS, script_value, text_of
 
@@ -128,7 +128,9 @@ def describe(peers: Sequence[AgentTool]) -> str:
     """Pi's description: the intro, the globals and one section per callable tool within the
     inline budget (tools past it stay reachable through `ALL_TOOLS` and `describeTool`)."""
     sections = [DESCRIPTION_INTRO, GLOBALS]
-    callable_tools = [tool for tool in peers if tool.name != CODEMODE_TOOL_NAME]
+    # Pi's default `codemode.mode` "on": tools the model has declared say how scripts call them
+    # (`annotate`); this list holds only the tools reachable from scripts alone.
+    callable_tools = [tool for tool in peers if tool.name != CODEMODE_TOOL_NAME and tool.exposure != "direct"]
     if not callable_tools:
         return "\n\n".join(sections)
     listed = ["Nested tools:"]
@@ -209,6 +211,13 @@ class CallRecord:
     args: str
     status: str = "running"
     error: str | None = None
+
+
+def annotate(tool: AgentTool, description: str) -> str:
+    """A declared tool's description while codemode is active: how a script calls it and what the
+    call resolves to (Pi's describeScriptCall)."""
+    resolves = describe_output(tool.name, OUTPUT_SCHEMAS.get(tool.name))
+    return f"{description.strip()}\n\nCodemode: `tools.{script_identifier(tool.name)}(args)` resolves to {resolves}."
 
 
 def _head(error: ScriptOutcome, timeout_ms: int) -> str:
@@ -335,6 +344,7 @@ def create_codemode_tool(limits: Limits | None = None) -> ToolDefinition:
         parameters=CodemodeParams,
         execute=execute,
         describe=describe_and_remember,
+        annotate_peer=annotate,
         prompt_snippet=PROMPT_SNIPPET,
         prompt_guidelines=list(PROMPT_GUIDELINES),
     )

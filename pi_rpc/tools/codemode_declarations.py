@@ -142,3 +142,42 @@ def _object(schema: dict[str, Any], root: Any, resolving: set[str], expansions: 
     out += [INDENT + member for member in members[len(names) :]]
     out.append("}")
     return "\n".join(out)
+
+
+def describe_output(name: str, schema: dict[str, Any] | None) -> str:
+    """What a call resolves to, in the words Pi appends to a declared tool's description: `a
+    string`, the field names of an object, or the type when it fits on one line."""
+    if schema is None:
+        return "a string"
+    rendered = schema_to_type(schema)
+    if rendered == "string":
+        return "a string"
+    fields = _fields(schema, 1) or _union_fields(schema)
+    if fields:
+        return f"`{fields}`"
+    if "\n" not in rendered:
+        return f"`{rendered}`"
+    return f"a value; `await describeTool({json.dumps(name)})` shows its type"
+
+
+def _fields(schema: Any, depth: int) -> str | None:
+    if not isinstance(schema, dict) or schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
+        return None
+    required = set(schema.get("required") or [])
+    parts = []
+    for name, field in schema["properties"].items():
+        nested = (
+            json.dumps(field["const"])
+            if isinstance(field, dict) and "const" in field
+            else (_fields(field, depth - 1) if depth > 0 else None)
+        )
+        parts.append(f"{name}{'' if name in required else '?'}{f': {nested}' if nested else ''}")
+    return f"{{ {', '.join(parts)} }}"
+
+
+def _union_fields(schema: dict[str, Any]) -> str | None:
+    variants = schema.get("anyOf") or schema.get("oneOf")
+    if not isinstance(variants, list) or not variants:
+        return None
+    described = [_fields(variant, 0) for variant in variants]
+    return " | ".join(d for d in described if d) if all(described) else None

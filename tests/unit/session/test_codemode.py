@@ -66,14 +66,22 @@ def test_codemode_is_off_by_default_and_plus_codemode_turns_it_on() -> None:
     assert "codemode" in ToolSelection(["+codemode"]).initial_active()
 
 
-def test_the_description_is_pis_and_lists_the_callable_tools() -> None:
-    tools = create_tool_definitions(["read", "codemode"])
-    declared = tools["codemode"].declaration(list(tools.values()))
+def test_the_description_is_pis_and_declared_tools_say_how_scripts_call_them() -> None:
+    """Pi's default mode: declared tools carry a `Codemode:` line; codemode lists only the rest."""
+    tools = create_tool_definitions(["read", "bash", "codemode"])
+    peers = list(tools.values())
+    declared = tools["codemode"].declaration(peers)
     assert declared.description.startswith("Run JavaScript that calls other tools. The input is raw JavaScript")
-    assert "### `read`" in declared.description and "### `codemode`" not in declared.description
+    assert "Nested tools:" not in declared.description
+    assert declared.description == describe([])
     assert declared.parameters["required"] == ["code"]
     assert declared.parameters["properties"]["code"] == {"type": "string", "description": "Raw JavaScript source."}
-    assert describe([]).endswith("find unlisted tools, such as MCP tools.")
+    bash = tools["bash"].declaration(peers).description
+    assert bash.endswith(
+        "\n\nCodemode: `tools.bash(args)` resolves to "
+        "`{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`."
+    )
+    assert "Codemode:" not in tools["bash"].declaration([tools["bash"]]).description  # only while codemode is active
 
 
 async def test_a_script_reads_files_and_only_its_output_reaches_the_model(workspace: Path) -> None:
@@ -109,12 +117,30 @@ async def test_bash_resolves_to_pis_structured_value_even_when_the_command_fails
     assert end.is_error  # the call itself failed, as the editor shows it
 
 
-def test_the_listing_declares_what_pis_bash_and_read_resolve_to() -> None:
+def test_tools_only_scripts_reach_are_listed_with_pis_declarations_and_never_declared() -> None:
     tools = create_tool_definitions(["read", "bash", "codemode"])
+    tools["read"].exposure = tools["bash"].exposure = "codemode"
     description = tools["codemode"].declaration(list(tools.values())).description
+    assert "Nested tools:\n\n### `read`" in description
     assert "codemode tool declaration:\n```ts\ndeclare const tools: { bash(args: {" in description
     assert "  exit_code: number;" in description and "wall_time_seconds: number;" in description
     assert 'Promise<string | { data: string; mimeType: string; note: string; type: "image"; }>' in description
+
+
+async def test_a_tool_only_scripts_reach_is_not_found_for_the_model_but_runs_in_a_script(workspace: Path) -> None:
+    tools = create_tool_definitions(TOOLS)
+    tools["ls"].exposure = "codemode"
+    run = reply(
+        "^go",
+        [tool_call("ls")],
+        [tool_call("codemode", code="return await tools.ls({});")],
+        [{"text": "done"}],
+    )
+    async with open_session(session_config(workspace, script(run), tools=tools, active_tools=TOOLS)) as (session, _):
+        await session.prompt("go")
+    direct, scripted = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+    assert direct.is_error and text(direct) == "Tool ls not found"
+    assert not scripted.is_error and "f0.txt" in text(scripted)
 
 
 async def test_bad_arguments_and_unknown_tools_reject_inside_the_script(workspace: Path) -> None:
