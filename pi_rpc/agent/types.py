@@ -36,6 +36,11 @@ from pi_rpc.ai import (
 class AgentToolResult(Wire):
     content: list[ToolResultContent] = msgspec.field(default_factory=list)
     details: Any = UNSET
+    # What a program calling the tool gets instead of the model's text (Pi 0.99: read's text or
+    # image, bash's output and exit code); on the wire in `tool_execution_end`, never sent to a model.
+    structured_content: Any = UNSET
+    # A result that is a failure without being an exception (bash's non-zero exit, Pi 1.6.0).
+    is_error: bool | UnsetType = UNSET
     # Set by a tool (or after_tool_call) to end the run after this batch (spec 15.8).
     terminate: bool | UnsetType = UNSET
 
@@ -294,6 +299,15 @@ class ToolApprovalEnd(Wire, tag_field="type", tag="tool_approval_end"):
 class AgentSettled(Wire, tag_field="type", tag="agent_settled"):
     """The session is idle again: after agent_end, and once queued work has drained."""
 
+    aborted: bool = False  # the run was aborted (Pi 1.6.0's `aborted`)
+
+
+class EntryAppended(Wire, tag_field="type", tag="entry_appended"):
+    """A session entry written outside a message's end (Pi 1.6.0's session event): the
+    `context_edit` that takes a retried run's failed reply out of the context."""
+
+    entry: dict[str, Any]
+
 
 class BashExecutionUpdate(Wire, tag_field="type", tag="bash_execution_update"):
     """Output of a command the user runs (`bash`), as it arrives; `id` names the run."""
@@ -314,6 +328,27 @@ class CompactionEnd(Wire, tag_field="type", tag="compaction_end"):
     error_message: str | UnsetType = UNSET
 
 
+class SummarizationRetryScheduled(Wire, tag_field="type", tag="summarization_retry_scheduled"):
+    """A compaction's summary request failed for a passing reason; it is asked again after `delayMs`
+    (Pi 0.81.1: the retry settings, as for a run's auto-retry)."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+class SummarizationRetryAttemptStart(Wire, tag_field="type", tag="summarization_retry_attempt_start"):
+    """The wait is over and the summary is asked for again; `source` is what is summarised."""
+
+    source: Literal["compaction", "branchSummary"]
+    reason: Literal["manual", "threshold", "overflow"] | UnsetType = UNSET
+
+
+class SummarizationRetryFinished(Wire, tag_field="type", tag="summarization_retry_finished"):
+    """The retried summary request ended: answered, failed for good, or cancelled."""
+
+
 AgentEvent = (
     AgentStart
     | AgentEnd
@@ -331,9 +366,13 @@ AgentEvent = (
     | ToolApprovalRequest
     | ToolApprovalEnd
     | AgentSettled
+    | EntryAppended
     | BashExecutionUpdate
     | CompactionStart
     | CompactionEnd
+    | SummarizationRetryScheduled
+    | SummarizationRetryAttemptStart
+    | SummarizationRetryFinished
 )
 
 Emit = Callable[[AgentEvent], None]

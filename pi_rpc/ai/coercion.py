@@ -27,6 +27,9 @@ from pi_rpc.ai.js_values import (
 )
 
 Schema = dict[str, Any]
+# Marks where a plain schema's `$ref` named nothing (schema_errors.reject_unresolved_refs): that
+# place rejects every value, and counts as a `$ref` still (its optional null is kept).
+UNRESOLVED_REF = "x-pi-rpc-unresolved-ref"
 _MAX_DEPTH = 200  # guards walks over self-referencing `$ref`s that consume no data
 
 
@@ -51,18 +54,7 @@ class SchemaWalker:
         return node
 
     def _pointer(self, ref: str) -> Any:
-        if not ref.startswith("#"):
-            return None
-        node: Any = self.root
-        for part in filter(None, ref[1:].split("/")):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
+        return resolve_local_ref(self.root, ref)
 
     def is_valid(self, node: Any, value: Any) -> bool:
         return bool(self.validator.evolve(schema=node).is_valid(value))
@@ -161,32 +153,76 @@ class SchemaWalker:
     # 3.4 TypeBox conversion (builder schemas) ----------------------------------------------------
 
     def convert(self, node: Any, value: Any, depth: int) -> Any:
+        """pi-schema's pass 2: the first of `const`, `enum`, `anyOf`, `oneOf`, `allOf`, `type` decides."""
         node = self.resolve(node, depth)
         if not isinstance(node, dict) or depth > _MAX_DEPTH:
             return value
-        members = node.get("anyOf") or node.get("oneOf")
-        if members:
-            return self._first_fit(members, value, lambda m, v: self.convert(m, v, depth + 1))
-        if "const" in node or "enum" in node:
-            return _convert_literal([node["const"]] if "const" in node else node["enum"], value)
+        if "const" in node:
+            return _convert_literal([node["const"]], value)
+        if isinstance(node.get("enum"), list):
+            return _convert_literal(node["enum"], value)
+        for key in ("anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                return self._convert_union(node, node[key], value, depth)
+        if isinstance(node.get("allOf"), list):
+            for member in node["allOf"]:
+                value = self.convert(member, value, depth + 1)
+            return self._convert_members(node, value, depth)
         types = node.get("type")
-        if isinstance(types, list):
-            as_members = [{**node, "type": t} for t in types]
-            return self._first_fit(as_members, value, lambda m, v: self.convert(m, v, depth + 1))
-        if types == "object":
-            if isinstance(value, dict):
-                for name in list(value):
-                    sub = self._property_schema(node, name)
-                    if sub is not None:
-                        value[name] = self.convert(sub, value[name], depth + 1)
-            return value
-        if types == "array":
-            items = value if isinstance(value, list) else [value]
-            schemas = self._item_schemas(node, len(items))
-            return [self.convert(s, item, depth + 1) for item, s in zip(items, schemas, strict=True)]
-        if isinstance(types, str):
+        if types == "object" or (types is None and ("properties" in node or "patternProperties" in node)):
+            return self._convert_members(node, value, depth)
+        if types == "array" or (types is None and ("items" in node or "prefixItems" in node)):
+            return self._convert_array(node, value, depth)
+        if isinstance(types, str):  # a type list is left to pass 3
             return _TYPEBOX_SCALAR.get(types, _unchanged)(value)
         return value
+
+    def _convert_union(self, node: Schema, members: list[Any], value: Any, depth: int) -> Any:
+        """A value a member accepts stays; else the first member's conversion the whole node accepts.
+        Properties the union node itself declares convert into each candidate before the check."""
+        if any(self.is_valid(member, value) for member in members):
+            return self._convert_members(node, value, depth)
+        for member in members:
+            candidate = self._convert_members(node, self.convert(member, copy.deepcopy(value), depth + 1), depth)
+            if self.is_valid(node, candidate):
+                return candidate
+        return self._convert_members(node, value, depth)
+
+    def _convert_members(self, node: Schema, value: Any, depth: int) -> Any:
+        if not isinstance(value, dict):
+            return value
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        patterns = node.get("patternProperties") if isinstance(node.get("patternProperties"), dict) else {}
+        extra = node.get("additionalProperties")
+        assert isinstance(props, dict) and isinstance(patterns, dict)
+        for name in list(value):
+            matched = name in props
+            if matched:
+                value[name] = self.convert(props[name], value[name], depth + 1)
+            for pattern, sub in patterns.items():
+                if re.search(pattern, name):
+                    matched = True
+                    value[name] = self.convert(sub, value[name], depth + 1)
+            if not matched and isinstance(extra, dict):
+                value[name] = self.convert(extra, value[name], depth + 1)
+        return value
+
+    def _convert_array(self, node: Schema, value: Any, depth: int) -> Any:
+        prefix = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else None
+        if isinstance(node.get("items"), list):  # draft 7's tuple form
+            prefix = node["items"]
+        if prefix is not None:  # a tuple converts its items and never wraps a single value
+            if not isinstance(value, list):
+                return value
+            rest = None if isinstance(node.get("items"), list) else node.get("items")
+            schemas = [prefix[i] if i < len(prefix) else rest for i in range(len(value))]
+            return [
+                item if s is None else self.convert(s, item, depth + 1) for item, s in zip(value, schemas, strict=True)
+            ]
+        if "items" not in node:
+            return value if isinstance(value, list) else [value]
+        items = value if isinstance(value, list) else [value]
+        return [self.convert(node["items"], item, depth + 1) for item in items]
 
     def _first_fit(self, members: list[Any], value: Any, step: Callable[[Any, Any], Any]) -> Any:
         """Union rule (3.4 and 3.5): keep a value some member accepts, else the first fitting try."""
@@ -222,8 +258,25 @@ class SchemaWalker:
         return value
 
 
+def resolve_local_ref(root: Any, ref: str) -> Any:
+    """What a local `$ref` (`#/$defs/x`) points at in `root`; None when it names nothing (or is
+    not local)."""
+    if not ref.startswith("#"):
+        return None
+    node: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
 def _has_ref(node: Any) -> bool:
-    return isinstance(node, dict) and "$ref" in node
+    return isinstance(node, dict) and ("$ref" in node or UNRESOLVED_REF in node)
 
 
 def _unchanged(value: Any) -> Any:

@@ -134,3 +134,16 @@ def json_stringify(value: Any, indent: str = "  ", _level: str = "") -> str:
         return json_stringify(msgspec.to_builtins(value), indent, _level)
     except TypeError:
         return json.dumps(str(value), ensure_ascii=False)
+
+
+def json_compact(value: Any) -> str:
+    """JS `JSON.stringify(value)`: no spaces, numbers as Node prints them."""
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{json_compact(v)}" for k, v in value.items())
+            + "}"
+        )
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(map(json_compact, value)) + "]"
+    return json_stringify(value)

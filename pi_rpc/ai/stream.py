@@ -8,11 +8,13 @@ and once called it never raises: it returns `finish()` or `fail()` (failures tra
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET
 
 from pi_rpc.ai.partial_json import parse_streaming_json
 from pi_rpc.ai.redact import redact
@@ -140,7 +142,9 @@ class AssistantBuilder:
         self.model = model
         self._emit = emit or (lambda event: None)
         self._wait_for_room = wait_for_room
-        self._message = AssistantMessage(content=[], api=model.api, provider=model.provider, model=model.id)
+        self._message = self._new_message()
+        # Pi's `durationMs`: from the request's start (this builder's creation) to its end.
+        self._created = time.monotonic()
         self._open: dict[Hashable, _OpenPart] = {}
         self._started = False
         self._finished = False
@@ -173,13 +177,31 @@ class AssistantBuilder:
 
     def reset(self) -> None:
         """Drop everything streamed so far (a retried request starts from nothing)."""
-        self._message = AssistantMessage(
-            content=[], api=self.model.api, provider=self.model.provider, model=self.model.id
-        )
+        self._message = self._new_message()
         self._open.clear()
 
-    def set_usage(self, usage: Usage) -> None:
-        self._message.usage = price_usage(usage, self.model.cost)
+    def _new_message(self) -> AssistantMessage:
+        model = self.model
+        return AssistantMessage(
+            content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="pending"
+        )
+
+    def set_usage(self, usage: Usage, billed: float | None = None) -> None:
+        """The usage the provider reported, priced from the model's rates unless the provider
+        said what it `billed` (OpenRouter's `usage.cost`)."""
+        self._message.usage = price_usage(usage, self.model.cost, billed)
+
+    def set_response(self, response_id: str | None = None, model: str | None = None) -> None:
+        """The provider's response id and the model it says answered, from its first event
+        that has them; a model named as the one asked for is not repeated."""
+        if response_id and self._message.response_id is UNSET:
+            self._message.response_id = response_id
+        if model and model != self.model.id and self._message.response_model is UNSET:
+            self._message.response_model = model
+
+    def set_raw_stop_reason(self, reason: str) -> None:
+        """The provider's own stop reason, as it spelled it (mapped by the provider to `finish`)."""
+        self._message.raw_stop_reason = reason
 
     # --- text -----------------------------------------------------------------------------------
 
@@ -231,7 +253,7 @@ class AssistantBuilder:
             return
         self._open_part(key, "toolCall", ToolCall(id=call_id, name=name, arguments={}))
         index = self._open[key].index
-        self._emit(ToolcallStartEvent(content_index=index, id=call_id, name=name))
+        self._emit(ToolcallStartEvent(content_index=index, id=call_id, tool_name=name))
 
     def has_toolcall(self, key: Hashable) -> bool:
         part = self._open.get(key)
@@ -302,6 +324,7 @@ class AssistantBuilder:
             has_calls = any(isinstance(block, ToolCall) for block in self._message.content)
             stop_reason = "toolUse" if has_calls else "stop"
         self._message.stop_reason = stop_reason
+        self._end_timing()
         self.start()
         if not self._finished:
             self._finished = True
@@ -318,6 +341,7 @@ class AssistantBuilder:
         self._close_all(emit=reason == "aborted")
         self._message.stop_reason = reason
         self._message.error_message = error_message
+        self._end_timing()
         self.start()
         if not self._finished:
             self._finished = True
@@ -325,6 +349,10 @@ class AssistantBuilder:
         return self._message
 
     # --- internals ------------------------------------------------------------------------------
+
+    def _end_timing(self) -> None:
+        if self._message.duration_ms is UNSET:
+            self._message.duration_ms = max(0, round((time.monotonic() - self._created) * 1000))
 
     def _part(self, key: Hashable, kind: str) -> _OpenPart:
         part = self._open.get(key)

@@ -57,7 +57,9 @@ UserContent = TextContent | ImageContent
 AssistantContent = TextContent | ThinkingContent | ToolCall
 ToolResultContent = TextContent | ImageContent
 
-StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+# How a message ended; `pending` is one still streaming (its `message_start`).
+EndedStopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+StopReason = EndedStopReason | Literal["pending"]
 
 
 # --- usage and cost -----------------------------------------------------------------------------
@@ -69,6 +71,9 @@ class Cost(Wire):
     cache_read: float = 0.0
     cache_write: float = 0.0
     total: float = 0.0
+    # Whether `total` is what the provider billed (OpenRouter's `usage.cost`) rather than priced
+    # from the model's rates; absent until the provider reported usage (Pi's `totalFromProvider`).
+    total_from_provider: bool | UnsetType = UNSET
 
 
 class Usage(Wire):
@@ -76,6 +81,8 @@ class Usage(Wire):
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    # Reasoning tokens, counted inside `output`; absent until the provider reported usage.
+    reasoning: int | UnsetType = UNSET
     total_tokens: int = 0
     cost: Cost = msgspec.field(default_factory=Cost)
 
@@ -129,6 +136,14 @@ class AssistantMessage(Wire, tag_field="role", tag="assistant"):
     stop_reason: StopReason = "stop"
     error_message: str | UnsetType = UNSET
     timestamp: int = msgspec.field(default_factory=now_ms)
+    # What the provider said: its response id, the model that answered when it is not the one
+    # asked for, and its own stop reason (`finish_reason`, `stop_reason`, `status`) before mapping.
+    response_id: str | UnsetType = UNSET
+    response_model: str | UnsetType = UNSET
+    raw_stop_reason: str | UnsetType = UNSET
+    # From the request's start to the message's end, and the thinking level it was asked at.
+    duration_ms: int | UnsetType = UNSET
+    thinking_level: str | UnsetType = UNSET
 
 
 class ToolResultMessage(Wire, tag_field="role", tag="toolResult"):
@@ -138,6 +153,7 @@ class ToolResultMessage(Wire, tag_field="role", tag="toolResult"):
     is_error: bool
     # JSON value for editors and logs; the model never sees it (spec 2.1).
     details: Any = UNSET
+    duration_ms: int | UnsetType = UNSET  # how long the tool ran (its `tool_execution_end.durationMs`)
     timestamp: int = msgspec.field(default_factory=now_ms)
 
 
@@ -145,6 +161,9 @@ class SystemMessage(Wire, tag_field="role", tag="system"):
     """A transcript entry that (re)declares the callable tools (spec 15.11)."""
 
     content: str = ""
+    # Pi 1.6.0's system prompt in named sections (`null`: a section removed). Kept as a file or a
+    # client gives them; pi-rpc's own declarations carry none (its prompt is sent on its own).
+    sections: dict[str, str | None] | UnsetType = UNSET
     tools_added: list[Tool] | UnsetType = UNSET
     tools_removed: list[ToolRef] | UnsetType = UNSET
     timestamp: int = msgspec.field(default_factory=now_ms)
@@ -200,6 +219,25 @@ class CustomMessage(Wire, tag_field="role", tag="custom"):
 LlmMessage = UserMessage | AssistantMessage | ToolResultMessage | SystemMessage
 # What a transcript holds (Pi's `AgentMessage`): the provider messages and the session's own kinds.
 Message = LlmMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage | CustomMessage
+
+
+def declared_sections(messages: Sequence[Message]) -> dict[str, str]:
+    """Replay every system message's `sections` (Pi 1.6.0): the prompt the model was last told,
+    by section name; a `null` section is one removed."""
+    sections: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, SystemMessage) and message.sections:
+            for name, text in message.sections.items():
+                if text is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = text
+    return sections
+
+
+def sections_text(sections: dict[str, str]) -> str:
+    """The prompt the sections make, as Pi renders a system message (`getSystemMessageText`)."""
+    return "\n\n".join(text for text in sections.values() if text)
 
 
 def declared_tools(messages: Sequence[Message]) -> list[Tool]:
@@ -312,7 +350,7 @@ class ThinkingEndEvent(Wire, tag_field="type", tag="thinking_end"):
 class ToolcallStartEvent(Wire, tag_field="type", tag="toolcall_start"):
     content_index: int
     id: str
-    name: str
+    tool_name: str  # Pi's `toolName` (the tool call block itself says `name`)
 
 
 class ToolcallDeltaEvent(Wire, tag_field="type", tag="toolcall_delta"):

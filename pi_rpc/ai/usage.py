@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from msgspec import UNSET
+
 from pi_rpc.ai.types import Cost, ModelCost, Usage
 
 
-def price_usage(usage: Usage, cost: ModelCost) -> Usage:
-    """Return `usage` with `cost` and `total_tokens` filled in."""
+def price_usage(usage: Usage, cost: ModelCost, billed: float | None = None) -> Usage:
+    """Return `usage` with `cost` and `total_tokens` filled in; `billed`, what the provider said
+    the request cost, is the total when given (Pi's `totalFromProvider`)."""
     per_token = 1 / 1_000_000
     priced = Cost(
         input=usage.input * cost.input * per_token,
@@ -15,12 +18,16 @@ def price_usage(usage: Usage, cost: ModelCost) -> Usage:
         cache_write=usage.cache_write * cost.cache_write * per_token,
     )
     priced.total = priced.input + priced.output + priced.cache_read + priced.cache_write
+    priced.total_from_provider = billed is not None
+    if billed is not None:
+        priced.total = billed
     total = usage.total_tokens or (usage.input + usage.output + usage.cache_read + usage.cache_write)
     return Usage(
         input=usage.input,
         output=usage.output,
         cache_read=usage.cache_read,
         cache_write=usage.cache_write,
+        reasoning=usage.reasoning if usage.reasoning is not UNSET else 0,
         total_tokens=total,
         cost=priced,
     )

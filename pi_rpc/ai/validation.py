@@ -1,10 +1,11 @@
 """Tool-argument validation: the one check between the model's tool call and execute (spec 3.3).
 
-Two kinds of parameter schema exist (spec 17.4). A msgspec Struct is a "builder" schema, the
-counterpart of Pi's TypeBox built-ins: it gets TypeBox's lenient conversion (3.4) and comes back
-as an instance of the Struct. A plain JSON Schema dict (extensions, MCP, clients) gets only the
-AJV-style coercion (3.5) and comes back as a dict. Both first drop optional `null`s (3.3.2) and
-are checked by `jsonschema`; failures are reported in Pi's layout so the model can fix its call.
+Two kinds of parameter schema exist (spec 17.4): a msgspec Struct (the counterpart of Pi's
+built-in tool schemas) comes back as an instance of the Struct, a plain JSON Schema dict
+(extensions, MCP, clients) as a dict. Since Pi 1.5.0 (pi-schema) both get the same three passes:
+optional `null`s dropped (3.3.2), TypeBox's conversion (3.4), AJV-style coercion (3.5). Then
+`jsonschema` checks the value, and a failure is explained in pi-schema's words
+(`pi_rpc/ai/schema_errors.py`) so the model can fix its call.
 """
 
 from __future__ import annotations
@@ -13,16 +14,15 @@ import copy
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from pi_rpc.ai.coercion import Schema, SchemaWalker
-from pi_rpc.ai.js_values import is_number, js_string, json_stringify
+from pi_rpc.ai.js_values import json_stringify
+from pi_rpc.ai.schema_errors import dotted_path, explain, reject_unresolved_refs
 
 if TYPE_CHECKING:
-    import jsonschema
     from jsonschema.protocols import Validator
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ def _struct_validator(parameters: type[msgspec.Struct]) -> Validator | None:
 def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
     # Keyed by the schema's JSON text: dicts cannot be weakly referenced, and an id() key would go
     # stale if a client mutated its schema in place. The decoded copy is ours and never changes.
-    schema = json.loads(schema_text)
+    schema = reject_unresolved_refs(json.loads(schema_text))
     return schema, _compile(schema)
 
 
@@ -140,12 +140,10 @@ def validate_tool_arguments(tool_name: str, parameters: type[msgspec.Struct] | d
         return value if isinstance(parameters, dict) else msgspec.convert(value, parameters, strict=False)
     walker = SchemaWalker(schema, validator)
     value = walker.drop_optional_nulls(schema, value, 0)
-    if not isinstance(parameters, dict):
-        value = walker.convert(schema, value, 0)
+    value = walker.convert(schema, value, 0)
     value = walker.coerce(schema, value, 0)
-    errors = _report(validator.iter_errors(value))
-    if errors:
-        raise ToolArgumentsError(_format_failure(tool_name, errors, args))
+    if not validator.is_valid(value):
+        raise ToolArgumentsError(_format_failure(tool_name, _report(walker, value), args))
     if isinstance(parameters, dict):
         return value
     try:
@@ -165,96 +163,13 @@ def _clone(args: Any) -> Any:
 # --- error report (3.6) -------------------------------------------------------------------------
 
 
-def _report(errors: Iterable[jsonschema.ValidationError]) -> list[str]:
-    lines: list[str] = []
-    seen_required: set[tuple[Any, ...]] = set()
-    for error in errors:
-        lines.extend(_lines_for(error, seen_required))
-    return lines
+def _report(walker: SchemaWalker, value: Any) -> list[str]:
+    draft7 = type(walker.validator).__name__ in _DRAFT7_AND_OLDER
+    return [f"  - {dotted_path(e.pointer)}: {e.message}" for e in explain(walker, value, draft7=draft7)]
 
 
-def _lines_for(error: jsonschema.ValidationError, seen_required: set[tuple[Any, ...]]) -> list[str]:
-    path = tuple(error.absolute_path)
-    if error.validator == "required":
-        names = error.validator_value if isinstance(error.validator_value, list) else []
-        missing = [name for name in names if isinstance(error.instance, dict) and name not in error.instance]
-        if path in seen_required or not missing:
-            return []
-        # jsonschema reports each missing name; TypeBox one line per object, at the first name.
-        seen_required.add(path)
-        return [f"  - {_path_text((*path, missing[0]))}: must have required properties {', '.join(missing)}"]
-    if error.validator in ("anyOf", "oneOf"):
-        member_errors = _single_plausible_member(error)
-        if member_errors is not None:
-            return [line for sub in member_errors for line in _lines_for(sub, seen_required)]
-    return [f"  - {_path_text(path)}: {_message(error)}"]
-
-
-def _single_plausible_member(error: jsonschema.ValidationError) -> list[jsonschema.ValidationError] | None:
-    """When exactly one union member fits the value's type and tag, its own errors are the useful ones."""
-    by_member: dict[Any, list[jsonschema.ValidationError]] = {}
-    for sub in error.context or ():
-        by_member.setdefault(sub.relative_schema_path[0], []).append(sub)
-    members = error.validator_value if isinstance(error.validator_value, list) else []
-    plausible = [index for index in range(len(members)) if not any(map(_rules_member_out, by_member.get(index, [])))]
-    if len(plausible) == 1 and by_member.get(plausible[0]):
-        return by_member[plausible[0]]
-    return None
-
-
-def _rules_member_out(sub: jsonschema.ValidationError) -> bool:
-    if sub.validator in ("type", "enum", "const") and len(sub.relative_path) == 0:
-        return True
-    # A wrong tag (a one-value enum or const one level down) means the value is for another member.
-    single = sub.validator == "const" or (isinstance(sub.validator_value, list) and len(sub.validator_value) == 1)
-    return sub.validator in ("enum", "const") and len(sub.relative_path) == 1 and single
-
-
-def _path_text(path: Iterable[Any]) -> str:
-    text = ".".join(str(part) for part in path)
-    return text or "root"
-
-
-def _bound(value: Any) -> str:
-    return js_string(value) if is_number(value) else str(value)
-
-
-_MESSAGES: dict[str, Callable[[Any], str]] = {
-    "enum": lambda v: "must be equal to one of the allowed values",
-    "const": lambda v: "must be equal to one of the allowed values",
-    "minimum": lambda v: f"must be >= {_bound(v)}",
-    "maximum": lambda v: f"must be <= {_bound(v)}",
-    "exclusiveMinimum": lambda v: f"must be > {_bound(v)}",
-    "exclusiveMaximum": lambda v: f"must be < {_bound(v)}",
-    "multipleOf": lambda v: f"must be multiple of {_bound(v)}",
-    "minLength": lambda v: f"must NOT have fewer than {v} characters",
-    "maxLength": lambda v: f"must NOT have more than {v} characters",
-    "minItems": lambda v: f"must NOT have fewer than {v} items",
-    "maxItems": lambda v: f"must NOT have more than {v} items",
-    "minProperties": lambda v: f"must NOT have fewer than {v} properties",
-    "maxProperties": lambda v: f"must NOT have more than {v} properties",
-    "uniqueItems": lambda v: "must NOT have duplicate items",
-    "pattern": lambda v: f'must match pattern "{v}"',
-    "format": lambda v: f'must match format "{v}"',
-    "additionalProperties": lambda v: "must NOT have additional properties",
-    "unevaluatedProperties": lambda v: "must NOT have unevaluated properties",
-    "items": lambda v: "must NOT have more items",
-    "anyOf": lambda v: "must match a schema in anyOf",
-    "oneOf": lambda v: "must match exactly one schema in oneOf",
-    "not": lambda v: "must NOT be valid",
-    "contains": lambda v: "must contain at least 1 valid item(s)",
-    "propertyNames": lambda v: "property name must be valid",
-    "dependentRequired": lambda v: "must have the properties its dependencies require",
-    "false": lambda v: "boolean schema is false",
-}
-
-
-def _message(error: jsonschema.ValidationError) -> str:
-    if error.validator == "type":
-        types = error.validator_value
-        return "must be " + (",".join(types) if isinstance(types, list) else str(types))
-    build = _MESSAGES.get(str(error.validator))
-    return build(error.validator_value) if build else error.message
+# Drafts whose `$ref` hides its siblings and whose tuples are `items` arrays (pi-schema's draft "7").
+_DRAFT7_AND_OLDER = ("Draft7Validator", "Draft6Validator", "Draft4Validator", "Draft3Validator")
 
 
 def _msgspec_line(text: str) -> str:

@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "protocol": ("print the wire protocol (PROTOCOL.md); --schema: its JSON Schema", "pi_rpc.commands.protocol"),
     "demo": ("run the guided demo in this terminal", "pi_rpc.commands.demo"),
+    "mcp": ("list (connecting each) or add MCP servers in Pi's mcp.json files", "pi_rpc.commands.mcp"),
     "trust": ("trust a folder (--no, --forget, --show): its own settings and resources apply", "pi_rpc.commands.trust"),
 }
 

@@ -3,8 +3,9 @@
 A transcript is JSON lines. The first line is `{"dir": "meta", "args": [...], "workspace": ...}`;
 then `{"dir": "send", "msg": ...}` for what the client sent and `{"dir": "recv", "msg": ...}` for
 what the daemon wrote, in order, normalised so that a replay can compare them: timestamps,
-durations, the session id, the workspace path and temp-file paths become placeholders, and a run
-of `tool_execution_update`s for one call (their number depends on timing) keeps only its last.
+durations (a bash result's `wall_time_seconds` too), the session id, the workspace path and
+temp-file paths become placeholders, and a run of `tool_execution_update`s for one call (their
+number depends on timing) keeps only its last.
 
 Conversations in which the daemon also sends requests to the client (`approval/request`) live in
 protocol/transcripts/answered/: their meta line adds `answers`, the client's results by method, in
@@ -88,7 +89,7 @@ def normalize(value: Any, workspace: str) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if key in ("timestamp", "durationMs"):
+            if key in ("timestamp", "durationMs", "wall_time_seconds"):
                 out[key] = 0
             elif key == "entryId":
                 out[key] = "<entry>"
@@ -100,8 +101,7 @@ def normalize(value: Any, workspace: str) -> Any:
     if isinstance(value, list):
         return [normalize(item, workspace) for item in value]
     if isinstance(value, str):
-        value = _TEMP_LOG.sub("<log>", value.replace(workspace, "<workspace>"))
-        return re.sub(r"Current date: \d{4}-\d{2}-\d{2}", "Current date: <date>", value)
+        return _TEMP_LOG.sub("<log>", value.replace(workspace, "<workspace>"))
     return value
 
 

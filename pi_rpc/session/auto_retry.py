@@ -16,7 +16,7 @@ last reply failed for a passing reason and attempts are left (`RetrySeries`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -65,10 +65,16 @@ class RetrySeries:
 
 
 async def retry_failed_run(
-    agent: Agent, control: RunControl, config: LoopConfig, series: RetrySeries, base_ms: int
+    agent: Agent,
+    control: RunControl,
+    config: LoopConfig,
+    series: RetrySeries,
+    base_ms: int,
+    omit: Callable[[Message], None] = lambda message: None,
 ) -> list[Message]:
     """Run again, up to `series.max_attempts` times, while the last reply failed for a passing
-    reason; the new messages of the runs made. `series` counts the attempts as they are made
+    reason; the new messages of the runs made. Each failed reply leaves the context, and `omit`
+    is told (the session's file records it). `series` counts the attempts as they are made
     (`config.will_retry` reads it at each `agent_end`) and is back at 0 on return."""
     made: list[Message] = []
     max_attempts = series.max_attempts
@@ -85,7 +91,7 @@ async def retry_failed_run(
                 attempt=attempt, max_attempts=max_attempts, delay_ms=delay_ms, error_message=last.error_message
             )
         )
-        agent.messages.pop()
+        omit(agent.messages.pop())
         with control.scope():
             await anyio.sleep(delay_ms / 1000)
         if control.aborted:

@@ -23,13 +23,16 @@ from pi_rpc.session.compaction import (
     CompactionPlan,
     CompactionReason,
     CompactionResult,
+    Summary,
     context_tokens,
+    estimated_tokens,
     plan_compaction,
     reported_tokens,
     summarize,
 )
 from pi_rpc.session.config import ModelChoice, SessionConfig
 from pi_rpc.session.history import SessionHistory
+from pi_rpc.session.summary_retry import SummaryRetry
 from pi_rpc.session.types import ContextUsage
 
 _log = logging.getLogger(__name__)
@@ -41,6 +44,7 @@ class CompactionHost(Protocol):
     choice: ModelChoice | None
     history: SessionHistory
     thinking_level: ThinkingLevel
+    auto_retry_enabled: bool  # `retry.enabled`, or as set_auto_retry set it: summaries retry by it too
 
     @property
     def is_streaming(self) -> bool: ...
@@ -86,16 +90,24 @@ class SessionCompaction:
             raise CompactionError("Compaction is already running")
         messages = list(agent.messages)
         if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
-            messages.pop()
+            # Out of the context for good, as Pi 1.6.0 records it (a `context_edit` entry).
+            session.history.omit_from_context(messages.pop())
         self.running = True
         agent.emit(CompactionStart(reason=reason))
         plan: CompactionPlan | None = None
-        summary: str | None = None
+        summary: Summary | None = None
         error: str | None = None
         cancelled = False
         try:
             with anyio.CancelScope() as self._scope:
                 plan = self._plan(messages)
+                retry = SummaryRetry(
+                    session.auto_retry_enabled,
+                    session.config.retry_max,
+                    session.config.retry_base_ms,
+                    agent.emit,
+                    reason,
+                )
                 summary = await summarize(
                     plan,
                     choice.stream_fn,
@@ -103,6 +115,7 @@ class SessionCompaction:
                     self._summary_options(choice),
                     custom_instructions,
                     session.config.compaction.reserve_tokens,
+                    retry.call,
                 )
             cancelled = self._scope.cancel_called
         except CompactionError as exc:
@@ -152,22 +165,25 @@ class SessionCompaction:
         )
 
     def _keep(
-        self, plan: CompactionPlan, summary: str, reason: CompactionReason, drop_failed_reply: bool, planned: int
+        self, plan: CompactionPlan, summary: Summary, reason: CompactionReason, drop_failed_reply: bool, planned: int
     ) -> CompactionResult:
         """The compaction entry written, the context read back from it, compaction_end."""
         agent, history = self._session.agent, self._session.history
         details = plan.files.details()
         entry = history.entries.add_compaction(
-            summary, next(iter(plan.kept), None), plan.tokens_before, msgspec.to_builtins(details)
+            summary.text, next(iter(plan.kept), None), plan.tokens_before, msgspec.to_builtins(details)
         )
         history.keep(entry)
         # The context as the file reads it back; a failed reply to retry stays out of it.
         failed = agent.messages[-1] if drop_failed_reply and planned < len(agent.messages) else None
         agent.messages[:] = [m for m in history.entries.context() if m is not failed]
         result = CompactionResult(
-            summary=summary,
+            summary=summary.text,
             first_kept_entry_id=entry["firstKeptEntryId"],
             tokens_before=plan.tokens_before,
+            # Pi's estimate of the context as the compacted session now builds it.
+            estimated_tokens_after=estimated_tokens(agent.messages),
+            usage=summary.usage if summary.usage is not None else UNSET,
             details=details,
         )
         agent.emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))

@@ -15,14 +15,16 @@ and changed (compaction_files.py).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import anyio
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent import convert_to_llm
 from pi_rpc.ai import (
@@ -41,8 +43,10 @@ from pi_rpc.ai import (
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
     Wire,
+    add_usage,
     text_of,
 )
 from pi_rpc.session.compaction_files import CompactionDetails, FileLists, files_section
@@ -113,11 +117,14 @@ class CompactionSettings(msgspec.Struct, rename="camel", kw_only=True):
 
 
 class CompactionResult(Wire, kw_only=True):
-    """What `compact` answers (Pi's `CompactionResult`)."""
+    """What `compact` answers (Pi's `CompactionResult`, with 0.81's estimate of the compacted
+    context and the summary requests' usage)."""
 
     summary: str
     first_kept_entry_id: str
     tokens_before: int
+    estimated_tokens_after: int
+    usage: Usage | UnsetType = UNSET
     details: CompactionDetails
 
 
@@ -343,15 +350,35 @@ def turn_prefix_prompt(plan: CompactionPlan) -> str:
     return f"<conversation>\n{serialize_conversation(plan.turn_prefix)}\n</conversation>\n\n{TURN_PREFIX_FORMAT}"
 
 
-async def _ask(stream: Any, model: Any, options: StreamOptions, prompt: str, failure: str) -> str:
-    """One summary request; raises CompactionError saying `failure` when it fails."""
+Ask = Callable[[Callable[[], Awaitable[AssistantMessage]]], Awaitable[AssistantMessage]]
+
+
+async def _just_once(produce: Callable[[], Awaitable[AssistantMessage]]) -> AssistantMessage:
+    return await produce()
+
+
+class Summary(NamedTuple):
+    text: str
+    usage: Usage | None  # what the summary requests cost (both, for a split turn)
+
+
+async def _ask(
+    stream: Any, model: Any, options: StreamOptions, prompt: str, failure: str, ask: Ask
+) -> tuple[str, Usage]:
+    """One summary request (through `ask`, which may retry it); raises CompactionError saying
+    `failure` when it fails."""
     context = Context(
         system_prompt=SUMMARIZER_SYSTEM_PROMPT, tools=[], messages=[UserMessage(content=[TextContent(text=prompt)])]
     )
-    reply: AssistantMessage = await stream(model, context, options, AssistantBuilder(model, lambda event: None))
+
+    async def produce() -> AssistantMessage:
+        reply: AssistantMessage = await stream(model, context, options, AssistantBuilder(model, lambda event: None))
+        return reply
+
+    reply = await ask(produce)
     if reply.stop_reason in ("error", "aborted"):
         raise CompactionError(f"{failure}: {reply.error_message or reply.stop_reason}")
-    return "\n".join(block.text for block in reply.content if isinstance(block, TextContent))
+    return "\n".join(block.text for block in reply.content if isinstance(block, TextContent)), reply.usage
 
 
 async def summarize(
@@ -361,28 +388,35 @@ async def summarize(
     options: StreamOptions,
     custom_instructions: str | None,
     reserve_tokens: int,
-) -> str:
+    ask: Ask = _just_once,
+) -> Summary:
     """The summary, its file lists appended: one request to the current model, two at once for a
     split turn (the history's, the turn start's); raises CompactionError when one fails."""
     history_options = msgspec.structs.replace(options, max_tokens=int(0.8 * reserve_tokens))
+    usages: list[Usage] = []
     if not plan.turn_prefix:
-        summary = await _ask(
-            stream, model, history_options, summarization_prompt(plan, custom_instructions), "Summarization failed"
+        summary, used = await _ask(
+            stream, model, history_options, summarization_prompt(plan, custom_instructions), "Summarization failed", ask
         )
+        usages.append(used)
     else:
         parts: dict[str, str] = {}
 
         async def history() -> None:
             if plan.to_summarize:
                 prompt = summarization_prompt(plan, custom_instructions)
-                parts["history"] = await _ask(stream, model, history_options, prompt, "Summarization failed")
+                parts["history"], used = await _ask(stream, model, history_options, prompt, "Summarization failed", ask)
+                usages.append(used)
             else:  # nothing new before the turn: the previous summary still says it all
                 parts["history"] = plan.previous_summary or NO_EARLIER_HISTORY
 
         async def turn_start() -> None:
             prefix_options = msgspec.structs.replace(options, max_tokens=int(0.5 * reserve_tokens))
             prompt = turn_prefix_prompt(plan)
-            parts["prefix"] = await _ask(stream, model, prefix_options, prompt, "Turn prefix summarization failed")
+            parts["prefix"], used = await _ask(
+                stream, model, prefix_options, prompt, "Turn prefix summarization failed", ask
+            )
+            usages.append(used)
 
         try:
             async with anyio.create_task_group() as both:
@@ -391,4 +425,5 @@ async def summarize(
         except* Exception as failed:  # the first request that failed says why (the other is cancelled)
             raise failed.exceptions[0] from None
         summary = parts["history"] + TURN_PREFIX_HEADING + parts["prefix"]
-    return summary + files_section(plan.files.details())
+    total = functools.reduce(add_usage, usages) if usages else None
+    return Summary(summary + files_section(plan.files.details()), total)

@@ -24,6 +24,7 @@ from pi_rpc.session.pi_sessions import (
     branch_to,
     compaction_entry,
     compaction_summary,
+    context_edit_entry,
     context_entries,
     entry_message,
     message_head,
@@ -259,6 +260,11 @@ class SessionEntries:
         """Pi's `session_info` entry naming the session, as the new leaf; returns it, for the file."""
         entry_id = new_entry_id(self.entries)
         return self._add(session_info_entry(entry_id, self.leaf, name), None)
+
+    def add_context_edit(self, target_id: str) -> Entry:
+        """Pi 1.6.0's `context_edit` entry taking entry `target_id`'s message out of the context,
+        as the new leaf; returns it, for the file."""
+        return self._add(context_edit_entry(new_entry_id(self.entries), self.leaf, target_id), None)
 
     def add_model_change(self, provider: str, model_id: str) -> Entry:
         """Pi's `model_change` entry as the new leaf; returns it, for the file."""

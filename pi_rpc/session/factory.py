@@ -40,7 +40,14 @@ from pi_rpc.session.trust import (
     save_allow_rule,
     saved_allow_rules,
 )
-from pi_rpc.tools import FileRouter, ProcessTables, create_tool_definitions, servers_from_settings
+from pi_rpc.tools import (
+    FileRouter,
+    McpServerConfig,
+    ProcessTables,
+    create_tool_definitions,
+    load_mcp_files,
+    servers_from_settings,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -146,13 +153,33 @@ def open_folder(
         approval_rules=rules,
         save_allow_rule=functools.partial(_save_rule, folder),
         resources=resources,
-        mcp_servers=[*template.mcp_servers, *servers_from_settings(workspace.settings.mcp_servers)],
+        mcp_servers=_mcp_servers(context, folder, trust.trusted, servers_from_settings(workspace.settings.mcp_servers)),
         session_root=session_root,
         resume_from=resume_from,
         fork_from=fork_from,
     )
     config.open_folder = functools.partial(open_folder, context)
     return config
+
+
+def _mcp_servers(
+    context: DaemonContext, folder: str, trusted: bool, from_settings: list[McpServerConfig]
+) -> list[McpServerConfig]:
+    """The template's servers, settings.json `mcpServers`, then Pi's `mcp.json` files (trusted
+    project's included; tools/mcp_files.py), a later one replacing an earlier of its name when
+    the session starts them. A file's errors are logged once per daemon, as the untrusted warning is."""
+    files = load_mcp_files(folder, trusted)
+    for error in files.errors:
+        if error not in context.warned:
+            context.warned.add(error)
+            _log.warning("MCP server skipped: %s", error)
+    from_files = files.enabled_configs()
+    named = {config.name for config in from_files}
+    for config in from_settings:
+        if config.name in named and f"mcp-clash:{config.name}" not in context.warned:
+            context.warned.add(f"mcp-clash:{config.name}")
+            _log.warning("MCP server \"%s\": mcp.json's entry replaces settings.json's", config.name)
+    return [*context.template.mcp_servers, *from_settings, *from_files]
 
 
 def folder_opener(config: SessionConfig, process_tables: ProcessTables) -> Callable[[str], SessionConfig]:

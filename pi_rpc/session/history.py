@@ -7,21 +7,22 @@ Aborting a run first is the session's part: nothing here awaits.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from pi_rpc.agent import Agent, AgentEvent, MessageEnd
+from pi_rpc.agent import Agent, AgentEvent, EntryAppended, MessageEnd
 from pi_rpc.ai import Message
 from pi_rpc.session.config import SessionConfig
 from pi_rpc.session.entries import Entry, SessionEntries, SessionEntry
 from pi_rpc.session.export_html import session_html
+from pi_rpc.session.session_ids import new_session_id
 from pi_rpc.session.store import (
     SessionFile,
     SessionSummary,
     find_session,
     find_session_anywhere,
     list_sessions,
+    new_session_path,
     open_session,
     other_workspace,
     other_workspace_message,
@@ -48,7 +49,7 @@ class SessionHistory:
     def __init__(self, agent: Agent, config: SessionConfig) -> None:
         self._agent = agent
         self._config = config
-        self.session_id = uuid.uuid4().hex
+        self.session_id = new_session_id()
         self.session_name: str | None = None
         self.entries = SessionEntries()
         self._file: SessionFile | None = None
@@ -56,6 +57,7 @@ class SessionHistory:
         # `parentSession`), a path the command line named, and the settings entries made before.
         self._parent_session: str | None = None
         self._path: Path | None = None
+        self._planned: Path | None = None  # the name `session_path` reported before the file existed
         self._unwritten: list[Entry] = []
         # What the user's commands printed while a run streamed: joins the transcript before the
         # next prompt, so tool calls and their results stay adjacent (Pi defers them the same way).
@@ -75,6 +77,17 @@ class SessionHistory:
             return
         self._open_file().write_entry(entry, message)
 
+    def omit_from_context(self, message: Message) -> None:
+        """`message` (a failed reply that auto-retry replaces) leaves the model's context: the
+        file keeps it and says so with a `context_edit` entry, which clients are told of
+        (`entry_appended`), as Pi 1.6.0 does; a reload leaves it out too."""
+        target = self.entries.entry_id_of(message)
+        if target is None:
+            return
+        entry = self.entries.add_context_edit(target)
+        self.keep(entry)
+        self._agent.emit(EntryAppended(entry=entry))
+
     def keep_setting(self, entry: Entry) -> None:
         """A settings entry (model, thinking level): written at once to a file that exists, else
         with the first message, so that a session nobody prompted leaves no file."""
@@ -91,6 +104,7 @@ class SessionHistory:
                 self._config.session_root,
                 parent_session=self._parent_session,
                 path=self._path,
+                planned=self._planned_path(),
             )
             for entry in self._unwritten:
                 self._file.write_entry(entry)
@@ -106,6 +120,24 @@ class SessionHistory:
     @property
     def session_file(self) -> str | None:
         return str(self._file.path) if self._file is not None else None
+
+    def session_path(self) -> str | None:
+        """The file the session is kept in, or will be once its first message comes (Pi 1.6.0's
+        `get_state.sessionFile` names it before it exists); None when the session keeps none.
+        The path is fixed here, so the file is made where this said."""
+        if self._file is not None or not self._config.persist:
+            return self.session_file
+        if self._path is not None:
+            return str(self._path)
+        if self._planned_path() is None:
+            self._planned = new_session_path(self._config.cwd, self.session_id, self._config.session_root)
+        return str(self._planned)
+
+    def _planned_path(self) -> Path | None:
+        """The name reported before the file existed, while it still names this session's id
+        (the command line's `--session-id` may come after)."""
+        planned = self._planned
+        return planned if planned is not None and planned.name.endswith(f"_{self.session_id}.jsonl") else None
 
     def flush_pending_bash(self) -> None:
         """The user's commands run while a run streamed join the transcript (a run starts, or settles)."""
@@ -174,7 +206,7 @@ class SessionHistory:
     def _branch(self, entries: SessionEntries, *, every_entry: bool = False, parent: str | None = None) -> None:
         """Continue as a new session of `entries` (the branch, or every entry), written to a new
         file with their ids whose header names the session it came from."""
-        session_id = uuid.uuid4().hex
+        session_id = new_session_id()
         parent = parent if parent is not None else self.session_file
         new_file = None
         if self._config.persist and entries.entries:
@@ -187,7 +219,7 @@ class SessionHistory:
 
     def start_new(self, parent_session: str | None = None) -> None:
         """An empty transcript under a new id; its file is made with its first entry."""
-        self._replace(SessionEntries(), uuid.uuid4().hex, None, parent=parent_session)
+        self._replace(SessionEntries(), new_session_id(), None, parent=parent_session)
 
     def start_at(self, path: Path) -> None:
         """An empty transcript to be kept at `path`, a file that does not exist yet (Pi's
@@ -207,6 +239,7 @@ class SessionHistory:
         self._file = file
         self._parent_session = parent
         self._path = None
+        self._planned = None
         self._unwritten.clear()
 
     # --- reading it -----------------------------------------------------------------------------

@@ -22,14 +22,14 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.ai import CompactionSummaryMessage, Message, SystemMessage, encode_json_into
+from pi_rpc.ai import AssistantMessage, CompactionSummaryMessage, Message, ToolResultMessage, encode_json_into
 
 _log = logging.getLogger(__name__)
 
 PI_FORMAT_VERSION = 2  # the first version whose entries have ids and parents
 PI_CURRENT_VERSION = 3  # what Pi writes now, and what new sessions here are written as
-# Pi has no system messages (our tool declarations, spec 15.11): they are kept as custom entries,
-# which Pi keeps out of the model's context.
+# System messages (the tool declarations, spec 15.11) are `message` entries, as Pi 1.6.0 keeps
+# them; files pi-rpc wrote before hold them as custom entries of this type, still read.
 SYSTEM_ENTRY_TYPE = "pi-rpc/system-message"
 # The message kinds of Pi's coding agent (its `AgentMessage` beyond the model's own).
 _PI_KINDS = ("bashExecution", "compactionSummary", "branchSummary", "custom")
@@ -122,12 +122,29 @@ def context_entries(
         messages.append((path[compaction]["id"], compaction_summary(path[compaction])))
         first_kept = path[compaction].get("firstKeptEntryId")
         kept_from = next((i for i, entry in enumerate(path) if entry.get("id") == first_kept), compaction)
+    # Pi 1.6.0's `context_edit` entries: the message an entry holds, out of the context
+    # (`replacement: null`, a failed reply that was retried) or with other content.
+    edits = {entry.get("targetId"): entry.get("replacement") for entry in path if entry.get("type") == "context_edit"}
     for index, entry in enumerate(path):
         if index < kept_from or index == compaction:
             continue
+        if entry["id"] in edits and edits[entry["id"]] is None:
+            continue
         if (message := message_of(entry)) is not None:
-            messages.append((entry["id"], message))
+            messages.append((entry["id"], _edited(message, edits.get(entry["id"]))))
     return messages
+
+
+def _edited(message: Message, replacement: Any) -> Message:
+    """`message` with a `context_edit`'s replacement content (text for a reply or a tool result
+    becomes one text block, as Pi normalises it); unchanged when the edit says nothing usable."""
+    content = replacement.get("content") if isinstance(replacement, dict) else None
+    if content is None or not hasattr(message, "content"):
+        return message
+    if isinstance(content, str) and isinstance(message, AssistantMessage | ToolResultMessage):
+        content = [{"type": "text", "text": content}]
+    edited = _as_message(msgspec.to_builtins(message) | {"content": content})
+    return edited if edited is not None else message
 
 
 def entry_message(entry: dict[str, Any]) -> Message | None:
@@ -169,10 +186,9 @@ def new_entry_id(taken: Container[str] = ()) -> str:
 
 def message_head(message: Message, entry_id: str, parent_id: str | None) -> dict[str, Any]:
     """A message's entry without its body: what a session keeps when it keeps the message itself."""
-    head: dict[str, Any] = {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp()}
-    if isinstance(message, SystemMessage):
-        head |= {"type": "custom", "customType": SYSTEM_ENTRY_TYPE}
-    return head
+    # A system message is a `message` entry, as Pi 1.6.0 writes it (pi-rpc wrote a `custom`
+    # entry before, which still loads).
+    return {"type": "message", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp()}
 
 
 def entry_line(head: dict[str, Any], message: Message) -> bytearray:
@@ -184,6 +200,19 @@ def entry_line(head: dict[str, Any], message: Message) -> bytearray:
     encode_json_into(message, line)
     line += b"}"
     return line
+
+
+def context_edit_entry(entry_id: str, parent_id: str | None, target_id: str) -> dict[str, Any]:
+    """Pi 1.6.0's entry taking the message of entry `target_id` out of the model's context (a
+    failed reply that auto-retry replaces); the file keeps the message itself."""
+    return {
+        "type": "context_edit",
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": _timestamp(),
+        "targetId": target_id,
+        "replacement": None,
+    }
 
 
 def session_info_entry(entry_id: str, parent_id: str | None, name: str) -> dict[str, Any]:

@@ -3,10 +3,11 @@ way those files are read.
 
 A repository decides what its folders hold, so whatever they hold, a load stays small: at most
 `MAX_ENTRIES_PER_SOURCE` folder entries are looked at per source (one folder searched, one settings
-entry, one command-line path), a file is read up to `MAX_FILE_BYTES`, and the whole load stops at
-`DEADLINE_S`. What a bound cuts is said in a warning. The load runs when a session is made, before
-the daemon answers its first request, so these bounds are what keep `initialize`, ACP's
-`session/new` and Pi mode's first command quick (docs/SECURITY.md, "Context files and resources").
+entry, one command-line path), a file is read up to `MAX_FILE_BYTES`, and the whole load stops after
+`DEADLINE_S` of its own work (or `WALL_DEADLINE_S` waiting for files). What a bound cuts is said
+in a warning. The load runs when a session is made, before the daemon answers its first request,
+so these bounds are what keep `initialize`, ACP's `session/new` and Pi mode's first command quick
+(docs/SECURITY.md, "Context files and resources").
 
 A file found in a folder must also resolve inside that folder's tree (`resolves_inside`): a
 symlink that points out is skipped, so a repository cannot make pi-rpc send another file of the
@@ -29,23 +30,33 @@ _log = logging.getLogger(__name__)
 MAX_ENTRIES_PER_SOURCE = 1000
 # A context file or template past this is no instruction a model can use; the rest is cut.
 MAX_FILE_BYTES = 256 * 1024
-# The whole load, safety net of the two above: a session is made before the first answer.
+# The whole load, safety net of the two above: a session is made before the first answer. The
+# daemon's own work is counted (its CPU time), not the clock: a machine whose cores are busy with
+# other work would otherwise cut a normal workspace's resources at random. What does not use the
+# CPU (a slow or hung file system) is bounded by the clock, at `WALL_DEADLINE_S`.
 DEADLINE_S = 0.3
+WALL_DEADLINE_S = 3.0
 
 
 @dataclass
 class LoadBudget:
     """One load's clock and the warnings of everything it left out."""
 
-    deadline: float
+    deadline: float  # process CPU time (`time.process_time`)
     max_entries: int
     max_file_bytes: int
     warnings: list[str] = field(default_factory=list)
+    wall_deadline: float = float("inf")  # `time.monotonic`
     _expired: bool = False
 
     @classmethod
     def start(cls) -> LoadBudget:
-        return cls(time.monotonic() + DEADLINE_S, MAX_ENTRIES_PER_SOURCE, MAX_FILE_BYTES)
+        return cls(
+            time.process_time() + DEADLINE_S,
+            MAX_ENTRIES_PER_SOURCE,
+            MAX_FILE_BYTES,
+            wall_deadline=time.monotonic() + WALL_DEADLINE_S,
+        )
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -53,9 +64,14 @@ class LoadBudget:
 
     def expired(self) -> bool:
         """Past the deadline (said once): everything still to be found or read is left out."""
-        if not self._expired and time.monotonic() >= self.deadline:
+        if self._expired:
+            return True
+        if time.process_time() >= self.deadline:
             self._expired = True
-            self.warn(f"resources: loading stopped after {DEADLINE_S} s; the rest is not loaded")
+            self.warn(f"resources: loading stopped after {DEADLINE_S} s of work; the rest is not loaded")
+        elif time.monotonic() >= self.wall_deadline:
+            self._expired = True
+            self.warn(f"resources: loading stopped after {WALL_DEADLINE_S} s waiting for files; the rest is not loaded")
         return self._expired
 
     def source(self, where: Path | str) -> SourceBudget:

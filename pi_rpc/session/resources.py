@@ -171,7 +171,8 @@ def load_resources(cwd: str, options: ResourceOptions) -> Resources:
 def untrusted_resources(cwd: str, options: ResourceOptions) -> list[str]:
     """What `cwd` holds of its own resources that an untrusted folder does not load (the module's
     docstring), for the folder's warning: `.pi/skills`, `.pi/prompts`, `.agents/skills` (an
-    ancestor's by its path), `.pi/SYSTEM.md`, `.pi/APPEND_SYSTEM.md`, and "skills/prompts
+    ancestor's by its path), `.pi/SYSTEM.md`, `.pi/APPEND_SYSTEM.md`, `.pi/mcp.json` (Pi's MCP
+    servers, which tools/mcp_files.py reads only when trusted), and "skills/prompts
     entries" for its settings'. What `options` turns off anyway (`--no-skills`, …) is not named."""
     workspace = Path(cwd)
     skipped: list[str] = []
@@ -183,6 +184,7 @@ def untrusted_resources(cwd: str, options: ResourceOptions) -> list[str]:
     if options.prompt_templates and (workspace / ".pi" / "prompts").is_dir():
         skipped.append(".pi/prompts")
     skipped += [f".pi/{name}" for name in ("SYSTEM.md", "APPEND_SYSTEM.md") if (workspace / ".pi" / name).is_file()]
+    skipped += [".pi/mcp.json"] if (workspace / ".pi" / "mcp.json").is_file() else []  # tools/mcp_files.py
     entries = _entries(workspace_settings_path(cwd))
     if entries is not None:
         keys = [

@@ -36,6 +36,7 @@ from pi_rpc.session.compaction import (
     should_compact,
 )
 from pi_rpc.session.config import ModelChoice, SessionConfig
+from pi_rpc.session.history import SessionHistory
 from pi_rpc.session.resources import Resources
 from pi_rpc.session.types import PromptOutcome
 
@@ -57,6 +58,7 @@ class RunHost(Protocol):
     resources: Resources
     auto_compaction_enabled: bool
     auto_retry_enabled: bool
+    history: SessionHistory
 
     def require_model(self) -> ModelChoice: ...
 
@@ -200,7 +202,12 @@ class SessionRuns:
             new_messages = await agent.run(control, prompts, self._loop_config())
             if self._session.config.retry_after_run and self._session.auto_retry_enabled:
                 new_messages += await retry_failed_run(
-                    agent, control, self._loop_config(), self._retries, self._session.config.retry_base_ms
+                    agent,
+                    control,
+                    self._loop_config(),
+                    self._retries,
+                    self._session.config.retry_base_ms,
+                    self._session.history.omit_from_context,
                 )
             aborted = control.aborted
             last = _last_reply(agent.messages)
@@ -212,7 +219,7 @@ class SessionRuns:
                 on_accepted()
             outcome = run_outcome(new_messages, aborted=aborted)
             agent.end_run(control)
-            agent.emit(AgentSettled())
+            agent.emit(AgentSettled(aborted=control.aborted))
             run.settle(outcome)
 
     async def _check_compaction(
@@ -287,7 +294,8 @@ def run_outcome(new_messages: list[Message], aborted: bool = False) -> PromptOut
     if not assistants:
         return PromptOutcome(stop_reason="aborted", usage=usage)
     last = assistants[-1]
-    outcome = PromptOutcome(stop_reason="aborted" if aborted else last.stop_reason, usage=usage)
+    ended = "stop" if last.stop_reason == "pending" else last.stop_reason  # a run's replies have all ended
+    outcome = PromptOutcome(stop_reason="aborted" if aborted else ended, usage=usage)
     if last.error_message:
         outcome.error_message = last.error_message
     return outcome

@@ -45,6 +45,7 @@ from pi_rpc.ai import (
     clamp_thinking_level,
     no_model_message,
     not_found_hint,
+    sections_text,
     supported_thinking_levels,
 )
 from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
@@ -57,6 +58,7 @@ from pi_rpc.session.entries import SessionEntry
 from pi_rpc.session.history import NothingToCloneError as NothingToCloneError
 from pi_rpc.session.history import SessionHistory
 from pi_rpc.session.history import SessionNotFoundError as SessionNotFoundError
+from pi_rpc.session.mcp_tools import mcp_prompt_sections, register_mcp_tools
 from pi_rpc.session.model_cycle import next_model, next_thinking_level
 from pi_rpc.session.recorded_settings import (
     record_model,
@@ -113,11 +115,11 @@ class AgentSession:
         self._tasks = task_group
         self._definitions = dict(config.tools)
         self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
-        self._system_prompt = ""
+        self._system_prompt: dict[str, str] = {}
+        self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
         self.runs = SessionRuns(self, task_group)
-        self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         # Pi's toggles; a client may flip them before the features they govern run.
         self.auto_compaction_enabled = True
         self.auto_retry_enabled = config.retry_enabled
@@ -297,8 +299,8 @@ class AgentSession:
         ]
 
     async def start_mcp_servers(self, servers: Sequence[McpServerConfig] = ()) -> list[McpServerStatus]:
-        """Start the settings' and a client's `servers` (the client wins a name), bounded; failures are
-        reported. An allowlist not naming MCP tools leaves the settings' inactive (Pi), not a client's."""
+        """Start the settings', `mcp.json`'s and a client's `servers` (the client wins a name), bounded;
+        failures are reported. Their tools join by exposure (session/mcp_tools.py)."""
         wanted = [*self.config.mcp_servers, *servers]
         if not wanted or not self.config.mcp_enabled:  # Pi's --no-mcp: none starts
             return self.mcp.statuses() if self.mcp is not None else []
@@ -307,11 +309,7 @@ class AgentSession:
 
             self.mcp = McpServers()
         await self.mcp.start(wanted, self._tasks)
-        for definition in (found for found in self.mcp.definitions() if found.name not in self._definitions):
-            if (state := self.config.mcp_tool_state(definition.name)) is not None:
-                self._definitions[definition.name] = definition
-                if state or definition.source in {f"mcp:{s.name}" for s in servers}:  # a client's own
-                    self._active.append(definition.name)
+        register_mcp_tools(self.mcp, self._definitions, self._active, self.config, {s.name for s in servers}, self)
         self._rebuild_system_prompt()
         return self.mcp.statuses()
 
@@ -345,8 +343,7 @@ class AgentSession:
         )
 
     def _rebuild_system_prompt(self) -> None:
-        """The command line's base prompt and addition win over the folders' SYSTEM.md and
-        APPEND_SYSTEM.md (Pi's order)."""
+        """The command line's base prompt and addition win over the folders' SYSTEM.md, APPEND_SYSTEM.md."""
         config, resources = self.config, self.resources
         self._system_prompt = build_system_prompt(
             [self._definitions[name] for name in self._active],
@@ -354,11 +351,12 @@ class AgentSession:
             config.append_system_prompt if config.append_system_prompt is not None else resources.append_system_prompt,
             resources,
             custom=config.system_prompt if config.system_prompt is not None else resources.system_prompt,
+            extra=mcp_prompt_sections(self.mcp),
         )
 
     @property
     def system_prompt(self) -> str:
-        return self._system_prompt
+        return sections_text(self._system_prompt)
 
     def slash_commands(self) -> list[SlashCommand]:
         """What a user can invoke as `/name` in a prompt: prompt templates, then `skill:` names."""

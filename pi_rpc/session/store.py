@@ -266,6 +266,14 @@ def _write_all(fd: int, data: bytes | bytearray) -> None:
         view = view[os.write(fd, view) :]
 
 
+def new_session_path(
+    cwd: str, session_id: str, root: SessionRoot | None = None, started: datetime.datetime | None = None
+) -> Path:
+    """Where a new session's file goes in the workspace's folder: named by when it started and its id."""
+    started = started or datetime.datetime.now(datetime.UTC)
+    return workspace_folder(cwd, root) / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
+
+
 @dataclass
 class SessionFile:
     """An open session file; `write_entry` appends one entry as one line."""
@@ -305,14 +313,15 @@ class SessionFile:
         *,
         parent_session: str | None = None,
         path: Path | None = None,
+        planned: Path | None = None,
     ) -> SessionFile:
-        """A new file in the workspace's folder, or at `path` (Pi's `--session` of a file that does
-        not exist yet); its header names `parent_session` when it has one."""
+        """A new file in the workspace's folder (named as `planned` when the name was reported
+        before), or at `path` (Pi's `--session` of a file that does not exist yet); its header
+        names `parent_session` when it has one."""
         started = datetime.datetime.now(datetime.UTC)
         if path is None:
-            folder = workspace_folder(cwd, root)
-            _private_folder(folder, root)
-            path = folder / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
+            path = planned or new_session_path(cwd, session_id, root, started)
+            _private_folder(path.parent, root)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
         session = cls(path=path, session_id=session_id, pi_format=True)

@@ -1,14 +1,15 @@
 """The system prompt: who the agent is, the active tools' snippets and guidelines, the workspace.
 
 Rebuilt whenever the active tool set changes (spec 5.4), in the spirit of Pi's
-`buildSystemPrompt`: only active tools are listed, and their guidelines, deduplicated, in order;
-then the user's appended text, the project's context files and the skills.
+`buildSystemPromptSections`: only active tools are listed, and their guidelines, deduplicated, in
+order; then the user's appended text, the project's context files and the skills. As in Pi 1.6.0
+the prompt is a set of named sections, which the transcript's system messages declare (a section
+that changed is declared again) and no date, so that a new day keeps the provider's prompt cache.
 """
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pi_rpc.session.context_files import format_context_files
 from pi_rpc.session.resources import Resources
@@ -33,33 +34,36 @@ def build_system_prompt(
     append: str | None = None,
     resources: Resources | None = None,
     custom: str | None = None,
-) -> str:
-    """After the tools and guidelines (or the `custom` base prompt that replaces them, Pi's
-    `--system-prompt`) come the appended text, the project's context files and, when `read` is
-    active to load them, the skills (Pi's order); the date and the workspace last."""
-    lines = [custom] if custom else _base_prompt(tools)
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The prompt in Pi 1.6.0's named sections, in its order: the `preamble` (the `custom` base
+    prompt, Pi's `--system-prompt`, replaces it and the tools and rules), the `tools` and their
+    `rules`, the appended text (`addendum`), the project's context files, the skills when `read`
+    is active to load them, the workspace (`cwd`), and last the `extra` named sections (the MCP
+    servers', session/mcp_tools.py). Every section but the preamble is wrapped in its name's tag,
+    as Pi wraps it; the model is sent them joined (`sections_text`)."""
+    sections = {"preamble": custom} if custom else _base_sections(tools)
     if append:
-        lines += ["", append]
+        sections["addendum"] = append
     if resources is not None:
         if resources.context_files:
-            lines += ["", format_context_files(resources.context_files)]
+            sections["project_context"] = format_context_files(resources.context_files)
         skills = format_skills(resources.skills) if any(tool.name == "read" for tool in tools) else ""
         if skills:
-            lines += ["", skills]
-    lines += ["", f"Current date: {datetime.date.today().isoformat()}", f"Current working directory: {cwd}"]
-    return "\n".join(lines)
+            sections["skills"] = skills
+    sections["cwd"] = cwd
+    sections.update(extra or {})  # after the workspace, in Pi's order
+    return {
+        name: text if name == "preamble" else f"<{name}>\n{text.strip()}\n</{name}>" for name, text in sections.items()
+    }
 
 
-def _base_prompt(tools: Sequence[ToolDefinition]) -> list[str]:
-    lines = [_INTRO, "", "Available tools:"]
-    if tools:
-        lines += [f"- {tool.name}: {tool.prompt_snippet or tool.description}" for tool in tools]
-    else:
-        lines.append("(none)")
+def _base_sections(tools: Sequence[ToolDefinition]) -> dict[str, str]:
+    listed = [f"- {tool.name}: {tool.prompt_snippet or tool.description}" for tool in tools] or ["(none)"]
     guidelines: list[str] = []
     for tool in tools:
         for rule in tool.prompt_guidelines:
             if rule not in guidelines:
                 guidelines.append(rule)
     guidelines += [rule for rule in _BASE_GUIDELINES if rule not in guidelines]
-    return [*lines, "", "Guidelines:", *(f"- {rule}" for rule in guidelines)]
+    return {"preamble": _INTRO, "tools": "\n".join(listed), "rules": "\n".join(f"- {rule}" for rule in guidelines)}

@@ -7,14 +7,14 @@ from typing import Any, Literal
 
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai import Model, StopReason, ThinkingLevel, Usage, Wire
+from pi_rpc.ai import EndedStopReason, Model, ThinkingLevel, Usage, Wire
 from pi_rpc.session.approvals import ApprovalPolicy
 
 
 class PromptOutcome(Wire, kw_only=True):
     """How the run that a prompt started ended."""
 
-    stop_reason: StopReason | UnsetType = UNSET
+    stop_reason: EndedStopReason | UnsetType = UNSET
     usage: Usage | UnsetType = UNSET
     error_message: str | UnsetType = UNSET
     # Set instead of the above when the prompt was queued into a running run.

@@ -25,7 +25,16 @@ if TYPE_CHECKING:
     )
     from pi_rpc.tools.editor_files import EditorFiles, EditorRequestError, FileRouter
     from pi_rpc.tools.mcp import McpServers
-    from pi_rpc.tools.mcp_config import McpServerConfig, McpServerEntry, McpServerStatus, servers_from_settings
+    from pi_rpc.tools.mcp_config import (
+        EXPOSURES,
+        McpServerConfig,
+        McpServerEntry,
+        McpServerStatus,
+        servers_from_settings,
+        tool_exposure,
+    )
+    from pi_rpc.tools.mcp_files import add_server, global_mcp_file, load_mcp_files, project_mcp_file, validate_entry
+    from pi_rpc.tools.mcp_prompt import MCP_SERVERS_SECTION, ListedServer, mcp_namespace, render_servers_section
     from pi_rpc.tools.output import OutputAccumulator
     from pi_rpc.tools.paths import real_path, resolve_to_cwd
     from pi_rpc.tools.pending_writes import sweep_stale_temp_files
@@ -44,6 +53,8 @@ if TYPE_CHECKING:
     )
     from pi_rpc.tools.ripgrep import locate_rg, wheel_rg
     from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS
+    from pi_rpc.tools.tool_ranking import search_document
+    from pi_rpc.tools.tool_search import TOOL_SEARCH_TOOL_NAME, Searchable, tool_search_definition
     from pi_rpc.tools.truncate import truncate_chars
     from pi_rpc.tools.write import local_write_operations
 
@@ -85,6 +96,21 @@ __all__ = [
     "truncate_chars",
     "unknown_tool_names",
     "wheel_rg",
+    "EXPOSURES",
+    "tool_exposure",
+    "add_server",
+    "global_mcp_file",
+    "load_mcp_files",
+    "project_mcp_file",
+    "validate_entry",
+    "MCP_SERVERS_SECTION",
+    "ListedServer",
+    "mcp_namespace",
+    "render_servers_section",
+    "search_document",
+    "TOOL_SEARCH_TOOL_NAME",
+    "Searchable",
+    "tool_search_definition",
 ]
 
 if not TYPE_CHECKING:  # for mypy the imports above are the names, so a misspelt one stays an error

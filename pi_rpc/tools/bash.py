@@ -2,8 +2,10 @@
 
 A command runs through replaceable `BashOperations` (local by default) in its own process group,
 streams its merged output into an OutputAccumulator, and reports throttled snapshots through
-on_update. Abort and timeout kill the whole group; both, and a non-zero exit, end as error results
-that still carry the output and the truncation notice.
+on_update. Abort and timeout kill the whole group and end as errors that still carry the output
+and the truncation notice. A finished command's result also has `structuredContent` (its output up
+to 1 MiB, exit code and wall time, for programs rather than the model); a non-zero exit is that
+result marked `isError`, as in Pi 1.6.0.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 import math
 import os
 import shutil
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Protocol
@@ -24,8 +27,8 @@ from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolErrorW
 from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
-from pi_rpc.tools.process import ProcessTable, run_process_group, start_supervisor
-from pi_rpc.tools.tool_env import PROVIDER_KEY_VARS, without_withheld
+from pi_rpc.tools.process import OnExit, ProcessTable, run_process_group, start_supervisor
+from pi_rpc.tools.tool_env import AGENT_ENV, PROVIDER_KEY_VARS, without_withheld
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
 
 log = logging.getLogger(__name__)
@@ -34,11 +37,30 @@ BASH_UPDATE_THROTTLE_SECONDS = 0.1  # spec 9.11
 MAX_TIMEOUT_MS = 2_147_483_647  # spec 9.4: the largest timer delay Node accepts
 SESSION_ENV_VARS = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL")
 SESSION_ENV_GUIDELINE = "You can inspect PI_* environment variables for current model and session details."
+STRUCTURED_OUTPUT_MAX_BYTES = 1024 * 1024  # `structuredContent.output` beyond this keeps its head and tail
 
 
 class BashParams(msgspec.Struct, kw_only=True):
     command: Annotated[str, Meta(description="Shell command to execute")]
     timeout: Annotated[float, Meta(description="Timeout in seconds (optional, no default timeout)")] | UnsetType = UNSET
+
+
+class BashOutput(msgspec.Struct, kw_only=True):
+    """`structuredContent` of a finished command (Pi's snake_case keys, in Pi's order)."""
+
+    output: str
+    truncated: bool
+    full_output_path: str | UnsetType = UNSET
+    exit_code: int
+    wall_time_seconds: float
+
+
+@dataclass
+class ShellExit:
+    """When the shell itself exited, for a timeout that only its background processes caused."""
+
+    code: int | None
+    after_seconds: float
 
 
 class BashDetails(Wire):
@@ -117,13 +139,15 @@ class LocalShellOperations:
         on_data: OnData,
         timeout: float | None,  # noqa: ASYNC109
         env: Mapping[str, str],
+        *,
+        on_exit: OnExit | None = None,
     ) -> int | None:
         argv = [*self.resolve_shell(self.shell_path), f"{self.command_prefix}{command}"]
         # One stat of a local directory: cheaper inline than a worker thread's round trip.
         if not os.path.isdir(cwd):  # noqa: ASYNC240
             raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute {self.shell_name} commands.")
         try:
-            return await run_process_group(argv, cwd, env, on_data, processes=self.processes)
+            return await run_process_group(argv, cwd, env, on_data, processes=self.processes, on_exit=on_exit)
         except OSError as exc:  # e.g. the shell binary vanished: a tool error, never a crash
             raise ToolError(str(exc)) from exc
 
@@ -183,9 +207,11 @@ def validate_timeout(timeout: float | UnsetType) -> float | None:
 def session_environment(
     call: ToolCallContext | None, expose: bool, withheld: Collection[str] = PROVIDER_KEY_VARS
 ) -> dict[str, str]:
-    """Spec 9.7: the daemon's environment minus the provider keys (tools/tool_env.py), with PI_*
-    describing this session (or removed)."""
+    """Spec 9.7: the daemon's environment minus the provider keys (tools/tool_env.py), plus
+    `AI_AGENT=pi` and `PI_CODING_AGENT=true` as Pi's own environment has them, with PI_* describing
+    this session (or removed)."""
     env = {k: v for k, v in without_withheld(os.environ, withheld).items() if k not in SESSION_ENV_VARS}
+    env |= AGENT_ENV
     if not expose or call is None:
         return env
     if call.session_id:
@@ -322,8 +348,10 @@ def create_shell_tool_definition(
             return snap
 
         call.on_update(AgentToolResult(content=[], details=UNSET))
+        started = time.monotonic()
+        shell_exit: ShellExit | None = None
         try:
-            code, timed_out = await _run_with_updates(operations, spawn, timeout, on_data, throttle)
+            code, timed_out, shell_exit = await _run_with_updates(operations, spawn, timeout, on_data, throttle)
         except anyio.get_cancelled_exc_class():
             # Abort: the last update is the aborted result (see `final_update_on_abort`), so flush
             # what was seen and word it here, where the last line's size is known (no awaits).
@@ -351,15 +379,26 @@ def create_shell_tool_definition(
         if timed_out:
             text, details = format_output(snap, last_line_bytes=output.last_line_bytes, empty_text="")
             assert timeout is not None
-            raise ToolErrorWithResult(
-                append_status(text, f"Command timed out after {format_timeout(timeout)} seconds"), details
-            )
+            raise ToolErrorWithResult(append_status(text, timeout_status(timeout, shell_exit)), details)
         text, details = format_output(snap, last_line_bytes=output.last_line_bytes)
         if code is None:
             raise ToolErrorWithResult(f"{text}\n\nCommand terminated without an exit code", details)
+        full, shortened = output.read_full_output(STRUCTURED_OUTPUT_MAX_BYTES)
+        structured = BashOutput(
+            output=full,
+            truncated=shortened,
+            full_output_path=snap.full_output_path if shortened and snap.full_output_path else UNSET,
+            exit_code=code,
+            wall_time_seconds=_tenths(time.monotonic() - started),
+        )
         if code != 0:
-            raise ToolErrorWithResult(f"{text}\n\nCommand exited with code {code}", details)
-        return AgentToolResult(content=[TextContent(text=text)], details=details)
+            text = f"{text}\n\nCommand exited with code {code}"
+        return AgentToolResult(
+            content=[TextContent(text=text)],
+            details=details,
+            structured_content=structured,
+            is_error=True if code != 0 else UNSET,
+        )
 
     return ToolDefinition(
         name=config.name,
@@ -382,28 +421,57 @@ async def preview_command(params: BashParams, call: ToolCallContext) -> ToolPrev
     return ToolPreview(title=f"Run {first_line}", command=params.command)
 
 
+def timeout_status(timeout: float, shell_exit: ShellExit | None) -> str:
+    """The timeout's line; when the shell had exited before it, what the shell said and when
+    (the wait was only for the background processes still writing to its output)."""
+    status = f"Command timed out after {format_timeout(timeout)} seconds"
+    if shell_exit is None:
+        return status
+    return (
+        f"{status}. The shell exited with code {shell_exit.code} after {format_timeout(shell_exit.after_seconds)} "
+        "seconds, but background processes it started kept writing output until the timeout."
+    )
+
+
+def _tenths(seconds: float) -> float:
+    """Seconds rounded to a tenth, as Pi reports them (`Math.round(ms / 100) / 10`)."""
+    tenths = math.floor(seconds * 10 + 0.5) / 10
+    return int(tenths) if tenths.is_integer() else tenths
+
+
 async def _run_with_updates(
     operations: BashOperations,
     spawn: SpawnContext,
     timeout: float | None,  # noqa: ASYNC109 - enforced here, with a cancel scope
     on_data: OnData,
     throttle: UpdateThrottle,
-) -> tuple[int | None, bool]:
-    """Run the command beside the trailing-update timer; returns (exit code, timed out)."""
+) -> tuple[int | None, bool, ShellExit | None]:
+    """Run the command beside the trailing-update timer; returns (exit code, timed out, and when
+    the shell exited if it did before a timeout)."""
     code: int | None = None
     error: Exception | None = None
+    started = time.monotonic()
+    shell_exit: ShellExit | None = None
+
+    def exited(exit_code: int | None) -> None:
+        nonlocal shell_exit
+        shell_exit = ShellExit(exit_code, _tenths(time.monotonic() - started))
+
     async with anyio.create_task_group() as tg:
         tg.start_soon(throttle.run_trailing)
         try:
             with anyio.move_on_after(math.inf if timeout is None else timeout) as deadline:
-                code = await operations.exec(spawn.command, spawn.cwd, on_data, timeout, spawn.env)
+                if isinstance(operations, LocalShellOperations):  # the one runner that can tell
+                    code = await operations.exec(spawn.command, spawn.cwd, on_data, timeout, spawn.env, on_exit=exited)
+                else:
+                    code = await operations.exec(spawn.command, spawn.cwd, on_data, timeout, spawn.env)
         except Exception as exc:  # re-raised below, unwrapped from the task group's ExceptionGroup
             error = exc
         finally:
             tg.cancel_scope.cancel()
     if error is not None:
         raise error
-    return code, deadline.cancelled_caught
+    return code, deadline.cancelled_caught, shell_exit if deadline.cancelled_caught else None
 
 
 def create_bash_tool(

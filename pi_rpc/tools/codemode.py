@@ -261,14 +261,13 @@ class CodemodeRunner:
             if ctx.execute_tool is None:
                 record.status = "error"
                 return False, "Tool calls need a session"
-            call_started = time.monotonic()
             outcome = await ctx.execute_tool(name, args)
             record.id = outcome.call_id
             record.status = "error" if outcome.is_error else "ok"
             if outcome.is_error:
                 record.error = (text_of(outcome.result) or f'Tool "{name}" failed')[:500]
             publish()
-            return script_value(name, outcome.result, outcome.is_error, time.monotonic() - call_started)
+            return script_value(name, outcome.result, outcome.is_error)
 
         limits = self.limits
         if options.timeout_ms is not None:

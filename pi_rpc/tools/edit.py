@@ -18,12 +18,11 @@ from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolPrevie
 from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire, displayable
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.edit_diff import (
-    apply_edits_to_normalized_content,
-    detect_line_ending,
+    apply_replacements_to_original,
     generate_diff_string,
     generate_unified_patch,
     normalize_to_lf,
-    restore_line_endings,
+    plan_replacements,
     strip_bom,
 )
 from pi_rpc.tools.fs import error_code, node_error_message, write_file_atomic
@@ -176,9 +175,11 @@ async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[
     # Not "replace" (Pi's Node decoding): a Latin-1 byte elsewhere in the file would be
     # rewritten as U+FFFD. surrogateescape keeps every undecodable byte for the write back.
     bom, content = strip_bom(raw.decode("utf-8", errors="surrogateescape"))
-    ending = detect_line_ending(content)
-    base, new = apply_edits_to_normalized_content(normalize_to_lf(content), edits, path)
-    return _PlannedEdit(base, new, bom + restore_line_endings(new, ending))
+    normalized = normalize_to_lf(content)
+    base, new, replacements = plan_replacements(normalized, edits, path)
+    # Spliced into the original text, so untouched lines keep their own line endings.
+    written = new if content == normalized else apply_replacements_to_original(content, replacements)
+    return _PlannedEdit(base, new, bom + written)
 
 
 def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinition:

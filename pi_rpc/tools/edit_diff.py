@@ -11,16 +11,15 @@ the grouping can differ from jsdiff's Myers implementation (spec 17.5).
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pi_rpc.agent import ToolError
-
-LineEnding = Literal["\r\n", "\n"]
 
 _SINGLE_QUOTES = re.compile("[\u2018\u2019\u201a\u201b]")
 _DOUBLE_QUOTES = re.compile("[\u201c\u201d\u201e\u201f]")
@@ -46,20 +45,8 @@ class Edit:
 # --- line endings and BOM ------------------------------------------------------------------------
 
 
-def detect_line_ending(content: str) -> LineEnding:
-    """CRLF when the first line feed is part of a CRLF, else LF (spec 11.5 step 3)."""
-    lf = content.find("\n")
-    if lf == -1:
-        return "\n"
-    return "\r\n" if lf > 0 and content[lf - 1] == "\r" else "\n"
-
-
 def normalize_to_lf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def restore_line_endings(text: str, ending: LineEnding) -> str:
-    return text.replace("\n", "\r\n") if ending == "\r\n" else text
 
 
 def strip_bom(content: str) -> tuple[str, str]:
@@ -122,11 +109,12 @@ def _touched_lines(spans: list[tuple[int, int]], match: _Match) -> tuple[int, in
     return first, last + 1
 
 
-def _splice_preserving_lines(original: str, fuzzy: str, matches: list[_Match]) -> str:
-    """Apply fuzzy-space matches, copying every untouched line from the original (spec 11.6)."""
-    original_lines = _LINES_WITH_ENDINGS.findall(original)
+def _widened_to_lines(content: str, fuzzy: str, matches: list[_Match]) -> list[_Match]:
+    """Fuzzy-space matches as replacements of whole lines of `content` (spec 11.6): the lines a
+    match touches are rewritten from the fuzzy text, every other line is the original's."""
+    original_spans = _line_spans(content)
     spans = _line_spans(fuzzy)
-    if len(original_lines) != len(spans):
+    if len(original_spans) != len(spans):
         raise ValueError("Cannot preserve unchanged lines because the base content has a different line count.")
     groups: list[tuple[int, int, list[_Match]]] = []
     for match in sorted(matches, key=lambda m: m.start):
@@ -136,15 +124,55 @@ def _splice_preserving_lines(original: str, fuzzy: str, matches: list[_Match]) -
             groups[-1] = (start, max(end, last), [*members, match])
         else:
             groups.append((first, last, [match]))
-    pieces: list[str] = []
-    copied_up_to = 0
+    widened: list[_Match] = []
     for first, last, members in groups:
-        pieces.extend(original_lines[copied_up_to:first])
         block_start, block_end = spans[first][0], spans[last - 1][1]
-        pieces.append(_splice(fuzzy[block_start:block_end], members, block_start))
-        copied_up_to = last
-    pieces.extend(original_lines[copied_up_to:])
-    return "".join(pieces)
+        start, end = original_spans[first][0], original_spans[last - 1][1]
+        text = _splice(fuzzy[block_start:block_end], members, block_start)
+        widened.append(_Match(members[0].index, start, end - start, text))
+    return widened
+
+
+def apply_replacements_to_original(original: str, replacements: Sequence[_Match]) -> str:
+    """Replacements found in `normalize_to_lf(original)` applied to `original` itself: text outside
+    them keeps its bytes and line endings (a mixed CRLF/LF file stays mixed), and the line breaks of
+    a new text take the ending of the line where its replacement starts (Pi 1.5.1)."""
+    # The n-th CRLF's LF, at original position p, is at p - n once normalised.
+    normalised_lfs = [m.start() - n for n, m in enumerate(re.finditer("\r\n", original))]
+
+    def to_original(offset: int) -> int:
+        return offset + bisect.bisect_left(normalised_lfs, offset)
+
+    parts: list[str] = []
+
+    def push(part: str) -> None:
+        if not part:
+            return
+        # A CR before the seam and an LF after it would fuse into one CRLF: keep them two breaks.
+        if parts and parts[-1].endswith("\r") and part.startswith("\n"):
+            parts.append("\n")
+        parts.append(part)
+
+    position = 0
+    for replacement in sorted(replacements, key=lambda m: m.start):
+        start = to_original(replacement.start)
+        push(original[position:start])
+        ending = _line_ending_at(original, start)
+        push(replacement.new_text if ending == "\n" else replacement.new_text.replace("\n", ending))
+        position = to_original(replacement.end)
+    push(original[position:])
+    return "".join(parts)
+
+
+def _line_ending_at(content: str, offset: int) -> str:
+    """The ending of the line holding `offset` (the line before, for an unterminated last line); a
+    lone CR counts only in a file without any LF (classic Mac), elsewhere it is inside a line."""
+    line_feed = content.find("\n", offset)
+    if line_feed == -1:
+        line_feed = content.rfind("\n", 0, offset + 1)
+    if line_feed == -1:
+        return "\r" if "\r" in content else "\n"
+    return "\r\n" if line_feed > 0 and content[line_feed - 1] == "\r" else "\n"
 
 
 def _find(content: str, old_text: str) -> tuple[int, int, bool]:
@@ -196,6 +224,13 @@ def _no_change(path: str, total: int) -> ToolError:
 
 def apply_edits_to_normalized_content(content: str, edits: Sequence[EditLike], path: str) -> tuple[str, str]:
     """Spec 11.6: (base, new) for LF-normalised `content`; raises ToolError, all or nothing."""
+    base, new, _ = plan_replacements(content, edits, path)
+    return base, new
+
+
+def plan_replacements(content: str, edits: Sequence[EditLike], path: str) -> tuple[str, str, list[_Match]]:
+    """(base, new, replacements) for LF-normalised `content`: the replacements, in `content`'s
+    offsets, are what turns base into new (for `apply_replacements_to_original`)."""
     normalized = [Edit(normalize_to_lf(e.old_text), normalize_to_lf(e.new_text)) for e in edits]
     total = len(normalized)
     for i, edit in enumerate(normalized):
@@ -223,10 +258,11 @@ def apply_edits_to_normalized_content(content: str, edits: Sequence[EditLike], p
                 f"edits[{previous.index}] and edits[{current.index}] overlap in {path}. "
                 "Merge them into one edit or target disjoint regions."
             )
-    new = _splice_preserving_lines(content, base, matches) if use_fuzzy else _splice(base, matches)
+    replacements = _widened_to_lines(content, base, matches) if use_fuzzy else matches
+    new = _splice(content, replacements)
     if new == content:
         raise _no_change(path, total)
-    return content, new
+    return content, new, replacements
 
 
 # --- diffs ---------------------------------------------------------------------------------------
@@ -374,12 +410,12 @@ __all__ = [
     "DiffPart",
     "Edit",
     "apply_edits_to_normalized_content",
-    "detect_line_ending",
+    "apply_replacements_to_original",
+    "plan_replacements",
     "diff_lines",
     "generate_diff_string",
     "generate_unified_patch",
     "normalize_for_fuzzy_match",
     "normalize_to_lf",
-    "restore_line_endings",
     "strip_bom",
 ]

@@ -2,8 +2,9 @@
 
 Pi runs `fd`; we have no fd, so ripgrep lists the files (`rg --files --hidden --no-require-git`,
 which applies .gitignore hierarchically in and out of git repositories, like fd's flags) and the
-glob is matched here with fd's rules: a pattern without `/` matches the file name; one with `/`
-matches the absolute path, prefixed with `**/` unless it starts with `/` or `**/` or is `**`.
+glob is matched here with fd's rules as Pi 1.6.0 uses them: a pattern without `/` matches the file
+name; a relative one with `/` matches the path relative to the search directory (a leading `./`
+dropped); an absolute one the absolute path.
 `*` and `?` never cross `/`, and a pattern with no uppercase letter ignores case (fd's smart case).
 
 The glob is matched here rather than handed to `rg --glob` because rg's globs override ignore
@@ -57,7 +58,11 @@ PROMPT_SNIPPET = "Find files by glob pattern (respects .gitignore)"
 
 class FindParams(msgspec.Struct, rename="camel", kw_only=True):
     pattern: Annotated[
-        str, Meta(description="Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'")
+        str,
+        Meta(
+            description="Glob pattern relative to the search directory, e.g. 'src/**/*.ts'. "
+            "Without '/', e.g. '*.ts', it matches file names at any depth"
+        ),
     ]
     path: Annotated[str, Meta(description="Directory to search in (default: current directory)")] | UnsetType = UNSET
     limit: Annotated[float, Meta(description="Maximum number of results (default: 1000)")] | UnsetType = UNSET
@@ -157,18 +162,23 @@ def glob_to_regex(pattern: str) -> str:
 
 
 def compile_find_pattern(pattern: str, search_path: str) -> Callable[[str], bool]:
-    """Spec 13.11: a predicate on paths relative to search_path (with `/` separators)."""
-    full_path = "/" in pattern
-    effective = pattern
-    if full_path and not (pattern.startswith("/") or pattern.startswith("**/") or pattern == "**"):
-        effective = f"**/{pattern}"
+    """Spec 13.11: a predicate on paths relative to search_path (with `/` separators).
+
+    Pi 1.5.1: a leading `./` is dropped (fd's paths never hold `/./`), and a relative pattern with
+    `/` is anchored at the search path (`src/*.ts` finds `src/a.ts`, not `pkg/src/a.ts`;
+    `**/src/*.ts` finds both). An absolute pattern is matched against the absolute path."""
+    effective = re.sub(r"^(?:\./)+", "", pattern)
+    full_path = "/" in effective
+    root = search_path.replace(os.sep, "/").rstrip("/") + "/"
+    anchored = full_path and not effective.startswith("/")
     try:
         regex = glob_to_regex(effective)
     except ValueError as exc:
         raise ToolError(f"error parsing glob '{effective}': {exc}") from None
-    flags = re.DOTALL if any(ch.isupper() for ch in pattern) else re.DOTALL | re.IGNORECASE
+    flags = re.DOTALL if any(ch.isupper() for ch in effective) else re.DOTALL | re.IGNORECASE
     matcher = re.compile(regex, flags).fullmatch
-    root = search_path.replace(os.sep, "/").rstrip("/") + "/"
+    if anchored:
+        return lambda rel: matcher(rel) is not None
     if full_path:
         return lambda rel: matcher(root + rel) is not None
     return lambda rel: matcher(rel.rsplit("/", 1)[-1]) is not None

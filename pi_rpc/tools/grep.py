@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import os
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated
 
-import anyio.to_thread
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
@@ -42,7 +43,14 @@ class GrepParams(msgspec.Struct, rename="camel", kw_only=True):
         UNSET
     )
     glob: (
-        Annotated[str, Meta(description="Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'")] | UnsetType
+        Annotated[
+            str,
+            Meta(
+                description="Filter files by glob pattern relative to path, e.g. 'src/**/*.ts'. "
+                "Without '/', e.g. '*.ts', it matches file names at any depth"
+            ),
+        ]
+        | UnsetType
     ) = UNSET
     ignore_case: Annotated[bool, Meta(description="Case-insensitive search (default: false)")] | UnsetType = UNSET
     literal: (
@@ -56,29 +64,24 @@ class GrepParams(msgspec.Struct, rename="camel", kw_only=True):
     limit: Annotated[float, Meta(description="Maximum number of matches to return (default: 100)")] | UnsetType = UNSET
 
 
-def _read_text(path: str) -> str:
-    # Node's readFile(p, "utf-8") replaces invalid bytes with U+FFFD; so do we.
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        return f.read()
-
-
-async def _read_file(path: str) -> str:
-    return await anyio.to_thread.run_sync(_read_text, path)
-
-
 @dataclass
 class GrepOperations:
-    """Pi's GrepOperations (spec 1.10): replaceable I/O around the ripgrep search."""
+    """Pi's GrepOperations (spec 1.10): replaceable I/O around the ripgrep search. (Pi 1.6.0 reads
+    no file itself: context lines come from rg.)"""
 
     # Raises if the path does not exist.
     is_directory: Callable[[str], Awaitable[bool]] = local_is_directory
-    # Reads a file for context lines.
-    read_file: Callable[[str], Awaitable[str]] = _read_file
 
 
 class _RgText(msgspec.Struct):
-    # rg sends {"bytes": <base64>} instead when the text is not valid UTF-8.
     text: str | None = None
+    # rg sends base64 `bytes` instead when the text is not valid UTF-8.
+    bytes: str | None = None
+
+    def decoded(self) -> str:
+        if self.text is not None:
+            return self.text
+        return base64.b64decode(self.bytes).decode("utf-8", errors="replace") if self.bytes else ""
 
 
 class _RgData(msgspec.Struct):
@@ -95,76 +98,88 @@ class _RgEvent(msgspec.Struct):
 _decode_event = msgspec.json.Decoder(_RgEvent).decode
 
 
-@dataclass
-class _Match:
-    file_path: str
-    line_number: int
-    line_text: str | None
+class _Collector:
+    """rg's `match` and `context` events as Pi's `{rel}:{n}: text` / `{rel}-{n}- text` lines
+    (spec 13.7), up to the match limit. The last allowed match's trailing context is still kept
+    (a match inside it shown as context), and only one more match proves the limit cut results off."""
 
-
-def _split_file_lines(content: str) -> list[str]:
-    return content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-class _Formatter:
-    """Turns collected matches into Pi's `{rel}:{n}: text` / `{rel}-{n}- text` lines (spec 13.7)."""
-
-    def __init__(self, search_path: str, is_directory: bool, context: int, ops: GrepOperations) -> None:
+    def __init__(self, search_path: str, is_directory: bool, context: int, limit: int) -> None:
         self.search_path = search_path
         self.is_directory = is_directory
         self.context = context
-        self.ops = ops
+        self.limit = limit
+        self.lines: list[str] = []
+        self.matches = 0
+        self.limit_reached = False
         self.lines_truncated = False
-        self._files: dict[str, list[str]] = {}
+        self._limit_hit = False
+        self._trailing_end = 0
+        self._last_file: str | None = None
 
     def rel(self, file_path: str) -> str:
         if self.is_directory:
-            relative = os.path.relpath(file_path, self.search_path)
+            relative = os.path.relpath(os.path.join(self.search_path, file_path), self.search_path)
             if relative != "." and not relative.startswith(".."):
                 return relative.replace(os.sep, "/")
         return os.path.basename(file_path)
 
-    def _cut(self, text: str) -> str:
-        cut, was_truncated = truncate_line(text)
+    def _push(self, file_path: str, line_number: int, text: str, is_match: bool) -> None:
+        self._last_file = file_path
+        # Only the line terminator goes: a lone CR inside a line is content, as in read.
+        cut, was_truncated = truncate_line(text.removesuffix("\n").removesuffix("\r"))
         self.lines_truncated = self.lines_truncated or was_truncated
-        return cut
+        sep = ":" if is_match else "-"
+        self.lines.append(f"{self.rel(file_path)}{sep}{line_number}{sep} {cut}")
 
-    async def _file_lines(self, file_path: str) -> list[str]:
-        if file_path not in self._files:
-            try:
-                self._files[file_path] = _split_file_lines(await self.ops.read_file(file_path))
-            except Exception:
-                self._files[file_path] = []
-        return self._files[file_path]
+    def on_line(self, raw: bytes) -> bool:
+        """One line of rg's JSON; False once nothing more can be shown (rg is then stopped)."""
+        try:
+            event = _decode_event(raw)
+        except msgspec.DecodeError:
+            return True
+        is_match = event.type == "match"
+        data = event.data
+        if (not is_match and event.type != "context") or data is None or data.line_number is None:
+            return True
+        file_path = data.path.decoded() if data.path is not None else ""
+        if not file_path:
+            return True
+        text = data.lines.decoded() if data.lines is not None else ""
+        line_number = data.line_number
+        if not self._limit_hit:
+            self._push(file_path, line_number, text, is_match)
+            if is_match:
+                self.matches += 1
+                if self.matches >= self.limit:
+                    self._limit_hit = True
+                    self._trailing_end = line_number + self.context
+            return True
+        in_window = file_path == self._last_file and line_number <= self._trailing_end
+        if in_window:
+            self._push(file_path, line_number, text, False)
+        if is_match:
+            self.limit_reached = True
+        return not (self.limit_reached and not (in_window and line_number < self._trailing_end))
 
-    async def format(self, match: _Match) -> list[str]:
-        rel = self.rel(match.file_path)
-        if self.context == 0 and match.line_text is not None:
-            text = match.line_text.replace("\r\n", "\n").replace("\r", "").removesuffix("\n")
-            return [f"{rel}:{match.line_number}: {self._cut(text)}"]
-        lines = await self._file_lines(match.file_path)
-        if not lines:
-            return [f"{rel}:{match.line_number}: (unable to read file)"]
-        start = max(1, match.line_number - self.context)
-        end = min(len(lines), match.line_number + self.context) if self.context else match.line_number
-        block = []
-        for current in range(start, end + 1):
-            text = self._cut(lines[current - 1].replace("\r", "") if current <= len(lines) else "")
-            sep = ":" if current == match.line_number else "-"
-            block.append(f"{rel}{sep}{current}{sep} {text}")
-        return block
 
-
-def _argv(rg: str, params: GrepParams, search_path: str) -> list[str]:
-    argv = [rg, "--json", "--line-number", "--color=never", "--hidden"]
+def _argv(rg: str, params: GrepParams, search_path: str, context: int, is_directory: bool) -> list[str]:
+    # --no-config: what the tool's parameters mean must not depend on RIPGREP_CONFIG_PATH (Pi 1.4.0).
+    argv = [rg, "--no-config", "--json", "--line-number", "--color=never", "--hidden"]
     if params.ignore_case is True:
         argv.append("--ignore-case")
     if params.literal is True:
         argv.append("--fixed-strings")
     if not isinstance(params.glob, UnsetType) and params.glob:
-        argv += ["--glob", params.glob]
-    # `--` keeps a pattern such as `--pre=sh` search text, never an option (spec 13.3).
-    return [*argv, "--", params.pattern, search_path]
+        argv += ["--glob", _LEADING_DOT_SLASH.sub(r"\1", params.glob)]
+    if context > 0:  # rg sends the surrounding lines as `context` events
+        argv += ["--context", str(context)]
+    # `--` keeps a pattern such as `--pre=sh` search text, never an option (spec 13.3). A directory
+    # is searched as "." from inside it: rg roots `--glob` at its working directory.
+    return [*argv, "--", params.pattern, "." if is_directory else search_path]
+
+
+# A glob's leading `./` (after a negating `!`) names the search path itself; rg would match nothing.
+_LEADING_DOT_SLASH = re.compile(r"^(!?)(?:\./)+")
 
 
 class GrepDetails(Wire):
@@ -205,41 +220,17 @@ def create_grep_tool(
             raise ToolError(f"Path not found: {search_path}") from None
         context = max(0, as_count(params.context, 0))
         limit = max(1, as_count(params.limit, DEFAULT_LIMIT))
-
-        matches: list[_Match] = []
-        count = 0
-
-        def on_line(raw: bytes) -> bool:
-            nonlocal count
-            try:
-                event = _decode_event(raw)
-            except msgspec.DecodeError:
-                return True
-            if event.type != "match" or event.data is None:
-                return True
-            count += 1
-            data = event.data
-            if data.path is not None and data.path.text and data.line_number is not None:
-                text = data.lines.text if data.lines is not None else None
-                matches.append(_Match(data.path.text, data.line_number, text))
-            return count < limit
-
-        # rg anchors `--glob` patterns containing `/` at its working directory, as in Pi.
-        rg_cwd = base if await anyio.to_thread.run_sync(os.path.isdir, base) else None
+        collector = _Collector(search_path, is_directory, context, limit)
+        argv = _argv(rg, params, search_path, context, is_directory)
         try:
-            run = await run_rg(_argv(rg, params, search_path), rg_cwd, on_line, table)
+            run = await run_rg(argv, search_path if is_directory else None, collector.on_line, table)
         except OSError as exc:
             raise ToolError(f"Failed to run ripgrep: {exc}") from exc
         if not run.stopped and run.code not in (0, 1):
             raise ToolError(run.failure_text())
-        if count == 0:
+        if collector.matches == 0:
             return text_result("No matches found")
-
-        formatter = _Formatter(search_path, is_directory, context, ops)
-        lines: list[str] = []
-        for match in matches:
-            lines += await formatter.format(match)
-        return _finish(lines, limit, run.stopped, formatter.lines_truncated)
+        return _finish(collector.lines, limit, collector.limit_reached, collector.lines_truncated)
 
     return ToolDefinition(
         name="grep",

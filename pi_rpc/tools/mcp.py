@@ -4,10 +4,12 @@ Servers are configured as in tools/mcp_config.py. This module is imported only w
 starts a server: the SDK takes seconds to import, and a daemon without servers never pays it.
 Each server lives in a task of its
 own that holds the SDK's client open until the session closes it; its tools become
-`mcp__<server>__<tool>` definitions with the server's JSON Schema (validated by the
-plain-JSON-Schema branch of `ai/validation.py`). A server that fails to start, or dies later,
-never blocks the session: its start is bounded, its failure is recorded, and a call to one of
-its tools ends as a tool error that names the server.
+`mcp__<server>__<tool>` definitions (named as Pi names them, `McpServers` keeping the names
+unique) with the server's JSON Schema (validated by the plain-JSON-Schema branch of
+`ai/validation.py`), except those whose exposure is `hidden`. A server that fails to start, or
+dies later, never blocks the session: its start is bounded, its failure is recorded, and a call
+to one of its tools ends as a tool error that names the server. A result's text over 20 KB is
+cut in the middle as Pi cuts it (tools/mcp_output.py).
 """
 
 from __future__ import annotations
@@ -35,7 +37,16 @@ from mcp.types import Tool as McpTool
 from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError
 from pi_rpc.ai import ImageContent, TextContent, ToolResultContent
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.mcp_config import McpServerConfig, McpServerStatus, Status, tool_name
+from pi_rpc.tools.mcp_config import (
+    Exposure,
+    McpServerConfig,
+    McpServerStatus,
+    Status,
+    effective_exposure,
+    tool_exposure,
+    tool_name,
+)
+from pi_rpc.tools.mcp_output import limit_mcp_content
 
 _log = logging.getLogger(__name__)
 
@@ -55,6 +66,8 @@ class McpConnection:
     status: Status = "starting"
     error: str | None = None
     tools: list[McpTool] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # the server's tool name -> the model's
+    instructions: str | None = None  # what the server said in `initialize`, for the prompt section
     restarts: int = 0
     _client: Client | None = None
     _tasks: anyio.abc.TaskGroup | None = None
@@ -94,7 +107,7 @@ class McpConnection:
         if client is None or self.status != "running":
             raise ToolError(f'MCP server "{self.config.name}" is not running: {self.error or self.status}')
         try:
-            return await client.call_tool(name, arguments)
+            return await client.call_tool(name, arguments, read_timeout_seconds=self.config.timeout)
         except Exception as exc:  # the SDK raises its own errors, and transport errors, as they come
             reason = _describe(exc)
             if _connection_lost(exc):
@@ -110,7 +123,7 @@ class McpConnection:
         return McpServerStatus(
             name=self.config.name,
             status=self.status,
-            tools=[tool_name(self.config.name, tool.name) for tool in self.tools],
+            tools=[self.names[tool.name] for tool in self.tools if tool.name in self.names],
             error=self.error,
         )
 
@@ -130,6 +143,7 @@ class McpConnection:
                     listed = await client.list_tools()
                     # The tools are fixed at the first start: the session registered those.
                     self.tools = self.tools or list(listed.tools)
+                    self.instructions = self.instructions or client.instructions
                     self._client, self.status = client, "running"
                     self._ready.set()
                     await self._stop.wait()
@@ -171,10 +185,42 @@ class McpServers:
                 group.start_soon(connection.start, tasks, start_seconds)
             for connection in starting:
                 group.start_soon(connection.wait_started, start_seconds)
+        for connection in fresh:
+            self._name_tools(connection)
         return fresh
 
+    def _name_tools(self, connection: McpConnection) -> None:
+        """Pi's names for a server's tools: when two of its tools sanitise to one name, both get
+        the hash suffix (so which keeps the plain name does not depend on the order), and so does a
+        tool whose name another server's tool holds already."""
+        server = connection.config.name
+        owners = {
+            name: (other.config.name, tool) for other in self.connections.values() for tool, name in other.names.items()
+        }
+        plain = [tool_name(server, tool.name) for tool in connection.tools]
+        for tool in connection.tools:
+            owner = (server, tool.name)
+
+            def taken(candidate: str, owner: tuple[str, str] = owner) -> bool:
+                held = owners.get(candidate)
+                return (held is not None and held != owner) or plain.count(candidate) > 1
+
+            name = tool_name(server, tool.name, taken)
+            owners[name] = owner
+            connection.names[tool.name] = name
+
     def definitions(self) -> list[ToolDefinition]:
+        """Every reachable tool (not `hidden`), of every server, in their order."""
         return [definition for connection in self.connections.values() for definition in tool_definitions(connection)]
+
+    def exposures(self) -> dict[str, Exposure]:
+        """Each tool's exposure as it works here (`effective_exposure`), by the model's name."""
+        return {
+            connection.names[tool.name]: effective_exposure(tool_exposure(connection.config, tool.name))
+            for connection in self.connections.values()
+            for tool in connection.tools
+            if tool.name in connection.names
+        }
 
     def statuses(self) -> list[McpServerStatus]:
         return [connection.status_report() for connection in self.connections.values()]
@@ -186,10 +232,14 @@ class McpServers:
 
 
 def tool_definitions(connection: McpConnection) -> list[ToolDefinition]:
-    return [_definition(connection, tool) for tool in connection.tools]
+    return [
+        _definition(connection, tool, connection.names.get(tool.name) or tool_name(connection.config.name, tool.name))
+        for tool in connection.tools
+        if tool_exposure(connection.config, tool.name) != "hidden"
+    ]
 
 
-def _definition(connection: McpConnection, tool: McpTool) -> ToolDefinition:
+def _definition(connection: McpConnection, tool: McpTool, name: str) -> ToolDefinition:
     server = connection.config.name
 
     async def execute(params: Any, call: ToolCallContext) -> AgentToolResult:
@@ -197,7 +247,7 @@ def _definition(connection: McpConnection, tool: McpTool) -> ToolDefinition:
 
     read_only = tool.annotations is not None and tool.annotations.read_only_hint is True
     return ToolDefinition(
-        name=tool_name(server, tool.name),
+        name=name,
         label=tool.title or tool.name,
         description=tool.description or f"{tool.name} (from the MCP server {server})",
         parameters=dict(tool.input_schema),
@@ -209,8 +259,9 @@ def _definition(connection: McpConnection, tool: McpTool) -> ToolDefinition:
 
 
 def tool_result(result: CallToolResult) -> AgentToolResult:
-    """Text and images as they are; other blocks (audio, resources) as a line of text each.
-    A result marked isError is a tool error carrying the server's text."""
+    """Text and images as they are; other blocks (audio, resources) as a line of text each; text
+    over 20 KB cut in the middle (Pi's cap). A result marked isError is a tool error carrying the
+    server's text."""
     content: list[ToolResultContent] = []
     for block in result.content:
         if isinstance(block, McpText):
@@ -226,6 +277,7 @@ def tool_result(result: CallToolResult) -> AgentToolResult:
             content.append(TextContent(text=f"[{block.type} content omitted]"))
     if not content and result.structured_content is not None:
         content.append(TextContent(text=msgspec.json.encode(result.structured_content).decode()))
+    content = limit_mcp_content(content)
     if result.is_error:
         raise ToolError("\n".join(b.text for b in content if isinstance(b, TextContent)) or "The tool failed")
     return AgentToolResult(content=content)

@@ -129,6 +129,31 @@ class OutputAccumulator:
         """Output bytes held in memory: the rolling tail plus raw chunks not yet spilled."""
         return self._tail_bytes + self._pending_raw_bytes
 
+    def read_full_output(self, max_bytes: int) -> tuple[str, bool]:
+        """The whole output as text, and whether it had to be shortened: up to `max_bytes` it is all
+        there; beyond, its first and last halves around a `[... N bytes omitted ...]` line (Pi's
+        structured bash result). Call after `close_temp_file`."""
+        if self._temp_path is None:
+            return b"".join(self._pending_raw).decode("utf-8", errors="replace"), False
+        with open(self._temp_path, "rb") as log:
+            size = os.fstat(log.fileno()).st_size
+            if size <= max_bytes:
+                return log.read().decode("utf-8", errors="replace"), False
+            head_bytes = max_bytes // 2
+            tail_bytes = max_bytes - head_bytes
+            head = log.read(head_bytes)
+            log.seek(size - tail_bytes)
+            tail = log.read(tail_bytes)
+        # Cut at character boundaries: an incomplete sequence ending the head is dropped, and the
+        # tail starts after any continuation bytes.
+        head_text = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(head)
+        start = 0
+        while start < len(tail) and tail[start] & 0xC0 == 0x80:
+            start += 1
+        tail_text = tail[start:].decode("utf-8", errors="replace")
+        omitted = size - head_bytes - tail_bytes
+        return f"{head_text}\n\n[... {omitted} bytes omitted ...]\n\n{tail_text}", True
+
     def snapshot(self, *, persist_if_truncated: bool = False) -> OutputSnapshot:
         """Spec 10.6: the tail-truncated tail, with the global line and byte counts."""
         text, starts_mid_line = self._snapshot_text()

@@ -73,6 +73,8 @@ SUPERVISED = (
 )
 
 OnChunk = Callable[[bytes], None]
+# Told the exit code the moment the program exits (what it left running may still be writing).
+OnExit = Callable[[int | None], None]
 
 
 class ProcessTable:
@@ -220,6 +222,7 @@ async def run_process_group(
     *,
     on_stderr: OnChunk | None = None,
     processes: ProcessTable,
+    on_exit: OnExit | None = None,
 ) -> int | None:
     """Run argv in a new process group with stdin at /dev/null and return its exit code.
 
@@ -228,10 +231,11 @@ async def run_process_group(
     if the program cannot be started. On any exceptional exit (cancellation included) the whole
     process group is killed before the exception propagates, and on Linux every other process
     the command started too (see the module docstring). Groups that outlive the call stay in
-    `processes` (the caller's table: its session's).
+    `processes` (the caller's table: its session's). `on_exit` hears the exit code as soon as the
+    program exits, before the output of what it left running has ended.
     """
     if SUPERVISED:
-        return await _run_supervised(argv, cwd, env, on_chunk, on_stderr, processes)
+        return await _run_supervised(argv, cwd, env, on_chunk, on_stderr, processes, on_exit)
     # Shielded: an abort landing mid-spawn would make asyncio kill only the direct child and
     # orphan the rest of the group; once we hold the pid, the handler below kills the group.
     with anyio.CancelScope(shield=True):
@@ -248,7 +252,7 @@ async def run_process_group(
     async with proc:  # closing reaps the child, shielded
         try:
             processes.register(pgid)
-            code = await _collect(proc, on_chunk, on_stderr)
+            code = await _collect(proc, on_chunk, on_stderr, on_exit)
         except BaseException as exc:
             processes.kill(pgid)  # before anyio's close, which would kill the direct child only
             _reraise_single(exc)
@@ -265,6 +269,7 @@ async def _run_supervised(
     on_chunk: OnChunk,
     on_stderr: OnChunk | None,
     table: ProcessTable,
+    on_exit: OnExit | None,
 ) -> int:
     _check_program(argv[0], cwd, env)
     request = _request_file(argv, cwd, helper_process_env() if env is None else env)
@@ -288,7 +293,7 @@ async def _run_supervised(
         os.set_blocking(fd, False)
     lines = _Lines(ours)
     try:
-        code = await _collect_supervised(readers, lines, on_chunk, on_stderr, table, argv[0])
+        code = await _collect_supervised(readers, lines, on_chunk, on_stderr, table, argv[0], on_exit)
     except BaseException as exc:
         # The lifeline is unregistered first, so that _end_supervision (not table.kill) closes
         # it: one kill, then one wait for the keeper to confirm the tree is gone. Without a pid
@@ -519,7 +524,9 @@ def _single_error(exc: BaseException) -> Exception | None:
     return exc if isinstance(exc, Exception) and not isinstance(exc, BaseExceptionGroup) else None
 
 
-async def _collect(proc: anyio.abc.Process, on_chunk: OnChunk, on_stderr: OnChunk | None) -> int | None:
+async def _collect(
+    proc: anyio.abc.Process, on_chunk: OnChunk, on_stderr: OnChunk | None, on_exit: OnExit | None
+) -> int | None:
     activity = [0]
     done = anyio.Event()
     stdout = proc.stdout
@@ -535,6 +542,8 @@ async def _collect(proc: anyio.abc.Process, on_chunk: OnChunk, on_stderr: OnChun
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_all)
         returncode = await proc.wait()
+        if on_exit is not None:
+            on_exit(exit_code_of(returncode))
         await _await_output_end(done, activity)
         # Descendants still hold the pipe: stop reading, leave them running (Pi does too).
         tg.cancel_scope.cancel()
@@ -561,6 +570,7 @@ async def _collect_supervised(
     on_stderr: OnChunk | None,
     table: ProcessTable,
     program: str,
+    on_exit: OnExit | None,
 ) -> int:
     """Output and exit code together: reading starts at once, not after the pid's round trip."""
     activity = [0]
@@ -576,6 +586,8 @@ async def _collect_supervised(
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_all)
         code = await lines.read_status(table, program)
+        if on_exit is not None:
+            on_exit(code)
         await _await_output_end(done, activity)
         # Descendants still hold the pipe: stop reading, leave them running (Pi does too).
         tg.cancel_scope.cancel()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -19,7 +19,8 @@ from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
 from pi_rpc.tools.images import detect_supported_image_mime_type_from_file, process_image
 from pi_rpc.tools.paths import resolve_read_path
-from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size, truncate_head
+from pi_rpc.tools.read_lines import Selection, select_streamed, select_text
+from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
 
 DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). "
@@ -29,13 +30,28 @@ DESCRIPTION = (
 )
 PROMPT_SNIPPET = "Read file contents"
 PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
-NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 
 
 class ReadDetails(Wire):
     """`details` of a read result: present only when the text was cut."""
 
     truncation: Truncation
+
+
+class ImageReadDetails(Wire):
+    """`details` of an image read by a model that takes no images (Pi 1.6.0): the model's id, so a
+    client can say why the model will not see it. (Pi 0.73 appended a note to the text instead.)"""
+
+    image_unsupported_by_model: str
+
+
+class ImageReadOutput(msgspec.Struct):
+    """`structuredContent` of an image read: the image block and its note."""
+
+    type: str
+    data: str
+    mimeType: str
+    note: str
 
 
 class ReadParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -53,6 +69,8 @@ class ReadOperations:
     access: Callable[[str], Awaitable[None]]
     # None for non-images; leaving it unset reads every file as text.
     detect_image_mime_type: Callable[[str], Awaitable[str | None]] | None = None
+    # The file in chunks, so a text read holds only what it shows (Pi 1.5.1); without it, read_file.
+    read_chunks: Callable[[str], AsyncIterator[bytes]] | None = None
 
 
 # Reading decodes and splits the whole file; past this size that costs too much memory, and a
@@ -95,59 +113,93 @@ async def _local_detect(path: str) -> str | None:
     return await anyio.to_thread.run_sync(detect_supported_image_mime_type_from_file, path, abandon_on_cancel=True)
 
 
+_CHUNK_BYTES = 1024 * 1024
+
+
+async def _local_read_chunks(path: str) -> AsyncIterator[bytes]:
+    """The file as fs.readFile reads it: a regular file up to its size when opened (text appended
+    meanwhile is not read, and a growing file still ends), anything else until its end."""
+    file = await anyio.to_thread.run_sync(open, path, "rb", abandon_on_cancel=True)
+    try:
+        info = os.fstat(file.fileno())
+        remaining = info.st_size if stat.S_ISREG(info.st_mode) and info.st_size > 0 else None
+        while remaining is None or remaining > 0:
+            size = _CHUNK_BYTES if remaining is None else min(_CHUNK_BYTES, remaining)
+            chunk = await anyio.to_thread.run_sync(file.read, size, abandon_on_cancel=True)
+            if not chunk:
+                return
+            if remaining is not None:
+                remaining -= len(chunk)
+            yield chunk
+    finally:
+        file.close()
+
+
 def local_read_operations() -> ReadOperations:
-    return ReadOperations(read_file=_local_read_file, access=_local_access, detect_image_mime_type=_local_detect)
+    return ReadOperations(
+        read_file=_local_read_file,
+        access=_local_access,
+        detect_image_mime_type=_local_detect,
+        read_chunks=_local_read_chunks,
+    )
 
 
 def _js_number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
 
 
-def _non_vision_note(model: Model | None) -> str | None:
-    if model is None or "image" in model.input:
-        return None
-    return NON_VISION_NOTE
-
-
 def _image_result(data: bytes, mime_type: str, auto_resize: bool, model: Model | None) -> AgentToolResult:
     processed = process_image(data, mime_type, auto_resize=auto_resize)
-    note = _non_vision_note(model)
     if not processed.ok:
-        lines = [f"Read image file [{mime_type}]", processed.message]
-        if note:
-            lines.append(note)
-        return AgentToolResult(content=[TextContent(text="\n".join(lines))])
-    lines = [f"Read image file [{processed.mime_type}]", *processed.hints]
-    if note:
-        lines.append(note)
+        text = f"Read image file [{mime_type}]\n{processed.message}"
+        return AgentToolResult(content=[TextContent(text=text)], structured_content=text)
+    note = "\n".join([f"Read image file [{processed.mime_type}]", *processed.hints])
     content: list[ToolResultContent] = [
-        TextContent(text="\n".join(lines)),
+        TextContent(text=note),
         ImageContent(data=processed.data, mime_type=processed.mime_type),
     ]
-    return AgentToolResult(content=content)
+    unsupported = model is not None and "image" not in model.input
+    return AgentToolResult(
+        content=content,
+        details=ImageReadDetails(image_unsupported_by_model=model.id) if model is not None and unsupported else UNSET,
+        structured_content=ImageReadOutput("image", processed.data, processed.mime_type, note),
+    )
 
 
 def text_page(text: str, path: str, offset: float | None, limit: float | None) -> AgentToolResult:
-    """Spec 8.7-8.8: the selected lines plus the one continuation notice that applies."""
-    all_lines = text.split("\n")
-    total = len(all_lines)
-    start = max(0, int(offset) - 1) if offset else 0
+    """Spec 8.7-8.8 for a text in memory: the selected lines plus the one continuation notice."""
+    return _page(select_text(text, _start_line(offset), _limit_lines(limit)), path, offset, limit)
+
+
+def _start_line(offset: float | None) -> int:
+    return max(0, int(offset) - 1) if offset else 0
+
+
+def _limit_lines(limit: float | None) -> int | None:
+    return None if limit is None else int(limit)
+
+
+def _streamable(offset: float | None, limit: float | None) -> bool:
+    """Pi's test for reading in chunks; other ranges (a fraction, a negative limit) read the whole
+    text, whose slicing defines what they select."""
+    return (offset is None or float(offset).is_integer()) and (
+        limit is None or (float(limit).is_integer() and limit >= 0)
+    )
+
+
+def _page(selection: Selection, path: str, offset: float | None, limit: float | None) -> AgentToolResult:
+    total = selection.total_file_lines
+    start = _start_line(offset)
     shown_start = start + 1
     if start >= total:
         shown_offset = _js_number(offset) if offset is not None else "0"
         raise ToolError(f"Offset {shown_offset} is beyond end of file ({total} lines total)")
-    user_limited: int | None = None
-    if limit is not None:
-        end = min(start + int(limit), total)
-        selected = "\n".join(all_lines[start:end])
-        user_limited = end - start
-    else:
-        selected = "\n".join(all_lines[start:])
-    content, truncation = truncate_head(selected)
+    user_limited = None if limit is None else min(start + int(limit), total) - start
+    content, truncation = selection.content, selection.truncation
     details: ReadDetails | UnsetType = UNSET
     limit_text = format_size(DEFAULT_MAX_BYTES)
     if truncation.first_line_exceeds_limit:
-        size = format_size(len(all_lines[start].encode("utf-8")))
+        size = format_size(selection.first_line_bytes)
         output = (
             f"[Line {shown_start} is {size}, exceeds {limit_text} limit. "
             f"Use bash: sed -n '{shown_start}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
@@ -167,7 +219,7 @@ def text_page(text: str, path: str, offset: float | None, limit: float | None) -
         output = f"{content}\n\n[{remaining} more lines in file. Use offset={next_offset} to continue.]"
     else:
         output = content
-    return AgentToolResult(content=[TextContent(text=output)], details=details)
+    return AgentToolResult(content=[TextContent(text=output)], details=details, structured_content=output)
 
 
 def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_images: bool = True) -> ToolDefinition:
@@ -180,18 +232,24 @@ def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_im
             await ops.access(absolute)
         except OSError as exc:
             raise ToolError(node_error_message(exc, "access", absolute)) from exc
+        offset = None if params.offset is UNSET else params.offset
+        limit = None if params.limit is UNSET else params.limit
         try:
             mime_type = await ops.detect_image_mime_type(absolute) if ops.detect_image_mime_type else None
-            data = await ops.read_file(absolute)
+            if mime_type:
+                data = await ops.read_file(absolute)
+                return await anyio.to_thread.run_sync(_image_result, data, mime_type, auto_resize_images, call.model)
+            if ops.read_chunks is not None and _streamable(offset, limit):
+                chunks = ops.read_chunks(absolute)
+                selection = await select_streamed(chunks, _start_line(offset), _limit_lines(limit))
+            else:
+                text = (await ops.read_file(absolute)).decode("utf-8", errors="replace")
+                selection = select_text(text, _start_line(offset), _limit_lines(limit))
         except OSError as exc:
             # Node opens a directory fine and fails on the read that follows.
             syscall = "read" if exc.errno == errno.EISDIR else "open"
             raise ToolError(node_error_message(exc, syscall, absolute)) from exc
-        if mime_type:
-            return await anyio.to_thread.run_sync(_image_result, data, mime_type, auto_resize_images, call.model)
-        offset = None if params.offset is UNSET else params.offset
-        limit = None if params.limit is UNSET else params.limit
-        return text_page(data.decode("utf-8", errors="replace"), params.path, offset, limit)
+        return _page(selection, params.path, offset, limit)
 
     return ToolDefinition(
         name="read",
@@ -207,7 +265,6 @@ def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_im
 
 __all__ = [
     "DESCRIPTION",
-    "NON_VISION_NOTE",
     "ReadOperations",
     "ReadParams",
     "create_read_tool",

@@ -29,6 +29,11 @@ PROVIDER_KEY_VARS: frozenset[str] = frozenset(
 )
 
 
+# What Pi sets in its own environment at start, so every command it runs can tell it runs under a
+# coding agent (Pi 0.84: `AI_AGENT`, the cross-agent convention; `PI_CODING_AGENT`, Pi's own).
+AGENT_ENV: dict[str, str] = {"AI_AGENT": "pi", "PI_CODING_AGENT": "true"}
+
+
 def without_withheld(env: Mapping[str, str], withheld: Collection[str]) -> dict[str, str]:
     """`env` minus the withheld variables (compared case-insensitively: Windows names are)."""
     if not withheld:

@@ -2,7 +2,7 @@
 loopback OpenAI-compatible server replaying the same scripted replies; both read the same
 models.json and settings.json through PI_CODING_AGENT_DIR.
 
-`python -m tests.e2e.pi_parity record [SCENARIO ...]` runs real Pi (installed in tests/pi_client)
+`python -m tests.e2e.pi_parity record [SCENARIO ...]` runs real Pi 1.6.0 (installed in tests/pi16_client)
 through every scenario, or the ones named, and writes what it printed to tests/e2e/pi_transcripts/
 (and, for a scenario that names one, the session file Pi wrote); tests/e2e/test_pi_parity.py runs
 pi-rpc through the same scenarios and compares, after `normalise` keeps only what must match (ids
@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import anyio.from_thread
 
-from tests.node_packages import PI_CLI
+from tests.node_packages import PI16_CLIENT, real_pi16, runtime_of
 from tests.providers.sse_server import Reply, SSEServer, json_reply, sse_event, sse_reply
 
 Json = dict[str, Any]
@@ -100,11 +100,6 @@ def response(command: str) -> Predicate:
     return lambda line: line.get("type") == "response" and line.get("command") == command
 
 
-def answered(line: Json) -> bool:
-    """A run's end whose last reply did not fail (after a retry, the second agent_end)."""
-    return line.get("type") == "agent_end" and line["messages"][-1].get("stopReason") == "stop"
-
-
 # A server error the provider's own client does not retry (the OpenAI SDK Pi uses honours
 # `x-should-retry`), so the session's auto-retry is what recovers, in both agents.
 SERVER_ERROR = json_reply(500, {"error": {"message": "boom"}}, headers={"x-should-retry": "false"})
@@ -127,7 +122,7 @@ SCENARIOS = [
         "tool_session",
         [turn(call=("call_1", "read", {"path": "README.md"})), turn("The greeting is misspelt.")],
         [(None, {"id": "1", "type": "prompt", "message": "read the readme"})],
-        event("agent_end"),
+        event("agent_settled"),
         session_file="pi_session.jsonl",
     ),
     Scenario(
@@ -139,7 +134,7 @@ SCENARIOS = [
             # the first update is how long the tool takes to start: a race with the steer).
             (event("tool_execution_update"), {"id": "2", "type": "steer", "message": "and then stop"}),
         ],
-        event("agent_end"),
+        event("agent_settled"),
     ),
     Scenario(
         "abort",
@@ -165,7 +160,7 @@ SCENARIOS = [
         "retry",
         [SERVER_ERROR, turn("Back.")],
         [(None, {"id": "1", "type": "prompt", "message": "hi"})],
-        answered,
+        event("agent_settled"),  # after the retried run: no run settles while a retry is due
         settings={"retry": {"baseDelayMs": 1}},
     ),
     Scenario(  # the summarised turn read a file: Pi lists it in the summary and the entry's details
@@ -200,7 +195,7 @@ SCENARIOS = [
             (event("agent_end"), {"id": "4", "type": "set_auto_compaction", "enabled": True}),
             (response("set_auto_compaction"), {"id": "5", "type": "prompt", "message": "three"}),
         ],
-        event("agent_end"),
+        event("agent_settled"),
         settings={"compaction": {"keepRecentTokens": 400}},
     ),
     Scenario(  # refused for its size, compacted, retried, refused again: the recovery failed
@@ -311,19 +306,6 @@ def run(
     return printed
 
 
-# What current Pi (the spec's TARGET) adds to the npm release these transcripts were recorded
-# from: a system message declaring the tools (spec 15.11) and `agent_settled` (16.6).
-TARGET_ONLY = (
-    {"type": "message_start", "role": "system"},
-    {"type": "message_end", "role": "system"},
-    {"type": "agent_settled"},
-)
-
-
-def comparable(lines: list[Json]) -> list[Json]:
-    return [kept for kept in map(normalise, lines) if kept not in TARGET_ONLY]
-
-
 def normalise(line: Json) -> Json:
     """What must match between Pi and pi-rpc: kinds, roles, names and outcomes, not ids or times."""
     kind = line.get("type")
@@ -348,7 +330,14 @@ def normalise(line: Json) -> Json:
 
 
 def pi_argv() -> list[str]:
-    return ["node", str(PI_CLI), "--mode", "rpc", "--offline"]
+    return [*real_pi16(), "--mode", "rpc", "--offline"]
+
+
+def pi_env(home: Path) -> dict[str, str]:
+    """Pi 1.6.0's environment: Node 24 first on PATH, no telemetry or version check (`--offline`
+    covers the rest), its own HOME."""
+    quiet = {"PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1", "PI_OFFLINE": "1"}
+    return dict(os.environ) | quiet | {"HOME": str(home), "PATH": runtime_of(PI16_CLIENT).path}
 
 
 def pi_rpc_argv() -> list[str]:
@@ -358,7 +347,7 @@ def pi_rpc_argv() -> list[str]:
 def record(folder: Path, names: list[str]) -> None:
     """Record the scenarios named (all when none are), each into its own subfolder of `folder`."""
     TRANSCRIPTS.mkdir(exist_ok=True)
-    env = dict(os.environ) | {"HOME": str(folder / "home")}
+    env = pi_env(folder / "home")
     unknown = set(names) - {scenario.name for scenario in SCENARIOS}
     if unknown:
         sys.exit(f"no such scenario: {', '.join(sorted(unknown))}")
@@ -367,10 +356,17 @@ def record(folder: Path, names: list[str]) -> None:
             continue
         sessions = folder / scenario.name / "sessions"
         lines = run(scenario, pi_argv(), folder / scenario.name, env, session_dir=sessions)
-        (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        printed = "".join(json.dumps(line) + "\n" for line in lines)
+        (TRANSCRIPTS / f"{scenario.name}.jsonl").write_text(without_checkout(printed))
         if scenario.session_file is not None:  # Pi's own session file, for the loader's tests
             [session_file] = sessions.rglob("*.jsonl")
-            (TRANSCRIPTS / scenario.session_file).write_text(session_file.read_text())
+            (TRANSCRIPTS / scenario.session_file).write_text(without_checkout(session_file.read_text()))
+
+
+def without_checkout(text: str) -> str:
+    """`text` naming this checkout's folder as `<repo>` (Pi 1.6.0's system prompt points at its
+    documentation, installed in tests/pi16_client)."""
+    return text.replace(str(HERE.parents[1]), "<repo>")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ def test_broken_tool_arguments_reach_the_model_as_an_error(spawn: Spawn) -> None
     text = end["result"]["content"][0]["text"]
     # 42 converts to "42" as TypeBox does (spec 3.4); "x" is no number.
     assert text == (
-        'Validation failed for tool "read":\n  - offset: must be number\n\n'
+        'Validation failed for tool "read":\n  - offset: expected number, got string\n\n'
         'Received arguments:\n{\n  "path": 42,\n  "offset": "x"\n}'
     )
     client.close()

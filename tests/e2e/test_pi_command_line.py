@@ -96,7 +96,9 @@ def test_a_pi_clients_command_line_starts_the_daemon(
     state = data(printed, "1")
     assert (state["model"]["provider"], state["model"]["id"], state["thinkingLevel"]) == ("loop", "r", "low")
     system = loopback.requests()[0].json["messages"][0]
-    assert system["role"] == "system" and system["content"].startswith("You are the test agent.\n\nFirst addition.")
+    # Pi 1.6.0's sections: the custom prompt as the preamble, the additions as the addendum.
+    assert system["role"] == "system"
+    assert system["content"].startswith("You are the test agent.\n\n<addendum>\nFirst addition.")
     assert "Rule from a file." in system["content"] and "Available tools" not in system["content"]
     cycled = data(printed, "3")
     assert (cycled["model"]["id"], cycled["isScoped"]) == ("m", True)

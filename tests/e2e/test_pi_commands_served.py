@@ -1,6 +1,7 @@
 """The commands Pi mode serves beyond Pi's npm release 0.73.1 are exactly the ones
 protocol/PROTOCOL.md lists among what this mode sends differently: real Pi 0.73.1 is asked every
-command this mode knows, and those it answers `Unknown command` are the list's."""
+command this mode knows, and those it answers `Unknown command` are the list's. Pi 1.6.0, the
+reference, knows every one of them but pi-rpc's own."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.node_packages import real_pi
 
 from .conftest import daemon_env
 from .pi_parity import agent_dir_for, loopback_server, turn
-from .test_pi_sessions import REAL_PI, Json
+from .test_pi_sessions import Json, pi16_rpc
 
 pytestmark = pytest.mark.e2e
 
@@ -57,10 +58,14 @@ def listed_as_pi_rpcs_own() -> set[str]:
     return set(re.findall(r"`([a-z_]+)`", own[: own.index("pi-rpc's own")]))
 
 
-def unknown_to_pi(commands: list[Json], env: dict[str, str], cwd: Path) -> set[str]:
-    """The commands real Pi answers `Unknown command` (it names the command, leaving the id out)."""
+def pi_0731() -> list[str]:
+    return ["node", str(real_pi()), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
+
+
+def unknown_to_pi(pi: list[str], commands: list[Json], env: dict[str, str], cwd: Path) -> set[str]:
+    """The commands real Pi (`pi`) answers `Unknown command` (it names the command, leaving the id out)."""
     with subprocess.Popen(
-        [*REAL_PI, "--no-session"],
+        [*pi, "--no-session"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -94,11 +99,12 @@ def unknown_to_pi(commands: list[Json], env: dict[str, str], cwd: Path) -> set[s
 def test_the_commands_served_beyond_0731_are_the_ones_the_protocol_lists(tmp_path: Path) -> None:
     names = sorted(COMMAND_TYPES, key=lambda name: name == "prompt")
     commands = [{"id": name, "type": name, **FIELDS.get(name, {})} for name in names]
-    real_pi()
-    with loopback_server([turn("hello")]) as server:
+    with loopback_server([turn("hello"), turn("hello")]) as server:
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
-        unknown = unknown_to_pi(commands, env, tmp_path)
+        unknown = unknown_to_pi(pi_0731(), commands, env, tmp_path)
+        unknown_to_pi16 = unknown_to_pi(pi16_rpc(), commands, env, tmp_path)
     own = listed_as_pi_rpcs_own()
     assert own == {"get_checkpoints", "rewind"}
     assert unknown == {"get_entries", "get_tree", "get_available_thinking_levels", "clear_queue"} | own
     assert listed_as_served_beyond_0731() == unknown - own
+    assert unknown_to_pi16 == own

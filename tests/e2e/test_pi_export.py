@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.node_packages import PI_CLI, real_pi
+from tests.node_packages import real_pi16
 
 from .conftest import daemon_env
 from .pi_parity import agent_dir_for, loopback_server, turn
@@ -84,10 +84,9 @@ def test_the_page_of_a_compacted_session_shows_the_entries_pis_page_shows(tmp_pa
     assert in_context[0]["role"] == "compactionSummary"
     assert not any(m["role"] == "toolResult" for m in in_context)  # the first turn was summarised away
     [session] = sessions.glob("*.jsonl")
-    real_pi()
     pis = tmp_path / "pi.html"
     subprocess.run(
-        ["node", str(PI_CLI), "--export", str(session), str(pis)],
+        [*real_pi16(), "--export", str(session), str(pis)],
         check=True,
         capture_output=True,
         env=env,

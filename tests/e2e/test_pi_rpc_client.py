@@ -1,8 +1,10 @@
-"""`pi-rpc --mode rpc` driven by Pi's own `RpcClient` (npm `@mariozechner/pi-coding-agent`) under Node.
+"""`pi-rpc --mode rpc` driven by Pi 0.73.1's own `RpcClient` (npm `@mariozechner/pi-coding-agent`) under
+Node: what a client written for the last release under @mariozechner still gets. Pi 1.6.0's client,
+the reference, is tests/e2e/test_pi16_rpc_client.py.
 
 The client is installed by `npm ci` from tests/pi_client/package-lock.json into that folder's
-git-ignored node_modules, once (tests/node_packages.py); tests/pi_client/drive.mjs calls every command method and prints
-what each resolved to.
+git-ignored node_modules, once (tests/node_packages.py); tests/pi_client/drive.mjs calls every
+command method and prints what each resolved to.
 """
 
 from __future__ import annotations
@@ -16,16 +18,20 @@ from typing import Any
 
 import pytest
 
-from tests.node_packages import PI_CLIENT, ensure_installed
+from tests.node_packages import PI_CLIENT, Node, ensure_installed
 
 from .conftest import SCRIPTS, daemon_env
 
 pytestmark = pytest.mark.e2e
 
 
+# Calls every command method of the client in the npm folder it is given (0.73.1's or 1.6.0's).
+DRIVER = PI_CLIENT.folder / "drive.mjs"
+
+
 @pytest.fixture(scope="module")
 def pi_client() -> Path:
-    return ensure_installed(PI_CLIENT) / "drive.mjs"
+    return ensure_installed(PI_CLIENT)
 
 
 # Two configured models beside the scripted one (never asked: their address is only listed),
@@ -40,8 +46,9 @@ MODELS = {
         }
     }
 }
+Json = dict[str, Any]
 # The runs a steer, a follow-up and an abort go into, before the e2e script's catch-all reply.
-RUNS = [
+RUNS: list[Json] = [
     {
         "match": "^wait a bit",
         "turns": [
@@ -53,14 +60,18 @@ RUNS = [
 ]
 
 
-def drive(driver: Path, workspace: Path, home: Path) -> dict[str, Any]:
+def drive(
+    client: Path, workspace: Path, home: Path, runs: list[Json] = RUNS, node: Node | None = None
+) -> dict[str, Any]:
+    """What DRIVER printed, driving pi-rpc with the RpcClient of the npm folder `client`, run under
+    `node` (the machine's when None)."""
     agent_dir = home / "agent"  # Pi's agent folder: a settings.json that lets the short session compact
     agent_dir.mkdir(parents=True)
     (agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
     (agent_dir / "models.json").write_text(json.dumps(MODELS))
     *replies, catch_all = json.loads((SCRIPTS / "e2e.json").read_text())["replies"]
     script = home / "script.json"
-    script.write_text(json.dumps({"replies": [*replies, *RUNS, catch_all]}))
+    script.write_text(json.dumps({"replies": [*replies, *runs, catch_all]}))
     # One prompt template and one skill of the project's, for getCommands.
     (workspace / ".pi" / "prompts").mkdir(parents=True)
     (workspace / ".pi" / "prompts" / "review.md").write_text("---\ndescription: Review a file\n---\nReview $1.")
@@ -68,9 +79,17 @@ def drive(driver: Path, workspace: Path, home: Path) -> dict[str, Any]:
     skill = "---\nname: deploy\ndescription: Ship to staging\n---\nRun ./deploy.sh."
     (workspace / ".pi" / "skills" / "deploy" / "SKILL.md").write_text(skill)
     env = daemon_env(home) | {"PI_RPC_PYTHON": sys.executable, "PI_CODING_AGENT_DIR": str(agent_dir)}
+    if node is not None:
+        env["PATH"] = node.path
     # --approve: the project's own template and skill load only in a trusted workspace.
     done = subprocess.run(
-        ["node", str(driver), str(workspace), json.dumps(["--script", str(script), "--approve"])],
+        [
+            str(node.node) if node is not None else "node",
+            str(DRIVER),
+            str(client),
+            str(workspace),
+            json.dumps(["--script", str(script), "--approve"]),
+        ],
         env=env,
         capture_output=True,
         timeout=300,
@@ -86,10 +105,19 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     # Every call resolves: nothing times out, nothing is "unknown".
     failed = {name: call["error"] for name, call in calls.items() if not call["ok"]}
     assert failed == {}
+    # Named before the first message makes it, as Pi 1.6.0 reports it; the same file after.
     state = calls["getState"]["value"]
-    assert state["autoCompactionEnabled"] is True and "sessionFile" not in state and state["messageCount"] == 0
+    assert state["sessionFile"] == calls["stateAfterPrompt"]["value"]["sessionFile"]
     events = calls["promptAndWait"]["value"]
     assert events[0] == "agent_start" and events[-1] == "agent_end" and "tool_execution_end" in events
+    assert_answers_both_clients_see(result, workspace)
+
+
+def assert_answers_both_clients_see(result: Json, workspace: Path) -> None:
+    """What the command methods Pi 0.73.1's and 1.6.0's clients share resolved to in `drive`."""
+    calls = result["calls"]
+    state = calls["getState"]["value"]
+    assert state["autoCompactionEnabled"] is True and state["messageCount"] == 0
     user = next(m for m in calls["getMessages"]["value"] if m["role"] == "user")
     assert user["content"] == [{"type": "text", "text": "tour"}]  # Pi's shape: always a list of blocks
     assert calls["getLastAssistantText"]["value"] == "All done: fixed the greeting."
@@ -214,6 +242,6 @@ def test_every_command_method_of_pis_client_gets_an_answer(pi_client: Path, work
     assert aborted["role"] == "assistant" and aborted["stopReason"] == "aborted"
     assert calls["newSession"]["value"] == {"cancelled": False} and calls["stateAfterNew"]["value"]["messageCount"] == 0
     assert calls["clone"]["value"] == {"cancelled": False}
-    # Four runs ended (waitForIdle of this client version resolves at agent_end): the follow-up
-    # ran inside the steered one.
+    # Four runs ended (0.73.1's waitForIdle resolves at agent_end, 1.6.0's at agent_settled): the
+    # follow-up ran inside the steered one.
     assert result["events"].count("agent_end") == 4

@@ -1,5 +1,5 @@
 """A folder chosen for sessions, by `--session-dir`, `PI_CODING_AGENT_SESSION_DIR` or settings.json
-`sessionDir`, is one real Pi and pi-rpc share: each keeps its files directly in it, and each
+`sessionDir`, is one real Pi (1.6.0) and pi-rpc share: each keeps its files directly in it, and each
 continues (`-c`) the other's (protocol/PROTOCOL.md, "Sessions on disk")."""
 
 from __future__ import annotations
@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.node_packages import real_pi
-
 from .conftest import daemon_env
 from .pi_parity import agent_dir_for, loopback_server, turn
-from .test_pi_sessions import PI_RPC, REAL_PI, Json, answer, converse
+from .test_pi_sessions import PI_RPC, Json, answer, converse, pi16_rpc
 
 pytestmark = pytest.mark.e2e
 
@@ -48,8 +46,7 @@ def test_a_session_in_the_session_dir_continues_in_pi_and_back(tmp_path: Path) -
         flag = ["--session-dir", str(chosen)]
         converse([*PI_RPC, *flag], prompt("hi"), env, workspace)
         [ours] = chosen.glob("*.jsonl")  # directly in the folder, as Pi keeps its own there
-        real_pi()
-        in_pi = converse([*REAL_PI, *flag, "-c"], [*SAID, *prompt("and you?")], env, workspace)
+        in_pi = converse([*pi16_rpc(), *flag, "-c"], [*SAID, *prompt("and you?")], env, workspace)
         back = converse([*PI_RPC, *flag, "-c"], SAID, env, workspace)
     assert texts(in_pi) == ["hi", "Hello from pi-rpc."]
     assert list(chosen.glob("*.jsonl")) == [ours]  # Pi continued our file
@@ -63,16 +60,16 @@ def test_the_variable_and_the_setting_name_the_same_folder_for_pi_and_pi_rpc(tmp
     workspace.mkdir()
     home = tmp_path / "home"
     replies = [turn("Pi first."), turn("pi-rpc next."), turn("Pi again.")]
-    real_pi()
+    pi = pi16_rpc()  # Pi 1.6.0, installed now
     with loopback_server(replies) as server:
         agent_dir = agent_dir_for(tmp_path, server, {"sessionDir": "~/chosen"})
         by_setting = environment(home, agent_dir)
-        converse(REAL_PI, prompt("one"), by_setting, workspace)
+        converse(pi, prompt("one"), by_setting, workspace)
         [pis] = (home / "chosen").glob("*.jsonl")
         ours = converse([*PI_RPC, "-c"], [*SAID, *prompt("two")], by_setting, workspace)
         (agent_dir / "settings.json").write_text(json.dumps({"sessionDir": "~/elsewhere"}))
         by_variable = environment(home, agent_dir, PI_CODING_AGENT_SESSION_DIR="~/chosen")
-        in_pi = converse([*REAL_PI, "-c"], [*SAID, *prompt("three")], by_variable, workspace)
+        in_pi = converse([*pi, "-c"], [*SAID, *prompt("three")], by_variable, workspace)
         back = converse([*PI_RPC, "-c"], SAID, by_variable, workspace)
     assert texts(ours) == ["one", "Pi first."]
     assert texts(in_pi) == ["one", "Pi first.", "two", "pi-rpc next."]

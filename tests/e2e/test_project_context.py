@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
-from tests.node_packages import real_pi
+from tests.node_packages import real_pi16
 
 from .conftest import daemon_env
+from .pi16_differences import Differences
 from .pi_parity import agent_dir_for, loopback_server
 from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
 from .test_pi_sessions import answer, converse
@@ -107,11 +108,10 @@ def test_skills_that_ignore_files_ignore_are_left_out_as_real_pi_leaves_them_out
             lines = converse(argv, [{"id": "1", "type": "get_commands"}], env, workspace)
         return sorted(c["name"] for c in answer(lines, "1")["commands"] if c["source"] == "skill")
 
-    # Trusted: Pi 0.73.1 has no workspace trust and loads a project's skills; pi-rpc, as Pi 1.6.0,
-    # loads them only in a trusted workspace.
+    # Trusted: both load a project's skills only in a trusted workspace.
     ours = skills_listed([sys.executable, "-m", "pi_rpc", *flags, "--approve"])
     assert ours == ["skill:final", "skill:inner", "skill:kept"]
-    assert skills_listed(["node", str(real_pi()), "--offline", *flags]) == ours
+    assert skills_listed([*real_pi16(), "--offline", *flags, "--approve"]) == ours
 
 
 def skill(folder: Path, name: str) -> None:
@@ -119,7 +119,7 @@ def skill(folder: Path, name: str) -> None:
 
 
 def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_settings_paths(
-    pi_cli: Path, tmp_path: Path
+    pi16: list[str], tmp_path: Path
 ) -> None:
     home, repo = tmp_path / "home", tmp_path / "repo"
     workspace = repo / "ws"
@@ -159,7 +159,9 @@ def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_s
             )["commands"]
         return listed
 
-    pis = commands(["node", str(pi_cli), "--offline", *flags])
+    # (Pi's built-in extensions add commands of their own, `mcp` and `llama`: pi-rpc has no
+    # TypeScript extensions.)
+    pis = [c for c in commands([*pi16, "--offline", "--approve", *flags]) if c["source"] != "extension"]
     assert [(c["name"], c["sourceInfo"]["source"], c["sourceInfo"]["scope"]) for c in pis] == [
         ("standup", "local", "project"),
         ("review", "auto", "project"),
@@ -173,6 +175,20 @@ def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_s
         ("skill:notes", "auto", "user"),
         ("skill:scratch", "local", "temporary"),
     ]
-    # Trusted: Pi 0.73.1 has no workspace trust and loads everything of the project's; pi-rpc, as
-    # Pi 1.6.0, loads the project's settings entries and folders only in a trusted workspace.
-    assert commands([sys.executable, "-m", "pi_rpc", *flags, "--approve"]) == pis
+    # Trusted: both load the project's settings entries and folders only in a trusted workspace.
+    ours = commands([sys.executable, "-m", "pi_rpc", *flags, "--approve"])
+    differences = Differences({"agents baseDir": "a .agents skill's baseDir is the .pi or agent folder, not .agents"})
+    if not differences.check("agents baseDir", ours == pis, "get_commands"):
+        assert without_agents_base_dirs(ours) == without_agents_base_dirs(pis)
+    differences.settle()
+
+
+def without_agents_base_dirs(commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`commands` with no `sourceInfo.baseDir` for the skills of `.agents` folders (Pi 1.6.0 names
+    the `.agents` folder there, pi-rpc the `.pi` or agent folder, as Pi 0.73.1 did)."""
+    return [
+        command | {"sourceInfo": {k: v for k, v in command["sourceInfo"].items() if k != "baseDir"}}
+        if "/.agents/" in command["sourceInfo"]["path"]
+        else command
+        for command in commands
+    ]

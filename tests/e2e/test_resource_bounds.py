@@ -15,7 +15,7 @@ import acp
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.resource_limits import DEADLINE_S, MAX_ENTRIES_PER_SOURCE
+from pi_rpc.session.resource_limits import MAX_ENTRIES_PER_SOURCE
 from tests.reliability.local_server import local_server
 
 from .conftest import SCRIPTS, daemon_env
@@ -88,14 +88,12 @@ def test_jsonrpc_a_huge_prompts_tree_is_cut_and_initialize_answered(workspace: P
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
         prompts = [c for c in client.request("commands/list")["commands"] if c["source"] == "prompt"]
         assert client.close() == 0
-    # Every entry looked at counts, folders too: fewer templates than the limit, none past it.
-    # On a busy machine the load's deadline may cut it first; either way a warning says so.
+    # Every entry looked at counts, folders too: fewer templates than the limit, none past it. The
+    # load's time bound is its own work, which a busy machine does not shorten: the entry limit
+    # is what cuts this tree.
     assert 0 < len(prompts) < MAX_ENTRIES_PER_SOURCE
     said = "\n".join(client.stderr_lines)
-    assert (
-        f"stopped after {MAX_ENTRIES_PER_SOURCE} entries of {docs} (the limit per source)" in said
-        or f"loading stopped after {DEADLINE_S} s" in said
-    )
+    assert f"stopped after {MAX_ENTRIES_PER_SOURCE} entries of {docs} (the limit per source)" in said
 
 
 @pytest.mark.anyio

@@ -79,12 +79,12 @@ def markers_in(system: str) -> list[str]:
     return [marker for marker in MARKERS if f"{marker}: the project's rule." in system]
 
 
-def test_an_edited_agents_md_applies_to_each_session_a_daemon_becomes(pi_cli: Path, tmp_path: Path) -> None:
-    # Trusted: Pi 0.73.1 has no workspace trust and loads the project's skills; pi-rpc, as Pi 1.6.0,
-    # loads them only in a trusted workspace, and keeps that for every session it becomes.
+def test_an_edited_agents_md_applies_to_each_session_a_daemon_becomes(pi16: list[str], tmp_path: Path) -> None:
+    # Trusted: both load the project's skills only in a trusted workspace, and pi-rpc keeps that
+    # for every session it becomes.
     ours = system_prompts_sent([sys.executable, "-m", "pi_rpc", *FLAGS, "--approve"], tmp_path / "pi-rpc")
     assert [markers_in(system) for system in ours] == [[marker] for marker in MARKERS]
     assert "<name>late</name>" not in ours[0] and all("<name>late</name>" in system for system in ours[1:])
-    pis = system_prompts_sent(["node", str(pi_cli), "--offline", *FLAGS], tmp_path / "pi")
+    pis = system_prompts_sent([*pi16, "--offline", "--approve", *FLAGS], tmp_path / "pi")
     assert [markers_in(system) for system in pis] == [markers_in(system) for system in ours]
     assert ["<name>late</name>" in system for system in pis] == ["<name>late</name>" in system for system in ours]

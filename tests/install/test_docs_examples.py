@@ -2,9 +2,10 @@
 
 docs/CONFIGURATION.md marks each JSON block with `<!-- example: KIND -->`: `models.json` and
 `settings.json` blocks go through `ModelRegistry.load` / `load_settings` (and the permission
-rules through `parse_rules`); the Zed block is started exactly as Zed starts it and driven over
-ACP; the JSON-RPC block is sent to a daemon; the VS Code block names only settings the extension
-declares. The scripted-model example of PROTOCOL.md is loaded as a script.
+rules through `parse_rules`), `mcp.json` ones through `load_mcp_files` with no error; the Zed
+block is started exactly as Zed starts it and driven over ACP; the JSON-RPC block is sent to a
+daemon; the VS Code block names only settings the extension declares. The scripted-model example
+of PROTOCOL.md is loaded as a script.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from pi_rpc.modes.jsonrpc.protocol import METHODS, InitializeParams
 from pi_rpc.session.approvals import parse_rules
 from pi_rpc.session.settings import load_settings, resolve_default_tools
+from pi_rpc.tools.mcp_files import load_mcp_files
 from tests.e2e.conftest import daemon_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGURATION = ROOT / "docs" / "CONFIGURATION.md"
 EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```json\n(.*?)\n```", re.DOTALL)
-KINDS = ("models.json", "settings.json", "zed", "vscode", "jsonrpc")
+KINDS = ("models.json", "settings.json", "mcp.json", "zed", "vscode", "jsonrpc")
 
 Json = dict[str, Any]
 
@@ -71,6 +73,14 @@ def test_models_json_examples_load(index: int, tmp_path: Path) -> None:
         for model_id, fields in provider.get("modelOverrides", {}).items():
             model = registry.find(name, model_id)
             assert model is not None and model.context_window == fields["contextWindow"]
+
+
+def test_mcp_json_examples_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    for document in examples("mcp.json"):
+        (tmp_path / "mcp.json").write_text(json.dumps(document))
+        files = load_mcp_files(str(tmp_path), trusted=False)
+        assert files.errors == [] and [s.config.name for s in files.servers] == list(document["mcpServers"])
 
 
 def test_settings_json_examples_load(tmp_path: Path) -> None:

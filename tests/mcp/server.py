@@ -1,6 +1,7 @@
 """An MCP tool server written with the official SDK, for the tests: `python server.py stdio` or
 `python server.py http PORT` (127.0.0.1 only). Its tools echo text, return an image, and report
-a failure the way MCP tools do (a result with isError)."""
+a failure the way MCP tools do (a result with isError). With `--extra` last it also has a tool
+whose output is as long as asked (for the 20 KB cap) and two whose names sanitise to one."""
 
 from __future__ import annotations
 
@@ -37,7 +38,21 @@ def broken() -> str:
     raise ToolError("the gizmo is jammed")
 
 
+def flood(size: int) -> str:
+    """`size` characters: lines of digits, then a last line that says it is the end."""
+    body = "".join(f"{n % 10}" * 99 + "\n" for n in range(size // 100 + 1))
+    return body[: max(0, size - 4)] + "\nEND"
+
+
+def add_extra_tools() -> None:
+    server.tool(description="Print a long report of the given size")(flood)
+    server.tool(name="weather.now", description="The weather now")(lambda: "sunny")
+    server.tool(name="weather-now", description="The weather now, again")(lambda: "rainy")
+
+
 if __name__ == "__main__":
+    if sys.argv[-1] == "--extra":
+        add_extra_tools()
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:

@@ -22,13 +22,20 @@ def server_marker(name: str) -> str:
     return f"{name}@{os.getpid()}"
 
 
-def stdio_config(name: str = "testkit") -> McpServerConfig:
+def stdio_config(name: str = "testkit", *, extra: bool = False) -> McpServerConfig:
+    """`extra`: with the server's extra tools (`flood`, `weather.now`, `weather-now`)."""
     return McpServerConfig(
         name=name,
         command=sys.executable,
-        args=[str(SERVER), "stdio"],
+        args=[str(SERVER), "stdio", *(["--extra"] if extra else [])],
         env={"PI_RPC_TEST_MCP": server_marker(name)},
     )
+
+
+def mcp_json_entry(name: str = "testkit", *, extra: bool = False, **fields: object) -> dict[str, object]:
+    """The stdio test server as an entry of Pi's mcp.json, with Pi's other `fields`."""
+    config = stdio_config(name, extra=extra)
+    return {"command": config.command, "args": config.args, "env": config.env, **fields}
 
 
 def server_pids(name: str) -> list[int]:

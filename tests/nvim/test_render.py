@@ -69,7 +69,7 @@ def test_tool_status_live_output_and_folded_truncated_result(make_editor: Any) -
         [
             {"type": "agent_start"},
             {"type": "message_start", "message": {"role": "assistant", "content": []}},
-            update("toolcall_start", contentIndex=0, id="call_1", name="bash"),
+            update("toolcall_start", contentIndex=0, id="call_1", toolName="bash"),
             update(
                 "toolcall_end",
                 contentIndex=0,

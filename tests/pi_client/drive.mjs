@@ -1,14 +1,48 @@
-// Drives pi-rpc with Pi's own RpcClient: calls every command method and prints one JSON document
-// (what each call resolved to, or the error it rejected with, and the events seen) on stdout.
-// argv: the workspace, then the extra daemon arguments as one JSON array.
-import { RpcClient } from "@mariozechner/pi-coding-agent";
+// Drives pi-rpc with Pi's own RpcClient, from the npm folder named first (tests/pi16_client for
+// Pi 1.6.0, tests/pi_client for 0.73.1): calls every command method the client has (found on its
+// prototype, so a method a later release adds is noticed) and prints one JSON document on stdout:
+// what each call resolved to or the error it rejected with, the events seen, and which command
+// methods the client has and which were called.
+// argv: the client's npm folder, the workspace, then the extra daemon arguments as one JSON array.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
-const [cwd, extraArgs] = process.argv.slice(2);
+const [clientFolder, cwd, extraArgs] = process.argv.slice(2);
+const [pkg] = Object.keys(JSON.parse(readFileSync(join(clientFolder, "package.json"), "utf8")).dependencies);
+const { RpcClient } = await import(pathToFileURL(join(clientFolder, "node_modules", pkg, "dist", "index.js")).href);
+
+// The client's own machinery; every other method of its prototype sends one command.
+const HELPERS = new Set([
+	"constructor",
+	"start",
+	"stop",
+	"onEvent",
+	"getStderr",
+	"waitForIdle",
+	"collectEvents",
+	"promptAndWait",
+	"handleLine",
+	"createProcessExitError",
+	"rejectPendingRequests",
+	"send",
+	"getData",
+]);
+const methods = Object.getOwnPropertyNames(RpcClient.prototype).filter((name) => !HELPERS.has(name));
 const client = new RpcClient({
+	// pi-rpc itself, behind a shim that runs it as `node <cliPath>` runs Pi.
 	cliPath: new URL("./pi-rpc.mjs", import.meta.url).pathname,
 	cwd,
 	args: JSON.parse(extraArgs),
 });
+const called = new Set();
+for (const name of methods) {
+	const own = client[name].bind(client);
+	client[name] = (...args) => {
+		called.add(name);
+		return own(...args);
+	};
+}
 const events = [];
 client.onEvent((event) => events.push(event));
 const calls = {};
@@ -21,8 +55,13 @@ async function call(name, run) {
 	}
 }
 
+// A call of a command method only some releases' clients have (Pi 1.6.0's, not 0.73.1's).
+async function callIfAny(method, name, run) {
+	if (methods.includes(method)) await call(name, run);
+}
+
 // Resolves once an event after the first `since` events matches.
-function until(predicate, since, ms = 20000) {
+function until(predicate, since, ms = 30000) {
 	return new Promise((resolve, reject) => {
 		if (events.slice(since).some(predicate)) return resolve();
 		const timer = setTimeout(() => {
@@ -39,18 +78,34 @@ function until(predicate, since, ms = 20000) {
 	});
 }
 
+const settled = (event) => event.type === "agent_settled";
+
+// A prompt and the run it starts, to its agent_settled. The run is awaited on the event stream
+// too: when the prompt's response lacks what this client reads from it, the call rejects while
+// the run goes on.
+async function promptAndSettle(name, message) {
+	const since = events.length;
+	await call(name, async () => (await client.promptAndWait(message)).map((event) => event.type));
+	await until(settled, since);
+}
+
 await client.start();
 await call("getState", () => client.getState());
-await call("promptAndWait", async () => (await client.promptAndWait("tour")).map((event) => event.type));
+await callIfAny("getAvailableThinkingLevels", "thinkingLevelsOfScripted", () => client.getAvailableThinkingLevels());
+await promptAndSettle("promptAndWait", "tour");
 await call("stateAfterPrompt", () => client.getState());
 await call("getMessages", () => client.getMessages());
 await call("getLastAssistantText", () => client.getLastAssistantText());
 await call("getSessionStats", () => client.getSessionStats());
 await call("getForkMessages", () => client.getForkMessages());
+await callIfAny("getEntries", "getEntries", () => client.getEntries());
+await callIfAny("getEntries", "getEntriesSince", () => client.getEntries(calls.getEntries.value.entries.at(-2).id));
+await callIfAny("getTree", "getTree", () => client.getTree());
 await call("getAvailableModels", () => client.getAvailableModels());
 // To the configured model that reasons, and its thinking levels; then back to the scripted one.
 await call("setModel", () => client.setModel("loop", "thinker"));
 await call("setThinkingLevel", () => client.setThinkingLevel("high"));
+await callIfAny("getAvailableThinkingLevels", "getAvailableThinkingLevels", () => client.getAvailableThinkingLevels());
 await call("stateOnThinker", () => client.getState());
 await call("cycleThinkingLevel", () => client.cycleThinkingLevel());
 await call("cycleModel", () => client.cycleModel());
@@ -75,7 +130,7 @@ await call("compact", () => client.compact());
 await call("exportHtml", () => client.exportHtml());
 await call("stateAfterSettings", () => client.getState());
 // A user message after the compaction to fork at (a bash command is no user message, as in Pi).
-await call("promptAfterCompaction", async () => (await client.promptAndWait("what did I run?")).map((event) => event.type));
+await promptAndSettle("promptAfterCompaction", "what did I run?");
 await call("messagesBeforeClone", () => client.getMessages());
 await call("clone", () => client.clone());
 await call("fork", async () => {
@@ -87,10 +142,16 @@ await call("stateAfterFork", () => client.getState());
 await call("switchSession", () => client.switchSession(calls.stateAfterPrompt.value.sessionFile));
 await call("messagesAfterSwitch", () => client.getMessages());
 await call("stateAfterSwitch", () => client.getState());
-// Steered while its tool runs, then a follow-up: both reach the run.
+// While the run's tool runs: a steer and a follow-up queued and taken back by clearQueue (where
+// the client has it), then a steer and a follow-up that reach the run.
 const beforeSteering = events.length;
 await call("prompt", () => client.prompt("wait a bit"));
 await until((event) => event.type === "tool_execution_start", beforeSteering);
+if (methods.includes("clearQueue")) {
+	await call("steerDropped", () => client.steer("never mind"));
+	await call("followUpDropped", () => client.followUp("nor this"));
+	await call("clearQueue", () => client.clearQueue());
+}
 await call("steer", () => client.steer("and then stop"));
 await call("followUp", () => client.followUp("later"));
 await call("waitForIdle", () => client.waitForIdle(30000));
@@ -100,8 +161,12 @@ const beforeStreaming = events.length;
 await call("promptToAbort", () => client.prompt("stream forever"));
 await until((event) => event.type === "message_update", beforeStreaming);
 await call("abort", () => client.abort());
+await until(settled, beforeStreaming);
+const settledAfterAbort = events.slice(beforeStreaming).find(settled);
 await call("messagesAfterAbort", async () => (await client.getMessages()).slice(-1));
 await call("newSession", () => client.newSession());
 await call("stateAfterNew", () => client.getState());
 await client.stop();
-process.stdout.write(`${JSON.stringify({ calls, events: events.map((event) => event.type) })}\n`);
+process.stdout.write(
+	`${JSON.stringify({ calls, events: events.map((event) => event.type), methods, called: [...called], settledAfterAbort })}\n`,
+);

@@ -1,6 +1,6 @@
 // Bundles the extension (Node, CommonJS) and the chat webview (browser IIFE + CSS) into dist/.
 // --production minifies; --tests also bundles the unit tests and the in-host suite into out/.
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -8,6 +8,9 @@ import * as esbuild from "esbuild";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const production = process.argv.includes("--production");
 const common = { bundle: true, sourcemap: !production, minify: production, logLevel: "warning", absWorkingDir: root };
+
+// `npm run package` writes out/pi-vscode.vsix, and vsce does not create the folder (fresh clone).
+mkdirSync(join(root, "out"), { recursive: true });
 
 await Promise.all([
   esbuild.build({ ...common, entryPoints: ["src/extension/extension.ts"], outfile: "dist/extension.js",

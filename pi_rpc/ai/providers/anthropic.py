@@ -246,6 +246,8 @@ class _Usage(msgspec.Struct):
 
 class _MessageInfo(msgspec.Struct):
     usage: _Usage = msgspec.field(default_factory=_Usage)
+    id: str | None = None
+    model: str | None = None
 
 
 class _TextBlock(msgspec.Struct, tag_field="type", tag="text"):
@@ -368,9 +370,11 @@ class _StreamState:
         b = self.builder
         match event:
             case MessageStart(message=info):
-                # The dated model id the server reports is not copied into the message: replay
-                # logic compares `message.model` with the configured id to keep signatures.
+                # The dated model id the server reports is not copied into `message.model`: replay
+                # logic compares it with the configured id to keep signatures. It is the
+                # message's `responseModel`, as in Pi, when it differs.
                 b.start()
+                b.set_response(info.id, info.model)
                 self._usage(info.usage)
             case ContentBlockStart(index=i, content_block=block):
                 self._start_block(i, block)
@@ -389,6 +393,7 @@ class _StreamState:
             case MessageDelta(delta=delta, usage=usage):
                 if delta.stop_reason:
                     self.stop_reason = delta.stop_reason
+                    b.set_raw_stop_reason(delta.stop_reason)
                 if usage is not None:
                     self._usage(usage)
             case MessageStop():

@@ -23,8 +23,8 @@ from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
     AssistantMessage,
     Context,
+    EndedStopReason,
     Model,
-    StopReason,
     Usage,
     UserMessage,
     text_of,
@@ -50,7 +50,7 @@ class Step(msgspec.Struct, rename="camel", forbid_unknown_fields=True, omit_defa
     chunk: int = 0
     delay_ms: int = 0
     error: str | None = None
-    stop: StopReason | None = None
+    stop: EndedStopReason | None = None
     usage: ScriptUsage | None = None
 
 
@@ -140,7 +140,7 @@ async def play_turn(steps: list[Step] | None, player: ScriptPlayer, builder: Ass
     if steps is None:
         builder.text_delta(0, NO_REPLY_TEXT)
         return builder.finish("stop")
-    stop: StopReason | None = None
+    stop: EndedStopReason | None = None
     usage = Usage(input=0, output=0)
     for index, step in enumerate(steps):
         if step.usage is not None:

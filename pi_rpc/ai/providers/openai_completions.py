@@ -26,6 +26,15 @@ from pi_rpc.ai.compat import ModelCompat, said_flags
 from pi_rpc.ai.output_cap import output_cap
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
+from pi_rpc.ai.providers.openai_chunks import (
+    DECODE_CHUNK,
+    FINISH_REASONS,
+    ChunkUsage,
+    Delta,
+    FunctionDelta,
+    ToolCallDelta,
+    usage_of,
+)
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
@@ -34,7 +43,6 @@ from pi_rpc.ai.types import (
     Context,
     ImageContent,
     Model,
-    StopReason,
     SystemMessage,
     TextContent,
     ThinkingContent,
@@ -42,7 +50,6 @@ from pi_rpc.ai.types import (
     Tool,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
     model_compat,
 )
@@ -317,70 +324,6 @@ def convert_messages(messages: list[Any], model: Model, tools: list[Tool] | None
     return out
 
 
-# --- stream chunks (only the fields we read) ----------------------------------------------------
-
-
-class _Function(msgspec.Struct):
-    name: str | None = None
-    arguments: Any = None  # a string fragment; some servers send the whole object
-
-
-class _ToolCallDelta(msgspec.Struct):
-    index: int | None = None
-    id: str | None = None
-    function: _Function | None = None
-
-
-class _Delta(msgspec.Struct):
-    content: str | None = None
-    reasoning_content: str | None = None
-    reasoning: str | None = None
-    reasoning_text: str | None = None
-    tool_calls: list[_ToolCallDelta] | None = None
-
-
-class _Choice(msgspec.Struct):
-    index: int = 0
-    delta: _Delta | None = None
-    finish_reason: str | None = None
-
-
-class _PromptDetails(msgspec.Struct):
-    cached_tokens: int | None = None
-
-
-class _Usage(msgspec.Struct):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    total_tokens: int | None = None
-    prompt_tokens_details: _PromptDetails | None = None
-    prompt_cache_hit_tokens: int | None = None  # DeepSeek's spelling of cached prompt tokens
-
-
-class Chunk(msgspec.Struct):
-    choices: list[_Choice] | None = None
-    usage: _Usage | None = None
-    error: Any = None
-
-
-_DECODE = msgspec.json.Decoder(Chunk).decode
-
-_FINISH_REASONS: dict[str, StopReason] = {
-    "stop": "stop",
-    "eos": "stop",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "length": "length",
-    "max_tokens": "length",
-    "model_length": "length",
-    "tool_calls": "toolUse",
-    "function_call": "toolUse",
-    "tool_use": "toolUse",
-    "content_filter": "error",
-    "error": "error",
-}
-
-
 class _Slot(msgspec.Struct):
     key: tuple[str, int]
     id: str | None
@@ -414,7 +357,7 @@ class _StreamState:
         if not data:
             return  # keep-alive
         try:
-            chunk = _DECODE(data)
+            chunk = DECODE_CHUNK(data)
         except msgspec.ValidationError:
             _log.debug("skipping a chunk of unexpected shape")  # tolerate what we do not read
             return
@@ -424,6 +367,7 @@ class _StreamState:
             message = http.error_message_from_body(msgspec.json.encode({"error": chunk.error}))
             raise http.ProviderError(message or "Unknown error")
         self.builder.start()
+        self.builder.set_response(chunk.id, chunk.model)
         if chunk.usage is not None:
             self._usage(chunk.usage)
         for choice in chunk.choices or ():
@@ -433,10 +377,11 @@ class _StreamState:
                 self._delta(choice.delta)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
+                self.builder.set_raw_stop_reason(choice.finish_reason)
 
     # --- content --------------------------------------------------------------------------------
 
-    def _delta(self, delta: _Delta) -> None:
+    def _delta(self, delta: Delta) -> None:
         for field in REASONING_FIELDS:
             text = getattr(delta, field)
             if text:  # servers that send two spellings send the same text twice: take the first
@@ -472,8 +417,8 @@ class _StreamState:
 
     # --- tool calls -----------------------------------------------------------------------------
 
-    def _tool_call(self, delta: _ToolCallDelta) -> None:
-        function = delta.function or _Function()
+    def _tool_call(self, delta: ToolCallDelta) -> None:
+        function = delta.function or FunctionDelta()
         index = delta.index
         if index is None:
             # No index: a delta naming a call starts one; a bare fragment continues the last.
@@ -534,20 +479,8 @@ class _StreamState:
 
     # --- usage and end --------------------------------------------------------------------------
 
-    def _usage(self, usage: _Usage) -> None:
-        details = usage.prompt_tokens_details
-        cached = (details.cached_tokens if details else None) or usage.prompt_cache_hit_tokens or 0
-        prompt = usage.prompt_tokens or 0
-        output = usage.completion_tokens or 0
-        # OpenAI counts cached tokens inside prompt_tokens; we report them separately.
-        self.builder.set_usage(
-            Usage(
-                input=max(0, prompt - cached),
-                output=output,
-                cache_read=cached,
-                total_tokens=usage.total_tokens or prompt + output,
-            )
-        )
+    def _usage(self, usage: ChunkUsage) -> None:
+        self.builder.set_usage(*usage_of(usage))
 
     def result(self) -> AssistantMessage:
         self._close_current()
@@ -556,7 +489,7 @@ class _StreamState:
                 self._end_slot(slot)
         if self.finish_reason is None and not self.done:
             return self.builder.fail("error", "Stream ended before the message was complete")
-        reason = _FINISH_REASONS.get(self.finish_reason or "stop", "stop")
+        reason = FINISH_REASONS.get(self.finish_reason or "stop", "stop")
         if reason == "error":
             return self.builder.fail("error", f"The model stopped with reason: {self.finish_reason}")
         if self.all_slots and reason == "stop":

@@ -299,11 +299,16 @@ class _InputTokenDetails(msgspec.Struct):
     cache_write_tokens: int = 0
 
 
+class _OutputTokenDetails(msgspec.Struct):
+    reasoning_tokens: int = 0
+
+
 class _Usage(msgspec.Struct):
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
     input_tokens_details: _InputTokenDetails | None = None
+    output_tokens_details: _OutputTokenDetails | None = None
 
 
 class _Response(msgspec.Struct):
@@ -370,6 +375,7 @@ class _StreamState:
         if kind == "response.created" and event.response is not None:
             # message.model stays the requested id: replay compares it with the model's id.
             self.builder.start()
+            self.builder.set_response(event.response.id)
         elif kind == "response.output_item.added" and event.item is not None:
             self._open(i, event.item)
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
@@ -520,6 +526,7 @@ class _StreamState:
                 output=usage.output_tokens,
                 cache_read=details.cached_tokens,
                 cache_write=details.cache_write_tokens,
+                reasoning=(usage.output_tokens_details or _OutputTokenDetails()).reasoning_tokens,
                 total_tokens=usage.total_tokens,
             )
         )
@@ -529,6 +536,9 @@ class _StreamState:
         if response is None:
             return self.builder.fail("error", NO_TERMINAL_EVENT)
         reason = (response.incomplete_details or {}).get("reason")
+        self.builder.set_response(response.id)
+        if response.status:  # Pi's rawStopReason: the status, and why it is incomplete
+            self.builder.set_raw_stop_reason(f"{response.status}.{reason}" if reason else response.status)
         if response.status == "incomplete":
             if reason == "max_output_tokens":
                 return self.builder.finish("length")

@@ -220,6 +220,14 @@ class Response(Wire, tag_field="type", tag="response", kw_only=True):
     error: str | UnsetType = UNSET
 
 
+class Disposition(Wire):
+    """What became of a `prompt`, `steer` or `follow_up` (Pi 1.6.0's response `data`): a run
+    `started`, or the message `queued` into the running one. Pi's third, `handled` (an extension
+    consumed the text), cannot happen here: pi-rpc has no extensions."""
+
+    disposition: Literal["started", "queued", "handled"]
+
+
 class ThinkingLevelChanged(Wire, tag_field="type", tag="thinking_level_changed", kw_only=True):
     """Sent before the response of a command that changed the level (Pi's session event)."""
 
@@ -241,7 +249,7 @@ class PiState(Wire, kw_only=True):
     is_compacting: bool
     steering_mode: Literal["all", "one-at-a-time"]
     follow_up_mode: Literal["all", "one-at-a-time"]
-    session_file: str | UnsetType = UNSET  # Pi's `sessionFile?`: absent until a file exists
+    session_file: str | UnsetType = UNSET  # Pi's `sessionFile?`: absent when no file is kept (--no-session)
     session_id: str
     session_name: str | UnsetType = UNSET
     auto_compaction_enabled: bool

@@ -22,7 +22,7 @@ from pi_rpc.agent import AgentEvent, MessageEnd, MessageStart, MessageUpdate
 from pi_rpc.ai import AssistantMessage, DoneEvent, ErrorEvent, Message, TextContent, encode_json
 from pi_rpc.modes.daemon import daemon_tables, serve
 from pi_rpc.modes.envelope import is_request_id
-from pi_rpc.modes.event_output import forward_event
+from pi_rpc.modes.event_output import EncodeEvent, forward_event
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameError, JsonlFrameReader, encode_jsonl
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
@@ -42,16 +42,41 @@ _LEVEL_COMMANDS = (c.SetThinkingLevel, c.CycleThinkingLevel, c.SetModel, c.Cycle
 
 
 def last_assistant_text(messages: list[Message]) -> str | None:
-    """Pi's `get_last_assistant_text`: the text of the last answer, trimmed, skipping an aborted
-    reply that has nothing in it; None when there is no text."""
+    """Pi's `get_last_assistant_text`: the text of the last answer, trimmed; None when there is
+    no text. A reply with no text that did not end normally (aborted, failed, or only calling
+    tools) is skipped; one that ended normally is the last answer even without text."""
     for message in reversed(messages):
         if not isinstance(message, AssistantMessage):
             continue
-        if message.stop_reason == "aborted" and not message.content:
-            continue
         text = "".join(block.text for block in message.content if isinstance(block, TextContent)).strip()
+        if message.stop_reason != "stop" and not text:
+            continue
         return text or None
     return None
+
+
+def with_usage(message: AssistantMessage) -> EncodeEvent:
+    """Newer Pi's `message_update`: the streaming message's usage so far beside each event, read
+    when the line is written (a merged delta's line says the usage as it stands then)."""
+
+    # A provider replaces the usage object when it reports usage, so one encoding serves every
+    # delta until then (most of a reply's deltas come before the provider's usage).
+    encoded: list[tuple[object, bytes]] = []
+
+    def encode(event: AgentEvent) -> bytes:
+        if not isinstance(event, MessageUpdate):
+            return encode_json(event)
+        if not encoded or encoded[0][0] is not message.usage:
+            encoded[:] = [(message.usage, encode_json(message.usage))]
+        return (
+            b'{"type":"message_update","usage":'
+            + encoded[0][1]
+            + b',"assistantMessageEvent":'
+            + encode_json(event.assistant_message_event)
+            + b"}"
+        )
+
+    return encode
 
 
 class PiDaemon:
@@ -74,7 +99,7 @@ class PiDaemon:
         self.process_tables = daemon_tables(process_tables, config)
         # Pi 0.73.1's `message` and `partial` on each message_update (partial_messages.py).
         self.partial_messages = partial_messages
-        self._streaming: AssistantMessage | None = None
+        self._encode_update: EncodeEvent | None = None  # while an assistant message streams
 
     async def run(self, warm_up: Sequence[Step] = ()) -> None:
         await serve(self, self.process_tables, self.stdout_fd, warm_up)
@@ -110,13 +135,13 @@ class PiDaemon:
         if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, DoneEvent | ErrorEvent):
             return  # Pi ends a message with message_end alone (spec 15.4); its clients see no update
         if isinstance(event, MessageStart | MessageEnd):
-            self._streaming = (
-                event.message
-                if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage)
-                else None
-            )
-        if self.partial_messages and isinstance(event, MessageUpdate) and self._streaming is not None:
-            forward_event(self.sink, event, with_partial(self._streaming))
+            # The encoder of the streaming message's updates, made once per message.
+            self._encode_update = None
+            if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage):
+                wrap = with_partial if self.partial_messages else with_usage
+                self._encode_update = wrap(event.message)
+        if isinstance(event, MessageUpdate) and self._encode_update is not None:
+            forward_event(self.sink, event, self._encode_update)
             return
         forward_event(self.sink, event, encode_json)
 
@@ -157,8 +182,15 @@ class PiDaemon:
             if isinstance(command, c.Prompt):
                 # Answered once accepted, as Pi answers it: after a compaction the prompt needs
                 # first, before the run's events (spec 16.5).
-                accepted = c.Response(command=kind, id=msg_id, success=True)
                 behaviour = None if command.streaming_behavior is UNSET else command.streaming_behavior
+                # Queued into the running one, as `start_prompt` decides (Pi 1.6.0's disposition).
+                queued = behaviour is not None and self.session.is_streaming
+                accepted = c.Response(
+                    command=kind,
+                    id=msg_id,
+                    success=True,
+                    data=c.Disposition(disposition="queued" if queued else "started"),
+                )
                 self.session.start_prompt(command.message, command.images, behaviour, lambda: self._respond(accepted))
                 return
             data = await self._execute(command)
@@ -187,10 +219,10 @@ class PiDaemon:
         match command:
             case c.Steer(message=message, images=images):
                 session.steer(message, images)
-                return UNSET
+                return c.Disposition(disposition="queued")
             case c.FollowUp(message=message, images=images):
                 session.follow_up(message, images)
-                return UNSET
+                return c.Disposition(disposition="queued")
             case c.Abort():
                 await session.abort()
                 return UNSET
@@ -234,7 +266,8 @@ class PiDaemon:
             is_compacting=self.session.is_compacting,
             steering_mode=state.steering_mode,
             follow_up_mode=state.follow_up_mode,
-            session_file=UNSET if state.session_file is None else state.session_file,
+            # Named before the file exists (made with the first message), as Pi 1.6.0 reports it.
+            session_file=UNSET if (path := self.session.history.session_path()) is None else path,
             session_id=state.session_id,
             session_name=UNSET if self.session.session_name is None else self.session.session_name,
             auto_compaction_enabled=self.session.auto_compaction_enabled,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import anyio
 import pytest
+from msgspec import UNSET
 
 from pi_rpc.agent.agent import Agent, AgentBusyError
 from pi_rpc.agent.types import (
@@ -16,6 +18,7 @@ from pi_rpc.agent.types import (
     BeforeToolCall,
     BlockCall,
     MessageEnd,
+    MessageStart,
     MessageUpdate,
     OnUpdate,
     ResultOverride,
@@ -25,8 +28,12 @@ from pi_rpc.agent.types import (
     ToolExecutionUpdate,
     text_result,
 )
+from pi_rpc.ai.provider import StreamOptions
+from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import (
     AssistantMessage,
+    Context,
+    Model,
     SystemMessage,
     TextContent,
     TextDeltaEvent,
@@ -515,3 +522,48 @@ async def test_model_error_ends_the_run_with_an_error_message() -> None:
     assert last.error_message == "upstream exploded"
     assert rec.types()[-2:] == ["turn_end", "agent_end"]
     assert isinstance(rec.events[-3], MessageEnd)
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+async def test_tool_duration_leaves_out_the_wait_for_approval(sequential: bool) -> None:
+    """A call that waits for the user before it runs reports the time of its own work: the editor's
+    card says "0.01s" for an instant command the user took half a second to allow."""
+    wait_s = 0.5
+
+    async def before(ctx: BeforeToolCall) -> None:
+        await anyio.sleep(wait_s)  # the user deciding (what is measured, not synchronisation)
+
+    agent = Agent()
+    recorder = Recorder(agent)
+    tools = [make_tool("echo", sequential=sequential)]
+    await agent.prompt(
+        [user("go")], config(script([[call("echo", value="a")], [{"text": "ok"}]]), tools, before_tool_call=before)
+    )
+    (end,) = recorder.of(ToolExecutionEnd)
+    assert end.duration_ms < wait_s * 1000 / 2
+
+
+async def test_a_reply_starts_pending_and_one_failed_before_streaming_starts_ended_with_its_level() -> None:
+    """Pi 1.6.0: `message_start` says `pending` while the message streams; a request that fails
+    before anything streamed (a refused HTTP request) starts already ended, with its level."""
+
+    async def refused(
+        model: Model, context: Context, options: StreamOptions, builder: AssistantBuilder
+    ) -> AssistantMessage:
+        return builder.fail("error", "500 Internal Server Error: boom")
+
+    for stream_fn, stop in ((config(script([[{"text": "Hi"}]]), []).stream_fn, "pending"), (refused, "error")):
+        agent = Agent()
+        starts: list[tuple[str, Any]] = []  # as each message_start was sent: the message changes after
+
+        def on_event(event: Any, starts: list[tuple[str, Any]] = starts) -> None:
+            if isinstance(event, MessageStart) and isinstance(event.message, AssistantMessage):
+                starts.append((event.message.stop_reason, event.message.thinking_level))
+
+        agent.subscribe(on_event)
+        loop = dataclasses.replace(
+            config(script(), []), stream_fn=stream_fn, options=StreamOptions(thinking_level="high")
+        )
+        [*_, end] = await agent.prompt([user("hi")], loop)
+        assert starts == [(stop, "high" if stop == "error" else UNSET)]
+        assert isinstance(end, AssistantMessage) and end.thinking_level == "high"

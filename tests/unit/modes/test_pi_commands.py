@@ -66,7 +66,13 @@ async def pi_mode(config: SessionConfig) -> AsyncIterator[Pi]:
 async def test_a_prompt_is_answered_at_once_and_the_run_streams_as_events(workspace: Path) -> None:
     async with pi_mode(session_config(workspace, script(WRITE))) as pi:
         response = await pi.call({"id": "1", "type": "prompt", "message": "write notes"})
-        assert response == {"type": "response", "command": "prompt", "success": True, "id": "1"}
+        assert response == {
+            "type": "response",
+            "command": "prompt",
+            "success": True,
+            "id": "1",
+            "data": {"disposition": "started"},
+        }
         end = await pi.event("agent_end")
         assert "id" not in end
         types = pi.types()

@@ -189,13 +189,17 @@ async def test_get_entries_lists_every_entry_after_a_cursor(workspace: Path) -> 
         assert [e["type"] for e in entries][:2] == ["model_change", "thinking_level_change"]
         assert listed["leafId"] == entries[-1]["id"]
         messages = [e["message"]["role"] for e in entries if e["type"] == "message"]
-        assert messages == ["user", "assistant"] and entries[-1]["message"]["content"][0]["text"].strip()
+        assert messages == ["system", "user", "assistant"] and entries[-1]["message"]["content"][0]["text"].strip()
         [user] = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
         # Fork back before the first message and answer again: the old branch is still listed.
         await pi.data({"id": "3", "type": "fork", "entryId": user["id"]})
         await answered(pi, "4", "again")
         after = await pi.data({"id": "5", "type": "get_entries", "since": entries[1]["id"]})
-        assert [e["message"]["role"] for e in after["entries"] if e["type"] == "message"] == ["user", "assistant"]
+        assert [e["message"]["role"] for e in after["entries"] if e["type"] == "message"] == [
+            "system",
+            "user",
+            "assistant",
+        ]
         missing = await pi.call({"id": "6", "type": "get_entries", "since": "nope"})
         assert missing["success"] is False and missing["error"] == "Entry not found: nope"
 

@@ -196,7 +196,7 @@ async def test_a_split_turns_summary_has_both_parts_and_each_request_its_own_bud
     ]
     plan = plan_compaction(messages, CompactionSettings(keep_recent_tokens=600))
     assert plan is not None and plan.turn_prefix
-    summary = await summarize(plan, summariser, FAUX_MODEL, StreamOptions(), None, reserve_tokens=1000)
+    summary, _ = await summarize(plan, summariser, FAUX_MODEL, StreamOptions(), None, reserve_tokens=1000)
     assert (
         summary == "HISTORY\n\n---\n\n## Earlier in the current turn\n\nTURN START\n\n<read-files>\na.py\n</read-files>"
     )

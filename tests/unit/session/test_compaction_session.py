@@ -16,7 +16,15 @@ import msgspec
 import pytest
 from msgspec import UNSET
 
-from pi_rpc.agent.types import CompactionEnd, CompactionStart, MessageStart
+from pi_rpc.agent.types import (
+    CompactionEnd,
+    CompactionStart,
+    EntryAppended,
+    MessageStart,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
+)
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
@@ -29,9 +37,10 @@ from pi_rpc.ai.types import (
     text_of,
 )
 from pi_rpc.session.compacting import ALREADY_COMPACTED, NOTHING_TO_COMPACT
-from pi_rpc.session.compaction import CompactionError, CompactionSettings
+from pi_rpc.session.compaction import CompactionError, CompactionSettings, estimated_tokens
 from pi_rpc.session.runs import OVERFLOW_RECOVERY_FAILED
 from pi_rpc.session.session import AgentSession, ModelChoice
+from pi_rpc.session.store import load_session
 
 from .helpers import FOREVER, open_session, reply, script, session_config, tool_call
 
@@ -356,3 +365,89 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
     )
     asked = model.prompts()[-1]
     assert "<previous-summary>\nPI SUMMARY\n</previous-summary>" in asked and "[User]: old" in asked
+
+
+async def two_prompts(session: AgentSession) -> None:
+    """Two prompts worth compacting, with automatic compaction off so only `compact` runs one."""
+    session.auto_compaction_enabled = False
+    await session.prompt(f"one {FILLER}")
+    await session.prompt(f"two {FILLER}")
+
+
+async def test_the_result_has_the_estimate_after_and_the_summary_usage(workspace: Path) -> None:
+    """Pi 0.79.8/0.81.0: `compact` and `compaction_end.result` add `estimatedTokensAfter` (Pi's
+    estimate of the compacted context) and `usage` (the summary request's), before `details`."""
+    summary = reply("^<conversation>", [used(321), {"text": "THE SUMMARY"}])
+    model = Recorder([summary, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
+    config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
+    async with open_session(config) as (session, events):
+        await two_prompts(session)
+        result = await session.compact()
+        assert result.estimated_tokens_after == estimated_tokens(session.messages) > 0
+        wire = json.loads(msgspec.json.encode(result))
+        assert list(wire) == ["summary", "firstKeptEntryId", "tokensBefore", "estimatedTokensAfter", "usage", "details"]
+        assert (wire["usage"]["input"], wire["usage"]["output"]) == (321, 1)
+        [end] = of_type(events.all, CompactionEnd)
+        assert end.result == result
+
+
+async def test_a_summary_request_that_fails_for_a_passing_reason_is_retried(workspace: Path) -> None:
+    """Pi 0.81.1: the summary request follows the retry settings, told by
+    summarization_retry_scheduled, _attempt_start and _finished around the one retry."""
+    flaky = reply("^<conversation>", [{"error": "503 Service Unavailable"}])
+    model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
+    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1, retry_max=2)
+    async with open_session(config) as (session, events):
+        await two_prompts(session)
+        result = await session.compact()
+        assert result.summary.startswith("THE SUMMARY"), result.summary
+    kinds = [
+        json.loads(msgspec.json.encode(e))
+        for e in events.all
+        if isinstance(e, SummarizationRetryScheduled | SummarizationRetryAttemptStart | SummarizationRetryFinished)
+    ]
+    assert kinds == [
+        {
+            "type": "summarization_retry_scheduled",
+            "attempt": 1,
+            "maxAttempts": 2,
+            "delayMs": 1,
+            "errorMessage": "503 Service Unavailable",
+        },
+        {"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "manual"},
+        {"type": "summarization_retry_finished"},
+    ]
+    assert sum(p.startswith("<conversation>") for p in model.prompts()) == 2
+
+
+async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
+    """With retries off (`retry.enabled: false`, `set_auto_retry`) the first failure ends the
+    compaction, and no summarization_retry event is sent."""
+    flaky = reply("^<conversation>", [{"error": "503 Service Unavailable"}])
+    model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
+    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1)
+    async with open_session(config) as (session, events):
+        session.auto_retry_enabled = False
+        await two_prompts(session)
+        with pytest.raises(CompactionError):
+            await session.compact()
+    assert not of_type(events.all, SummarizationRetryScheduled)
+
+
+async def test_the_overflowed_reply_leaves_the_context_for_good_before_the_compaction(workspace: Path) -> None:
+    """As Pi 1.6.0: a `context_edit` entry (sent as `entry_appended`) takes the refused reply out
+    before the compaction, so the session reloaded from its file does not have it either."""
+    refused = {"match": "^two", "turns": [[{"error": OVERFLOW}]]}
+    model = Recorder([SUMMARY, reply("^one", [{"text": "r1"}]), refused, reply("^two", [{"text": "r2"}])])
+    config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
+    async with open_session(config) as (session, events):
+        await session.prompt(f"one {FILLER}")
+        await session.prompt(f"two {FILLER}")
+        path, live = session.session_file, [type(m).__name__ for m in session.messages]
+    [appended] = of_type(events.all, EntryAppended)
+    assert events.all.index(appended) < events.all.index(of_type(events.all, CompactionStart)[0])
+    assert appended.entry["type"] == "context_edit" and appended.entry["replacement"] is None
+    assert path is not None
+    _, reloaded = load_session(Path(path))
+    assert [type(m).__name__ for m in reloaded] == live
+    assert not any(isinstance(m, AssistantMessage) and m.stop_reason == "error" for m in reloaded)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from pi_rpc.ai.types import SystemMessage, TextContent, UserMessage
-from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE, entry_line, message_head
+from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE, entry_line, entry_message, message_head
 
 
 def test_the_line_is_the_entry_pi_keeps() -> None:
@@ -21,11 +21,21 @@ def test_the_line_is_the_entry_pi_keeps() -> None:
     }
 
 
-def test_a_system_message_goes_in_a_custom_entry() -> None:
+def test_a_system_message_goes_in_a_message_entry_as_pi_writes_it() -> None:
     message = SystemMessage(content="tools")
     line = json.loads(bytes(entry_line(message_head(message, "0123abcd", "ffff0000"), message)))
-    assert (line["type"], line["customType"], line["parentId"]) == ("custom", SYSTEM_ENTRY_TYPE, "ffff0000")
-    assert line["data"]["content"] == "tools" and "message" not in line
+    assert (line["type"], line["parentId"], line["message"]["role"]) == ("message", "ffff0000", "system")
+    assert line["message"]["content"] == "tools" and "customType" not in line
+
+
+def test_a_system_message_in_the_custom_entry_pi_rpc_wrote_before_still_loads() -> None:
+    entry = {
+        "type": "custom",
+        "id": "0123abcd",
+        "customType": SYSTEM_ENTRY_TYPE,
+        "data": {"role": "system", "content": "tools", "timestamp": 5},
+    }
+    assert entry_message(entry) == SystemMessage(content="tools", timestamp=5)
 
 
 def test_a_lone_surrogate_in_a_message_becomes_a_replacement_character() -> None:

@@ -163,7 +163,36 @@ def test_past_the_deadline_the_rest_is_left_out_with_one_warning(
     write(cwd / ".pi" / "prompts" / "a.md", "a")
     resources = load(cwd, tmp_path / "agent")
     assert resources.context_files == [] and resources.prompt_templates == []
-    assert resources.warnings == ["resources: loading stopped after 0 s; the rest is not loaded"]
+    assert resources.warnings == ["resources: loading stopped after 0 s of work; the rest is not loaded"]
+
+
+def test_a_busy_machine_does_not_cut_a_normal_workspaces_resources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both cores busy with other work: the clock runs on (a quarter second here between two looks
+    at it) while the load gets little CPU. The load is bounded by its own work, so a few files are
+    all read; only the clock's own, longer bound would cut them."""
+    clock = iter(n * 0.25 for n in range(10_000))
+    monkeypatch.setattr(resource_limits.time, "monotonic", lambda: next(clock))
+    cwd = tmp_path / "ws"
+    write(cwd / "AGENTS.md", "rules")
+    for name in ("a", "b", "c"):
+        write(cwd / ".pi" / "prompts" / f"{name}.md", name)
+    resources = load(cwd, tmp_path / "agent")
+    assert [f.content for f in resources.context_files] == ["rules"]
+    assert sorted(t.content for t in resources.prompt_templates) == ["a", "b", "c"]
+    assert resources.warnings == []
+
+
+def test_a_file_system_that_keeps_the_load_waiting_is_cut_by_the_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resource_limits, "WALL_DEADLINE_S", 0)
+    cwd = tmp_path / "ws"
+    write(cwd / ".pi" / "prompts" / "a.md", "a")
+    resources = load(cwd, tmp_path / "agent")
+    assert resources.prompt_templates == []
+    assert resources.warnings == ["resources: loading stopped after 0 s waiting for files; the rest is not loaded"]
 
 
 @pytest.mark.timeout(60)

@@ -151,7 +151,13 @@ def stored_bash_executions(path: Path) -> list[Message]:
     """The session file's bash executions, checked for Pi's shape, as a reload reads them."""
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
     messages = [line["message"] for line in lines if line["type"] == "message"]
-    assert [message["role"] for message in messages] == ["bashExecution", "bashExecution", "user", "assistant"]
+    assert [message["role"] for message in messages] == [
+        "bashExecution",
+        "bashExecution",
+        "system",
+        "user",
+        "assistant",
+    ]
     assert messages[1]["excludeFromContext"] is True and messages[1]["exitCode"] == 0
     _, reloaded = load_session(path)
     return reloaded[:2]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -15,10 +16,20 @@ import msgspec
 import pytest
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError, ToolErrorWithResult
+from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError
 from pi_rpc.ai.types import JsonSchemaSampling, Model, TextContent
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.bash import BashDetails, BashParams, SpawnContext, UpdateThrottle, create_bash_tool
+from pi_rpc.tools.bash import (
+    STRUCTURED_OUTPUT_MAX_BYTES,
+    BashDetails,
+    BashOutput,
+    BashParams,
+    ShellExit,
+    SpawnContext,
+    UpdateThrottle,
+    create_bash_tool,
+    timeout_status,
+)
 from pi_rpc.tools.powershell import create_powershell_tool
 from pi_rpc.tools.process import ProcessTable, ProcessTables, run_process_group
 
@@ -198,20 +209,55 @@ async def test_runs_in_effective_cwd(ctx: ToolCallContext, tmp_path: Path) -> No
 
 
 async def test_non_zero_exit(ctx: ToolCallContext) -> None:
-    """spec 9.13 (LATER variant, 17.2): error text with the output, details kept."""
-    with pytest.raises(ToolErrorWithResult) as err:
-        await run(create_bash_tool(), "echo hi; exit 3", ctx)
-    assert str(err.value) == "hi\n\n\nCommand exited with code 3"
-    with pytest.raises(ToolError) as err2:
-        await run(create_bash_tool(), "exit 1", ctx)
-    assert str(err2.value) == "(no output)\n\nCommand exited with code 1"
+    """spec 9.13 (Pi 1.6.0): a result marked isError, its text the output and the exit status, its
+    structured content the exit code."""
+    result = await run(create_bash_tool(), "echo hi; exit 3", ctx)
+    assert result.is_error is True and text_of(result) == "hi\n\n\nCommand exited with code 3"
+    assert result.structured_content == BashOutput(output="hi\n", truncated=False, exit_code=3, wall_time_seconds=0)
+    quiet = await run(create_bash_tool(), "exit 1", ctx)
+    assert quiet.is_error is True and text_of(quiet) == "(no output)\n\nCommand exited with code 1"
 
 
 async def test_signal_death_reports_128_plus_signal(ctx: ToolCallContext) -> None:
     """spec 9.13"""
-    with pytest.raises(ToolError) as err:
-        await run(create_bash_tool(), "kill -9 $$", ctx)
-    assert str(err.value) == "(no output)\n\nCommand exited with code 137"
+    result = await run(create_bash_tool(), "kill -9 $$", ctx)
+    assert text_of(result) == "(no output)\n\nCommand exited with code 137"
+    assert isinstance(result.structured_content, BashOutput) and result.structured_content.exit_code == 137
+
+
+async def test_success_has_structured_output(ctx: ToolCallContext) -> None:
+    """Pi 0.99: `structuredContent` {output, truncated, exit_code, wall_time_seconds} (a tenth of a
+    second), beside the model's text; no `isError`."""
+    result = await run(create_bash_tool(), "echo one; sleep 0.3; echo two", ctx)
+    assert result.is_error is UNSET
+    structured = result.structured_content
+    assert isinstance(structured, BashOutput)
+    assert (structured.output, structured.truncated, structured.exit_code) == ("one\ntwo\n", False, 0)
+    assert (
+        structured.wall_time_seconds >= 0.3 and round(structured.wall_time_seconds, 1) == structured.wall_time_seconds
+    )
+    assert msgspec.json.decode(msgspec.json.encode(structured)).keys() == {
+        "output",
+        "truncated",
+        "exit_code",
+        "wall_time_seconds",
+    }
+
+
+async def test_structured_output_is_whole_up_to_a_mib_then_head_and_tail(ctx: ToolCallContext) -> None:
+    """Pi 0.99: the model's text keeps the last 2000 lines, the structured output all of them up to
+    1 MiB; beyond, the first and last halves around `[... N bytes omitted ...]` and the log's path."""
+    small = await run(create_bash_tool(), "seq 1 3000", ctx)
+    assert isinstance(small.structured_content, BashOutput)
+    assert small.structured_content.output == "".join(f"{i}\n" for i in range(1, 3001))
+    assert small.structured_content.truncated is False and small.structured_content.full_output_path is UNSET
+    big = await run(create_bash_tool(), "head -c 1100000 /dev/zero | tr '\\0' a; printf END", ctx)
+    structured = big.structured_content
+    assert isinstance(structured, BashOutput) and structured.truncated is True
+    half = STRUCTURED_OUTPUT_MAX_BYTES // 2
+    omitted = 1100003 - STRUCTURED_OUTPUT_MAX_BYTES
+    assert structured.output == "a" * half + f"\n\n[... {omitted} bytes omitted ...]\n\n" + "a" * (half - 3) + "END"
+    assert isinstance(big.details, BashDetails) and structured.full_output_path == big.details.full_output_path
 
 
 async def test_runner_without_exit_code(ctx: ToolCallContext) -> None:
@@ -223,12 +269,11 @@ async def test_runner_without_exit_code(ctx: ToolCallContext) -> None:
 
 
 async def test_non_zero_exit_keeps_truncation_details(ctx: ToolCallContext) -> None:
-    """spec 9.13: the notice is part of the error text; details survive (LATER)."""
-    with pytest.raises(ToolErrorWithResult) as err:
-        await run(create_bash_tool(), "seq 1 3000; exit 2", ctx)
-    details = err.value.details
+    """spec 9.13: the notice is part of the error text; details survive."""
+    result = await run(create_bash_tool(), "seq 1 3000; exit 2", ctx)
+    details = result.details
     assert isinstance(details, BashDetails) and not isinstance(details.truncation, UnsetType)
-    assert str(err.value).endswith(
+    assert text_of(result).endswith(
         f"[Showing lines 1001-3000 of 3000. Full output: {details.full_output_path}]\n\nCommand exited with code 2"
     )
 
@@ -305,6 +350,31 @@ async def test_timeout_kills_the_group(ctx: ToolCallContext) -> None:
     pgid, background = (int(p) for p in first_line.split())
     await wait_until_dead([background])
     assert live_members(pgid) == []
+
+
+async def test_timeout_after_the_shell_exited_says_its_exit_code(ctx: ToolCallContext) -> None:
+    """Pi 1.6.0: the shell exited at once, but a background process it started kept writing to its
+    output until the timeout: both facts, the shell's exit code and when it exited, are told."""
+    command = "(while :; do echo tick; sleep 0.05; done) & exit 4"
+    with pytest.raises(ToolError) as err:
+        await run(create_bash_tool(), command, ctx, seconds=1)
+    text = str(err.value)
+    assert text.startswith("tick\n")
+    status = text.rsplit("\n\n", 1)[1]
+    assert re.fullmatch(
+        r"Command timed out after 1 seconds\. The shell exited with code 4 after (0|0\.\d) seconds, but background "
+        r"processes it started kept writing output until the timeout\.",
+        status,
+    ), status
+
+
+def test_timeout_status_wording() -> None:
+    """Pi 1.6.0's words (bash.js), with the seconds printed as JavaScript prints numbers."""
+    assert timeout_status(2, None) == "Command timed out after 2 seconds"
+    assert timeout_status(1.5, ShellExit(0, 0.2)) == (
+        "Command timed out after 1.5 seconds. The shell exited with code 0 after 0.2 seconds, "
+        "but background processes it started kept writing output until the timeout."
+    )
 
 
 async def test_timeout_without_output(ctx: ToolCallContext) -> None:
@@ -476,7 +546,8 @@ def test_throttle_leading_edge_then_one_trailing_emit() -> None:
 
 
 async def test_session_environment(ctx: ToolCallContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    """spec 9.7: inherited PI_* removed first, then set from the session context."""
+    """spec 9.7: inherited PI_* removed first, then set from the session context; `AI_AGENT=pi` and
+    `PI_CODING_AGENT=true` always, as Pi 1.6.0's bash showed them (its own environment has them)."""
     monkeypatch.setenv("PI_MODEL", "stale")
     monkeypatch.setenv("PI_SESSION_FILE", "stale")
     monkeypatch.setenv("KEEP_ME", "yes")
@@ -487,12 +558,15 @@ async def test_session_environment(ctx: ToolCallContext, monkeypatch: pytest.Mon
         session_file=None,
         thinking_level="high",
     )
-    command = "env | grep -E '^(PI_|KEEP_ME=)' | sort"
+    monkeypatch.setenv("AI_AGENT", "other")
+    names = "PI_(MODEL|PROVIDER|REASONING_LEVEL|SESSION_ID|SESSION_FILE|CODING_AGENT)|AI_AGENT|KEEP_ME"
+    command = f"env | grep -E '^({names})=' | sort"
     assert text_of(await run(create_bash_tool(), command, rich)) == (
-        "KEEP_ME=yes\nPI_MODEL=claude-x\nPI_PROVIDER=anthropic\nPI_REASONING_LEVEL=high\nPI_SESSION_ID=sess-1\n"
+        "AI_AGENT=pi\nKEEP_ME=yes\nPI_CODING_AGENT=true\nPI_MODEL=claude-x\nPI_PROVIDER=anthropic\n"
+        "PI_REASONING_LEVEL=high\nPI_SESSION_ID=sess-1\n"
     )
     hidden = create_bash_tool(expose_session_environment=False)
-    assert text_of(await run(hidden, command, rich)) == "KEEP_ME=yes\n"
+    assert text_of(await run(hidden, command, rich)) == "AI_AGENT=pi\nKEEP_ME=yes\nPI_CODING_AGENT=true\n"
 
 
 async def test_daemonised_child_does_not_hold_the_result(ctx: ToolCallContext) -> None:

@@ -21,7 +21,6 @@ from pi_rpc.tools.edit import EditOperations, EditParams, create_edit_tool, prep
 from pi_rpc.tools.edit_diff import (
     Edit,
     apply_edits_to_normalized_content,
-    detect_line_ending,
     diff_lines,
     generate_diff_string,
     generate_unified_patch,
@@ -149,7 +148,7 @@ def test_shim_leaves_other_input_alone() -> None:
 
 
 async def test_legacy_shape_runs_end_to_end(tmp_path: Path) -> None:
-    """spec 11.3 then 11.5.7: the shim's output validates and executes."""
+    """spec 11.3 then 11.5.6: the shim's output validates and executes."""
     (tmp_path / "f.txt").write_text("hello world\n")
     result = await _edit(tmp_path, {"path": "f.txt", "oldText": "world", "newText": "there"})
     assert text_of(result) == "Successfully replaced 1 block(s) in f.txt."
@@ -209,7 +208,7 @@ async def test_operations_route_io_elsewhere() -> None:
 
 
 async def test_bom_and_crlf_are_preserved(tmp_path: Path) -> None:
-    """spec 11.5.2-6: BOM stripped for matching and written back; CRLF restored."""
+    """spec 11.5.2-5: BOM stripped for matching and written back; CRLF kept."""
     target = tmp_path / "win.txt"
     target.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n")
     await _edit(tmp_path, _one("one\ntwo", "uno\ndos", "win.txt"))
@@ -217,27 +216,36 @@ async def test_bom_and_crlf_are_preserved(tmp_path: Path) -> None:
 
 
 async def test_crlf_in_old_text_matches_lf_file(tmp_path: Path) -> None:
-    """spec 11.5.4: oldText and newText are normalised to LF too."""
+    """spec 11.5.3: oldText and newText are normalised to LF too."""
     target = tmp_path / "unix.txt"
     target.write_bytes(b"a\nb\nc\n")
     await _edit(tmp_path, _one("a\r\nb", "A\r\nB", "unix.txt"))
     assert target.read_bytes() == b"A\nB\nc\n"
 
 
-async def test_mixed_line_endings_become_uniform(tmp_path: Path) -> None:
-    """spec 11.5.3/6: the first line ending decides; lone CR counts as a line break."""
+# Answers of Pi 1.6.0's own edit (edit-diff.js applyEditsToNormalizedContent, then
+# applyReplacementsToOriginal) for these files and edits, recorded from the installed package.
+_PI_EDITS_KEEP_LINE_ENDINGS = [
+    (b"a\r\nb\nc\rd", "d", "D", b"a\r\nb\nc\rD"),
+    (b"a\r\nb\nc\r\n", "b", "B", b"a\r\nB\nc\r\n"),
+    (b"one\r\ntwo\nthree\r\nfour\n", "two\nthree", "2\n3\n3b", b"one\r\n2\n3\n3b\r\nfour\n"),
+    (b"x\ny\r\nz", "y\nz", "Y\nZ", b"x\nY\r\nZ"),
+    (b"a  \r\nb\n", "a\nb", "A\nB", b"A\r\nB\r\n"),
+    (b"p\rq\rr", "q", "Q\nQ2", b"p\rQ\rQ2\rr"),
+    (b"k\r\n\nl", "\nl", "L", b"k\r\nL"),
+]
+
+
+@pytest.mark.parametrize(("before", "old", "new", "after"), _PI_EDITS_KEEP_LINE_ENDINGS)
+async def test_mixed_line_endings_are_kept_as_pi_keeps_them(
+    tmp_path: Path, before: bytes, old: str, new: str, after: bytes
+) -> None:
+    """spec 11.5 (Pi 1.5.1): untouched text keeps its bytes, so a mixed CRLF/LF file stays mixed;
+    a new text's line breaks take the ending of the line its replacement starts on."""
     target = tmp_path / "mixed.txt"
-    target.write_bytes(b"a\r\nb\nc\rd")
-    await _edit(tmp_path, _one("d", "D", "mixed.txt"))
-    assert target.read_bytes() == b"a\r\nb\r\nc\r\nD"
-
-
-def test_detect_line_ending() -> None:
-    """spec 11.5.3."""
-    assert detect_line_ending("no newline") == "\n"
-    assert detect_line_ending("a\r\nb\n") == "\r\n"
-    assert detect_line_ending("a\nb\r\n") == "\n"
-    assert detect_line_ending("\r\n") == "\r\n"
+    target.write_bytes(before)
+    await _edit(tmp_path, _one(old, new, "mixed.txt"))
+    assert target.read_bytes() == after
 
 
 # --- matching rules ------------------------------------------------------------------------------
@@ -381,7 +389,7 @@ def test_disjoint_unique_edits_apply_like_a_direct_rewrite(lines: list[str], dat
 
 
 async def test_details_carry_diff_patch_and_first_changed_line(tmp_path: Path) -> None:
-    """spec 11.5.7, 11.7, 11.8: context 4, `...` for skipped runs, 4-line-context patch."""
+    """spec 11.5.6, 11.7, 11.8: context 4, `...` for skipped runs, 4-line-context patch."""
     (tmp_path / "f.txt").write_text("".join(f"l{i}\n" for i in range(1, 21)))
     result = await _edit(tmp_path, _one("l10\n", "L10\n"))
     assert wire_details(result) == {

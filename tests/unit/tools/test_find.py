@@ -51,7 +51,8 @@ def test_declaration() -> None:
     assert schema["properties"] == {
         "pattern": {
             "type": "string",
-            "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+            "description": "Glob pattern relative to the search directory, e.g. 'src/**/*.ts'. "
+            "Without '/', e.g. '*.ts', it matches file names at any depth",
         },
         "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
         "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
@@ -68,11 +69,17 @@ async def test_pattern_without_slash_matches_file_names_at_any_depth(tmp_path: P
 
 
 async def test_pattern_with_slash_matches_the_path(tmp_path: Path) -> None:
-    """spec 13.11: with `/`, `**/` is prefixed and the full path is matched"""
-    touch(tmp_path, "src/a.spec.ts", "src/x/b.spec.ts", "test/c.spec.ts", "src/a.ts")
+    """spec 13.11 (Pi 1.5.1): with `/`, the pattern is relative to the search directory: `src/*.ts`
+    finds `src/a.ts` but not `pkg/src/b.ts`; `**/src/*.ts` finds both; a leading `./` is dropped.
+    (Before, `**/` was prefixed, so `x/*.ts` found `src/x/b.spec.ts`.)"""
+    touch(tmp_path, "src/a.spec.ts", "src/x/b.spec.ts", "test/c.spec.ts", "src/a.ts", "pkg/src/b.ts")
     assert await find(tmp_path, pattern="src/**/*.spec.ts") == "src/a.spec.ts\nsrc/x/b.spec.ts"
-    assert await find(tmp_path, pattern="x/*.ts") == "src/x/b.spec.ts"
+    assert await find(tmp_path, pattern="x/*.ts") == "No files found matching pattern"
     assert await find(tmp_path, pattern="**/*.spec.ts") == "src/a.spec.ts\nsrc/x/b.spec.ts\ntest/c.spec.ts"
+    assert await find(tmp_path, pattern="src/*.ts") == "src/a.spec.ts\nsrc/a.ts"
+    assert await find(tmp_path, pattern="./src/*.ts") == "src/a.spec.ts\nsrc/a.ts"
+    assert await find(tmp_path, pattern="**/src/*.ts") == "pkg/src/b.ts\nsrc/a.spec.ts\nsrc/a.ts"
+    assert await find(tmp_path, pattern="src/*.ts", path="./pkg") == "src/b.ts"
 
 
 async def test_star_does_not_cross_directories(tmp_path: Path) -> None:

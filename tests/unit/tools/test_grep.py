@@ -59,7 +59,8 @@ def test_declaration() -> None:
         "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
         "glob": {
             "type": "string",
-            "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'",
+            "description": "Filter files by glob pattern relative to path, e.g. 'src/**/*.ts'. "
+            "Without '/', e.g. '*.ts', it matches file names at any depth",
         },
         "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
         "literal": {
@@ -238,16 +239,48 @@ async def test_context_is_clamped_to_the_file(tmp_path: Path) -> None:
     assert text_of(result) == "a.txt:1: needle\na.txt-2- b"
 
 
-async def test_unreadable_file_for_context(tmp_path: Path) -> None:
-    """spec 13.7: `{rel}:{lineNo}: (unable to read file)`"""
-    write(tmp_path / "a.txt", "x\nneedle\n")
+async def test_context_lines_come_from_rg(tmp_path: Path) -> None:
+    """spec 13.7 (Pi 1.5.1): rg sends the surrounding lines, no file is read again, and there is no
+    line past the end of the file. Pi 1.6.0 printed exactly this for this file and call."""
+    write(tmp_path / "src" / "c.ts", "x\nhello\ny\nz\nhello\n")
+    result = await run_tool(create_grep_tool(), {"pattern": "hello", "path": "./src", "context": 1}, tmp_path)
+    assert text_of(result) == "c.ts-1- x\nc.ts:2: hello\nc.ts-3- y\nc.ts-4- z\nc.ts:5: hello"
 
-    async def fail(path: str) -> str:
-        raise OSError("gone")
 
-    tool = create_grep_tool(operations=GrepOperations(read_file=fail))
-    result = await run_tool(tool, {"pattern": "needle", "context": 2}, tmp_path)
-    assert text_of(result) == "a.txt:2: (unable to read file)"
+async def test_glob_is_relative_to_path_and_a_leading_dot_slash_is_ignored(tmp_path: Path) -> None:
+    """Pi 1.5.1: `glob` is rooted at `path`; `./src/*.ts` means `src/*.ts` (Pi 1.6.0 found the
+    same lines for both; before, `./` matched nothing)."""
+    write(tmp_path / "src" / "b.ts", "hello\n")
+    write(tmp_path / "pkg" / "src" / "a.ts", "hello\n")
+    for glob in ("src/*.ts", "./src/*.ts"):
+        assert text_of(await run_tool(create_grep_tool(), {"pattern": "hello", "glob": glob}, tmp_path)) == (
+            "src/b.ts:1: hello"
+        ), glob
+    inside = await run_tool(create_grep_tool(), {"pattern": "hello", "glob": "src/*.ts", "path": "pkg"}, tmp_path)
+    assert text_of(inside) == "src/a.ts:1: hello"
+    negated = await run_tool(create_grep_tool(), {"pattern": "hello", "glob": "!./pkg/**"}, tmp_path)
+    assert text_of(negated) == "src/b.ts:1: hello"
+
+
+async def test_ripgrep_config_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pi 1.4.0: `rg --no-config`, so RIPGREP_CONFIG_PATH cannot change what the parameters mean."""
+    config = write(tmp_path / "rgrc", "--max-count=1\n--fixed-strings\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(config))
+    write(tmp_path / "ws" / "a.txt", "a1\na2\n")
+    result = await run_tool(create_grep_tool(), {"pattern": "a."}, tmp_path / "ws")
+    assert text_of(result) == "a.txt:1: a1\na.txt:2: a2"
+
+
+async def test_exactly_limit_matches_is_no_limit_notice(tmp_path: Path) -> None:
+    """Pi 1.5.1: only a match past the limit proves results were cut; the last match's trailing
+    context is still shown, a match inside it as context."""
+    write(tmp_path / "a.txt", "hit\nx\nhit\ny\n")
+    exact = await run_tool(create_grep_tool(), {"pattern": "hit", "limit": 2}, tmp_path)
+    assert text_of(exact) == "a.txt:1: hit\na.txt:3: hit" and exact.details is UNSET
+    cut = await run_tool(create_grep_tool(), {"pattern": "hit", "limit": 1, "context": 2}, tmp_path)
+    assert text_of(cut) == (
+        "a.txt:1: hit\na.txt-2- x\na.txt-3- hit\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
+    )
 
 
 async def test_custom_is_directory_operation(tmp_path: Path) -> None:
@@ -371,10 +404,11 @@ async def test_abort_kills_the_process_group(tmp_path: Path) -> None:
 
 
 async def test_match_limit_kills_the_process_group(tmp_path: Path) -> None:
-    """spec 13.5: at the limit rg is killed, grandchildren included, and the result is normal"""
+    """spec 13.5: at the match past the limit rg is killed, grandchildren included, and the result is normal"""
     data = {"path": {"text": f"{tmp_path}/a.txt"}, "lines": {"text": "hit\n"}, "line_number": 1}
     match = msgspec.json.encode({"type": "match", "data": data}).decode()
-    script, holder = _fake_rg(tmp_path, [match, match])
+    later = msgspec.json.encode({"type": "match", "data": {**data, "line_number": 5}}).decode()
+    script, holder = _fake_rg(tmp_path, [match, match, later])
     tool = create_grep_tool(locate=lambda: str(script))
     results: list[AgentToolResult] = []
 

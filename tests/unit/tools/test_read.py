@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,11 @@ from pi_rpc.ai.types import ImageContent, JsonSchemaSampling, Model, TextContent
 from pi_rpc.tools import images
 from pi_rpc.tools.images import process_image, sniff_image_mime_type
 from pi_rpc.tools.read import ReadDetails, ReadOperations, ReadParams, create_read_tool, text_page
+from pi_rpc.tools.truncate import format_size
 
 from .helpers import run_tool
 
 pytestmark = pytest.mark.anyio
-
-NON_VISION = "[Current model does not support images. The image will be omitted from this request.]"
 
 
 def _model(*inputs: str) -> Model:
@@ -279,26 +279,47 @@ async def test_no_resize_when_disabled(tmp_path: Path) -> None:
     assert isinstance(image, ImageContent) and base64.b64decode(image.data) == data
 
 
-async def test_non_vision_model_gets_a_note(tmp_path: Path) -> None:
-    """spec 8.6: appended when the current model does not accept images; no model -> assume it does."""
+async def test_non_vision_model_is_named_in_details(tmp_path: Path) -> None:
+    """spec 8.6 (Pi 1.6.0): when the current model takes no images the text stays the plain note and
+    `details.imageUnsupportedByModel` names the model; no model -> assume it does. Pi 1.6.0 answered
+    `{"imageUnsupportedByModel": "m"}` for a text-only model `m`, with this text."""
     (tmp_path / "p.gif").write_bytes(_image_bytes((4, 4), "GIF"))
     result = await _read(tmp_path, {"path": "p.gif"}, model=_model("text"))
-    assert _texts(result) == [f"Read image file [image/gif]\n{NON_VISION}"]
+    assert _texts(result) == ["Read image file [image/gif]"]
     assert isinstance(result.content[1], ImageContent)
+    assert msgspec.json.decode(msgspec.json.encode(result.details)) == {"imageUnsupportedByModel": "m"}
     vision = await _read(tmp_path, {"path": "p.gif"}, model=_model("text", "image"))
-    assert _texts(vision) == ["Read image file [image/gif]"]
+    assert _texts(vision) == ["Read image file [image/gif]"] and vision.details is msgspec.UNSET
+
+
+async def test_structured_content_is_the_text_or_the_image(tmp_path: Path) -> None:
+    """Pi 0.99: a text read's `structuredContent` is its text; an image read's, the image block
+    with its note."""
+    (tmp_path / "small.txt").write_text("one\ntwo\n")
+    text = await _read(tmp_path, {"path": "small.txt"})
+    assert text.structured_content == "one\ntwo\n"
+    (tmp_path / "p.gif").write_bytes(_image_bytes((4, 4), "GIF"))
+    image = await _read(tmp_path, {"path": "p.gif"})
+    block = image.content[1]
+    assert isinstance(block, ImageContent)
+    assert msgspec.json.decode(msgspec.json.encode(image.structured_content)) == {
+        "type": "image",
+        "data": block.data,
+        "mimeType": "image/gif",
+        "note": "Read image file [image/gif]",
+    }
 
 
 async def test_unconvertible_image_is_omitted(tmp_path: Path) -> None:
-    """spec 8.6: processing failure -> only text `Read image file [{mime}]\\n{message}` (+ note)."""
+    """spec 8.6: processing failure -> only text `Read image file [{mime}]\\n{message}`."""
     header = _image_bytes((2, 2), "BMP")[:18]
     (tmp_path / "broken.bmp").write_bytes(header + b"\x00" * 4)
     result = await _read(tmp_path, {"path": "broken.bmp"}, model=_model("text"))
     assert [type(block) for block in result.content] == [TextContent]
     assert _text(result) == (
-        "Read image file [image/bmp]\n"
-        "[Image omitted: could not be converted to a supported inline image format.]\n" + NON_VISION
+        "Read image file [image/bmp]\n[Image omitted: could not be converted to a supported inline image format.]"
     )
+    assert result.details is msgspec.UNSET and result.structured_content == _text(result)
 
 
 def test_image_that_cannot_shrink_enough_is_rejected() -> None:
@@ -345,14 +366,51 @@ async def test_a_fifo_is_refused_instead_of_blocking(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_a_huge_file_is_refused_with_a_way_to_read_part_of_it(
+async def test_a_huge_file_is_refused_when_it_must_be_loaded_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Operations that only load whole files (editor buffers, images) still refuse a huge one, with
+    a way to read part of it; the local read streams instead (next test)."""
     from pi_rpc.tools import read as read_module
 
     monkeypatch.setattr(read_module, "MAX_READ_BYTES", 1024)
     (tmp_path / "big.log").write_bytes(b"x\n" * 1000)
+    local = read_module.local_read_operations()
+    whole_only = ReadOperations(read_file=local.read_file, access=local.access)
     with pytest.raises(ToolError) as refused:
-        await run_tool(create_read_tool(), {"path": "big.log"}, str(tmp_path))
+        await run_tool(create_read_tool(operations=whole_only), {"path": "big.log"}, str(tmp_path))
     assert "more than read loads at once (1.0KB)" in str(refused.value)
     assert "sed -n '1,200p'" in str(refused.value)
+    streamed = await run_tool(create_read_tool(), {"path": "big.log"}, str(tmp_path))
+    assert _text(streamed) == "x\n" * 1000
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("shape", ["many lines", "one long line"])
+async def test_read_streams_the_file(tmp_path: Path, shape: str) -> None:
+    """Pi 1.5.1: read holds only what it can show, so a 24 MB file costs far less than 24 MB (it
+    used to be decoded and split whole); the answer is the one the whole text gives."""
+    big = tmp_path / "big.txt"
+    size = 24 * 1024 * 1024
+    with big.open("wb") as out:
+        block = (b"0123456789abcdef" * 4 + b"\n") if shape == "many lines" else b"x" * 65
+        for _ in range(size // len(block)):
+            out.write(block)
+    tracemalloc.start()
+    try:
+        args = {"path": "big.txt", "offset": 3} if shape == "many lines" else {"path": "big.txt"}
+        result = await run_tool(create_read_tool(), args, str(tmp_path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+    lines = size // 65
+    if shape == "many lines":
+        assert _text(result).endswith(
+            f"[Showing lines 3-789 of {lines + 1} (50.0KB limit). Use offset=790 to continue.]"
+        )
+    else:
+        assert _text(result) == (
+            f"[Line 1 is {format_size(lines * 65)}, exceeds 50.0KB limit. "
+            "Use bash: sed -n '1p' big.txt | head -c 51200]"
+        )

@@ -287,7 +287,7 @@ local function on_assistant_event(ev)
       fold_in_windows(s, block)
     end
   elseif t == "toolcall_start" then
-    ensure_tool(ev.id or ("#" .. tostring(idx)), ev.name)
+    ensure_tool(ev.id or ("#" .. tostring(idx)), ev.toolName)
   elseif t == "toolcall_end" then
     local call = ev.toolCall or {}
     local block = ensure_tool(call.id, call.name)

@@ -1,6 +1,7 @@
 // One pi-rpc child process: spawn, stderr capture, exit reporting and a clean stop. No VS Code
 // imports, so the unit tests run it under plain Node.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { Writable } from "node:stream";
 import { PiClient } from "./piClient";
 
 /** How many stderr lines are kept for the "daemon died" message. */
@@ -27,7 +28,7 @@ export interface DaemonExit {
 export function notFoundMessage(command: string): string {
   return (
     `Pi could not start the daemon: "${command}" was not found. ` +
-    "Install it with `pipx install pi-rpc` or `uv tool install pi-rpc`, " +
+    "Install it from a checkout of the pi-rpc repository (`uv tool install .` or `pipx install .` there), " +
     'or set "pi.daemon.command" to the full path of pi-rpc.'
   );
 }
@@ -43,6 +44,23 @@ export function exitMessage(exit: DaemonExit, command: string): string {
   return `The Pi daemon ${how}.${tail ? `\n${tail}` : ""}`;
 }
 
+/**
+ * The daemon's stdin as the client writes it: a write after the process is gone (it was never
+ * found, or it died) is dropped, not an unhandled `ERR_STREAM_DESTROYED`; `exited` reports the
+ * death and the client's pending requests are rejected when it is disposed.
+ */
+function stdinOf(child: ChildProcessWithoutNullStreams): Writable {
+  return new Writable({
+    write(chunk: Buffer, encoding, callback) {
+      if (!child.stdin.writable) {
+        callback();
+        return;
+      }
+      child.stdin.write(chunk, encoding, () => callback());
+    },
+  });
+}
+
 export class DaemonProcess {
   readonly client: PiClient;
   readonly exited: Promise<DaemonExit>;
@@ -53,7 +71,7 @@ export class DaemonProcess {
   constructor(readonly options: DaemonOptions) {
     this.child = spawn(options.command, options.args, { cwd: options.cwd, env: options.env, stdio: "pipe" });
     this.child.stdin.on("error", () => undefined); // EPIPE after a crash is reported through `exited`
-    this.client = new PiClient(this.child.stdout, this.child.stdin);
+    this.client = new PiClient(this.child.stdout, stdinOf(this.child));
     this.child.stderr.setEncoding("utf8");
     this.child.stderr.on("data", (chunk: string) => this.takeStderr(chunk));
     this.exited = new Promise((resolve) => {

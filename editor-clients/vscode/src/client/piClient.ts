@@ -58,14 +58,24 @@ export class PiClient {
     this.connection.onClose(listener);
   }
 
+  /** A request; after the connection closed it is a rejected promise (vscode-jsonrpc throws). */
   request<M extends MethodName>(method: M, params?: ParamsOf<M>): Promise<ResultOf<M>> {
-    return this.connection.sendRequest<ResultOf<M>>(method, params ?? {});
+    try {
+      return this.connection.sendRequest<ResultOf<M>>(method, params ?? {});
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** A request whose `$/cancelRequest` the caller controls (a prompt, which resolves at agent_end). */
   cancellable<M extends MethodName>(method: M, params: ParamsOf<M>): PendingRequest<ResultOf<M>> {
     const source = new CancellationTokenSource();
-    const result = this.connection.sendRequest<ResultOf<M>>(method, params, source.token);
+    let result: Promise<ResultOf<M>>;
+    try {
+      result = this.connection.sendRequest<ResultOf<M>>(method, params, source.token);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
     void result.finally(() => source.dispose()).catch(() => undefined);
     return { result, cancel: () => source.cancel() };
   }

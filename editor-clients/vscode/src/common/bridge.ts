@@ -2,6 +2,7 @@
 import type { AgentEvent, ApprovalDecision, ContextUsage, ImageInput } from "../protocol";
 import type { ChatState } from "./chatModel";
 import type { RestoreTarget, RewindPanel } from "./checkpoints";
+import type { HostEvent } from "./hostEvents";
 
 export interface ViewStatus {
   folder: string;
@@ -22,7 +23,9 @@ export type HostToView =
   | { type: "events"; events: AgentEvent[] }
   /** The whole chat, from the host's copy (view opened, session loaded, daemon restarted). */
   | { type: "restore"; chat: ChatState }
-  | { type: "notice"; level: "info" | "error"; text: string }
+  /** A change the host made to its copy of the chat (a notice, a Stop, the daemon's death): the
+   * view applies it to its copy in the same order as the agent events. */
+  | { type: "host"; event: HostEvent }
   | { type: "status"; status: ViewStatus }
   | { type: "mentions"; requestId: number; files: string[] }
   | { type: "addContext"; text: string }

@@ -9,7 +9,8 @@ export type Block =
   /** `cardKey` names the card in `ChatState.cards` (a tool call id may come again in a later run). */
   | { kind: "toolCall"; toolCallId: string; cardKey: string };
 
-export type ToolStatus = "pending" | "running" | "done" | "error";
+/** `aborted`: ended by the user's Stop; `interrupted`: the daemon died while the call ran. */
+export type ToolStatus = "pending" | "running" | "done" | "error" | "aborted" | "interrupted";
 
 export interface Truncation {
   truncated: boolean;
@@ -49,6 +50,8 @@ export interface ToolCard {
   approval?: CardApproval;
   /** How the last approval of this call ended (`allow`, `reject`, `cancelled`, …). */
   approvalOutcome?: string;
+  /** The user pressed Stop while this call was unfinished: its failure is an abort. */
+  stopRequested?: boolean;
 }
 
 export interface UserItem {
@@ -67,7 +70,14 @@ export interface AssistantItem {
   errorMessage?: string;
   model?: string;
 }
-export interface NoticeItem { kind: "notice"; key: string; rev: number; level: "info" | "error"; text: string }
+/** A button on a notice: runs a VS Code command (e.g. `pi.setApiKey`, `pi.restart`). */
+export interface NoticeAction { label: string; command: string }
+export interface NoticeItem {
+  kind: "notice"; key: string; rev: number; level: "info" | "error"; text: string;
+  /** Notices of one topic (e.g. `daemon`) are dismissed together once they no longer hold. */
+  topic?: string;
+  actions?: NoticeAction[];
+}
 export type ChatItem = UserItem | AssistantItem | ToolCard | NoticeItem;
 
 export interface ChatState {
@@ -81,6 +91,9 @@ export interface ChatState {
   activity: { kind: "idle" } | { kind: "streaming" } | { kind: "tool"; name: string } | { kind: "approval"; name: string };
   queue: { steering: string[]; followUp: string[] };
   nextKey: number;
+  /** Notices count apart from messages and cards, so a notice only one side of the bridge added
+   * (the webview's own) can never shift the card keys the two sides share. */
+  nextNoticeKey?: number;
 }
 
 export function emptyChat(): ChatState {
@@ -156,7 +169,7 @@ function applyAssistantEvent(state: ChatState, item: AssistantItem, event: Assis
       return;
     }
     case "toolcall_start": {
-      const card = newToolCard(state, event.id, event.name);
+      const card = newToolCard(state, event.id, event.toolName);
       item.indexMap[event.contentIndex] = item.blocks.push({ kind: "toolCall", toolCallId: event.id, cardKey: card.key }) - 1;
       return;
     }
@@ -234,7 +247,7 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
       state.activity = { kind: "idle" };
       for (const card of Object.values(state.cards)) {
         if (card.status === "pending" || card.status === "running" || card.approval) {
-          if (card.status !== "done") card.status = "error";
+          if (card.status !== "done") card.status = card.stopRequested ? "aborted" : "error";
           card.approval = undefined;
           card.rev += 1;
         }
@@ -268,7 +281,7 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
     case "tool_execution_end": {
       const card = toolCard(state, event.toolCallId, event.toolName);
       applyResult(card, event.result);
-      card.status = event.isError ? "error" : "done";
+      card.status = event.isError ? (card.stopRequested ? "aborted" : "error") : "done";
       card.durationMs = event.durationMs ?? undefined;
       card.rev += 1;
       card.approval = undefined;
@@ -297,8 +310,7 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
       state.queue = { steering: [...event.steering], followUp: [...event.followUp] };
       break;
     case "auto_retry_start":
-      state.items.push({ kind: "notice", key: key(state, "n"), rev: 0, level: "info",
-        text: `Retrying (${event.attempt}/${event.maxAttempts}) after: ${event.errorMessage}` });
+      addNotice(state, "info", `Retrying (${event.attempt}/${event.maxAttempts}) after: ${event.errorMessage}`);
       break;
     default:
       break;
@@ -307,8 +319,16 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
 }
 
 /** Adds a notice (an error the user must see, e.g. "no model configured"). */
-export function addNotice(state: ChatState, level: "info" | "error", text: string): ChatState {
-  state.items.push({ kind: "notice", key: key(state, "n"), rev: 0, level, text });
+export function addNotice(state: ChatState, level: "info" | "error", text: string,
+  extra: { topic?: string; actions?: NoticeAction[] } = {}): ChatState {
+  state.nextNoticeKey = (state.nextNoticeKey ?? 0) + 1;
+  state.items.push({ kind: "notice", key: `n${state.nextNoticeKey}`, rev: 0, level, text, ...extra });
+  return state;
+}
+
+/** Adds the user's message as the chat shows it (a prompt the daemon never took, so it stays). */
+export function addUserMessage(state: ChatState, text: string, images: number): ChatState {
+  state.items.push({ kind: "user", key: key(state, "u"), rev: 0, text, images });
   return state;
 }
 

@@ -63,7 +63,11 @@ export class ApprovalPrompts implements vscode.Disposable {
       }, shown.closed.token);
       if (why === undefined) return;
     }
-    shown.session.approvals.decide(toolCallId, { outcome, ...(outcome === "reject" && why ? { reason: why } : {}) });
+    // "Allow Always" is kept by the daemon in the user's rules for this folder (`save`), so a
+    // restarted daemon, a reloaded window and the next session remember it.
+    shown.session.approvals.decide(toolCallId, {
+      outcome, ...(outcome === "reject" && why ? { reason: why } : {}), ...(outcome === "allowAlways" ? { save: true } : {}),
+    });
   }
 
   /** Opens (again) the before/after diff of a waiting edit or write. */

@@ -44,8 +44,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         this.testWaiters.get(message.id)?.(message.texts);
         this.testWaiters.delete(message.id);
       } else {
+        // The handler reports its own errors into the session's chat (one copy, shared keys).
         void Promise.resolve(this.handle(message)).catch((error: unknown) =>
-          this.post({ type: "notice", level: "error", text: error instanceof Error ? error.message : String(error) }));
+          void vscode.window.showErrorMessage(`Pi: ${error instanceof Error ? error.message : String(error)}`));
       }
     });
     view.onDidDispose(() => {

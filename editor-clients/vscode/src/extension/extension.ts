@@ -7,7 +7,9 @@ import { ChatViewProvider } from "./chatView";
 import { RewindController } from "./checkpoints";
 import { nameSession, pickApprovalPolicy, pickModel, pickSession, pickThinking, pickTools, setApiKey } from "./commands";
 import { BEFORE_SCHEME, BeforeContentProvider, openDiff, openLog } from "./documents";
+import { StartError } from "./errorSurface";
 import { errorText, FolderSession, type SessionListener } from "./folderSession";
+import { selectionContext } from "./selectionContext";
 import { readSettings } from "./settings";
 import { PiStatusBar } from "./statusBar";
 
@@ -38,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     if (!folder) return undefined;
     let session = sessions.get(folder.uri.toString());
     if (!session) {
-      session = new FolderSession(folder, () => readSettings(context.secrets, folder.uri), output, listener);
+      session = new FolderSession(folder, () => readSettings(context.secrets, folder.uri), output, listener, context.workspaceState);
       sessions.set(folder.uri.toString(), session);
       context.subscriptions.push(prompts.attach(session));
     }
@@ -64,9 +66,10 @@ export function activate(context: vscode.ExtensionContext): PiApi {
       chatView.post({ type: "status", status: session.status() });
       statusBar.update(session);
     },
-    notice: (session, level, text) => {
-      if (session === shown) chatView.post({ type: "notice", level, text });
+    host: (session, event) => {
+      if (session === shown) chatView.post({ type: "host", event });
     },
+    visible: (session) => session === shown && chatView.isVisible,
   };
 
   const replay = (session: FolderSession): void => {
@@ -99,6 +102,15 @@ export function activate(context: vscode.ExtensionContext): PiApi {
 
   const onViewMessage = async (message: ViewToHost): Promise<void> => {
     const session = requireSession();
+    try {
+      await handleViewMessage(session, message);
+    } catch (error) {
+      // Into the host's chat too, so the view's copy and the host's keep the same items.
+      session.reportError(error);
+    }
+  };
+
+  const handleViewMessage = async (session: FolderSession, message: ViewToHost): Promise<void> => {
     switch (message.type) {
       case "send":
         rewinds.close();
@@ -154,6 +166,8 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     try {
       await fn(...args);
     } catch (error) {
+      // A daemon that cannot start is the chat's banner; a toast only when the chat is hidden.
+      if (error instanceof StartError && chatView.isVisible) return;
       void vscode.window.showErrorMessage(`Pi: ${errorText(error)}`);
     }
   };
@@ -184,10 +198,8 @@ export function activate(context: vscode.ExtensionContext): PiApi {
     vscode.commands.registerCommand("pi.askAboutSelection", guarded(() => {
       const editor = vscode.window.activeTextEditor;
       if (!editor || editor.selection.isEmpty) throw new Error("Select some code first.");
-      const { start, end } = editor.selection;
-      const path = vscode.workspace.asRelativePath(editor.document.uri, false);
-      const code = editor.document.getText(editor.selection);
-      const text = `@${path}#L${start.line + 1}-L${end.line + 1}\n\`\`\`${editor.document.languageId}\n${code}\n\`\`\`\n`;
+      const text = selectionContext(vscode.workspace.asRelativePath(editor.document.uri, false), editor.document.languageId,
+        editor.document.getText(editor.selection), editor.selection);
       requireSession();
       chatView.reveal();
       void chatView.whenReady().then(() => chatView.post({ type: "addContext", text }));

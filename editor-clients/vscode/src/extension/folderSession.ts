@@ -6,19 +6,28 @@ import { ApprovalQueue } from "../client/approvalQueue";
 import { DaemonProcess, type DaemonExit, exitMessage } from "../client/daemonProcess";
 import { launchArgs, launchEnv } from "../client/launch";
 import type { PendingRequest } from "../client/piClient";
-import type { AgentEvent, ApprovalPolicy, ImageInput, InitializeResult, PromptOutcome, SessionStats } from "../protocol";
+import type { AgentEvent, ApprovalPolicy, ImageInput, InitializeResult, Message, PromptOutcome, SessionStats } from "../protocol";
 import { ErrorCodes } from "../protocol";
 import type { SendMode, ViewStatus } from "../common/bridge";
 import { applyEvent, type ChatState, chatFromMessages, emptyChat } from "../common/chatModel";
+import { isAuthError, SET_API_KEY } from "../common/errors";
+import { applyHostEvent, DAEMON_TOPIC, type HostEvent } from "../common/hostEvents";
 import { readTextFile, writeTextFile } from "./editorFiles";
+import { isConnectionGone, StartError, toast } from "./errorSurface";
 import type { Settings } from "./settings";
 
 export interface SessionListener {
   events(session: FolderSession, events: AgentEvent[]): void;
   reset(session: FolderSession): void;
   status(session: FolderSession): void;
-  notice(session: FolderSession, level: "info" | "error", text: string): void;
+  /** A change the host made to its chat (a notice, a Stop, the daemon's death), for the view. */
+  host(session: FolderSession, event: HostEvent): void;
+  /** Whether the user sees this session's chat now (else an error comes as a toast as well). */
+  visible(session: FolderSession): boolean;
 }
+
+/** The actions of the notice that says the daemon died. */
+const DEATH_ACTIONS = [{ label: "Restart", command: "pi.restart" }, { label: "Show Log", command: "pi.showLog" }];
 
 export const NO_MODEL_PROBLEM =
   'No model is configured. Run "Pi: Set API Key" (Anthropic or OpenAI) or set "pi.provider", "pi.model" and "pi.baseUrl" in the settings.';
@@ -50,7 +59,13 @@ export class FolderSession implements vscode.Disposable {
     private readonly settings: () => Promise<Settings>,
     private readonly output: vscode.OutputChannel,
     private readonly listener: SessionListener,
+    /** Where the folder's session id is kept, so a reloaded window continues that conversation. */
+    private readonly memory?: vscode.Memento,
   ) {}
+
+  private get memoryKey(): string {
+    return `pi.sessionId:${this.folder.uri.toString()}`;
+  }
 
   get pid(): number | undefined {
     return this.daemon?.pid;
@@ -121,12 +136,16 @@ export class FolderSession implements vscode.Disposable {
       this.problem = message;
       this.output.appendLine(`[pi] ${message}`);
       this.listener.status(this);
-      throw new Error(message);
+      throw new StartError(message);
     }
     this.problem = this.info.model ? "" : NO_MODEL_PROBLEM;
     this.approvalPolicy = this.info.approvalPolicy;
+    if (this.chat.items.some((item) => item.kind === "notice" && item.topic === DAEMON_TOPIC)) {
+      this.emit({ type: "dismiss", topic: DAEMON_TOPIC });
+    }
     // A session with no message yet has no file to load: a fresh one is just as good.
     if (this.sessionId && this.chat.items.length > 0) await this.resume(daemon);
+    else if (!this.sessionId && this.chat.items.length === 0) await this.reopen(daemon);
     await this.refreshState(daemon);
     this.listener.status(this);
     return daemon;
@@ -140,16 +159,38 @@ export class FolderSession implements vscode.Disposable {
       const { messages } = await daemon.client.request("messages");
       this.chat = chatFromMessages(messages);
       this.listener.reset(this);
-      this.listener.notice(this, "info", "The daemon was restarted; the session continues.");
+      this.emit({ type: "notice", level: "info", text: "The daemon was restarted; the session continues." });
     } catch (error) {
-      this.listener.notice(this, "error", `Could not resume session ${this.sessionId}: ${errorText(error)}`);
+      this.emit({ type: "notice", level: "error", text: `Could not resume session ${this.sessionId}: ${errorText(error)}` });
     }
+  }
+
+  /** After a window reload: the conversation this folder had, from the daemon's session file. */
+  private async reopen(daemon: DaemonProcess): Promise<void> {
+    const sessionId = this.memory?.get<string>(this.memoryKey);
+    if (!sessionId) return;
+    try {
+      await daemon.client.request("session/load", { sessionId });
+      const { messages } = await daemon.client.request("messages");
+      this.chat = chatFromMessages(messages);
+      this.listener.reset(this);
+    } catch (error) {
+      // Gone (deleted, or it never had a message to store): a fresh session is what is left.
+      this.output.appendLine(`[pi] could not reopen session ${sessionId}: ${errorText(error)}`);
+    }
+  }
+
+  /** Applies a change of the host's own to the chat, and hands it to the view. */
+  private emit(event: HostEvent): void {
+    applyHostEvent(this.chat, event);
+    this.listener.host(this, event);
   }
 
   private async refreshState(daemon: DaemonProcess): Promise<void> {
     try {
       const state = await daemon.client.request("state");
       this.sessionId = state.sessionId;
+      void this.memory?.update(this.memoryKey, state.sessionId);
       this.thinkingLevel = state.thinkingLevel;
       this.stats = await daemon.client.request("session/stats");
     } catch {
@@ -162,18 +203,19 @@ export class FolderSession implements vscode.Disposable {
     if (this.daemon !== daemon) return;
     this.daemon = undefined;
     this.approvals.cancelAll();
-    const wasRunning = this.chat.running;
-    if (wasRunning) applyEvent(this.chat, { type: "agent_end", messages: [] });
-    if (this.stopping) return;
+    // The run is over and what it left unfinished was interrupted (the view hides Stop and Steer).
+    this.emit({ type: "daemon_exit" });
+    if (this.stopping) {
+      this.listener.status(this);
+      return;
+    }
     const message = exitMessage(exit, command);
     this.output.appendLine(`[pi] ${message}`);
     this.problem = exit.spawnError ? message : "";
-    this.listener.notice(this, "error", message);
+    if (!exit.spawnError) this.emit({ type: "notice", level: "error", text: message, topic: DAEMON_TOPIC, actions: DEATH_ACTIONS });
     this.listener.status(this);
-    void vscode.window.showErrorMessage(message, "Restart", "Show Log").then((choice) => {
-      if (choice === "Restart") void this.ensure().catch((e) => this.reportError(e));
-      if (choice === "Show Log") this.output.show(true);
-    });
+    // The chat says it (the banner or the notice, with its buttons); a toast only when it is hidden.
+    if (!this.listener.visible(this)) toast("error", message, exit.spawnError ? [] : DEATH_ACTIONS);
   }
 
   private onEvent(event: AgentEvent): void {
@@ -204,29 +246,57 @@ export class FolderSession implements vscode.Disposable {
 
   /** Sends a prompt; during a run, `mode` decides between steering and a queued follow-up. */
   async send(text: string, images: ImageInput[], mode?: SendMode): Promise<void> {
-    const daemon = await this.ensure();
-    if (this.chat.running) {
-      await daemon.client.request("prompt", { message: text, images, streamingBehavior: mode ?? "followUp" });
+    let daemon: DaemonProcess;
+    try {
+      daemon = await this.ensure();
+    } catch (error) {
+      // The words stay in the chat; the banner says why the daemon is not there.
+      this.emit({ type: "prompt_failed", text, images: images.length });
+      this.reportError(error);
       return;
     }
+    if (this.chat.running) {
+      try {
+        await daemon.client.request("prompt", { message: text, images, streamingBehavior: mode ?? "followUp" });
+      } catch (error) {
+        if (!isConnectionGone(error, daemon.client.isClosed)) this.reportError(error);
+      }
+      return;
+    }
+    let echoed = false;
+    const echo = daemon.client.onEvent((event) => {
+      if (event.type === "message_start" && (event.message as Message).role === "user") echoed = true;
+    });
     const pending = daemon.client.cancellable("prompt", { message: text, images });
     this.pendingPrompt = pending;
     try {
       const outcome = await pending.result;
-      if ("stopReason" in outcome && outcome.stopReason === "error" && outcome.errorMessage) {
-        this.problem = this.info?.model ? "" : NO_MODEL_PROBLEM;
-        void vscode.window.showErrorMessage(`Pi: ${outcome.errorMessage}`);
+      // The chat shows the model's error in the answer (with "Set API Key" for a rejected key).
+      if ("stopReason" in outcome && outcome.stopReason === "error" && outcome.errorMessage && !this.listener.visible(this)) {
+        toast("error", `Pi: ${outcome.errorMessage}`, isAuthError(outcome.errorMessage) ? [SET_API_KEY] : []);
       }
     } catch (error) {
       if (isCancelled(error)) return;
+      // A daemon that died mid-run is reported once, by its exit.
+      if (isConnectionGone(error, daemon.client.isClosed)) return;
+      if (!echoed) this.emit({ type: "prompt_failed", text, images: images.length });
+      if (isNoModel(error)) {
+        this.problem = NO_MODEL_PROBLEM;
+        this.listener.status(this);
+        if (!this.listener.visible(this)) toast("error", NO_MODEL_PROBLEM, [SET_API_KEY]);
+        return;
+      }
       this.reportError(error);
     } finally {
+      echo.dispose();
       if (this.pendingPrompt === pending) this.pendingPrompt = undefined;
     }
   }
 
   async abort(): Promise<void> {
     if (!this.daemon) return;
+    // Calls that end from here on were stopped by the user: their cards say "aborted".
+    if (this.chat.running) this.emit({ type: "stop_requested" });
     await this.daemon.client.request("abort");
   }
 
@@ -300,10 +370,15 @@ export class FolderSession implements vscode.Disposable {
     if (this.daemon) await this.refreshState(this.daemon);
   }
 
+  /**
+   * Shows an error once: a failed start is the banner's (`problem`), anything else a notice in the
+   * chat; a toast as well only when the chat is not on screen.
+   */
   reportError(error: unknown): void {
     const text = errorText(error);
-    this.listener.notice(this, "error", text);
-    void vscode.window.showErrorMessage(`Pi: ${text}`);
+    const actions = isAuthError(text) ? [SET_API_KEY] : [];
+    if (!(error instanceof StartError)) this.emit({ type: "notice", level: "error", text, actions });
+    if (!this.listener.visible(this)) toast("error", `Pi: ${text}`, actions);
   }
 
   /** Stops the daemon for good (deactivate, reload, settings change). */
@@ -318,6 +393,10 @@ export class FolderSession implements vscode.Disposable {
   dispose(): void {
     void this.stop();
   }
+}
+
+function isNoModel(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === ErrorCodes.noModel;
 }
 
 function isCancelled(error: unknown): boolean {

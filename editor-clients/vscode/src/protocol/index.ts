@@ -13,6 +13,7 @@ export type Message = UserMessage | AssistantMessage | ToolResultMessage | Syste
 /** JSON-RPC error codes the daemon uses (protocol/PROTOCOL.md "Errors"). */
 export const ErrorCodes = {
   agentBusy: -32002,
+  noModel: -32003,
   notFound: -32004,
   cancelled: -32800,
 } as const;

@@ -56,6 +56,12 @@ url?: (string | null)
 headers?: {
 [k: string]: string
 }
+exposure?: ("codemode" | "deferred" | "direct" | "hidden")
+toolExposure?: {
+[k: string]: "codemode" | "deferred" | "direct" | "hidden"
+}
+description?: (string | null)
+timeout?: (number | null)
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -212,6 +218,7 @@ input?: number
 output?: number
 cacheRead?: number
 cacheWrite?: number
+reasoning?: number
 totalTokens?: number
 cost?: Cost
 }
@@ -225,6 +232,7 @@ output?: number
 cacheRead?: number
 cacheWrite?: number
 total?: number
+totalFromProvider?: boolean
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -313,7 +321,8 @@ export interface CompactParams {
 customInstructions?: string
 }
 /**
- * What `compact` answers (Pi's `CompactionResult`).
+ * What `compact` answers (Pi's `CompactionResult`, with 0.81's estimate of the compacted
+ * context and the summary requests' usage).
  * 
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "CompactionResult".
@@ -322,6 +331,8 @@ export interface CompactionResult {
 summary: string
 firstKeptEntryId: string
 tokensBefore: number
+estimatedTokensAfter: number
+usage?: Usage
 details: CompactionDetails
 }
 /**
@@ -400,9 +411,14 @@ api: string
 provider: string
 model: string
 usage?: Usage
-stopReason?: ("aborted" | "error" | "length" | "stop" | "toolUse")
+stopReason?: (("aborted" | "error" | "length" | "stop" | "toolUse") | "pending")
 errorMessage?: string
 timestamp?: number
+responseId?: string
+responseModel?: string
+rawStopReason?: string
+durationMs?: number
+thinkingLevel?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -438,6 +454,7 @@ toolName: string
 content: (TextContent | ImageContent)[]
 isError: boolean
 details?: ToolResultDetails
+durationMs?: number
 timestamp?: number
 }
 /**
@@ -528,6 +545,9 @@ truncation?: Truncation
 export interface SystemMessage {
 role: "system"
 content?: string
+sections?: {
+[k: string]: string | null
+}
 toolsAdded?: Tool[]
 toolsRemoved?: ToolRef[]
 timestamp?: number
@@ -1097,7 +1117,7 @@ export interface ToolcallStartEvent {
 type: "toolcall_start"
 contentIndex: number
 id: string
-name: string
+toolName: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1181,6 +1201,8 @@ parentToolCallId?: string
 export interface AgentToolResult {
 content?: (TextContent | ImageContent)[]
 details?: ToolResultDetails
+structuredContent?: unknown
+isError?: boolean
 terminate?: boolean
 }
 /**
@@ -1253,6 +1275,20 @@ outcome: ("allow" | "allowAlways" | "cancelled" | "reject" | "timeout")
  */
 export interface AgentSettled {
 type: "agent_settled"
+aborted?: boolean
+}
+/**
+ * A session entry written outside a message's end (Pi 1.6.0's session event): the
+ * `context_edit` that takes a retried run's failed reply out of the context.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "EntryAppended".
+ */
+export interface EntryAppended {
+type: "entry_appended"
+entry: {
+
+}
 }
 /**
  * Output of a command the user runs (`bash`), as it arrives; `id` names the run.
@@ -1284,6 +1320,40 @@ result?: unknown
 aborted?: boolean
 willRetry?: boolean
 errorMessage?: string
+}
+/**
+ * A compaction's summary request failed for a passing reason; it is asked again after `delayMs`
+ * (Pi 0.81.1: the retry settings, as for a run's auto-retry).
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SummarizationRetryScheduled".
+ */
+export interface SummarizationRetryScheduled {
+type: "summarization_retry_scheduled"
+attempt: number
+maxAttempts: number
+delayMs: number
+errorMessage: string
+}
+/**
+ * The wait is over and the summary is asked for again; `source` is what is summarised.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SummarizationRetryAttemptStart".
+ */
+export interface SummarizationRetryAttemptStart {
+type: "summarization_retry_attempt_start"
+source: ("branchSummary" | "compaction")
+reason?: ("manual" | "overflow" | "threshold")
+}
+/**
+ * The retried summary request ended: answered, failed for good, or cancelled.
+ * 
+ * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
+ * via the `definition` "SummarizationRetryFinished".
+ */
+export interface SummarizationRetryFinished {
+type: "summarization_retry_finished"
 }
 
 /** Every request: its params and result. */
@@ -1321,7 +1391,7 @@ export interface Methods {
 }
 /** Notifications the daemon sends. */
 export interface ServerNotifications {
-  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | BashExecutionUpdate | CompactionStart | CompactionEnd;
+  "agent/event": AgentStart | AgentEnd | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | AutoRetryStart | AutoRetryEnd | QueueUpdate | ToolApprovalRequest | ToolApprovalEnd | AgentSettled | EntryAppended | BashExecutionUpdate | CompactionStart | CompactionEnd | SummarizationRetryScheduled | SummarizationRetryAttemptStart | SummarizationRetryFinished;
 }
 /** Requests the daemon sends to the client (approvals, the editor's files). */
 export interface ServerRequests {

@@ -2,10 +2,13 @@
 // animation frame, only the items whose revision changed.
 import type { AgentEvent, ImageInput } from "../protocol";
 import type { HostToView, SendMode, ViewStatus, ViewToHost } from "../common/bridge";
-import { addNotice, applyEvent, type AssistantItem, type ChatItem, type ChatState, emptyChat } from "../common/chatModel";
+import { applyEvent, type AssistantItem, type ChatItem, type ChatState, emptyChat } from "../common/chatModel";
+import { applyHostEvent } from "../common/hostEvents";
 import { handleBarClick, handleMessageClick, renderContextUsage, renderRewindPanel, userMessageActions } from "./checkpointBar";
 import { StreamingMarkdown } from "./markdown";
+import { actionButtons, renderNotice } from "./notice";
 import { renderToolCard } from "./toolCard";
+import { isAuthError, SET_API_KEY } from "../common/errors";
 
 declare function acquireVsCodeApi(): { postMessage(message: ViewToHost): void };
 const vscode = acquireVsCodeApi();
@@ -118,7 +121,10 @@ function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks
   entry.node.querySelector(":scope > .error")?.remove();
   if (item.stopReason === "error" || item.stopReason === "aborted") {
     const text = item.stopReason === "aborted" ? "Stopped." : item.errorMessage || "The model request failed.";
-    entry.node.append(el("div", `error ${item.stopReason}`, text));
+    const error = el("div", `error ${item.stopReason}`, text);
+    // A rejected key is fixed from here: the error offers the command that sets one.
+    if (item.stopReason === "error" && isAuthError(text)) error.append(actionButtons([SET_API_KEY]));
+    entry.node.append(error);
   }
   return behind;
 }
@@ -136,7 +142,7 @@ function createNode(item: ChatItem): HTMLElement {
     case "assistant":
       return el("div", "msg assistant");
     case "notice":
-      return el("div", `notice ${item.level}`, item.text);
+      return renderNotice(item);
     case "tool":
       return renderToolCard(item);
   }
@@ -234,8 +240,8 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
       nodes.clear();
       schedule();
       return;
-    case "notice":
-      addNotice(chat, data.level, data.text);
+    case "host":
+      applyHostEvent(chat, data.event);
       schedule();
       return;
     case "status":
@@ -411,6 +417,10 @@ rewindBox.addEventListener("click", (e) => handleBarClick(e.target as HTMLElemen
 // Clicks inside rendered messages: code-block buttons and tool-card actions.
 list.addEventListener("click", (e) => {
   const target = e.target as HTMLElement;
+  if (target.dataset.command) {
+    post({ type: "command", command: target.dataset.command });
+    return;
+  }
   if (handleMessageClick(target, post)) return;
   const block = target.closest(".code-block");
   if (block && target.matches(".code-copy, .code-insert")) {

@@ -26,6 +26,10 @@ md.renderer.rules.fence = (tokens, idx, options, env, self) => {
     `<button class="code-copy" title="Copy">Copy</button><button class="code-insert" title="Insert at cursor">Insert</button></div>${inner}</div>`;
 };
 
+// Tables are wrapped so a wide one scrolls inside the chat (chat.css styles `.table-wrap table`).
+md.renderer.rules.table_open = () => '<div class="table-wrap"><table>\n';
+md.renderer.rules.table_close = () => "</table></div>\n";
+
 export function renderMarkdown(text: string): string {
   return md.render(text);
 }

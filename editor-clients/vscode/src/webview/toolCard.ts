@@ -45,11 +45,20 @@ function statusLabel(card: ToolCard): string {
     case "pending": return "preparing";
     case "running": return "running";
     case "error": return "failed";
+    case "aborted": return "aborted";
+    case "interrupted": return "interrupted";
     default: return card.durationMs !== undefined ? `${(card.durationMs / 1000).toFixed(card.durationMs < 1000 ? 2 : 1)}s` : "done";
   }
 }
 
-function splitNotice(output: string): { body: string; notice: string } {
+/**
+ * The result's text and Pi's truncation notice at its end, shown apart. Only a result whose
+ * details say it was truncated has one (the log's path comes from `details.fullOutputPath`): a
+ * command that merely prints such a line keeps it in its output.
+ */
+export function splitNotice(card: Pick<ToolCard, "output" | "truncation" | "fullOutputPath">): { body: string; notice: string } {
+  const output = card.output;
+  if (!card.truncation && !card.fullOutputPath) return { body: output, notice: "" };
   const match = /\n*(\[(?:Showing|Truncated)[^\]]*\])\s*$/.exec(output);
   if (!match) return { body: output, notice: "" };
   return { body: output.slice(0, match.index), notice: match[1] };
@@ -87,7 +96,7 @@ function renderApproval(card: ToolCard): HTMLElement {
   const always = el("button", "approve-always", "Allow Always");
   always.dataset.action = "approve";
   always.dataset.outcome = "allowAlways";
-  always.title = `Allow now, and stop asking for ${approval.suggestedRule} in this session`;
+  always.title = `Allow now, and stop asking for ${approval.suggestedRule} in this folder (kept in your Pi rules)`;
   const reject = el("button", "approve-reject", "Reject");
   reject.dataset.action = "approve";
   reject.dataset.outcome = "reject";
@@ -117,7 +126,7 @@ export function renderToolCard(card: ToolCard): HTMLElement {
     return root;
   }
 
-  const { body, notice } = splitNotice(card.output);
+  const { body, notice } = splitNotice(card);
   const lines = body ? body.split("\n") : [];
   if (card.status === "running" || card.status === "pending") {
     if (lines.length > 0) root.append(el("pre", "tool-output live", lines.slice(-LIVE_TAIL_LINES).join("\n")));

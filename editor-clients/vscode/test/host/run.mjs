@@ -61,7 +61,9 @@ async function startServer(dirs) {
     "--auth", "none", "--user-data-dir", dirs.udd, "--extensions-dir", dirs.exts, "--disable-telemetry",
     "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"], {
     detached: true, stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PI_RPC_SESSION_DIR: dirs.sessions, PI_VSCODE_TEST_OUT: OUT },
+    // The daemon's config (saved "Allow Always" rules among it) in the run's own folders, never the user's.
+    env: { ...process.env, PI_RPC_SESSION_DIR: dirs.sessions, PI_VSCODE_TEST_OUT: OUT,
+      PI_CODING_AGENT_DIR: join(dirs.tmp, "pi-agent"), XDG_CONFIG_HOME: join(dirs.tmp, "config") },
   });
   let serverLog = "";
   const port = await new Promise((resolvePort, reject) => {
@@ -277,6 +279,19 @@ async function uiEndToEnd(context, port, dirs) {
   const toastText = await toast.innerText();
   check(toastText.includes("read") && !/\bbash\b/.test(toastText), `tools toggle: ${toastText.trim()}`);
 
+  // A daemon killed while the chat is on screen: the chat says so (with Restart); no toast, and the
+  // next prompt's automatic restart leaves no stale message up.
+  for (const pid of daemonPids(dirs.ws2)) process.kill(pid, "SIGKILL");
+  await view.locator(".notice.error", { hasText: "killed by SIGKILL" }).first().waitFor({ timeout: 30_000 })
+    .then(() => check(true, "the chat says the daemon was killed"), () => check(false, "the chat says the daemon was killed"));
+  await input.fill("hello after the kill");
+  await input.press("Enter");
+  await view.locator(".notice", { hasText: "the session continues" }).first().waitFor({ timeout: 30_000 })
+    .then(() => check(true, "the next prompt restarted the daemon into its session"), () => check(false, "the next prompt restarted the daemon into its session"));
+  const stale = await page.locator(".notifications-toasts .notification-list-item", { hasText: "killed by SIGKILL" }).count();
+  check(stale === 0 && await view.locator(".notice", { hasText: "killed by SIGKILL" }).count() === 0,
+    `no message of the death is left after the restart (toasts: ${stale})`);
+
   // Reloading the window leaves no daemon behind.
   const before = daemonPids(dirs.ws2); // this window's daemons: their --cwd is its folder
   check(before.length >= 1, `a daemon runs before the reload (${before.join(",")})`);
@@ -290,9 +305,20 @@ async function uiEndToEnd(context, port, dirs) {
   }
   check(left.length === 0, `reloading the window leaves no daemon (left: ${left.join(",") || "none"})`);
 
-  // Session history after the reload: session/list, then session/load replays the tool session.
+  // After the reload the chat holds the conversation again, from the session's file.
   await page.locator(".statusbar .statusbar-item", { hasText: "Pi" }).first().waitFor({ timeout: 60_000 });
+  await runCommand(page, "Pi: Open Chat");
+  const reloaded = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await reloaded.locator(".msg.user .bubble", { hasText: "edit farewell later" }).first().waitFor({ timeout: 30_000 })
+    .then(() => check(true, "the reloaded window reopened the conversation"), () => check(false, "the reloaded window reopened the conversation"));
+  check(await reloaded.locator(".tool[data-tool=bash] .tool-notice").count() >= 1, "the reopened conversation has its tool cards");
+
+  // Session history: session/list by title and date, then session/load replays the tool session.
   await runCommand(page, "Pi: Sessions");
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: "Tool tour" }).first();
+  await row.waitFor();
+  const rowText = await row.innerText();
+  check(rowText.includes(String(new Date().getFullYear())), `the session picker shows the session's date: ${rowText.replace(/\s+/g, " ")}`);
   await pickItem(page, "Tool tour"); // the name given above: the list's label for that session
   const restored = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await restored.locator(".tool[data-tool=bash] .tool-notice").waitFor({ timeout: 20_000 })

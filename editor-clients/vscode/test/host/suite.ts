@@ -2,7 +2,9 @@
 // daemon on test/host/script.json. Each test drives the extension as a user would (commands, the
 // chat view's buttons) and checks what the user sees: the webview's DOM, editors, processes.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { checkpointTests } from "./checkpointTests";
@@ -14,7 +16,8 @@ interface Session {
   send(text: string, images: unknown[], mode?: "steer" | "followUp"): Promise<void>;
   sessionId?: string;
   chat: { running: boolean; activity: { kind: string; name?: string }; items: { kind: string; text?: string }[];
-    tools: Record<string, { name: string; status: string; output: string }> };
+    tools: Record<string, { name: string; status: string; output: string }>;
+    cards: Record<string, { name: string; status: string; output: string }> };
 }
 interface PiApi {
   session(): Session | undefined;
@@ -157,23 +160,60 @@ const tests: [string, () => Promise<void>][] = [
     await api.chatView.query(".stop", true);
     await until("the run to end", () => !session.chat.running, 5000);
     await until("the sleep process to be gone", () => !alive(pid), 5000);
-    assert.match((await api.chatView.query(".tool[data-tool=bash]")).pop() ?? "", /failed/);
+    // The user stopped it: the card says so, not that the command failed.
+    await until("the card to say aborted", async () => (await api.chatView.query(".tool[data-tool=bash] .tool-status")).pop() === "aborted", 5000);
   }],
 
-  ["a killed daemon is restarted with its session", async () => {
+  ["a daemon killed during a command: the card says interrupted, Stop goes, one clear notice; the restart continues the session", async () => {
     const session = api.session()!;
+    const pidFile = join(folder(), "slow.pid");
+    rmSync(pidFile, { force: true });
+    await send("slow");
+    const sleepPid = await until("the sleep to start", () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0));
+    await until("the Stop button", async () => (await api.chatView.query("body.running .stop")).length > 0);
     const pid = session.pid!;
     const sessionId = session.sessionId;
     assert.ok(sessionId);
     process.kill(pid, "SIGKILL");
     await until("the death notice in the view", async () => (await api.chatView.query(".notice.error")).join("").includes("killed by SIGKILL"));
+    try {
+      await until("the card to say interrupted", async () => (await api.chatView.query(".tool[data-tool=bash] .tool-status")).pop() === "interrupted", 5000);
+      assert.deepEqual(await api.chatView.query("body.running"), [], "Stop and Steer go with the run");
+      const notices = await api.chatView.query(".notice");
+      assert.ok(!notices.some((n) => /Pending response|connection got disposed/.test(n)), notices.join(" | "));
+      assert.equal(notices.filter((n) => n.includes("killed by SIGKILL")).length, 1, notices.join(" | "));
+      assert.deepEqual(await api.chatView.query(".notice.error .notice-action"), ["Restart", "Show Log"]);
+    } finally {
+      if (alive(sleepPid)) process.kill(sleepPid, "SIGKILL");
+    }
     await send("after the restart");
     await until("the answer after the restart", async () =>
       (await api.chatView.query(".msg.user .bubble")).includes("after the restart") && !session.chat.running && session.pid !== undefined);
     assert.notEqual(session.pid, pid);
     assert.equal(session.sessionId, sessionId);
-    // The resumed chat still holds the earlier conversation.
+    // The resumed chat still holds the earlier conversation; the death notice went with the death.
     assert.ok((await api.chatView.query(".msg.user .bubble")).includes("tour"));
+    assert.doesNotMatch((await api.chatView.query(".notice")).join(" | "), /killed by SIGKILL/);
+  }],
+
+  ["after a notice, Open full log and Open diff open what the new cards show", async () => {
+    assert.ok((await api.chatView.query(".notice")).length > 0, "the chat holds a notice (the restart's)");
+    await runPrompt("log and write");
+    // The bash card is in the third assistant message from the end, the write card in the second.
+    const card = (n: number) => `.messages > :nth-last-child(${n} of .msg.assistant)`;
+    assert.match((await api.chatView.query(`${card(3)} .tool-summary`)).join(), /row/);
+    await api.chatView.query(`${card(3)} .open-log`, true);
+    const editor = await until("the log editor", () => {
+      const active = vscode.window.activeTextEditor;
+      return active?.document.uri.fsPath.endsWith(".log") && active.document.lineAt(0).text === "row 1" ? active : undefined;
+    });
+    assert.equal(editor.document.getText().trimEnd().split("\n").length, 3000);
+    await api.chatView.query(`${card(2)} .open-diff`, true);
+    await until("the write's diff tab", () => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.fsPath.endsWith("notes.md")));
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+    // The answer's Markdown table is drawn as a table.
+    assert.deepEqual(await api.chatView.query(`${card(1)} .table-wrap th`), ["file", "lines"]);
   }],
 
   ["Ask About Selection puts the selection, its file and line range in the input", async () => {
@@ -186,6 +226,16 @@ const tests: [string, () => Promise<void>][] = [
       return texts[0]?.includes("def greet") ? texts : undefined;
     });
     assert.match(value, /^@src\/greet\.py#L4-L5\n```python\ndef greet/);
+    // Two whole lines, selected as the mouse or Shift+Down does: the end is the next line's start.
+    await api.chatView.query("textarea.input", { type: "" });
+    editor.selection = new vscode.Selection(3, 0, 5, 0);
+    await vscode.commands.executeCommand("pi.askAboutSelection");
+    const [lines] = await until("the input to hold the whole lines", async () => {
+      const texts = await api.chatView.query("textarea.input");
+      return texts[0]?.includes("def greet") ? texts : undefined;
+    });
+    assert.match(lines, /^@src\/greet\.py#L4-L5\n/);
+    await api.chatView.query("textarea.input", { type: "" });
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
   }],
 
@@ -220,9 +270,12 @@ const tests: [string, () => Promise<void>][] = [
     assert.match((await api.chatView.query(".tool-approval .tool-status")).join(), /waiting for approval/);
     assert.match((await api.chatView.query(".tool-approval .approval-patch")).join(), /\+ {4}return f"Goodbye/);
     assert.match(farewellOnDisk(), /Bye, \{name\}/, "nothing is written while the user decides");
+    await sleep(1500); // the user reads the diff (what the duration must leave out, not a wait for an event)
     await api.chatView.query(".tool-approval .approve-allow", true);
     await idle();
     assert.match(farewellOnDisk(), /Goodbye, \{name\}/);
+    const duration = (await api.chatView.query(".tool[data-tool=edit] .tool-status")).pop() ?? "";
+    assert.match(duration, /^0\.\d\ds$/, `the edit's duration is its own work, not the wait for approval: ${duration}`);
     await until("the diff editor to close", () => approvalDiffs().length === 0);
     assert.doesNotMatch(api.statusText(), /waiting for approval/);
     assert.equal((await api.chatView.query(".tool-approval")).length, 0);
@@ -251,6 +304,14 @@ const tests: [string, () => Promise<void>][] = [
       assert.equal(asked.length, 1, "asked once, not for the second run");
       const outputs = await api.chatView.query(".tool[data-tool=bash] .tool-output");
       assert.ok(outputs.slice(-2).every((o) => o.includes("tests passed")), outputs.slice(-2).join(" | "));
+      // A restarted daemon remembers it too.
+      const session = api.session()!;
+      const pid = session.pid!;
+      process.kill(pid, "SIGKILL");
+      await until("the daemon to be gone", () => session.pid !== pid);
+      await runPrompt("run tests");
+      assert.notEqual(session.pid, pid);
+      assert.equal(asked.length, 1, "not asked after the restart either");
     } finally {
       listening.dispose();
     }
@@ -325,10 +386,64 @@ const tests: [string, () => Promise<void>][] = [
         return texts.length > 0 ? texts : undefined;
       });
       assert.match(problem, /"\/nonexistent\/pi-rpc" was not found/);
-      assert.match(problem, /pipx install pi-rpc/);
+      assert.match(problem, /checkout of the pi-rpc repository/);
       assert.match(api.statusText(), /warning/);
+      // Said once, in the banner: no card repeating it.
+      await send("are you there?");
+      await until("the prompt to stay in the chat", async () => (await api.chatView.query(".msg.user .bubble")).includes("are you there?"));
+      assert.deepEqual((await api.chatView.query(".notice")).filter((n) => n.includes("was not found")), []);
     } finally {
       await config.update("daemon.command", previous, vscode.ConfigurationTarget.Global);
+    }
+    // Once the daemon runs, the banner goes.
+    await api.session()!.send("hello again", []);
+    await until("the banner to go", async () => (await api.chatView.query(".problem.hidden")).length === 1);
+  }],
+
+  ["with no model, a prompt stays in the chat and the banner alone says why", async () => {
+    const config = vscode.workspace.getConfiguration("pi");
+    const previous = config.inspect<string[]>("daemon.args")?.globalValue;
+    await config.update("daemon.args", ["--no-session"], vscode.ConfigurationTarget.Global);
+    try {
+      await until("the daemon to stop after the settings change", () => api.session()!.pid === undefined);
+      await send("fix the bug");
+      await until("the no-model banner", async () => (await api.chatView.query(".problem:not(.hidden)")).join("").includes("No model is configured"));
+      await until("the prompt to stay in the chat", async () => (await api.chatView.query(".msg.user .bubble")).includes("fix the bug"));
+      assert.deepEqual((await api.chatView.query(".notice")).filter((n) => /model/i.test(n)), [], "no card repeats the banner");
+    } finally {
+      await config.update("daemon.args", previous, vscode.ConfigurationTarget.Global);
+    }
+  }],
+
+  ["a provider that rejects the key: the answer says so once, with Set API Key", async () => {
+    // An OpenAI-compatible server on 127.0.0.1 that answers every request 401, as a wrong key gets.
+    const server = createServer((request, response) => {
+      request.resume();
+      response.writeHead(401, { "content-type": "application/json" });
+      response.end(JSON.stringify({ error: { message: "Incorrect API key provided", type: "invalid_request_error" } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const config = vscode.workspace.getConfiguration("pi");
+    const previous = config.inspect<string[]>("daemon.args")?.globalValue;
+    const { port } = server.address() as AddressInfo;
+    try {
+      await config.update("daemon.args", ["--no-session"], vscode.ConfigurationTarget.Global);
+      await config.update("baseUrl", `http://127.0.0.1:${port}/v1`, vscode.ConfigurationTarget.Global);
+      await config.update("model", "m1", vscode.ConfigurationTarget.Global);
+      await until("the daemon to stop after the settings change", () => api.session()!.pid === undefined);
+      await runPrompt("hello with a wrong key");
+      const [error] = await until("the error in the answer", async () => {
+        const texts = await api.chatView.query(".msg.assistant .error");
+        return texts.some((t) => t.includes("401")) ? texts.filter((t) => t.includes("401")) : undefined;
+      });
+      assert.match(error, /401 Unauthorized: Incorrect API key provided/);
+      assert.deepEqual(await api.chatView.query(".msg.assistant .error .notice-action"), ["Set API Key"]);
+      assert.deepEqual((await api.chatView.query(".notice")).filter((n) => n.includes("401")), [], "said once, in the answer");
+    } finally {
+      await config.update("model", undefined, vscode.ConfigurationTarget.Global);
+      await config.update("baseUrl", undefined, vscode.ConfigurationTarget.Global);
+      await config.update("daemon.args", previous, vscode.ConfigurationTarget.Global);
+      server.close();
     }
   }],
 ];

@@ -66,13 +66,34 @@ describe("DaemonProcess", () => {
     await daemon.stop();
   });
 
-  test("a missing executable is explained with how to install pi-rpc", async () => {
+  test("a missing executable is explained with how to install pi-rpc from the repository", async () => {
     const daemon = new DaemonProcess({ command: "pi-rpc-not-installed-here", args: [], cwd: tmpdir(), env: process.env });
     const exit = await daemon.exited;
     const message = exitMessage(exit, "pi-rpc-not-installed-here");
     assert.match(message, /was not found/);
-    assert.match(message, /pipx install pi-rpc/);
+    assert.doesNotMatch(message, /install pi-rpc\b/, "pi-rpc is not on PyPI: no install by name");
+    assert.match(message, /checkout of the pi-rpc repository/);
     assert.match(message, /pi\.daemon\.command/);
+  });
+
+  test("a request to a missing executable fails cleanly, with no unhandled stream error", async () => {
+    const unhandled: unknown[] = [];
+    const record = (error: unknown) => unhandled.push(error);
+    process.on("uncaughtException", record);
+    process.on("unhandledRejection", record);
+    try {
+      const daemon = new DaemonProcess({ command: "pi-rpc-not-installed-here", args: [], cwd: tmpdir(), env: process.env });
+      // What the extension does at once: initialize, before the spawn error has arrived.
+      const initialize = daemon.client.request("initialize", { clientInfo: { name: "unit" } });
+      await daemon.exited;
+      await assert.rejects(initialize);
+      await assert.rejects(daemon.client.request("state"));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // let a stray stream error surface
+      assert.deepEqual(unhandled.map(String), []);
+    } finally {
+      process.off("uncaughtException", record);
+      process.off("unhandledRejection", record);
+    }
   });
 
   test("a daemon that dies shows its status and the last lines of its stderr", async () => {

@@ -79,7 +79,7 @@ describe("tool cards", () => {
     return [
       { type: "agent_start" },
       { type: "message_start", message: { role: "assistant", content: [], api: "faux", provider: "faux", model: "m", usage, stopReason: "toolUse", timestamp: 0 } },
-      { type: "message_update", assistantMessageEvent: { type: "toolcall_start", contentIndex: 0, id: "call_1", name } },
+      { type: "message_update", assistantMessageEvent: { type: "toolcall_start", contentIndex: 0, id: "call_1", toolName: name } },
       { type: "message_update", assistantMessageEvent: { type: "toolcall_end", contentIndex: 0, toolCall: { type: "toolCall", id: "call_1", name, arguments: { path: `${name}.txt` } } } },
       { type: "tool_execution_start", toolCallId: "call_1", toolName: name, args: { path: `${name}.txt` } },
       { type: "tool_execution_end", toolCallId: "call_1", toolName: name, result: { content: [{ type: "text", text: output }] }, isError: false },

@@ -1,0 +1,91 @@
+"""How a session's MCP servers' tools join its registry, by their exposure (tools/mcp_config.py).
+
+`direct` tools are registered and active (unless `--tools`/`-xt` say otherwise: the config's
+`mcp_tool_state`); `deferred` ones are registered but inactive, and Pi's `tool_search`
+(tools/tool_search.py) is registered and activated with them, to load them for the model's next
+call; `hidden` ones are never registered (tools/mcp.py leaves them out). A client's own servers'
+tools start active whatever the allowlist says, as before. The `mcp_servers` prompt section lists
+the servers with deferred tools (tools/mcp_prompt.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from pi_rpc.tools import (
+    MCP_SERVERS_SECTION,
+    TOOL_SEARCH_TOOL_NAME,
+    ListedServer,
+    Searchable,
+    ToolDefinition,
+    mcp_namespace,
+    render_servers_section,
+    search_document,
+    tool_search_definition,
+)
+
+if TYPE_CHECKING:
+    from pi_rpc.session.config import SessionConfig
+    from pi_rpc.tools import McpServers
+
+
+class ActiveTools(Protocol):
+    """The session's active set, as `tool_search` reads and extends it."""
+
+    @property
+    def active_tools(self) -> list[str]: ...
+
+    def set_active_tools(self, names: Sequence[str]) -> list[str]: ...
+
+
+def register_mcp_tools(
+    mcp: McpServers,
+    definitions: dict[str, ToolDefinition],
+    active: list[str],
+    config: SessionConfig,
+    client_servers: Collection[str],
+    tools: ActiveTools,
+) -> None:
+    """Add the servers' tools not registered yet to `definitions` and, by exposure, to `active`
+    (both changed in place; `config.mcp_tool_state` says what `--tools`/`-xt` allow); `tool_search`
+    later loads into `tools`' active set."""
+    exposures = mcp.exposures()
+    deferred = False
+    for definition in mcp.definitions():
+        if definition.name in definitions or (state := config.mcp_tool_state(definition.name)) is None:
+            continue
+        definitions[definition.name] = definition
+        if exposures.get(definition.name) == "deferred":
+            deferred = True
+        elif state or definition.source.removeprefix("mcp:") in client_servers:
+            active.append(definition.name)
+    if deferred and TOOL_SEARCH_TOOL_NAME not in definitions:
+        definitions[TOOL_SEARCH_TOOL_NAME] = tool_search_definition(
+            lambda: _searchable(mcp, definitions, tools.active_tools),
+            lambda names: tools.set_active_tools([*tools.active_tools, *names]),
+        )
+        active.append(TOOL_SEARCH_TOOL_NAME)
+
+
+def _searchable(mcp: McpServers, definitions: dict[str, ToolDefinition], active: list[str]) -> list[Searchable]:
+    """The deferred tools not active yet, each found also by its server's namespace text."""
+    exposures = mcp.exposures()
+    namespaces = {
+        f"mcp:{name}": " ".join([mcp_namespace(name), c.config.description or "", c.instructions or ""])
+        for name, c in mcp.connections.items()
+    }
+    return [
+        Searchable(search_document(d.name, d.description, d.parameters, namespaces.get(d.source, "")), d.description)
+        for name, d in definitions.items()
+        if exposures.get(name) == "deferred" and name not in active
+    ]
+
+
+def mcp_prompt_sections(mcp: McpServers | None) -> dict[str, str]:
+    """`{"mcp_servers": …}` when some server has deferred tools, else nothing."""
+    if mcp is None:
+        return {}
+    servers = [ListedServer(c.config, c.instructions) for c in mcp.connections.values()]
+    section = render_servers_section(servers)
+    return {MCP_SERVERS_SECTION: section} if section else {}
