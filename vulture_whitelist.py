@@ -63,6 +63,7 @@ _.pending_approvals  # session/types.py SessionState
 _.user_messages  # session/types.py SessionStats
 _.percent  # session/types.py ContextUsage
 _.will_retry  # agent/types.py: a wire event field
+_.parent_tool_call_id  # agent/types.py: tool_execution_* of a codemode script's call, for clients to nest
 _.since  # modes/pi/commands.py: Pi's command and response fields
 _.is_scoped
 _.source_info

@@ -166,7 +166,7 @@ def declare_tool_changes(
                 declared.pop(ref.name, None)
             for tool in message.tools_added or ():
                 declared[tool.name] = tool
-    current = {tool.name: tool.declaration() for tool in tools}
+    current = {tool.name: tool.declaration(tools) for tool in tools if tool.exposure == "direct"}
     added = [decl for name, decl in current.items() if declared.get(name) != decl]
     removed = [ToolRef(name=name) for name in declared if name not in current]
     patch: dict[str, str | None] = {}
@@ -213,7 +213,7 @@ async def stream_assistant(
     context = Context(
         system_prompt=prompt if isinstance(prompt, str) else sections_text(prompt),
         messages=convert_to_llm(transcript),
-        tools=[tool.declaration() for tool in tools],
+        tools=[tool.declaration(tools) for tool in tools if tool.exposure == "direct"],
     )
     message: AssistantMessage | None = None
     with control.scope() as scope:

@@ -8,6 +8,7 @@ in completion order and append results in source order.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -15,7 +16,7 @@ from typing import Any
 
 import anyio
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.types import (
@@ -29,6 +30,8 @@ from pi_rpc.agent.types import (
     HunkSelection,
     MessageEnd,
     MessageStart,
+    NestedExecutor,
+    NestedOutcome,
     ToolCallContext,
     ToolErrorWithResult,
     ToolExecutionEnd,
@@ -80,7 +83,8 @@ async def execute_tool_calls(
     assistant: AssistantMessage, calls: list[ToolCall], config: BatchConfig
 ) -> tuple[list[ToolResultMessage], bool]:
     """Run a batch; returns the result messages in source order and whether the run terminates."""
-    by_name = {tool.name: tool for tool in config.tools}
+    # The model can call only what it was declared; scripts reach the codemode-exposed tools too.
+    by_name = {tool.name: tool for tool in config.tools if tool.exposure == "direct"}
     sequential = config.sequential or any(
         (tool := by_name.get(call.name)) is not None and tool.execution_mode == "sequential" for call in calls
     )
@@ -199,7 +203,37 @@ async def _prepare(
     return _Prepared(call, tool, args)
 
 
-async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: BatchConfig) -> _Outcome:
+def nested_executor(assistant: AssistantMessage, parent: ToolCall, config: BatchConfig) -> NestedExecutor:
+    """How a tool runs other tools on behalf of `parent` (codemode): each call is validated, passes
+    the approval gate and checkpoints, runs and is truncated exactly as a model-issued call, and
+    its `tool_execution_*` events name `parent` in `parentToolCallId` (Pi's nested-tool-calls.js).
+    Calls are numbered `<parent id>/<n>` in call order."""
+    counter = itertools.count(1)
+
+    async def execute(name: str, args: Any) -> NestedOutcome:
+        call = ToolCall(id=f"{parent.id}/{next(counter)}", name=name, arguments=args if isinstance(args, dict) else {})
+        by_name = {tool.name: tool for tool in config.tools if tool.name != parent.name}
+        config.emit(
+            ToolExecutionStart(tool_call_id=call.id, tool_name=name, args=call.arguments, parent_tool_call_id=parent.id)
+        )
+        started = time.monotonic()
+        outcome: _Outcome | None = None
+        try:
+            prepared = await _prepare(assistant, call, by_name, config)
+            outcome = (
+                prepared if isinstance(prepared, _Outcome) else await _execute(assistant, prepared, config, parent.id)
+            )
+        finally:
+            # An abort (or the script ending) cancels the call: its row still gets its end.
+            _emit_end(config, outcome or _Outcome(call, error_result(ABORTED_TEXT), True), started, parent.id)
+        return NestedOutcome(call_id=call.id, result=outcome.result, is_error=outcome.is_error)
+
+    return execute
+
+
+async def _execute(
+    assistant: AssistantMessage, prepared: _Prepared, config: BatchConfig, parent_id: str | UnsetType = UNSET
+) -> _Outcome:
     call, tool = prepared.call, prepared.tool
     settled = False
     last_partial: AgentToolResult | None = None
@@ -210,14 +244,26 @@ async def _execute(assistant: AssistantMessage, prepared: _Prepared, config: Bat
             return
         last_partial = partial
         config.emit(
-            ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, args=call.arguments, partial_result=partial)
+            ToolExecutionUpdate(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                args=call.arguments,
+                partial_result=partial,
+                parent_tool_call_id=parent_id,
+            )
         )
 
     result: AgentToolResult | None = None
     is_error = False
     with config.control.scope() as scope:
         try:
-            context = replace(config.tool_context(), id=call.id, on_update=on_update, hunks=prepared.hunks)
+            context = replace(
+                config.tool_context(),
+                id=call.id,
+                on_update=on_update,
+                hunks=prepared.hunks,
+                execute_tool=nested_executor(assistant, call, config) if parent_id is UNSET else None,
+            )
             result = await tool.execute(prepared.args, context)
             is_error = result.is_error is True
         except ToolErrorWithResult as exc:
@@ -266,7 +312,7 @@ async def _after(
     return result, is_error
 
 
-def _emit_end(config: BatchConfig, outcome: _Outcome, started: float) -> None:
+def _emit_end(config: BatchConfig, outcome: _Outcome, started: float, parent_id: str | UnsetType = UNSET) -> None:
     outcome.duration_ms = int((time.monotonic() - started) * 1000)
     config.emit(
         ToolExecutionEnd(
@@ -275,6 +321,7 @@ def _emit_end(config: BatchConfig, outcome: _Outcome, started: float) -> None:
             result=outcome.result,
             is_error=outcome.is_error,
             duration_ms=outcome.duration_ms,
+            parent_tool_call_id=parent_id,
         )
     )
 

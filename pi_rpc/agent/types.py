@@ -7,7 +7,7 @@ event (Pi TARGET), never the cumulative message: traffic grows linearly with the
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -85,8 +85,21 @@ class ToolCallContext:
     thinking_level: str | None = None
     # The user approved only some hunks of the previewed change (edit, write): apply just those.
     hunks: HunkSelection | None = None
+    # Runs another tool on behalf of this call through the same pipeline as a model-issued call
+    # (validation, the approval gate, checkpoints, events with `parentToolCallId`); codemode uses it.
+    execute_tool: NestedExecutor | None = None
 
 
+@dataclass(frozen=True)
+class NestedOutcome:
+    """What a tool called from inside another tool returned (`ToolCallContext.execute_tool`)."""
+
+    call_id: str  # `<parent id>/<n>`, as Pi numbers nested calls
+    result: AgentToolResult
+    is_error: bool
+
+
+NestedExecutor = Callable[[str, Any], Awaitable[NestedOutcome]]
 ExecuteFn = Callable[[Any, ToolCallContext], Awaitable[AgentToolResult]]
 
 
@@ -111,15 +124,28 @@ class AgentTool:
     # aborted text where it catches the cancellation (bash keeps its output, spec 9.13). Otherwise
     # the result is the loop's "Operation aborted".
     final_update_on_abort: bool = False
+    # "codemode": callable only from codemode scripts, never declared to the model (Pi's exposure
+    # of a tool, e.g. an MCP server's, reached only through codemode); "direct": declared as usual.
+    exposure: Literal["direct", "codemode"] = "direct"
+    # A description that depends on the other active tools (codemode lists what scripts can call);
+    # given them, it replaces `description` in the declaration.
+    describe: Callable[[Sequence[AgentTool]], str] | None = None
+    # While this tool is active, it adds to each other declared tool's description (codemode says
+    # how scripts call it): (that tool, its description so far) -> its description.
+    annotate_peer: Callable[[AgentTool, str], str] | None = None
     _declaration: Tool | None = field(default=None, repr=False)
 
-    def declaration(self) -> Tool:
-        if self._declaration is None:
+    def declaration(self, peers: Sequence[AgentTool] = ()) -> Tool:
+        description = self.describe(peers) if self.describe is not None else self.description
+        for peer in peers:
+            if peer is not self and peer.annotate_peer is not None:
+                description = peer.annotate_peer(self, description)
+        if self._declaration is None or self._declaration.description != description:
             from pi_rpc.ai import json_schema_of
 
             self._declaration = Tool(
                 name=self.name,
-                description=self.description,
+                description=description,
                 parameters=json_schema_of(self.parameters),
                 constrained_sampling=self.constrained_sampling,
             )
@@ -245,6 +271,8 @@ class ToolExecutionStart(Wire, tag_field="type", tag="tool_execution_start"):
     tool_call_id: str
     tool_name: str
     args: dict[str, Any]
+    # Set on a call another tool made (a codemode script's), naming that tool's call.
+    parent_tool_call_id: str | UnsetType = UNSET
 
 
 class ToolExecutionUpdate(Wire, tag_field="type", tag="tool_execution_update"):
@@ -252,6 +280,7 @@ class ToolExecutionUpdate(Wire, tag_field="type", tag="tool_execution_update"):
     tool_name: str
     args: dict[str, Any]
     partial_result: AgentToolResult
+    parent_tool_call_id: str | UnsetType = UNSET
 
 
 class ToolExecutionEnd(Wire, tag_field="type", tag="tool_execution_end"):
@@ -260,6 +289,7 @@ class ToolExecutionEnd(Wire, tag_field="type", tag="tool_execution_end"):
     result: AgentToolResult
     is_error: bool
     duration_ms: int | UnsetType = UNSET
+    parent_tool_call_id: str | UnsetType = UNSET
 
 
 class QueueUpdate(Wire, tag_field="type", tag="queue_update"):

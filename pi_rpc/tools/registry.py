@@ -10,6 +10,7 @@ from typing import Literal
 from pi_rpc.ai import Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.bash import BashDetails, create_bash_tool
+from pi_rpc.tools.codemode import create_codemode_tool
 from pi_rpc.tools.edit import EditDetails, create_edit_tool
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.find import FindDetails, create_find_tool
@@ -33,6 +34,9 @@ BUILTIN_TOOLS: dict[str, tuple[str, Callable[[], ToolDefinition]]] = {
     "find": ("Find files by glob pattern (read-only, off by default)", create_find_tool),
     "ls": ("List directory contents (read-only, off by default)", create_ls_tool),
 }
+# Tools Pi ships as built-in extensions: registered but inactive, and not in --help's list
+# (`--tools +codemode` activates one).
+EXTENSION_TOOLS: dict[str, Callable[[], ToolDefinition]] = {"codemode": create_codemode_tool}
 DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
 # The `details` each built-in tool's results carry (protocol/schema.json publishes them by these
 # names, `toolDetails`); write's carry none.
@@ -141,7 +145,7 @@ class ToolSelection:
         return not self._allow_filters_mcp and is_mcp_tool_name(name)
 
     def registered(self) -> list[str]:
-        return [name for name in BUILTIN_TOOLS if self.allowed(name)]
+        return [name for name in [*BUILTIN_TOOLS, *EXTENSION_TOOLS] if self.allowed(name)]
 
     def initial_active(self) -> list[str]:
         registered = self.registered()
@@ -168,7 +172,7 @@ def unknown_tool_names(entries: Sequence[str]) -> list[str]:
         if not name or name.startswith(MCP_PREFIX):
             continue
         matches = tool_name_matcher([name])
-        if not any(matches(tool) for tool in BUILTIN_TOOLS):
+        if not any(matches(tool) for tool in [*BUILTIN_TOOLS, *EXTENSION_TOOLS]):
             unknown.append(entry)
     return unknown
 
@@ -200,7 +204,8 @@ def create_tool_definitions(
             "edit": lambda: create_edit_tool(operations=files.edit_operations()),
             "write": lambda: create_write_tool(operations=files.write_operations()),
         }
-    return {name: factories.get(name, BUILTIN_TOOLS[name][1])() for name in names}
+    builtin = {name: create for name, (_, create) in BUILTIN_TOOLS.items()} | EXTENSION_TOOLS
+    return {name: factories.get(name, builtin[name])() for name in names}
 
 
 def tools_help() -> str:

@@ -11,9 +11,10 @@ from typing import Any
 import anyio
 import msgspec
 
-from pi_rpc.agent.types import AgentEvent
+from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
 from pi_rpc.ai.types import Model
+from pi_rpc.session.approvals import ApprovalDecision
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.process import ProcessTable
@@ -95,6 +96,18 @@ class Events:
 
     async def wait_for_type(self, tag: str) -> AgentEvent:
         return await self.wait_for(lambda e: type(e).__struct_config__.tag == tag)
+
+
+class FakeUser:
+    """The user behind the editor: gives one answer to every approval request, keeping each request."""
+
+    def __init__(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.asked: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.asked.append(request)
+        return self.decision
 
 
 @asynccontextmanager

@@ -30,7 +30,7 @@ from pi_rpc.session.session import (
 )
 from pi_rpc.session.types import PromptOutcome
 
-from .helpers import FOREVER, Events, open_session, reply, script, session_config, tool_call
+from .helpers import FOREVER, Events, FakeUser, open_session, reply, script, session_config, tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -217,16 +217,6 @@ async def test_only_registered_tools_activate_and_an_inactive_one_cannot_run(wor
 
 
 # --- the approval gate's wiring -------------------------------------------------------------------
-
-
-class FakeUser:
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.asked: list[ApprovalRequest] = []
-
-    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return self.decision
 
 
 async def test_a_client_that_can_ask_is_asked_and_its_answer_decides(workspace: Path) -> None:

@@ -1218,6 +1218,7 @@ toolName: string
 args: {
 
 }
+parentToolCallId?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1231,6 +1232,7 @@ args: {
 
 }
 partialResult: AgentToolResult
+parentToolCallId?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
@@ -1254,6 +1256,7 @@ toolName: string
 result: AgentToolResult
 isError: boolean
 durationMs?: number
+parentToolCallId?: string
 }
 /**
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
