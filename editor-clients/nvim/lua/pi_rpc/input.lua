@@ -15,7 +15,7 @@ local function auto_complete(buf)
   local keys = vim.api.nvim_replace_termcodes("<C-x><C-o>", true, false, true)
   vim.api.nvim_create_autocmd("InsertCharPre", {
     buffer = buf,
-    desc = "pi-rpc: complete @file and #words",
+    desc = "pi-rpc: complete @ mentions and #words",
     callback = function()
       local char = vim.v.char
       if char ~= "@" and char ~= "#" then
@@ -52,7 +52,7 @@ end
 ---@param mode "prompt"|"steer"|"followUp"
 ---@param prefill string[]?
 function M.open(mode, prefill)
-  -- What #buffer and #diagnostics refer to: the buffer being edited, not the chat.
+  -- What @buffer, @selection and @diagnostics refer to: the buffer being edited, not the chat.
   local origin = vim.api.nvim_get_current_buf()
   if origin == require("pi_rpc.chat").buf() then
     origin = vim.fn.winbufnr(vim.fn.winnr("#"))
@@ -62,6 +62,7 @@ function M.open(mode, prefill)
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "markdown"
   vim.b[buf].pi_rpc_input_mode = mode
+  vim.b[buf].pi_rpc_origin = origin -- the buffer whose LSP servers complete @symbol:
   vim.bo[buf].omnifunc = "v:lua.require'pi_rpc.context'.omnifunc"
   local lines = vim.deepcopy(prefill or {})
   if #lines > 0 then
@@ -72,7 +73,7 @@ function M.open(mode, prefill)
   local keys = config.options.keymaps.input or {}
   vim.api.nvim_set_option_value(
     "winbar",
-    ("%s  (%s: send, %s: close, @file #buffer #diagnostics, <C-x><C-o>: complete)"):format(
+    ("%s  (%s: send, %s: close, @file @buffer @symbol: @diagnostics…, <C-x><C-o>: complete)"):format(
       TITLES[mode],
       keys.submit_normal or "",
       keys.close or ""
