@@ -49,14 +49,30 @@ function M.submit(buf)
   return submit ~= nil
 end
 
+-- What @buffer, @selection and @diagnostics refer to: the buffer being edited, not the chat.
+-- From the chat: the file shown in this tab that was used last (the previous window may be an
+-- input just closed).
+---@return integer
+local function origin_buffer()
+  local current = vim.api.nvim_get_current_buf()
+  if current ~= require("pi_rpc.chat").buf() then
+    return current
+  end
+  local best, used = vim.fn.winbufnr(vim.fn.winnr("#")), -1
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    local info = vim.fn.getbufinfo(buf)[1]
+    if vim.bo[buf].buftype == "" and info and info.lastused > used then
+      best, used = buf, info.lastused
+    end
+  end
+  return best
+end
+
 ---@param mode "prompt"|"steer"|"followUp"
 ---@param prefill string[]?
 function M.open(mode, prefill)
-  -- What @buffer, @selection and @diagnostics refer to: the buffer being edited, not the chat.
-  local origin = vim.api.nvim_get_current_buf()
-  if origin == require("pi_rpc.chat").buf() then
-    origin = vim.fn.winbufnr(vim.fn.winnr("#"))
-  end
+  local origin = origin_buffer()
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "wipe"

@@ -6,6 +6,8 @@ local config = require("pi_rpc.config")
 local M = {}
 
 local SEVERITY = { "ERROR", "WARN", "INFO", "HINT" }
+-- A file not loaded in a buffer is read whole (to say how many lines were left out) up to this.
+local READ_WHOLE_BYTES = 4 * 1024 * 1024
 
 ---@class pi_rpc.Mention
 ---@field ref string what stands in the prompt's text instead of the mention
@@ -93,8 +95,12 @@ function M.file(path)
   local lines
   if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
     lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  elseif vim.fn.getfsize(path) > READ_WHOLE_BYTES then
+    -- Too big to count its lines: the first ones and a line saying the file goes on.
+    lines = vim.fn.readfile(path, "", caps().max_lines)
+    lines[#lines + 1] = ("(%d bytes: the rest of the file is not included)"):format(vim.fn.getfsize(path))
   else
-    lines = vim.fn.readfile(path, "", caps().max_lines + 1)
+    lines = vim.fn.readfile(path)
   end
   local filetype = vim.filetype.match({ filename = path }) or ""
   return { ref = "`" .. name .. "`", block = fenced(("`%s`:"):format(name), lines, filetype) }
