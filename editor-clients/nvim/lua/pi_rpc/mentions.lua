@@ -44,9 +44,11 @@ end
 ---@param heading string
 ---@param lines string[]
 ---@param filetype string
+---@param cut string? the note for lines left out before the caps were applied
 ---@return string[]
-local function fenced(heading, lines, filetype)
+local function fenced(heading, lines, filetype, cut)
   local kept, note = capped(lines)
+  note = cut or note
   local fence = require("pi_rpc.format").fence(table.concat(kept, "\n"))
   local out = { heading, fence .. filetype }
   vim.list_extend(out, kept)
@@ -92,18 +94,18 @@ end
 function M.file(path)
   local name = vim.fn.fnamemodify(path, ":.")
   local buf = vim.fn.bufnr(vim.fn.fnamemodify(path, ":p"))
-  local lines
+  local lines, cut
   if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
     lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   elseif vim.fn.getfsize(path) > READ_WHOLE_BYTES then
     -- Too big to count its lines: the first ones and a line saying the file goes on.
     lines = vim.fn.readfile(path, "", caps().max_lines)
-    lines[#lines + 1] = ("(%d bytes: the rest of the file is not included)"):format(vim.fn.getfsize(path))
+    cut = ("(the file has %d bytes: the rest is not included)"):format(vim.fn.getfsize(path))
   else
     lines = vim.fn.readfile(path)
   end
   local filetype = vim.filetype.match({ filename = path }) or ""
-  return { ref = "`" .. name .. "`", block = fenced(("`%s`:"):format(name), lines, filetype) }
+  return { ref = "`" .. name .. "`", block = fenced(("`%s`:"):format(name), lines, filetype, cut) }
 end
 
 --- `@path/to/folder/`: the folder's entries (folders end in `/`), hidden ones included.
