@@ -63,9 +63,7 @@ def test_file_folder_symbol_and_buffer_mentions_reach_the_model(make_editor: Any
     LSP server locates (completed from workspace/symbol), `@buffer` the buffer with its unsaved
     text; a mention written twice is sent once, a word that is no mention stays as written."""
     ed = make_editor(ANSWER)
-    (ed.workspace / "calc.py").write_text(
-        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
-    )
+    (ed.workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
     (ed.workspace / "pkg").mkdir()
     (ed.workspace / "pkg" / "inner.txt").write_text("x\n")
     (ed.workspace / "pkg" / "deeper").mkdir()

@@ -113,6 +113,7 @@ function M.activate(rec, keep_windows)
   rec.saved = nil
   active = rec
   require("pi_rpc.status").refresh()
+  require("pi_rpc.usage").show()
   if not keep_windows then
     show_in_tab()
   end

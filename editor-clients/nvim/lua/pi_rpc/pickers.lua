@@ -162,6 +162,7 @@ function M.show_session(session_id, cb)
       return fail("messages", err)
     end
     require("pi_rpc.chat").replay(m.messages or {})
+    require("pi_rpc.usage").refresh() -- another conversation fills another share
     if cb then
       cb()
     end

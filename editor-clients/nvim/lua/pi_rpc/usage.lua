@@ -36,7 +36,8 @@ function M.text()
   return ("context %s of %s"):format(share, short(u.contextWindow))
 end
 
-local function changed()
+--- Shows the current chat's share (after a change, or a switch of chats).
+function M.show()
   if require("pi_rpc.chats").in_background() then
     return -- the winbar shows the current chat
   end
@@ -61,7 +62,7 @@ function M.refresh(cb)
       M.current = type(u) == "table" and vim.tbl_map(function(v)
         return v ~= vim.NIL and v or nil
       end, u) or nil
-      changed()
+      M.show()
     end
     if cb then
       cb()
