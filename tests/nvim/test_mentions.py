@@ -164,8 +164,7 @@ def test_the_winbar_shows_the_context_share_and_pi_compact_frees_it(make_editor:
     assert bar.startswith("π idle · context ")
     assert bar.endswith(f"{shown} of {window // 1000}k") or bar.endswith(f"{shown} of {window}")
 
-    ed.lua("require('pi_rpc').compact('', function() _G.compacted = true end)")
-    ed.wait("_G.compacted == true")
+    ed.nvim.command("PiCompact")
     ed.wait_chat("_Earlier conversation summarised (")
     ed.wait("require('pi_rpc.usage').text():find('context ? of', 1, true) ~= nil")
     assert "context ? of" in winbar(ed)

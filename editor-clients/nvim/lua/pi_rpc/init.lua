@@ -442,22 +442,17 @@ end
 --- :PiCompact [instructions]: the model summarises the older turns and the recent ones stay
 --- verbatim, making room in the context window; the chat notes it and the winbar's share drops.
 ---@param instructions string
----@param cb fun(err: table?, result: table?)?
-function M.compact(instructions, cb)
+function M.compact(instructions)
   wire()
   local params = vim.trim(instructions) ~= "" and { customInstructions = instructions } or vim.empty_dict()
   util.notify("compacting the conversation…")
   daemon.request("compact", params, function(err, result)
     if err then
       util.notify("compact failed: " .. tostring(err.message), vim.log.levels.ERROR)
-    else
-      require("pi_rpc.chat").note(
-        ("_Earlier conversation summarised (%d tokens before)._"):format(result.tokensBefore or 0)
-      )
+      return
     end
-    if cb then
-      cb(err, result)
-    end
+    local tokens = result.tokensBefore or 0
+    require("pi_rpc.chat").note(("_Earlier conversation summarised (%d tokens before)._"):format(tokens))
   end)
 end
 

@@ -47,26 +47,20 @@ function M.show()
 end
 
 --- Asks the daemon for the session's stats and shows the share they carry.
----@param cb fun()?
-function M.refresh(cb)
+function M.refresh()
   local daemon = require("pi_rpc.daemon")
   if not daemon.is_ready() then
-    if cb then
-      cb()
-    end
-    return
+    return -- a daemon not started has no session to measure
   end
   daemon.request("session/stats", nil, function(err, stats)
-    if not err and type(stats) == "table" then
-      local u = stats.contextUsage
-      M.current = type(u) == "table" and vim.tbl_map(function(v)
-        return v ~= vim.NIL and v or nil
-      end, u) or nil
-      M.show()
+    if err or type(stats) ~= "table" then
+      return
     end
-    if cb then
-      cb()
-    end
+    local u = stats.contextUsage
+    M.current = type(u) == "table" and vim.tbl_map(function(v)
+      return v ~= vim.NIL and v or nil
+    end, u) or nil
+    M.show()
   end)
 end
 
