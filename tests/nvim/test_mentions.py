@@ -127,11 +127,14 @@ def test_diagnostics_quickfix_terminal_and_selection_mentions_reach_the_model(ma
 
 
 def test_a_large_file_is_cut_to_the_cap(make_editor: Any) -> None:
-    """A mention carries at most `mentions.max_lines` lines and says how many it left out."""
+    """A mention carries at most `mentions.max_lines` lines and says how many it left out; a
+    mention word that finds nothing (no terminal yet) is sent as written and the user told why."""
     ed = make_editor(ANSWER, mentions={"max_lines": 50})
     (ed.workspace / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 1001)))
-    send_input(ed, "summarise @big.txt")
+    send_input(ed, "summarise @big.txt, not @terminal")
     text = received(ed)
+    assert text.startswith("summarise `big.txt`, not @terminal\n")
+    assert "pi-rpc: @terminal: no terminal buffer" in ed.messages()
     assert "line 50\n```\n(950 more lines not included)" in text
     assert "line 51" not in text
 

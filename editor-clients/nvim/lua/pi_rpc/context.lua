@@ -17,6 +17,11 @@ local WORDS = {
   { "symbol:", "an LSP workspace symbol" },
 }
 local LEGACY = { "buffer", "diagnostics" }
+-- Why a mention word can stand for nothing.
+local EMPTY = {
+  selection = "no visual selection in that buffer yet",
+  terminal = "no terminal buffer",
+}
 -- Left off a mention that is not one with them: "see @a.py, then" mentions `a.py`.
 local TRAILING = "[,.;:!?%)%]'\"]+$"
 
@@ -81,6 +86,12 @@ function M.expand(text, origin)
     return nil -- not a mention: the text stays as written
   end
   local expanded = text:gsub("%f[%S]@(%S+)", replace)
+  for word, mention in pairs(found) do
+    if not mention and (EMPTY[word] or vim.startswith(word, "symbol:")) then
+      -- A mention word that found nothing is sent as written; say why it carried nothing.
+      require("pi_rpc.util").notify(("@%s: %s"):format(word, EMPTY[word] or "no LSP server knows it"), vim.log.levels.WARN)
+    end
+  end
   expanded = expanded:gsub("#(%a+)", function(word)
     if vim.tbl_contains(LEGACY, word) then
       return lookup(word).ref
