@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -173,9 +174,12 @@ def test_the_winbar_shows_the_context_share_and_pi_compact_frees_it(make_editor:
     assert "context ? of" in winbar(ed)
 
 
-def test_a_restarted_neovim_continues_the_folders_last_conversation(make_editor: Any) -> None:
+def test_a_restarted_neovim_continues_the_folders_last_conversation(
+    make_editor: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Neovim quit and started again in the same folder: :PiChat shows the last conversation (from
-    the session on disk) and the next prompt goes on in that session."""
+    the session on disk, dated in local time) and the next prompt goes on in that session."""
+    monkeypatch.setenv("TZ", "UTC-3")  # POSIX: three hours ahead of UTC
     first = make_editor(ANSWER)
     first.nvim.command("PiPrompt remember the number 7")
     first.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Noted.', 1, true) ~= nil")
@@ -189,6 +193,9 @@ def test_a_restarted_neovim_continues_the_folders_last_conversation(make_editor:
     assert text.index("remember the number 7") < text.index("Noted.") < text.index("_Continued the last")
     again.wait("require('pi_rpc.daemon').is_ready()")
     assert again.lua("return require('pi_rpc.daemon').session_id") == session
+    modified = datetime.fromisoformat(again.request("session/list")["result"]["sessions"][0]["modified"])
+    local = (modified + timedelta(hours=3)).strftime("%Y-%m-%d %H:%M")
+    assert f"_Continued the last session of this folder ({local}): remember the number 7_" in text
     again.nvim.command("PiPrompt and now?")
     again.wait(f"{IDLE} and select(2, require('pi_rpc.chat').text():gsub('Noted%.', '')) == 2", GUARD_MS)
     assert [m["role"] for m in again.request("messages")["result"]["messages"]].count("user") == 2

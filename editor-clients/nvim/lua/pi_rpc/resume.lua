@@ -21,10 +21,8 @@ end
 ---@param s table a `session/list` entry
 ---@return string
 local function described(s)
-  local when = (s.modified or ""):gsub("T", " "):sub(1, 16)
-  local title = s.name ~= vim.NIL and s.name or s.firstMessage or ""
-  title = vim.trim((title:gsub("\n", " ")))
-  return ("_Continued the last session of this folder (%s): %s_"):format(when, title:sub(1, 60))
+  local pickers = require("pi_rpc.pickers")
+  return ("_Continued the last session of this folder (%s): %s_"):format(pickers.session_when(s), pickers.session_title(s))
 end
 
 --- A step of the daemon's start-up, run before any queued request goes out (so a prompt typed
