@@ -28,12 +28,18 @@ def _daemon() -> None:
     require_daemon()
 
 
+def answers(ed: Editor) -> int:
+    return int(ed.lua("return select(2, require('pi_rpc.chat').text():gsub('Noted%.', ''))"))
+
+
 def send_input(ed: Editor, text: str) -> None:
-    """Opens the prompt input from the current buffer, types `text`, sends it, waits for the run."""
+    """Opens the prompt input from the current buffer, types `text`, sends it, waits for the run
+    (for its answer: the chat may hold an earlier run's)."""
+    before = answers(ed)
     ed.nvim.command("PiPrompt")
     ed.nvim.current.buffer[:] = text.split("\n")
     ed.nvim.feedkeys(ed.nvim.replace_termcodes("<Esc><CR>", True, False, True), "x", False)
-    ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('Noted.', 1, true) ~= nil")
+    ed.wait(f"{IDLE} and select(2, require('pi_rpc.chat').text():gsub('Noted%.', '')) == {before + 1}")
 
 
 def received(ed: Editor) -> str:
