@@ -117,6 +117,13 @@ class Editor:
         return str(self.lua("return vim.fn.execute('messages')"))
 
 
+def quit_editor(ed: Editor) -> None:
+    try:
+        ed.nvim.command("qa!")
+    except (OSError, EOFError):
+        pass  # Neovim closed the pipe while exiting: that is the point
+
+
 def cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")

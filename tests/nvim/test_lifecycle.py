@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import live_group_members, require_daemon, run_shell, wait_exit
+from .conftest import live_group_members, quit_editor, require_daemon, run_shell, wait_exit
 
 pytestmark = pytest.mark.nvim
 
@@ -16,13 +16,6 @@ pytestmark = pytest.mark.nvim
 @pytest.fixture(autouse=True)
 def _daemon() -> None:
     require_daemon()
-
-
-def quit_editor(ed: Any) -> None:
-    try:
-        ed.nvim.command("qa!")
-    except (OSError, EOFError):
-        pass  # Neovim closed the pipe while exiting: that is the point
 
 
 def test_daemon_starts_on_first_use_only(make_editor: Any) -> None:

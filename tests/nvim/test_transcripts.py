@@ -100,7 +100,8 @@ def replay(make_editor: Any, transcript: Path) -> None:
         if e["dir"] in ("send", "recv")
     ]
     expected = expected_decoding(entries)
-    ed = make_editor(cmd=[sys.executable, str(REPLAY_SERVER), str(transcript)])
+    # resume_last off: the replayed daemon answers only the transcript's requests after `state`.
+    ed = make_editor(cmd=[sys.executable, str(REPLAY_SERVER), str(transcript)], resume_last=False)
     sends = [e["msg"] for e in entries if e["dir"] == "send"]
     got = ed.lua(DRIVER, sends, len(expected), GUARD_MS)
     assert len(got) == len(expected), ed.log_file.read_text()
@@ -196,7 +197,8 @@ def test_a_prompt_refused_for_want_of_a_model_says_why_in_the_chat(make_editor: 
         {"dir": "recv", "msg": {"jsonrpc": "2.0", "id": 1, "error": {"code": -32003, "message": reason}}},
     ]
     transcript.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    ed = make_editor(cmd=[sys.executable, str(REPLAY_SERVER), str(transcript)])
+    # resume_last off: the replayed daemon answers only the transcript's requests after `state`.
+    ed = make_editor(cmd=[sys.executable, str(REPLAY_SERVER), str(transcript)], resume_last=False)
     ed.lua("pcall(vim.cmd, 'PiPrompt hi')")
     ed.wait(f"require('pi_rpc.chat').text():find({json.dumps(reason)}, 1, true) ~= nil")
     assert ed.chat_lines()[-1] == "**Error:** " + reason

@@ -133,6 +133,10 @@ command("PiStats", function()
   pi().stats()
 end, { desc = "pi-rpc: token use and cost of the session" })
 
+command("PiCompact", function(a)
+  pi().compact(a.args)
+end, { nargs = "?", desc = "pi-rpc: summarise the older turns to free context (optional instructions)" })
+
 command("PiClearQueue", function()
   pi().clear_queue()
 end, { desc = "pi-rpc: drop queued steering and follow-up messages" })

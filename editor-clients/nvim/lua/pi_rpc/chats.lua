@@ -9,7 +9,7 @@ local util = require("pi_rpc.util")
 local M = {}
 
 -- Each implements save() -> table and load(table?) (nil: a new chat's fresh state).
-local MODULES = { "pi_rpc.daemon", "pi_rpc.chat", "pi_rpc.status", "pi_rpc.approval", "pi_rpc" }
+local MODULES = { "pi_rpc.daemon", "pi_rpc.chat", "pi_rpc.status", "pi_rpc.usage", "pi_rpc.approval", "pi_rpc" }
 
 ---@class pi_rpc.ChatRecord
 ---@field id integer shown in the picker and the statusline
@@ -113,6 +113,7 @@ function M.activate(rec, keep_windows)
   rec.saved = nil
   active = rec
   require("pi_rpc.status").refresh()
+  require("pi_rpc.usage").show()
   if not keep_windows then
     show_in_tab()
   end

@@ -58,6 +58,18 @@ M.defaults = {
   },
   -- Completion in the prompt input pops up by itself after `@` or `#` (else <C-x><C-o>).
   auto_complete = true,
+  -- What an `@` mention in the prompt carries at most (pi_rpc.mentions): the lines and bytes of
+  -- one file, buffer, selection or symbol; the entries of a folder, diagnostics or quickfix list;
+  -- the last lines of a terminal.
+  mentions = {
+    max_lines = 400,
+    max_bytes = 40000,
+    max_items = 200,
+    terminal_lines = 100,
+  },
+  -- The first chat continues this folder's newest stored session when its daemon starts (on
+  -- :PiChat or the first prompt), so the conversation is back after Neovim restarts.
+  resume_last = true,
   icons = { running = "⏳", done = "✓", error = "✗", pending = "…", approval = "⏸" },
   keymaps = {
     -- Global mappings; set any to false to skip it.

@@ -265,6 +265,13 @@ local function after_initialize(gen)
         next_step()
       end)
     end
+  else
+    -- The first start in this Neovim may continue the folder's last conversation (resume_last).
+    steps[#steps + 1] = function(next_step)
+      require("pi_rpc.resume").step(function(method, params, cb)
+        send_now(gen, method, params, cb)
+      end, next_step)
+    end
   end
   steps[#steps + 1] = function(next_step)
     send_now(gen, "state", nil, function(err, result)

@@ -22,6 +22,7 @@ local function wire()
   daemon.on_request("fs/writeTextFile", files.write_text_file)
   daemon.on_event(function(ev)
     status.apply(ev)
+    require("pi_rpc.usage").on_event(ev)
     approval.on_event(ev)
     require("pi_rpc.reload").on_event(ev)
     require("pi_rpc.chat").push(ev)
@@ -32,6 +33,7 @@ local function wire()
     end
     if what == "ready" then
       status.reset("idle")
+      require("pi_rpc.usage").refresh()
     elseif what == "died" then
       status.reset("stopped")
       require("pi_rpc.chat").interrupt(detail)
@@ -166,6 +168,7 @@ function M.new_session(cb)
   wire()
   local chat = require("pi_rpc.chat")
   chat.clear()
+  require("pi_rpc.resume").skip() -- a new session, not the folder's last one
   if not daemon.is_running() then
     status.reset("stopped")
     daemon.restart(cb)
@@ -232,11 +235,15 @@ end
 function M.toggle_chat()
   wire()
   require("pi_rpc.window").toggle_chat()
+  if require("pi_rpc.resume").pending() then
+    daemon.ensure() -- the daemon's start brings the folder's last conversation back
+  end
 end
 
 --- :PiChat new: a new chat with its own daemon, shown in the chat window.
 function M.new_chat()
   wire()
+  require("pi_rpc.resume").skip()
   require("pi_rpc.chats").new()
   require("pi_rpc.window").open_chat(true)
 end
@@ -432,6 +439,23 @@ function M.stats()
   end)
 end
 
+--- :PiCompact [instructions]: the model summarises the older turns and the recent ones stay
+--- verbatim, making room in the context window; the chat notes it and the winbar's share drops.
+---@param instructions string
+function M.compact(instructions)
+  wire()
+  local params = vim.trim(instructions) ~= "" and { customInstructions = instructions } or vim.empty_dict()
+  util.notify("compacting the conversation…")
+  daemon.request("compact", params, function(err, result)
+    if err then
+      util.notify("compact failed: " .. tostring(err.message), vim.log.levels.ERROR)
+      return
+    end
+    local tokens = result.tokensBefore or 0
+    require("pi_rpc.chat").note(("_Earlier conversation summarised (%d tokens before)._"):format(tokens))
+  end)
+end
+
 --- :PiClearQueue: drop the queued steering and follow-up messages.
 function M.clear_queue()
   if not daemon.is_running() then
@@ -456,6 +480,13 @@ end
 ---@return string
 function M.statusline()
   return status.text()
+end
+
+--- Statusline component: the share of the model's context window the session fills,
+--- "context 12% of 200k" ("" before the daemon reports it).
+---@return string
+function M.context_usage()
+  return require("pi_rpc.usage").text()
 end
 
 return M

@@ -15,7 +15,7 @@ local function auto_complete(buf)
   local keys = vim.api.nvim_replace_termcodes("<C-x><C-o>", true, false, true)
   vim.api.nvim_create_autocmd("InsertCharPre", {
     buffer = buf,
-    desc = "pi-rpc: complete @file and #words",
+    desc = "pi-rpc: complete @ mentions and #words",
     callback = function()
       local char = vim.v.char
       if char ~= "@" and char ~= "#" then
@@ -49,19 +49,36 @@ function M.submit(buf)
   return submit ~= nil
 end
 
+-- What @buffer, @selection and @diagnostics refer to: the buffer being edited, not the chat.
+-- From the chat: the file shown in this tab that was used last (the previous window may be an
+-- input just closed).
+---@return integer
+local function origin_buffer()
+  local current = vim.api.nvim_get_current_buf()
+  if current ~= require("pi_rpc.chat").buf() then
+    return current
+  end
+  local best, used = vim.fn.winbufnr(vim.fn.winnr("#")), -1
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    local info = vim.fn.getbufinfo(buf)[1]
+    if vim.bo[buf].buftype == "" and info and info.lastused > used then
+      best, used = buf, info.lastused
+    end
+  end
+  return best
+end
+
 ---@param mode "prompt"|"steer"|"followUp"
 ---@param prefill string[]?
 function M.open(mode, prefill)
-  -- What #buffer and #diagnostics refer to: the buffer being edited, not the chat.
-  local origin = vim.api.nvim_get_current_buf()
-  if origin == require("pi_rpc.chat").buf() then
-    origin = vim.fn.winbufnr(vim.fn.winnr("#"))
-  end
+  local origin = origin_buffer()
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "markdown"
   vim.b[buf].pi_rpc_input_mode = mode
+  vim.b[buf].pi_rpc_origin = origin -- the buffer whose LSP servers complete @symbol:
   vim.bo[buf].omnifunc = "v:lua.require'pi_rpc.context'.omnifunc"
   local lines = vim.deepcopy(prefill or {})
   if #lines > 0 then
@@ -72,7 +89,7 @@ function M.open(mode, prefill)
   local keys = config.options.keymaps.input or {}
   vim.api.nvim_set_option_value(
     "winbar",
-    ("%s  (%s: send, %s: close, @file #buffer #diagnostics, <C-x><C-o>: complete)"):format(
+    ("%s  (%s: send, %s: close, @file @buffer @symbol: @diagnostics…, <C-x><C-o>: complete)"):format(
       TITLES[mode],
       keys.submit_normal or "",
       keys.close or ""

@@ -109,6 +109,28 @@ function M.models()
   end)
 end
 
+--- When a `session/list` entry was last changed, in local time ("2026-12-02 08:24"); the
+--- daemon gives it in UTC ("2026-12-02T07:24:16.1+00:00").
+---@param s table
+---@return string
+function M.session_when(s)
+  local y, mo, d, h, mi, sec = tostring(s.modified or ""):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
+  if not y then
+    return ""
+  end
+  local as_local = os.time({ year = y, month = mo, day = d, hour = h, min = mi, sec = sec })
+  local offset = os.time() - os.time(os.date("!*t") --[[@as osdateparam]])
+  return os.date("%Y-%m-%d %H:%M", as_local + offset) --[[@as string]]
+end
+
+--- A `session/list` entry's title: its name (session/setName, Pi's /name), else its first prompt.
+---@param s table
+---@return string
+function M.session_title(s)
+  local title = s.name ~= vim.NIL and s.name or s.firstMessage or ""
+  return vim.trim((tostring(title):gsub("\n", " "))):sub(1, 60)
+end
+
 --- Picks a stored session of this workspace (newest first) and continues it.
 ---@param cb fun(loaded: table)?
 function M.sessions(cb)
@@ -124,10 +146,7 @@ function M.sessions(cb)
     vim.ui.select(sessions, {
       prompt = "Resume a session",
       format_item = function(s)
-        local when = (s.modified or ""):gsub("T", " "):sub(1, 16)
-        -- A named session (session/setName, Pi's /name) is shown by its name.
-        local title = (s.name ~= vim.NIL and s.name or s.firstMessage or ""):gsub("\n", " ")
-        return ("%s  %3d msgs  %s"):format(when, s.messageCount or 0, title:sub(1, 60))
+        return ("%s  %3d msgs  %s"):format(M.session_when(s), s.messageCount or 0, M.session_title(s))
       end,
     }, function(s)
       if not s then
@@ -162,6 +181,7 @@ function M.show_session(session_id, cb)
       return fail("messages", err)
     end
     require("pi_rpc.chat").replay(m.messages or {})
+    require("pi_rpc.usage").refresh() -- another conversation fills another share
     if cb then
       cb()
     end

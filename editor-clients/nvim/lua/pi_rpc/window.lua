@@ -68,6 +68,7 @@ function M.open_chat(focus)
     foldenable = true,
     winfixwidth = pos == "left" or pos == "right",
     conceallevel = 2,
+    winbar = "%{%v:lua.require'pi_rpc.usage'.winbar()%}", -- state and context share
   }) do
     set_wo(win, name, value)
   end
