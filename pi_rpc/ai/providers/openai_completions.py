@@ -138,6 +138,8 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["temperature"] = options.temperature
     if context.tools:
         body["tools"] = [convert_tool(tool, compat) for tool in context.tools]
+        if options.tool_choice is not msgspec.UNSET:
+            body["tool_choice"] = options.tool_choice
     elif compat.requires_tools_with_tool_history and _has_tool_history(context.messages):
         body["tools"] = []
     if model.reasoning and options.thinking_level != "off":
