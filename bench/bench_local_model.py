@@ -142,7 +142,9 @@ def main() -> int:
             print(f"{kind} (SmolLM2-135M Q4_1, {args.runs} runs each, alternating):")  # noqa: T201
             print(report("direct", direct_runs))  # noqa: T201
             print(report("pi-rpc", daemon_runs))  # noqa: T201
-            overhead = statistics.median(d.first_delta - r.first_delta for d, r in zip(daemon_runs, direct_runs))
+            overhead = statistics.median(
+                d.first_delta - r.first_delta for d, r in zip(daemon_runs, direct_runs, strict=True)
+            )
             print(f"  pi-rpc adds {overhead * 1000:.1f} ms to the first text (median of the pairs)")  # noqa: T201
     print(f"load average {os.getloadavg()[0]:.2f} after")  # noqa: T201
     return 0
