@@ -76,12 +76,14 @@ class Probe:
 
 def _with_compat(**flags: bool) -> Change:
     """Resend with `compat` flags the model does not already say so."""
-    wanted = ModelCompat(**flags)
 
     def change(model: Model, context: Context) -> tuple[Model, Context] | None:
-        if all(getattr(model.compat, name) == value for name, value in flags.items()):
+        said = model.compat if isinstance(model.compat, ModelCompat) else ModelCompat()
+        if all(getattr(said, name) == value for name, value in flags.items()):
             return None
-        return msgspec.structs.replace(model, compat=layered(model.compat, wanted)), context
+        return msgspec.structs.replace(
+            model, compat=layered(said, msgspec.structs.replace(ModelCompat(), **flags))
+        ), context
 
     return change
 
@@ -96,7 +98,7 @@ def _text_only(model: Model, context: Context) -> tuple[Model, Context] | None:
 
 
 def _no_tools(model: Model, context: Context) -> tuple[Model, Context] | None:
-    return (model, msgspec.structs.replace(context, tools=None)) if context.tools else None
+    return (model, msgspec.structs.replace(context, tools=[])) if context.tools else None
 
 
 def real_turn_probes(model: Model, cwd: str) -> list[Probe]:

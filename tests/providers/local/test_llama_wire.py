@@ -48,7 +48,7 @@ def discovered(server: LlamaProcess, **fields: Any) -> Model:
 
 def ask(text: str, *more: LlmMessage, tools: list[Tool] | None = None) -> Context:
     return Context(
-        system_prompt="You are a helpful assistant.", messages=[UserMessage(content=text), *more], tools=tools
+        system_prompt="You are a helpful assistant.", messages=[UserMessage(content=text), *more], tools=tools or []
     )
 
 
