@@ -4,13 +4,11 @@ image prompt's list of content parts, and the doctor names the setting that avoi
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import daemon_env
+from tests.install.test_doctor import doctor
 
 from .servers import MODEL_ID, LlamaProcess
 
@@ -18,15 +16,7 @@ pytestmark = [pytest.mark.llama, pytest.mark.e2e]
 
 
 def test_doctor_live_sends_a_real_turn_and_names_the_fix(llama: LlamaProcess, tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "pi_rpc", "doctor", "--live", "--base-url", llama.base_url],
-        capture_output=True,
-        text=True,
-        env=daemon_env(tmp_path),
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-        cwd=tmp_path,
-    )
+    result = doctor(tmp_path, "--live", "--base-url", llama.base_url)
     [line] = [line for line in result.stdout.splitlines() if "live request:" in line]
     if llama.kind == "llama-server":
         # No vision projector (its /props says so), so no image is sent; the rest is taken.
