@@ -48,6 +48,14 @@ from pi_rpc.ai.types import (
 )
 
 _log = logging.getLogger(__name__)
+# A 200 whose stream closes with no event at all: the server failed on the request after it had
+# answered (llama-cpp-python does so on a context overflow and on content its chat template cannot
+# format), and only its own log says why.
+EMPTY_STREAM_ERROR = (
+    "The server accepted the request but sent no event before closing the stream: it failed on "
+    "the request (see the server's log; llama-cpp-python does this when the prompt exceeds its "
+    "context window or its chat template cannot format a message)"
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
@@ -403,6 +411,7 @@ class _StreamState:
         self.used_ids: set[str] = set()
         self.finish_reason: str | None = None
         self.done = False
+        self.events = 0  # events with data: none at all means the server failed before answering
 
     @property
     def finished(self) -> bool:
@@ -415,6 +424,7 @@ class _StreamState:
             return
         if not data:
             return  # keep-alive
+        self.events += 1
         try:
             chunk = _DECODE(data)
         except msgspec.ValidationError:
@@ -556,6 +566,8 @@ class _StreamState:
         for slot in self.all_slots:
             if self.builder.has_toolcall(slot.key) or not slot.started:
                 self._end_slot(slot)
+        if self.finish_reason is None and not self.done and not self.events:
+            return self.builder.fail("error", EMPTY_STREAM_ERROR)
         if self.finish_reason is None and not self.done:
             return self.builder.fail("error", "Stream ended before the message was complete")
         reason = _FINISH_REASONS.get(self.finish_reason or "stop", "stop")

@@ -70,7 +70,7 @@ def free_port() -> int:
         return port
 
 
-def server_command(kind: ServerKind, install: LlamaInstall, port: int) -> list[str]:
+def server_command(kind: ServerKind, install: LlamaInstall, port: int, chat_format: str | None) -> list[str]:
     common_threads = "2"
     if kind == "llama-server":
         # --jinja: the model's own chat template, which is what makes llama-server take `tools`.
@@ -81,26 +81,33 @@ def server_command(kind: ServerKind, install: LlamaInstall, port: int) -> list[s
             *("-c", str(CONTEXT_TOKENS), "-np", "1", "-t", common_threads, "--jinja"),
             *("--metrics", "--slots", "--seed", "42", "--temp", "0", "--alias", MODEL_ID),
         ]
-    # chatml-function-calling: SmolLM2 speaks ChatML, and this format is the one that honours
-    # `tools` and `tool_choice` (by a grammar built from the named tool's schema).
     return [
         str(install.python),
         *("-m", "llama_cpp.server", "--model", str(install.gguf), "--model_alias", MODEL_ID),
         *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT_TOKENS)),
-        *("--n_threads", common_threads, "--chat_format", "chatml-function-calling", "--seed", "42"),
+        *("--n_threads", common_threads, "--seed", "42"),
+        *(("--chat_format", chat_format) if chat_format else ()),
     ]
+
+
+# SmolLM2 speaks ChatML, and this llama-cpp-python format is the one that honours `tools` and
+# `tool_choice` (by a grammar built from the named tool's schema). Without a --chat_format the
+# server formats with the GGUF's own template, which is what a user gets by default.
+TOOL_CALLING_FORMAT = "chatml-function-calling"
 
 
 class LlamaProcess:
     """One running server, its log in `log_path`."""
 
-    def __init__(self, kind: ServerKind, install: LlamaInstall, log_dir: Path) -> None:
+    def __init__(
+        self, kind: ServerKind, install: LlamaInstall, log_dir: Path, chat_format: str | None = TOOL_CALLING_FORMAT
+    ) -> None:
         self.kind = kind
         self.port = free_port()
         self.log_path = log_dir / f"{kind}-{self.port}.log"
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
-            server_command(kind, install, self.port), stdout=self._log, stderr=subprocess.STDOUT
+            server_command(kind, install, self.port, chat_format), stdout=self._log, stderr=subprocess.STDOUT
         )
         self.root_url = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root_url + "/v1"
