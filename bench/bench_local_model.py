@@ -3,14 +3,15 @@ text delta and tokens a second, i.e. what the daemon adds to a turn against llam
 
 Run: `make llama && .venv/bin/python bench/bench_local_model.py [--runs 5] [--server llama-server]`
 
-The server is the test tier's build (tests/providers/local: SmolLM2-135M, 8k context, greedy, one
-slot). Each run starts a fresh `pi-rpc --base-url` daemon (its start-up is not timed), sends one
-prompt and times it from the write of `prompt` to the first `text_delta` on stdout and to the
+The server is the test tier's build (tests/providers/local: SmolLM2-135M, 8k context, one slot),
+a models.json provider of the daemon whose maxTokens caps both sides' answers. Each run starts a
+fresh daemon (its start-up is not timed), sends one prompt and times it from the write of `prompt` to the first `text_delta` on stdout and to the
 prompt's result. The direct call sends the body pi-rpc sends for that prompt (built by the same
 provider code: the daemon's system prompt, its default tools, the output cap) over one HTTP
 stream and times the first content chunk and `[DONE]`. Both take turns run by run, so a change
 in load falls on both alike, and the server's prompt cache serves both the same. Tokens a second
-are the server's reported completion tokens over the time from the first delta to the end.
+are the server's reported completion tokens (where it reports none, as llama-cpp-python's stream
+does, the text deltas: it sends one a token) over the time from the first delta to the end.
 """
 
 from __future__ import annotations
@@ -32,15 +33,24 @@ sys.path.insert(0, str(ROOT))
 
 from daemons import source_revision  # noqa: E402 - bench/ is the script's folder
 
-from pi_rpc.ai import Context, StreamOptions, UserMessage  # noqa: E402
+from pi_rpc.ai import Context, Model, StreamOptions, UserMessage  # noqa: E402
 from pi_rpc.ai.providers.openai_completions import build_request_body  # noqa: E402
 from pi_rpc.demo.rpc_client import DaemonClient  # noqa: E402
-from pi_rpc.session import build_system_prompt, starting_model  # noqa: E402
+from pi_rpc.session import build_system_prompt  # noqa: E402
 from pi_rpc.tools import DEFAULT_ACTIVE_TOOLS, create_tool_definitions  # noqa: E402
 from tests.e2e.conftest import daemon_env  # noqa: E402
-from tests.providers.local.servers import SERVER_KINDS, LlamaProcess, ServerKind, installed_llama  # noqa: E402
+from tests.providers.local.servers import (  # noqa: E402
+    CONTEXT_TOKENS,
+    MODEL_ID,
+    SERVER_KINDS,
+    LlamaProcess,
+    ServerKind,
+    installed_llama,
+)
 
 PROMPT = "Count from 1 to 60, one number a line."
+# Every answer is cut here (or ends before): the same length through pi-rpc and directly.
+MAX_TOKENS = 96
 
 
 @dataclass
@@ -55,9 +65,20 @@ class Timing:
         return self.output_tokens / generating if generating > 0 else float("nan")
 
 
+def write_models_json(server: LlamaProcess, home: Path) -> None:
+    """The server as a models.json provider, so the answer is capped at MAX_TOKENS for both sides."""
+    folder = home / ".config" / "pi-rpc"
+    folder.mkdir(parents=True, exist_ok=True)
+    model = {"id": MODEL_ID, "contextWindow": CONTEXT_TOKENS, "maxTokens": MAX_TOKENS, "input": ["text"]}
+    provider = {"baseUrl": server.base_url, "api": "openai-completions", "models": [model]}
+    (folder / "models.json").write_text(json.dumps({"providers": {"local": provider}}))
+
+
 def through_pi_rpc(server: LlamaProcess, cwd: Path) -> Timing:
     client = DaemonClient(
-        ["--cwd", str(cwd), "--base-url", server.base_url], framing="jsonl", env=daemon_env(cwd / "home")
+        ["--cwd", str(cwd), "--provider", "local", "--model", MODEL_ID],
+        framing="jsonl",
+        env=daemon_env(cwd / "home"),
     )
     try:
         client.request("initialize", {"clientInfo": {"name": "bench"}})
@@ -70,22 +91,35 @@ def through_pi_rpc(server: LlamaProcess, cwd: Path) -> Timing:
         first = time.perf_counter() - start
         result = client.result(prompt, timeout=600)
         total = time.perf_counter() - start
+        deltas = sum(
+            e.get("type") == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
+            for e in client.events()
+        )
     finally:
         client.close()
-    return Timing(first, total, int(result["usage"]["output"]))
+    # llama-cpp-python's stream reports no usage; it sends one chunk a token, as the direct count.
+    return Timing(first, total, int(result["usage"]["output"]) or deltas)
 
 
 def direct_body(server: LlamaProcess, cwd: Path) -> dict[str, object]:
     """The body pi-rpc's provider builds for PROMPT in a fresh session of the daemon."""
-    choice = starting_model(base_url=server.base_url).choice
-    assert choice is not None
+    model = Model(
+        id=MODEL_ID,
+        name=MODEL_ID,
+        api="openai-completions",
+        provider="local",
+        base_url=server.base_url,
+        context_window=CONTEXT_TOKENS,
+        max_tokens=MAX_TOKENS,
+        input=["text"],
+    )
     definitions = create_tool_definitions(DEFAULT_ACTIVE_TOOLS)
     context = Context(
         system_prompt=build_system_prompt(list(definitions.values()), str(cwd)),
         messages=[UserMessage(content=PROMPT)],
         tools=[definition.declaration() for definition in definitions.values()],
     )
-    return build_request_body(choice.model, context, StreamOptions())
+    return build_request_body(model, context, StreamOptions())
 
 
 def direct(server: LlamaProcess, body: dict[str, object]) -> Timing:
@@ -131,6 +165,7 @@ def main() -> int:
             server = LlamaProcess(kind, install, cwd)
             try:
                 server.wait_ready()
+                write_models_json(server, cwd / "home")
                 body = direct_body(server, cwd)
                 direct(server, body)  # warm-up: loads the prompt cache for both
                 daemon_runs, direct_runs = [], []
