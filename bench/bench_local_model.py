@@ -8,8 +8,9 @@ a models.json provider of the daemon whose maxTokens caps both sides' answers. E
 fresh daemon (its start-up is not timed), sends one prompt and times it from the write of
 `prompt` to the first `text_delta` on stdout and to the prompt's result. The direct call sends
 the body pi-rpc sends for that prompt (built by the same provider code: the daemon's system
-prompt, its default tools, the output cap) over one HTTP stream and times the first content chunk and `[DONE]`. Both take turns run by run, so a change
-in load falls on both alike, and the server's prompt cache serves both the same. Tokens a second
+prompt, its default tools, the output cap) over one HTTP stream and times the first content
+chunk and `[DONE]`. Both take turns run by run, so a change in load falls on both alike, and the
+server's prompt cache serves both the same. Tokens a second
 are the server's reported completion tokens (where it reports none, as llama-cpp-python's stream
 does, the text deltas: it sends one a token) over the time from the first delta to the end.
 """
