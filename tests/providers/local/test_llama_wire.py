@@ -127,7 +127,11 @@ def _forced(server: LlamaProcess) -> StreamOptions:
     return msgspec.structs.replace(OPTIONS, tool_choice=choice)
 
 
-async def test_a_forced_tool_call_round_trips(llama: LlamaProcess) -> None:
+async def test_a_forced_tool_call_round_trips(llama: LlamaProcess, request: pytest.FixtureRequest) -> None:
+    if llama.kind == "llama-server":
+        # Seen here: this llama-server answers SmolLM2 (whose chat template has no tools) with
+        # text under tool_choice "required", and takes no named tool_choice ("type must be string").
+        request.applymarker(pytest.mark.xfail(strict=True, reason="llama-server forces no call with this template"))
     model = discovered(llama, max_tokens=64)
     first_context = ask("Read the file notes.txt.", tools=[READ])
     first, _ = await run_provider(oc.stream, model, first_context, _forced(llama))
