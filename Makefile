@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 PI_CLIENT := tests/pi_client/node_modules/.package-lock.json
 PI16_CLIENT := tests/pi16_client/node_modules/.package-lock.json
 
-.PHONY: demo test test-vscode eglot lint schema transcripts pi-client clean
+.PHONY: demo test test-vscode eglot llama lint schema transcripts pi-client clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(INSTALLED): pyproject.toml
 demo: $(INSTALLED)
 	$(BIN)/pi-rpc demo
 
-test: $(INSTALLED) eglot $(PI_CLIENT) $(PI16_CLIENT)
+test: $(INSTALLED) eglot llama $(PI_CLIENT) $(PI16_CLIENT)
 	$(BIN)/ruff check pi_rpc tests
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pi_rpc tests
@@ -31,6 +31,13 @@ test: $(INSTALLED) eglot $(PI_CLIENT) $(PI16_CLIENT)
 # cached (editor-clients/vscode/node_modules, .vscode-test-host); see editor-clients/vscode/README.md.
 test-vscode: $(INSTALLED)
 	editor-clients/vscode/scripts/test.sh
+
+# The real llama.cpp servers of tests/providers/local (llama-server and llama-cpp-python's, from the
+# source package pinned in tests/providers/local/requirements.txt, and the SmolLM2 GGUF), built
+# once into ~/.cache/pi-rpc/llama/<version>/ before pytest starts; nothing when the cache is there.
+# The first build takes 10-20 minutes on 2 cores.
+llama:
+	PYTHON=$(PYTHON) tests/providers/local/install.sh
 
 # Emacs with eglot (Debian's emacs-nox, elpa-eglot) for tests/lsp/test_eglot.py; nothing when present.
 eglot:

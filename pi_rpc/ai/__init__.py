@@ -14,6 +14,7 @@ from pi_rpc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from pi_rpc.ai.clients import HttpClients
+    from pi_rpc.ai.compat import ModelCompat, layered
     from pi_rpc.ai.config import (
         PI_AGENT_DIR_VARIABLE,
         PROVIDER_ENV,
@@ -124,6 +125,7 @@ __all__ = [
     "LlmMessage",
     "Message",
     "Model",
+    "ModelCompat",
     "ModelListError",
     "ModelRegistry",
     "PI_AGENT_DIR_VARIABLE",
@@ -174,6 +176,7 @@ __all__ = [
     "get_stream_fn",
     "json_schema_of",
     "line_of_path",
+    "layered",
     "list_models",
     "load_provider",
     "load_script",

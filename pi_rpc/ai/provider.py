@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -67,6 +67,9 @@ class StreamOptions(msgspec.Struct, kw_only=True):
     api_key: str | None = None
     max_tokens: int | UnsetType = UNSET
     temperature: float | UnsetType = UNSET
+    # Pi's `toolChoice` of the Chat Completions API: "auto", "none", "required", or one tool named
+    # ({"type": "function", "function": {"name": ...}}); unset sends nothing (the server's "auto").
+    tool_choice: Literal["auto", "none", "required"] | dict[str, Any] | UnsetType = UNSET
     thinking_level: ThinkingLevel = "off"
     headers: dict[str, str] = msgspec.field(default_factory=dict)
     session_id: str | None = None

@@ -2,8 +2,9 @@
 that says whether any of them is broken (1) or all is usable (0; warnings included).
 
 Every line starts with its status word (`ok`, `info`, `warn`, `fail`) so that editor health
-checks (Neovim's `:checkhealth pi_rpc`) can map lines to their own levels. `--live` adds one
-tiny request to the model a daemon would start on, with the same flags the daemon takes.
+checks (Neovim's `:checkhealth pi_rpc`) can map lines to their own levels. `--live` adds the
+requests of a real turn, one output token each, to the model a daemon would start on, with the
+same flags the daemon takes (commands/live_probe.py), and names the fix for the first refusal.
 """
 
 from __future__ import annotations
@@ -16,15 +17,9 @@ from collections.abc import Iterator
 import anyio
 import msgspec
 
-from pi_rpc.ai import AssistantBuilder, Context, StreamOptions, UserMessage, request_secrets
-from pi_rpc.ai.redact import redact
 from pi_rpc.commands.checks import Check, offline_checks
-from pi_rpc.session import ModelChoice, ModelSetupError, starting_model
-
-# A stuck server must not hang the doctor; this bounds the whole live request.
-LIVE_TIMEOUT_SECONDS = 60.0
-# The Responses API refuses max_output_tokens below 16; the others take 1.
-_MIN_OUTPUT_TOKENS = {"openai-responses": 16}
+from pi_rpc.commands.live_probe import probe_server
+from pi_rpc.session import ModelSetupError, starting_model
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--live",
         action="store_true",
-        help="also send a one-token request to the model a daemon with these flags would use",
+        help="also send a real turn's requests (system prompt, tools, a tool-call replay; one output token "
+        "each) to the model a daemon with these flags would use, and name the fix for the first refused",
     )
     parser.add_argument("--provider", help="with --live: as for the daemon")
     parser.add_argument("--model", help="with --live: as for the daemon")
@@ -51,30 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-key-env", metavar="NAME", help="with --live and --base-url: the key's variable")
     parser.add_argument("--json", action="store_true", help="the checks as a JSON array")
     return parser
-
-
-async def _one_token(choice: ModelChoice) -> Check:
-    model = choice.model
-    name = f"{model.provider}/{model.id}"
-    builder = AssistantBuilder(model)
-    builder.keep_secret(*request_secrets(choice.api_key, choice.headers))
-    options = StreamOptions(
-        api_key=choice.api_key,
-        headers=choice.headers,
-        max_retries=0,
-        max_tokens=_MIN_OUTPUT_TOKENS.get(model.api, 1),
-        idle_timeout=LIVE_TIMEOUT_SECONDS,
-    )
-    context = Context(system_prompt="", messages=[UserMessage(content="Reply with the single word: ok")])
-    with anyio.move_on_after(LIVE_TIMEOUT_SECONDS) as deadline:
-        message = await choice.stream_fn(model, context, options, builder)
-    if deadline.cancelled_caught:
-        return Check("fail", "live request", f"{name} at {model.base_url}: no answer in {LIVE_TIMEOUT_SECONDS:.0f} s")
-    if message.stop_reason == "error":
-        error = message.error_message if isinstance(message.error_message, str) else "unknown error"
-        secrets = request_secrets(choice.api_key, choice.headers)
-        return Check("fail", "live request", f"{name} at {model.base_url}: {redact(error, secrets)}")
-    return Check("ok", "live request", f"{name} at {model.base_url} answered")
 
 
 def live_check(args: argparse.Namespace) -> Check:
@@ -90,7 +62,7 @@ def live_check(args: argparse.Namespace) -> Check:
         return Check("fail", "live request", str(exc))
     if choice is None:
         return Check("fail", "live request", "no model is configured, so there is nothing to ask")
-    return anyio.run(_one_token, choice)
+    return anyio.run(probe_server, choice, os.path.abspath(os.path.expanduser(args.cwd)))
 
 
 def run_checks(args: argparse.Namespace) -> Iterator[Check]:

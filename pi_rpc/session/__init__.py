@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         sessions_folder,
         sessions_root,
     )
+    from pi_rpc.session.system_prompt import build_system_prompt
     from pi_rpc.session.trust import (
         TrustDecision,
         decide_trust,
@@ -135,6 +136,7 @@ __all__ = [
     "ToolInfo",
     "TrustDecision",
     "UserBashError",
+    "build_system_prompt",
     "chosen_session_root",
     "decide_trust",
     "demo_script_path",

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,15 +117,61 @@ def test_a_world_readable_models_json_holding_a_literal_key_is_a_warning(tmp_pat
     assert "sk-literal-in-the-file" not in result.stdout
 
 
-def test_live_request_reaches_the_configured_server(tmp_path: Path) -> None:
+def test_live_request_sends_a_real_turns_requests(tmp_path: Path) -> None:
     with local_server(["qwen"]) as server:
         result = doctor(tmp_path, "--live", "--base-url", server.url)
     assert result.returncode == 0, result.stdout
-    assert f"ok    live request: openai/qwen at {server.url} answered" in result.stdout
-    assert len(server.chats()) == 1 and server.chats()[0].body is not None
-    body = server.chats()[0].body
-    assert body is not None
-    assert body.get("max_tokens", body.get("max_completion_tokens")) == 1  # one token, not the model's ceiling
+    assert f"ok    live request: openai/qwen at {server.url} answered a real turn's requests" in result.stdout
+    plain, turn, replay, image = [chat.body or {} for chat in server.chats()]
+    # One token each, not the model's ceiling.
+    assert {body.get("max_tokens", body.get("max_completion_tokens")) for body in (plain, turn, replay, image)} == {1}
+    assert [m["role"] for m in plain["messages"]] == ["user"]
+    # What a prompt sends: the daemon's system prompt and its default tools.
+    assert turn["messages"][0]["role"] == "system" and "Available tools:" in turn["messages"][0]["content"]
+    assert [tool["function"]["name"] for tool in turn["tools"]] == ["read", "bash", "edit", "write"]
+    assert [m["role"] for m in replay["messages"]] == ["system", "user", "assistant", "tool"]
+    assert replay["messages"][2]["tool_calls"][0]["function"]["name"] == "read"
+    # A --base-url model is taken to read images unless the server says otherwise: so one is sent.
+    assert [part["type"] for part in image["messages"][-1]["content"]] == ["text", "image_url"]
+
+
+def _llama_cpp_python_refusals(body: dict[str, Any]) -> tuple[int, bytes, str] | None:
+    """llama-cpp-python's server as it fails: content as a list of parts crashes its chat template
+    (200 and an empty stream), and `"content": null` beside tool calls is a 500."""
+    messages: list[dict[str, Any]] = body["messages"]
+    if any(m["role"] == "user" and isinstance(m["content"], list) for m in messages):
+        return 200, b"", "text/event-stream"
+    if any(m["role"] == "assistant" and m.get("content") is None for m in messages):
+        return 500, b"Internal Server Error", "text/plain"
+    return None
+
+
+def test_live_request_names_the_setting_a_refused_image_needs(tmp_path: Path) -> None:
+    with local_server(["SmolLM2"], answer=_llama_cpp_python_refusals) as server:
+        result = doctor(tmp_path, "--live", "--base-url", server.url)
+    assert result.returncode == 0, result.stdout  # text turns work: a warning
+    assert "warn  live request: openai/SmolLM2" in result.stdout
+    assert "the server refuses an image (content sent as a list of parts)" in result.stdout
+    assert '→ in models.json, set "input": ["text"] for this model' in result.stdout
+
+
+def test_live_request_names_the_compat_flag_a_refused_replay_needs(tmp_path: Path) -> None:
+    with local_server(["SmolLM2"], answer=_llama_cpp_python_refusals) as server:
+        models = {
+            "providers": {
+                "local": {
+                    "baseUrl": server.url,
+                    "api": "openai-completions",
+                    "models": [{"id": "SmolLM2", "compat": {"requiresNonNullAssistantContent": False}}],
+                }
+            }
+        }
+        (config_folder(tmp_path) / "models.json").write_text(json.dumps(models))
+        result = doctor(tmp_path, "--live", "--provider", "local", "--model", "SmolLM2")
+    assert result.returncode == 1, result.stdout
+    assert "fail  live request: local/SmolLM2" in result.stdout
+    assert "the server refuses a tool call replayed with its result: 500" in result.stdout
+    assert '→ in models.json, set "compat": {"requiresNonNullAssistantContent": true} for this model' in result.stdout
 
 
 def test_live_request_failure_is_a_problem_and_the_key_stays_hidden(tmp_path: Path) -> None:

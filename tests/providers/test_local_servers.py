@@ -210,3 +210,30 @@ async def test_a_failure_that_does_not_blame_the_request_is_retried(
         async with http.open_stream(client, request, builder, max_retries=3) as response:
             assert response.status_code == 200
     assert len(sse_server.requests) == 2
+
+
+# --- a forced tool call -------------------------------------------------------------------------
+
+
+def test_tool_choice_goes_with_the_tools_and_only_with_them() -> None:
+    """`tool_choice` (Pi's toolChoice) is how a caller forces a call; a request without tools
+    never carries one, which servers refuse."""
+    named = {"type": "function", "function": {"name": "read"}}
+    options = StreamOptions(tool_choice=named)
+    model = _local("http://127.0.0.1:9/v1")
+    assert oc.build_request_body(model, _context([UserMessage(content="hi")]), options)["tool_choice"] == named
+    no_tools = Context(system_prompt="", messages=[UserMessage(content="hi")])
+    assert "tool_choice" not in oc.build_request_body(model, no_tools, options)
+    assert "tool_choice" not in oc.build_request_body(model, _context([UserMessage(content="hi")]), StreamOptions())
+
+
+async def test_a_200_with_an_empty_stream_says_the_server_failed_on_the_request(sse_server: SSEServer) -> None:
+    """llama-cpp-python's answer to a prompt over its context window (or content its template
+    cannot format): 200, then the stream closes with no event; its reason is only in its log."""
+    sse_server.script(sse_reply([]))
+    message, _ = await run_provider(
+        oc.stream, _local(sse_server.url + "/v1"), _context([UserMessage(content="hi")]), OPTIONS
+    )
+    assert message.stop_reason == "error"
+    assert message.error_message == oc.EMPTY_STREAM_ERROR
+    assert "see the server's log" in oc.EMPTY_STREAM_ERROR and "context window" in oc.EMPTY_STREAM_ERROR

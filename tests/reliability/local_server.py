@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +32,9 @@ class LocalServer:
     fail_status: int | None = None
     # When set, each listed model says this context window as llama-server does (`meta.n_ctx`).
     n_ctx: int | None = None
+    # When set, each chat request's answer (status, body, content type) is this function's of its
+    # JSON body, or the recorded stream where it returns None: a server's own refusals, reproduced.
+    answer: Callable[[dict[str, Any]], tuple[int, bytes, str] | None] | None = None
     requests: list[Seen] = field(default_factory=list)
 
     def chats(self) -> list[Seen]:
@@ -39,8 +42,13 @@ class LocalServer:
 
 
 @contextmanager
-def local_server(models: list[str], fail_status: int | None = None, n_ctx: int | None = None) -> Iterator[LocalServer]:
-    state = LocalServer(url="", models=models, fail_status=fail_status, n_ctx=n_ctx)
+def local_server(
+    models: list[str],
+    fail_status: int | None = None,
+    n_ctx: int | None = None,
+    answer: Callable[[dict[str, Any]], tuple[int, bytes, str] | None] | None = None,
+) -> Iterator[LocalServer]:
+    state = LocalServer(url="", models=models, fail_status=fail_status, n_ctx=n_ctx, answer=answer)
 
     class Handler(BaseHTTPRequestHandler):
         def _record(self) -> None:
@@ -81,6 +89,8 @@ def local_server(models: list[str], fail_status: int | None = None, n_ctx: int |
                 else:
                     error = {"error": {"message": "the server had an error", "type": "server_error"}}
                 self._send(state.fail_status, json.dumps(error).encode(), "application/json")
+            elif state.answer is not None and (own := state.answer(state.requests[-1].body or {})) is not None:
+                self._send(*own)
             else:
                 self._send(200, SSE_TEXT, "text/event-stream")
 

@@ -55,6 +55,14 @@ from pi_rpc.ai.types import (
 )
 
 _log = logging.getLogger(__name__)
+# A 200 whose stream closes with no event at all: the server failed on the request after it had
+# answered (llama-cpp-python does so on a context overflow and on content its chat template cannot
+# format), and only its own log says why.
+EMPTY_STREAM_ERROR = (
+    "The server accepted the request but sent no event before closing the stream: it failed on "
+    "the request (see the server's log; llama-cpp-python does this when the prompt exceeds its "
+    "context window or its chat template cannot format a message)"
+)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
@@ -145,6 +153,8 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["temperature"] = options.temperature
     if context.tools:
         body["tools"] = [convert_tool(tool, compat) for tool in context.tools]
+        if options.tool_choice is not msgspec.UNSET:
+            body["tool_choice"] = options.tool_choice
     elif compat.requires_tools_with_tool_history and _has_tool_history(context.messages):
         body["tools"] = []
     if model.reasoning and options.thinking_level != "off":
@@ -344,6 +354,7 @@ class _StreamState:
         self.used_ids: set[str] = set()
         self.finish_reason: str | None = None
         self.done = False
+        self.events = 0  # events with data: none at all means the server failed before answering
 
     @property
     def finished(self) -> bool:
@@ -356,6 +367,7 @@ class _StreamState:
             return
         if not data:
             return  # keep-alive
+        self.events += 1
         try:
             chunk = DECODE_CHUNK(data)
         except msgspec.ValidationError:
@@ -487,6 +499,8 @@ class _StreamState:
         for slot in self.all_slots:
             if self.builder.has_toolcall(slot.key) or not slot.started:
                 self._end_slot(slot)
+        if self.finish_reason is None and not self.done and not self.events:
+            return self.builder.fail("error", EMPTY_STREAM_ERROR)
         if self.finish_reason is None and not self.done:
             return self.builder.fail("error", "Stream ended before the message was complete")
         reason = FINISH_REASONS.get(self.finish_reason or "stop", "stop")

@@ -1,0 +1,190 @@
+"""What `pi-rpc doctor --live` sends: the requests of a real turn, and the fix for the first one a
+server refuses.
+
+A one-line "say ok" passes on servers that then fail every real prompt: llama-cpp-python's takes
+plain text but answers a list of content parts with an empty stream, and a replayed tool call
+with `"content": null` with a 500. So the probe sends, in the order a session meets them, a plain
+message, the daemon's own system prompt and default tool list, a tool call replayed with its
+result, and (for a model said to read images) an image. At the first refusal it resends that
+request with each setting that could explain it (a `compat` flag, `input: ["text"]`, no tools)
+and names the first one with which the server accepts: that is the line's fix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+import msgspec
+
+from pi_rpc.ai import (
+    AssistantBuilder,
+    AssistantMessage,
+    Context,
+    ImageContent,
+    LlmMessage,
+    Model,
+    ModelCompat,
+    StreamOptions,
+    TextContent,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    layered,
+    request_secrets,
+)
+from pi_rpc.ai.redact import redact
+from pi_rpc.commands.checks import Check, Status
+from pi_rpc.session import ModelChoice, build_system_prompt
+from pi_rpc.tools import DEFAULT_ACTIVE_TOOLS, create_tool_definitions
+
+# A stuck server must not hang the doctor; this bounds each request.
+LIVE_TIMEOUT_SECONDS = 60.0
+# The Responses API refuses max_output_tokens below 16; the others take 1.
+_MIN_OUTPUT_TOKENS = {"openai-responses": 16}
+_REPLY = "Reply with the single word: ok"
+# A 1x1 PNG: the smallest image a vision model can be sent.
+_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+# Where a server refuses tools outright, the fix is in how it was started, not in pi-rpc.
+_TOOLS_HINT = (
+    "start the server with tool calling on: llama-server --jinja; llama-cpp-python "
+    "--chat_format chatml-function-calling (or the model's function-calling format); vLLM "
+    "--enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model whose template has tools"
+)
+
+# A change to try after a refusal: the model and context to resend, or None where it cannot apply.
+Change = Callable[[Model, Context], tuple[Model, Context] | None]
+
+
+@dataclass(frozen=True)
+class Fix:
+    advice: str
+    change: Change
+
+
+@dataclass(frozen=True)
+class Probe:
+    what: str  # "the server refuses <what>"
+    context: Context
+    fixes: tuple[Fix, ...] = ()
+    # A refusal here spoils only some turns (an image prompt): a warning, not a failure.
+    severity: Status = "fail"
+
+
+def _with_compat(**flags: bool) -> Change:
+    """Resend with `compat` flags the model does not already say so."""
+
+    def change(model: Model, context: Context) -> tuple[Model, Context] | None:
+        said = model.compat if isinstance(model.compat, ModelCompat) else ModelCompat()
+        if all(getattr(said, name) == value for name, value in flags.items()):
+            return None
+        return msgspec.structs.replace(
+            model, compat=layered(said, msgspec.structs.replace(ModelCompat(), **flags))
+        ), context
+
+    return change
+
+
+def _compat_fix(flag: str, value: bool, attr: str) -> Fix:
+    setting = f'"compat": {{"{flag}": {"true" if value else "false"}}}'
+    return Fix(f"in models.json, set {setting} for this model", _with_compat(**{attr: value}))
+
+
+def _text_only(model: Model, context: Context) -> tuple[Model, Context] | None:
+    return (msgspec.structs.replace(model, input=["text"]), context) if "image" in model.input else None
+
+
+def _no_tools(model: Model, context: Context) -> tuple[Model, Context] | None:
+    return (model, msgspec.structs.replace(context, tools=[])) if context.tools else None
+
+
+def real_turn_probes(model: Model, cwd: str) -> list[Probe]:
+    """The requests of a real turn, with the daemon's default tools and its system prompt."""
+    definitions = create_tool_definitions(DEFAULT_ACTIVE_TOOLS)
+    tools: list[Tool] = [definition.declaration() for definition in definitions.values()]
+    system_prompt = build_system_prompt(list(definitions.values()), cwd)
+    call = ToolCall(id="call_probe_1", name="read", arguments={"path": "README.md"})
+    replay: list[LlmMessage] = [
+        UserMessage(content="Read README.md."),
+        AssistantMessage(content=[call], api=model.api, provider=model.provider, model=model.id, stop_reason="toolUse"),
+        ToolResultMessage(
+            tool_call_id=call.id, tool_name="read", content=[TextContent(text="# A project")], is_error=False
+        ),
+    ]
+    probes = [
+        Probe("a plain message", Context(system_prompt="", messages=[UserMessage(content=_REPLY)])),
+        Probe(
+            "the system prompt with the tool list",
+            Context(system_prompt=system_prompt, messages=[UserMessage(content=_REPLY)], tools=tools),
+            (
+                _compat_fix("supportsDeveloperRole", False, "supports_developer_role"),
+                _compat_fix("supportsStrictMode", False, "supports_strict_mode"),
+                Fix(_TOOLS_HINT, _no_tools),
+            ),
+        ),
+        Probe(
+            "a tool call replayed with its result",
+            Context(system_prompt=system_prompt, messages=replay, tools=tools),
+            (
+                _compat_fix("requiresNonNullAssistantContent", True, "requires_non_null_assistant_content"),
+                _compat_fix("requiresToolResultName", True, "requires_tool_result_name"),
+            ),
+        ),
+    ]
+    if "image" in model.input:
+        image = UserMessage(content=[TextContent(text=_REPLY), ImageContent(data=_PIXEL_PNG, mime_type="image/png")])
+        probes.append(
+            Probe(
+                "an image (content sent as a list of parts)",
+                Context(system_prompt="", messages=[image]),
+                (Fix('in models.json, set "input": ["text"] for this model (it reads no images here)', _text_only),),
+                severity="warn",
+            )
+        )
+    return probes
+
+
+async def _send(choice: ModelChoice, model: Model, context: Context) -> str | None:
+    """None when the server answered; else why not, secrets redacted."""
+    builder = AssistantBuilder(model)
+    secrets = request_secrets(choice.api_key, choice.headers)
+    builder.keep_secret(*secrets)
+    options = StreamOptions(
+        api_key=choice.api_key,
+        headers=choice.headers,
+        max_retries=0,
+        max_tokens=_MIN_OUTPUT_TOKENS.get(model.api, 1),
+        idle_timeout=LIVE_TIMEOUT_SECONDS,
+    )
+    with anyio.move_on_after(LIVE_TIMEOUT_SECONDS) as deadline:
+        message = await choice.stream_fn(model, context, options, builder)
+    if deadline.cancelled_caught:
+        return f"no answer in {LIVE_TIMEOUT_SECONDS:.0f} s"
+    if message.stop_reason == "error":
+        error = message.error_message if isinstance(message.error_message, str) else "unknown error"
+        return redact(error, secrets)
+    return None
+
+
+async def probe_server(choice: ModelChoice, cwd: str | None = None) -> Check:
+    """One check: the first request of a real turn the server refuses, with its fix; else ok."""
+    model = choice.model
+    where = f"{model.provider}/{model.id} at {model.base_url}"
+    probes = real_turn_probes(model, cwd or os.getcwd())
+    for index, probe in enumerate(probes):
+        error = await _send(choice, model, probe.context)
+        if error is None:
+            continue
+        if index == 0:  # not even a plain message: the server, the key or the model id
+            return Check("fail", "live request", f"{where}: {error}")
+        detail = f"{where}: the server refuses {probe.what}: {error}"
+        for fix in probe.fixes:
+            changed = fix.change(model, probe.context)
+            if changed is not None and await _send(choice, *changed) is None:
+                return Check(probe.severity, "live request", detail, fix.advice)
+        return Check(probe.severity, "live request", detail, "no compat setting pi-rpc knows makes it pass")
+    shapes = ", ".join(probe.what for probe in probes[1:])
+    return Check("ok", "live request", f"{where} answered a real turn's requests ({shapes})")

@@ -1,0 +1,52 @@
+"""`pi-rpc doctor --live --base-url` against the real servers, run as a user runs it: llama-server
+takes every request of a real turn; llama-cpp-python's server started as its README starts it
+(no --chat_format: the GGUF's own template) fails on an image prompt's list of content parts,
+and the doctor names the setting that avoids it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.install.test_doctor import doctor
+
+from .servers import MODEL_ID, LlamaInstall, LlamaProcess
+
+pytestmark = [pytest.mark.llama, pytest.mark.e2e]
+
+
+@pytest.fixture
+def default_llama_cpp_python(llama_install: LlamaInstall, tmp_path: Path) -> Iterator[LlamaProcess]:
+    server = LlamaProcess("llama-cpp-python", llama_install, tmp_path, chat_format=None)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def _live_line(home: Path, server: LlamaProcess) -> tuple[str, str, int]:
+    result = doctor(home, "--live", "--base-url", server.base_url)
+    [line] = [line for line in result.stdout.splitlines() if "live request:" in line]
+    return line, result.stdout, result.returncode
+
+
+@pytest.mark.parametrize("llama", ["llama-server"], indirect=True)  # llama-cpp-python's: the next test
+def test_llama_server_takes_a_real_turn(llama: LlamaProcess, tmp_path: Path) -> None:
+    line, stdout, status = _live_line(tmp_path, llama)
+    # No vision projector (its /props says so), so no image is sent; the rest is taken.
+    assert line.startswith(f"ok    live request: openai/{MODEL_ID}"), stdout
+    assert "a tool call replayed with its result" in line and "image" not in line
+    assert status == 0, stdout
+
+
+def test_llama_cpp_python_refuses_list_content_and_doctor_names_the_fix(
+    default_llama_cpp_python: LlamaProcess, tmp_path: Path
+) -> None:
+    line, stdout, status = _live_line(tmp_path, default_llama_cpp_python)
+    assert line.startswith(f"warn  live request: openai/{MODEL_ID}"), stdout
+    assert "the server refuses an image (content sent as a list of parts)" in line
+    assert '→ in models.json, set "input": ["text"] for this model' in stdout
+    assert status == 0, stdout  # text turns work: a warning, not a failure
