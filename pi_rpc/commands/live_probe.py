@@ -35,6 +35,7 @@ from pi_rpc.ai import (
     UserMessage,
     layered,
     request_secrets,
+    sections_text,
 )
 from pi_rpc.ai.redact import redact
 from pi_rpc.commands.checks import Check, Status
@@ -105,7 +106,7 @@ def real_turn_probes(model: Model, cwd: str) -> list[Probe]:
     """The requests of a real turn, with the daemon's default tools and its system prompt."""
     definitions = create_tool_definitions(DEFAULT_ACTIVE_TOOLS)
     tools: list[Tool] = [definition.declaration() for definition in definitions.values()]
-    system_prompt = build_system_prompt(list(definitions.values()), cwd)
+    system_prompt = sections_text(build_system_prompt(list(definitions.values()), cwd))
     call = ToolCall(id="call_probe_1", name="read", arguments={"path": "README.md"})
     replay: list[LlmMessage] = [
         UserMessage(content="Read README.md."),

@@ -127,7 +127,7 @@ def test_live_request_sends_a_real_turns_requests(tmp_path: Path) -> None:
     assert {body.get("max_tokens", body.get("max_completion_tokens")) for body in (plain, turn, replay, image)} == {1}
     assert [m["role"] for m in plain["messages"]] == ["user"]
     # What a prompt sends: the daemon's system prompt and its default tools.
-    assert turn["messages"][0]["role"] == "system" and "Available tools:" in turn["messages"][0]["content"]
+    assert turn["messages"][0]["role"] == "system" and "<tools>\n- read:" in turn["messages"][0]["content"]
     assert [tool["function"]["name"] for tool in turn["tools"]] == ["read", "bash", "edit", "write"]
     assert [m["role"] for m in replay["messages"]] == ["system", "user", "assistant", "tool"]
     assert replay["messages"][2]["tool_calls"][0]["function"]["name"] == "read"
