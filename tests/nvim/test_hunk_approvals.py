@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from .conftest import require_daemon
+from .screenshot import resize, screenshot
 from .test_approvals import FLOAT_OPEN, IDLE, float_lines, press
 
 pytestmark = pytest.mark.nvim
@@ -43,12 +44,13 @@ def asked_about_two_changes(make_editor: Any) -> tuple[Any, list[str]]:
     """An editor whose agent edits two places of notes.txt: its approval float and the float's lines."""
     ed = make_editor(SCRIPT, approvals={"policy": "ask"})
     (ed.workspace / "notes.txt").write_text(ORIGINAL)
+    resize(ed.nvim)  # the size of the README's picture of the float
     ed.nvim.command("PiPrompt two changes")
     ed.wait(FLOAT_OPEN)
     return ed, float_lines(ed)
 
 
-def test_t_rejects_the_hunk_under_the_cursor_and_a_applies_the_other(make_editor: Any) -> None:
+def test_t_rejects_the_hunk_under_the_cursor_and_a_applies_the_other(make_editor: Any, tmp_path: Path) -> None:
     ed, lines = asked_about_two_changes(make_editor)
     headers = [n for n, line in enumerate(lines, 1) if line.startswith("@@")]
     assert len(headers) == 2
@@ -66,6 +68,7 @@ def test_t_rejects_the_hunk_under_the_cursor_and_a_applies_the_other(make_editor
         [headers[1], "✓ hunk 2/2 kept (t rejects it)"],
     ]
     assert (ed.workspace / "notes.txt").read_text() == ORIGINAL
+    screenshot(ed.nvim, tmp_path, "hunks.png")
     press(ed, "a")
     ed.wait(f"{IDLE} and require('pi_rpc.chat').text():find('edited', 1, true) ~= nil")
     assert (ed.workspace / "notes.txt").read_text() == SECOND_ONLY

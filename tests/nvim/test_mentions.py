@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from .conftest import GUARD_MS, Editor, quit_editor, require_daemon
+from .screenshot import resize, screenshot
 
 pytestmark = pytest.mark.nvim
 
@@ -65,11 +66,12 @@ def start_symbol_server(ed: Editor) -> None:
     ed.wait("vim.lsp.get_clients({ name = 'test-symbols' })[1].initialized == true")
 
 
-def test_file_folder_symbol_and_buffer_mentions_reach_the_model(make_editor: Any) -> None:
+def test_file_folder_symbol_and_buffer_mentions_reach_the_model(make_editor: Any, tmp_path: Path) -> None:
     """`@calc.py` sends the file, `@pkg/` the folder's entries, `@symbol:add` the function the
     LSP server locates (completed from workspace/symbol), `@buffer` the buffer with its unsaved
     text; a mention written twice is sent once, a word that is no mention stays as written."""
     ed = make_editor(ANSWER)
+    resize(ed.nvim)  # the size of the README's picture of the chat
     (ed.workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
     (ed.workspace / "pkg").mkdir()
     (ed.workspace / "pkg" / "inner.txt").write_text("x\n")
@@ -96,6 +98,8 @@ def test_file_folder_symbol_and_buffer_mentions_reach_the_model(make_editor: Any
     assert text.count("`calc.py`:\n```python\ndef add(a, b):") == 1
     assert "Folder `pkg/`:\n- deeper/\n- inner.txt" in text
     assert "`notes.py`:\n```python\nunsaved = 'only in Neovim'\n```" in text
+    ed.wait("require('pi_rpc.usage').text():find('% of', 1, true) ~= nil")  # the winbar's share
+    screenshot(ed.nvim, tmp_path, "mentions.png")
 
 
 def test_diagnostics_quickfix_terminal_and_selection_mentions_reach_the_model(make_editor: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from .conftest import Editor, require_daemon
+from .screenshot import resize, screenshot
 
 pytestmark = pytest.mark.nvim
 
@@ -53,10 +54,20 @@ SCRIPT = {
 
 # vim.ui.select answers by the first label holding the next queued text; what each picker asked
 # (its prompt, its labels, the preview split's lines when one is open) is kept for the asserts.
+# HOLD leaves the picker open (its preview on screen) until the test calls _G.held(text).
+HOLD = "<hold>"
 STUB_SELECT = """
 _G.answers, _G.asked = {}, {}
 vim.ui.select = function(items, opts, on_choice)
   local want = table.remove(_G.answers, 1)
+  if want == '<hold>' then
+    _G.held = function(text)
+      _G.held = nil
+      table.insert(_G.answers, 1, text)
+      vim.ui.select(items, opts, on_choice)
+    end
+    return
+  end
   local labels = {}
   for i, item in ipairs(items) do
     labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
@@ -101,9 +112,16 @@ def start_tree(ws: Path) -> Tree:
     return tree(ws)
 
 
-def rewind(ed: Editor, *answers: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """:PiRewind with the pickers answered in turn; the rewind's result and what was asked."""
-    ed.lua(REWIND, list(answers))
+def rewind(ed: Editor, *answers: str, shot: Path | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """:PiRewind with the pickers answered in turn; the rewind's result and what was asked.
+    `shot`: the screen is pictured there (see screenshot.py) while the last picker is open."""
+    if shot is None:
+        ed.lua(REWIND, list(answers))
+    else:
+        ed.lua(REWIND, [*answers[:-1], HOLD])
+        ed.wait("_G.held ~= nil")
+        screenshot(ed.nvim, shot.parent, shot.name)
+        ed.lua("_G.held(...)", answers[-1])
     ed.wait("_G.rewound ~= nil")
     result = ed.lua("return _G.rewound")
     assert result, f"the rewind did not happen: {ed.lua('return _G.asked')}\n{ed.messages()}"
@@ -127,8 +145,9 @@ def prompt(ed: Editor, text: str, done: str) -> None:
     ed.wait(f"require('pi_rpc.status').phase() == 'idle' and require('pi_rpc.chat').text():find('{done}', 1, true)")
 
 
-def test_rewind_files_to_before_each_run_with_a_conflict(make_editor: Any) -> None:
+def test_rewind_files_to_before_each_run_with_a_conflict(make_editor: Any, tmp_path: Path) -> None:
     ed: Editor = make_editor(SCRIPT)
+    resize(ed.nvim)  # the size of the README's picture of the preview
     ws = ed.workspace
     original = start_tree(ws)
     for name in ("a.txt", "b.txt", "gone.txt"):
@@ -169,7 +188,7 @@ def test_rewind_files_to_before_each_run_with_a_conflict(make_editor: Any) -> No
     ed.nvim.command("buffer b.txt")
     ed.nvim.current.buffer[:] = ["BETA", "mine"]
     ed.nvim.command("write")
-    result, asked = rewind(ed, "first", "Files:", "Rewind: put back")
+    result, asked = rewind(ed, "first", "Files:", "Rewind: put back", shot=tmp_path / "rewind.png")
     confirm = asked[-1]
     assert confirm["labels"] == [
         "Rewind: put back 5 files and leave the 1 conflict alone",
