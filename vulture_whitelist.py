@@ -85,6 +85,7 @@ _.entry_limit_reached
 _.get_model  # ai/models.py: tests/unit/ai, tests/providers
 _.notify  # demo/rpc_client.py DaemonClient: tests/e2e, tests/reliability
 _.wait_for_type
+_.wait_for_log
 _.ignore  # tools/find.py GlobOptions: for a custom glob operation
 _.raw_bytes  # tools/output.py: tests/unit/tools/test_output.py, bench
 _.retained_bytes

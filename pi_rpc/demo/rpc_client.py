@@ -56,6 +56,7 @@ class DaemonClient:
         self.server_requests: list[Json] = []
         self.messages: list[Json] = []  # everything received, in order
         self.stderr_lines: list[str] = []
+        self._stderr_grew = threading.Condition()  # told of each new stderr line
         self._closed = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -183,7 +184,15 @@ class DaemonClient:
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
         for line in iter(self.proc.stderr.readline, b""):
-            self.stderr_lines.append(line.decode("utf-8", "replace").rstrip("\n"))
+            with self._stderr_grew:
+                self.stderr_lines.append(line.decode("utf-8", "replace").rstrip("\n"))
+                self._stderr_grew.notify_all()
+
+    def wait_for_log(self, text: str, timeout: float = 60) -> bool:
+        """Whether a line of the daemon's log (its stderr) containing `text` arrives within
+        `timeout` seconds (the deadline only stops a hang)."""
+        with self._stderr_grew:
+            return self._stderr_grew.wait_for(lambda: any(text in line for line in self.stderr_lines), timeout)
 
     # --- ending ---------------------------------------------------------------------------------
 

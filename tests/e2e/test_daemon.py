@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -348,23 +347,13 @@ def test_exit_during_a_run_kills_children_and_exits_zero(spawn: Spawn) -> None:
     assert still_running(tool_processes) == 0
 
 
-def _logged(client: DaemonClient, text: str, timeout: float = 30) -> bool:
-    """Whether `text` shows in the daemon's log within `timeout` (its stderr is read by a thread)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(text in line for line in client.stderr_lines):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_sigusr1_and_sigusr2_dump_the_stacks_and_the_daemon_keeps_serving(spawn: Spawn) -> None:
     client = spawn()
     assert served(client)
     client.proc.send_signal(signal.SIGUSR1)
-    assert _logged(client, "Current thread"), client.stderr_lines  # faulthandler: every thread
+    assert client.wait_for_log("Current thread"), client.stderr_lines  # faulthandler: every thread
     client.proc.send_signal(signal.SIGUSR2)
-    assert _logged(client, "asyncio tasks:"), client.stderr_lines
-    assert _logged(client, "watch_signals")  # each task's await, named by its coroutine
+    assert client.wait_for_log("asyncio tasks:"), client.stderr_lines
+    assert client.wait_for_log("watch_signals")  # each task's await, named by its coroutine
     assert served(client)
     assert client.close() == 0

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 
 import pytest
@@ -34,16 +33,6 @@ def started(client: DaemonClient) -> DaemonClient:
     and those seconds must not count against the first frame's guard."""
     assert client.request("state")["isStreaming"] is False
     return client
-
-
-def stderr_line(client: DaemonClient, text: str, guard: float = 60) -> bool:
-    """Whether a stderr line containing `text` arrives (the guard only stops a hang)."""
-    deadline = time.monotonic() + guard
-    while time.monotonic() < deadline:
-        if any(text in line for line in client.stderr_lines):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_every_broken_frame_from_the_issue_is_skipped_and_the_next_request_answered(spawn: Spawn) -> None:
@@ -76,7 +65,7 @@ def test_plain_json_at_an_lsp_daemon_names_the_jsonl_flag_once_and_serving_goes_
     client = started(spawn(script=None))
     client.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": "state"}\n')
     client.send_raw(b'{"jsonrpc": "2.0", "id": 2, "method": "state"}\n')
-    assert stderr_line(client, "--framing jsonl")  # said while the client waits, not at EOF
+    assert client.wait_for_log("--framing jsonl")  # said while the client waits, not at EOF
     client.send_raw(frame(3))
     assert answered(client, 3)
     assert client.close() == 0
