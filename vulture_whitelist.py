@@ -8,9 +8,6 @@ nothing reads belongs deleted, not listed.
 # mypy: ignore-errors
 
 # --- read by a framework or a protocol SDK, by name ----------------------------------------------
-# pygls calls these overrides of JsonRPCProtocol (modes/jsonrpc/rpc.py).
-_.get_message_type
-_._send_data
 # The ACP SDK's router calls AcpAgent's methods by name with keyword arguments; the parameters it
 # passes must exist even where we ignore them (modes/acp/agent.py).
 _.on_connect
