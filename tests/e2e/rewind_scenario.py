@@ -90,9 +90,10 @@ def git(workspace: Path, *args: str) -> bytes:
     return subprocess.run(["git", *args], cwd=workspace, env=env, check=True, capture_output=True).stdout
 
 
-def make_workspace(root: Path) -> Path:
+def make_workspace(root: Path, with_git: bool = True) -> Path:
     """A git work tree with the user's own state in it: a commit, an uncommitted change, a staged
-    new file, an ignored file, an executable and a binary file."""
+    new file, an ignored file, an executable and a binary file (`with_git=False`: the same files
+    in a plain folder, without the git state)."""
     workspace = root / "ws"
     workspace.mkdir()
     (workspace / "a.txt").write_text("alpha\n")
@@ -102,12 +103,13 @@ def make_workspace(root: Path) -> Path:
     (workspace / "tool.sh").chmod(0o755)
     (workspace / ".gitignore").write_text("*.log\n")
     (workspace / "build.log").write_text("ignored\n")
-    git(workspace, "init", "-q")
-    git(workspace, "add", "-A")
-    git(workspace, "commit", "-qm", "start")
-    (workspace / "b.txt").write_text("beta\nuncommitted\n")
-    (workspace / "staged.txt").write_text("mine\n")
-    git(workspace, "add", "staged.txt")
+    if with_git:
+        git(workspace, "init", "-q")
+        git(workspace, "add", "-A")
+        git(workspace, "commit", "-qm", "start")
+        (workspace / "b.txt").write_text("beta\nuncommitted\n")
+        (workspace / "staged.txt").write_text("mine\n")
+        git(workspace, "add", "staged.txt")
     return workspace.resolve()  # the paths checkpoints report are real paths
 
 

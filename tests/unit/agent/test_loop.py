@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import pytest
 from msgspec import UNSET
 
+from pi_rpc.agent import tool_calls
 from pi_rpc.agent.agent import Agent, AgentBusyError
 from pi_rpc.agent.types import (
     AfterToolCall,
@@ -525,13 +527,17 @@ async def test_model_error_ends_the_run_with_an_error_message() -> None:
 
 
 @pytest.mark.parametrize("sequential", [False, True])
-async def test_tool_duration_leaves_out_the_wait_for_approval(sequential: bool) -> None:
+async def test_tool_duration_leaves_out_the_wait_for_approval(
+    sequential: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A call that waits for the user before it runs reports the time of its own work: the editor's
-    card says "0.01s" for an instant command the user took half a second to allow."""
-    wait_s = 0.5
+    card says "0.00s" for an instant command the user took a minute to allow. The loop's clock is
+    one that only the user's minute moves, so the duration is exact, whatever the machine does."""
+    clock = [1000.0]
+    monkeypatch.setattr(tool_calls, "time", SimpleNamespace(monotonic=lambda: clock[0]))
 
     async def before(ctx: BeforeToolCall) -> None:
-        await anyio.sleep(wait_s)  # the user deciding (what is measured, not synchronisation)
+        clock[0] += 60.0  # the user deciding
 
     agent = Agent()
     recorder = Recorder(agent)
@@ -540,7 +546,7 @@ async def test_tool_duration_leaves_out_the_wait_for_approval(sequential: bool) 
         [user("go")], config(script([[call("echo", value="a")], [{"text": "ok"}]]), tools, before_tool_call=before)
     )
     (end,) = recorder.of(ToolExecutionEnd)
-    assert end.duration_ms < wait_s * 1000 / 2
+    assert end.duration_ms == 0
 
 
 async def test_a_reply_starts_pending_and_one_failed_before_streaming_starts_ended_with_its_level() -> None:

@@ -17,7 +17,7 @@ from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 from pi_rpc.session import checkpoints as checkpoints_module
 from pi_rpc.session.checkpoints_snapshots import GitShadow, SnapshotLimits, TreeScan
-from tests.e2e.rewind_scenario import Tree, git, tree
+from tests.e2e.rewind_scenario import Tree, git, make_workspace, tree
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .jsonrpc_client import Editor, RpcError, jsonrpc_editor
@@ -46,26 +46,6 @@ SCRIPT = script(
         [{"text": "second done"}],
     ),
 )
-
-
-def make_workspace(root: Path, with_git: bool) -> Path:
-    workspace = root / "ws"
-    workspace.mkdir()
-    (workspace / "a.txt").write_text("alpha\n")
-    (workspace / "b.txt").write_text("beta\n")
-    (workspace / "gone.txt").write_bytes(b"to be deleted\r\n\x00binary")
-    (workspace / "tool.sh").write_text("#!/bin/sh\necho one\n")
-    (workspace / "tool.sh").chmod(0o755)
-    (workspace / ".gitignore").write_text("*.log\n")
-    (workspace / "build.log").write_text("ignored\n")
-    if with_git:
-        git(workspace, "init", "-q")
-        git(workspace, "add", "-A")
-        git(workspace, "commit", "-qm", "start")
-        (workspace / "b.txt").write_text("beta\nuncommitted\n")  # the user's own work in progress
-        (workspace / "untracked.txt").write_text("mine\n")
-        git(workspace, "add", "untracked.txt")
-    return workspace.resolve()  # the paths checkpoints report are real paths
 
 
 def git_view(workspace: Path) -> tuple[bytes, bytes, bytes, bytes]:
