@@ -75,6 +75,7 @@ BIG_PROMPT = "[[big]] Print 200 MB with bash."
 ABORT_AFTER_S = 0.1
 SLEEP_START_TIMEOUT_S = 30.0
 SESSION_PROMPTS = 5
+WORKLOADS = "abciefgh"  # (d), idle RSS, is read in (b), (c) and (h)
 
 
 @dataclass
@@ -245,30 +246,27 @@ class Bench:
         figures.add("abort_ms", (end.at - sent) * 1000)
         figures.add("abort_left", left)
 
-    def run_all(self, contenders: list[Contender], runs: int, loop_prompts: int = 50) -> None:
-        """Workload by workload, the daemons taking turns run by run, so a change in the machine's
-        load (other jobs share these cores) falls on both alike."""
-        _log.info("(a) cold start x%d", runs)
-        self._rounds(contenders, runs, lambda c: self.cold_start(c.spec_for, c.figures))
-        _log.info("(b) long answer x%d", runs)
-        self._rounds(contenders, runs, lambda c: self.warm_run(c.spec_for, LONG_PROMPT, ["long"], "long", c.figures))
-        _log.info("(c) tool turn x%d", runs)
-        self._rounds(
-            contenders, runs, lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures)
-        )
-        _log.info("(i) short session of %d prompts x%d", SESSION_PROMPTS, runs)
-        self._rounds(contenders, runs, lambda c: self.short_session(c.spec_for, c.figures))
-        _log.info("(e) %d tool turns x%d", TURNS, runs)
-        self._rounds(contenders, runs, lambda c: self.tool_turns(c.spec_for, c.figures))
-        if loop_prompts:
-            _log.info("(f) loop of %d prompts x%d", loop_prompts, runs)
-            self._rounds(contenders, runs, lambda c: self.prompt_loop(c.spec_for, loop_prompts, c.figures))
-        _log.info("(g) abort during bash x%d", runs)
-        self._rounds(contenders, runs, lambda c: self.abort(c.spec_for, c.figures))
-        _log.info("(h) 200 MB of bash output x%d", runs)
-        self._rounds(
-            contenders, runs, lambda c: self.warm_run(c.spec_for, BIG_PROMPT, ["big", "final"], "big", c.figures)
-        )
+    def run_all(self, contenders: list[Contender], runs: int, loop_prompts: int = 50, only: str = WORKLOADS) -> None:
+        """Workload by workload (those whose letters are in `only`), the daemons taking turns run by
+        run, so a change in the machine's load (other jobs share these cores) falls on both alike."""
+        workloads: list[tuple[str, str, Callable[[Contender], None]]] = [
+            ("a", "cold start", lambda c: self.cold_start(c.spec_for, c.figures)),
+            ("b", "long answer", lambda c: self.warm_run(c.spec_for, LONG_PROMPT, ["long"], "long", c.figures)),
+            ("c", "tool turn", lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures)),
+            ("i", f"session of {SESSION_PROMPTS} prompts", lambda c: self.short_session(c.spec_for, c.figures)),
+            ("e", f"{TURNS} tool turns", lambda c: self.tool_turns(c.spec_for, c.figures)),
+            ("f", f"loop of {loop_prompts} prompts", lambda c: self.prompt_loop(c.spec_for, loop_prompts, c.figures)),
+            ("g", "abort during bash", lambda c: self.abort(c.spec_for, c.figures)),
+            (
+                "h",
+                "200 MB of bash output",
+                lambda c: self.warm_run(c.spec_for, BIG_PROMPT, ["big", "final"], "big", c.figures),
+            ),
+        ]
+        for letter, name, one in workloads:
+            if letter in only and (letter != "f" or loop_prompts):
+                _log.info("(%s) %s x%d", letter, name, runs)
+                self._rounds(contenders, runs, one)
 
     @staticmethod
     def _rounds(contenders: list[Contender], runs: int, one: Callable[[Contender], None]) -> None:
@@ -406,6 +404,7 @@ def main(argv: list[str] | None = None) -> None:
         help="pi-rpc's protocol: JSON-RPC (what the editors speak) or Pi's own `--mode rpc`",
     )
     parser.add_argument("--no-session", action="store_true", help="both daemons without session files")
+    parser.add_argument("--only", default=WORKLOADS, help=f"the workloads to run, by letter (default {WORKLOADS})")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
 
@@ -435,7 +434,7 @@ def main(argv: list[str] | None = None) -> None:
                 contenders.append(pi)
             all_contenders = list(contenders)
             try:
-                Bench(model, sandbox).run_all(contenders, args.runs, args.loop_prompts)
+                Bench(model, sandbox).run_all(contenders, args.runs, args.loop_prompts, args.only)
             except Exception:
                 _log.exception("a workload failed; the figures so far follow")
             if pi is not None and pi.broken:

@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import os
 import pstats
+import signal
 import sys
 import tempfile
 import time
@@ -25,12 +26,13 @@ import time
 from daemons import RunningDaemon, Sandbox, pi_rpc_spec
 from loopback import TURNS, LoopbackModel
 
-# Runs the daemon's main with a profiler that a SIGUSR1 turns on, dumping the stats at exit (the
-# daemon leaves through os._exit, which skips atexit).
+# Runs the daemon's main with a profiler that a SIGRTMIN turns on, dumping the stats at exit (the
+# daemon leaves through os._exit, which skips atexit). Not SIGUSR1: the daemon's own stack dumps
+# take that one (modes/stack_dumps.py).
 WRAPPER = """
 import cProfile, os, signal, sys
 profiler = cProfile.Profile()
-signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+signal.signal(signal.SIGRTMIN, lambda *_: profiler.enable())
 real_exit = os._exit
 def leave(code):
     profiler.disable()
@@ -69,7 +71,7 @@ def main() -> None:
                 daemon.send(spec.prompt_request(prompt))  # warm-up: first-request imports and caches
                 daemon.wait_count("idle", 1, 60)
                 time.sleep(0.5)
-                os.kill(daemon.pid, 10)  # SIGUSR1: start profiling
+                os.kill(daemon.pid, signal.SIGRTMIN)  # start profiling
                 time.sleep(0.1)
                 started = time.perf_counter()
                 for count in range(2, args.prompts + 2):

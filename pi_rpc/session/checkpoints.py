@@ -225,7 +225,7 @@ class SessionCheckpoints:
             except Exception as exc:  # a checkpoint never stops the tool; the listing says what is missing
                 _log.warning("checkpoint before %s failed: %s", name, exc)
                 _note(checkpoint, f"{name}: the files before the call could not be recorded ({exc})")
-            await anyio.to_thread.run_sync(store.save)
+            await _save(store)
 
     async def after_tool_call(self, call: AfterToolCall) -> None:
         """Note what the call left its files as (a shell call: what its snapshots differ in)."""
@@ -252,8 +252,9 @@ class SessionCheckpoints:
                 _log.warning("checkpoint after %s failed: %s", name, exc)
                 if shell is not None:
                     _note(shell.checkpoint, f"{name}: what the call changed could not be found ({exc})")
-            await anyio.to_thread.run_sync(store.save)
-            await anyio.to_thread.run_sync(store.enforce_limit)
+            await _save(store)
+            if store.limit_unchecked:
+                await anyio.to_thread.run_sync(store.enforce_limit)
 
     def _latest(self, store: CheckpointStore) -> Checkpoint | None:
         messages = self._user_messages()
@@ -298,10 +299,8 @@ class SessionCheckpoints:
 
     async def _snapshot_before(self, store: CheckpointStore, checkpoint: Checkpoint, call_id: str) -> None:
         snapshots = await self._snapshots_for(store, checkpoint)
-        if not self._shell_calls:  # no other call waits for a diff against the cache
-            await anyio.to_thread.run_sync(snapshots.trim)
-        try:
-            before = await _stoppable(snapshots, snapshots.snapshot)
+        try:  # no other call waits for a diff against the cache: it may be trimmed first
+            before = await _stoppable(snapshots, _snapshot, snapshots, not self._shell_calls)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace has {exc}")
             return
@@ -318,11 +317,10 @@ class SessionCheckpoints:
     async def _snapshot_after(self, store: CheckpointStore, shell: _Shell) -> None:
         checkpoint, snapshots = shell.checkpoint, shell.snapshots
         try:
-            after = await _stoppable(snapshots, snapshots.snapshot)
+            changed = await _stoppable(snapshots, _changes_since, snapshots, shell.before)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace grew to {exc}")
             return
-        changed: list[Changed] = await _stoppable(snapshots, snapshots.changes, shell.before, after)
         if isinstance(snapshots, GitShadow):
             for path in snapshots.gitlinks:
                 _note(checkpoint, f"changes inside the nested repository {path} are not captured")
@@ -423,7 +421,7 @@ class SessionCheckpoints:
         if preview:
             result.diffs = diffs
         else:
-            await anyio.to_thread.run_sync(store.save)
+            await _save(store)
 
     # --- files -----------------------------------------------------------------------------------
 
@@ -484,6 +482,25 @@ async def _stoppable(snapshots: GitShadow | TreeScan, work: Callable[..., T], *a
     if failed is not None:
         raise failed
     return result
+
+
+def _snapshot(snapshots: GitShadow | TreeScan, trim_first: bool) -> Any:
+    """A snapshot, the cache trimmed first when asked: in one worker thread's call, one wake-up."""
+    if trim_first:
+        snapshots.trim()
+    return snapshots.snapshot()
+
+
+def _changes_since(snapshots: GitShadow | TreeScan, before: Any) -> list[Changed]:
+    """What differs from `before` now (a TooLargeError is the new snapshot's: `changes` raises none)."""
+    return snapshots.changes(before, snapshots.snapshot())
+
+
+async def _save(store: CheckpointStore) -> None:
+    """The index written, in a worker thread, unless the file holds it already."""
+    data = store.unsaved()
+    if data is not None:
+        await anyio.to_thread.run_sync(store.save, data)
 
 
 def _note(checkpoint: Checkpoint, text: str) -> None:
