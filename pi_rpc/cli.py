@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import logging
 import os
 import sys
@@ -362,6 +363,15 @@ def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:
     return None
 
 
+def resume_collector() -> None:
+    """The cyclic collector back on, if the entry point (`pi_rpc.__main__.run`) turned it off for
+    the imports: what they made is frozen first, out of every later collection's walk. Before the
+    session is built, so whatever garbage reading settings and sessions leaves is collected."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 async def run_daemon(serve: Callable[[], Awaitable[None]], http: HttpClients) -> None:
     """Run a daemon to its end, then close its HTTP pool (its sessions are closed by then, so no
     request is left to use it), whichever way it ended."""
@@ -375,6 +385,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     hide_keys_from_proc(argv, provider_key_variables)  # before anything else: see key_handoff.py
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in SUBCOMMANDS:
+        resume_collector()
         sys.exit(run_subcommand(argv[0], argv[1:]))
     args, extras = parse_command_line(build_parser(), argv)
     logging.basicConfig(
@@ -401,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The daemon's process tables: every session's table is made in them, and every way out of the
     # daemon kills what any session's tools left running through them (modes/daemon.py).
     tables = ProcessTables()
+    resume_collector()
     try:
         config = build_session_config(args, http, tables)
     except (ModelSetupError, SettingsError, RuleError) as exc:

@@ -18,7 +18,6 @@ checkpoints_store.py's folder beside the session file, so a resumed session can 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import logging
 import os
@@ -547,6 +546,8 @@ def _unified_diff(path: str, now: bytes | None, restored: bytes | None) -> str:
         return f"Binary files {path} (now) and {path} (checkpoint) differ\n"
     old = (now or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
     new = (restored or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
+    import difflib  # for a rewind's diff alone, not in every daemon's start-up
+
     lines = difflib.unified_diff(
         old,
         new,

@@ -14,7 +14,6 @@ from pi_rpc.agent import Agent, AgentEvent, EntryAppended, MessageEnd
 from pi_rpc.ai import Message
 from pi_rpc.session.config import SessionConfig
 from pi_rpc.session.entries import Entry, SessionEntries, SessionEntry
-from pi_rpc.session.export_html import session_html
 from pi_rpc.session.session_ids import new_session_id
 from pi_rpc.session.store import (
     SessionFile,
@@ -263,6 +262,9 @@ class SessionHistory:
         path = Path(self._config.cwd, output_path or f"pi-session-{self.session_id}.html").resolve()
         title = self.session_name or f"pi-rpc session {self.session_id}"
         header = read_header(self._file.path) if self._file is not None else None
+        # Imported here: the page's writer and `html` are for this command alone, not every daemon.
+        from pi_rpc.session.export_html import session_html
+
         page = session_html(
             title,
             self.entries,
