@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 import anyio.lowlevel
@@ -62,15 +62,23 @@ def first_prompt_steps(config: SessionConfig) -> list[Step]:
     return steps
 
 
-async def run_warm_up(steps: Sequence[Step], after_s: float = WARM_UP_AFTER_S) -> None:
+async def run_warm_up(
+    steps: Sequence[Step], after_s: float = WARM_UP_AFTER_S, idle: Callable[[], Awaitable[None]] | None = None
+) -> None:
+    """Run `steps`, the `AtOnce` ones first, the rest after `after_s`, each once `idle` returns
+    (no run going): a prompt that came in first loads what it needs itself (a short answer needs
+    no tool's validator), and the rest waits until its run is over."""
     for step in steps:
         if isinstance(step, AtOnce):
             _run(step)
     await anyio.sleep(after_s)
     for step in steps:
-        if not isinstance(step, AtOnce):
-            _run(step)
-            await anyio.lowlevel.checkpoint()  # a request that came in meanwhile goes first
+        if isinstance(step, AtOnce):
+            continue
+        if idle is not None:
+            await idle()
+        _run(step)
+        await anyio.lowlevel.checkpoint()  # a request that came in meanwhile goes first
 
 
 def _run(step: Step) -> None:

@@ -106,3 +106,16 @@ async def test_a_helper_process_starts_at_once_and_the_rest_waits_for_the_delay(
     with anyio.move_on_after(0.2):
         await run_warm_up([lambda: ran.append("import"), AtOnce(ran.append, "supervisor")], after_s=30)
     assert ran == ["supervisor"]
+
+
+@pytest.mark.anyio
+async def test_the_steps_wait_for_a_run_to_end() -> None:
+    """A prompt that came first is not held up behind the warm-up's imports: they wait for its run."""
+    ran: list[str] = []
+    run_over = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(run_warm_up, [lambda: ran.append("validators")], 0, run_over.wait)
+        await anyio.sleep(0.05)
+        assert ran == []
+        run_over.set()
+    assert ran == ["validators"]
