@@ -252,7 +252,7 @@ def test_module_names_match_as_whole_paths() -> None:
     assert names_module(text, "session/storage/store.py") and names_module(text, "cli.py")
     assert names_module(text, "ai/providers/faux.py") and names_module(text, "modes/jsonrpc/server.py")
     assert not names_module(text, "store.py") and not names_module(text, "providers/faux.py")
-    assert not names_module("`session/store.pyi`", "session/storage/store.py")
+    assert not names_module("`session/storage/store.pyi`", "session/storage/store.py")
 
 
 def test_every_call_in_architecture_md_names_a_function_or_class_of_the_code() -> None:
