@@ -67,7 +67,7 @@ class FrontEnd(Protocol):
 def daemon_tables(given: ProcessTables | None, config: SessionConfig) -> ProcessTables:
     """A daemon's process tables: those the composition root made (`config`'s table among them),
     else a set of its own holding `config`'s (a daemon a test builds)."""
-    return given if given is not None else ProcessTables([config.processes])
+    return given if given is not None else ProcessTables([config.tools.processes])
 
 
 async def serve(

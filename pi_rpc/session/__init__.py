@@ -32,6 +32,13 @@ if TYPE_CHECKING:
         SessionCheckpoints,
     )
     from pi_rpc.session.compaction.planning import CompactionError, CompactionResult, estimated_tokens, summary_heading
+    from pi_rpc.session.configuration.config import (
+        ApprovalConfig,
+        ModelStart,
+        PersistenceConfig,
+        RetryConfig,
+        ToolsConfig,
+    )
     from pi_rpc.session.configuration.factory import DaemonContext, folder_opener, folder_trust, open_folder
     from pi_rpc.session.configuration.settings import (
         Settings,
@@ -93,6 +100,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVAL_POLICIES",
     "AgentSession",
+    "ApprovalConfig",
     "ApprovalDecision",
     "ApprovalPolicy",
     "ApprovalRules",
@@ -109,11 +117,14 @@ __all__ = [
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
+    "ModelStart",
     "NoModelError",
     "OtherWorkspaceSessionError",
+    "PersistenceConfig",
     "PromptOutcome",
     "ResourceCommand",
     "ResourceOptions",
+    "RetryConfig",
     "RewindConflict",
     "RewindDiff",
     "RewindResult",
@@ -134,6 +145,7 @@ __all__ = [
     "SlashCommand",
     "Step",
     "ToolInfo",
+    "ToolsConfig",
     "TrustDecision",
     "UserBashError",
     "build_system_prompt",

@@ -112,13 +112,13 @@ class SessionRuns:
         self._session = session
         self._tasks = tasks
         # Pi mode's retries between runs (session/auto_retry.py): the attempts of the current series.
-        self._retries = RetrySeries(session.config.retry_max)
+        self._retries = RetrySeries(session.config.retry.max)
 
     def _loop_config(self) -> LoopConfig:
         """The session's loop as it is now; in Pi mode each `agent_end` says whether the run is
         retried after it (Pi's `willRetry`)."""
         config = self._session.loop_config()
-        if not self._session.config.retry_after_run:
+        if not self._session.config.retry.after_run:
             return config
         return replace(
             config, will_retry=lambda messages: self._session.auto_retry_enabled and self._retries.will_retry(messages)
@@ -200,13 +200,13 @@ class SessionRuns:
             on_accepted()
             self._retries.attempt = 0
             new_messages = await agent.run(control, prompts, self._loop_config())
-            if self._session.config.retry_after_run and self._session.auto_retry_enabled:
+            if self._session.config.retry.after_run and self._session.auto_retry_enabled:
                 new_messages += await retry_failed_run(
                     agent,
                     control,
                     self._loop_config(),
                     self._retries,
-                    self._session.config.retry_base_ms,
+                    self._session.config.retry.base_ms,
                     self._session.history.omit_from_context,
                 )
             aborted = control.aborted

@@ -107,14 +107,14 @@ class AgentSession:
         self.agent = Agent()
         self.agent.steering_mode = config.steering_mode
         self.agent.follow_up_mode = config.follow_up_mode
-        self.choice = config.model
-        level = config.thinking_level  # clamped as Pi clamps a session's first level
+        self.choice = config.models.choice
+        level = config.models.thinking_level  # clamped as Pi clamps a session's first level
         self.thinking_level: ThinkingLevel = (
             level if self.choice is None else clamp_thinking_level(self.choice.model, level)
         )
         self._tasks = task_group
-        self._definitions = dict(config.tools)
-        self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
+        self._definitions = dict(config.tools.definitions)
+        self._active: list[str] = [name for name in config.tools.active if name in self._definitions]
         self._system_prompt: dict[str, str] = {}
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.resources = load_resources(self.cwd, config.resources)
@@ -122,13 +122,13 @@ class AgentSession:
         self.runs = SessionRuns(self, task_group)
         # Pi's toggles; a client may flip them before the features they govern run.
         self.auto_compaction_enabled = True
-        self.auto_retry_enabled = config.retry_enabled
+        self.auto_retry_enabled = config.retry.enabled
         self._retrying = False
         self.agent.subscribe(self._track_retry)
-        self.user_bash = UserBash(config.processes)
+        self.user_bash = UserBash(config.tools.processes)
         # A session dropped without `close` leaves its table to no one (the daemon's exit reaches
         # only live tables): its leftovers die, and their lifelines close, with the session.
-        weakref.finalize(self, config.processes.kill_all)
+        weakref.finalize(self, config.tools.processes.kill_all)
         self.history = SessionHistory(self.agent, config)
         self.compaction = SessionCompaction(self)
         self._start_history()
@@ -136,10 +136,10 @@ class AgentSession:
             lambda: self.cwd,
             self._definitions.get,
             self._tool_context,
-            policy=config.approval_policy,
-            rules=config.approval_rules,
-            timeout=config.approval_timeout,
-            save_rule=config.save_allow_rule,
+            policy=config.approvals.policy,
+            rules=config.approvals.rules,
+            timeout=config.approvals.timeout,
+            save_rule=config.approvals.save_allow_rule,
         )
         self.approvals.on_request = lambda request: self.agent.emit(ToolApprovalRequest(request=request))
         self.approvals.on_resolved = lambda call_id, outcome: self.agent.emit(
@@ -150,26 +150,26 @@ class AgentSession:
     def _start_history(self) -> None:
         """The session the command line asks for: `--fork`, `--session`, `--continue`, `--session-id`, or new."""
         config = self.config
-        if config.fork_from is not None:
-            self.history.fork_file(config.fork_from)
-        elif config.resume_from is not None and config.resume_from.exists():
-            self.history.resume(config.resume_from)
+        if config.persistence.fork_from is not None:
+            self.history.fork_file(config.persistence.fork_from)
+        elif config.persistence.resume_from is not None and config.persistence.resume_from.exists():
+            self.history.resume(config.persistence.resume_from)
         else:
-            if config.resume_from is not None:
-                self.history.start_at(config.resume_from)
-            self.history.command_line_identity(config.new_session_id, config.start_name)
+            if config.persistence.resume_from is not None:
+                self.history.start_at(config.persistence.resume_from)
+            self.history.command_line_identity(config.persistence.new_session_id, config.persistence.start_name)
             record_start(self)
             return
         restore_recorded(self)
-        self.history.command_line_identity(None, config.start_name)
+        self.history.command_line_identity(None, config.persistence.start_name)
 
     # --- the client's part: approvals and editor-owned files ------------------------------------
 
     def set_approver(self, approver: Approver | None) -> None:
         """The front end's way to ask the user (None: it cannot); one that can gets "ask" unless configured."""
         self.approvals.approver = approver
-        if not self.config.approval_policy_configured:
-            self.approvals.policy = "ask" if approver is not None else self.config.approval_policy
+        if not self.config.approvals.configured:
+            self.approvals.policy = "ask" if approver is not None else self.config.approvals.policy
 
     def set_approval_policy(self, policy: ApprovalPolicy) -> ApprovalPolicy:
         """Takes effect at the next tool call, in a running run too."""
@@ -178,7 +178,7 @@ class AgentSession:
 
     def set_editor_files(self, editor: EditorFiles | None) -> None:
         """Serve read/edit/write of text files from the client (its buffers); None: the disk."""
-        self.config.files.editor = editor
+        self.config.tools.files.editor = editor
 
     # --- events ---------------------------------------------------------------------------------
 
@@ -301,8 +301,8 @@ class AgentSession:
     async def start_mcp_servers(self, servers: Sequence[McpServerConfig] = ()) -> list[McpServerStatus]:
         """Start the settings', `mcp.json`'s and a client's `servers` (the client wins a name), bounded;
         failures are reported. Their tools join by exposure (session/mcp_tools.py)."""
-        wanted = [*self.config.mcp_servers, *servers]
-        if not wanted or not self.config.mcp_enabled:  # Pi's --no-mcp: none starts
+        wanted = [*self.config.tools.mcp_servers, *servers]
+        if not wanted or not self.config.tools.mcp_enabled:  # Pi's --no-mcp: none starts
             return self.mcp.statuses() if self.mcp is not None else []
         if self.mcp is None:
             from pi_rpc.tools import McpServers
@@ -320,7 +320,7 @@ class AgentSession:
             if self.mcp is not None:
                 await self.mcp.stop()
         finally:
-            self.config.processes.kill_all()
+            self.config.tools.processes.kill_all()
 
     @property
     def active_tools(self) -> list[str]:
@@ -375,15 +375,15 @@ class AgentSession:
     # --- model ----------------------------------------------------------------------------------
 
     def set_model(self, provider: str, model_id: str, thinking_level: ThinkingLevel | None = None) -> Model:
-        choice = self.config.resolve_model(provider, model_id)
+        choice = self.config.models.resolve(provider, model_id)
         if choice is None:
             raise ModelNotFoundError(
                 f"Model not found: {provider}/{model_id}"
-                + not_found_hint(provider, model_id, self.config.available_models())
+                + not_found_hint(provider, model_id, self.config.models.available())
             )
         # From a model without reasoning the default level comes back (Pi's model switch).
         reasoning = self.choice is None or len(self.thinking_levels()) > 1
-        wanted = thinking_level or (self.thinking_level if reasoning else self.config.default_thinking_level)
+        wanted = thinking_level or (self.thinking_level if reasoning else self.config.models.default_thinking_level)
         self.choice = choice
         record_model(self)
         self.set_thinking_level(wanted)
@@ -415,7 +415,7 @@ class AgentSession:
     @property
     def model_scope_active(self) -> bool:
         """`cycle_model` walks the command line's `--models` scope (Pi's `isScoped`)."""
-        return bool(self.config.scoped_models)
+        return bool(self.config.models.scoped)
 
     def cycle_model(self) -> Model | None:
         """Switch to the next model of the scope (`--models`, at the level its pattern names),
@@ -435,7 +435,7 @@ class AgentSession:
         return ["off"] if self.choice is None else supported_thinking_levels(self.choice.model)
 
     def available_models(self) -> list[Model]:
-        models = self.config.available_models()
+        models = self.config.models.available()
         if self.choice is None:
             return models
         current = self.choice.model
@@ -551,8 +551,8 @@ class AgentSession:
             thinking_level=self.thinking_level,
             headers=dict(choice.headers),
             session_id=self.session_id,
-            max_retries=self.config.retry_max if self.auto_retry_enabled and not self.config.retry_after_run else 0,
-            retry_base_ms=self.config.retry_base_ms,
+            max_retries=self.config.retry.max if self.auto_retry_enabled and not self.config.retry.after_run else 0,
+            retry_base_ms=self.config.retry.base_ms,
             http=choice.http,
         )
         return LoopConfig(

@@ -103,8 +103,8 @@ class SessionCompaction:
                 plan = self._plan(messages)
                 retry = SummaryRetry(
                     session.auto_retry_enabled,
-                    session.config.retry_max,
-                    session.config.retry_base_ms,
+                    session.config.retry.max,
+                    session.config.retry.base_ms,
                     agent.emit,
                     reason,
                 )

@@ -20,9 +20,9 @@ def next_model(
     config: SessionConfig, current: Model, available: Callable[[], Sequence[Model]]
 ) -> tuple[ModelKey, ThinkingLevel | None] | None:
     """The model after `current` and the level its scope pattern names; None when there is no other."""
-    scope = {(s.model.provider, s.model.id): s.thinking_level for s in config.scoped_models}
+    scope = {(s.model.provider, s.model.id): s.thinking_level for s in config.models.scoped}
     if scope:
-        models = [key for key in scope if _usable(config.resolve_model(*key))]
+        models = [key for key in scope if _usable(config.models.resolve(*key))]
     else:
         models = [(m.provider, m.id) for m in available()]
     if len(models) < 2:

@@ -65,18 +65,18 @@ def restore_recorded(host: SettingsHost) -> None:
             record_thinking_level(host)
         return
     recorded = entries.recorded_model()
-    if not host.config.model_pinned and recorded is not None:
+    if not host.config.models.model_pinned and recorded is not None:
         current = host.choice.model if host.choice is not None else None
         if current is None or (current.provider, current.id) != recorded:
-            choice = host.config.resolve_model(*recorded)
+            choice = host.config.models.resolve(*recorded)
             if choice is not None and usable(choice):
                 host.choice = choice
             else:
                 using = f"{current.provider}/{current.id}" if current is not None else "no model"
                 _log.warning("Could not restore model %s/%s (not found, or no key); using %s", *recorded, using)
     level = entries.recorded_thinking_level()
-    if not host.config.thinking_pinned:
-        host.thinking_level = thinking_level_of(level) or host.config.default_thinking_level
+    if not host.config.models.thinking_pinned:
+        host.thinking_level = thinking_level_of(level) or host.config.models.default_thinking_level
     if host.choice is not None:
         host.thinking_level = clamp_thinking_level(host.choice.model, host.thinking_level)
     if level is None:
