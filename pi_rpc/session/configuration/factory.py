@@ -107,7 +107,17 @@ def open_folder(
     context: DaemonContext, folder: str, *, resume_from: Path | None = None, fork_from: Path | None = None
 ) -> SessionConfig:
     """The session config for `folder` (absolute, a directory). Raises SettingsError for a
-    workspace settings file that does not parse, RuleError for a rule that does not."""
+    workspace settings file that does not parse, RuleError for a rule that does not.
+
+        template = SessionConfig(cwd=cwd, models=ModelStart(choice=choice, resolve=resolve),
+                                 tools=ToolsConfig(active=["read", "bash"]))
+        context = DaemonContext(template=template, tool_names=["read", "bash"],
+                                process_tables=ProcessTables(), user_settings=load_settings())
+        config = open_folder(context, "/home/me/project")  # tools made with the folder's router
+        async with anyio.create_task_group() as tasks:
+            session = AgentSession(config, tasks)
+            outcome = await session.prompt("What does this project do?")
+    """
     template = context.template
     user = context.user_settings or Settings()
     trust = folder_trust(context, folder)
