@@ -32,7 +32,8 @@ if TYPE_CHECKING:
         SessionCheckpoints,
     )
     from pi_rpc.session.compaction import CompactionError, CompactionResult, estimated_tokens, summary_heading
-    from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.entries import EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.entry_kinds import Entry, LabelEntry
     from pi_rpc.session.export_html import session_html
     from pi_rpc.session.factory import DaemonContext, folder_opener, folder_trust, open_folder
     from pi_rpc.session.history import OtherWorkspaceSessionError
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
         provider_key_variables,
         starting_model,
     )
-    from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE
     from pi_rpc.session.resources import ResourceCommand, ResourceOptions, prompt_input, untrusted_resources
     from pi_rpc.session.session import (
         AgentSession,
@@ -106,6 +106,7 @@ __all__ = [
     "DaemonContext",
     "Entry",
     "EntryNotOnBranchError",
+    "LabelEntry",
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
@@ -119,7 +120,6 @@ __all__ = [
     "RewindResult",
     "RewindTarget",
     "RuleError",
-    "SYSTEM_ENTRY_TYPE",
     "SessionCheckpoints",
     "SessionConfig",
     "SessionEntries",
