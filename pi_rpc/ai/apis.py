@@ -5,9 +5,10 @@ Every list that names APIs is read from `API_DECLARATIONS` when it is used: the 
 module streams an API, imported on its first message: `ai/registry.py`), the `--api` choices of
 the daemon and of `pi-rpc doctor`, the APIs a `models.json` may name (`ai/config.py`), the
 provider a bare `--base-url` model is named after, and whether a session may start without a key
-(`session/models.py`). The known providers (`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`, ...) are the
-ones these declarations name. So adding an API is its name in `KnownApi`, one `ApiDeclaration`
-below, and its provider module (a `ProviderApi`: `ai/providers/driver.py`); nothing else.
+(`session/models/choice.py`). The known providers (`ANTHROPIC_API_KEY`, `OPENAI_BASE_URL`, ...)
+are the ones these declarations name. So adding an API is its name in `KnownApi`, one
+`ApiDeclaration` below, and its provider module (a `ProviderApi`: `ai/providers/driver.py`);
+nothing else.
 
 This module imports nothing of pi-rpc: `Model.api` (`ai/types.py`) is typed with `KnownApi`, and
 naming or choosing an API loads no provider module and no httpx.

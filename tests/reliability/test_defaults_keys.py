@@ -15,7 +15,7 @@ from pi_rpc.ai.apis import ANTHROPIC, OPENAI, KnownApi, endpoint_apis, known_pro
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import Context, UserMessage
-from pi_rpc.session.models import ModelSetupError, starting_model
+from pi_rpc.session.models.choice import ModelSetupError, starting_model
 
 
 @pytest.fixture(autouse=True)

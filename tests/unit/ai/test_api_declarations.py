@@ -25,8 +25,8 @@ from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model
 from pi_rpc.commands import doctor
 from pi_rpc.modes.acp.agent import auth_methods
-from pi_rpc.session.models import ModelSetupError, starting_model
-from pi_rpc.session.recorded_settings import usable
+from pi_rpc.session.models.choice import ModelSetupError, starting_model
+from pi_rpc.session.storage.recorded_settings import usable
 
 pytestmark = pytest.mark.anyio
 
