@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from pi_rpc.ai import ThinkingLevel, clamp_thinking_level, thinking_level_of
+from pi_rpc.ai import ThinkingLevel, api_declaration, clamp_thinking_level, thinking_level_of
 from pi_rpc.session.configuration.config import ModelChoice, SessionConfig
 from pi_rpc.session.storage.history import SessionHistory
 
@@ -32,9 +32,9 @@ class SettingsHost(Protocol):
 
 
 def usable(choice: ModelChoice) -> bool:
-    """A model a session can prompt: a key for it, or a Chat Completions server (local servers
-    need none), or the scripted model."""
-    return choice.scripted or choice.api_key is not None or choice.model.api == "openai-completions"
+    """A model a session can prompt: a key for it, or an API whose key is optional (Chat
+    Completions: local servers need none), or the scripted model."""
+    return choice.scripted or choice.api_key is not None or api_declaration(choice.model.api).key_optional
 
 
 def record_model(host: SettingsHost) -> None:
