@@ -11,6 +11,9 @@ import pytest
 from pi_rpc.ai.apis import known_providers
 from pi_rpc.demo.rpc_client import DaemonClient
 
+# The loopback model server every provider-facing test here asks for by name.
+from .loopback_model import loopback  # noqa: F401 - a fixture
+
 SCRIPTS = Path(__file__).parent / "scripts"
 SAMPLE = Path(__file__).parents[2] / "pi_rpc" / "demo" / "workspace"
 

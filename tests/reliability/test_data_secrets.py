@@ -28,7 +28,7 @@ from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.e2e.conftest import daemon_env
-from tests.e2e.test_daemon_providers import Loopback
+from tests.e2e.loopback_model import Loopback
 from tests.providers.sse_server import Reply, json_reply, sse_event, sse_reply
 
 pytestmark = pytest.mark.e2e
