@@ -27,7 +27,7 @@ import gc, json, sys, time, tracemalloc
 from pathlib import Path
 from statistics import median
 import pi_rpc
-from pi_rpc.session.store import load_entries
+from pi_rpc.session import load_entries
 
 path, repeat = Path(sys.argv[1]), int(sys.argv[2])
 samples = []

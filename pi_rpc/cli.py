@@ -17,6 +17,7 @@ from pi_rpc.ai import (
     RETRY_BASE_ENV,
     HttpClients,
     ThinkingLevel,
+    endpoint_apis,
     no_model_message,
     retry_base_from_env,
     thinking_level_of,
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model id")
     parser.add_argument(
         "--api",
-        choices=["anthropic-messages", "openai-completions", "openai-responses"],
+        choices=endpoint_apis(),
         help="wire API of a custom endpoint (with --base-url)",
     )
     parser.add_argument("--base-url", help="base URL of any compatible server, e.g. http://127.0.0.1:8080/v1")
@@ -234,7 +235,7 @@ def build_session_config(
 ) -> SessionConfig:
     """The session the command line asks for; its model requests go through `http`, the daemon's
     pool, and its table of processes is made in `process_tables`, the daemon's. What the command
-    line decides here once is the daemon's context (session/factory.py): every session the daemon
+    line decides here once is the daemon's context (session/configuration/factory.py): every session the daemon
     opens for a folder, this first one included, is made from it by `open_folder`."""
     cwd = os.path.abspath(os.path.expanduser(args.cwd))
     if not os.path.isdir(cwd):
@@ -423,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Without --cwd the server works in the editor's workspace root, as language servers do.
         pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
 
-        # The editor's root gets its session as any folder does (session/factory.py).
+        # The editor's root gets its session as any folder does (session/configuration/factory.py).
         lsp = LspDaemon(config, workspace_config=None if pinned else config.open_folder, process_tables=tables)
         anyio.run(run_daemon, functools.partial(lsp.run, warm_up), http)
     else:

@@ -15,7 +15,7 @@ import pytest
 from pi_rpc.ai.types import TextContent, UserMessage
 from pi_rpc.cli import build_parser, build_session_config
 from pi_rpc.pi_flags import session_paths
-from pi_rpc.session.store import (
+from pi_rpc.session.storage.store import (
     SessionDir,
     SessionFile,
     chosen_session_root,
@@ -25,7 +25,7 @@ from pi_rpc.session.store import (
     list_sessions,
     private_workspace_subfolder,
 )
-from tests.unit.test_store import PI_PROMPT
+from tests.unit.pi_prompt import PI_PROMPT
 
 HERE, THERE = "/work/here", "/work/there"
 LOOPBACK_MODEL = ["--api", "openai-completions", "--base-url", "https://127.0.0.1:9/v1", "--model", "m"]

@@ -61,7 +61,7 @@ from acp.utils import serialize_params
 
 import pi_rpc
 from pi_rpc.agent import AgentEvent, MessageUpdate, ToolExecutionUpdate
-from pi_rpc.ai import PROVIDER_ENV, ImageContent, TextDeltaEvent, ThinkingDeltaEvent, no_model_message
+from pi_rpc.ai import ImageContent, TextDeltaEvent, ThinkingDeltaEvent, known_providers, no_model_message
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.commands import available_commands, run_command
 from pi_rpc.modes.acp.config_options import config_options, set_config_option
@@ -123,7 +123,7 @@ class AcpAgent:
     ) -> None:
         self.config = config
         self.process_tables = daemon_tables(process_tables, config)
-        # Every session is made for its folder the one way (session/factory.py).
+        # Every session is made for its folder the one way (session/configuration/factory.py).
         self._open_folder = folder_opener(config, self.process_tables)
         self.tasks = tasks
         self.send = send
@@ -450,23 +450,18 @@ def _absolute_dir(cwd: str) -> str:
     return os.path.normpath(cwd)
 
 
-# How a provider's name reads in an editor's sign-in list.
-PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI"}
-
-
 def auth_methods() -> list[AuthMethodAgent]:
-    """One method per provider whose key an environment variable holds (ai/config.py). ACP's
+    """One method per provider whose key an environment variable holds (ai/apis.py). ACP's
     current schema has no environment-variable method, so each is an `agent` method whose
     description names the variable (and `_meta.env` lists it): `authenticate` then checks."""
     methods = []
-    for provider, (key, _) in PROVIDER_ENV.items():
-        name = PROVIDER_NAMES.get(provider, provider)
+    for known in known_providers().values():
         methods.append(
             AuthMethodAgent(
-                id=f"{provider}-api-key",
-                name=f"{name} API key",
-                description=f"Set {key} in the environment pi-rpc is started with",
-                field_meta={"env": [key]},
+                id=f"{known.name}-api-key",
+                name=f"{known.title} API key",
+                description=f"Set {known.key_variable} in the environment pi-rpc is started with",
+                field_meta={"env": [known.key_variable]},
             )
         )
     return methods

@@ -15,8 +15,8 @@ from pi_rpc.agent.loop import declare_tool_changes
 from pi_rpc.ai import SystemMessage, sections_text
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
+from .pi_harness import pi_mode
 from .pipes import Json
-from .test_pi_commands import pi_mode
 
 pytestmark = pytest.mark.anyio
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from pi_rpc.ai.types import Message, SystemMessage, TextContent, UserMessage
-from pi_rpc.session.entry_kinds import CustomEntry, SessionMessageEntry, entry_json, entry_timestamp
-from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE, entry_message
+from pi_rpc.session.storage.entry_kinds import CustomEntry, SessionMessageEntry, entry_json, entry_timestamp
+from pi_rpc.session.storage.pi_sessions import SYSTEM_ENTRY_TYPE, entry_message
 
 
 def message_entry(message: Message, entry_id: str, parent_id: str | None) -> SessionMessageEntry:
