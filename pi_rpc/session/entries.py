@@ -34,11 +34,12 @@ from pi_rpc.session.pi_sessions import (
     session_info_entry,
     thinking_level_entry,
 )
+from pi_rpc.session.refusals import UnknownSessionOrEntry
 
 Entry = dict[str, Any]
 
 
-class EntryNotOnBranchError(LookupError):
+class EntryNotOnBranchError(UnknownSessionOrEntry, LookupError):
     """A cursor that names no entry of the current branch."""
 
 

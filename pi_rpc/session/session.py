@@ -66,6 +66,7 @@ from pi_rpc.session.recorded_settings import (
     record_thinking_level,
     restore_recorded,
 )
+from pi_rpc.session.refusals import NoModelConfigured, UnknownModel
 from pi_rpc.session.resources import load_resources
 from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
 from pi_rpc.session.store import SessionSummary
@@ -89,11 +90,11 @@ _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
-class ModelNotFoundError(LookupError):
+class ModelNotFoundError(UnknownModel, LookupError):
     pass
 
 
-class NoModelError(RuntimeError):
+class NoModelError(NoModelConfigured, RuntimeError):
     """A prompt while no model is configured; the message says how to configure one."""
 
     def __init__(self) -> None:
