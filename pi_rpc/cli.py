@@ -234,7 +234,7 @@ def build_session_config(
 ) -> SessionConfig:
     """The session the command line asks for; its model requests go through `http`, the daemon's
     pool, and its table of processes is made in `process_tables`, the daemon's. What the command
-    line decides here once is the daemon's context (session/factory.py): every session the daemon
+    line decides here once is the daemon's context (session/configuration/factory.py): every session the daemon
     opens for a folder, this first one included, is made from it by `open_folder`."""
     cwd = os.path.abspath(os.path.expanduser(args.cwd))
     if not os.path.isdir(cwd):
@@ -423,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Without --cwd the server works in the editor's workspace root, as language servers do.
         pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
 
-        # The editor's root gets its session as any folder does (session/factory.py).
+        # The editor's root gets its session as any folder does (session/configuration/factory.py).
         lsp = LspDaemon(config, workspace_config=None if pinned else config.open_folder, process_tables=tables)
         anyio.run(run_daemon, functools.partial(lsp.run, warm_up), http)
     else:

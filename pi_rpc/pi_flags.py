@@ -106,7 +106,7 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start with no built-in tool active (MCP servers' tools stay active)",
     )
-    # Pi's project trust (session/trust.py): for this run, not recorded, as Pi's help says.
+    # Pi's project trust (session/configuration/trust.py): for this run, not recorded, as Pi's help says.
     pi.add_argument(
         "-a",
         "--approve",

@@ -138,7 +138,7 @@ def test_citation_check_resolves_items_steps_and_parts() -> None:
 
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 PACKAGE = ROOT / "pi_rpc"
-# ARCHITECTURE.md names a module by its path under pi_rpc/ (`session/store.py`, `cli.py`), with or
+# ARCHITECTURE.md names a module by its path under pi_rpc/ (`session/storage/store.py`, `cli.py`), with or
 # without the `pi_rpc/` in front.
 # A backticked call: `finish()`, `serve(front_end)`, `Run.wait()`, `anyio.move_on_after(...)`.
 CALL = re.compile(r"`((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(")
@@ -243,16 +243,16 @@ def resolve_module(named: str) -> Path | None:
 def test_every_module_is_named_in_architecture_md() -> None:
     text = ARCHITECTURE.read_text(encoding="utf-8")
     modules = package_modules()
-    assert "session/store.py" in modules and "cli.py" in modules  # the walk still finds the package
+    assert "session/storage/store.py" in modules and "cli.py" in modules  # the walk still finds the package
     assert [module for module in modules if not names_module(text, module)] == []
 
 
 def test_module_names_match_as_whole_paths() -> None:
-    text = "`session/store.py`, pi_rpc/cli.py and `ai/providers/faux.py`; see modes/jsonrpc/server.py."
-    assert names_module(text, "session/store.py") and names_module(text, "cli.py")
+    text = "`session/storage/store.py`, pi_rpc/cli.py and `ai/providers/faux.py`; see modes/jsonrpc/server.py."
+    assert names_module(text, "session/storage/store.py") and names_module(text, "cli.py")
     assert names_module(text, "ai/providers/faux.py") and names_module(text, "modes/jsonrpc/server.py")
     assert not names_module(text, "store.py") and not names_module(text, "providers/faux.py")
-    assert not names_module("`session/store.pyi`", "session/store.py")
+    assert not names_module("`session/storage/store.pyi`", "session/storage/store.py")
 
 
 def test_every_call_in_architecture_md_names_a_function_or_class_of_the_code() -> None:

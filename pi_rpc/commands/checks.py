@@ -153,7 +153,7 @@ def check_settings_file(cwd: str) -> Iterator[Check]:
 
 def check_workspace_trust(cwd: str) -> Check:
     """Whether the workspace's own settings may loosen anything and its own resources load, and
-    what is ignored or not loaded until they may (session/trust.py): a daemon started here
+    what is ignored or not loaded until they may (session/configuration/trust.py): a daemon started here
     without --approve or --no-approve decides so."""
     try:
         user = load_settings()

@@ -26,7 +26,7 @@ from pi_rpc.tools import (
 )
 
 if TYPE_CHECKING:
-    from pi_rpc.session.config import SessionConfig
+    from pi_rpc.session.configuration.config import SessionConfig
     from pi_rpc.tools import McpServers
 
 

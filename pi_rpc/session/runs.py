@@ -25,7 +25,7 @@ import anyio.abc
 from pi_rpc.agent import Agent, AgentSettled, CompactionEnd, LoopConfig, RunControl
 from pi_rpc.ai import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage, add_usage
 from pi_rpc.session.auto_retry import RetrySeries, retry_failed_run
-from pi_rpc.session.compaction import (
+from pi_rpc.session.compaction.planning import (
     CompactionError,
     CompactionReason,
     CompactionResult,
@@ -35,9 +35,9 @@ from pi_rpc.session.compaction import (
     reported_tokens,
     should_compact,
 )
-from pi_rpc.session.config import ModelChoice, SessionConfig
-from pi_rpc.session.history import SessionHistory
-from pi_rpc.session.resources import Resources
+from pi_rpc.session.configuration.config import ModelChoice, SessionConfig
+from pi_rpc.session.resources.loading import Resources
+from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.types import PromptOutcome
 
 StreamingBehavior = Literal["steer", "followUp"]

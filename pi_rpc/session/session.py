@@ -2,7 +2,7 @@
 
 It owns the agent, the tool registry versus the active tools and the model, and passes through to
 the parts it owns: its history (the transcript and its file, `SessionHistory` in history.py), its
-compaction (`SessionCompaction`, compacting.py) and its runs (`SessionRuns`, runs.py).
+compaction (`SessionCompaction`, compaction/session_compaction.py) and its runs (`SessionRuns`, runs.py).
 """
 
 from __future__ import annotations
@@ -48,28 +48,28 @@ from pi_rpc.ai import (
     sections_text,
     supported_thinking_levels,
 )
-from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
-from pi_rpc.session.checkpoints import SessionCheckpoints
-from pi_rpc.session.compacting import SessionCompaction
-from pi_rpc.session.compaction import CompactionReason, CompactionResult
-from pi_rpc.session.config import ModelChoice as ModelChoice
-from pi_rpc.session.config import SessionConfig as SessionConfig
-from pi_rpc.session.entries import SessionEntry
-from pi_rpc.session.history import NothingToCloneError as NothingToCloneError
-from pi_rpc.session.history import SessionHistory
-from pi_rpc.session.history import SessionNotFoundError as SessionNotFoundError
+from pi_rpc.session.approvals.gate import ApprovalGate, ApprovalPolicy, Approver
+from pi_rpc.session.checkpoints.session_checkpoints import SessionCheckpoints
+from pi_rpc.session.compaction.planning import CompactionReason, CompactionResult
+from pi_rpc.session.compaction.session_compaction import SessionCompaction
+from pi_rpc.session.configuration.config import ModelChoice as ModelChoice
+from pi_rpc.session.configuration.config import SessionConfig as SessionConfig
 from pi_rpc.session.mcp_tools import mcp_prompt_sections, register_mcp_tools
-from pi_rpc.session.model_cycle import next_model, next_thinking_level
-from pi_rpc.session.recorded_settings import (
+from pi_rpc.session.models.cycle import next_model, next_thinking_level
+from pi_rpc.session.refusals import NoModelConfigured, UnknownModel
+from pi_rpc.session.resources.loading import load_resources
+from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
+from pi_rpc.session.storage.entries import SessionEntry
+from pi_rpc.session.storage.history import NothingToCloneError as NothingToCloneError
+from pi_rpc.session.storage.history import SessionHistory
+from pi_rpc.session.storage.history import SessionNotFoundError as SessionNotFoundError
+from pi_rpc.session.storage.recorded_settings import (
     record_model,
     record_start,
     record_thinking_level,
     restore_recorded,
 )
-from pi_rpc.session.refusals import NoModelConfigured, UnknownModel
-from pi_rpc.session.resources import load_resources
-from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
-from pi_rpc.session.store import SessionSummary
+from pi_rpc.session.storage.store import SessionSummary
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
     ContextUsage,
@@ -146,7 +146,7 @@ class AgentSession:
         self.approvals.on_resolved = lambda call_id, outcome: self.agent.emit(
             ToolApprovalEnd(tool_call_id=call_id, outcome=outcome)
         )
-        self.checkpoints = SessionCheckpoints(self)  # every user message a restore point (checkpoints.py)
+        self.checkpoints = SessionCheckpoints(self)  # every user message a restore point (checkpoints/)
 
     def _start_history(self) -> None:
         """The session the command line asks for: `--fork`, `--session`, `--continue`, `--session-id`, or new."""
@@ -198,7 +198,7 @@ class AgentSession:
         """A failed request waits to be retried (between auto_retry_start and its end)."""
         return self._retrying
 
-    # --- history (pi_rpc/session/history.py) ---------------------------------------------------
+    # --- history (pi_rpc/session/storage/history.py) ---------------------------------------------------
 
     @property
     def session_id(self) -> str:

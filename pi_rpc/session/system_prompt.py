@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pi_rpc.session.context_files import format_context_files
-from pi_rpc.session.resources import Resources
-from pi_rpc.session.skills import format_skills
+from pi_rpc.session.resources.context_files import format_context_files
+from pi_rpc.session.resources.loading import Resources
+from pi_rpc.session.resources.skills import format_skills
 from pi_rpc.tools import ToolDefinition
 
 _INTRO = (

@@ -22,7 +22,7 @@ import anyio
 import anyio.lowlevel
 
 from pi_rpc.ai import load_provider, prepare_validator
-from pi_rpc.session.config import SessionConfig
+from pi_rpc.session.configuration.config import SessionConfig
 
 _log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import acp
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.resource_limits import MAX_ENTRIES_PER_SOURCE
+from pi_rpc.session.resources.limits import MAX_ENTRIES_PER_SOURCE
 from tests.reliability.local_server import local_server
 
 from .conftest import SCRIPTS, daemon_env

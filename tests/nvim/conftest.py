@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pynvim  # type: ignore[import-untyped]
 import pytest
 
-from pi_rpc.session.models import demo_script_path
+from pi_rpc.session.models.choice import demo_script_path
 
 ROOT = Path(__file__).resolve().parents[2]
 # PI_RPC_NVIM_PLUGIN points the tests at another copy of the plugin (e.g. an older commit's, to

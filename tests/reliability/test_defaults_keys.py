@@ -15,7 +15,7 @@ from pi_rpc.ai.models import ANTHROPIC_BASE_URL, OPENAI_BASE_URL
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import Context, UserMessage
-from pi_rpc.session.models import ModelSetupError, starting_model
+from pi_rpc.session.models.choice import ModelSetupError, starting_model
 
 
 @pytest.fixture(autouse=True)

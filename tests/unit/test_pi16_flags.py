@@ -22,7 +22,7 @@ from pi_rpc.cli import build_parser, build_session_config
 from pi_rpc.pi_args import PiExtras
 from pi_rpc.pi_flags import command_line_notices, parse_command_line
 from pi_rpc.session.session import AgentSession
-from pi_rpc.session.store import SessionDir, SessionFile
+from pi_rpc.session.storage.store import SessionDir, SessionFile
 from pi_rpc.tools import ToolSelection, tool_list_error, unknown_tool_names
 
 LOOPBACK_MODEL = ["--api", "openai-completions", "--base-url", "https://127.0.0.1:9/v1", "--model", "m"]

@@ -1,5 +1,5 @@
 """Pi's command line as pi-rpc reads it (pi_rpc/pi_args.py, pi_rpc/pi_flags.py) and Pi's model
-names (pi_rpc/session/model_patterns.py): examples, what each flag is (honoured, warned about,
+names (pi_rpc/session/models/patterns.py): examples, what each flag is (honoured, warned about,
 refused), and properties against Pi's own `parseArgs` and model resolver (tests/pi_client's npm
 package, through pi_cli_oracle.mjs)."""
 
@@ -27,8 +27,8 @@ from pi_rpc.pi_flags import (
     parse_command_line,
     session_argument,
 )
-from pi_rpc.session.model_patterns import resolve_cli_model, resolve_model_scope
-from pi_rpc.session.store import SessionFile
+from pi_rpc.session.models.patterns import resolve_cli_model, resolve_model_scope
+from pi_rpc.session.storage.store import SessionFile
 
 PI_CLIENT = Path(__file__).resolve().parents[1] / "pi_client"
 ORACLE = Path(__file__).with_name("pi_cli_oracle.mjs")
@@ -264,7 +264,7 @@ def test_a_scope_is_pis(pi: subprocess.Popen[str], catalogue: list[tuple[str, st
 )
 def test_a_scope_glob_is_minimatchs(pi: subprocess.Popen[str], pattern: str) -> None:
     """Braces, `**`, classes and case as Pi's minimatch (nocase) reads them: the scope now uses the
-    one minimatch matcher (session/path_patterns.py); its own translator before knew no braces."""
+    one minimatch matcher (session/resources/path_patterns.py); its own translator before knew no braces."""
     models = [
         model("anthropic", "claude-sonnet-4-5"),
         model("anthropic", "claude-haiku-4-5"),

@@ -15,7 +15,7 @@ import pytest
 from pi_rpc.ai.types import TextContent, UserMessage
 from pi_rpc.cli import build_parser, build_session_config
 from pi_rpc.pi_flags import session_paths
-from pi_rpc.session.store import (
+from pi_rpc.session.storage.store import (
     SessionDir,
     SessionFile,
     chosen_session_root,

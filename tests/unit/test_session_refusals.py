@@ -15,9 +15,8 @@ from pi_rpc.modes.lsp import runs as lsp_runs
 from pi_rpc.modes.pi import session_commands
 from pi_rpc.modes.pi.entries import UnknownEntryError
 from pi_rpc.session import refusals
-from pi_rpc.session.compaction import CompactionError
-from pi_rpc.session.entries import EntryNotOnBranchError
-from pi_rpc.session.history import NothingToCloneError, OtherWorkspaceSessionError
+from pi_rpc.session.compaction.planning import CompactionError
+from pi_rpc.session.configuration.settings import SettingsError
 from pi_rpc.session.refusals import (
     SESSION_REFUSALS,
     CompactionRefused,
@@ -31,7 +30,8 @@ from pi_rpc.session.refusals import (
     refusal_kind,
 )
 from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
-from pi_rpc.session.settings import SettingsError
+from pi_rpc.session.storage.entries import EntryNotOnBranchError
+from pi_rpc.session.storage.history import NothingToCloneError, OtherWorkspaceSessionError
 from pi_rpc.session.user_bash import BashBusyError, UserBashError
 from pi_rpc.tools import EditorRequestError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.ai.types import AssistantMessage, TextContent, UserMessage
-from pi_rpc.session.store import (
+from pi_rpc.session.storage.store import (
     SessionFile,
     find_session,
     list_all_sessions,

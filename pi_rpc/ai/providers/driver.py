@@ -37,7 +37,7 @@ def no_key_needed(options: StreamOptions) -> bool:
 
 def missing_key_message(model: Model, base_url: str, environ: Mapping[str, str] = os.environ) -> str:
     """Why a request needing a key was not sent. When the provider's variable is set, the key was
-    withheld on purpose (a key goes only to its own provider's URL: session/models.py), so say so
+    withheld on purpose (a key goes only to its own provider's URL: session/models/choice.py), so say so
     and how to send it, rather than claim there is none."""
     message = f"No API key for provider: {model.provider}"
     names = PROVIDER_ENV.get(model.provider)

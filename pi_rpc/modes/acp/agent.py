@@ -122,7 +122,7 @@ class AcpAgent:
     ) -> None:
         self.config = config
         self.process_tables = daemon_tables(process_tables, config)
-        # Every session is made for its folder the one way (session/factory.py).
+        # Every session is made for its folder the one way (session/configuration/factory.py).
         self._open_folder = folder_opener(config, self.process_tables)
         self.tasks = tasks
         self.send = send

@@ -13,7 +13,7 @@ import acp
 import pytest
 from acp.schema import SessionNotification
 
-from pi_rpc.session.compaction import CompactionSettings, estimated_tokens
+from pi_rpc.session.compaction.planning import CompactionSettings, estimated_tokens
 
 from ..session.helpers import reply, script, session_config
 from ..session.test_compaction_session import FILLER, NEAR, SUMMARY, used

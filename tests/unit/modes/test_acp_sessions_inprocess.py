@@ -12,7 +12,7 @@ import acp
 import anyio
 import pytest
 
-from pi_rpc.session.store import SessionDir
+from pi_rpc.session.storage.store import SessionDir
 
 from ..session.helpers import FOREVER, reply, script, session_config
 from .test_acp_agent import Editor, acp_agent, text

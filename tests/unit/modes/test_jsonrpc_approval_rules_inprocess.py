@@ -11,7 +11,7 @@ import pytest
 
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
-from pi_rpc.session.approvals import ApprovalRules, parse_rules
+from pi_rpc.session.approvals.gate import ApprovalRules, parse_rules
 
 from ..session.helpers import reply, script, session_config, tool_call
 from .jsonrpc_client import Editor, jsonrpc_editor

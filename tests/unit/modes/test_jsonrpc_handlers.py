@@ -11,7 +11,7 @@ import pytest
 
 from pi_rpc.modes.jsonrpc import handlers
 from pi_rpc.modes.jsonrpc.protocol import BUSY, CLIENT_NOTIFICATIONS, METHODS, NO_MODEL, NOT_FOUND, Empty
-from pi_rpc.session.store import SessionDir
+from pi_rpc.session.storage.store import SessionDir
 
 from ..session.helpers import FOREVER, TOOLS, open_session, reply, script, session_config, tool_call
 from .jsonrpc_client import RpcError, jsonrpc_editor

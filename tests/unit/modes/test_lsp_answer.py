@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.types import AssistantMessage, BashExecutionMessage, CompactionSummaryMessage, TextContent
 from pi_rpc.modes.lsp.runs import Runs, last_answer
-from pi_rpc.session.compaction import CompactionSettings
+from pi_rpc.session.compaction.planning import CompactionSettings
 from pi_rpc.session.session import AgentSession
 
 from ..session.helpers import reply, script, session_config

@@ -17,8 +17,8 @@ from pytest_lsp import LanguageClient
 
 from pi_rpc.ai.providers.faux import load_script
 from pi_rpc.modes.lsp.runs import BUSY_TEXT
+from pi_rpc.session.configuration.settings import SettingsError
 from pi_rpc.session.session import SessionConfig
-from pi_rpc.session.settings import SettingsError
 from tests.e2e.conftest import descendants, still_running, watch
 from tests.lsp.editor import (
     ON_DISK,

@@ -13,7 +13,7 @@ import pytest
 from pi_rpc.agent.agent import BUSY_TEXT
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.modes.pi.server import PiDaemon
-from pi_rpc.session.compaction import CompactionSettings
+from pi_rpc.session.compaction.planning import CompactionSettings
 from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call

@@ -17,9 +17,9 @@ from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.types import AssistantMessage, StopReason, TextContent, ThinkingContent
 from pi_rpc.modes.pi.entries import tree
 from pi_rpc.modes.pi.server import PiDaemon, last_assistant_text
-from pi_rpc.session.entries import SessionEntries
-from pi_rpc.session.model_patterns import ScopedModel
+from pi_rpc.session.models.patterns import ScopedModel
 from pi_rpc.session.session import ModelChoice, SessionConfig
+from pi_rpc.session.storage.entries import SessionEntries
 
 from ..session.helpers import reply, script, scripted_choice, session_config
 from .pipes import serve_over_pipes

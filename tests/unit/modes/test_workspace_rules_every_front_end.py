@@ -2,7 +2,7 @@
 daemon started in it (JSON-RPC, Pi mode), ACP's `session/new {cwd}` from a daemon started
 elsewhere, and LSP following the editor's root from a daemon started elsewhere. Every config is
 the command line's (`build_session_config`), so the sessions are made as a real daemon makes them
-(pi_rpc/session/factory.py); each front end runs in-process. A folder without the rule runs the
+(pi_rpc/session/configuration/factory.py); each front end runs in-process. A folder without the rule runs the
 same command, so a missing file means the rule held, not that nothing ran."""
 
 from __future__ import annotations

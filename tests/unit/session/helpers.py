@@ -14,7 +14,7 @@ import msgspec
 from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
 from pi_rpc.ai.types import Model
-from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.session.approvals.gate import ApprovalDecision
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
 from pi_rpc.tools.editor_files import FileRouter
 from pi_rpc.tools.process import ProcessTable

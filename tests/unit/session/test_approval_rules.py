@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.agent.types import BlockCall, ToolCallContext
-from pi_rpc.session.approvals import (
+from pi_rpc.session.approvals.gate import (
     ApprovalDecision,
     ApprovalGate,
     ApprovalPolicy,

@@ -12,7 +12,7 @@ from msgspec import UNSET
 from pi_rpc.agent.types import ApprovalRequest, BeforeToolCall, BlockCall, ToolCallContext
 from pi_rpc.ai.types import AssistantMessage, ToolCall
 from pi_rpc.ai.validation import validate_tool_arguments
-from pi_rpc.session.approvals import (
+from pi_rpc.session.approvals.gate import (
     ApprovalDecision,
     ApprovalGate,
     ApprovalPolicy,
@@ -246,11 +246,11 @@ async def test_an_editor_read_failing_during_the_preview_is_one_log_line_and_the
     user = FakeUser(ApprovalDecision(outcome="reject"))
     g = ApprovalGate(lambda: str(tmp_path), tools.get, lambda: ToolCallContext(cwd=str(tmp_path)), policy="ask")
     g.approver = user
-    with caplog.at_level("DEBUG", logger="pi_rpc.session.approvals"):
+    with caplog.at_level("DEBUG", logger="pi_rpc.session.approvals.gate"):
         blocked = await g.check(call("edit", path="a.txt", edits=[{"oldText": "hello", "newText": "bye"}]))
     assert isinstance(blocked, BlockCall)
     [asked] = user.asked
     assert asked.preview.patch is UNSET  # asked without a diff
-    [record] = [r for r in caplog.records if r.name == "pi_rpc.session.approvals"]
+    [record] = [r for r in caplog.records if r.name == "pi_rpc.session.approvals.gate"]
     assert record.levelname == "WARNING" and record.exc_info is None
     assert record.getMessage() == "preview of edit has no diff: the editor did not answer fs/read_text_file within 60 s"

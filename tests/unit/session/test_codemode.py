@@ -19,7 +19,7 @@ from pi_rpc.agent.types import (
     ToolExecutionUpdate,
 )
 from pi_rpc.ai.types import AssistantMessage, TextContent, ToolResultMessage
-from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules, parse_rules
+from pi_rpc.session.approvals.gate import ApprovalDecision, ApprovalRules, parse_rules
 from pi_rpc.tools.codemode import CodemodeParams, SourceError, create_codemode_tool, describe, parse_source
 from pi_rpc.tools.codemode_sandbox import Limits
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions

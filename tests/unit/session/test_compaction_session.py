@@ -36,11 +36,11 @@ from pi_rpc.ai.types import (
     UserMessage,
     text_of,
 )
-from pi_rpc.session.compacting import ALREADY_COMPACTED, NOTHING_TO_COMPACT
-from pi_rpc.session.compaction import CompactionError, CompactionSettings, estimated_tokens
+from pi_rpc.session.compaction.planning import CompactionError, CompactionSettings, estimated_tokens
+from pi_rpc.session.compaction.session_compaction import ALREADY_COMPACTED, NOTHING_TO_COMPACT
 from pi_rpc.session.runs import OVERFLOW_RECOVERY_FAILED
 from pi_rpc.session.session import AgentSession, ModelChoice
-from pi_rpc.session.store import load_session
+from pi_rpc.session.storage.store import load_session
 
 from .helpers import FOREVER, open_session, reply, script, session_config, tool_call
 

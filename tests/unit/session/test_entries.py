@@ -1,4 +1,4 @@
-"""A session's entries keep the ids of its file (pi_rpc/session/entries.py): a compaction is
+"""A session's entries keep the ids of its file (pi_rpc/session/storage/entries.py): a compaction is
 written as Pi's compaction entry and read back the same way, fork points and the entries cursor
 name the same entries before and after a compaction and a reload (protocol/PROTOCOL.md, "Session
 entries")."""
@@ -24,10 +24,10 @@ from pi_rpc.ai.types import (
     UserMessage,
     text_of,
 )
-from pi_rpc.session.compaction import CompactionSettings, summary_text
-from pi_rpc.session.entries import EntryNotOnBranchError, SessionEntries
-from pi_rpc.session.store import SessionFile, load_entries, load_session
-from pi_rpc.session.store import open_session as open_session_file
+from pi_rpc.session.compaction.planning import CompactionSettings, summary_text
+from pi_rpc.session.storage.entries import EntryNotOnBranchError, SessionEntries
+from pi_rpc.session.storage.store import SessionFile, load_entries, load_session
+from pi_rpc.session.storage.store import open_session as open_session_file
 
 from .helpers import open_session, reply, script, session_config
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from pi_rpc.ai.types import SystemMessage, TextContent, UserMessage
-from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE, entry_line, entry_message, message_head
+from pi_rpc.session.storage.pi_sessions import SYSTEM_ENTRY_TYPE, entry_line, entry_message, message_head
 
 
 def test_the_line_is_the_entry_pi_keeps() -> None:

@@ -1,5 +1,5 @@
 """Reading Pi's session entries: the newest branch, compactions, Pi's own message kinds; appending
-to a Pi file after a torn last line (pi_rpc/session/pi_sessions.py, store.py)."""
+to a Pi file after a torn last line (pi_rpc/session/storage/pi_sessions.py, store.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from pi_rpc.ai.types import (
     UserMessage,
     text_of,
 )
-from pi_rpc.session.compaction import summary_text
-from pi_rpc.session.store import load_session, open_session
+from pi_rpc.session.compaction.planning import summary_text
+from pi_rpc.session.storage.store import load_session, open_session
 
 HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}
 

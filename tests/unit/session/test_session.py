@@ -22,7 +22,7 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, ToolResultMessage, UserMessage, text_of
-from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.session.approvals.gate import ApprovalDecision
 from pi_rpc.session.session import (
     ModelNotFoundError,
     NoModelError,

@@ -28,7 +28,7 @@ from pi_rpc.ai.types import (
     text_of,
 )
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
-from pi_rpc.session.store import load_session
+from pi_rpc.session.storage.store import load_session
 from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBash
 from pi_rpc.tools.process import ProcessTable
 from tests.unit.session.helpers import FOREVER, reply, script, session_config

@@ -12,7 +12,7 @@ import pytest
 
 from pi_rpc.agent.types import ToolCallContext, ToolError
 from pi_rpc.ai.types import TextContent
-from pi_rpc.session.config import SessionConfig
+from pi_rpc.session.configuration.config import SessionConfig
 from pi_rpc.session.session import AgentSession
 from pi_rpc.tools.tool_ranking import rank, search_document, tokenize
 from pi_rpc.tools.tool_search import TOOL_SEARCH_DESCRIPTION, Searchable, tool_search_definition
