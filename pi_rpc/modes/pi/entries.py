@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 
 from pi_rpc.ai import encode_json
-from pi_rpc.session import SYSTEM_ENTRY_TYPE, Entry, SessionEntries
+from pi_rpc.session import SYSTEM_ENTRY_TYPE, Entry, SessionEntries, UnknownSessionOrEntry
 
 
-class UnknownEntryError(LookupError):
+class UnknownEntryError(UnknownSessionOrEntry, LookupError):
     """`get_entries` with a `since` that names no entry of the session."""
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, text_of
+from pi_rpc.session.refusals import UnknownSessionOrEntry
 from pi_rpc.session.storage.pi_sessions import (
     branch_to,
     compaction_entry,
@@ -38,7 +39,7 @@ from pi_rpc.session.storage.pi_sessions import (
 Entry = dict[str, Any]
 
 
-class EntryNotOnBranchError(LookupError):
+class EntryNotOnBranchError(UnknownSessionOrEntry, LookupError):
     """A cursor that names no entry of the current branch."""
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from pi_rpc.agent import Agent, AgentEvent, EntryAppended, MessageEnd
 from pi_rpc.ai import Message
 from pi_rpc.session.configuration.config import SessionConfig
+from pi_rpc.session.refusals import InvalidArgument, UnknownSessionOrEntry
 from pi_rpc.session.storage.entries import Entry, SessionEntries, SessionEntry
 from pi_rpc.session.storage.export_html import session_html
 from pi_rpc.session.storage.session_ids import new_session_id
@@ -30,7 +31,7 @@ from pi_rpc.session.storage.store import (
 )
 
 
-class SessionNotFoundError(LookupError):
+class SessionNotFoundError(UnknownSessionOrEntry, LookupError):
     pass
 
 
@@ -284,7 +285,7 @@ class SessionHistory:
     def set_name(self, name: str) -> str:
         name = name.strip()
         if not name:
-            raise ValueError("Session name cannot be empty")
+            raise InvalidArgument("Session name cannot be empty")
         # Pi's `session_info` entry: the name outlives a reload, and Pi shows it too.
         self.keep(self.entries.add_session_info(name))
         self.session_name = name
