@@ -56,6 +56,7 @@ from pi_rpc.session.configuration.config import ModelChoice as ModelChoice
 from pi_rpc.session.configuration.config import SessionConfig as SessionConfig
 from pi_rpc.session.mcp_tools import mcp_prompt_sections, register_mcp_tools
 from pi_rpc.session.models.cycle import next_model, next_thinking_level
+from pi_rpc.session.refusals import NoModelConfigured, UnknownModel
 from pi_rpc.session.resources.loading import load_resources
 from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
 from pi_rpc.session.storage.entries import SessionEntry
@@ -89,11 +90,11 @@ _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
-class ModelNotFoundError(LookupError):
+class ModelNotFoundError(UnknownModel, LookupError):
     pass
 
 
-class NoModelError(RuntimeError):
+class NoModelError(NoModelConfigured, RuntimeError):
     """A prompt while no model is configured; the message says how to configure one."""
 
     def __init__(self) -> None:

@@ -21,7 +21,6 @@ from acp import RequestError
 from acp.helpers import ToolCallContentVariant, start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallStart, ToolCallUpdate
 
-from pi_rpc.agent import AgentBusyError
 from pi_rpc.modes.acp.connection import PermissionAsker
 from pi_rpc.modes.editor_requests import EditorDeadlines, within
 from pi_rpc.modes.rewind_choices import (
@@ -38,7 +37,7 @@ from pi_rpc.modes.rewind_choices import (
     report_text,
     rewind_asking,
 )
-from pi_rpc.session import AgentSession, RewindConflict, SessionNotFoundError
+from pi_rpc.session import SESSION_REFUSALS, AgentSession, RewindConflict
 from pi_rpc.tools import EditorRequestError
 
 # (title, detail in Markdown, choices) -> the index picked, or None when the user cancelled.
@@ -141,7 +140,7 @@ async def rewind_command(session: AgentSession, argument: str, pick: Pick | None
         result = await rewind_asking(session, info.entry_id, restore, force, ask)
     except CannotPickError as exc:
         return f"This client could not pick ({exc}): {USAGE}\n\n{listing_text(listing, cwd)}"
-    except (AgentBusyError, SessionNotFoundError) as exc:
+    except SESSION_REFUSALS as exc:  # a run is going, no such message: said in the chat
         return f"Not rewound: {exc}"
     return report_text(info, restore, result, cwd, f"`/rewind {number} {restore} force` restores them")
 

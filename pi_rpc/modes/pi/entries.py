@@ -16,10 +16,10 @@ import datetime
 import msgspec
 
 from pi_rpc.ai import Wire, encode_json
-from pi_rpc.session import Entry, LabelEntry, SessionEntries
+from pi_rpc.session import Entry, LabelEntry, SessionEntries, UnknownSessionOrEntry
 
 
-class UnknownEntryError(LookupError):
+class UnknownEntryError(UnknownSessionOrEntry, LookupError):
     """`get_entries` with a `since` that names no entry of the session."""
 
 

@@ -52,6 +52,7 @@ from pi_rpc.ai import (
     text_of,
 )
 from pi_rpc.session.compaction.files import CompactionDetails, FileLists, files_section
+from pi_rpc.session.refusals import CompactionRefused
 from pi_rpc.tools import truncate_chars
 
 SUMMARIZER_SYSTEM_PROMPT = (
@@ -130,7 +131,7 @@ class CompactionResult(Wire, kw_only=True):
     details: CompactionDetails
 
 
-class CompactionError(RuntimeError):
+class CompactionError(CompactionRefused, RuntimeError):
     pass
 
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, text_of
+from pi_rpc.session.refusals import UnknownSessionOrEntry
 from pi_rpc.session.storage.entry_kinds import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -47,7 +48,7 @@ from pi_rpc.session.storage.pi_sessions import (
 _Made = TypeVar("_Made", bound=Entry)
 
 
-class EntryNotOnBranchError(LookupError):
+class EntryNotOnBranchError(UnknownSessionOrEntry, LookupError):
     """A cursor that names no entry of the current branch."""
 
 

@@ -15,6 +15,7 @@ import msgspec
 from pi_rpc.agent import Agent, AgentEvent, EntryAppended, MessageEnd
 from pi_rpc.ai import Message
 from pi_rpc.session.configuration.config import SessionConfig
+from pi_rpc.session.refusals import InvalidArgument, UnknownSessionOrEntry
 from pi_rpc.session.storage.entries import SessionEntries, SessionEntry
 from pi_rpc.session.storage.entry_kinds import Entry
 from pi_rpc.session.storage.export_html import session_html
@@ -33,7 +34,7 @@ from pi_rpc.session.storage.store import (
 )
 
 
-class SessionNotFoundError(LookupError):
+class SessionNotFoundError(UnknownSessionOrEntry, LookupError):
     pass
 
 
@@ -286,7 +287,7 @@ class SessionHistory:
     def set_name(self, name: str) -> str:
         name = name.strip()
         if not name:
-            raise ValueError("Session name cannot be empty")
+            raise InvalidArgument("Session name cannot be empty")
         # Pi's `session_info` entry: the name outlives a reload, and Pi shows it too.
         self.keep(self.entries.add_session_info(name))
         self.session_name = name
