@@ -79,10 +79,10 @@ if TYPE_CHECKING:
         SessionConfig,
         SessionNotFoundError,
     )
-    from pi_rpc.session.storage.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.storage.entries import EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.storage.entry_kinds import Entry, LabelEntry
     from pi_rpc.session.storage.export_html import session_html
     from pi_rpc.session.storage.history import OtherWorkspaceSessionError
-    from pi_rpc.session.storage.pi_sessions import SYSTEM_ENTRY_TYPE
     from pi_rpc.session.storage.store import (
         SessionRoot,
         SessionSummary,
@@ -120,6 +120,7 @@ __all__ = [
     "Entry",
     "EntryNotOnBranchError",
     "InvalidArgument",
+    "LabelEntry",
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
@@ -136,7 +137,6 @@ __all__ = [
     "RewindTarget",
     "RuleError",
     "SESSION_REFUSALS",
-    "SYSTEM_ENTRY_TYPE",
     "SessionBusy",
     "SessionCheckpoints",
     "SessionConfig",

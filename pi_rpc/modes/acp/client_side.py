@@ -16,12 +16,12 @@ late answer is dropped), and so does `permissions.timeoutSeconds` when set.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from acp import RequestError
 from acp.schema import FileSystemCapabilities
 
 from pi_rpc.agent import ApprovalRequest
+from pi_rpc.modes.acp.connection import ClientConnection
 from pi_rpc.modes.acp.errors import METHOD_NOT_FOUND
 from pi_rpc.modes.acp.permissions import permission_decision, permission_options, permission_tool_call
 from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, ClientRequestError, EditorDeadlines, within
@@ -34,13 +34,13 @@ READ_TEXT_FILE, WRITE_TEXT_FILE = "fs/read_text_file", "fs/write_text_file"
 class AcpSessionClient:
     def __init__(
         self,
-        conn: Any,
+        conn: ClientConnection,
         session_id: str,
         fs: FileSystemCapabilities | None,
         on_cannot_ask: Callable[[], ApprovalDecision],
         deadlines: EditorDeadlines = DEFAULT_DEADLINES,
     ) -> None:
-        self._conn = conn  # acp.agent.connection.AgentSideConnection
+        self._conn = conn
         self._deadlines = deadlines
         self._session_id = session_id
         self._read_from_editor = bool(fs and fs.read_text_file)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 import anyio
 from acp import RequestError
 from acp.helpers import ToolCallContentVariant, start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallStart, ToolCallUpdate
 
+from pi_rpc.modes.acp.connection import PermissionAsker
 from pi_rpc.modes.editor_requests import EditorDeadlines, within
 from pi_rpc.modes.rewind_choices import (
     KEEP_CHANGES,
@@ -55,8 +55,8 @@ class CannotPickError(Exception):
 class PermissionPicker:
     """A pick through `session/request_permission`, on a tool-call row made for it."""
 
-    def __init__(self, conn: Any, session_id: str, send: SendUpdates, deadlines: EditorDeadlines) -> None:
-        self._conn = conn  # acp.agent.connection.AgentSideConnection
+    def __init__(self, conn: PermissionAsker, session_id: str, send: SendUpdates, deadlines: EditorDeadlines) -> None:
+        self._conn = conn
         self._session_id = session_id
         self._send = send
         self._deadlines = deadlines

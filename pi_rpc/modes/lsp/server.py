@@ -48,7 +48,7 @@ class PiLspProtocol(LanguageServerProtocol):
     """pygls' LSP protocol, except that `exit` ends our daemon instead of calling sys.exit
     from inside the event loop (which would skip killing the tools' processes)."""
 
-    on_exit: Any = None
+    on_exit: Callable[[], None] | None = None
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:

@@ -186,9 +186,9 @@ class SessionCheckpoints:
         entries = self._session.history.entries
         found = []
         for entry in entries.branch():
-            text = entries.fork_text(entry["id"])
+            text = entries.fork_text(entry.id)
             if text is not None:
-                found.append((entry["id"], text, str(entry.get("timestamp", ""))))
+                found.append((entry.id, text, entry.timestamp))
         return found
 
     # --- the hooks -------------------------------------------------------------------------------

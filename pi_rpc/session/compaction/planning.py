@@ -37,6 +37,8 @@ from pi_rpc.ai import (
     CustomMessage,
     ImageContent,
     Message,
+    Model,
+    StreamFn,
     StreamOptions,
     SystemMessage,
     TextContent,
@@ -364,7 +366,7 @@ class Summary(NamedTuple):
 
 
 async def _ask(
-    stream: Any, model: Any, options: StreamOptions, prompt: str, failure: str, ask: Ask
+    stream: StreamFn, model: Model, options: StreamOptions, prompt: str, failure: str, ask: Ask
 ) -> tuple[str, Usage]:
     """One summary request (through `ask`, which may retry it); raises CompactionError saying
     `failure` when it fails."""
@@ -373,8 +375,7 @@ async def _ask(
     )
 
     async def produce() -> AssistantMessage:
-        reply: AssistantMessage = await stream(model, context, options, AssistantBuilder(model, lambda event: None))
-        return reply
+        return await stream(model, context, options, AssistantBuilder(model, lambda event: None))
 
     reply = await ask(produce)
     if reply.stop_reason in ("error", "aborted"):
@@ -384,8 +385,8 @@ async def _ask(
 
 async def summarize(
     plan: CompactionPlan,
-    stream: Any,
-    model: Any,
+    stream: StreamFn,
+    model: Model,
     options: StreamOptions,
     custom_instructions: str | None,
     reserve_tokens: int,

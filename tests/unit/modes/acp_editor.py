@@ -11,9 +11,11 @@ import anyio
 from acp.schema import (
     AllowedOutcome,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     TextContentBlock,
     ToolCallUpdate,
+    WriteTextFileResponse,
 )
 
 from pi_rpc.modes.acp.agent import AcpAgent, PromptBlock
@@ -58,6 +60,12 @@ class Editor:
         self.asked.append(tool_call)
         assert self.choice is not None, "the editor was not expected to be asked"
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.choice))
+
+    async def read_text_file(self, session_id: str, path: str) -> ReadTextFileResponse:
+        raise AssertionError("the editor was not expected to serve a read")
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> WriteTextFileResponse | None:
+        raise AssertionError("the editor was not expected to serve a write")
 
 
 @asynccontextmanager
