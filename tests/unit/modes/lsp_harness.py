@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
+from pi_rpc.ai.providers.faux import load_script
+from pi_rpc.session.session import SessionConfig
 from tests.e2e.conftest import descendants, still_running
 from tests.lsp.editor import (
+    SCRIPT,
     Progress,
     is_sleep,
 )
+
+from ..session.helpers import session_config
+
+# Initialization options: tool calls approved without asking, answers shown as messages.
+AS_MESSAGES = {"approvalPolicy": "auto", "answer": "message"}
+
+
+def scripted(workspace: Path) -> SessionConfig:
+    return session_config(workspace, load_script(SCRIPT))
 
 
 async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:

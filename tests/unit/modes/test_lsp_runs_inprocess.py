@@ -14,14 +14,12 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from pi_rpc.ai.providers.faux import load_script
 from pi_rpc.modes.lsp.runs import BUSY_TEXT
 from pi_rpc.session.configuration.settings import SettingsError
 from pi_rpc.session.session import SessionConfig
 from tests.e2e.conftest import watch
 from tests.lsp.editor import (
     ON_DISK,
-    SCRIPT,
     UNSAVED,
     Editor,
     code_actions,
@@ -35,23 +33,18 @@ from tests.lsp.editor import (
 )
 
 from ..session.helpers import reply, script, session_config, tool_call
-from .lsp_harness import command, ends, gone, messages, sleepers
+from .lsp_harness import AS_MESSAGES, command, ends, gone, messages, scripted, sleepers
 from .lsp_pipes import lsp_in_process
 
 pytestmark = pytest.mark.anyio
 
 # Answers as messages: a run's answer is then one `window/showMessage` to look for.
-AS_MESSAGES = {"approvalPolicy": "auto", "answer": "message"}
 TEXT = {"text": "Done."}
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return sample_workspace(tmp_path)
-
-
-def scripted(workspace: Path) -> SessionConfig:
-    return session_config(workspace, load_script(SCRIPT))
 
 
 @pytest.fixture

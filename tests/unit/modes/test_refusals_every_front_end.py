@@ -13,11 +13,11 @@ from lsprotocol import types as lsp
 from tests.lsp.editor import initialize, sample_workspace, until_process
 
 from ..session.helpers import FOREVER, reply, script, session_config
+from .acp_editor import Editor, acp_agent, text
 from .jsonrpc_client import jsonrpc_editor
+from .lsp_harness import AS_MESSAGES, command, messages, scripted, sleepers
 from .lsp_pipes import lsp_in_process
-from .test_acp_agent import Editor, acp_agent, text
-from .test_lsp_runs_inprocess import AS_MESSAGES, command, messages, scripted, sleepers
-from .test_pi_commands import pi_mode
+from .pi_harness import pi_mode
 
 pytestmark = pytest.mark.anyio
 
