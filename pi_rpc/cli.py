@@ -18,6 +18,7 @@ from pi_rpc.ai import (
     RETRY_BASE_ENV,
     HttpClients,
     ThinkingLevel,
+    endpoint_apis,
     no_model_message,
     retry_base_from_env,
     thinking_level_of,
@@ -101,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model id")
     parser.add_argument(
         "--api",
-        choices=["anthropic-messages", "openai-completions", "openai-responses"],
+        choices=endpoint_apis(),
         help="wire API of a custom endpoint (with --base-url)",
     )
     parser.add_argument("--base-url", help="base URL of any compatible server, e.g. http://127.0.0.1:8080/v1")

@@ -13,11 +13,20 @@ from typing import TYPE_CHECKING
 from pi_rpc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from pi_rpc.ai.apis import (
+        DEFAULT_ENDPOINT_API,
+        ApiDeclaration,
+        KnownApi,
+        KnownProvider,
+        api_declaration,
+        endpoint_apis,
+        key_variables,
+        known_providers,
+    )
     from pi_rpc.ai.clients import HttpClients
     from pi_rpc.ai.compat import ModelCompat, layered
     from pi_rpc.ai.config import (
         PI_AGENT_DIR_VARIABLE,
-        PROVIDER_ENV,
         ConfigError,
         ModelRegistry,
         agent_config_paths,
@@ -100,6 +109,7 @@ if TYPE_CHECKING:
     from pi_rpc.ai.validation import json_schema_of, prepare_validator, validate_tool_arguments
 
 __all__ = [
+    "ApiDeclaration",
     "AssistantBuilder",
     "AssistantMessage",
     "AssistantMessageEvent",
@@ -112,6 +122,7 @@ __all__ = [
     "ConstrainedSampling",
     "Context",
     "CustomMessage",
+    "DEFAULT_ENDPOINT_API",
     "DEFAULT_MODEL_IDS",
     "DEFAULT_RETRY_BASE_MS",
     "DoneEvent",
@@ -121,6 +132,8 @@ __all__ = [
     "FauxProvider",
     "HttpClients",
     "ImageContent",
+    "KnownApi",
+    "KnownProvider",
     "JsonSchemaSampling",
     "LlmMessage",
     "Message",
@@ -129,7 +142,6 @@ __all__ = [
     "ModelListError",
     "ModelRegistry",
     "PI_AGENT_DIR_VARIABLE",
-    "PROVIDER_ENV",
     "ProviderEvent",
     "RETRY_BASE_ENV",
     "ScriptError",
@@ -161,6 +173,7 @@ __all__ = [
     "UserMessage",
     "Wire",
     "add_usage",
+    "api_declaration",
     "backoff_ms",
     "agent_config_paths",
     "clamp_thinking_level",
@@ -173,8 +186,11 @@ __all__ = [
     "displayable",
     "encode_json",
     "encode_json_into",
+    "endpoint_apis",
     "get_stream_fn",
     "json_schema_of",
+    "key_variables",
+    "known_providers",
     "line_of_path",
     "layered",
     "list_models",

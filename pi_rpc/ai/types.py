@@ -14,6 +14,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.apis import KnownApi
 from pi_rpc.ai.compat import NOT_SAID, ModelCompat
 
 
@@ -284,7 +285,7 @@ class ModelCost(Wire):
 class Model(Wire):
     id: str
     name: str
-    api: str
+    api: KnownApi  # the APIs pi-rpc speaks (ai/apis.py); a models.json naming another is skipped there
     provider: str
     base_url: str = ""
     reasoning: bool = False

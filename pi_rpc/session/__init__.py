@@ -65,6 +65,18 @@ if TYPE_CHECKING:
         provider_key_variables,
         starting_model,
     )
+    from pi_rpc.session.refusals import (
+        SESSION_REFUSALS,
+        CompactionRefused,
+        InvalidArgument,
+        NoModelConfigured,
+        PromptWhileRunning,
+        SessionBusy,
+        SessionRefusal,
+        UnknownModel,
+        UnknownSessionOrEntry,
+        refusal_kind,
+    )
     from pi_rpc.session.resources.loading import ResourceCommand, ResourceOptions, prompt_input, untrusted_resources
     from pi_rpc.session.session import (
         AgentSession,
@@ -74,10 +86,10 @@ if TYPE_CHECKING:
         SessionConfig,
         SessionNotFoundError,
     )
-    from pi_rpc.session.storage.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.storage.entries import EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.storage.entry_kinds import Entry, LabelEntry
     from pi_rpc.session.storage.export_html import session_html
     from pi_rpc.session.storage.history import OtherWorkspaceSessionError
-    from pi_rpc.session.storage.pi_sessions import SYSTEM_ENTRY_TYPE
     from pi_rpc.session.storage.store import (
         SessionRoot,
         SessionSummary,
@@ -110,18 +122,23 @@ __all__ = [
     "CheckpointFile",
     "CheckpointInfo",
     "CompactionError",
+    "CompactionRefused",
     "CompactionResult",
     "DaemonContext",
     "Entry",
     "EntryNotOnBranchError",
+    "InvalidArgument",
+    "LabelEntry",
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
     "ModelStart",
+    "NoModelConfigured",
     "NoModelError",
     "OtherWorkspaceSessionError",
     "PersistenceConfig",
     "PromptOutcome",
+    "PromptWhileRunning",
     "ResourceCommand",
     "ResourceOptions",
     "RetryConfig",
@@ -130,12 +147,14 @@ __all__ = [
     "RewindResult",
     "RewindTarget",
     "RuleError",
-    "SYSTEM_ENTRY_TYPE",
+    "SESSION_REFUSALS",
+    "SessionBusy",
     "SessionCheckpoints",
     "SessionConfig",
     "SessionEntries",
     "SessionEntry",
     "SessionNotFoundError",
+    "SessionRefusal",
     "SessionRoot",
     "SessionState",
     "SessionStats",
@@ -147,6 +166,8 @@ __all__ = [
     "ToolInfo",
     "ToolsConfig",
     "TrustDecision",
+    "UnknownModel",
+    "UnknownSessionOrEntry",
     "UserBashError",
     "build_system_prompt",
     "chosen_session_root",
@@ -171,6 +192,7 @@ __all__ = [
     "prompt_input",
     "provider_key_variables",
     "record_trust",
+    "refusal_kind",
     "resolve_default_tools",
     "run_warm_up",
     "saved_allow_rules",

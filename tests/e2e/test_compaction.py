@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,7 +14,8 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.providers.sse_server import json_reply
 
 from .conftest import daemon_env
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
+from .loopback_model import Loopback, completions_turn
+from .message_texts import texts
 
 pytestmark = pytest.mark.e2e
 
@@ -23,12 +23,7 @@ WINDOW = 12000
 SETTINGS = {"compaction": {"reserveTokens": 4000, "keepRecentTokens": 1000}}
 
 
-def texts(message: dict[str, Any]) -> str:
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
-
-
-def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:  # noqa: F811
+def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir()
     (agent_dir / "models.json").write_text(
@@ -50,7 +45,7 @@ def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient: 
 
 
 def test_a_long_conversation_is_compacted_and_keeps_its_last_turns(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -84,7 +79,7 @@ def test_a_long_conversation_is_compacted_and_keeps_its_last_turns(
     assert len(json.dumps(after.json)) / 4 < WINDOW - SETTINGS["compaction"]["reserveTokens"]
 
 
-def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:
     loopback.script(
         completions_turn("first reply"), completions_turn("second reply"), completions_turn("A SHORT SUMMARY")
     )
@@ -109,7 +104,7 @@ def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path
 
 
 def test_a_request_refused_for_its_size_is_compacted_and_retried(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:

@@ -17,7 +17,7 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.mcp.servers import mcp_json_entry, server_pids
 
 from .conftest import SCRIPTS, daemon_env
-from .test_pi_mode import PiClient
+from .pi_mode_client import PiClient
 
 pytestmark = [pytest.mark.e2e]
 

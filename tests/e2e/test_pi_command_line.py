@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from .conftest import daemon_env
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401
+from .loopback_model import Loopback, completions_turn
 
 pytestmark = pytest.mark.e2e
 
 Json = dict[str, Any]
 
 
-def agent_dir(home: Path, loopback: Loopback, settings: Json | None = None) -> Path:  # noqa: F811
+def agent_dir(home: Path, loopback: Loopback, settings: Json | None = None) -> Path:
     """Pi's agent folder as a Pi client sets it up: a provider of two models, one that reasons."""
     folder = home / "agent"
     folder.mkdir(parents=True, exist_ok=True)
@@ -72,7 +72,7 @@ def data(printed: list[Json], command_id: str) -> Any:
 
 
 def test_a_pi_clients_command_line_starts_the_daemon(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -107,7 +107,7 @@ def test_a_pi_clients_command_line_starts_the_daemon(
 
 
 def test_settings_name_the_model_and_level_when_the_command_line_does_not(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -126,7 +126,7 @@ def test_settings_name_the_model_and_level_when_the_command_line_does_not(
 
 
 def test_sessions_are_named_by_id_and_forked(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -189,7 +189,7 @@ def test_what_a_daemon_cannot_be_is_refused_with_the_reason(argv: list[str], rea
     assert result.returncode == 2 and f"pi-rpc: {reason}" in result.stderr
 
 
-def test_list_models_lists_those_with_a_key_and_exits(loopback: Loopback, tmp_path: Path) -> None:  # noqa: F811
+def test_list_models_lists_those_with_a_key_and_exits(loopback: Loopback, tmp_path: Path) -> None:
     folder = agent_dir(tmp_path / "home", loopback)
     env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(folder)}
     listed = subprocess.run(

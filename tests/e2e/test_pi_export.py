@@ -16,8 +16,8 @@ import pytest
 from tests.node_packages import real_pi16
 
 from .conftest import daemon_env
+from .pi_conversations import PI_RPC, Json, answer, converse
 from .pi_parity import agent_dir_for, loopback_server, turn
-from .test_pi_sessions import PI_RPC, Json, answer, converse
 
 pytestmark = pytest.mark.e2e
 

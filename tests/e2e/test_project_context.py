@@ -16,10 +16,10 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.node_packages import real_pi16
 
 from .conftest import daemon_env
+from .loopback_model import Loopback, completions_turn
 from .pi16_differences import Differences
+from .pi_conversations import answer, converse
 from .pi_parity import agent_dir_for, loopback_server
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
-from .test_pi_sessions import answer, converse
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +30,7 @@ def write(path: Path, text: str) -> None:
 
 
 def test_context_files_skills_and_templates_reach_the_model(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:

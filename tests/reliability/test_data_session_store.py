@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, Message, TextContent, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.storage.pi_sessions import entry_line, message_head
+from pi_rpc.session.storage.entry_kinds import SessionMessageEntry, entry_json, entry_timestamp
 from pi_rpc.session.storage.store import (
     SessionFile,
     find_session,
@@ -59,7 +59,9 @@ def texts(messages: list[Message] | list[UserMessage | AssistantMessage]) -> lis
 
 def pi_line(message: Message, entry_id: str, parent_id: str | None) -> bytes:
     """A message entry's line as Pi writes it (without the newline)."""
-    return bytes(entry_line(message_head(message, entry_id, parent_id), message))
+    return entry_json(
+        SessionMessageEntry(id=entry_id, parent_id=parent_id, timestamp=entry_timestamp(), message=message)
+    )
 
 
 INTERRUPTED = UserMessage(content="a long question " * 40 + "ending in ünïcode")

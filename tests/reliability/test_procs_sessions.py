@@ -24,12 +24,12 @@ from pi_rpc.session.session import AgentSession, SessionConfig
 from pi_rpc.tools.bash import BashParams, create_bash_tool
 from pi_rpc.tools.process import ProcessTable, ProcessTables
 from pi_rpc.tools.registry import create_tool_definitions
-from tests.unit.modes.test_acp_agent import Editor, text
-from tests.unit.modes.test_daemon import Recorder
+from tests.unit.modes.acp_editor import Editor, text
+from tests.unit.modes.recorder import Recorder
 from tests.unit.session import helpers
 
+from .leftovers import kill_leftovers
 from .procs import KINDS, marked, poll_async, tree_command
-from .test_procs_supervisor import kill_leftovers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
 

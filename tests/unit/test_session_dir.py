@@ -25,7 +25,7 @@ from pi_rpc.session.storage.store import (
     list_sessions,
     private_workspace_subfolder,
 )
-from tests.unit.test_store import PI_PROMPT
+from tests.unit.pi_prompt import PI_PROMPT
 
 HERE, THERE = "/work/here", "/work/there"
 LOOPBACK_MODEL = ["--api", "openai-completions", "--base-url", "https://127.0.0.1:9/v1", "--model", "m"]

@@ -35,7 +35,7 @@ import anyio
 import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent import AfterToolCall, AgentBusyError, BeforeToolCall, BlockCall
+from pi_rpc.agent import AfterToolCall, BeforeToolCall, BlockCall
 from pi_rpc.ai import Wire
 from pi_rpc.session.approvals.gate import ApprovalGate
 from pi_rpc.session.checkpoints.snapshots import (
@@ -57,6 +57,7 @@ from pi_rpc.session.checkpoints.store import (
     sha256_of,
 )
 from pi_rpc.session.configuration.config import SessionConfig
+from pi_rpc.session.refusals import SessionBusy
 from pi_rpc.session.storage.history import SessionHistory, SessionNotFoundError
 from pi_rpc.tools import resolve_to_cwd
 
@@ -185,9 +186,9 @@ class SessionCheckpoints:
         entries = self._session.history.entries
         found = []
         for entry in entries.branch():
-            text = entries.fork_text(entry["id"])
+            text = entries.fork_text(entry.id)
             if text is not None:
-                found.append((entry["id"], text, str(entry.get("timestamp", ""))))
+                found.append((entry.id, text, entry.timestamp))
         return found
 
     # --- the hooks -------------------------------------------------------------------------------
@@ -367,7 +368,7 @@ class SessionCheckpoints:
         """Back to before the user message `entry_id`: its files, its conversation, or both.
         `preview`: what rewinding the files would do, with a diff of each, and nothing done."""
         if self._session.is_streaming:
-            raise AgentBusyError("Cannot rewind while a run is in progress: abort it first")
+            raise SessionBusy("Cannot rewind while a run is in progress: abort it first")
         ids = [entry for entry, _, _ in self._user_messages()]
         if entry_id not in ids:
             raise SessionNotFoundError(f"No user message {entry_id} on this session's branch to rewind to")

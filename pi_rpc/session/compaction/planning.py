@@ -37,6 +37,8 @@ from pi_rpc.ai import (
     CustomMessage,
     ImageContent,
     Message,
+    Model,
+    StreamFn,
     StreamOptions,
     SystemMessage,
     TextContent,
@@ -50,6 +52,7 @@ from pi_rpc.ai import (
     text_of,
 )
 from pi_rpc.session.compaction.files import CompactionDetails, FileLists, files_section
+from pi_rpc.session.refusals import CompactionRefused
 from pi_rpc.tools import truncate_chars
 
 SUMMARIZER_SYSTEM_PROMPT = (
@@ -128,7 +131,7 @@ class CompactionResult(Wire, kw_only=True):
     details: CompactionDetails
 
 
-class CompactionError(RuntimeError):
+class CompactionError(CompactionRefused, RuntimeError):
     pass
 
 
@@ -363,7 +366,7 @@ class Summary(NamedTuple):
 
 
 async def _ask(
-    stream: Any, model: Any, options: StreamOptions, prompt: str, failure: str, ask: Ask
+    stream: StreamFn, model: Model, options: StreamOptions, prompt: str, failure: str, ask: Ask
 ) -> tuple[str, Usage]:
     """One summary request (through `ask`, which may retry it); raises CompactionError saying
     `failure` when it fails."""
@@ -372,8 +375,7 @@ async def _ask(
     )
 
     async def produce() -> AssistantMessage:
-        reply: AssistantMessage = await stream(model, context, options, AssistantBuilder(model, lambda event: None))
-        return reply
+        return await stream(model, context, options, AssistantBuilder(model, lambda event: None))
 
     reply = await ask(produce)
     if reply.stop_reason in ("error", "aborted"):
@@ -383,8 +385,8 @@ async def _ask(
 
 async def summarize(
     plan: CompactionPlan,
-    stream: Any,
-    model: Any,
+    stream: StreamFn,
+    model: Model,
     options: StreamOptions,
     custom_instructions: str | None,
     reserve_tokens: int,

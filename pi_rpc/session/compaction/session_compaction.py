@@ -35,6 +35,7 @@ from pi_rpc.session.compaction.planning import (
 from pi_rpc.session.compaction.summary_retry import SummaryRetry
 from pi_rpc.session.configuration.config import ModelChoice, RetryConfig
 from pi_rpc.session.models.current import SessionModel
+from pi_rpc.session.storage.entry_kinds import CompactionEntry
 from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.types import ContextUsage
 
@@ -137,11 +138,11 @@ class SessionCompaction:
     def _plan(self, messages: list[Message]) -> CompactionPlan:
         entries = self._history.entries
         leaf = entries.entries.get(entries.leaf) if entries.leaf is not None else None
-        if leaf is not None and leaf.get("type") == "compaction":
+        if isinstance(leaf, CompactionEntry):
             raise CompactionError(ALREADY_COMPACTED)
         previous = entries.latest_compaction()
         # Pi carries over the file lists of its own compactions, not of an extension's (`fromHook`).
-        details = previous.get("details") if previous is not None and not previous.get("fromHook") else None
+        details = previous.details if previous is not None and not previous.from_hook else None
         plan = plan_compaction(messages, self._settings, details if isinstance(details, dict) else None)
         if plan is None:
             raise CompactionError(NOTHING_TO_COMPACT)
@@ -168,12 +169,14 @@ class SessionCompaction:
             summary.text, next(iter(plan.kept), None), plan.tokens_before, msgspec.to_builtins(details)
         )
         history.keep(entry)
+        kept_id = entry.first_kept_entry_id
+        assert isinstance(kept_id, str)  # every compaction made here names one
         # The context as the file reads it back; a failed reply to retry stays out of it.
         failed = agent.messages[-1] if drop_failed_reply and planned < len(agent.messages) else None
         agent.messages[:] = [m for m in history.entries.context() if m is not failed]
         result = CompactionResult(
             summary=summary.text,
-            first_kept_entry_id=entry["firstKeptEntryId"],
+            first_kept_entry_id=kept_id,
             tokens_before=plan.tokens_before,
             # Pi's estimate of the context as the compacted session now builds it.
             estimated_tokens_after=estimated_tokens(agent.messages),

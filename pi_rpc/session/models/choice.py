@@ -22,19 +22,23 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from pi_rpc.ai import (
+    DEFAULT_ENDPOINT_API,
     DEFAULT_MODEL_IDS,
     FAUX_MODEL,
     ConfigError,
     FauxProvider,
     HttpClients,
+    KnownApi,
     Model,
     ModelListError,
     ModelRegistry,
     ScriptError,
     ServerModel,
     ThinkingLevel,
+    api_declaration,
     describe_server_models,
     get_stream_fn,
+    key_variables,
     load_script,
     not_found_hint,
     server_model_details,
@@ -44,12 +48,6 @@ from pi_rpc.session.session import ModelChoice
 from pi_rpc.tools import PROVIDER_KEY_VARS
 
 _log = logging.getLogger(__name__)
-
-_DEFAULT_PROVIDER_FOR_API = {
-    "anthropic-messages": "anthropic",
-    "openai-completions": "openai",
-    "openai-responses": "openai",
-}
 
 
 class ModelSetupError(ValueError):
@@ -100,7 +98,7 @@ def starting_model(
     *,
     provider: str | None = None,
     model_id: str | None = None,
-    api: str | None = None,
+    api: KnownApi | None = None,
     base_url: str | None = None,
     script: str | None = None,
     api_key_env: str | None = None,
@@ -115,7 +113,7 @@ def starting_model(
     if script is not None:
         return StartingModel(scripted_choice(script), pinned=True)
     if base_url is not None:
-        choice = _endpoint_choice(base_url, api or "openai-completions", provider, model_id, api_key_env)
+        choice = _endpoint_choice(base_url, api or DEFAULT_ENDPOINT_API, provider, model_id, api_key_env)
         choice.http = http
         return StartingModel(choice, pinned=True)
     if api_key_env is not None:
@@ -127,12 +125,12 @@ def starting_model(
         if api is not None and found.api != api:
             found.api = api
         choice = _choice(registry, found, http)
-        if choice.api_key is None and found.api != "openai-completions":
+        if choice.api_key is None and not api_declaration(found.api).key_optional:
             # A custom id's warning says what was taken (often a typo, with the nearest names).
             taken = "".join(f"{warning}. " for warning in warnings if "custom model id" in warning)
             raise ModelSetupError(
                 f"{taken}No API key for provider {found.provider}: set its environment variable "
-                "(ANTHROPIC_API_KEY, OPENAI_API_KEY) or an apiKey in models.json"
+                f"({', '.join(key_variables())}) or an apiKey in models.json"
             )
         return StartingModel(choice, level, True, scope, warnings)
     if scope and not resuming:
@@ -140,7 +138,7 @@ def starting_model(
         return StartingModel(_choice(registry, first.model, http), first.thinking_level, True, scope, warnings)
     if saved is not None and (model := registry.find(*saved)) is not None:
         choice = _choice(registry, model, http)
-        if choice.api_key is not None or model.api == "openai-completions":
+        if choice.api_key is not None or api_declaration(model.api).key_optional:
             return StartingModel(choice, scope=scope, warnings=warnings)
         warnings.append(f"settings.json names {saved[0]}/{saved[1]}, whose provider has no key: not used")
     elif saved is not None:
@@ -150,7 +148,7 @@ def starting_model(
 
 
 def _endpoint_choice(
-    base_url: str, api: str, provider: str | None, model_id: str | None, api_key_env: str | None
+    base_url: str, api: KnownApi, provider: str | None, model_id: str | None, api_key_env: str | None
 ) -> ModelChoice:
     base_url = base_url.rstrip("/")
     key = _endpoint_key(base_url, api, api_key_env)
@@ -162,7 +160,7 @@ def _endpoint_choice(
         id=listed.id,
         name=listed.id,
         api=api,
-        provider=provider or _DEFAULT_PROVIDER_FOR_API[api],
+        provider=provider or api_declaration(api).provider_name,
         base_url=base_url,
         input=["text", "image"],
     )
@@ -195,8 +193,8 @@ def _endpoint_key(base_url: str, api: str, api_key_env: str | None) -> str | Non
 
 
 def _only_server_model(base_url: str, api: str, key: str | None) -> ServerModel:
-    if api == "anthropic-messages":
-        raise ModelSetupError("--base-url with --api anthropic-messages needs --model")
+    if not api_declaration(api).lists_models:
+        raise ModelSetupError(f"--base-url with --api {api} needs --model")
     try:
         listed = describe_server_models(base_url, key)
     except ModelListError as exc:

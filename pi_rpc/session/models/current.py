@@ -17,6 +17,7 @@ from pi_rpc.ai import (
 )
 from pi_rpc.session.configuration.config import ModelChoice, ModelStart
 from pi_rpc.session.models.cycle import next_model, next_thinking_level
+from pi_rpc.session.refusals import NoModelConfigured, UnknownModel
 from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.storage.recorded_settings import (
     record_model,
@@ -26,11 +27,11 @@ from pi_rpc.session.storage.recorded_settings import (
 )
 
 
-class ModelNotFoundError(LookupError):
+class ModelNotFoundError(UnknownModel, LookupError):
     pass
 
 
-class NoModelError(RuntimeError):
+class NoModelError(NoModelConfigured, RuntimeError):
     """A prompt while no model is configured; the message says how to configure one."""
 
     def __init__(self) -> None:

@@ -6,39 +6,49 @@ branch from the first entry to the leaf. Entries keep their ids for the session'
 a reload of its file, so a fork point, a compaction's `firstKeptEntryId` and a client's cursor
 (`session/entries {since}`) name the same entry before and after a compaction or a restart.
 
-Entries are kept as the JSON objects the file holds, so an entry of a kind this daemon does not
-use (a model change, a label) is copied unchanged into a fork. The one exception is the body of a
-message this session made: the message object is kept, not its JSON again (a long answer would
-otherwise be held twice), and the file's line is encoded from it (`message_kept`).
+Entries are Pi's kinds as Structs (entry_kinds.py), each read once from its line. An entry read
+from a file keeps that line too, which a fork writes back and Pi mode sends as it is: an entry of
+a kind this daemon does not know, or a field it does not declare (a newer Pi's), is copied
+unchanged. An entry made here holds its message object and is encoded from it when it is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, text_of
+from pi_rpc.session.refusals import UnknownSessionOrEntry
+from pi_rpc.session.storage.entry_kinds import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    ContextEditEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    ModelChangeEntry,
+    RawEntry,
+    SessionInfoEntry,
+    SessionMessageEntry,
+    ThinkingLevelChangeEntry,
+    entry_json,
+    entry_timestamp,
+)
 from pi_rpc.session.storage.pi_sessions import (
     branch_to,
-    compaction_entry,
     compaction_summary,
-    context_edit_entry,
     context_entries,
     entry_message,
-    message_head,
-    model_change_entry,
     new_entry_id,
     parse_pi_entries,
-    session_info_entry,
-    thinking_level_entry,
 )
 
-Entry = dict[str, Any]
+_Made = TypeVar("_Made", bound=Entry)
 
 
-class EntryNotOnBranchError(LookupError):
+class EntryNotOnBranchError(UnknownSessionOrEntry, LookupError):
     """A cursor that names no entry of the current branch."""
 
 
@@ -60,12 +70,31 @@ class SessionEntry(Wire, kw_only=True):
     thinking_level: str | UnsetType = UNSET  # thinking_level_change: the level from here on
 
 
+# The fields `session/entries` copies from an entry this daemon reads raw, when they have the type
+# it lists (and, for a few, when the entry is of the kind they belong to): as from any entry.
+_RAW_DESCRIBED: tuple[tuple[str, str, type, str | None], ...] = (
+    ("summary", "summary", str, None),
+    ("firstKeptEntryId", "first_kept_entry_id", str, None),
+    ("tokensBefore", "tokens_before", int, None),
+    ("customType", "custom_type", str, None),
+    ("name", "name", str, "session_info"),
+    ("provider", "provider", str, "model_change"),
+    ("modelId", "model_id", str, "model_change"),
+    ("thinkingLevel", "thinking_level", str, "thinking_level_change"),
+)
+
+
 class SessionEntries:
     """Every entry of one session by id (in the order written) and the leaf."""
 
-    def __init__(self, entries: dict[str, Entry] | None = None, leaf: str | None = None) -> None:
+    def __init__(
+        self, entries: dict[str, Entry] | None = None, leaf: str | None = None, lines: dict[str, bytes] | None = None
+    ) -> None:
         self.entries: dict[str, Entry] = entries if entries is not None else {}
         self.leaf = leaf
+        # The line each entry read from a file came from: what a fork writes and Pi mode sends, so
+        # what this daemon does not read of it (a newer Pi's fields) goes along.
+        self._lines: dict[str, bytes] = lines if lines is not None else {}
         # The message objects of the transcript by entry id: a compaction finds the entry of the
         # first message it keeps by identity, whatever the transcript's length.
         self._messages: dict[str, Message] = {}
@@ -75,7 +104,8 @@ class SessionEntries:
     @classmethod
     def read(cls, lines: list[bytes], source: object = "session") -> SessionEntries:
         """From a Pi file's lines after its header."""
-        return cls(*parse_pi_entries(lines, source))
+        entries, leaf, read_from = parse_pi_entries(lines, source)
+        return cls(entries, leaf, read_from)
 
     @classmethod
     def numbered(cls, messages: Sequence[Message]) -> SessionEntries:
@@ -96,7 +126,7 @@ class SessionEntries:
         """The messages the model reads, the ones already in use as the same objects."""
         messages: list[Message] = []
         for entry_id, message in context_entries(self.branch(), self._message_of):
-            if self.entries[entry_id].get("type") == "compaction":
+            if isinstance(self.entries[entry_id], CompactionEntry):
                 messages.append(message)  # its summary: in context only while it is the latest
             else:
                 messages.append(self._messages.setdefault(entry_id, message))
@@ -104,7 +134,7 @@ class SessionEntries:
 
     def _message_of(self, entry: Entry) -> Message | None:
         """The entry's message: the one in use, else read from the entry."""
-        return self._messages.get(entry["id"]) or entry_message(entry)
+        return self._messages.get(entry.id) or entry_message(entry)
 
     def shown(self, every_branch: bool = False) -> list[tuple[Entry, Message | None]]:
         """The branch's entries, first to last (with `every_branch`, every entry, in the order
@@ -112,19 +142,19 @@ class SessionEntries:
         made, and nothing left out for a compaction (Pi's exported page shows them all)."""
         chosen = self.entries.values() if every_branch else self.branch()
         return [
-            (entry, compaction_summary(entry) if entry.get("type") == "compaction" else self._message_of(entry))
+            (entry, compaction_summary(entry) if isinstance(entry, CompactionEntry) else self._message_of(entry))
             for entry in chosen
         ]
 
-    def latest_compaction(self) -> Entry | None:
+    def latest_compaction(self) -> CompactionEntry | None:
         """The branch's newest compaction entry: the one its context starts from."""
-        return next((entry for entry in reversed(self.branch()) if entry.get("type") == "compaction"), None)
+        return next((entry for entry in reversed(self.branch()) if isinstance(entry, CompactionEntry)), None)
 
     def since_compaction(self) -> list[Message] | None:
         """The messages of the branch's entries after its newest compaction, in order; None when
         the branch has none (a reply among them was sent the compacted context)."""
         branch = self.branch()
-        index = next((i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"), None)
+        index = next((i for i in range(len(branch) - 1, -1, -1) if isinstance(branch[i], CompactionEntry)), None)
         if index is None:
             return None
         return [message for entry in branch[index + 1 :] if (message := self._message_of(entry)) is not None]
@@ -145,20 +175,17 @@ class SessionEntries:
     def fork_text(self, entry_id: str) -> str | None:
         """The text of the user message entry `entry_id`; None when it is no such entry."""
         entry = self.entries.get(entry_id)
-        if entry is None or entry.get("type") != "message":
+        if not isinstance(entry, SessionMessageEntry):
             return None
         message = self._message_of(entry)
-        raw = entry.get("message")  # absent from a message this session made: the object says it all
-        if not isinstance(message, UserMessage) or isinstance(raw, dict) and raw.get("role") != "user":
-            return None
-        return text_of(message.content)
+        return text_of(message.content) if isinstance(message, UserMessage) else None
 
     def after(self, since: str | None, limit: int | None = None) -> list[SessionEntry]:
         """The branch's entries after `since` (all when None), at most `limit` of them."""
         branch = self.branch()
         start = 0
         if since is not None:
-            start = next((i + 1 for i, entry in enumerate(branch) if entry["id"] == since), -1)
+            start = next((i + 1 for i, entry in enumerate(branch) if entry.id == since), -1)
             if start < 0:
                 where = "is on another branch" if since in self.entries else "is not an entry"
                 raise EntryNotOnBranchError(f"Entry {since} {where} of this session's current branch")
@@ -166,32 +193,29 @@ class SessionEntries:
         return [self._described(entry) for entry in chosen]
 
     def _described(self, entry: Entry) -> SessionEntry:
-        described = SessionEntry(
-            id=entry["id"],
-            parent_id=entry.get("parentId"),
-            type=str(entry.get("type", "")),
-            timestamp=str(entry.get("timestamp", "")),
-        )
+        described = SessionEntry(id=entry.id, parent_id=entry.parent_id, type=entry.type, timestamp=entry.timestamp)
         message = self._message_of(entry)
-        if message is not None and entry.get("type") in ("message", "custom"):
+        if message is not None and isinstance(entry, SessionMessageEntry | CustomEntry):
             described.message = message
-        if isinstance(summary := entry.get("summary"), str):
-            described.summary = summary
-        if isinstance(first_kept := entry.get("firstKeptEntryId"), str):
-            described.first_kept_entry_id = first_kept
-        if isinstance(tokens := entry.get("tokensBefore"), int):
-            described.tokens_before = tokens
-        if isinstance(custom_type := entry.get("customType"), str):
-            described.custom_type = custom_type
-        if entry.get("type") == "session_info" and isinstance(name := entry.get("name"), str):
-            described.name = name
-        if entry.get("type") == "model_change":
-            if isinstance(provider := entry.get("provider"), str):
-                described.provider = provider
-            if isinstance(model_id := entry.get("modelId"), str):
-                described.model_id = model_id
-        if entry.get("type") == "thinking_level_change" and isinstance(level := entry.get("thinkingLevel"), str):
-            described.thinking_level = level
+        match entry:
+            case CompactionEntry():
+                described.summary, described.tokens_before = entry.summary, entry.tokens_before
+                described.first_kept_entry_id = entry.first_kept_entry_id
+            case BranchSummaryEntry():
+                described.summary = entry.summary
+            case CustomEntry() | CustomMessageEntry():
+                described.custom_type = entry.custom_type
+            case SessionInfoEntry():
+                described.name = entry.name
+            case ModelChangeEntry():
+                described.provider, described.model_id = entry.provider, entry.model_id
+            case ThinkingLevelChangeEntry():
+                described.thinking_level = entry.thinking_level
+            case RawEntry():
+                for key, attribute, kind, only_in in _RAW_DESCRIBED:
+                    value = entry.fields.get(key)
+                    if isinstance(value, kind) and only_in in (None, entry.type):
+                        setattr(described, attribute, value)
         return described
 
     def recorded_model(self) -> tuple[str, str] | None:
@@ -199,23 +223,23 @@ class SessionEntries:
         message, as Pi restores a session's model."""
         found: tuple[str, str] | None = None
         for entry in self.branch():
-            if entry.get("type") == "model_change":
-                provider, model_id = entry.get("provider"), entry.get("modelId")
-                if isinstance(provider, str) and isinstance(model_id, str):
-                    found = (provider, model_id)
-            elif entry.get("type") == "message":
-                raw = entry.get("message")  # read from a file; absent from a message this session made
-                if isinstance(raw, dict):
-                    provider, model_id = raw.get("provider"), raw.get("model")
-                    if raw.get("role") == "assistant" and isinstance(provider, str) and isinstance(model_id, str):
-                        found = (provider, model_id)
-                elif isinstance(message := self._messages.get(entry["id"]), AssistantMessage):
+            if isinstance(entry, ModelChangeEntry):
+                if entry.provider is not UNSET and entry.model_id is not UNSET:
+                    found = (entry.provider, entry.model_id)
+            elif isinstance(entry, SessionMessageEntry):
+                if isinstance(message := entry.message, AssistantMessage):
                     found = (message.provider, message.model)
+            elif isinstance(entry, RawEntry) and entry.type == "message":
+                found = _raw_reply_model(entry.fields.get("message")) or found
         return found
 
     def recorded_thinking_level(self) -> str | None:
         """The branch's latest thinking level change; None when it records none."""
-        levels = [e.get("thinkingLevel") for e in self.branch() if e.get("type") == "thinking_level_change"]
+        levels = [
+            entry.thinking_level if isinstance(entry, ThinkingLevelChangeEntry) else UNSET
+            for entry in self.branch()
+            if entry.type == "thinking_level_change"
+        ]
         return levels[-1] if levels and isinstance(levels[-1], str) else None
 
     def has_messages(self) -> bool:
@@ -224,66 +248,112 @@ class SessionEntries:
 
     # --- writing --------------------------------------------------------------------------------
 
-    def message_kept(self, entry: Entry) -> Message | None:
-        """The message of an entry kept without its body (one this session made), for its line in
-        a file; None when the entry holds its own."""
-        return None if "message" in entry or "data" in entry else self._messages.get(entry["id"])
+    def line_of(self, entry: Entry) -> bytes | None:
+        """The line the file gave `entry`; None for one made here (encoded from itself)."""
+        return self._lines.get(entry.id)
 
-    def add_message(self, message: Message) -> Entry:
-        """A message as the new leaf; returns its entry (without the body: see `message_kept`)."""
+    def json_of(self, entry: Entry) -> bytes:
+        """The entry's JSON: the line the file gave it, else encoded from it."""
+        line = self._lines.get(entry.id)
+        return line if line is not None else entry_json(entry)
+
+    def add_message(self, message: Message) -> SessionMessageEntry:
+        """A message as the new leaf; returns its entry."""
         if self._next_number is None:
             entry_id = new_entry_id(self.entries)
         else:  # the same id the message gets when the file is read again
             entry_id, self._next_number = f"v1-{self._next_number}", self._next_number + 1
-        return self._add(message_head(message, entry_id, self.leaf), message)
+        # A system message is a `message` entry, as Pi 1.6.0 writes it (pi-rpc wrote a `custom`
+        # entry before, which still loads).
+        entry = SessionMessageEntry(id=entry_id, parent_id=self.leaf, timestamp=entry_timestamp(), message=message)
+        self._messages[entry_id] = message
+        return self._add(entry)
 
     def add_compaction(
         self, summary: str, first_kept: Message | None, tokens_before: int, details: dict[str, Any]
-    ) -> Entry:
+    ) -> CompactionEntry:
         """Pi's compaction entry as the new leaf: the context becomes `summary` and the messages
         from `first_kept` on (none when None)."""
         entry_id = new_entry_id(self.entries)
         kept_id = (self.entry_id_of(first_kept) if first_kept is not None else None) or entry_id
-        entry = compaction_entry(entry_id, self.leaf, summary, kept_id, tokens_before, details)
-        return self._add(entry, None)
+        return self._add(
+            CompactionEntry(
+                id=entry_id,
+                parent_id=self.leaf,
+                timestamp=entry_timestamp(),
+                summary=summary,
+                first_kept_entry_id=kept_id,
+                tokens_before=tokens_before,
+                details=details,
+            )
+        )
 
     def name(self) -> str | None:
         """The session's name: the latest `session_info` entry's, in the order written (as Pi
         reads it; an empty one clears it)."""
         for entry in reversed(self.entries.values()):
-            if entry.get("type") == "session_info":
-                name = entry.get("name")
+            if entry.type == "session_info":
+                name = entry.name if isinstance(entry, SessionInfoEntry) else UNSET
                 return name.strip() or None if isinstance(name, str) else None
         return None
 
-    def add_session_info(self, name: str) -> Entry:
+    def add_session_info(self, name: str) -> SessionInfoEntry:
         """Pi's `session_info` entry naming the session, as the new leaf; returns it, for the file."""
         entry_id = new_entry_id(self.entries)
-        return self._add(session_info_entry(entry_id, self.leaf, name), None)
+        return self._add(SessionInfoEntry(id=entry_id, parent_id=self.leaf, timestamp=entry_timestamp(), name=name))
 
-    def add_context_edit(self, target_id: str) -> Entry:
+    def add_context_edit(self, target_id: str) -> ContextEditEntry:
         """Pi 1.6.0's `context_edit` entry taking entry `target_id`'s message out of the context,
         as the new leaf; returns it, for the file."""
-        return self._add(context_edit_entry(new_entry_id(self.entries), self.leaf, target_id), None)
+        entry_id = new_entry_id(self.entries)
+        return self._add(
+            ContextEditEntry(
+                id=entry_id, parent_id=self.leaf, timestamp=entry_timestamp(), target_id=target_id, replacement=None
+            )
+        )
 
-    def add_model_change(self, provider: str, model_id: str) -> Entry:
+    def add_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
         """Pi's `model_change` entry as the new leaf; returns it, for the file."""
-        return self._add(model_change_entry(new_entry_id(self.entries), self.leaf, provider, model_id), None)
+        entry_id = new_entry_id(self.entries)
+        return self._add(
+            ModelChangeEntry(
+                id=entry_id, parent_id=self.leaf, timestamp=entry_timestamp(), provider=provider, model_id=model_id
+            )
+        )
 
-    def add_thinking_level_change(self, level: str) -> Entry:
+    def add_thinking_level_change(self, level: str) -> ThinkingLevelChangeEntry:
         """Pi's `thinking_level_change` entry as the new leaf; returns it, for the file."""
-        return self._add(thinking_level_entry(new_entry_id(self.entries), self.leaf, level), None)
+        entry_id = new_entry_id(self.entries)
+        return self._add(
+            ThinkingLevelChangeEntry(
+                id=entry_id,
+                parent_id=self.leaf,
+                timestamp=entry_timestamp(),
+                thinking_level=level,
+            )
+        )
 
     def branched(self, leaf: str | None) -> SessionEntries:
         """A new session's entries: this branch up to `leaf` (none when None), ids unchanged."""
         path = branch_to(self.entries, leaf)
-        copy = SessionEntries({entry["id"]: entry for entry in path}, leaf if path else None)
-        copy._messages = {entry["id"]: self._messages[entry["id"]] for entry in path if entry["id"] in self._messages}
+        ids = [entry.id for entry in path]
+        copy = SessionEntries(
+            {entry.id: entry for entry in path},
+            leaf if path else None,
+            {entry_id: self._lines[entry_id] for entry_id in ids if entry_id in self._lines},
+        )
+        copy._messages = {entry_id: self._messages[entry_id] for entry_id in ids if entry_id in self._messages}
         return copy
 
-    def _add(self, entry: Entry, message: Message | None) -> Entry:
-        self.entries[entry["id"]] = entry
-        self.leaf = entry["id"]
-        if message is not None:
-            self._messages[entry["id"]] = message
+    def _add(self, entry: _Made) -> _Made:
+        self.entries[entry.id] = entry
+        self.leaf = entry.id
         return entry
+
+
+def _raw_reply_model(message: object) -> tuple[str, str] | None:
+    """(provider, model) of an assistant message object a file holds that does not read as one."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return None
+    provider, model_id = message.get("provider"), message.get("model")
+    return (provider, model_id) if isinstance(provider, str) and isinstance(model_id, str) else None

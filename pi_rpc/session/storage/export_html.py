@@ -30,7 +30,8 @@ from pi_rpc.ai import (
     UserMessage,
     add_usage,
 )
-from pi_rpc.session.storage.entries import Entry, SessionEntries
+from pi_rpc.session.storage.entries import SessionEntries
+from pi_rpc.session.storage.entry_kinds import Entry, ModelChangeEntry
 
 _STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
 section{border-left:4px solid #ccc;margin:1rem 0;padding:.25rem 1rem}
@@ -99,13 +100,14 @@ def _entry_section(entry: Entry, message: Message | None) -> str:
     """The entry's section, named `entry-{id}` as Pi names it; "" for an entry a reader is not
     shown (a setting, a name, a label)."""
     shown = _section(message) if message is not None else None
-    if entry.get("type") == "model_change":
-        model = html.escape(f"{entry.get('provider', '')}/{entry.get('modelId', '')}")
+    if isinstance(entry, ModelChangeEntry):
+        provider, model_id = (value if isinstance(value, str) else "" for value in (entry.provider, entry.model_id))
+        model = html.escape(f"{provider}/{model_id}")
         shown = "modelChange", f"<p>Switched to model: <code>{model}</code></p>"
     if shown is None:
         return ""
     kind, contents = shown
-    return f'<section id="entry-{html.escape(str(entry.get("id")))}" class="{kind}">{contents}</section>'
+    return f'<section id="entry-{html.escape(entry.id)}" class="{kind}">{contents}</section>'
 
 
 # The kinds the header counts, in the order Pi's page names them.
@@ -126,8 +128,8 @@ class _Totals:
             "compaction": "compactions",
             "branch_summary": "branch summaries",
             "custom_message": "custom",
-        }.get(str(entry.get("type")))
-        if isinstance(message, UserMessage) and entry.get("type") == "message":
+        }.get(entry.type)
+        if isinstance(message, UserMessage) and entry.type == "message":
             kind = "user"
         elif isinstance(message, AssistantMessage):
             kind = "assistant"

@@ -10,10 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
+
 from pi_rpc.agent import Agent, AgentEvent, EntryAppended, MessageEnd
 from pi_rpc.ai import Message
 from pi_rpc.session.configuration.config import SessionConfig
-from pi_rpc.session.storage.entries import Entry, SessionEntries, SessionEntry
+from pi_rpc.session.refusals import InvalidArgument, UnknownSessionOrEntry
+from pi_rpc.session.storage.entries import SessionEntries, SessionEntry
+from pi_rpc.session.storage.entry_kinds import Entry
 from pi_rpc.session.storage.export_html import session_html
 from pi_rpc.session.storage.session_ids import new_session_id
 from pi_rpc.session.storage.store import (
@@ -30,7 +34,7 @@ from pi_rpc.session.storage.store import (
 )
 
 
-class SessionNotFoundError(LookupError):
+class SessionNotFoundError(UnknownSessionOrEntry, LookupError):
     pass
 
 
@@ -68,14 +72,13 @@ class SessionHistory:
 
     def _persist(self, event: AgentEvent) -> None:
         if isinstance(event, MessageEnd):
-            self.keep(self.entries.add_message(event.message), event.message)
+            self.keep(self.entries.add_message(event.message))
 
-    def keep(self, entry: Entry, message: Message | None = None) -> None:
-        """Write a new entry (holding `message`, when given) to the session's file, when the
-        session keeps one."""
+    def keep(self, entry: Entry) -> None:
+        """Write a new entry to the session's file, when the session keeps one."""
         if not self._config.persistence.persist:
             return
-        self._open_file().write_entry(entry, message)
+        self._open_file().write_entry(entry)
 
     def omit_from_context(self, message: Message) -> None:
         """`message` (a failed reply that auto-retry replaces) leaves the model's context: the
@@ -86,7 +89,7 @@ class SessionHistory:
             return
         entry = self.entries.add_context_edit(target)
         self.keep(entry)
-        self._agent.emit(EntryAppended(entry=entry))
+        self._agent.emit(EntryAppended(entry=msgspec.to_builtins(entry)))
 
     def keep_setting(self, entry: Entry) -> None:
         """A settings entry (model, thinking level): written at once to a file that exists, else
@@ -185,7 +188,7 @@ class SessionHistory:
         text = self.entries.fork_text(entry_id)
         if text is None:
             raise SessionNotFoundError(f"Invalid entry ID for forking: {entry_id}")
-        self._branch(self.entries.branched(self.entries.entries[entry_id].get("parentId")))
+        self._branch(self.entries.branched(self.entries.entries[entry_id].parent_id))
         return text
 
     def clone(self) -> None:
@@ -214,7 +217,7 @@ class SessionHistory:
                 self._config.cwd, session_id, self._config.persistence.root, parent_session=parent
             )
             for entry in entries.entries.values() if every_entry else entries.branch():
-                new_file.write_entry(entry, entries.message_kept(entry))
+                new_file.write_entry(entry, entries.line_of(entry))
         self._replace(entries, session_id, new_file, parent=parent)
 
     def start_new(self, parent_session: str | None = None) -> None:
@@ -284,7 +287,7 @@ class SessionHistory:
     def set_name(self, name: str) -> str:
         name = name.strip()
         if not name:
-            raise ValueError("Session name cannot be empty")
+            raise InvalidArgument("Session name cannot be empty")
         # Pi's `session_info` entry: the name outlives a reload, and Pi shows it too.
         self.keep(self.entries.add_session_info(name))
         self.session_name = name

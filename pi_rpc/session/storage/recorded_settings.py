@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from pi_rpc.ai import ThinkingLevel, clamp_thinking_level, thinking_level_of
+from pi_rpc.ai import ThinkingLevel, api_declaration, clamp_thinking_level, thinking_level_of
 from pi_rpc.session.configuration.config import ModelChoice, ModelStart
 from pi_rpc.session.storage.history import SessionHistory
 
@@ -22,9 +22,9 @@ _log = logging.getLogger(__name__)
 
 
 def usable(choice: ModelChoice) -> bool:
-    """A model a session can prompt: a key for it, or a Chat Completions server (local servers
-    need none), or the scripted model."""
-    return choice.scripted or choice.api_key is not None or choice.model.api == "openai-completions"
+    """A model a session can prompt: a key for it, or an API whose key is optional (Chat
+    Completions: local servers need none), or the scripted model."""
+    return choice.scripted or choice.api_key is not None or api_declaration(choice.model.api).key_optional
 
 
 def record_model(history: SessionHistory, choice: ModelChoice | None) -> None:

@@ -40,7 +40,6 @@ from typing import Literal
 
 import msgspec
 import platformdirs
-from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai import (
     PI_AGENT_DIR_VARIABLE,
@@ -53,14 +52,12 @@ from pi_rpc.ai import (
     pi_agent_dir,
     text_of,
 )
-from pi_rpc.session.storage.entries import Entry, SessionEntries
+from pi_rpc.session.storage.entries import SessionEntries
+from pi_rpc.session.storage.entry_kinds import Entry, SessionHeader, SessionMessageEntry, entry_json, entry_timestamp
 from pi_rpc.session.storage.pi_sessions import (
     PI_CURRENT_VERSION,
-    SYSTEM_ENTRY_TYPE,
-    entry_line,
     is_pi_entry,
     is_pi_session,
-    message_head,
     new_entry_id,
     parse_pi_entries,
 )
@@ -70,15 +67,6 @@ _log = logging.getLogger(__name__)
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_FOLDER_MODE = 0o700
 _TAIL_CHUNK = 64 * 1024
-
-
-class SessionHeader(Wire, tag_field="type", tag="session", kw_only=True):
-    version: int
-    id: str
-    cwd: str
-    timestamp: str
-    # The file of the session this one was forked, cloned or started from (Pi's `parentSession`).
-    parent_session: str | UnsetType = UNSET
 
 
 class SessionSummary(Wire, kw_only=True):
@@ -333,23 +321,22 @@ class SessionFile:
 
     def append(self, message: Message) -> None:
         """A message after the file's last entry."""
-        self.write_entry(message_head(message, new_entry_id(), self.pi_leaf), message)
+        entry_id = new_entry_id()
+        self.write_entry(
+            SessionMessageEntry(id=entry_id, parent_id=self.pi_leaf, timestamp=entry_timestamp(), message=message)
+        )
 
-    def write_entry(self, entry: Entry, message: Message | None = None) -> None:
-        """`entry`, holding `message` when given (an entry kept without its body)."""
+    def write_entry(self, entry: Entry, line: bytes | None = None) -> None:
+        """`entry`, as `line` when given (the line a file gave it), else encoded from it."""
         if self.pi_format:
-            self.pi_leaf = entry["id"]
-            self._write(msgspec.json.encode(entry) if message is None else entry_line(entry, message))
+            self.pi_leaf = entry.id
+            self._write(line if line is not None else entry_json(entry))
             return
         # Our first format holds only messages.
-        if message is not None:
-            self._write(encode_json(message))
+        if not isinstance(entry, SessionMessageEntry):
+            _log.info("%s: a %s entry cannot be kept in this file's format", self.path, entry.type)
             return
-        body = entry.get("data") if entry.get("customType") == SYSTEM_ENTRY_TYPE else entry.get("message")
-        if body is None:
-            _log.info("%s: a %s entry cannot be kept in this file's format", self.path, entry.get("type"))
-            return
-        self._write(msgspec.json.encode(body))
+        self._write(encode_json(entry.message))
 
     def _write(self, line: bytes | bytearray) -> None:
         if self.mode == "off":

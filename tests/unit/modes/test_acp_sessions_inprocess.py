@@ -15,7 +15,7 @@ import pytest
 from pi_rpc.session.storage.store import SessionDir
 
 from ..session.helpers import FOREVER, reply, script, session_config
-from .test_acp_agent import Editor, acp_agent, text
+from .acp_editor import Editor, acp_agent, text
 
 pytestmark = pytest.mark.anyio
 

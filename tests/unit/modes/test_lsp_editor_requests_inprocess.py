@@ -35,8 +35,8 @@ from tests.lsp.editor import (
 )
 
 from ..session.helpers import session_config
+from .lsp_harness import command, ends, gone, messages, sleepers
 from .lsp_pipes import lsp_in_process
-from .test_lsp_runs_inprocess import command, ends, gone, messages, sleepers
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import session_config
 from .approvals_sample import FIXED, ORIGINAL, SCRIPT, greet, sample_workspace
-from .test_pi_commands import Pi, pi_mode
+from .pi_harness import Pi, pi_mode
 
 pytestmark = pytest.mark.anyio
 

@@ -3,22 +3,17 @@ session, the scripted model and real tools (spec 16.3-16.5)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pi_rpc.agent.agent import BUSY_TEXT
 from pi_rpc.ai.providers.faux import FAUX_MODEL
-from pi_rpc.modes.pi.server import PiDaemon
 from pi_rpc.session.compaction.planning import CompactionSettings
 from pi_rpc.session.configuration.config import ApprovalConfig
-from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
-from .pipes import Json, LinePeer, serve_over_pipes
+from .pi_harness import pi_mode
 
 pytestmark = pytest.mark.anyio
 
@@ -33,35 +28,6 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     return ws
-
-
-class Pi:
-    def __init__(self, peer: LinePeer) -> None:
-        self.peer = peer
-
-    async def call(self, command: Json) -> Json:
-        start = len(self.peer.lines)
-        self.peer.send(command)
-        return await self.peer.wait_for(
-            lambda line: line.get("type") == "response" and line.get("id") == command.get("id"), start
-        )
-
-    async def data(self, command: Json) -> Any:
-        response = await self.call(command)
-        assert response["success"] is True, response
-        return response.get("data")
-
-    async def event(self, kind: str) -> Json:
-        return await self.peer.wait_for(lambda line: line.get("type") == kind)
-
-    def types(self) -> list[str]:
-        return [line["type"] for line in self.peer.lines]
-
-
-@asynccontextmanager
-async def pi_mode(config: SessionConfig) -> AsyncIterator[Pi]:
-    async with serve_over_pipes(lambda stdin, stdout: PiDaemon(config, stdin_fd=stdin, stdout_fd=stdout)) as peer:
-        yield Pi(peer)
 
 
 async def test_a_prompt_is_answered_at_once_and_the_run_streams_as_events(workspace: Path) -> None:

@@ -23,8 +23,8 @@ from pi_rpc.session.session import ModelChoice, SessionConfig
 from pi_rpc.session.storage.entries import SessionEntries
 
 from ..session.helpers import reply, script, scripted_choice, session_config
+from .pi_harness import Pi, pi_mode
 from .pipes import serve_over_pipes
-from .test_pi_commands import Pi, pi_mode
 
 pytestmark = pytest.mark.anyio
 

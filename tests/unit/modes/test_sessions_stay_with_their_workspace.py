@@ -14,7 +14,7 @@ from pi_rpc.session.storage.store import SessionFile
 
 from ..session.helpers import script, session_config
 from .jsonrpc_client import RpcError, jsonrpc_editor
-from .test_pi_commands import pi_mode
+from .pi_harness import pi_mode
 
 pytestmark = pytest.mark.anyio
 

@@ -18,8 +18,8 @@ import pytest
 from pi_rpc.session import record_trust, saved_allow_rules, trust_file
 
 from .jsonrpc_client import Editor, jsonrpc_editor
-from .test_jsonrpc_approvals_inprocess import asked, start
-from .test_workspace_rules_every_front_end import daemon_config, folder
+from .jsonrpc_harness import asked, start
+from .workspace_folders import daemon_config, folder
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from pi_rpc.session.approvals.gate import (
 )
 from pi_rpc.tools.registry import create_tool_definitions
 
-from .test_approvals import FakeUser, call
+from .approval_user import FakeUser, call
 
 pytestmark = pytest.mark.anyio
 

@@ -43,15 +43,12 @@ from pi_rpc.session.runs import OVERFLOW_RECOVERY_FAILED
 from pi_rpc.session.session import AgentSession, ModelChoice
 from pi_rpc.session.storage.store import load_session
 
+from .compaction_sizes import FILLER, NEAR, SUMMARY, used
 from .helpers import FOREVER, open_session, reply, script, session_config, tool_call
 
 pytestmark = pytest.mark.anyio
 
-FILLER = "f" * 400  # about 100 tokens
-SUMMARY = reply("^<conversation>", [{"text": "THE SUMMARY"}])
 PI_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
-# With this reserve compaction is due once the context passes 1000 tokens of the scripted model's window.
-NEAR = CompactionSettings(reserve_tokens=FAUX_MODEL.context_window - 1000, keep_recent_tokens=100)
 OVERFLOW = "prompt is too long: 250000 tokens > 200000 maximum"
 
 
@@ -60,11 +57,6 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     return ws
-
-
-def used(tokens: int) -> dict[str, Any]:
-    """A reply step reporting that its request used `tokens` of the window."""
-    return {"usage": {"input": tokens, "output": 1}}
 
 
 class Recorder:

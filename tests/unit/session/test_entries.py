@@ -26,6 +26,7 @@ from pi_rpc.ai.types import (
 )
 from pi_rpc.session.compaction.planning import CompactionSettings, summary_text
 from pi_rpc.session.storage.entries import EntryNotOnBranchError, SessionEntries
+from pi_rpc.session.storage.entry_kinds import SessionMessageEntry
 from pi_rpc.session.storage.store import SessionFile, load_entries, load_session
 from pi_rpc.session.storage.store import open_session as open_session_file
 
@@ -186,8 +187,9 @@ def test_the_file_reads_back_the_entries_kept_in_memory(tmp_path: Path, plan: li
         if kind == "message":
             message = _message(value, number)
             context.append(message)
-            file.write_entry(entries.add_message(message), message)
-            assert entries.message_kept(entries.entries[entries.leaf or ""]) is message  # no JSON copy kept
+            file.write_entry(entries.add_message(message))
+            kept_entry = entries.entries[entries.leaf or ""]
+            assert isinstance(kept_entry, SessionMessageEntry) and kept_entry.message is message  # no JSON copy kept
             continue
         kept = context[len(context) - value :] if value and context and value <= len(context) else []
         file.write_entry(entries.add_compaction(f"summary {number}", next(iter(kept), None), number, {}))
@@ -212,8 +214,8 @@ def test_a_file_of_our_first_format_keeps_positional_ids_across_a_reload(tmp_pat
     assert [e.id for e in entries.after(None)] == ["v1-1"]
     second_message = UserMessage(content=[TextContent(text="second")])
     second = entries.add_message(second_message)
-    assert second["id"] == "v1-2"  # the id it has when the file is read again
-    file.write_entry(second, second_message)
+    assert second.id == "v1-2"  # the id it has when the file is read again
+    file.write_entry(second)
     file.write_entry(entries.add_compaction("S", None, 1, {}))  # not kept by this format
     assert json.loads(path.read_text().splitlines()[-1])["role"] == "user"  # still a message a line
     _, reloaded = load_entries(path)
@@ -225,7 +227,7 @@ def test_a_sessions_name_is_pis_session_info_entry_and_the_latest_wins(tmp_path:
     file = SessionFile.create("/w", "s", root=tmp_path)
     entries = SessionEntries()
     hello = UserMessage(content=[TextContent(text="hello")])
-    file.write_entry(entries.add_message(hello), hello)
+    file.write_entry(entries.add_message(hello))
     file.write_entry(entries.add_session_info("first name"))
     file.write_entry(entries.add_session_info("second name"))
     assert entries.name() == "second name"

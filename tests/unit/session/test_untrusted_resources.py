@@ -12,7 +12,7 @@ import pytest
 from pi_rpc.session import needs_trust, untrusted_resources
 from pi_rpc.session.resources.loading import ResourceOptions, load_resources
 
-from ..modes.test_workspace_rules_every_front_end import daemon_config
+from ..modes.workspace_folders import daemon_config
 
 
 @pytest.fixture(autouse=True)

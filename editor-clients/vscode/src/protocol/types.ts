@@ -92,7 +92,7 @@ version: string
 export interface Model {
 id: string
 name: string
-api: string
+api: ("anthropic-messages" | "faux" | "openai-completions" | "openai-responses")
 provider: string
 baseUrl?: string
 reasoning?: boolean

@@ -1,5 +1,6 @@
-"""Pi and ACP front-end behaviour that ran as daemon subprocess tests before (tests/e2e and
-tests/reliability), in-process: nothing here depends on pipes, signals or a process of its own."""
+"""What the Pi and ACP front ends show an editor: where keys go when no model is set, the text
+streamed before a cut stream or a failure, each call of a loaded session completed on replay.
+In-process: nothing here depends on pipes, signals or a process of its own."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import acp
 import pytest
 
 from ..session.helpers import reply, script, session_config, tool_call
-from .test_acp_agent import Editor, acp_agent, text
-from .test_pi_commands import pi_mode
+from .acp_editor import Editor, acp_agent, text
+from .pi_harness import pi_mode
 
 pytestmark = pytest.mark.anyio
 
