@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import logging
 import os
@@ -41,13 +42,18 @@ from pi_rpc.pi_flags import (
 )
 from pi_rpc.session import (
     APPROVAL_POLICIES,
+    ApprovalConfig,
     DaemonContext,
     ModelSetupError,
+    ModelStart,
+    PersistenceConfig,
     ResourceOptions,
+    RetryConfig,
     RuleError,
     SessionConfig,
     Settings,
     SettingsError,
+    ToolsConfig,
     chosen_session_root,
     first_prompt_steps,
     load_settings,
@@ -287,30 +293,35 @@ def build_session_config(
     appended = [prompt_input(value, "append system prompt") for value in args.append_system_prompt]
     template = SessionConfig(
         cwd=cwd,
-        model=choice,
-        tools={},  # made for each folder (DaemonContext.tool_names)
-        withheld_env=frozenset() if pass_keys else provider_key_variables(),
-        approval_timeout=settings.permissions.timeout_seconds or None,
-        active_tools=selection.initial_active(),
-        mcp_tool_state=selection.mcp_tool_state,
-        mcp_enabled=not args.no_mcp,
-        thinking_level=level,
-        default_thinking_level=default_level,
-        model_pinned=start.pinned,
-        thinking_pinned=level_pinned,
-        scoped_models=start.scope,
+        models=ModelStart(
+            choice=choice,
+            thinking_level=level,
+            default_thinking_level=default_level,
+            model_pinned=start.pinned,
+            thinking_pinned=level_pinned,
+            available=available,
+            resolve=resolve,
+            scoped=start.scope,
+        ),
+        tools=ToolsConfig(  # the definitions are made for each folder (DaemonContext.tool_names)
+            active=selection.initial_active(),
+            mcp_tool_state=selection.mcp_tool_state,
+            mcp_enabled=not args.no_mcp,
+            withheld_env=frozenset() if pass_keys else provider_key_variables(),
+        ),
+        approvals=ApprovalConfig(timeout=settings.permissions.timeout_seconds or None),
         system_prompt=prompt_input(args.system_prompt, "system prompt") if args.system_prompt else None,
         append_system_prompt="\n\n".join(appended) if appended else None,
-        available_models=available,
-        resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
-        persist=not args.no_session,
-        retry_base_ms=retry_base_from_env()
-        if os.environ.get(RETRY_BASE_ENV, "").strip()
-        else settings.retry.base_delay_ms,
-        retry_max=settings.retry.max_retries,
-        retry_enabled=settings.retry.enabled,
+        persistence=PersistenceConfig(persist=not args.no_session),
+        retry=RetryConfig(
+            base_ms=retry_base_from_env()
+            if os.environ.get(RETRY_BASE_ENV, "").strip()
+            else settings.retry.base_delay_ms,
+            max=settings.retry.max_retries,
+            enabled=settings.retry.enabled,
+        ),
         compaction=settings.compaction,
         checkpoints=settings.checkpoints,
         resources=ResourceOptions(
@@ -332,12 +343,17 @@ def build_session_config(
     )
     config = open_folder(context, cwd, resume_from=resume_from, fork_from=fork_from)
     # The command line's own session only: a folder opened later gets a new id and no name.
-    config.start_name = args.name.strip() if args.name is not None else None
+    new_session_id = None
     if args.session_id is not None and resume_from is None:
         if not args.no_session:
             _log.warning("No project session found with id '%s'; creating a new session with that id.", args.session_id)
-        config.new_session_id = args.session_id
-    return config
+        new_session_id = args.session_id
+    persistence = dataclasses.replace(
+        config.persistence,
+        start_name=args.name.strip() if args.name is not None else None,
+        new_session_id=new_session_id,
+    )
+    return dataclasses.replace(config, persistence=persistence)
 
 
 def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:

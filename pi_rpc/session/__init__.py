@@ -32,6 +32,13 @@ if TYPE_CHECKING:
         SessionCheckpoints,
     )
     from pi_rpc.session.compaction.planning import CompactionError, CompactionResult, estimated_tokens, summary_heading
+    from pi_rpc.session.configuration.config import (
+        ApprovalConfig,
+        ModelStart,
+        PersistenceConfig,
+        RetryConfig,
+        ToolsConfig,
+    )
     from pi_rpc.session.configuration.factory import DaemonContext, folder_opener, folder_trust, open_folder
     from pi_rpc.session.configuration.settings import (
         Settings,
@@ -105,6 +112,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVAL_POLICIES",
     "AgentSession",
+    "ApprovalConfig",
     "ApprovalDecision",
     "ApprovalPolicy",
     "ApprovalRules",
@@ -124,13 +132,16 @@ __all__ = [
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
+    "ModelStart",
     "NoModelConfigured",
     "NoModelError",
     "OtherWorkspaceSessionError",
+    "PersistenceConfig",
     "PromptOutcome",
     "PromptWhileRunning",
     "ResourceCommand",
     "ResourceOptions",
+    "RetryConfig",
     "RewindConflict",
     "RewindDiff",
     "RewindResult",
@@ -153,6 +164,7 @@ __all__ = [
     "SlashCommand",
     "Step",
     "ToolInfo",
+    "ToolsConfig",
     "TrustDecision",
     "UnknownModel",
     "UnknownSessionOrEntry",

@@ -48,12 +48,12 @@ def register_mcp_tools(
     tools: ActiveTools,
 ) -> None:
     """Add the servers' tools not registered yet to `definitions` and, by exposure, to `active`
-    (both changed in place; `config.mcp_tool_state` says what `--tools`/`-xt` allow); `tool_search`
+    (both changed in place; `config.tools.mcp_tool_state` says what `--tools`/`-xt` allow); `tool_search`
     later loads into `tools`' active set."""
     exposures = mcp.exposures()
     deferred = False
     for definition in mcp.definitions():
-        if definition.name in definitions or (state := config.mcp_tool_state(definition.name)) is None:
+        if definition.name in definitions or (state := config.tools.mcp_tool_state(definition.name)) is None:
             continue
         definitions[definition.name] = definition
         if exposures.get(definition.name) == "deferred":

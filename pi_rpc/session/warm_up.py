@@ -36,13 +36,13 @@ Step = Callable[[], object]
 def first_prompt_steps(config: SessionConfig) -> list[Step]:
     """What the session's first prompt would do first, in the order it would."""
     steps: list[Step] = []
-    choice = config.model
+    choice = config.models.choice
     if choice is not None:
         steps.append(functools.partial(load_provider, choice.model.api))
         if choice.http is not None and not choice.scripted:
             steps.append(functools.partial(choice.http.client_for, choice.model.base_url))
-    for name in config.active_tools:
-        tool = config.tools.get(name)
+    for name in config.tools.active:
+        tool = config.tools.definitions.get(name)
         if tool is None:
             continue
         steps.append(tool.declaration)

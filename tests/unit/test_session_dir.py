@@ -113,9 +113,9 @@ def test_settings_json_session_dir_reaches_the_session_but_a_workspaces_own_does
     (workspace / ".pi").mkdir(parents=True)
     (home / "agent" / "settings.json").write_text(json.dumps({"sessionDir": "~/user-sessions"}))
     args = build_parser().parse_args(["--cwd", str(workspace), *LOOPBACK_MODEL])
-    assert build_session_config(args).session_root == SessionDir(home / "user-sessions")
+    assert build_session_config(args).persistence.root == SessionDir(home / "user-sessions")
     (workspace / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": ".pi/sessions"}))
-    assert build_session_config(args).session_root == SessionDir(home / "user-sessions")
+    assert build_session_config(args).persistence.root == SessionDir(home / "user-sessions")
     assert "sessionDir is ignored in a workspace's settings" in caplog.text
     flagged = build_parser().parse_args(["--cwd", str(workspace), "--session-dir", "~/flag", *LOOPBACK_MODEL])
-    assert build_session_config(flagged).session_root == SessionDir(home / "flag")
+    assert build_session_config(flagged).persistence.root == SessionDir(home / "flag")

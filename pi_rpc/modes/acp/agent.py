@@ -176,7 +176,7 @@ class AcpAgent:
         is configured; otherwise the same auth-required error a prompt gets."""
         if method_id not in {method.id for method in auth_methods()}:
             raise RequestError.invalid_params({"details": f"Unknown auth method: {method_id}"})
-        if self.config.model is None:
+        if self.config.models.choice is None:
             raise auth_required(no_model_message())
         return AuthenticateResponse()
 
@@ -287,7 +287,7 @@ class AcpAgent:
         """The sessions of `cwd`, or without it of the daemon's own folder: never another
         workspace's unasked (sessions stay with their workspace, docs/SECURITY.md)."""
         folder = _absolute_dir(cwd) if cwd is not None else self.config.cwd
-        found = [(folder, s) for s in list_sessions(folder, self.config.session_root)]
+        found = [(folder, s) for s in list_sessions(folder, self.config.persistence.root)]
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(

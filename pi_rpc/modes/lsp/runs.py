@@ -250,7 +250,7 @@ class Runs:
 
     def _write_answer(self, title: str, answer: str) -> Path:
         """The answer as a Markdown file in the session's folder, one file per answer."""
-        folder = private_workspace_subfolder(self.session.cwd, "answers", self.session.config.session_root)
+        folder = private_workspace_subfolder(self.session.cwd, "answers", self.session.config.persistence.root)
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "answer"
         path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{uuid.uuid4().hex[:6]}.md"
         path.write_text(f"# {title}\n\n{answer.rstrip()}\n", encoding="utf-8")

@@ -92,7 +92,7 @@ class PiDaemon:
         partial_messages: bool = False,
     ) -> None:
         # Pi's event order for a failed request: its run ends, then the session runs again.
-        self.config = dataclasses.replace(config, retry_after_run=True)
+        self.config = dataclasses.replace(config, retry=dataclasses.replace(config.retry, after_run=True))
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
@@ -115,7 +115,7 @@ class PiDaemon:
         self.dialogs = PiDialogs(sink.send, lambda: self.session.approvals.timeout)
         # Pi runs every tool at once: a Pi client is asked (confirm dialogs) only when the
         # user chose a policy (--approval-policy, or permissions.defaultPolicy).
-        if self.config.approval_policy_configured:
+        if self.config.approvals.configured:
             self.session.set_approver(self.dialogs.approve)
         # settings.json mcpServers, before the first command (each start is bounded): Pi's
         # protocol has no way to tell a client that tools appeared later.

@@ -154,7 +154,7 @@ class SessionCheckpoints:
         self._lock = anyio.Lock()
         self._temporary: Path | None = None  # for a session kept in no file
         self._written: dict[str, FileState] = {}  # what the edit and write tools last wrote, by real path
-        session.config.files.write_listeners.append(self._wrote)
+        session.config.tools.files.write_listeners.append(self._wrote)
 
     def _wrote(self, path: str, text: str) -> None:
         self._written[os.path.realpath(path)] = FileState(sha256_of(text.encode("utf-8", errors="surrogateescape")))
@@ -269,7 +269,7 @@ class SessionCheckpoints:
             info = os.lstat(path)
         except FileNotFoundError:
             return PreImage(kind="absent")
-        editor = await self._session.config.files.editor_for(path)
+        editor = await self._session.config.tools.files.editor_for(path)
         if editor is not None:
             data = (await editor.read_text_file(path)).encode("utf-8", errors="surrogateescape")
         else:
@@ -431,7 +431,7 @@ class SessionCheckpoints:
     async def _read(self, path: str, editor_text: bool) -> bytes | None:
         """What the file holds as the agent's tools see it: None when it does not exist."""
         if editor_text and await anyio.to_thread.run_sync(os.path.lexists, path):
-            editor = await self._session.config.files.editor_for(path)
+            editor = await self._session.config.tools.files.editor_for(path)
             if editor is not None:
                 return (await editor.read_text_file(path)).encode("utf-8", errors="surrogateescape")
         return await anyio.to_thread.run_sync(_disk_bytes, path)
@@ -450,7 +450,7 @@ class SessionCheckpoints:
             return
         assert data is not None
         if pre.editor and pre.kind == "file":
-            editor = await self._session.config.files.editor_for(path)
+            editor = await self._session.config.tools.files.editor_for(path)
             if editor is not None:  # one edit the user can undo, unsaved buffers included
                 await editor.write_text_file(path, data.decode("utf-8", errors="surrogateescape"))
                 return

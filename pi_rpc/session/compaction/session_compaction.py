@@ -3,26 +3,28 @@ its events (Pi's shapes, a failure's `errorMessage` included), the compaction en
 the older turns in the context, and what the context's size is known to be after it.
 
 Planning and summarising are pi_rpc/session/compaction/planning.py's; this is the part that touches the
-session, reached through `CompactionHost` (`AgentSession` is the one host), as runs.py does.
+session: its agent (the transcript and the events), its history (the file), its current model, and
+the way to abort its run, each handed in by the session.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from collections.abc import Awaitable, Callable
 
 import anyio
 import msgspec
 from msgspec import UNSET
 
 from pi_rpc.agent import Agent, CompactionEnd, CompactionStart
-from pi_rpc.ai import AssistantMessage, Message, StreamOptions, ThinkingLevel, request_secrets
+from pi_rpc.ai import AssistantMessage, Message, StreamOptions, request_secrets
 from pi_rpc.ai.redact import redact
 from pi_rpc.session.compaction.planning import (
     CompactionError,
     CompactionPlan,
     CompactionReason,
     CompactionResult,
+    CompactionSettings,
     Summary,
     context_tokens,
     estimated_tokens,
@@ -31,28 +33,13 @@ from pi_rpc.session.compaction.planning import (
     summarize,
 )
 from pi_rpc.session.compaction.summary_retry import SummaryRetry
-from pi_rpc.session.configuration.config import ModelChoice, SessionConfig
+from pi_rpc.session.configuration.config import ModelChoice, RetryConfig
+from pi_rpc.session.models.current import SessionModel
 from pi_rpc.session.storage.entry_kinds import CompactionEntry
 from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.types import ContextUsage
 
 _log = logging.getLogger(__name__)
-
-
-class CompactionHost(Protocol):
-    agent: Agent
-    config: SessionConfig
-    choice: ModelChoice | None
-    history: SessionHistory
-    thinking_level: ThinkingLevel
-    auto_retry_enabled: bool  # `retry.enabled`, or as set_auto_retry set it: summaries retry by it too
-
-    @property
-    def is_streaming(self) -> bool: ...
-
-    def require_model(self) -> ModelChoice: ...
-
-    async def abort(self) -> None: ...
 
 
 # How compaction_end words a failure, by the compaction's reason (Pi's texts).
@@ -69,8 +56,24 @@ CANCELLED = "Compaction cancelled"
 class SessionCompaction:
     """One compaction at a time; `cancel` ends the running one as aborted."""
 
-    def __init__(self, session: CompactionHost) -> None:
-        self._session = session
+    def __init__(
+        self,
+        agent: Agent,
+        history: SessionHistory,
+        model: SessionModel,
+        settings: CompactionSettings,
+        retry: RetryConfig,
+        retry_enabled: Callable[[], bool],
+        abort_run: Callable[[], Awaitable[None]],
+    ) -> None:
+        self._agent = agent
+        self._history = history
+        self._model = model
+        self._settings = settings
+        self._retry = retry
+        # `retry.enabled`, or as a client set it since (Pi's set_auto_retry): summaries retry by it too.
+        self._retry_enabled = retry_enabled
+        self._abort_run = abort_run  # a manual compaction aborts the run first
         self.running = False
         self._scope: anyio.CancelScope | None = None
 
@@ -83,16 +86,16 @@ class SessionCompaction:
         """Compact between compaction_start and compaction_end; raises CompactionError when it
         fails, is cancelled or finds nothing to summarise (a manual compaction's end then says why,
         an automatic one's, as in Pi, only that it made nothing)."""
-        session, agent = self._session, self._session.agent
-        if reason == "manual" and session.is_streaming:
-            await session.abort()
-        choice = session.require_model()
+        agent = self._agent
+        if reason == "manual" and agent.is_running:
+            await self._abort_run()
+        choice = self._model.require()
         if self.running:
             raise CompactionError("Compaction is already running")
         messages = list(agent.messages)
         if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
             # Out of the context for good, as Pi 1.6.0 records it (a `context_edit` entry).
-            session.history.omit_from_context(messages.pop())
+            self._history.omit_from_context(messages.pop())
         self.running = True
         agent.emit(CompactionStart(reason=reason))
         plan: CompactionPlan | None = None
@@ -102,20 +105,14 @@ class SessionCompaction:
         try:
             with anyio.CancelScope() as self._scope:
                 plan = self._plan(messages)
-                retry = SummaryRetry(
-                    session.auto_retry_enabled,
-                    session.config.retry_max,
-                    session.config.retry_base_ms,
-                    agent.emit,
-                    reason,
-                )
+                retry = SummaryRetry(self._retry_enabled(), self._retry.max, self._retry.base_ms, agent.emit, reason)
                 summary = await summarize(
                     plan,
                     choice.stream_fn,
                     choice.model,
                     self._summary_options(choice),
                     custom_instructions,
-                    session.config.compaction.reserve_tokens,
+                    self._settings.reserve_tokens,
                     retry.call,
                 )
             cancelled = self._scope.cancel_called
@@ -139,16 +136,14 @@ class SessionCompaction:
         return self._keep(plan, summary, reason, drop_failed_reply, len(messages))
 
     def _plan(self, messages: list[Message]) -> CompactionPlan:
-        entries = self._session.history.entries
+        entries = self._history.entries
         leaf = entries.entries.get(entries.leaf) if entries.leaf is not None else None
         if isinstance(leaf, CompactionEntry):
             raise CompactionError(ALREADY_COMPACTED)
         previous = entries.latest_compaction()
         # Pi carries over the file lists of its own compactions, not of an extension's (`fromHook`).
         details = previous.details if previous is not None and not previous.from_hook else None
-        plan = plan_compaction(
-            messages, self._session.config.compaction, details if isinstance(details, dict) else None
-        )
+        plan = plan_compaction(messages, self._settings, details if isinstance(details, dict) else None)
         if plan is None:
             raise CompactionError(NOTHING_TO_COMPACT)
         return plan
@@ -156,12 +151,11 @@ class SessionCompaction:
     def _summary_options(self, choice: ModelChoice) -> StreamOptions:
         """The summary request's options: the session's key, headers and pool, and its thinking
         level when the model reasons (as Pi asks for its summaries)."""
-        session = self._session
         return StreamOptions(
             api_key=choice.api_key,
             headers=dict(choice.headers),
-            session_id=session.history.session_id,
-            thinking_level=session.thinking_level if choice.model.reasoning else "off",
+            session_id=self._history.session_id,
+            thinking_level=self._model.thinking_level if choice.model.reasoning else "off",
             http=choice.http,
         )
 
@@ -169,7 +163,7 @@ class SessionCompaction:
         self, plan: CompactionPlan, summary: Summary, reason: CompactionReason, drop_failed_reply: bool, planned: int
     ) -> CompactionResult:
         """The compaction entry written, the context read back from it, compaction_end."""
-        agent, history = self._session.agent, self._session.history
+        agent, history = self._agent, self._history
         details = plan.files.details()
         entry = history.entries.add_compaction(
             summary.text, next(iter(plan.kept), None), plan.tokens_before, msgspec.to_builtins(details)
@@ -195,11 +189,11 @@ class SessionCompaction:
     def context_usage(self) -> ContextUsage | None:
         """How full the window is. Right after a compaction the size is unknown (tokens and percent
         null, as Pi reports them) until a reply to the compacted context reports its usage."""
-        choice = self._session.choice
+        choice = self._model.choice
         if choice is None:
             return None
         window = choice.model.context_window
-        since = self._session.history.entries.since_compaction()
+        since = self._history.entries.since_compaction()
         if since is not None:
             reply = next(
                 (
@@ -211,7 +205,7 @@ class SessionCompaction:
             )
             if reply is None or not reported_tokens(reply):
                 return ContextUsage(tokens=None, context_window=window, percent=None)
-        tokens = context_tokens(self._session.agent.messages)
+        tokens = context_tokens(self._agent.messages)
         return ContextUsage(
             tokens=tokens, context_window=window, percent=round(100 * tokens / window, 1) if window else 0.0
         )

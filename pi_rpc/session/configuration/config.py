@@ -1,5 +1,12 @@
 """How a session is configured: the model it starts on and how to reach it, its tools, and what
-the user's settings say (built by the front ends from the command line and settings.json)."""
+the user's settings say (built by the front ends from the command line and settings.json).
+
+`SessionConfig` is a frozen record of parts. What holds for every session of a daemon (the model
+start, the retries, the prompts, the queue modes, compaction, checkpoints, resource options) is
+decided once by the command line and kept in the `DaemonContext`'s template (factory.py); what
+is per folder (`ToolsConfig`, made with the folder's file router and process table,
+`ApprovalConfig`, the folder's rules, and `PersistenceConfig`'s session folder) `open_folder`
+fills in. A change is a new config (`dataclasses.replace`), never an assignment."""
 
 from __future__ import annotations
 
@@ -34,17 +41,11 @@ class ModelChoice:
         return repr_without_secrets(self, [f.name for f in fields(self)], ("api_key", "headers"))
 
 
-@dataclass
-class SessionConfig:
-    cwd: str
-    model: ModelChoice | None  # None: nothing configured; prompts fail until model/set picks one
-    tools: dict[str, ToolDefinition]
-    active_tools: list[str]
-    # Whether an MCP server's tool exists (None: not) and starts active, as `--tools`,
-    # `--exclude-tools` and `--no-tools` decide (tools/registry.py `ToolSelection.mcp_tool_state`).
-    mcp_tool_state: Callable[[str], bool | None] = field(default=lambda name: True)
-    # Pi's `--no-mcp`: no MCP server starts, the settings' nor a client's.
-    mcp_enabled: bool = True
+@dataclass(frozen=True)
+class ModelStart:
+    """The model and level a session starts on, and the models it may switch to (the daemon's)."""
+
+    choice: ModelChoice | None = None  # None: nothing configured; prompts fail until model/set picks one
     thinking_level: ThinkingLevel = "off"
     # The level to use where nobody chose one: a resumed session that records none, a switch from
     # a model without reasoning (settings.json defaultThinkingLevel, else the mode's default).
@@ -54,21 +55,68 @@ class SessionConfig:
     model_pinned: bool = False
     thinking_pinned: bool = False
     # Every model a client may switch to, and how to reach each.
-    available_models: Callable[[], list[Model]] = field(default=lambda: [])
-    resolve_model: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
+    available: Callable[[], list[Model]] = field(default=lambda: [])
+    resolve: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
     # The models `cycle_model` walks (Pi's `--models`, settings.json enabledModels); empty: all.
-    scoped_models: list[ScopedModel] = field(default_factory=list)
-    # The base prompt in place of ours (Pi's `--system-prompt`) and what follows it
-    # (`--append-system-prompt`, joined); None: the project's or agent folder's SYSTEM.md and
-    # APPEND_SYSTEM.md, when there are any.
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    steering_mode: QueueMode = "one-at-a-time"
-    follow_up_mode: QueueMode = "one-at-a-time"
-    # Keep each session's transcript on disk (pi_rpc/session/storage/store.py); None root = the default one
-    # (`sessions_root`), a `SessionDir` = a folder the user chose, as Pi's `--session-dir`.
+    scoped: list[ScopedModel] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolsConfig:
+    """A folder's tools: made with its file router and process table, which they share with the session."""
+
+    definitions: dict[str, ToolDefinition] = field(default_factory=dict)
+    active: list[str] = field(default_factory=list)
+    # Whether an MCP server's tool exists (None: not) and starts active, as `--tools`,
+    # `--exclude-tools` and `--no-tools` decide (tools/registry.py `ToolSelection.mcp_tool_state`).
+    mcp_tool_state: Callable[[str], bool | None] = field(default=lambda name: True)
+    # Pi's `--no-mcp`: no MCP server starts, the settings' nor a client's.
+    mcp_enabled: bool = True
+    # MCP tool servers every session of this folder starts (settings.json `mcpServers`, mcp.json).
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    # Where read/edit/write get file contents; the tools in `definitions` must have been made with it.
+    files: FileRouter = field(default_factory=FileRouter)
+    # What the shell and ripgrep tools leave running belongs to the session: the tools must have
+    # been made with it. A daemon makes it in its ProcessTables (`new_table`), so its way out kills it.
+    processes: ProcessTable = field(default_factory=ProcessTable)
+    # The daemon's variables its shell tools' children do not get (provider keys unless the user
+    # opted in, spec 9.7); the tools in `definitions` were made with it, and tools made again (an
+    # ACP session's) must be too.
+    withheld_env: frozenset[str] = PROVIDER_KEY_VARS
+
+
+@dataclass(frozen=True)
+class ApprovalConfig:
+    """Approvals (pi_rpc/session/approvals/gate.py): the policy until a client sets one, and the rules."""
+
+    policy: ApprovalPolicy = "auto"
+    # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.
+    configured: bool = False
+    rules: ApprovalRules = field(default_factory=ApprovalRules)
+    timeout: float | None = None
+    save_allow_rule: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True)
+class RetryConfig:
+    """Retries of a failed model request: retry n waits base_ms * 2**(n-1), at most `max` of them
+    (settings.json `retry`; PI_RPC_RETRY_BASE_MS sets the base too)."""
+
+    base_ms: int = DEFAULT_RETRY_BASE_MS
+    max: int = 3
+    enabled: bool = True
+    # Pi mode: a failed request ends its run, and the session runs again (Pi's auto-retry event
+    # order, session/auto_retry.py); the other modes retry inside the request (ai/http.py).
+    after_run: bool = False
+
+
+@dataclass(frozen=True)
+class PersistenceConfig:
+    """Where a session's transcript is kept (pi_rpc/session/storage/store.py) and which one it starts from."""
+
     persist: bool = True
-    session_root: SessionRoot | None = None
+    # None: the default root (`sessions_root`); a `SessionDir`: a folder the user chose (Pi's `--session-dir`).
+    root: SessionRoot | None = None
     # A stored session to continue from the start (`--session`, `--continue`); a path with no
     # file yet is where the new session is kept (Pi's `--session` of a new file).
     resume_from: Path | None = None
@@ -78,38 +126,29 @@ class SessionConfig:
     # name, recorded at start): set for the command line's own session only, not the template.
     new_session_id: str | None = None
     start_name: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    cwd: str
+    models: ModelStart = field(default_factory=ModelStart)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
+    # The base prompt in place of ours (Pi's `--system-prompt`) and what follows it
+    # (`--append-system-prompt`, joined); None: the project's or agent folder's SYSTEM.md and
+    # APPEND_SYSTEM.md, when there are any.
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    steering_mode: QueueMode = "one-at-a-time"
+    follow_up_mode: QueueMode = "one-at-a-time"
+    persistence: PersistenceConfig = field(default_factory=PersistenceConfig)
     # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction/planning.py).
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     # Checkpoints' limits and the shell capture switch (settings.json `checkpoints`).
     checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     # Context files, prompt templates and skills (pi_rpc/session/resources/loading.py).
     resources: ResourceOptions = field(default_factory=ResourceOptions)
-    # Where read/edit/write get file contents; the tools in `tools` must have been made with it.
-    files: FileRouter = field(default_factory=FileRouter)
-    # What the shell and ripgrep tools leave running belongs to the session: the tools must have
-    # been made with it. A daemon makes it in its ProcessTables (`new_table`), so its way out kills it.
-    processes: ProcessTable = field(default_factory=ProcessTable)
-    # The daemon's variables its shell tools' children do not get (provider keys unless the user
-    # opted in, spec 9.7); the tools in `tools` were made with it, and tools made again (an ACP
-    # session's) must be too.
-    withheld_env: frozenset[str] = PROVIDER_KEY_VARS
-    # Approvals (pi_rpc/session/approvals/gate.py): the policy until a client sets one, and the rules.
-    approval_policy: ApprovalPolicy = "auto"
-    # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.
-    approval_policy_configured: bool = False
-    approval_rules: ApprovalRules = field(default_factory=ApprovalRules)
-    approval_timeout: float | None = None
-    save_allow_rule: Callable[[str], None] | None = None
-    # MCP tool servers every session of this daemon starts (settings.json `mcpServers`).
-    mcp_servers: list[McpServerConfig] = field(default_factory=list)
-    # Retries of a failed model request: retry n waits retry_base_ms * 2**(n-1), at most
-    # retry_max of them (settings.json `retry`; PI_RPC_RETRY_BASE_MS sets the base too).
-    retry_base_ms: int = DEFAULT_RETRY_BASE_MS
-    retry_max: int = 3
-    retry_enabled: bool = True
-    # Pi mode: a failed request ends its run, and the session runs again (Pi's auto-retry event
-    # order, session/auto_retry.py); the other modes retry inside the request (ai/http.py).
-    retry_after_run: bool = False
+    approvals: ApprovalConfig = field(default_factory=ApprovalConfig)
+    retry: RetryConfig = field(default_factory=RetryConfig)
     # How this daemon makes a session for another folder (pi_rpc/session/configuration/factory.py, `open_folder`
     # with the daemon's context); None for a config built by hand (`folder_opener` copes).
     open_folder: Callable[[str], SessionConfig] | None = None

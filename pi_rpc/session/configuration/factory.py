@@ -56,8 +56,10 @@ _log = logging.getLogger(__name__)
 class DaemonContext:
     """What the command line decided once, for every session the daemon opens."""
 
-    # The fields no folder changes: model, levels, resolvers, prompts, active tools, queue modes,
-    # retries, compaction, resources options, persistence, and rules given by hand (a test's).
+    # The parts no folder changes (`models`, `retry`, the prompts, queue modes, compaction,
+    # checkpoints, resource options, whether to persist, the active tool names); `open_folder`
+    # makes the folder's `tools`, `approvals` (after the rules given by hand, a test's) and
+    # session folder.
     template: SessionConfig
     tool_names: list[str]  # the registered tools, made anew with each folder's router and table
     process_tables: ProcessTables
@@ -74,9 +76,9 @@ class DaemonContext:
         """The context a config built by hand implies: its own fields, no settings file of the user's."""
         return cls(
             template=config,
-            tool_names=list(config.tools),
+            tool_names=list(config.tools.definitions),
             process_tables=process_tables,
-            approval_policy=config.approval_policy if config.approval_policy_configured else None,
+            approval_policy=config.approvals.policy if config.approvals.configured else None,
         )
 
 
@@ -105,7 +107,17 @@ def open_folder(
     context: DaemonContext, folder: str, *, resume_from: Path | None = None, fork_from: Path | None = None
 ) -> SessionConfig:
     """The session config for `folder` (absolute, a directory). Raises SettingsError for a
-    workspace settings file that does not parse, RuleError for a rule that does not."""
+    workspace settings file that does not parse, RuleError for a rule that does not.
+
+        template = SessionConfig(cwd=cwd, models=ModelStart(choice=choice, resolve=resolve),
+                                 tools=ToolsConfig(active=["read", "bash"]))
+        context = DaemonContext(template=template, tool_names=["read", "bash"],
+                                process_tables=ProcessTables(), user_settings=load_settings())
+        config = open_folder(context, "/home/me/project")  # tools made with the folder's router
+        async with anyio.create_task_group() as tasks:
+            session = AgentSession(config, tasks)
+            outcome = await session.prompt("What does this project do?")
+    """
     template = context.template
     user = context.user_settings or Settings()
     trust = folder_trust(context, folder)
@@ -124,42 +136,50 @@ def open_folder(
     permissions = user.permissions
     rules = ApprovalRules(
         allow=[
-            *template.approval_rules.allow,
+            *template.approvals.rules.allow,
             *parse_rules([*permissions.allow, *saved_allow_rules(folder), *workspace.allow]),
         ],
-        deny=[*template.approval_rules.deny, *parse_rules([*permissions.deny, *workspace.deny])],
+        deny=[*template.approvals.rules.deny, *parse_rules([*permissions.deny, *workspace.deny])],
     )
     user_policy = None if not isinstance(permissions.default_policy, str) else permissions.default_policy
     policy = context.approval_policy or user_policy or workspace.default_policy
     files = FileRouter()
     processes = context.process_tables.new_table()
     session_root = (
-        template.session_root
+        template.persistence.root
         if context.user_settings is None
         else chosen_session_root(
             context.session_dir, user.session_dir if isinstance(user.session_dir, str) else None, folder
         )
     )
-    config = dataclasses.replace(
+    tools = template.tools
+    return dataclasses.replace(
         template,
         cwd=folder,
-        files=files,
-        processes=processes,
-        tools=create_tool_definitions(
-            context.tool_names, files, withheld_env=template.withheld_env, processes=processes
+        tools=dataclasses.replace(
+            tools,
+            definitions=create_tool_definitions(
+                context.tool_names, files, withheld_env=tools.withheld_env, processes=processes
+            ),
+            files=files,
+            processes=processes,
+            mcp_servers=_mcp_servers(
+                context, folder, trust.trusted, servers_from_settings(workspace.settings.mcp_servers)
+            ),
         ),
-        approval_policy=policy or template.approval_policy,
-        approval_policy_configured=policy is not None,
-        approval_rules=rules,
-        save_allow_rule=functools.partial(_save_rule, folder),
+        approvals=dataclasses.replace(
+            template.approvals,
+            policy=policy or template.approvals.policy,
+            configured=policy is not None,
+            rules=rules,
+            save_allow_rule=functools.partial(_save_rule, folder),
+        ),
         resources=resources,
-        mcp_servers=_mcp_servers(context, folder, trust.trusted, servers_from_settings(workspace.settings.mcp_servers)),
-        session_root=session_root,
-        resume_from=resume_from,
-        fork_from=fork_from,
+        persistence=dataclasses.replace(
+            template.persistence, root=session_root, resume_from=resume_from, fork_from=fork_from
+        ),
+        open_folder=functools.partial(open_folder, context),
     )
-    config.open_folder = functools.partial(open_folder, context)
-    return config
 
 
 def _mcp_servers(
@@ -179,7 +199,7 @@ def _mcp_servers(
         if config.name in named and f"mcp-clash:{config.name}" not in context.warned:
             context.warned.add(f"mcp-clash:{config.name}")
             _log.warning("MCP server \"%s\": mcp.json's entry replaces settings.json's", config.name)
-    return [*context.template.mcp_servers, *from_settings, *from_files]
+    return [*context.template.tools.mcp_servers, *from_settings, *from_files]
 
 
 def folder_opener(config: SessionConfig, process_tables: ProcessTables) -> Callable[[str], SessionConfig]:

@@ -10,19 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pi_rpc.ai import Model, ThinkingLevel
-from pi_rpc.session.configuration.config import ModelChoice, SessionConfig
+from pi_rpc.session.configuration.config import ModelChoice, ModelStart
 from pi_rpc.session.storage.recorded_settings import usable
 
 ModelKey = tuple[str, str]  # (provider, model id)
 
 
 def next_model(
-    config: SessionConfig, current: Model, available: Callable[[], Sequence[Model]]
+    start: ModelStart, current: Model, available: Callable[[], Sequence[Model]]
 ) -> tuple[ModelKey, ThinkingLevel | None] | None:
     """The model after `current` and the level its scope pattern names; None when there is no other."""
-    scope = {(s.model.provider, s.model.id): s.thinking_level for s in config.scoped_models}
+    scope = {(s.model.provider, s.model.id): s.thinking_level for s in start.scoped}
     if scope:
-        models = [key for key in scope if _usable(config.resolve_model(*key))]
+        models = [key for key in scope if _usable(start.resolve(*key))]
     else:
         models = [(m.provider, m.id) for m in available()]
     if len(models) < 2:

@@ -76,7 +76,7 @@ class SessionHistory:
 
     def keep(self, entry: Entry) -> None:
         """Write a new entry to the session's file, when the session keeps one."""
-        if not self._config.persist:
+        if not self._config.persistence.persist:
             return
         self._open_file().write_entry(entry)
 
@@ -104,7 +104,7 @@ class SessionHistory:
             self._file = SessionFile.create(
                 self._config.cwd,
                 self.session_id,
-                self._config.session_root,
+                self._config.persistence.root,
                 parent_session=self._parent_session,
                 path=self._path,
                 planned=self._planned_path(),
@@ -117,7 +117,7 @@ class SessionHistory:
     def save(self) -> None:
         """Write the session's file now, before any message: a session a client made and has
         not prompted yet can then be listed and loaded (ACP `session/new`)."""
-        if self._config.persist:
+        if self._config.persistence.persist:
             self._open_file()
 
     @property
@@ -128,12 +128,12 @@ class SessionHistory:
         """The file the session is kept in, or will be once its first message comes (Pi 1.6.0's
         `get_state.sessionFile` names it before it exists); None when the session keeps none.
         The path is fixed here, so the file is made where this said."""
-        if self._file is not None or not self._config.persist:
+        if self._file is not None or not self._config.persistence.persist:
             return self.session_file
         if self._path is not None:
             return str(self._path)
         if self._planned_path() is None:
-            self._planned = new_session_path(self._config.cwd, self.session_id, self._config.session_root)
+            self._planned = new_session_path(self._config.cwd, self.session_id, self._config.persistence.root)
         return str(self._planned)
 
     def _planned_path(self) -> Path | None:
@@ -152,12 +152,12 @@ class SessionHistory:
     # --- other transcripts ----------------------------------------------------------------------
 
     def list_sessions(self) -> list[SessionSummary]:
-        return list_sessions(self._config.cwd, self._config.session_root)
+        return list_sessions(self._config.cwd, self._config.persistence.root)
 
     def load(self, session_id: str) -> None:
         """Continue a stored session of this workspace; one of another workspace is refused (an
         editor opens it with that workspace's cwd), named so the user knows where it is."""
-        root = self._config.session_root
+        root = self._config.persistence.root
         path = find_session(self._config.cwd, session_id, root)
         if path is None:
             elsewhere = find_session_anywhere(session_id, root)
@@ -212,9 +212,9 @@ class SessionHistory:
         session_id = new_session_id()
         parent = parent if parent is not None else self.session_file
         new_file = None
-        if self._config.persist and entries.entries:
+        if self._config.persistence.persist and entries.entries:
             new_file = SessionFile.create(
-                self._config.cwd, session_id, self._config.session_root, parent_session=parent
+                self._config.cwd, session_id, self._config.persistence.root, parent_session=parent
             )
             for entry in entries.entries.values() if every_entry else entries.branch():
                 new_file.write_entry(entry, entries.line_of(entry))

@@ -13,22 +13,12 @@ entry saying so), as Pi's does.
 from __future__ import annotations
 
 import logging
-from typing import Protocol
 
 from pi_rpc.ai import ThinkingLevel, api_declaration, clamp_thinking_level, thinking_level_of
-from pi_rpc.session.configuration.config import ModelChoice, SessionConfig
+from pi_rpc.session.configuration.config import ModelChoice, ModelStart
 from pi_rpc.session.storage.history import SessionHistory
 
 _log = logging.getLogger(__name__)
-
-
-class SettingsHost(Protocol):
-    """What a session offers here (`AgentSession` is the one host)."""
-
-    config: SessionConfig
-    choice: ModelChoice | None
-    thinking_level: ThinkingLevel
-    history: SessionHistory
 
 
 def usable(choice: ModelChoice) -> bool:
@@ -37,47 +27,49 @@ def usable(choice: ModelChoice) -> bool:
     return choice.scripted or choice.api_key is not None or api_declaration(choice.model.api).key_optional
 
 
-def record_model(host: SettingsHost) -> None:
-    if host.choice is not None:
-        model = host.choice.model
-        host.history.keep_setting(host.history.entries.add_model_change(model.provider, model.id))
+def record_model(history: SessionHistory, choice: ModelChoice | None) -> None:
+    if choice is not None:
+        history.keep_setting(history.entries.add_model_change(choice.model.provider, choice.model.id))
 
 
-def record_thinking_level(host: SettingsHost) -> None:
-    host.history.keep_setting(host.history.entries.add_thinking_level_change(host.thinking_level))
+def record_thinking_level(history: SessionHistory, level: ThinkingLevel) -> None:
+    history.keep_setting(history.entries.add_thinking_level_change(level))
 
 
-def record_start(host: SettingsHost) -> None:
+def record_start(history: SessionHistory, choice: ModelChoice | None, level: ThinkingLevel) -> None:
     """A new session's first entries: its model and its level."""
-    record_model(host)
-    record_thinking_level(host)
+    record_model(history, choice)
+    record_thinking_level(history, level)
 
 
-def restore_recorded(host: SettingsHost) -> None:
-    """Continue the session now in `host.history` on what it recorded; one that holds no message
-    yet is a new session on the current model and level, recorded unless it records them already."""
-    entries = host.history.entries
+def restore_recorded(
+    history: SessionHistory, start: ModelStart, choice: ModelChoice | None, level: ThinkingLevel
+) -> tuple[ModelChoice | None, ThinkingLevel]:
+    """The model and level to continue the session now in `history` on, from what it recorded
+    (`choice` and `level`: what the session is on now). One that holds no message yet is a new
+    session on the current model and level, recorded unless it records them already."""
+    entries = history.entries
+    current = choice.model if choice is not None else None
     if not entries.has_messages():  # a new session (one an editor made and never prompted)
-        current = host.choice.model if host.choice is not None else None
         if current is not None and entries.recorded_model() != (current.provider, current.id):
-            record_model(host)
-        if entries.recorded_thinking_level() != host.thinking_level:
-            record_thinking_level(host)
-        return
+            record_model(history, choice)
+        if entries.recorded_thinking_level() != level:
+            record_thinking_level(history, level)
+        return choice, level
     recorded = entries.recorded_model()
-    if not host.config.model_pinned and recorded is not None:
-        current = host.choice.model if host.choice is not None else None
+    if not start.model_pinned and recorded is not None:
         if current is None or (current.provider, current.id) != recorded:
-            choice = host.config.resolve_model(*recorded)
-            if choice is not None and usable(choice):
-                host.choice = choice
+            found = start.resolve(*recorded)
+            if found is not None and usable(found):
+                choice = found
             else:
                 using = f"{current.provider}/{current.id}" if current is not None else "no model"
                 _log.warning("Could not restore model %s/%s (not found, or no key); using %s", *recorded, using)
-    level = entries.recorded_thinking_level()
-    if not host.config.thinking_pinned:
-        host.thinking_level = thinking_level_of(level) or host.config.default_thinking_level
-    if host.choice is not None:
-        host.thinking_level = clamp_thinking_level(host.choice.model, host.thinking_level)
-    if level is None:
-        record_thinking_level(host)
+    recorded_level = entries.recorded_thinking_level()
+    if not start.thinking_pinned:
+        level = thinking_level_of(recorded_level) or start.default_thinking_level
+    if choice is not None:
+        level = clamp_thinking_level(choice.model, level)
+    if recorded_level is None:
+        record_thinking_level(history, level)
+    return choice, level

@@ -13,6 +13,7 @@ import pytest
 
 from pi_rpc.agent.loop import declare_tool_changes
 from pi_rpc.ai import SystemMessage, sections_text
+from pi_rpc.session.configuration.config import RetryConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .pi_harness import pi_mode
@@ -141,7 +142,7 @@ async def test_a_retried_failure_leaves_the_context_through_a_context_edit_entry
     """Pi 1.6.0: the failed reply stays in the file, a `context_edit` entry (sent as
     `entry_appended`) takes it out of the context, and a reload leaves it out too."""
     flaky = script(reply("^hi", [{"error": "503 Service Unavailable: busy"}]), reply("^hi", [{"text": "Back."}]))
-    async with pi_mode(session_config(workspace, flaky, retry_base_ms=1)) as pi:
+    async with pi_mode(session_config(workspace, flaky, retry=RetryConfig(base_ms=1))) as pi:
         path = Path((await pi.data({"id": "1", "type": "get_state"}))["sessionFile"])
         await pi.call({"id": "2", "type": "prompt", "message": "hi"})
         await pi.event("auto_retry_end")

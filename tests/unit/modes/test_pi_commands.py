@@ -10,6 +10,7 @@ import pytest
 from pi_rpc.agent.agent import BUSY_TEXT
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.session.compaction.planning import CompactionSettings
+from pi_rpc.session.configuration.config import ApprovalConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
 from .pi_harness import pi_mode
@@ -133,7 +134,7 @@ async def test_without_a_model_a_prompt_is_an_error_response(workspace: Path) ->
 
 
 async def test_a_configured_policy_asks_through_a_confirm_dialog(workspace: Path) -> None:
-    config = session_config(workspace, script(WRITE), approval_policy="ask", approval_policy_configured=True)
+    config = session_config(workspace, script(WRITE), approvals=ApprovalConfig(policy="ask", configured=True))
     async with pi_mode(config) as pi:
         await pi.call({"id": "1", "type": "prompt", "message": "write notes"})
         dialog = await pi.event("extension_ui_request")

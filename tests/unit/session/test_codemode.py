@@ -20,6 +20,7 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.types import AssistantMessage, TextContent, ToolResultMessage
 from pi_rpc.session.approvals.gate import ApprovalDecision, ApprovalRules, parse_rules
+from pi_rpc.session.configuration.config import ApprovalConfig
 from pi_rpc.tools.codemode import CodemodeParams, SourceError, create_codemode_tool, describe, parse_source
 from pi_rpc.tools.codemode_sandbox import Limits
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions
@@ -44,7 +45,7 @@ def config(workspace: Path, code: str, **overrides: Any) -> Any:
     tools = create_tool_definitions(TOOLS)
     if "limits" in overrides:
         tools["codemode"] = create_codemode_tool(overrides.pop("limits"))
-    return session_config(workspace, script(run), tools=tools, active_tools=TOOLS, **overrides)
+    return session_config(workspace, script(run), definitions=tools, **overrides)
 
 
 async def run_code(workspace: Path, code: str, **overrides: Any) -> tuple[ToolResultMessage, Events]:
@@ -136,7 +137,7 @@ async def test_a_tool_only_scripts_reach_is_not_found_for_the_model_but_runs_in_
         [tool_call("codemode", code="return await tools.ls({});")],
         [{"text": "done"}],
     )
-    async with open_session(session_config(workspace, script(run), tools=tools, active_tools=TOOLS)) as (session, _):
+    async with open_session(session_config(workspace, script(run), definitions=tools)) as (session, _):
         await session.prompt("go")
     direct, scripted = [m for m in session.messages if isinstance(m, ToolResultMessage)]
     assert direct.is_error and text(direct) == "Tool ls not found"
@@ -158,7 +159,7 @@ async def test_bad_arguments_and_unknown_tools_reject_inside_the_script(workspac
 async def test_a_denied_tool_is_refused_inside_the_script_as_outside(workspace: Path) -> None:
     code = 'return await tools.bash({ command: "rm -rf f0.txt" });'
     rules = ApprovalRules(deny=parse_rules(["bash(rm:*)"]))
-    result, events = await run_code(workspace, code, approval_policy="auto", approval_rules=rules)
+    result, events = await run_code(workspace, code, approvals=ApprovalConfig(policy="auto", rules=rules))
     assert result.is_error and "Script failed" in text(result)
     assert "bash (error)" in text(result)
     assert (workspace / "f0.txt").exists()

@@ -38,6 +38,7 @@ from pi_rpc.ai.types import (
 )
 from pi_rpc.session.compaction.planning import CompactionError, CompactionSettings, estimated_tokens
 from pi_rpc.session.compaction.session_compaction import ALREADY_COMPACTED, NOTHING_TO_COMPACT
+from pi_rpc.session.configuration.config import ModelStart, RetryConfig
 from pi_rpc.session.runs import OVERFLOW_RECOVERY_FAILED
 from pi_rpc.session.session import AgentSession, ModelChoice
 from pi_rpc.session.storage.store import load_session
@@ -205,7 +206,9 @@ async def test_switching_to_a_model_with_a_smaller_window_compacts_before_the_ne
         return small_choice if model_id == "small" else None
 
     settings = CompactionSettings(reserve_tokens=2000, keep_recent_tokens=10)
-    config = session_config(workspace, None, model=model.choice(), compaction=settings, resolve_model=resolve)
+    config = session_config(
+        workspace, None, models=ModelStart(choice=model.choice(), resolve=resolve), compaction=settings
+    )
     async with open_session(config) as (session, events):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
@@ -388,7 +391,7 @@ async def test_a_summary_request_that_fails_for_a_passing_reason_is_retried(work
     summarization_retry_scheduled, _attempt_start and _finished around the one retry."""
     flaky = reply("^<conversation>", [{"error": "503 Service Unavailable"}])
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
-    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1, retry_max=2)
+    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1, max=2))
     async with open_session(config) as (session, events):
         await two_prompts(session)
         result = await session.compact()
@@ -417,7 +420,7 @@ async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
     compaction, and no summarization_retry event is sent."""
     flaky = reply("^<conversation>", [{"error": "503 Service Unavailable"}])
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
-    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1)
+    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1))
     async with open_session(config) as (session, events):
         session.auto_retry_enabled = False
         await two_prompts(session)
