@@ -1,7 +1,7 @@
-// ESLint for the extension's TypeScript: eslint's and typescript-eslint's recommended rules with
-// type information (the project service reads tsconfig.json), and the layering of src/ checked by
-// `no-restricted-imports`, one block per folder. `npm run lint`; test/unit/lint.test.ts proves each
-// layer's rule fires.
+// ESLint for the extension's TypeScript (`npm run lint`): eslint's and typescript-eslint's
+// recommended rules with type information (the project service reads tsconfig.json), and the
+// layering of src/ checked by `no-restricted-imports`, one block per folder;
+// test/unit/layering.test.ts proves each folder's rule fires.
 import { builtinModules } from "node:module";
 import js from "@eslint/js";
 import { defineConfig } from "eslint/config";
@@ -13,15 +13,16 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:$
 // the host only through bridge messages, so it and `common` (bundled into it) import neither
 // vscode, nor Node, nor the host side; `client` is the daemon's client and knows no VS Code; the
 // extension host is the only place that imports vscode and never pulls the webview's DOM code in.
+// `../client/x` from a file of the folder, `../../client/x` from one a level deeper.
 const sibling = (folders, why) => ({
-  regex: `^\\.\\./(${folders.join("|")})(/|$)`,
+  regex: `^(\\.\\./)+(${folders.join("|")})(/|$)`,
   message: why,
 });
 const noVscode = (why) => ({ name: "vscode", message: why });
 const noNode = (why) => nodeBuiltins.map((name) => ({ name, message: why }));
 const noJsonRpc = (why) => ({ regex: "^vscode-jsonrpc(/|$)", message: why });
 
-export const layers = {
+const layers = {
   protocol: {
     paths: [noVscode("protocol/ is the generated wire types: it imports nothing."), ...noNode("protocol/ imports nothing.")],
     patterns: [sibling(["client", "common", "extension", "webview"], "protocol/ is the generated wire types: it imports nothing.")],

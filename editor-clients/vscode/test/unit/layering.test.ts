@@ -27,6 +27,7 @@ const FORBIDDEN: [folder: string, statement: string][] = [
   ["webview", 'import * as vscode from "vscode";'],
   ["webview", 'import type { FolderSession } from "../extension/folderSession";'],
   ["webview", 'import { PiClient } from "../client/piClient";'],
+  ["webview/cards", 'import { FolderSession } from "../../extension/folderSession";'],
   ["webview", 'import { readFileSync } from "node:fs";'],
   ["webview", 'import { join } from "path";'],
   ["webview", 'import { createMessageConnection } from "vscode-jsonrpc/browser";'],
