@@ -19,7 +19,7 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, text_of
+from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, current_system_message, text_of
 from pi_rpc.session.pi_sessions import (
     branch_to,
     compaction_entry,
@@ -244,7 +244,8 @@ class SessionEntries:
         from `first_kept` on (none when None)."""
         entry_id = new_entry_id(self.entries)
         kept_id = (self.entry_id_of(first_kept) if first_kept is not None else None) or entry_id
-        entry = compaction_entry(entry_id, self.leaf, summary, kept_id, tokens_before, details)
+        system = current_system_message(self.context())
+        entry = compaction_entry(entry_id, self.leaf, summary, kept_id, tokens_before, details, system)
         return self._add(entry, None)
 
     def name(self) -> str | None:

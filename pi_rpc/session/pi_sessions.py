@@ -22,7 +22,14 @@ from typing import Any
 
 import msgspec
 
-from pi_rpc.ai import AssistantMessage, CompactionSummaryMessage, Message, ToolResultMessage, encode_json_into
+from pi_rpc.ai import (
+    AssistantMessage,
+    CompactionSummaryMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    encode_json_into,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -119,6 +126,11 @@ def context_entries(
     kept_from = 0
     messages: list[tuple[str, Message]] = []
     if compaction is not None:
+        # Pi 1.6.0 starts the compacted context with the system message the compaction kept (the
+        # prompt's sections and the tools as they stood), then the summary.
+        system = compaction_system_message(path[compaction])
+        if system is not None:
+            messages.append((path[compaction]["id"], system))
         messages.append((path[compaction]["id"], compaction_summary(path[compaction])))
         first_kept = path[compaction].get("firstKeptEntryId")
         kept_from = next((i for i, entry in enumerate(path) if entry.get("id") == first_kept), compaction)
@@ -130,9 +142,22 @@ def context_entries(
             continue
         if entry["id"] in edits and edits[entry["id"]] is None:
             continue
-        if (message := message_of(entry)) is not None:
-            messages.append((entry["id"], _edited(message, edits.get(entry["id"]))))
+        if (message := message_of(entry)) is None:
+            continue
+        # The system messages the compaction kept are dropped, as Pi drops them: what they declared
+        # is the compaction's system message, or is declared again (an older entry has none).
+        if compaction is not None and index < compaction and isinstance(message, SystemMessage):
+            continue
+        messages.append((entry["id"], _edited(message, edits.get(entry["id"]))))
     return messages
+
+
+def compaction_system_message(entry: dict[str, Any]) -> SystemMessage | None:
+    """The system message a compaction entry keeps (Pi 1.6.0's `systemMessage`); None for an
+    older entry, which has none."""
+    raw = entry.get("systemMessage")
+    message = _as_message(raw | {"role": "system"}) if isinstance(raw, dict) else None
+    return message if isinstance(message, SystemMessage) else None
 
 
 def _edited(message: Message, replacement: Any) -> Message:
@@ -250,19 +275,27 @@ def compaction_entry(
     first_kept_entry_id: str,
     tokens_before: int,
     details: dict[str, Any],
+    system_message: SystemMessage | None = None,
 ) -> dict[str, Any]:
-    """Pi's compaction entry: the branch's context starts with `summary`, then the entries from
-    `firstKeptEntryId` on (none before this entry when it names itself)."""
-    return {
+    """Pi's compaction entry: the branch's context starts with `system_message` (Pi 1.6.0's
+    `systemMessage`: every system message before it replayed into one, dated by the compaction)
+    and `summary`, then the entries from `firstKeptEntryId` on (none before this entry when it
+    names itself)."""
+    timestamp = _timestamp()
+    entry: dict[str, Any] = {
         "type": "compaction",
         "id": entry_id,
         "parentId": parent_id,
-        "timestamp": _timestamp(),
+        "timestamp": timestamp,
         "summary": summary,
         "firstKeptEntryId": first_kept_entry_id,
         "tokensBefore": tokens_before,
         "details": details,
     }
+    if system_message is not None:
+        dated = msgspec.structs.replace(system_message, timestamp=entry_time_ms(entry))
+        entry["systemMessage"] = msgspec.to_builtins(dated)
+    return entry
 
 
 def is_pi_entry(line: bytes) -> bool:
