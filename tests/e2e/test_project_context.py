@@ -16,7 +16,6 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.node_packages import real_pi16
 
 from .conftest import daemon_env
-from .pi16_differences import Differences
 from .pi_parity import agent_dir_for, loopback_server, turn
 from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
 from .test_pi_sessions import answer, converse
@@ -176,22 +175,8 @@ def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_s
         ("skill:scratch", "local", "temporary"),
     ]
     # Trusted: both load the project's settings entries and folders only in a trusted workspace.
-    ours = commands([sys.executable, "-m", "pi_rpc", *flags, "--approve"])
-    differences = Differences({"agents baseDir": "a .agents skill's baseDir is the .pi or agent folder, not .agents"})
-    if not differences.check("agents baseDir", ours == pis, "get_commands"):
-        assert without_agents_base_dirs(ours) == without_agents_base_dirs(pis)
-    differences.settle()
-
-
-def without_agents_base_dirs(commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`commands` with no `sourceInfo.baseDir` for the skills of `.agents` folders (Pi 1.6.0 names
-    the `.agents` folder there, pi-rpc the `.pi` or agent folder, as Pi 0.73.1 did)."""
-    return [
-        command | {"sourceInfo": {k: v for k, v in command["sourceInfo"].items() if k != "baseDir"}}
-        if "/.agents/" in command["sourceInfo"]["path"]
-        else command
-        for command in commands
-    ]
+    # A skill of an `.agents` folder names that folder as its baseDir, as Pi 1.6.0 names it.
+    assert commands([sys.executable, "-m", "pi_rpc", *flags, "--approve"]) == pis
 
 
 @pytest.mark.parametrize(
