@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -68,6 +68,20 @@ def _no_update(partial: AgentToolResult) -> None:
     """The update callback of a context built outside a run (previews, tests)."""
 
 
+class CustomEntries(Protocol):
+    """The session's `custom` entries of one kind (Pi's extension entries, `customType`), for a tool
+    that keeps its own state in the session (codemode's `store()`): the current branch's, root
+    first, and a new one at the leaf, kept in the session file as the session keeps its entries.
+
+        for data in ctx.custom_entries.branch_data("codemode-store"): ...
+        ctx.custom_entries.append("codemode-store", {"set": {"k": 1}, "delete": []})
+    """
+
+    def branch_data(self, custom_type: str) -> list[Any]: ...
+
+    def append(self, custom_type: str, data: Any) -> None: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolCallContext:
     """One tool call as the tool sees it: which call, where it streams, and the session around it.
@@ -88,6 +102,7 @@ class ToolCallContext:
     # Runs another tool on behalf of this call through the same pipeline as a model-issued call
     # (validation, the approval gate, checkpoints, events with `parentToolCallId`); codemode uses it.
     execute_tool: NestedExecutor | None = None
+    custom_entries: CustomEntries | None = None  # None outside a session: nothing is kept
 
 
 @dataclass(frozen=True)

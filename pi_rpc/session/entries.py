@@ -26,6 +26,7 @@ from pi_rpc.session.pi_sessions import (
     compaction_summary,
     context_edit_entry,
     context_entries,
+    custom_entry,
     entry_message,
     message_head,
     model_change_entry,
@@ -213,6 +214,14 @@ class SessionEntries:
                     found = (message.provider, message.model)
         return found
 
+    def custom_data(self, custom_type: str) -> list[Any]:
+        """The `data` of the branch's `custom` entries of `custom_type`, root first."""
+        return [
+            entry.get("data")
+            for entry in self.branch()
+            if entry.get("type") == "custom" and entry.get("customType") == custom_type
+        ]
+
     def recorded_thinking_level(self) -> str | None:
         """The branch's latest thinking level change; None when it records none."""
         levels = [e.get("thinkingLevel") for e in self.branch() if e.get("type") == "thinking_level_change"]
@@ -266,6 +275,10 @@ class SessionEntries:
         """Pi 1.6.0's `context_edit` entry taking entry `target_id`'s message out of the context,
         as the new leaf; returns it, for the file."""
         return self._add(context_edit_entry(new_entry_id(self.entries), self.leaf, target_id), None)
+
+    def add_custom(self, custom_type: str, data: Any) -> Entry:
+        """Pi's `custom` entry of `custom_type` as the new leaf; returns it, for the file."""
+        return self._add(custom_entry(new_entry_id(self.entries), self.leaf, custom_type, data), None)
 
     def add_model_change(self, provider: str, model_id: str) -> Entry:
         """Pi's `model_change` entry as the new leaf; returns it, for the file."""

@@ -240,6 +240,18 @@ def context_edit_entry(entry_id: str, parent_id: str | None, target_id: str) -> 
     }
 
 
+def custom_entry(entry_id: str, parent_id: str | None, custom_type: str, data: Any) -> dict[str, Any]:
+    """Pi's `custom` entry: state of an extension's own (`customType`), never in the model's context."""
+    return {
+        "type": "custom",
+        "customType": custom_type,
+        "data": data,
+        "id": entry_id,
+        "parentId": parent_id,
+        "timestamp": _timestamp(),
+    }
+
+
 def session_info_entry(entry_id: str, parent_id: str | None, name: str) -> dict[str, Any]:
     """Pi's entry naming the session (`set_session_name`); the latest one in the file wins."""
     return {"type": "session_info", "id": entry_id, "parentId": parent_id, "timestamp": _timestamp(), "name": name}

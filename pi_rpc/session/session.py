@@ -340,6 +340,7 @@ class AgentSession:
             session_id=self.session_id,
             session_file=self.session_file,
             thinking_level=self.thinking_level,
+            custom_entries=self.history,
         )
 
     def _rebuild_system_prompt(self) -> None:

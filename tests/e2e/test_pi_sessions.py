@@ -476,3 +476,32 @@ def test_a_session_written_here_is_compacted_and_forked_by_pi_and_both_files_loa
     # The prompt continued here, back in Pi, after the system message that took Pi's `docs` section
     # away (pi-rpc has no installed Pi docs to name: spec 15.11).
     assert said(back["messages"]) == [*said(forked), ("system", ""), ("user", "five"), ("assistant", "answer five")]
+
+
+def test_codemode_store_values_kept_here_are_loaded_by_pi_and_back(tmp_path: Path) -> None:
+    """A script's `store()` writes are a `codemode-store` entry of the session file, in Pi 1.6.0's
+    shape: Pi continuing the session loads them, and what Pi stored loads here (spec 5.11)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sessions = tmp_path / "sessions"
+
+    def scripted(code: str, then: str) -> list[Any]:
+        return [turn(call=("c1", "codemode", {"code": code})), turn(then)]
+
+    def tool_text(lines: list[Json]) -> str:
+        [end] = [line for line in lines if line.get("type") == "tool_execution_end"]
+        return " ".join(part.get("text", "") for part in end["result"]["content"])
+
+    prompt = [{"id": "1", "type": "prompt", "message": "go"}]
+    with loopback_server(scripted('store("n", 41); return "kept"', "stored")) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
+        converse([*PI_RPC, "--session-dir", str(sessions), "--tools", "+codemode"], prompt, env, workspace)
+    [session] = sessions.rglob("*.jsonl")
+    with loopback_server(scripted('store("m", load("n") + 1); return load("n") + 1', "loaded")) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
+        in_pi = converse([*pi16_rpc(), "--session", str(session), "--tools", "+codemode"], prompt, env, workspace)
+    assert tool_text(in_pi).endswith("Output:\n 42"), tool_text(in_pi)
+    with loopback_server(scripted('return load("m") + 1', "back")) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
+        back = converse([*PI_RPC, "--session", str(session), "--tools", "+codemode"], prompt, env, workspace)
+    assert tool_text(back).endswith("Output:\n 43"), tool_text(back)

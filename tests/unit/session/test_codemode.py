@@ -4,6 +4,7 @@ as an error result the model reads while the session keeps working."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,10 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from pi_rpc.agent.types import (
+    EntryAppended,
     ToolApprovalRequest,
+    ToolCallContext,
+    ToolErrorWithResult,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
@@ -233,14 +237,51 @@ async def test_abort_kills_a_script_that_never_yields(workspace: Path) -> None:
         assert end.is_error and not session.is_streaming
 
 
-async def test_store_keeps_values_across_calls() -> None:
-    tool = create_codemode_tool()
-    from pi_rpc.agent import ToolCallContext
+async def test_store_values_are_kept_in_the_session_file_and_a_resumed_session_loads_them(workspace: Path) -> None:
+    """Pi 1.6.0 keeps a successful script's `store()` writes as a `codemode-store` custom entry of
+    the session: its clients are told (`entry_appended`), a failed script keeps nothing, and the
+    session continued from its file loads what was stored (pi-rpc kept them in memory before)."""
+    runs = [
+        reply(
+            "^one",
+            [tool_call("codemode", code='store("n", 41); store("gone", 1); store("gone", undefined)')],
+            [{"text": "stored"}],
+        ),
+        reply("^two", [tool_call("codemode", code='store("n", 0); throw new Error("no")')], [{"text": "failed"}]),
+    ]
+    first = session_config(workspace, script(*runs), tools=create_tool_definitions(TOOLS), active_tools=TOOLS)
+    async with open_session(first) as (session, events):
+        await session.prompt("one")
+        await session.prompt("two")
+        stored = session.session_file
+    assert stored is not None
+    kept = [json.loads(line) for line in (await anyio.Path(stored).read_text()).splitlines()[1:]]
+    customs = [entry for entry in kept if entry["type"] == "custom"]
+    assert [(entry["customType"], entry["data"]) for entry in customs] == [
+        ("codemode-store", {"set": {"n": 41}, "delete": ["gone"]})
+    ]
+    assert [e.entry for e in events.all if isinstance(e, EntryAppended)] == customs
+    again = reply("^three", [tool_call("codemode", code='return load("n") + 1')], [{"text": "done"}])
+    tools = create_tool_definitions(TOOLS)
+    resumed = session_config(workspace, script(again), tools=tools, active_tools=TOOLS, resume_from=Path(stored))
+    async with open_session(resumed) as (session, _):
+        await session.prompt("three")
+        result = next(m for m in reversed(session.messages) if isinstance(m, ToolResultMessage))
+    assert "42" in text(result)
 
-    first = await tool.execute(CodemodeParams(code='store("n", 41); return "ok"'), ToolCallContext(cwd="/"))
-    second = await tool.execute(CodemodeParams(code='return load("n") + 1'), ToolCallContext(cwd="/"))
-    assert "ok" in "".join(b.text for b in first.content if isinstance(b, TextContent))
-    assert "42" in "".join(b.text for b in second.content if isinstance(b, TextContent))
+
+async def test_a_script_outside_a_session_stores_nothing_and_the_stores_limits_are_pis() -> None:
+    tool = create_codemode_tool()
+    alone = ToolCallContext(cwd="/")
+    await tool.execute(CodemodeParams(code='store("n", 41)'), alone)
+    second = await tool.execute(CodemodeParams(code="return String(load('n'))"), alone)
+    assert "undefined" in "".join(b.text for b in second.content if isinstance(b, TextContent))
+    with pytest.raises(ToolErrorWithResult) as big:
+        await tool.execute(CodemodeParams(code='store("big", "x".repeat(300000))'), alone)
+    assert 'store("big") value has 300002 characters of JSON, more than the limit of 262144.' in str(big.value)
+    with pytest.raises(ToolErrorWithResult) as keyed:
+        await tool.execute(CodemodeParams(code="store(1, 2)"), alone)
+    assert "TypeError: store() key must be a string" in str(keyed.value)
 
 
 @seed(20261202)
