@@ -139,9 +139,11 @@ class AgentTool:
     # aborted text where it catches the cancellation (bash keeps its output, spec 9.13). Otherwise
     # the result is the loop's "Operation aborted".
     final_update_on_abort: bool = False
-    # "codemode": callable only from codemode scripts, never declared to the model (Pi's exposure
-    # of a tool, e.g. an MCP server's, reached only through codemode); "direct": declared as usual.
-    exposure: Literal["direct", "codemode"] = "direct"
+    # Pi 1.6.0's exposures of a tool: "direct", declared (when active) as usual; "codemode" and
+    # "deferred", never declared to the model and called only from codemode scripts, the
+    # "codemode" ones listed in codemode's description, the "deferred" ones found by the scripts
+    # (`searchTools()`, `ALL_TOOLS`): an MCP server's tools of its default `codemode` exposure.
+    exposure: Literal["direct", "codemode", "deferred"] = "direct"
     # A description that depends on the other active tools (codemode lists what scripts can call);
     # given them, it replaces `description` in the declaration.
     describe: Callable[[Sequence[AgentTool]], str] | None = None

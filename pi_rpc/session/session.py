@@ -58,7 +58,7 @@ from pi_rpc.session.entries import SessionEntry
 from pi_rpc.session.history import NothingToCloneError as NothingToCloneError
 from pi_rpc.session.history import SessionHistory
 from pi_rpc.session.history import SessionNotFoundError as SessionNotFoundError
-from pi_rpc.session.mcp_tools import mcp_prompt_sections, register_mcp_tools
+from pi_rpc.session.mcp_tools import callable_tools, mcp_prompt_sections, register_mcp_tools
 from pi_rpc.session.model_cycle import next_model, next_thinking_level
 from pi_rpc.session.recorded_settings import (
     record_model,
@@ -561,7 +561,7 @@ class AgentSession:
             stream_fn=choice.stream_fn,
             options=options,
             system_prompt=lambda: self._system_prompt,
-            tools=lambda: [self._definitions[name] for name in self._active],
+            tools=lambda: callable_tools(self._definitions, self._active),
             before_tool_call=self.checkpoints.before_tool_call,  # the approval gate, then the checkpoint
             after_tool_call=self.checkpoints.after_tool_call,
             tool_context=self._tool_context,

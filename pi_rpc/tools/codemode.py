@@ -132,7 +132,7 @@ def describe(peers: Sequence[AgentTool]) -> str:
     sections = [DESCRIPTION_INTRO, GLOBALS]
     # Pi's default `codemode.mode` "on": tools the model has declared say how scripts call them
     # (`annotate`); this list holds only the tools reachable from scripts alone.
-    callable_tools = [tool for tool in peers if tool.name != CODEMODE_TOOL_NAME and tool.exposure != "direct"]
+    callable_tools = [tool for tool in peers if tool.name != CODEMODE_TOOL_NAME and tool.exposure == "codemode"]
     if not callable_tools:
         return "\n\n".join(sections)
     listed = ["Nested tools:"]

@@ -22,11 +22,13 @@ from pi_rpc.agent.types import (
     ToolExecutionStart,
     ToolExecutionUpdate,
 )
-from pi_rpc.ai.types import AssistantMessage, TextContent, ToolResultMessage
+from pi_rpc.ai.types import AssistantMessage, TextContent, ToolResultMessage, declared_tools
 from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules, parse_rules
+from pi_rpc.session.mcp_tools import callable_tools
 from pi_rpc.tools.codemode import CodemodeParams, SourceError, create_codemode_tool, describe, parse_source
 from pi_rpc.tools.codemode_sandbox import Limits
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions
+from tests.mcp.servers import stdio_config
 
 from .helpers import Events, FakeUser, open_session, reply, script, session_config, tool_call
 
@@ -335,3 +337,44 @@ def test_any_mix_of_failures_is_a_result_with_pis_header(workspace: Path, fragme
         assert result.is_error == text(result).startswith("Script failed")
 
     anyio.run(one)
+
+
+async def test_an_mcp_servers_codemode_tools_are_called_only_from_scripts_and_codemode_turns_on(
+    workspace: Path,
+) -> None:
+    """Pi 1.6.0's default MCP exposure, `codemode`: the server's tools are never declared to the
+    model nor listed in codemode's description; scripts find them (`ALL_TOOLS`) and call them, the
+    model calling one itself is told it is not found, and the codemode tool is activated for them
+    (pi-rpc declared them as direct tools before)."""
+    server = stdio_config()
+    server.exposure = "codemode"
+    runs = reply(
+        "^go",
+        [tool_call("mcp__testkit__shout", text="direct")],
+        [
+            tool_call(
+                "codemode",
+                code='text(ALL_TOOLS.map((t) => t.name).join(","));'
+                ' return await tools.mcp__testkit__shout({ text: "from a script" })',
+            )
+        ],
+        [{"text": "done"}],
+    )
+    tools = create_tool_definitions(["read", "codemode"])
+    config = session_config(workspace, script(runs), tools=tools, active_tools=["read"], mcp_servers=[server])
+    async with open_session(config) as (session, _):
+        await session.start_mcp_servers()
+        infos = {info.name: info.active for info in session.tool_infos()}
+        assert infos["codemode"] is True and infos["mcp__testkit__shout"] is False
+        assert "\n- mcp__testkit (codemode)" in session.system_prompt
+        assert "Call the tools of `codemode` servers from codemode scripts." in session.system_prompt
+        peers = callable_tools(session._definitions, session.active_tools)
+        assert "mcp__testkit" not in session._definitions["codemode"].declaration(peers).description
+        await session.prompt("go")
+        declared = {tool.name for tool in declared_tools(session.messages)}
+        results = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+        await session.close()
+    assert declared == {"read", "codemode"}
+    assert [(m.tool_name, m.is_error) for m in results] == [("mcp__testkit__shout", True), ("codemode", False)]
+    assert text(results[0]) == "Tool mcp__testkit__shout not found"
+    assert "mcp__testkit__shout" in text(results[1]) and text(results[1]).endswith("FROM A SCRIPT")
