@@ -2,7 +2,7 @@
 
 Event names and payload fields are Pi's (`packages/agent/src/types.ts`, spec 15.1), so Pi's RPC
 documentation describes these events too. `message_update` carries only the assistant-message
-event (Pi TARGET), never the cumulative message: traffic grows linearly with the answer.
+event (Pi 1.6.0), never the cumulative message: traffic grows linearly with the answer.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class ToolError(Exception):
 
 
 class ToolErrorWithResult(ToolError):
-    """A failure that keeps its details (spec 1.5 LATER: bash's non-zero exit keeps truncation)."""
+    """A failure that keeps its details (spec 1.5: bash's non-zero exit keeps truncation)."""
 
     def __init__(self, message: str, details: Any = UNSET) -> None:
         super().__init__(message)

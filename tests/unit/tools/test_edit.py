@@ -99,7 +99,7 @@ def test_declaration() -> None:
 
 
 def test_shim_parses_edits_sent_as_a_json_string() -> None:
-    """spec 11.3.1: a JSON array string, or a single object string (TARGET)."""
+    """spec 11.3.1: a JSON array string, or a single object string."""
     assert prepare_edit_arguments({"path": "p", "edits": '[{"oldText": "a", "newText": "b"}]'}) == {
         "path": "p",
         "edits": [{"oldText": "a", "newText": "b"}],
