@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from typing import NoReturn
 
 import anyio
 from msgspec import UNSET
@@ -379,6 +380,15 @@ def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:
     return None
 
 
+def refuse_command_line(errors: Sequence[str], *, pi_mode: bool) -> NoReturn:
+    """Exit with `errors` on stderr. In Pi mode every refusal is one Pi 1.6.0 makes in the same words,
+    so it is printed as Pi prints it (`Error: …`) with Pi's status, 1, for a client that reads either;
+    pi-rpc's own modes say `pi-rpc: …` and exit 2, as argparse does."""
+    for error in errors:
+        print(f"Error: {error}" if pi_mode else f"pi-rpc: {error}", file=sys.stderr)  # noqa: T201 - no daemon yet
+    sys.exit(1 if pi_mode else 2)
+
+
 async def run_daemon(serve: Callable[[], Awaitable[None]], http: HttpClients) -> None:
     """Run a daemon to its end, then close its HTTP pool (its sessions are closed by then, so no
     request is left to use it), whichever way it ended."""
@@ -405,9 +415,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for warning in notices.warnings:
         _log.warning("%s", warning)
     if notices.errors:
-        for error in notices.errors:
-            print(f"pi-rpc: {error}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
-        sys.exit(2)
+        refuse_command_line(notices.errors, pi_mode=args.mode in PI_MODES)
     # pygls logs every outbound body at INFO and every error reply with a traceback; the
     # daemon logs what matters itself (rpc.py, server.py).
     logging.getLogger("pygls").setLevel(logging.CRITICAL)

@@ -27,6 +27,8 @@ PATH_MENTION = re.compile(r"`(\.\./[^`\s]+)`")
 # "spec 13.5", "spec 1.2a, 3.3-3.6, 17.4", "spec 14.1/14.2", "Spec 9.4", "spec 3.3.2", "spec 15.4c".
 REF = r"\d+(?:\.\d+)*[a-z]?"
 CITATION = re.compile(rf"\bspec\s+§?\s*({REF}(?:\s*(?:,|/|-|–|and)\s*§?\s*{REF})*)\b", re.IGNORECASE)
+# In the docs also "docs/BEHAVIOUR.md 15.11", "BEHAVIOUR.md, items 18.3 to 18.7".
+FILE_CITATION = re.compile(rf"\bBEHAVIOUR\.md,?\s+(?:items?\s+)?({REF}(?:\s*(?:,|/|-|–|and|to)\s*{REF})*)\b")
 # Items are list entries whose first word is the bold number: "- **13.5** ...".
 ITEM = re.compile(r"^- \*\*(\d+\.\d+[a-z]?)\*\*", re.MULTILINE)
 SECTION = re.compile(r"^## (\d+)\. ", re.MULTILINE)
@@ -100,18 +102,19 @@ class Behaviour:
 
 def citations(text: str) -> list[str]:
     refs = []
-    for group in CITATION.findall(text):
+    for group in [*CITATION.findall(text), *FILE_CITATION.findall(text)]:
         refs += re.findall(REF, group)
     return refs
 
 
 def cited_refs() -> dict[str, list[str]]:
-    """ref -> the files that cite it, over pi_rpc/ and tests/."""
+    """ref -> the files that cite it, over pi_rpc/, tests/ (but this file, whose examples are no
+    citations) and the docs."""
     where: dict[str, list[str]] = {}
-    for folder in ("pi_rpc", "tests"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            for ref in citations(path.read_text(encoding="utf-8")):
-                where.setdefault(ref, []).append(str(path.relative_to(ROOT)))
+    sources = [path for folder in ("pi_rpc", "tests") for path in sorted((ROOT / folder).rglob("*.py"))]
+    for path in [*(path for path in sources if path != Path(__file__)), *doc_files()]:
+        for ref in citations(path.read_text(encoding="utf-8")):
+            where.setdefault(ref, []).append(str(path.relative_to(ROOT)))
     return where
 
 
@@ -128,8 +131,8 @@ def test_citation_check_resolves_items_steps_and_parts() -> None:
         "## 3. Validation\n\n- **3.3** Steps:\n  1. copy\n  2. drop nulls\n- **3.4** More.\n"
         "- **1.2a** Schema.\n- **15.4** A turn: (a) inject; (c) stop.\n"
     )
-    found = citations("spec 3.3.2; Spec 1.2a, 3.4-3.3 and 15.4c; spec 3")
-    assert found == ["3.3.2", "1.2a", "3.4", "3.3", "15.4c", "3"]
+    found = citations("spec 3.3.2; Spec 1.2a, 3.4-3.3 and 15.4c; spec 3; docs/BEHAVIOUR.md, items 3.3 to 3.4")
+    assert found == ["3.3.2", "1.2a", "3.4", "3.3", "15.4c", "3", "3.3", "3.4"]
     assert all(behaviour.has(ref) for ref in found)
     assert not any(behaviour.has(ref) for ref in ("3.5", "3.3.3", "15.4b", "4", "2.1a"))
 

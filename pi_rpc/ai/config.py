@@ -6,7 +6,7 @@ falling back to Pi's own location.
 
 `apiKey` and header values resolve at request time, never at load time, so that no secret is
 held in a Model (models travel in events). Accepted forms:
-- `"$VAR"` / `"${VAR}"` interpolation (Pi TARGET), with `$$` and `$!` escapes;
+- `"$VAR"` / `"${VAR}"` interpolation (Pi 1.6.0), with `$$` and `$!` escapes;
 - the bare name of a set environment variable (Pi OLDER: `"apiKey": "MY_API_KEY"`);
 - anything else is a literal.
 `"!command"` values are never executed: running shell commands from a config file is not ours to

@@ -53,7 +53,7 @@ from pi_rpc.session.compaction.planning import CompactionReason, CompactionResul
 from pi_rpc.session.compaction.session_compaction import SessionCompaction
 from pi_rpc.session.configuration.config import ModelChoice as ModelChoice
 from pi_rpc.session.configuration.config import SessionConfig as SessionConfig
-from pi_rpc.session.mcp_tools import mcp_prompt_sections, register_mcp_tools
+from pi_rpc.session.mcp_tools import callable_tools, mcp_prompt_sections, register_mcp_tools
 from pi_rpc.session.models.current import ModelNotFoundError as ModelNotFoundError
 from pi_rpc.session.models.current import NoModelError as NoModelError
 from pi_rpc.session.models.current import SessionModel
@@ -337,6 +337,7 @@ class AgentSession:
             session_id=self.session_id,
             session_file=self.session_file,
             thinking_level=self.thinking_level,
+            custom_entries=self.history,
         )
 
     def _rebuild_system_prompt(self) -> None:
@@ -534,7 +535,7 @@ class AgentSession:
             stream_fn=choice.stream_fn,
             options=options,
             system_prompt=lambda: self._system_prompt,
-            tools=lambda: [self._definitions[name] for name in self._active],
+            tools=lambda: callable_tools(self._definitions, self._active),
             before_tool_call=self.checkpoints.before_tool_call,  # the approval gate, then the checkpoint
             after_tool_call=self.checkpoints.after_tool_call,
             tool_context=self._tool_context,

@@ -95,9 +95,11 @@ def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path
         assert texts(kept["message"]).startswith("second y")
         assert entries[-1]["type"] == "compaction" and entries[-1]["firstKeptEntryId"] == kept["id"]
         messages = client.request("messages")["messages"]
-        # Pi's summary message, then the kept turn (the summary made user text only for the model)
-        assert messages[0]["role"] == "compactionSummary" and messages[0]["summary"] == "A SHORT SUMMARY"
-        assert [texts(m)[:8] for m in messages[1:]] == ["second y", "second r"]
+        # The system message the compaction kept, Pi's summary message, then the kept turn (the
+        # summary made user text only for the model)
+        assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]
+        assert messages[1]["summary"] == "A SHORT SUMMARY"
+        assert [texts(m)[:8] for m in messages[2:]] == ["second y", "second r"]
         assert client.close() == 0
     asked = texts(loopback.requests()[2].json["messages"][-1])
     assert asked.endswith("Also focus on: the file names")
@@ -126,7 +128,7 @@ def test_a_request_refused_for_its_size_is_compacted_and_retried(
         assert end["reason"] == "overflow" and end["willRetry"] is True
         messages = client.request("messages")["messages"]
         assert client.close() == 0
-    assert messages[0]["role"] == "compactionSummary" and messages[0]["summary"] == "SUMMARY"
-    # (the system message re-declares the tools, whose first declaration was compacted away)
-    assert [texts(m)[:5] for m in messages[1:] if m["role"] != "system"] == ["three", "answe"]
+    # The compaction kept the tools' declaration: it starts the context, and none follows.
+    assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"] and messages[1]["summary"] == "SUMMARY"
+    assert [texts(m)[:5] for m in messages[2:]] == ["three", "answe"]
     assert not any(m["role"] == "assistant" and m.get("stopReason") == "error" for m in messages)

@@ -98,12 +98,25 @@ def test_what_has_no_meaning_for_a_daemon_is_warned_about_by_name() -> None:
     assert errors == []
     assert warnings == [
         "1 message(s) on the command line ignored, as Pi ignores them in RPC mode: send them as `prompt` commands",
-        "--plan ignored: an unknown flag, which Pi keeps for its extensions (none here)",
+        "--plan ignored: an unknown flag, which an extension of -e may register (pi-rpc runs none)",
         "--extension ext.ts ignored: pi-rpc does not run Pi's TypeScript extensions",
         "--theme dark.json ignored: a daemon has no terminal UI",
         "--no-themes ignored: a daemon has no terminal UI",
         "--verbose ignored: a daemon's logs follow --log-level (or $PI_RPC_LOG)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["--bogus"], "Unknown option: --bogus"),
+        (["--bogus=1"], "Unknown option: --bogus"),
+        (["--bogus", "x", "--plan=3", "--bogus"], "Unknown options: --bogus, --plan"),  # each named once
+    ],
+)
+def test_an_unknown_long_flag_is_refused_in_rpc_mode_as_pi_16_refuses_it(argv: list[str], error: str) -> None:
+    """Pi 1.6.0 refuses a flag no extension it loaded registered (0.73.1 kept it, as pi-rpc did)."""
+    assert notices("--mode", "rpc", *argv) == ([error], [])
 
 
 def test_an_invalid_thinking_level_is_a_warning_as_in_pi() -> None:

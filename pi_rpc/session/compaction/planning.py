@@ -279,8 +279,10 @@ def plan_compaction(
 ) -> CompactionPlan | None:
     """None when there is nothing before the cut to summarise. `previous_details` are the previous
     compaction's, whose file lists carry over."""
-    previous = summary_text(messages[0]) if messages else None
-    start = 1 if previous is not None else 0
+    # A compacted context starts with the system message its compaction kept, then the summary.
+    head = next((i for i, message in enumerate(messages) if not isinstance(message, SystemMessage)), len(messages))
+    previous = summary_text(messages[head]) if head < len(messages) else None
+    start = head + 1 if previous is not None else 0
     cut = find_cut(messages, settings.keep_recent_tokens, start)
     turn_start = split_turn_start(messages, cut, start)
     kept_from = cut

@@ -65,10 +65,10 @@ def load_context_files(cwd: str, agent_dir: Path, budget: LoadBudget | None = No
 
 
 def format_context_files(files: list[ContextFile]) -> str:
-    """The system prompt's "Project Context" section; empty without files."""
+    """The system prompt's `project_context` section, as Pi 1.6.0 words it: each file's content in a
+    `project_instructions` tag naming its path; empty without files."""
     if not files:
         return ""
-    parts = ["# Project Context", "", "Project-specific instructions and guidelines:", ""]
-    for file in files:
-        parts += [f"## {file.path}", "", file.content, ""]
-    return "\n".join(parts)
+    parts = ["Project-specific instructions and guidelines:"]
+    parts += [f'<project_instructions path="{file.path}">\n{file.content}\n</project_instructions>' for file in files]
+    return "\n\n".join(parts)

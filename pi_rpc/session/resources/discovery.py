@@ -54,8 +54,9 @@ Kind = Literal["skills", "prompts"]
 class ResourceOrigin:
     """Where a skill or template was found, in the terms of Pi's `sourceInfo`: `auto` for the
     folders searched by default, `local` for a settings entry or a command-line path (scope
-    `temporary`). `base_dir` as Pi gives it: the `.pi` folder or the agent folder for `auto`,
-    the file's folder for the command line, none for a settings entry."""
+    `temporary`). `base_dir` as Pi 1.6.0 gives it: the `.pi` folder or the agent folder for
+    `auto` (for a skill of an `.agents/skills` folder, that `.agents` folder), the file's folder
+    for the command line, none for a settings entry."""
 
     source: Literal["auto", "local"]
     scope: Literal["user", "project", "temporary"]
@@ -303,29 +304,32 @@ def discover(
     def walk(folder: Path, bound: Path | None) -> Walk:
         return Walk(budget.source(folder), bound)
 
-    home_agents = Path.home() / ".agents" / "skills"
-    project_files: list[Path] = []
+    def add_agents(folder: Path, scope: Literal["user", "project"], entries: Sequence[str], bound: Path | None) -> None:
+        """An `.agents/skills` folder's skills, whose base is that `.agents` folder, as Pi 1.6.0
+        names it (`baseDir`) and matches the settings' entries against it."""
+        agents = folder.parent
+        files = skill_files(folder, walk(folder, bound), root_files=False)
+        add(files, ResourceOrigin("auto", scope, str(agents)), entries, agents, False)
+
+    project_origin = ResourceOrigin("auto", "project", str(cwd / ".pi"))
+    user_origin = ResourceOrigin("auto", "user", str(agent_dir))
     if kind == "skills":
         if include_workspace:
-            project_files = [
-                *skill_files(cwd / ".pi" / "skills", walk(cwd / ".pi" / "skills", cwd)),
-                *(
-                    p
-                    for f in ancestor_agents_folders(cwd)
-                    for p in skill_files(f, walk(f, f.parent.parent), root_files=False)
-                ),
-            ]
-        user_files = [
-            *skill_files(agent_dir / "skills", walk(agent_dir / "skills", None)),
-            *skill_files(home_agents, walk(home_agents, None), root_files=False),
-        ]
+            pi_skills = cwd / ".pi" / "skills"
+            add(skill_files(pi_skills, walk(pi_skills, cwd)), project_origin, project_entries, project.base_dir, False)
+            for folder in ancestor_agents_folders(cwd):
+                add_agents(folder, "project", project_entries, folder.parent.parent)
+        user_skills = agent_dir / "skills"
+        add(skill_files(user_skills, walk(user_skills, None)), user_origin, user_entries, user.base_dir, False)
+        add_agents(Path.home() / ".agents" / "skills", "user", user_entries, None)
     else:
         if include_workspace:
             prompts = cwd / ".pi" / "prompts"
-            project_files = markdown_files(prompts, walk(prompts, cwd), recursive=False)
-        user_files = markdown_files(agent_dir / "prompts", walk(agent_dir / "prompts", None), recursive=False)
-    add(project_files, ResourceOrigin("auto", "project", str(cwd / ".pi")), project_entries, project.base_dir, False)
-    add(user_files, ResourceOrigin("auto", "user", str(agent_dir)), user_entries, user.base_dir, False)
+            files = markdown_files(prompts, walk(prompts, cwd), recursive=False)
+            add(files, project_origin, project_entries, project.base_dir, False)
+        user_prompts = agent_dir / "prompts"
+        files = markdown_files(user_prompts, walk(user_prompts, None), recursive=False)
+        add(files, user_origin, user_entries, user.base_dir, False)
     ranked = sorted(found.values(), key=lambda f: _rank(f.origin))  # stable: met order within a rank
     seen: set[str] = set()
     unique = []

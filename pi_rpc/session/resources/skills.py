@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pi_rpc.session.resources.discovery import ResourceOrigin, Walk, skill_files
 from pi_rpc.session.resources.frontmatter import parse_frontmatter, text_value
@@ -82,16 +83,26 @@ def load_skills(paths: Sequence[Path], origin_of: Callable[[Path], ResourceOrigi
     return list(loaded.values())
 
 
-def format_skills(skills: Sequence[Skill]) -> str:
-    """The system prompt's list of skills the model may read; empty when there are none."""
+# How the model can load a skill's file: with `read`, with `bash`, or only through another tool
+# (codemode), as Pi 1.6.0's prompt says it.
+SkillReader = Literal["read", "bash", "indirect"]
+_LOAD_HINTS: dict[SkillReader, str] = {
+    "read": "Use the read tool to load a skill's file when the task matches its description.",
+    "bash": "Use bash to load a skill's file when the task matches its description.",
+    "indirect": "Load a skill's file when the task matches its description.",
+}
+
+
+def format_skills(skills: Sequence[Skill], reader: SkillReader = "read") -> str:
+    """The system prompt's list of skills the model may load (with `reader`), in Pi 1.6.0's words;
+    empty when there are none."""
     visible = [skill for skill in skills if not skill.disable_model_invocation]
     if not visible:
         return ""
     lines = [
         "The following skills provide specialized instructions for specific tasks.",
-        "Use the read tool to load a skill's file when the task matches its description.",
-        "When a skill file references a relative path, resolve it against the skill directory (parent of "
-        "SKILL.md / dirname of the path) and use that absolute path in tool commands.",
+        _LOAD_HINTS[reader],
+        "Resolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls.",
         "",
         "<available_skills>",
     ]

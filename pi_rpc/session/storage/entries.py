@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, text_of
+from pi_rpc.ai import AssistantMessage, Message, UserMessage, Wire, current_system_message, text_of
 from pi_rpc.session.refusals import UnknownSessionOrEntry
 from pi_rpc.session.storage.entry_kinds import (
     BranchSummaryEntry,
@@ -41,6 +42,7 @@ from pi_rpc.session.storage.pi_sessions import (
     compaction_summary,
     context_entries,
     entry_message,
+    entry_time_ms,
     new_entry_id,
     parse_pi_entries,
 )
@@ -233,6 +235,15 @@ class SessionEntries:
                 found = _raw_reply_model(entry.fields.get("message")) or found
         return found
 
+    def custom_data(self, custom_type: str) -> list[Any]:
+        """The `data` of the branch's `custom` entries of `custom_type`, root first (None for one
+        that has none)."""
+        return [
+            None if entry.data is UNSET else entry.data
+            for entry in self.branch()
+            if isinstance(entry, CustomEntry) and entry.custom_type == custom_type
+        ]
+
     def recorded_thinking_level(self) -> str | None:
         """The branch's latest thinking level change; None when it records none."""
         levels = [
@@ -276,17 +287,20 @@ class SessionEntries:
         from `first_kept` on (none when None)."""
         entry_id = new_entry_id(self.entries)
         kept_id = (self.entry_id_of(first_kept) if first_kept is not None else None) or entry_id
-        return self._add(
-            CompactionEntry(
-                id=entry_id,
-                parent_id=self.leaf,
-                timestamp=entry_timestamp(),
-                summary=summary,
-                first_kept_entry_id=kept_id,
-                tokens_before=tokens_before,
-                details=details,
-            )
+        entry = CompactionEntry(
+            id=entry_id,
+            parent_id=self.leaf,
+            timestamp=entry_timestamp(),
+            summary=summary,
+            first_kept_entry_id=kept_id,
+            tokens_before=tokens_before,
+            details=details,
         )
+        if (system := current_system_message(self.context())) is not None:
+            # Pi 1.6.0's `systemMessage`, dated by the compaction as Pi dates what it makes from an entry
+            dated = msgspec.structs.replace(system, timestamp=entry_time_ms(entry))
+            entry = msgspec.structs.replace(entry, system_message=msgspec.to_builtins(dated))
+        return self._add(entry)
 
     def name(self) -> str | None:
         """The session's name: the latest `session_info` entry's, in the order written (as Pi
@@ -309,6 +323,15 @@ class SessionEntries:
         return self._add(
             ContextEditEntry(
                 id=entry_id, parent_id=self.leaf, timestamp=entry_timestamp(), target_id=target_id, replacement=None
+            )
+        )
+
+    def add_custom(self, custom_type: str, data: Any) -> CustomEntry:
+        """Pi's `custom` entry of `custom_type` as the new leaf; returns it, for the file."""
+        entry_id = new_entry_id(self.entries)
+        return self._add(
+            CustomEntry(
+                id=entry_id, parent_id=self.leaf, timestamp=entry_timestamp(), custom_type=custom_type, data=data
             )
         )
 

@@ -102,8 +102,11 @@ class CompactionEntry(_Entry, tag="compaction", kw_only=True):
     details: Any = UNSET
     usage: Usage | UnsetType = UNSET
     from_hook: bool | UnsetType = UNSET  # made by an extension
-    # Pi 1.6.0's `systemMessage` (the prompt and every tool's declaration at this point) is not
-    # declared: the largest field, and one this daemon does not read; it stays in the entry's line.
+    # Pi 1.6.0's `systemMessage`: every system message before the compaction replayed into one (the
+    # prompt's sections and the tools as they stood), which starts the compacted context. Kept as
+    # read and decoded when the context is built (`compaction_system_message`), so a declaration
+    # this daemon cannot read costs the system message, not the whole compaction.
+    system_message: dict[str, Any] | UnsetType = UNSET
 
 
 class BranchSummaryEntry(_Entry, tag="branch_summary", kw_only=True):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -88,6 +89,18 @@ class SessionHistory:
         if target is None:
             return
         entry = self.entries.add_context_edit(target)
+        self.keep(entry)
+        self._agent.emit(EntryAppended(entry=msgspec.to_builtins(entry)))
+
+    # --- a tool's own entries (agent.CustomEntries: codemode's store) ------------------------------
+
+    def branch_data(self, custom_type: str) -> list[Any]:
+        return self.entries.custom_data(custom_type)
+
+    def append(self, custom_type: str, data: Any) -> None:
+        """A tool's state as a `custom` entry, written and told to clients (`entry_appended`), as
+        Pi 1.6.0 appends an extension's entry."""
+        entry = self.entries.add_custom(custom_type, data)
         self.keep(entry)
         self._agent.emit(EntryAppended(entry=msgspec.to_builtins(entry)))
 

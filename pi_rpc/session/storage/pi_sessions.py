@@ -29,6 +29,7 @@ from pi_rpc.ai import (
     CompactionSummaryMessage,
     CustomMessage,
     Message,
+    SystemMessage,
     TextContent,
     ToolResultMessage,
 )
@@ -128,6 +129,10 @@ def context_entries(
     if compaction is not None:
         latest = path[compaction]
         assert isinstance(latest, CompactionEntry)
+        # Pi 1.6.0 starts the compacted context with the system message the compaction kept (the
+        # prompt's sections and the tools as they stood), then the summary.
+        if (system := compaction_system_message(latest)) is not None:
+            messages.append((latest.id, system))
         messages.append((latest.id, compaction_summary(latest)))
         first_kept = latest.first_kept_entry_id
         kept_from = next((i for i, entry in enumerate(path) if entry.id == first_kept), compaction)
@@ -139,9 +144,25 @@ def context_entries(
             continue
         if entry.id in edits and edits[entry.id] is None:
             continue
-        if (message := message_of(entry)) is not None:
-            messages.append((entry.id, _edited(message, edits.get(entry.id))))
+        if (message := message_of(entry)) is None:
+            continue
+        # The system messages the compaction kept are dropped, as Pi drops them: what they declared
+        # is the compaction's system message, or is declared again (an older entry has none).
+        if compaction is not None and index < compaction and isinstance(message, SystemMessage):
+            continue
+        messages.append((entry.id, _edited(message, edits.get(entry.id))))
     return messages
+
+
+def compaction_system_message(entry: CompactionEntry) -> SystemMessage | None:
+    """The system message a compaction entry keeps (Pi 1.6.0's `systemMessage`); None for an
+    older entry, which has none, or one this daemon cannot read."""
+    if entry.system_message is UNSET:
+        return None
+    try:
+        return msgspec.convert(entry.system_message | {"role": "system"}, SystemMessage)
+    except msgspec.ValidationError:
+        return None
 
 
 def _edited(message: Message, replacement: ContentReplacement | None) -> Message:

@@ -285,7 +285,7 @@ def test_custom_models_upsert_into_a_builtin_provider_and_overrides_apply(tmp_pa
 
 
 def test_api_key_forms(tmp_path: Path) -> None:
-    """Literal, `$VAR` / `${VAR}` interpolation (Pi TARGET) and a bare variable name (Pi OLDER)."""
+    """Literal, `$VAR` / `${VAR}` interpolation (Pi 1.6.0) and a bare variable name (Pi OLDER)."""
     env = {"MY_KEY": SECRET, "PREFIX": "a", "SUFFIX": "b"}
     assert resolve_config_value("sk-literal", env) == "sk-literal"
     assert resolve_config_value("$MY_KEY", env) == SECRET

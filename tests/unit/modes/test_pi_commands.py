@@ -174,7 +174,8 @@ async def test_a_compaction_before_a_prompt_comes_before_its_answer_and_pi_clien
         ]
         assert order == ["compaction_start", "compaction_end", "response prompt", "agent_start"]
         messages = (await pi.data({"id": "5", "type": "get_messages"}))["messages"]
-        summary = messages[0]
+        system, summary = messages[:2]  # the compaction's system message first, as in Pi 1.6.0
+        assert system["role"] == "system" and [tool["name"] for tool in system["toolsAdded"]][:1] == ["read"]
         assert summary["role"] == "compactionSummary" and summary["summary"] == "THE SUMMARY"
         assert summary["tokensBefore"] > 1500
         stats = await pi.data({"id": "6", "type": "get_session_stats"})

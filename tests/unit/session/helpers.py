@@ -29,6 +29,7 @@ from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
 from pi_rpc.session.storage.store import SessionRoot
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.mcp_config import McpServerConfig
 from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.registry import create_tool_definitions
 
@@ -62,6 +63,8 @@ def session_config(
     thinking_level: ThinkingLevel = "off",
     models: ModelStart | None = None,
     definitions: dict[str, ToolDefinition] | None = None,
+    active: list[str] | None = None,
+    mcp_servers: list[McpServerConfig] | None = None,
     compaction: CompactionSettings | None = None,
     checkpoints: CheckpointSettings | None = None,
     approvals: ApprovalConfig | None = None,
@@ -73,7 +76,8 @@ def session_config(
 ) -> SessionConfig:
     """What `pi-rpc --script` builds, minus the user's settings: every model switch resolves to
         the scripted model, a model of another name is not found. `model` replaces the script's
-        model, `models` the whole start (its resolvers too), `definitions` the tools (all active); the
+        model, `models` the whole start (its resolvers too), `definitions` the tools (all active
+    unless `active` says which), `mcp_servers` the MCP servers it starts; the
     other parts, when given, theirs. The sessions are kept beside the workspace unless `session_root`."""
     scripted = scripted_choice(the_script) if the_script is not None else None
     choice = model if model is not None else scripted
@@ -90,7 +94,8 @@ def session_config(
         definitions = create_tool_definitions(TOOLS, files, processes=processes)
     tools = ToolsConfig(
         definitions=definitions,
-        active=list(definitions),
+        active=list(definitions) if active is None else active,
+        mcp_servers=mcp_servers or [],
         files=files,
         processes=processes,
     )

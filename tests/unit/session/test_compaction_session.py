@@ -33,6 +33,7 @@ from pi_rpc.ai.types import (
     CompactionSummaryMessage,
     Context,
     Model,
+    SystemMessage,
     UserMessage,
     text_of,
 )
@@ -112,7 +113,10 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         result = await session.compact()
-        first = session.messages[0]
+        # Pi 1.6.0's compacted context: the system message the compaction kept (the prompt's
+        # sections and the tools), then the summary.
+        system, first = session.messages[:2]
+        assert isinstance(system, SystemMessage) and system.sections and system.tools_added
         assert first == CompactionSummaryMessage(
             summary="THE SUMMARY", tokens_before=result.tokens_before, timestamp=first.timestamp
         )
@@ -124,11 +128,13 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
             "timestamp": first.timestamp,
         }
         # Pi counts only the user's own messages; the state counts every message, the summary too.
-        assert session.stats().user_messages == 1 and session.state().message_count == len(session.messages) == 3
+        assert session.stats().user_messages == 1 and session.state().message_count == len(session.messages) == 4
         assert session.fork_points()[0][1].startswith("one ")
         await session.prompt(f"three {FILLER}")
     sent, _ = model.requests[-1]
-    assert text_of(sent.messages[0].content) == PI_PREFIX + "THE SUMMARY\n</summary>"
+    # The request declares nothing again: the compaction's system message said it all.
+    assert [type(m).__name__ for m in sent.messages].count("SystemMessage") == 1
+    assert text_of(sent.messages[1].content) == PI_PREFIX + "THE SUMMARY\n</summary>"
 
 
 async def test_the_context_size_is_unknown_after_a_compaction_until_the_next_reply(workspace: Path) -> None:
@@ -171,7 +177,7 @@ async def test_a_loaded_session_near_the_window_is_compacted_before_the_next_pro
     assert kinds[:3] == ["CompactionStart", "CompactionEnd", "MessageStart"]
     assert of_type(events.all, CompactionStart)[0].reason == "threshold"
     assert model.prompts()[0].startswith("<conversation>") and model.prompts()[1] == "three"
-    assert text_of(model.requests[1][0].messages[0].content).startswith(PI_PREFIX)
+    assert text_of(model.requests[1][0].messages[1].content).startswith(PI_PREFIX)
 
 
 async def test_an_aborted_run_near_the_window_is_compacted_before_the_next_prompt(workspace: Path) -> None:

@@ -68,6 +68,21 @@ def test_agents_skill_folders_from_the_workspace_up_to_the_git_root_then_the_hom
     assert "skill:above-the-repo" in [name for name, _, _ in listed(load(cwd, agent))]
 
 
+def test_an_agents_folders_skills_have_that_folder_as_their_base_as_in_pi_16(tmp_path: Path, home: Path) -> None:
+    """Pi 1.6.0 names an `.agents` folder as its skills' `baseDir`, and matches the settings' patterns
+    against it (0.73.1 and pi-rpc before: the `.pi` or agent folder)."""
+    cwd, agent = tmp_path / "ws", tmp_path / "agent"
+    skill(cwd / ".agents" / "skills", "app")
+    skill(home / ".agents" / "skills", "mine")
+    skill(home / ".agents" / "skills", "dropped")
+    write(agent / "settings.json", json.dumps({"skills": ["-skills/dropped/SKILL.md"]}))
+    resources = load(cwd, agent)
+    assert [(c.name, c.origin.base_dir) for c in resources.commands()] == [
+        ("skill:app", str(cwd / ".agents")),
+        ("skill:mine", str(home / ".agents")),
+    ]
+
+
 def test_settings_entries_are_relative_to_their_settings_folder_and_come_before_its_folders(tmp_path: Path) -> None:
     cwd, agent = tmp_path / "ws", tmp_path / "agent"
     skill(cwd / "team-skills", "deploy")
