@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 PI_CLIENT := tests/pi_client/node_modules/.package-lock.json
 PI16_CLIENT := tests/pi16_client/node_modules/.package-lock.json
 
-.PHONY: demo test test-vscode eglot llama lint schema transcripts pi-client clean
+.PHONY: demo test test-vscode lint-nvim eglot llama lint schema transcripts pi-client clean
 
 $(INSTALLED): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,11 +24,13 @@ test: $(INSTALLED) eglot llama $(PI_CLIENT) $(PI16_CLIENT)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pi_rpc tests
 	$(BIN)/vulture
+	$(MAKE) lint-nvim
 	$(BIN)/python -m pytest -n 2
 	$(MAKE) test-vscode
 
 # The VS Code extension: Node packages, code-server and Chromium are installed on first use and
-# cached (editor-clients/vscode/node_modules, .vscode-test-host); see editor-clients/vscode/README.md.
+# cached (editor-clients/vscode/node_modules, .vscode-test-host); tsc and ESLint run before its unit
+# and in-host tests; see editor-clients/vscode/README.md.
 test-vscode: $(INSTALLED)
 	editor-clients/vscode/scripts/test.sh
 
@@ -39,6 +41,11 @@ test-vscode: $(INSTALLED)
 llama:
 	PYTHON=$(PYTHON) tests/providers/local/install.sh
 
+# The Neovim plugin's Lua through luacheck (editor-clients/nvim/.luacheckrc); Debian's lua-check is
+# installed first when luacheck is not on PATH.
+lint-nvim:
+	editor-clients/nvim/scripts/lint.sh
+
 # Emacs with eglot (Debian's emacs-nox, elpa-eglot) for tests/lsp/test_eglot.py; nothing when present.
 eglot:
 	tests/lsp/eglot/install.sh
@@ -48,6 +55,7 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy pi_rpc tests
 	$(BIN)/vulture
+	$(MAKE) lint-nvim
 
 schema: $(INSTALLED)
 	$(BIN)/python -m pi_rpc.modes.jsonrpc.schema

@@ -64,7 +64,7 @@ _.parent_tool_call_id  # agent/types.py: tool_execution_* of a codemode script's
 _.since  # modes/pi/commands.py: Pi's command and response fields
 _.is_scoped
 _.source_info
-_.first_kept_entry_id  # session/compaction.py CompactionResult: Pi's compact answer
+_.first_kept_entry_id  # session/compaction/planning.py CompactionResult: Pi's compact answer
 _.estimated_tokens_after
 _.wall_time_seconds  # tools/bash.py BashOutput: Pi's structuredContent of a bash result
 _.image_unsupported_by_model  # tools/read.py ImageReadDetails: Pi's details of an image read

@@ -3,7 +3,7 @@
 Run: `.venv/bin/python bench/bench_checkpoints.py [--files 50000] [--tree PATH]`
 
 A run's edit and write calls cost one read of the file they change (its pre-image). A shell call
-costs a snapshot before and one after it (pi_rpc/session/checkpoints_snapshots.py); the first of a
+costs a snapshot before and one after it (pi_rpc/session/checkpoints/snapshots.py); the first of a
 session is cold (every file hashed and stored), the next ones warm (only changed files rehashed).
 Measured on `--tree` (default: this repository's own tree, a git work tree: the shadow repository
 path, then the scan path over the same files) and on a generated tree of `--files` small files
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pi_rpc.session.checkpoints_snapshots import GitShadow, SnapshotLimits, TreeScan, git_program, git_work_tree
+from pi_rpc.session.checkpoints.snapshots import GitShadow, SnapshotLimits, TreeScan, git_program, git_work_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 

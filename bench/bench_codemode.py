@@ -25,6 +25,7 @@ import msgspec
 
 from pi_rpc.ai import AssistantBuilder, Context, Model, StreamOptions
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
+from pi_rpc.session.configuration.config import ModelStart, PersistenceConfig, ToolsConfig
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
 from pi_rpc.tools.registry import create_tool_definitions
 
@@ -82,10 +83,9 @@ async def run(workspace: Path, turns: list[list[dict[str, Any]]]) -> tuple[int, 
     choice = ModelChoice(model=FAUX_MODEL, stream_fn=metered.stream, scripted=True)
     config = SessionConfig(
         cwd=str(workspace),
-        model=choice,
-        tools=create_tool_definitions(TOOLS),
-        active_tools=TOOLS,
-        session_root=workspace.parent / "sessions",
+        models=ModelStart(choice=choice),
+        tools=ToolsConfig(definitions=create_tool_definitions(TOOLS), active=TOOLS),
+        persistence=PersistenceConfig(root=workspace.parent / "sessions"),
     )
     async with anyio.create_task_group() as tasks:
         session = AgentSession(config, tasks)

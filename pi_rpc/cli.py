@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import gc
 import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from typing import NoReturn
 
 import anyio
 from msgspec import UNSET
@@ -18,6 +20,7 @@ from pi_rpc.ai import (
     RETRY_BASE_ENV,
     HttpClients,
     ThinkingLevel,
+    endpoint_apis,
     no_model_message,
     retry_base_from_env,
     thinking_level_of,
@@ -41,13 +44,18 @@ from pi_rpc.pi_flags import (
 )
 from pi_rpc.session import (
     APPROVAL_POLICIES,
+    ApprovalConfig,
     DaemonContext,
     ModelSetupError,
+    ModelStart,
+    PersistenceConfig,
     ResourceOptions,
+    RetryConfig,
     RuleError,
     SessionConfig,
     Settings,
     SettingsError,
+    ToolsConfig,
     chosen_session_root,
     first_prompt_steps,
     load_settings,
@@ -96,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model id")
     parser.add_argument(
         "--api",
-        choices=["anthropic-messages", "openai-completions", "openai-responses"],
+        choices=endpoint_apis(),
         help="wire API of a custom endpoint (with --base-url)",
     )
     parser.add_argument("--base-url", help="base URL of any compatible server, e.g. http://127.0.0.1:8080/v1")
@@ -235,7 +243,7 @@ def build_session_config(
 ) -> SessionConfig:
     """The session the command line asks for; its model requests go through `http`, the daemon's
     pool, and its table of processes is made in `process_tables`, the daemon's. What the command
-    line decides here once is the daemon's context (session/factory.py): every session the daemon
+    line decides here once is the daemon's context (session/configuration/factory.py): every session the daemon
     opens for a folder, this first one included, is made from it by `open_folder`."""
     cwd = os.path.abspath(os.path.expanduser(args.cwd))
     if not os.path.isdir(cwd):
@@ -287,30 +295,35 @@ def build_session_config(
     appended = [prompt_input(value, "append system prompt") for value in args.append_system_prompt]
     template = SessionConfig(
         cwd=cwd,
-        model=choice,
-        tools={},  # made for each folder (DaemonContext.tool_names)
-        withheld_env=frozenset() if pass_keys else provider_key_variables(),
-        approval_timeout=settings.permissions.timeout_seconds or None,
-        active_tools=selection.initial_active(),
-        mcp_tool_state=selection.mcp_tool_state,
-        mcp_enabled=not args.no_mcp,
-        thinking_level=level,
-        default_thinking_level=default_level,
-        model_pinned=start.pinned,
-        thinking_pinned=level_pinned,
-        scoped_models=start.scope,
+        models=ModelStart(
+            choice=choice,
+            thinking_level=level,
+            default_thinking_level=default_level,
+            model_pinned=start.pinned,
+            thinking_pinned=level_pinned,
+            available=available,
+            resolve=resolve,
+            scoped=start.scope,
+        ),
+        tools=ToolsConfig(  # the definitions are made for each folder (DaemonContext.tool_names)
+            active=selection.initial_active(),
+            mcp_tool_state=selection.mcp_tool_state,
+            mcp_enabled=not args.no_mcp,
+            withheld_env=frozenset() if pass_keys else provider_key_variables(),
+        ),
+        approvals=ApprovalConfig(timeout=settings.permissions.timeout_seconds or None),
         system_prompt=prompt_input(args.system_prompt, "system prompt") if args.system_prompt else None,
         append_system_prompt="\n\n".join(appended) if appended else None,
-        available_models=available,
-        resolve_model=resolve,
         steering_mode=settings.steering_mode or "one-at-a-time",
         follow_up_mode=settings.follow_up_mode or "one-at-a-time",
-        persist=not args.no_session,
-        retry_base_ms=retry_base_from_env()
-        if os.environ.get(RETRY_BASE_ENV, "").strip()
-        else settings.retry.base_delay_ms,
-        retry_max=settings.retry.max_retries,
-        retry_enabled=settings.retry.enabled,
+        persistence=PersistenceConfig(persist=not args.no_session),
+        retry=RetryConfig(
+            base_ms=retry_base_from_env()
+            if os.environ.get(RETRY_BASE_ENV, "").strip()
+            else settings.retry.base_delay_ms,
+            max=settings.retry.max_retries,
+            enabled=settings.retry.enabled,
+        ),
         compaction=settings.compaction,
         checkpoints=settings.checkpoints,
         resources=ResourceOptions(
@@ -332,12 +345,17 @@ def build_session_config(
     )
     config = open_folder(context, cwd, resume_from=resume_from, fork_from=fork_from)
     # The command line's own session only: a folder opened later gets a new id and no name.
-    config.start_name = args.name.strip() if args.name is not None else None
+    new_session_id = None
     if args.session_id is not None and resume_from is None:
         if not args.no_session:
             _log.warning("No project session found with id '%s'; creating a new session with that id.", args.session_id)
-        config.new_session_id = args.session_id
-    return config
+        new_session_id = args.session_id
+    persistence = dataclasses.replace(
+        config.persistence,
+        start_name=args.name.strip() if args.name is not None else None,
+        new_session_id=new_session_id,
+    )
+    return dataclasses.replace(config, persistence=persistence)
 
 
 def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:
@@ -372,6 +390,15 @@ def resume_collector() -> None:
         gc.enable()
 
 
+def refuse_command_line(errors: Sequence[str], *, pi_mode: bool) -> NoReturn:
+    """Exit with `errors` on stderr. In Pi mode every refusal is one Pi 1.6.0 makes in the same words,
+    so it is printed as Pi prints it (`Error: …`) with Pi's status, 1, for a client that reads either;
+    pi-rpc's own modes say `pi-rpc: …` and exit 2, as argparse does."""
+    for error in errors:
+        print(f"Error: {error}" if pi_mode else f"pi-rpc: {error}", file=sys.stderr)  # noqa: T201 - no daemon yet
+    sys.exit(1 if pi_mode else 2)
+
+
 async def run_daemon(serve: Callable[[], Awaitable[None]], http: HttpClients) -> None:
     """Run a daemon to its end, then close its HTTP pool (its sessions are closed by then, so no
     request is left to use it), whichever way it ended."""
@@ -399,9 +426,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for warning in notices.warnings:
         _log.warning("%s", warning)
     if notices.errors:
-        for error in notices.errors:
-            print(f"pi-rpc: {error}", file=sys.stderr)  # noqa: T201 - stderr, before the daemon exists
-        sys.exit(2)
+        refuse_command_line(notices.errors, pi_mode=args.mode in PI_MODES)
     # pygls logs every outbound body at INFO and every error reply with a traceback; the
     # daemon logs what matters itself (rpc.py, server.py).
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
@@ -435,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Without --cwd the server works in the editor's workspace root, as language servers do.
         pinned = any(arg == "--cwd" or arg.startswith("--cwd=") for arg in argv)
 
-        # The editor's root gets its session as any folder does (session/factory.py).
+        # The editor's root gets its session as any folder does (session/configuration/factory.py).
         lsp = LspDaemon(config, workspace_config=None if pinned else config.open_folder, process_tables=tables)
         anyio.run(run_daemon, functools.partial(lsp.run, warm_up), http)
     else:

@@ -34,8 +34,8 @@ HANDOFF_FD_VARIABLE = "PI_RPC_KEY_HANDOFF_FD"
 API_KEY_FLAG = "--api-key"
 API_KEY_ENV_FLAG = "--api-key-env"
 
-# Every variable in which a provider Pi knows looks for its key (ours too: ai/config.py
-# PROVIDER_ENV, kept a subset of this by a test). Here, not in tool_env.py, because the early call
+# Every variable in which a provider Pi knows looks for its key (ours too: ai/apis.py
+# `key_variables`, kept a subset of this by a test). Here, not in tool_env.py, because the early call
 # (`__main__.py`) runs before any of the daemon is imported; models.json's variables are added by
 # the call at the top of `cli.main`.
 KNOWN_PROVIDER_KEY_VARS = (

@@ -1,7 +1,8 @@
 """Pi's command-line flags, which a Pi client passes to `pi-rpc --mode rpc` as it would to `pi`:
 what each one means for a daemon. Those with a meaning here are honoured; those that only concern
-Pi's terminal UI or its TypeScript extensions are accepted with a warning naming them; those that
-ask for something a daemon cannot be (Pi's print mode) are refused with a sentence saying why.
+Pi's terminal UI or its TypeScript extensions are accepted with a warning naming them; those Pi
+1.6.0 refuses are refused in its words (an unknown flag, a bad `--tools` list), and those that ask
+for something a daemon cannot be (Pi's print mode) with a sentence saying why.
 docs/CONFIGURATION.md lists every flag and which of the three it is.
 """
 
@@ -106,7 +107,7 @@ def add_pi_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start with no built-in tool active (MCP servers' tools stay active)",
     )
-    # Pi's project trust (session/trust.py): for this run, not recorded, as Pi's help says.
+    # Pi's project trust (session/configuration/trust.py): for this run, not recorded, as Pi's help says.
     pi.add_argument(
         "-a",
         "--approve",
@@ -189,8 +190,9 @@ class Notices:
 
 
 def command_line_notices(args: argparse.Namespace, extras: PiExtras) -> Notices:
-    """What the command line asks for that pi-rpc refuses (errors) or accepts without acting on
-    (warnings, each naming its flag). An invalid `--thinking` is dropped from `args`, as Pi drops it."""
+    """What the command line asks for that pi-rpc refuses (errors; in Pi mode each is Pi 1.6.0's own
+    refusal, in its words) or accepts without acting on (warnings, each naming its flag). An
+    invalid `--thinking` is dropped from `args`, as Pi drops it."""
     notices = Notices()
     pi_mode = args.mode in PI_MODES
     if args.mode in PRINT_MODES:
@@ -215,9 +217,14 @@ def command_line_notices(args: argparse.Namespace, extras: PiExtras) -> Notices:
                 f"{len(extras.messages)} message(s) on the command line ignored, as Pi ignores them in RPC mode: "
                 "send them as `prompt` commands"
             )
-        notices.warnings += [
-            f"{flag} ignored: an unknown flag, which Pi keeps for its extensions (none here)" for flag in flags
-        ]
+        if args.extension:  # the flags may be those extensions' own, which Pi would take and pi-rpc cannot run
+            notices.warnings += [
+                f"{flag} ignored: an unknown flag, which an extension of -e may register (pi-rpc runs none)"
+                for flag in flags
+            ]
+        elif extras.unknown_flags:  # Pi 1.6.0 refuses a flag no loaded extension registered
+            unknown = [f"--{name}" for name in extras.unknown_flags]
+            notices.errors.append(f"Unknown option{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
     elif args.mode not in PRINT_MODES and (flags or extras.messages and not extras.print_mode):
         # No Pi client starts the other modes: what Pi would pass on is a mistake here.
         stray = [*flags, *([] if extras.print_mode else extras.messages)]

@@ -27,6 +27,8 @@ PATH_MENTION = re.compile(r"`(\.\./[^`\s]+)`")
 # "spec 13.5", "spec 1.2a, 3.3-3.6, 17.4", "spec 14.1/14.2", "Spec 9.4", "spec 3.3.2", "spec 15.4c".
 REF = r"\d+(?:\.\d+)*[a-z]?"
 CITATION = re.compile(rf"\bspec\s+§?\s*({REF}(?:\s*(?:,|/|-|–|and)\s*§?\s*{REF})*)\b", re.IGNORECASE)
+# In the docs also "docs/BEHAVIOUR.md 15.11", "BEHAVIOUR.md, items 18.3 to 18.7".
+FILE_CITATION = re.compile(rf"\bBEHAVIOUR\.md,?\s+(?:items?\s+)?({REF}(?:\s*(?:,|/|-|–|and|to)\s*{REF})*)\b")
 # Items are list entries whose first word is the bold number: "- **13.5** ...".
 ITEM = re.compile(r"^- \*\*(\d+\.\d+[a-z]?)\*\*", re.MULTILINE)
 SECTION = re.compile(r"^## (\d+)\. ", re.MULTILINE)
@@ -100,18 +102,19 @@ class Behaviour:
 
 def citations(text: str) -> list[str]:
     refs = []
-    for group in CITATION.findall(text):
+    for group in [*CITATION.findall(text), *FILE_CITATION.findall(text)]:
         refs += re.findall(REF, group)
     return refs
 
 
 def cited_refs() -> dict[str, list[str]]:
-    """ref -> the files that cite it, over pi_rpc/ and tests/."""
+    """ref -> the files that cite it, over pi_rpc/, tests/ (but this file, whose examples are no
+    citations) and the docs."""
     where: dict[str, list[str]] = {}
-    for folder in ("pi_rpc", "tests"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            for ref in citations(path.read_text(encoding="utf-8")):
-                where.setdefault(ref, []).append(str(path.relative_to(ROOT)))
+    sources = [path for folder in ("pi_rpc", "tests") for path in sorted((ROOT / folder).rglob("*.py"))]
+    for path in [*(path for path in sources if path != Path(__file__)), *doc_files()]:
+        for ref in citations(path.read_text(encoding="utf-8")):
+            where.setdefault(ref, []).append(str(path.relative_to(ROOT)))
     return where
 
 
@@ -128,8 +131,8 @@ def test_citation_check_resolves_items_steps_and_parts() -> None:
         "## 3. Validation\n\n- **3.3** Steps:\n  1. copy\n  2. drop nulls\n- **3.4** More.\n"
         "- **1.2a** Schema.\n- **15.4** A turn: (a) inject; (c) stop.\n"
     )
-    found = citations("spec 3.3.2; Spec 1.2a, 3.4-3.3 and 15.4c; spec 3")
-    assert found == ["3.3.2", "1.2a", "3.4", "3.3", "15.4c", "3"]
+    found = citations("spec 3.3.2; Spec 1.2a, 3.4-3.3 and 15.4c; spec 3; docs/BEHAVIOUR.md, items 3.3 to 3.4")
+    assert found == ["3.3.2", "1.2a", "3.4", "3.3", "15.4c", "3", "3.3", "3.4"]
     assert all(behaviour.has(ref) for ref in found)
     assert not any(behaviour.has(ref) for ref in ("3.5", "3.3.3", "15.4b", "4", "2.1a"))
 
@@ -138,7 +141,7 @@ def test_citation_check_resolves_items_steps_and_parts() -> None:
 
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 PACKAGE = ROOT / "pi_rpc"
-# ARCHITECTURE.md names a module by its path under pi_rpc/ (`session/store.py`, `cli.py`), with or
+# ARCHITECTURE.md names a module by its path under pi_rpc/ (`session/storage/store.py`, `cli.py`), with or
 # without the `pi_rpc/` in front.
 # A backticked call: `finish()`, `serve(front_end)`, `Run.wait()`, `anyio.move_on_after(...)`.
 CALL = re.compile(r"`((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\(")
@@ -243,16 +246,16 @@ def resolve_module(named: str) -> Path | None:
 def test_every_module_is_named_in_architecture_md() -> None:
     text = ARCHITECTURE.read_text(encoding="utf-8")
     modules = package_modules()
-    assert "session/store.py" in modules and "cli.py" in modules  # the walk still finds the package
+    assert "session/storage/store.py" in modules and "cli.py" in modules  # the walk still finds the package
     assert [module for module in modules if not names_module(text, module)] == []
 
 
 def test_module_names_match_as_whole_paths() -> None:
-    text = "`session/store.py`, pi_rpc/cli.py and `ai/providers/faux.py`; see modes/jsonrpc/server.py."
-    assert names_module(text, "session/store.py") and names_module(text, "cli.py")
+    text = "`session/storage/store.py`, pi_rpc/cli.py and `ai/providers/faux.py`; see modes/jsonrpc/server.py."
+    assert names_module(text, "session/storage/store.py") and names_module(text, "cli.py")
     assert names_module(text, "ai/providers/faux.py") and names_module(text, "modes/jsonrpc/server.py")
     assert not names_module(text, "store.py") and not names_module(text, "providers/faux.py")
-    assert not names_module("`session/store.pyi`", "session/store.py")
+    assert not names_module("`session/storage/store.pyi`", "session/storage/store.py")
 
 
 def test_every_call_in_architecture_md_names_a_function_or_class_of_the_code() -> None:

@@ -2,14 +2,14 @@
 
 Event names and payload fields are Pi's (`packages/agent/src/types.ts`, spec 15.1), so Pi's RPC
 documentation describes these events too. `message_update` carries only the assistant-message
-event (Pi TARGET), never the cumulative message: traffic grows linearly with the answer.
+event (Pi 1.6.0), never the cumulative message: traffic grows linearly with the answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -54,7 +54,7 @@ class ToolError(Exception):
 
 
 class ToolErrorWithResult(ToolError):
-    """A failure that keeps its details (spec 1.5 LATER: bash's non-zero exit keeps truncation)."""
+    """A failure that keeps its details (spec 1.5: bash's non-zero exit keeps truncation)."""
 
     def __init__(self, message: str, details: Any = UNSET) -> None:
         super().__init__(message)
@@ -66,6 +66,20 @@ OnUpdate = Callable[[AgentToolResult], None]
 
 def _no_update(partial: AgentToolResult) -> None:
     """The update callback of a context built outside a run (previews, tests)."""
+
+
+class CustomEntries(Protocol):
+    """The session's `custom` entries of one kind (Pi's extension entries, `customType`), for a tool
+    that keeps its own state in the session (codemode's `store()`): the current branch's, root
+    first, and a new one at the leaf, kept in the session file as the session keeps its entries.
+
+        for data in ctx.custom_entries.branch_data("codemode-store"): ...
+        ctx.custom_entries.append("codemode-store", {"set": {"k": 1}, "delete": []})
+    """
+
+    def branch_data(self, custom_type: str) -> list[Any]: ...
+
+    def append(self, custom_type: str, data: Any) -> None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,6 +102,7 @@ class ToolCallContext:
     # Runs another tool on behalf of this call through the same pipeline as a model-issued call
     # (validation, the approval gate, checkpoints, events with `parentToolCallId`); codemode uses it.
     execute_tool: NestedExecutor | None = None
+    custom_entries: CustomEntries | None = None  # None outside a session: nothing is kept
 
 
 @dataclass(frozen=True)
@@ -124,9 +139,11 @@ class AgentTool:
     # aborted text where it catches the cancellation (bash keeps its output, spec 9.13). Otherwise
     # the result is the loop's "Operation aborted".
     final_update_on_abort: bool = False
-    # "codemode": callable only from codemode scripts, never declared to the model (Pi's exposure
-    # of a tool, e.g. an MCP server's, reached only through codemode); "direct": declared as usual.
-    exposure: Literal["direct", "codemode"] = "direct"
+    # Pi 1.6.0's exposures of a tool: "direct", declared (when active) as usual; "codemode" and
+    # "deferred", never declared to the model and called only from codemode scripts, the
+    # "codemode" ones listed in codemode's description, the "deferred" ones found by the scripts
+    # (`searchTools()`, `ALL_TOOLS`): an MCP server's tools of its default `codemode` exposure.
+    exposure: Literal["direct", "codemode", "deferred"] = "direct"
     # A description that depends on the other active tools (codemode lists what scripts can call);
     # given them, it replaces `description` in the declaration.
     describe: Callable[[Sequence[AgentTool]], str] | None = None

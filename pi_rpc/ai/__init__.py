@@ -13,11 +13,20 @@ from typing import TYPE_CHECKING
 from pi_rpc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from pi_rpc.ai.apis import (
+        DEFAULT_ENDPOINT_API,
+        ApiDeclaration,
+        KnownApi,
+        KnownProvider,
+        api_declaration,
+        endpoint_apis,
+        key_variables,
+        known_providers,
+    )
     from pi_rpc.ai.clients import HttpClients
     from pi_rpc.ai.compat import ModelCompat, layered
     from pi_rpc.ai.config import (
         PI_AGENT_DIR_VARIABLE,
-        PROVIDER_ENV,
         ConfigError,
         ModelRegistry,
         agent_config_paths,
@@ -90,6 +99,7 @@ if TYPE_CHECKING:
         UserContent,
         UserMessage,
         Wire,
+        current_system_message,
         declared_sections,
         declared_tools,
         sections_text,
@@ -100,6 +110,7 @@ if TYPE_CHECKING:
     from pi_rpc.ai.validation import json_schema_of, prepare_validator, validate_tool_arguments
 
 __all__ = [
+    "ApiDeclaration",
     "AssistantBuilder",
     "AssistantMessage",
     "AssistantMessageEvent",
@@ -112,6 +123,7 @@ __all__ = [
     "ConstrainedSampling",
     "Context",
     "CustomMessage",
+    "DEFAULT_ENDPOINT_API",
     "DEFAULT_MODEL_IDS",
     "DEFAULT_RETRY_BASE_MS",
     "DoneEvent",
@@ -121,6 +133,8 @@ __all__ = [
     "FauxProvider",
     "HttpClients",
     "ImageContent",
+    "KnownApi",
+    "KnownProvider",
     "JsonSchemaSampling",
     "LlmMessage",
     "Message",
@@ -129,7 +143,6 @@ __all__ = [
     "ModelListError",
     "ModelRegistry",
     "PI_AGENT_DIR_VARIABLE",
-    "PROVIDER_ENV",
     "ProviderEvent",
     "RETRY_BASE_ENV",
     "ScriptError",
@@ -161,10 +174,12 @@ __all__ = [
     "UserMessage",
     "Wire",
     "add_usage",
+    "api_declaration",
     "backoff_ms",
     "agent_config_paths",
     "clamp_thinking_level",
     "config_paths",
+    "current_system_message",
     "declared_sections",
     "declared_tools",
     "sections_text",
@@ -173,8 +188,11 @@ __all__ = [
     "displayable",
     "encode_json",
     "encode_json_into",
+    "endpoint_apis",
     "get_stream_fn",
     "json_schema_of",
+    "key_variables",
+    "known_providers",
     "line_of_path",
     "layered",
     "list_models",

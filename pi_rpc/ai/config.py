@@ -6,7 +6,7 @@ falling back to Pi's own location.
 
 `apiKey` and header values resolve at request time, never at load time, so that no secret is
 held in a Model (models travel in events). Accepted forms:
-- `"$VAR"` / `"${VAR}"` interpolation (Pi TARGET), with `$$` and `$!` escapes;
+- `"$VAR"` / `"${VAR}"` interpolation (Pi 1.6.0), with `$$` and `$!` escapes;
 - the bare name of a set environment variable (Pi OLDER: `"apiKey": "MY_API_KEY"`);
 - anything else is a literal.
 `"!command"` values are never executed: running shell commands from a config file is not ours to
@@ -28,20 +28,13 @@ import msgspec
 import platformdirs
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.apis import is_endpoint_api, key_variables, known_provider, known_providers
 from pi_rpc.ai.compat import ModelCompat, layered
 from pi_rpc.ai.json_location import describe_decode_error, line_of_path
 from pi_rpc.ai.models import DEFAULT_MODEL_IDS, list_models
 from pi_rpc.ai.types import Model, ModelCost, model_compat
 
 _log = logging.getLogger(__name__)
-
-SUPPORTED_APIS = ("anthropic-messages", "openai-completions", "openai-responses")
-
-# provider -> (API key variable, base-URL override variable)
-PROVIDER_ENV: dict[str, tuple[str, str]] = {
-    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
-    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-}
 
 
 class ConfigError(ValueError):
@@ -72,7 +65,7 @@ def config_paths() -> list[Path]:
 
 def no_model_message() -> str:
     """What a user must do when no model is configured: names every place a key can come from."""
-    variables = ", ".join(names[0] for names in PROVIDER_ENV.values())
+    variables = ", ".join(key_variables())
     return (
         f"No model is configured. Set {variables}, or add a provider with its apiKey to "
         f"{config_paths()[0]} (Pi's {config_paths()[1]} is read too), or start pi-rpc with "
@@ -312,9 +305,9 @@ class ModelRegistry:
                     model.provider,
                 )
             return resolve_config_value(auth.api_key, self._env) or None
-        names = PROVIDER_ENV.get(model.provider)
-        if names is not None:
-            return self._env.get(names[0]) or None
+        known = known_provider(model.provider)
+        if known is not None:
+            return self._env.get(known.key_variable) or None
         return None
 
     def headers_for(self, model: Model) -> dict[str, str]:
@@ -355,10 +348,10 @@ class ModelRegistry:
                 # Pi's older form names a variable bare; unset, it would be sent as a literal key.
                 return f"models.json apiKey names {template}, which is not set", False
             return "written in models.json", True
-        variables = PROVIDER_ENV.get(provider)
-        if variables is not None:
-            is_set = bool(self._env.get(variables[0]))
-            return (variables[0] if is_set else f"{variables[0]} is not set"), is_set
+        known = known_provider(provider)
+        if known is not None:
+            is_set = bool(self._env.get(known.key_variable))
+            return (known.key_variable if is_set else f"{known.key_variable} is not set"), is_set
         return "no apiKey in models.json", False
 
     def key_variable_names(self) -> set[str]:
@@ -384,11 +377,11 @@ def _merge(
 ) -> tuple[list[Model], dict[str, _ProviderAuth], list[str], frozenset[tuple[str, str]]]:
     where = str(path) if path is not None else "models config"
     models = list_models()
-    for env_provider, (_, base_url_var) in PROVIDER_ENV.items():
-        override = env.get(base_url_var)
+    for known in known_providers().values():
+        override = env.get(known.base_url_variable)
         if override:
             for builtin in models:
-                if builtin.provider == env_provider:
+                if builtin.provider == known.name:
                     builtin.base_url = override
     builtin_providers = list(dict.fromkeys(model.provider for model in models))
     auth: dict[str, _ProviderAuth] = {}
@@ -457,7 +450,7 @@ def _custom_model(
             raise ConfigError(f'{where}: model "{entry.id}" has no "{missing}" (set it on the model or its provider)')
         api = api if isinstance(api, str) else template.api
         base_url = base_url if isinstance(base_url, str) else template.base_url
-    if api not in SUPPORTED_APIS:
+    if not is_endpoint_api(api):
         # A Pi file may name APIs pi-rpc does not speak; skip those models, keep the rest.
         _log.warning("%s: model %r uses api %r, which pi-rpc does not support; skipped", where, entry.id, api)
         return None

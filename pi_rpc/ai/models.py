@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import copy
 
+from pi_rpc.ai.apis import ANTHROPIC, OPENAI
 from pi_rpc.ai.compat import ModelCompat
 from pi_rpc.ai.types import THINKING_LEVELS, Model, ModelCost, ThinkingLevel, model_compat
-
-ANTHROPIC_BASE_URL = "https://api.anthropic.com"
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 # Pi's default thinking budgets (`DEFAULT_THINKING_BUDGETS`), in tokens.
 THINKING_BUDGETS: dict[ThinkingLevel, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
@@ -43,8 +41,8 @@ def _anthropic(
         id=model_id,
         name=name,
         api="anthropic-messages",
-        provider="anthropic",
-        base_url=ANTHROPIC_BASE_URL,
+        provider=ANTHROPIC.name,
+        base_url=ANTHROPIC.base_url,
         reasoning=True,
         input=["text", "image"],
         cost=ModelCost(input=cost[0], output=cost[1], cache_read=cost[2], cache_write=cost[3]),
@@ -72,8 +70,8 @@ def _openai(
         id=model_id,
         name=name,
         api="openai-responses",
-        provider="openai",
-        base_url=OPENAI_BASE_URL,
+        provider=OPENAI.name,
+        base_url=OPENAI.base_url,
         reasoning=reasoning,
         input=["text", "image"],
         cost=ModelCost(input=cost[0], output=cost[1], cache_read=cost[2]),

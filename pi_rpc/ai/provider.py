@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.apis import KnownApi
 from pi_rpc.ai.redact import repr_without_secrets
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, ThinkingLevel
@@ -92,7 +93,8 @@ StreamFn = Callable[[Model, Context, StreamOptions, AssistantBuilder], Awaitable
 @dataclass(frozen=True, slots=True)
 class Provider:
     """One provider module's declaration: the API name it serves (`Model.api`) and its stream
-    function. Each module under `pi_rpc/ai/providers/` defines one, named `PROVIDER`."""
+    function. Each module under `pi_rpc/ai/providers/` defines one, named `PROVIDER`, and the
+    API's declaration (`pi_rpc/ai/apis.py`) names the module."""
 
-    api: str
+    api: KnownApi
     stream: StreamFn

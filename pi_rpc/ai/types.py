@@ -14,6 +14,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from pi_rpc.ai.apis import KnownApi
 from pi_rpc.ai.compat import NOT_SAID, ModelCompat
 
 
@@ -161,8 +162,8 @@ class SystemMessage(Wire, tag_field="role", tag="system"):
     """A transcript entry that (re)declares the callable tools (spec 15.11)."""
 
     content: str = ""
-    # Pi 1.6.0's system prompt in named sections (`null`: a section removed). Kept as a file or a
-    # client gives them; pi-rpc's own declarations carry none (its prompt is sent on its own).
+    # Pi 1.6.0's system prompt in named sections (`null`: a section removed): the first system
+    # message carries them all, a later one those that changed (spec 15.11).
     sections: dict[str, str | None] | UnsetType = UNSET
     tools_added: list[Tool] | UnsetType = UNSET
     tools_removed: list[ToolRef] | UnsetType = UNSET
@@ -187,8 +188,8 @@ class BashExecutionMessage(Wire, tag_field="role", tag="bashExecution"):
 
 class CompactionSummaryMessage(Wire, tag_field="role", tag="compactionSummary"):
     """Where a compaction replaced the older turns (Pi's `compactionSummary`): the first message of
-    a compacted transcript, made from the session file's compaction entry. The model reads it as
-    user text (`agent/llm_messages.py`)."""
+    a compacted transcript after the system message the compaction kept, made from the session
+    file's compaction entry. The model reads it as user text (`agent/llm_messages.py`)."""
 
     summary: str
     tokens_before: int  # the context's size when it was compacted
@@ -254,6 +255,23 @@ def declared_tools(messages: Sequence[Message]) -> list[Tool]:
     return list(declared.values())
 
 
+def current_system_message(messages: Sequence[Message]) -> SystemMessage | None:
+    """Every system message replayed into one (Pi 1.6.0's `getCurrentSystemMessage`): the contents
+    joined, the sections patched by name, the tools as they stand now, dated by the first; None when
+    there is no system message. A compaction keeps it, to start the compacted context with."""
+    system = [message for message in messages if isinstance(message, SystemMessage)]
+    if not system:
+        return None
+    replayed = SystemMessage(
+        content="\n\n".join(message.content for message in system if message.content), timestamp=system[0].timestamp
+    )
+    if sections := declared_sections(system):
+        replayed.sections = dict(sections)
+    if tools := declared_tools(system):
+        replayed.tools_added = tools
+    return replayed
+
+
 def text_of(content: str | list[Any]) -> str:
     """The plain text of a message's content (text blocks joined by newlines)."""
     if isinstance(content, str):
@@ -284,7 +302,7 @@ class ModelCost(Wire):
 class Model(Wire):
     id: str
     name: str
-    api: str
+    api: KnownApi  # the APIs pi-rpc speaks (ai/apis.py); a models.json naming another is skipped there
     provider: str
     base_url: str = ""
     reasoning: bool = False

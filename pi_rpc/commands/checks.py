@@ -21,7 +21,7 @@ import msgspec
 import platformdirs
 
 import pi_rpc
-from pi_rpc.ai import PROVIDER_ENV, ConfigError, ModelRegistry, config_paths, list_models, no_model_message
+from pi_rpc.ai import ConfigError, ModelRegistry, config_paths, known_providers, list_models, no_model_message
 from pi_rpc.session import (
     ResourceOptions,
     RuleError,
@@ -113,7 +113,7 @@ def check_models_file() -> tuple[Check, ModelRegistry | None]:
         return Check("fail", "models.json", str(exc)), None
     if path is None:
         return Check("info", "models.json", f"none (optional: {config_paths()[0]}); built-in models only"), registry
-    custom = sum(1 for model in registry.all() if model.base_url and model.provider not in PROVIDER_ENV)
+    custom = sum(1 for model in registry.all() if model.base_url and model.provider not in known_providers())
     check = Check("ok", "models.json", f"{path}: valid, {custom} model(s) of custom providers")
     if path.stat().st_mode & 0o044 and _has_literal_key(registry):
         check = Check(
@@ -153,7 +153,7 @@ def check_settings_file(cwd: str) -> Iterator[Check]:
 
 def check_workspace_trust(cwd: str) -> Check:
     """Whether the workspace's own settings may loosen anything and its own resources load, and
-    what is ignored or not loaded until they may (session/trust.py): a daemon started here
+    what is ignored or not loaded until they may (session/configuration/trust.py): a daemon started here
     without --approve or --no-approve decides so."""
     try:
         user = load_settings()
@@ -199,16 +199,18 @@ def check_keys(registry: ModelRegistry | None) -> Iterator[Check]:
         any_key = any_key or present
         # A configured key that cannot be resolved; a provider with no apiKey (a local server) is fine.
         configured_but_broken = (
-            not present and provider not in PROVIDER_ENV and ("not set" in origin or "shell command" in origin)
+            not present and provider not in known_providers() and ("not set" in origin or "shell command" in origin)
         )
         status: Status = "ok" if present else ("fail" if configured_but_broken else "info")
         hint = ""
         if configured_but_broken:
             hint = "export the variable before starting pi-rpc (or your editor)"
         yield Check(status, f"{provider} key", f"set: {origin}" if present else origin, hint)
-    for provider, (_, base_var) in PROVIDER_ENV.items():
-        if os.environ.get(base_var):
-            yield Check("info", f"base URL: {provider}", f"{base_var} overrides the {provider} base URL")
+    for known in known_providers().values():
+        if os.environ.get(known.base_url_variable):
+            yield Check(
+                "info", f"base URL: {known.name}", f"{known.base_url_variable} overrides the {known.name} base URL"
+            )
     default = registry.default_model()
     if file_broken:
         yield Check(

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import anyio
 import msgspec
 
+from pi_rpc.ai import endpoint_apis
 from pi_rpc.commands.checks import Check, offline_checks
 from pi_rpc.commands.live_probe import probe_server
 from pi_rpc.session import ModelSetupError, starting_model
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="with --live: as for the daemon")
     parser.add_argument(
         "--api",
-        choices=["anthropic-messages", "openai-completions", "openai-responses"],
+        choices=endpoint_apis(),
         help="with --live and --base-url: the wire API",
     )
     parser.add_argument("--base-url", help="with --live: a compatible server, as for the daemon")

@@ -33,6 +33,7 @@ from pi_rpc.ai import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    api_declaration,
     layered,
     request_secrets,
     sections_text,
@@ -44,8 +45,6 @@ from pi_rpc.tools import DEFAULT_ACTIVE_TOOLS, create_tool_definitions
 
 # A stuck server must not hang the doctor; this bounds each request.
 LIVE_TIMEOUT_SECONDS = 60.0
-# The Responses API refuses max_output_tokens below 16; the others take 1.
-_MIN_OUTPUT_TOKENS = {"openai-responses": 16}
 _REPLY = "Reply with the single word: ok"
 # A 1x1 PNG: the smallest image a vision model can be sent.
 _PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -157,7 +156,7 @@ async def _send(choice: ModelChoice, model: Model, context: Context) -> str | No
         api_key=choice.api_key,
         headers=choice.headers,
         max_retries=0,
-        max_tokens=_MIN_OUTPUT_TOKENS.get(model.api, 1),
+        max_tokens=api_declaration(model.api).min_output_tokens,
         idle_timeout=LIVE_TIMEOUT_SECONDS,
     )
     with anyio.move_on_after(LIVE_TIMEOUT_SECONDS) as deadline:

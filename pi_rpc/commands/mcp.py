@@ -123,7 +123,7 @@ def _list(argv: Sequence[str]) -> int:
 
 def collect(cwd: str) -> Listing:
     """The servers a session in `cwd` would start, with where each comes from (a later source's
-    name replaces an earlier's, as in session/factory.py); not connected yet."""
+    name replaces an earlier's, as in session/configuration/factory.py); not connected yet."""
     user = load_settings()
     default = user.default_project_trust if isinstance(user.default_project_trust, str) else None
     trust = decide_trust(cwd, None, default)

@@ -1,4 +1,4 @@
-"""`pi-rpc trust`: record the user's trust of a folder in the trust list (session/trust.py), or
+"""`pi-rpc trust`: record the user's trust of a folder in the trust list (session/configuration/trust.py), or
 forget it, or say what decides it now; the command that the untrusted folder's warning and
 `pi-rpc doctor` point to, so nobody has to edit `trust.json` by hand."""
 

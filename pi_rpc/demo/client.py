@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from pi_rpc.demo.rpc_client import DaemonClient
 from pi_rpc.session import ModelSetupError, demo_script_path, starting_model
@@ -50,7 +50,7 @@ class Style:
 class Renderer:
     """Turns agent events into terminal output as they arrive (runs on the client's reader thread)."""
 
-    def __init__(self, out: Any, style: Style) -> None:
+    def __init__(self, out: TextIO, style: Style) -> None:
         self.out = out
         self.s = style
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import IO, Any
 
 import msgspec
 
@@ -38,7 +38,7 @@ class DaemonClient:
         framing: str = "lsp",
         cwd: str | None = None,
         env: dict[str, str] | None = None,
-        stderr: Any = subprocess.PIPE,
+        stderr: int | IO[bytes] | None = subprocess.PIPE,
         on_notification: Callable[[Json], None] | None = None,
     ) -> None:
         # -P: the caller's current folder is not put on sys.path, so a `types.py` (or any module
@@ -51,7 +51,7 @@ class DaemonClient:
         self._on_notification = on_notification
         self._ids = itertools.count(1)
         self._lock = threading.Condition()
-        self._responses: dict[Any, Json] = {}
+        self._responses: dict[object, Json] = {}  # by the id of the request each answers
         self.notifications: list[Json] = []
         self.server_requests: list[Json] = []
         self.messages: list[Json] = []  # everything received, in order
@@ -95,7 +95,7 @@ class DaemonClient:
 
     # --- receiving ------------------------------------------------------------------------------
 
-    def response(self, msg_id: Any, timeout: float = 60) -> Json:
+    def response(self, msg_id: int, timeout: float = 60) -> Json:
         with self._lock:
             if not self._lock.wait_for(lambda: msg_id in self._responses or self._closed, timeout):
                 raise TimeoutError(f"no response to request {msg_id} within {timeout}s")
@@ -103,7 +103,7 @@ class DaemonClient:
                 raise ConnectionError(f"daemon closed its output before answering {msg_id}")
             return self._responses.pop(msg_id)
 
-    def result(self, msg_id: Any, timeout: float = 60) -> Any:
+    def result(self, msg_id: int, timeout: float = 60) -> Any:
         response = self.response(msg_id, timeout)
         if "error" in response:
             raise RpcError(response["error"])

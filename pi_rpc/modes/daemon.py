@@ -41,7 +41,38 @@ EXIT_FLUSH_SECONDS = 2.0
 
 
 class FrontEnd(Protocol):
-    """One wire protocol over the daemon's lifecycle (see the module docstring for each mode's)."""
+    """One wire protocol over the daemon's lifecycle (see the module docstring for each mode's).
+
+    The smallest real one is Pi mode's `PiDaemon` (modes/pi/server.py); its shape, cut down:
+
+        class LineDaemon:  # one JSON line in, one out
+            def __init__(self, config: SessionConfig, tables: ProcessTables) -> None:
+                self.config, self.tables = config, tables  # config: cli.py's, from open_folder
+
+            def frame(self, body: bytes) -> bytes:
+                return encode_jsonl(body)
+
+            async def start(self, tasks, sink, stop) -> None:
+                self.tasks = tasks
+                self.session = AgentSession(self.config, tasks)  # its runs live in `tasks`
+                self.session.subscribe(lambda event: sink.send(msgspec.json.encode(event)), sink.wait_for_room)
+                await self.session.start_mcp_servers()
+
+            async def read(self) -> None:
+                await read_frames(0, JsonlFrameReader(DEFAULT_MAX_MESSAGE_BYTES), self.on_frame)
+
+            def on_frame(self, frame: Frame) -> None:  # a command: session.prompt, .abort, .state …
+                if not isinstance(frame, FrameError):
+                    self.tasks.start_soon(self.session.prompt, json.loads(frame)["message"])
+
+            async def close(self) -> None:
+                await self.session.close()
+
+            async def release(self) -> None:
+                pass
+
+        await serve(LineDaemon(config, tables), tables)
+    """
 
     def frame(self, body: bytes) -> bytes:
         """One encoded message as it goes on stdout (LSP headers, a JSON line, or as it is)."""
@@ -68,7 +99,7 @@ class FrontEnd(Protocol):
 def daemon_tables(given: ProcessTables | None, config: SessionConfig) -> ProcessTables:
     """A daemon's process tables: those the composition root made (`config`'s table among them),
     else a set of its own holding `config`'s (a daemon a test builds)."""
-    return given if given is not None else ProcessTables([config.processes])
+    return given if given is not None else ProcessTables([config.tools.processes])
 
 
 async def serve(

@@ -44,6 +44,11 @@ class EditorDeadlines:
 DEFAULT_DEADLINES = EditorDeadlines()
 
 
+class ClientRequestError(EditorRequestError):
+    """The client answered a request of ours with an error, or with an answer that cannot be read
+    (LSP's `ClientFailed` also keeps the error's code): the tool call fails with this text."""
+
+
 async def within(seconds: float, method: str, answer: Awaitable[T]) -> T:
     """`answer`, or EditorRequestError once `seconds` have passed without one."""
     with anyio.move_on_after(seconds):
@@ -98,6 +103,7 @@ def answered_id(error: FrameError) -> int | str | None:
 
 __all__ = [
     "DEFAULT_DEADLINES",
+    "ClientRequestError",
     "EditorDeadlines",
     "answered_id",
     "size_text",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeGuard
+
+RequestId = int | str  # a JSON-RPC request's id, and a Pi command's
 
 
-def is_request_id(value: Any) -> bool:
+def is_request_id(value: object) -> TypeGuard[RequestId]:
     """A JSON-RPC id (and Pi's command id): a string or an integer. `true` decodes to a Python bool,
     which is an int subclass, so it needs saying: it is not an id."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))

@@ -5,7 +5,7 @@ conflicts, and the report the user reads afterwards.
 ACP and LSP each ask through the one question their protocol has (`session/request_permission`,
 `window/showMessageRequest`); the choices they offer, the words of each and what a pick means are
 the same for both, so they live here. The session's `rewind` decides what happens to the files
-(pi_rpc/session/checkpoints.py); this module only words it.
+(pi_rpc/session/checkpoints/session_checkpoints.py); this module only words it.
 """
 
 from __future__ import annotations

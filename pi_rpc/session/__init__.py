@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pi_rpc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from pi_rpc.session.approvals import (
+    from pi_rpc.session.approvals.gate import (
         APPROVAL_POLICIES,
         ApprovalDecision,
         ApprovalPolicy,
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         RuleError,
         parse_rules,
     )
-    from pi_rpc.session.checkpoints import (
+    from pi_rpc.session.checkpoints.session_checkpoints import (
         CheckpointFile,
         CheckpointInfo,
         RewindConflict,
@@ -31,29 +31,16 @@ if TYPE_CHECKING:
         RewindTarget,
         SessionCheckpoints,
     )
-    from pi_rpc.session.compaction import CompactionError, CompactionResult, estimated_tokens, summary_heading
-    from pi_rpc.session.entries import Entry, EntryNotOnBranchError, SessionEntries, SessionEntry
-    from pi_rpc.session.export_html import session_html
-    from pi_rpc.session.factory import DaemonContext, folder_opener, folder_trust, open_folder
-    from pi_rpc.session.history import OtherWorkspaceSessionError
-    from pi_rpc.session.models import (
-        ModelSetupError,
-        demo_script_path,
-        model_resolvers,
-        provider_key_variables,
-        starting_model,
+    from pi_rpc.session.compaction.planning import CompactionError, CompactionResult, estimated_tokens, summary_heading
+    from pi_rpc.session.configuration.config import (
+        ApprovalConfig,
+        ModelStart,
+        PersistenceConfig,
+        RetryConfig,
+        ToolsConfig,
     )
-    from pi_rpc.session.pi_sessions import SYSTEM_ENTRY_TYPE
-    from pi_rpc.session.resources import ResourceCommand, ResourceOptions, prompt_input, untrusted_resources
-    from pi_rpc.session.session import (
-        AgentSession,
-        ModelChoice,
-        ModelNotFoundError,
-        NoModelError,
-        SessionConfig,
-        SessionNotFoundError,
-    )
-    from pi_rpc.session.settings import (
+    from pi_rpc.session.configuration.factory import DaemonContext, folder_opener, folder_trust, open_folder
+    from pi_rpc.session.configuration.settings import (
         Settings,
         SettingsError,
         load_settings,
@@ -63,7 +50,47 @@ if TYPE_CHECKING:
         workspace_settings,
         workspace_settings_path,
     )
-    from pi_rpc.session.store import (
+    from pi_rpc.session.configuration.trust import (
+        TrustDecision,
+        decide_trust,
+        needs_trust,
+        record_trust,
+        saved_allow_rules,
+        trust_file,
+    )
+    from pi_rpc.session.models.choice import (
+        ModelSetupError,
+        demo_script_path,
+        model_resolvers,
+        provider_key_variables,
+        starting_model,
+    )
+    from pi_rpc.session.refusals import (
+        SESSION_REFUSALS,
+        CompactionRefused,
+        InvalidArgument,
+        NoModelConfigured,
+        PromptWhileRunning,
+        SessionBusy,
+        SessionRefusal,
+        UnknownModel,
+        UnknownSessionOrEntry,
+        refusal_kind,
+    )
+    from pi_rpc.session.resources.loading import ResourceCommand, ResourceOptions, prompt_input, untrusted_resources
+    from pi_rpc.session.session import (
+        AgentSession,
+        ModelChoice,
+        ModelNotFoundError,
+        NoModelError,
+        SessionConfig,
+        SessionNotFoundError,
+    )
+    from pi_rpc.session.storage.entries import EntryNotOnBranchError, SessionEntries, SessionEntry
+    from pi_rpc.session.storage.entry_kinds import Entry, LabelEntry
+    from pi_rpc.session.storage.export_html import session_html
+    from pi_rpc.session.storage.history import OtherWorkspaceSessionError
+    from pi_rpc.session.storage.store import (
         SessionRoot,
         SessionSummary,
         chosen_session_root,
@@ -78,14 +105,6 @@ if TYPE_CHECKING:
         sessions_root,
     )
     from pi_rpc.session.system_prompt import build_system_prompt
-    from pi_rpc.session.trust import (
-        TrustDecision,
-        decide_trust,
-        needs_trust,
-        record_trust,
-        saved_allow_rules,
-        trust_file,
-    )
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
     from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBashError
     from pi_rpc.session.warm_up import WARM_UP_AFTER_S, Step, first_prompt_steps, run_warm_up
@@ -93,6 +112,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVAL_POLICIES",
     "AgentSession",
+    "ApprovalConfig",
     "ApprovalDecision",
     "ApprovalPolicy",
     "ApprovalRules",
@@ -102,30 +122,40 @@ __all__ = [
     "CheckpointFile",
     "CheckpointInfo",
     "CompactionError",
+    "CompactionRefused",
     "CompactionResult",
     "DaemonContext",
     "Entry",
     "EntryNotOnBranchError",
+    "InvalidArgument",
+    "LabelEntry",
     "ModelChoice",
     "ModelNotFoundError",
     "ModelSetupError",
+    "ModelStart",
+    "NoModelConfigured",
     "NoModelError",
     "OtherWorkspaceSessionError",
+    "PersistenceConfig",
     "PromptOutcome",
+    "PromptWhileRunning",
     "ResourceCommand",
     "ResourceOptions",
+    "RetryConfig",
     "RewindConflict",
     "RewindDiff",
     "RewindResult",
     "RewindTarget",
     "RuleError",
-    "SYSTEM_ENTRY_TYPE",
+    "SESSION_REFUSALS",
+    "SessionBusy",
     "WARM_UP_AFTER_S",
     "SessionCheckpoints",
     "SessionConfig",
     "SessionEntries",
     "SessionEntry",
     "SessionNotFoundError",
+    "SessionRefusal",
     "SessionRoot",
     "SessionState",
     "SessionStats",
@@ -135,7 +165,10 @@ __all__ = [
     "SlashCommand",
     "Step",
     "ToolInfo",
+    "ToolsConfig",
     "TrustDecision",
+    "UnknownModel",
+    "UnknownSessionOrEntry",
     "UserBashError",
     "build_system_prompt",
     "chosen_session_root",
@@ -160,6 +193,7 @@ __all__ = [
     "prompt_input",
     "provider_key_variables",
     "record_trust",
+    "refusal_kind",
     "resolve_default_tools",
     "run_warm_up",
     "saved_allow_rules",

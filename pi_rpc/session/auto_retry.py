@@ -23,7 +23,7 @@ import anyio
 
 from pi_rpc.agent import Agent, AgentEvent, LoopConfig, MessageEnd, RunControl
 from pi_rpc.ai import NOT_RETRIED_NOTE, AssistantMessage, AutoRetryEnd, AutoRetryStart, Message, backoff_ms
-from pi_rpc.session.compaction import is_context_overflow
+from pi_rpc.session.compaction.planning import is_context_overflow
 
 # What Pi counts as passing: overload, rate limits, server errors, dropped or refused connections,
 # timeouts, a stream cut short.

@@ -3,17 +3,23 @@
 `direct` tools are registered and active (unless `--tools`/`-xt` say otherwise: the config's
 `mcp_tool_state`); `deferred` ones are registered but inactive, and Pi's `tool_search`
 (tools/tool_search.py) is registered and activated with them, to load them for the model's next
-call; `hidden` ones are never registered (tools/mcp.py leaves them out). A client's own servers'
-tools start active whatever the allowlist says, as before. The `mcp_servers` prompt section lists
-the servers with deferred tools (tools/mcp_prompt.py).
+call; `codemode` ones (Pi's default) are registered, never active nor declared, and called from
+codemode scripts, the `codemode` tool being activated for them as Pi 1.6.0 activates it (when
+`--tools`/`-xt` leave it registered); `hidden` ones are never registered (tools/mcp.py leaves them
+out). A client's own servers' direct tools start active whatever the allowlist says, as before.
+The `mcp_servers` prompt section lists the servers with deferred or codemode tools
+(tools/mcp_prompt.py).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from pi_rpc.agent import AgentTool
 from pi_rpc.tools import (
+    CODEMODE_TOOL_NAME,
     MCP_SERVERS_SECTION,
     TOOL_SEARCH_TOOL_NAME,
     ListedServer,
@@ -26,8 +32,10 @@ from pi_rpc.tools import (
 )
 
 if TYPE_CHECKING:
-    from pi_rpc.session.config import SessionConfig
+    from pi_rpc.session.configuration.config import SessionConfig
     from pi_rpc.tools import McpServers
+
+_log = logging.getLogger(__name__)
 
 
 class ActiveTools(Protocol):
@@ -48,24 +56,40 @@ def register_mcp_tools(
     tools: ActiveTools,
 ) -> None:
     """Add the servers' tools not registered yet to `definitions` and, by exposure, to `active`
-    (both changed in place; `config.mcp_tool_state` says what `--tools`/`-xt` allow); `tool_search`
+    (both changed in place; `config.tools.mcp_tool_state` says what `--tools`/`-xt` allow); `tool_search`
     later loads into `tools`' active set."""
     exposures = mcp.exposures()
     deferred = False
     for definition in mcp.definitions():
-        if definition.name in definitions or (state := config.mcp_tool_state(definition.name)) is None:
+        if definition.name in definitions or (state := config.tools.mcp_tool_state(definition.name)) is None:
             continue
         definitions[definition.name] = definition
         if exposures.get(definition.name) == "deferred":
             deferred = True
-        elif state or definition.source.removeprefix("mcp:") in client_servers:
+        elif definition.exposure == "direct" and (state or definition.source.removeprefix("mcp:") in client_servers):
             active.append(definition.name)
+    if any(tool.exposure != "direct" for tool in definitions.values()) and CODEMODE_TOOL_NAME not in active:
+        if CODEMODE_TOOL_NAME in definitions:
+            active.append(CODEMODE_TOOL_NAME)
+        else:
+            _log.warning(
+                "MCP tools are only reachable from the codemode tool, which --tools/--exclude-tools left out; "
+                "they cannot be called"
+            )
     if deferred and TOOL_SEARCH_TOOL_NAME not in definitions:
         definitions[TOOL_SEARCH_TOOL_NAME] = tool_search_definition(
             lambda: _searchable(mcp, definitions, tools.active_tools),
             lambda names: tools.set_active_tools([*tools.active_tools, *names]),
         )
         active.append(TOOL_SEARCH_TOOL_NAME)
+
+
+def callable_tools(definitions: dict[str, ToolDefinition], active: Sequence[str]) -> list[AgentTool]:
+    """What a run can call: the active tools, then every registered tool only codemode scripts call
+    (declared or not, as Pi 1.6.0's `_getCallableTools`); the loop declares only the direct ones."""
+    scripts_only = [tool for name, tool in definitions.items() if tool.exposure != "direct" and name not in active]
+    tools: list[AgentTool] = [definitions[name] for name in active]
+    return [*tools, *scripts_only]
 
 
 def _searchable(mcp: McpServers, definitions: dict[str, ToolDefinition], active: list[str]) -> list[Searchable]:

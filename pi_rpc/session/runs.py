@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Literal, Protocol
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -25,19 +25,19 @@ import anyio.abc
 from pi_rpc.agent import Agent, AgentSettled, CompactionEnd, LoopConfig, RunControl
 from pi_rpc.ai import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage, add_usage
 from pi_rpc.session.auto_retry import RetrySeries, retry_failed_run
-from pi_rpc.session.compaction import (
+from pi_rpc.session.compaction.planning import (
     CompactionError,
-    CompactionReason,
-    CompactionResult,
+    CompactionSettings,
     context_tokens,
     is_context_overflow,
     last_usage_index,
     reported_tokens,
     should_compact,
 )
-from pi_rpc.session.config import ModelChoice, SessionConfig
-from pi_rpc.session.history import SessionHistory
-from pi_rpc.session.resources import Resources
+from pi_rpc.session.compaction.session_compaction import SessionCompaction
+from pi_rpc.session.configuration.config import RetryConfig
+from pi_rpc.session.models.current import SessionModel
+from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.types import PromptOutcome
 
 StreamingBehavior = Literal["steer", "followUp"]
@@ -48,34 +48,13 @@ OVERFLOW_RECOVERY_FAILED = (
 )
 
 
-class RunHost(Protocol):
-    """What a session offers its runs (`AgentSession` is the one host): the agent, the model and
-    settings as they are now, and the session's own steps a run takes."""
+@dataclass
+class AutoToggles:
+    """Pi's switches (`set_auto_compaction`, `set_auto_retry`): a client may flip them before the
+    features they govern run; the runs read them as they are then."""
 
-    agent: Agent
-    choice: ModelChoice | None
-    config: SessionConfig
-    resources: Resources
-    auto_compaction_enabled: bool
-    auto_retry_enabled: bool
-    history: SessionHistory
-
-    def require_model(self) -> ModelChoice: ...
-
-    def loop_config(self) -> LoopConfig: ...
-
-    def flush_pending_bash(self) -> None: ...
-
-    def cancel_compaction(self) -> None: ...
-
-    def messages_since_compaction(self) -> list[Message] | None: ...
-
-    async def compact(
-        self,
-        custom_instructions: str | None = None,
-        reason: CompactionReason = "manual",
-        drop_failed_reply: bool = False,
-    ) -> CompactionResult: ...
+    compaction: bool = True
+    retry: bool = True
 
 
 class Run:
@@ -106,27 +85,48 @@ class Run:
 
 
 class SessionRuns:
-    """Starts, queues and aborts the runs of one session."""
+    """Starts, queues and aborts the runs of one session: its agent's, in the session's task group,
+    on its current model, with its compaction; `loop_config` is the session's loop as it is now and
+    `expand` its prompt templates' and skills' expansion of a prompt."""
 
-    def __init__(self, session: RunHost, tasks: anyio.abc.TaskGroup) -> None:
-        self._session = session
+    def __init__(
+        self,
+        agent: Agent,
+        tasks: anyio.abc.TaskGroup,
+        *,
+        model: SessionModel,
+        history: SessionHistory,
+        compaction: SessionCompaction,
+        settings: CompactionSettings,
+        retry: RetryConfig,
+        toggles: AutoToggles,
+        loop_config: Callable[[], LoopConfig],
+        expand: Callable[[str], str],
+    ) -> None:
+        self._agent = agent
         self._tasks = tasks
+        self._model = model
+        self._history = history
+        self._compaction = compaction
+        self._settings = settings
+        self._retry = retry
+        self._toggles = toggles
+        self._session_loop = loop_config
+        self._expand = expand
         # Pi mode's retries between runs (session/auto_retry.py): the attempts of the current series.
-        self._retries = RetrySeries(session.config.retry_max)
+        self._retries = RetrySeries(retry.max)
 
     def _loop_config(self) -> LoopConfig:
         """The session's loop as it is now; in Pi mode each `agent_end` says whether the run is
         retried after it (Pi's `willRetry`)."""
-        config = self._session.loop_config()
-        if not self._session.config.retry_after_run:
+        config = self._session_loop()
+        if not self._retry.after_run:
             return config
-        return replace(
-            config, will_retry=lambda messages: self._session.auto_retry_enabled and self._retries.will_retry(messages)
-        )
+        return replace(config, will_retry=lambda messages: self._toggles.retry and self._retries.will_retry(messages))
 
     @property
     def is_streaming(self) -> bool:
-        return self._session.agent.is_running
+        return self._agent.is_running
 
     def start(
         self,
@@ -140,16 +140,16 @@ class SessionRuns:
         already sees the session busy. `on_accepted` is called once the prompt is queued, or is
         about to be sent: after the compaction it needed first, before the run's first event
         (where Pi answers its `prompt` command)."""
-        session, agent = self._session, self._session.agent
-        session.require_model()
-        message = user_message(session.resources.expand(text), images)
+        agent = self._agent
+        self._model.require()
+        message = user_message(self._expand(text), images)
         if agent.is_running and streaming_behavior is not None:
             (agent.steer if streaming_behavior == "steer" else agent.follow_up)(message)
             if on_accepted is not None:
                 on_accepted()
             return Run(queued=streaming_behavior)
         control = agent.begin_run()  # the busy error when a run is going; an abort sent next finds this one
-        session.flush_pending_bash()
+        self._history.flush_pending_bash()
         run = Run()
         prompts: list[Message] = [message]
         self._tasks.start_soon(self._run, control, prompts, run, on_accepted or (lambda: None))
@@ -174,21 +174,21 @@ class SessionRuns:
             raise
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self._session.agent.steer(user_message(self._session.resources.expand(text), images))
+        self._agent.steer(user_message(self._expand(text), images))
 
     def follow_up(self, text: str, images: Sequence[ImageContent] = ()) -> None:
-        self._session.agent.follow_up(user_message(self._session.resources.expand(text), images))
+        self._agent.follow_up(user_message(self._expand(text), images))
 
     async def abort(self) -> None:
         """Abort the run (and a compaction), if any, and return once the session is idle."""
-        self._session.cancel_compaction()
-        self._session.agent.abort()
-        await self._session.agent.wait_for_idle()
+        self._compaction.cancel()
+        self._agent.abort()
+        await self._agent.wait_for_idle()
 
     async def _run(
         self, control: RunControl, prompts: list[Message], run: Run, on_accepted: Callable[[], None]
     ) -> None:
-        agent = self._session.agent
+        agent = self._agent
         new_messages: list[Message] = []
         aborted = False
         accepted = False
@@ -200,14 +200,14 @@ class SessionRuns:
             on_accepted()
             self._retries.attempt = 0
             new_messages = await agent.run(control, prompts, self._loop_config())
-            if self._session.config.retry_after_run and self._session.auto_retry_enabled:
+            if self._retry.after_run and self._toggles.retry:
                 new_messages += await retry_failed_run(
                     agent,
                     control,
                     self._loop_config(),
                     self._retries,
-                    self._session.config.retry_base_ms,
-                    self._session.history.omit_from_context,
+                    self._retry.base_ms,
+                    self._history.omit_from_context,
                 )
             aborted = control.aborted
             last = _last_reply(agent.messages)
@@ -229,28 +229,27 @@ class SessionRuns:
         of the context; after a run, the run is retried once, compacted, on the same claim, and a
         retry that overflows again is reported as the recovery failing), or when the context nears
         the window. Returns the retry's new messages."""
-        session = self._session
-        settings = session.config.compaction
-        if session.choice is None or not session.auto_compaction_enabled or not settings.enabled:
+        choice, settings = self._model.choice, self._settings
+        if choice is None or not self._toggles.compaction or not settings.enabled:
             return []
         if not before_prompt and reply.stop_reason == "aborted":
             return []
-        since = session.messages_since_compaction()
+        since = self._history.entries.since_compaction()
         if since is not None and not any(message is reply for message in since):
             return []  # from before the latest compaction: it tells nothing of the context now
-        model = session.choice.model
+        model = choice.model
         same_model = (reply.provider, reply.model) == (model.provider, model.id)
         if same_model and reply.stop_reason == "error" and is_context_overflow(reply.error_message or ""):
             if recovering:
-                session.agent.emit(CompactionEnd(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
+                self._agent.emit(CompactionEnd(reason="overflow", error_message=OVERFLOW_RECOVERY_FAILED))
                 return []
             try:
-                await session.compact(reason="overflow", drop_failed_reply=True)
+                await self._compaction.compact(reason="overflow", drop_failed_reply=True)
             except CompactionError:  # reported in compaction_end
                 return []
             if before_prompt or control.aborted:
                 return []
-            retried = await session.agent.run(control, [], self._loop_config())
+            retried = await self._agent.run(control, [], self._loop_config())
             last = _last_reply(retried)
             if control.aborted or last is None:
                 return retried
@@ -260,14 +259,14 @@ class SessionRuns:
             # No usage on the reply (a failure, an abort, a server that reports none): the last
             # good reply's and an estimate of what followed it, as Pi estimates after a failure,
             # unless that reply was sent the context from before the compaction.
-            messages = session.agent.messages
+            messages = self._agent.messages
             index = last_usage_index(messages)
             if index is not None and since is not None and not any(m is messages[index] for m in since):
                 return []
             tokens = context_tokens(messages)
         if should_compact(tokens, model.context_window, settings):
             with contextlib.suppress(CompactionError):  # the failure is reported in compaction_end
-                await session.compact(reason="threshold")
+                await self._compaction.compact(reason="threshold")
         return []
 
 

@@ -1,8 +1,11 @@
 """AgentSession: the one object every mode drives.
 
-It owns the agent, the tool registry versus the active tools and the model, and passes through to
-the parts it owns: its history (the transcript and its file, `SessionHistory` in history.py), its
-compaction (`SessionCompaction`, compacting.py) and its runs (`SessionRuns`, runs.py).
+It owns the agent and the tool registry versus the active tools, and makes the parts that hold the
+rest, each handed only what it needs: its history (the transcript and its file, `SessionHistory`
+in storage/history.py), its model and level (`SessionModel`, models/current.py), its compaction
+(`SessionCompaction`, compaction/session_compaction.py), its runs (`SessionRuns`, runs.py), its
+approvals (`ApprovalGate`) and checkpoints (`SessionCheckpoints`). Its methods are the front ends'
+vocabulary, most of them a part's.
 """
 
 from __future__ import annotations
@@ -42,33 +45,25 @@ from pi_rpc.ai import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    clamp_thinking_level,
-    no_model_message,
-    not_found_hint,
     sections_text,
-    supported_thinking_levels,
 )
-from pi_rpc.session.approvals import ApprovalGate, ApprovalPolicy, Approver
-from pi_rpc.session.checkpoints import SessionCheckpoints
-from pi_rpc.session.compacting import SessionCompaction
-from pi_rpc.session.compaction import CompactionReason, CompactionResult
-from pi_rpc.session.config import ModelChoice as ModelChoice
-from pi_rpc.session.config import SessionConfig as SessionConfig
-from pi_rpc.session.entries import SessionEntry
-from pi_rpc.session.history import NothingToCloneError as NothingToCloneError
-from pi_rpc.session.history import SessionHistory
-from pi_rpc.session.history import SessionNotFoundError as SessionNotFoundError
-from pi_rpc.session.mcp_tools import mcp_prompt_sections, register_mcp_tools
-from pi_rpc.session.model_cycle import next_model, next_thinking_level
-from pi_rpc.session.recorded_settings import (
-    record_model,
-    record_start,
-    record_thinking_level,
-    restore_recorded,
-)
-from pi_rpc.session.resources import load_resources
-from pi_rpc.session.runs import Run, SessionRuns, StreamingBehavior, total_usage
-from pi_rpc.session.store import SessionSummary
+from pi_rpc.session.approvals.gate import ApprovalGate, ApprovalPolicy, Approver
+from pi_rpc.session.checkpoints.session_checkpoints import SessionCheckpoints
+from pi_rpc.session.compaction.planning import CompactionReason, CompactionResult
+from pi_rpc.session.compaction.session_compaction import SessionCompaction
+from pi_rpc.session.configuration.config import ModelChoice as ModelChoice
+from pi_rpc.session.configuration.config import SessionConfig as SessionConfig
+from pi_rpc.session.mcp_tools import callable_tools, mcp_prompt_sections, register_mcp_tools
+from pi_rpc.session.models.current import ModelNotFoundError as ModelNotFoundError
+from pi_rpc.session.models.current import NoModelError as NoModelError
+from pi_rpc.session.models.current import SessionModel
+from pi_rpc.session.resources.loading import load_resources
+from pi_rpc.session.runs import AutoToggles, Run, SessionRuns, StreamingBehavior, total_usage
+from pi_rpc.session.storage.entries import SessionEntry
+from pi_rpc.session.storage.history import NothingToCloneError as NothingToCloneError
+from pi_rpc.session.storage.history import SessionHistory
+from pi_rpc.session.storage.history import SessionNotFoundError as SessionNotFoundError
+from pi_rpc.session.storage.store import SessionSummary
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
     ContextUsage,
@@ -89,17 +84,6 @@ _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
-class ModelNotFoundError(LookupError):
-    pass
-
-
-class NoModelError(RuntimeError):
-    """A prompt while no model is configured; the message says how to configure one."""
-
-    def __init__(self) -> None:
-        super().__init__(no_model_message())
-
-
 class AgentSession:
     def __init__(self, config: SessionConfig, task_group: anyio.abc.TaskGroup) -> None:
         self.config = config
@@ -107,69 +91,82 @@ class AgentSession:
         self.agent = Agent()
         self.agent.steering_mode = config.steering_mode
         self.agent.follow_up_mode = config.follow_up_mode
-        self.choice = config.model
-        level = config.thinking_level  # clamped as Pi clamps a session's first level
-        self.thinking_level: ThinkingLevel = (
-            level if self.choice is None else clamp_thinking_level(self.choice.model, level)
-        )
         self._tasks = task_group
-        self._definitions = dict(config.tools)
-        self._active: list[str] = [name for name in config.active_tools if name in self._definitions]
+        self._definitions = dict(config.tools.definitions)
+        self._active: list[str] = [name for name in config.tools.active if name in self._definitions]
         self._system_prompt: dict[str, str] = {}
         self.mcp: McpServers | None = None  # made with the first server: the SDK is slow to import
         self.resources = load_resources(self.cwd, config.resources)
         self._rebuild_system_prompt()
-        self.runs = SessionRuns(self, task_group)
-        # Pi's toggles; a client may flip them before the features they govern run.
-        self.auto_compaction_enabled = True
-        self.auto_retry_enabled = config.retry_enabled
+        self.toggles = AutoToggles(retry=config.retry.enabled)
         self._retrying = False
         self.agent.subscribe(self._track_retry)
-        self.user_bash = UserBash(config.processes)
+        self.user_bash = UserBash(config.tools.processes)
         # A session dropped without `close` leaves its table to no one (the daemon's exit reaches
         # only live tables): its leftovers die, and their lifelines close, with the session.
-        weakref.finalize(self, config.processes.kill_all)
+        weakref.finalize(self, config.tools.processes.kill_all)
         self.history = SessionHistory(self.agent, config)
-        self.compaction = SessionCompaction(self)
+        self.current_model = SessionModel(config.models, self.history)
+        self.compaction = SessionCompaction(
+            self.agent,
+            self.history,
+            self.current_model,
+            config.compaction,
+            config.retry,
+            lambda: self.toggles.retry,
+            self.abort,
+        )
+        self.runs = SessionRuns(
+            self.agent,
+            task_group,
+            model=self.current_model,
+            history=self.history,
+            compaction=self.compaction,
+            settings=config.compaction,
+            retry=config.retry,
+            toggles=self.toggles,
+            loop_config=self.loop_config,
+            expand=lambda text: self.resources.expand(text),
+        )
         self._start_history()
         self.approvals = ApprovalGate(
             lambda: self.cwd,
             self._definitions.get,
             self._tool_context,
-            policy=config.approval_policy,
-            rules=config.approval_rules,
-            timeout=config.approval_timeout,
-            save_rule=config.save_allow_rule,
+            policy=config.approvals.policy,
+            rules=config.approvals.rules,
+            timeout=config.approvals.timeout,
+            save_rule=config.approvals.save_allow_rule,
         )
         self.approvals.on_request = lambda request: self.agent.emit(ToolApprovalRequest(request=request))
         self.approvals.on_resolved = lambda call_id, outcome: self.agent.emit(
             ToolApprovalEnd(tool_call_id=call_id, outcome=outcome)
         )
-        self.checkpoints = SessionCheckpoints(self)  # every user message a restore point (checkpoints.py)
+        self.checkpoints = SessionCheckpoints(self)  # every user message a restore point (checkpoints/)
 
     def _start_history(self) -> None:
         """The session the command line asks for: `--fork`, `--session`, `--continue`, `--session-id`, or new."""
         config = self.config
-        if config.fork_from is not None:
-            self.history.fork_file(config.fork_from)
-        elif config.resume_from is not None and config.resume_from.exists():
-            self.history.resume(config.resume_from)
+        if config.persistence.fork_from is not None:
+            self.history.fork_file(config.persistence.fork_from)
+        elif config.persistence.resume_from is not None and config.persistence.resume_from.exists():
+            self.history.resume(config.persistence.resume_from)
         else:
-            if config.resume_from is not None:
-                self.history.start_at(config.resume_from)
-            self.history.command_line_identity(config.new_session_id, config.start_name)
-            record_start(self)
+            if config.persistence.resume_from is not None:
+                self.history.start_at(config.persistence.resume_from)
+            self.history.command_line_identity(config.persistence.new_session_id, config.persistence.start_name)
+            self.current_model.record_start()
             return
-        restore_recorded(self)
-        self.history.command_line_identity(None, config.start_name)
+        self.current_model.restore_recorded()
+        self.history.command_line_identity(None, config.persistence.start_name)
 
     # --- the client's part: approvals and editor-owned files ------------------------------------
 
     def set_approver(self, approver: Approver | None) -> None:
         """The front end's way to ask the user (None: it cannot); one that can gets "ask" unless configured."""
         self.approvals.approver = approver
-        if not self.config.approval_policy_configured:
-            self.approvals.policy = "ask" if approver is not None else self.config.approval_policy
+        if not self.config.approvals.configured:
+            self.approvals.policy = "ask" if approver is not None else self.config.approvals.policy
 
     def set_approval_policy(self, policy: ApprovalPolicy) -> ApprovalPolicy:
         """Takes effect at the next tool call, in a running run too."""
@@ -178,7 +175,7 @@ class AgentSession:
 
     def set_editor_files(self, editor: EditorFiles | None) -> None:
         """Serve read/edit/write of text files from the client (its buffers); None: the disk."""
-        self.config.files.editor = editor
+        self.config.tools.files.editor = editor
 
     # --- events ---------------------------------------------------------------------------------
 
@@ -197,7 +194,7 @@ class AgentSession:
         """A failed request waits to be retried (between auto_retry_start and its end)."""
         return self._retrying
 
-    # --- history (pi_rpc/session/history.py) ---------------------------------------------------
+    # --- history (pi_rpc/session/storage/history.py) ---------------------------------------------------
 
     @property
     def session_id(self) -> str:
@@ -252,7 +249,7 @@ class AgentSession:
         if self.is_streaming:
             await self.abort()
         result = change()
-        restore_recorded(self)
+        self.current_model.restore_recorded()
         self._reload_resources()
         return result
 
@@ -301,8 +298,8 @@ class AgentSession:
     async def start_mcp_servers(self, servers: Sequence[McpServerConfig] = ()) -> list[McpServerStatus]:
         """Start the settings', `mcp.json`'s and a client's `servers` (the client wins a name), bounded;
         failures are reported. Their tools join by exposure (session/mcp_tools.py)."""
-        wanted = [*self.config.mcp_servers, *servers]
-        if not wanted or not self.config.mcp_enabled:  # Pi's --no-mcp: none starts
+        wanted = [*self.config.tools.mcp_servers, *servers]
+        if not wanted or not self.config.tools.mcp_enabled:  # Pi's --no-mcp: none starts
             return self.mcp.statuses() if self.mcp is not None else []
         if self.mcp is None:
             from pi_rpc.tools import McpServers
@@ -320,7 +317,7 @@ class AgentSession:
             if self.mcp is not None:
                 await self.mcp.stop()
         finally:
-            self.config.processes.kill_all()
+            self.config.tools.processes.kill_all()
 
     @property
     def active_tools(self) -> list[str]:
@@ -340,6 +337,7 @@ class AgentSession:
             session_id=self.session_id,
             session_file=self.session_file,
             thinking_level=self.thinking_level,
+            custom_entries=self.history,
         )
 
     def _rebuild_system_prompt(self) -> None:
@@ -374,74 +372,61 @@ class AgentSession:
 
     # --- model ----------------------------------------------------------------------------------
 
-    def set_model(self, provider: str, model_id: str, thinking_level: ThinkingLevel | None = None) -> Model:
-        choice = self.config.resolve_model(provider, model_id)
-        if choice is None:
-            raise ModelNotFoundError(
-                f"Model not found: {provider}/{model_id}"
-                + not_found_hint(provider, model_id, self.config.available_models())
-            )
-        # From a model without reasoning the default level comes back (Pi's model switch).
-        reasoning = self.choice is None or len(self.thinking_levels()) > 1
-        wanted = thinking_level or (self.thinking_level if reasoning else self.config.default_thinking_level)
-        self.choice = choice
-        record_model(self)
-        self.set_thinking_level(wanted)
-        return choice.model
+    # The model and level are `current_model`'s (models/current.py); these are the front ends' names.
 
-    def require_model(self) -> ModelChoice:
-        """The model to prompt; NoModelError (saying how to configure one) while there is none."""
-        if self.choice is None:
-            raise NoModelError()
-        return self.choice
+    @property
+    def choice(self) -> ModelChoice | None:
+        return self.current_model.choice
+
+    @property
+    def thinking_level(self) -> ThinkingLevel:
+        return self.current_model.thinking_level
 
     @property
     def model(self) -> Model | None:
-        return self.choice.model if self.choice is not None else None
+        return self.current_model.model
 
     @property
     def scripted(self) -> bool:
-        return self.choice is not None and self.choice.scripted
-
-    def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
-        """Clamped to what the model supports (Pi's clampThinkingLevel; with no model yet, once one
-        is set); the next request uses it; recorded in the file (Pi's `thinking_level_change`)."""
-        previous = self.thinking_level
-        self.thinking_level = level if self.choice is None else clamp_thinking_level(self.choice.model, level)
-        if self.thinking_level != previous:
-            record_thinking_level(self)
-        return self.thinking_level
+        return self.current_model.scripted
 
     @property
     def model_scope_active(self) -> bool:
-        """`cycle_model` walks the command line's `--models` scope (Pi's `isScoped`)."""
-        return bool(self.config.scoped_models)
+        return self.current_model.scope_active
+
+    def set_model(self, provider: str, model_id: str, thinking_level: ThinkingLevel | None = None) -> Model:
+        return self.current_model.set_model(provider, model_id, thinking_level)
+
+    def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
+        return self.current_model.set_thinking_level(level)
 
     def cycle_model(self) -> Model | None:
-        """Switch to the next model of the scope (`--models`, at the level its pattern names),
-        else of the available ones (Pi's `cycle_model`); None when there is no other."""
-        found = None if self.choice is None else next_model(self.config, self.choice.model, self.available_models)
-        if found is None:
-            return None
-        (provider, model_id), level = found
-        return self.set_model(provider, model_id, thinking_level=level)
+        return self.current_model.cycle_model()
 
     def cycle_thinking_level(self) -> ThinkingLevel | None:
-        """The next level the model supports (Pi's `cycle_thinking_level`); None without reasoning."""
-        level = next_thinking_level(self.thinking_levels(), self.thinking_level)
-        return None if level is None else self.set_thinking_level(level)
+        return self.current_model.cycle_thinking_level()
 
     def thinking_levels(self) -> list[ThinkingLevel]:
-        return ["off"] if self.choice is None else supported_thinking_levels(self.choice.model)
+        return self.current_model.thinking_levels()
 
     def available_models(self) -> list[Model]:
-        models = self.config.available_models()
-        if self.choice is None:
-            return models
-        current = self.choice.model
-        if not any(m.provider == current.provider and m.id == current.id for m in models):
-            models = [current, *models]
-        return models
+        return self.current_model.available_models()
+
+    @property
+    def auto_compaction_enabled(self) -> bool:
+        return self.toggles.compaction
+
+    @auto_compaction_enabled.setter
+    def auto_compaction_enabled(self, enabled: bool) -> None:
+        self.toggles.compaction = enabled
+
+    @property
+    def auto_retry_enabled(self) -> bool:
+        return self.toggles.retry
+
+    @auto_retry_enabled.setter
+    def auto_retry_enabled(self, enabled: bool) -> None:
+        self.toggles.retry = enabled
 
     # --- runs (pi_rpc/session/runs.py) ---------------------------------------------------------
 
@@ -489,19 +474,16 @@ class AgentSession:
         # Kept like Pi keeps it, `!!` commands too: the transcript shows them, the model does not.
         self.history.pending_bash.append(bash_execution_message(command, result, exclude_from_context))
         if not self.is_streaming:
-            self.flush_pending_bash()
+            self.history.flush_pending_bash()
             return result
 
         def flush_when_settled(event: AgentEvent) -> None:  # Pi flushes them when the run ends
             if isinstance(event, AgentSettled):
                 stop_listening()
-                self.flush_pending_bash()
+                self.history.flush_pending_bash()
 
         stop_listening = self.agent.subscribe(flush_when_settled)
         return result
-
-    def flush_pending_bash(self) -> None:
-        self.history.flush_pending_bash()
 
     async def new_session(self, parent_session: str | None = None) -> str:
         """Abort any run, forget the transcript and queues (tools, model stay); the header names
@@ -509,7 +491,7 @@ class AgentSession:
         if self.is_streaming:
             await self.abort()
         self.history.start_new(parent_session)
-        record_start(self)
+        self.current_model.record_start()
         self._reload_resources()
         return self.session_id
 
@@ -536,23 +518,16 @@ class AgentSession:
     def context_usage(self) -> ContextUsage | None:
         return self.compaction.context_usage()
 
-    def cancel_compaction(self) -> None:
-        self.compaction.cancel()
-
-    def messages_since_compaction(self) -> list[Message] | None:
-        """What the branch holds after its latest compaction; None when it has none."""
-        return self.history.entries.since_compaction()
-
     def loop_config(self) -> LoopConfig:
         """How a run of this session calls the model and its tools, as the session is now."""
-        choice = self.require_model()
+        choice = self.current_model.require()
         options = StreamOptions(
             api_key=choice.api_key,
             thinking_level=self.thinking_level,
             headers=dict(choice.headers),
             session_id=self.session_id,
-            max_retries=self.config.retry_max if self.auto_retry_enabled and not self.config.retry_after_run else 0,
-            retry_base_ms=self.config.retry_base_ms,
+            max_retries=self.config.retry.max if self.auto_retry_enabled and not self.config.retry.after_run else 0,
+            retry_base_ms=self.config.retry.base_ms,
             http=choice.http,
         )
         return LoopConfig(
@@ -560,7 +535,7 @@ class AgentSession:
             stream_fn=choice.stream_fn,
             options=options,
             system_prompt=lambda: self._system_prompt,
-            tools=lambda: [self._definitions[name] for name in self._active],
+            tools=lambda: callable_tools(self._definitions, self._active),
             before_tool_call=self.checkpoints.before_tool_call,  # the approval gate, then the checkpoint
             after_tool_call=self.checkpoints.after_tool_call,
             tool_context=self._tool_context,

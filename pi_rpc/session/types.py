@@ -8,7 +8,7 @@ from typing import Any, Literal
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai import EndedStopReason, Model, ThinkingLevel, Usage, Wire
-from pi_rpc.session.approvals import ApprovalPolicy
+from pi_rpc.session.approvals.gate import ApprovalPolicy
 
 
 class PromptOutcome(Wire, kw_only=True):

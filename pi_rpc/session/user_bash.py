@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent import ToolError
 from pi_rpc.ai import BashExecutionMessage, Wire
+from pi_rpc.session.refusals import SessionBusy
 from pi_rpc.tools import LocalShellOperations, OutputAccumulator, ProcessTable, session_environment
 
 
@@ -25,8 +26,9 @@ class UserBashError(RuntimeError):
     """The command could not be run (one is running already, the workspace is gone)."""
 
 
-class BashBusyError(UserBashError):
-    pass
+class BashBusyError(SessionBusy, UserBashError):
+    """Another user bash command is running: a refusal. A bare UserBashError (the workspace gone,
+    no shell) is an I/O failure, answered as any failure is."""
 
 
 class BashResult(Wire, kw_only=True):

@@ -23,7 +23,7 @@ import anyio
 import anyio.lowlevel
 
 from pi_rpc.ai import load_provider, prepare_validator
-from pi_rpc.session.config import SessionConfig
+from pi_rpc.session.configuration.config import SessionConfig
 
 _log = logging.getLogger(__name__)
 
@@ -45,16 +45,16 @@ def first_prompt_steps(config: SessionConfig) -> list[Step]:
     starts, `AtOnce`, first)."""
     steps: list[Step] = [
         AtOnce(tool.prepare)
-        for tool in (config.tools.get(name) for name in config.active_tools)
+        for tool in (config.tools.definitions.get(name) for name in config.tools.active)
         if tool is not None and tool.prepare is not None
     ]
-    choice = config.model
+    choice = config.models.choice
     if choice is not None:
         steps.append(functools.partial(load_provider, choice.model.api))
         if choice.http is not None and not choice.scripted:
             steps.append(functools.partial(choice.http.client_for, choice.model.base_url))
-    for name in config.active_tools:
-        tool = config.tools.get(name)
+    for name in config.tools.active:
+        tool = config.tools.definitions.get(name)
         if tool is None:
             continue
         steps.append(tool.declaration)

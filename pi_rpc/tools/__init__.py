@@ -16,6 +16,7 @@ from pi_rpc.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from pi_rpc.tools.base import ToolDefinition
     from pi_rpc.tools.bash import LocalShellOperations, session_environment
+    from pi_rpc.tools.codemode import CODEMODE_TOOL_NAME
     from pi_rpc.tools.edit_diff import (
         Edit,
         apply_edits_to_normalized_content,
@@ -110,6 +111,7 @@ __all__ = [
     "render_servers_section",
     "search_document",
     "TOOL_SEARCH_TOOL_NAME",
+    "CODEMODE_TOOL_NAME",
     "Searchable",
     "tool_search_definition",
     "all_rejected_text",

@@ -4,6 +4,29 @@ spec 1.4).
 It extends AgentTool rather than copying it: the loop runs a definition as it is. What it adds is
 for the session only: the one-line prompt snippet and guidelines of the system prompt, whether it
 changes anything (approvals), a preview for the approval request, and where it comes from.
+
+A tool is its parameters (a msgspec Struct: the schema the model sees, and the type `execute`
+gets, validated) and an `execute` that returns a result or raises `ToolError` (its message is
+the error result's text). The shape of `ls.py`, cut down:
+
+    class WordsParams(msgspec.Struct, kw_only=True):
+        path: Annotated[str, Meta(description="File to count the words of")]
+
+    def create_words_tool() -> ToolDefinition:
+        async def execute(params: WordsParams, call: ToolCallContext) -> AgentToolResult:
+            path = resolve_to_cwd(params.path, call.cwd)  # relative to the session's folder
+            try:
+                text = await anyio.Path(path).read_text()
+            except OSError as exc:
+                raise ToolError(f"Cannot read {path}: {exc}") from exc
+            return text_result(f"{len(text.split())} words")
+
+        return ToolDefinition(
+            name="words", label="words", description="Count the words of a file.",
+            parameters=WordsParams, execute=execute, prompt_snippet="Count the words of a file",
+        )
+
+A built-in is named in tools/registry.py (`create_tool_definitions` makes the session's set).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
-from pi_rpc.agent import AgentTool, AgentToolResult, ToolCallContext, ToolErrorWithResult
+from pi_rpc.agent import AgentTool, AgentToolResult, CustomEntries, ToolCallContext, ToolErrorWithResult
 from pi_rpc.ai import TextContent, json_schema_of
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.codemode_declarations import describe_output, script_identifier, tool_sample
@@ -32,6 +32,8 @@ from pi_rpc.tools.codemode_sandbox import Limits, ScriptOutcome, run_script
 from pi_rpc.tools.codemode_values import OUTPUT_SCHEMAS, script_value, text_of
 
 CODEMODE_TOOL_NAME = "codemode"
+# Pi 1.6.0's custom entry holding one successful script's `store()` writes, `{set, delete}`.
+STORE_ENTRY_TYPE = "codemode-store"
 PROMPT_SNIPPET = "Run JavaScript that calls other tools"
 PROMPT_GUIDELINES = [
     "Use codemode to batch independent tool calls (Promise.allSettled), chain them, or filter large output, "
@@ -130,7 +132,7 @@ def describe(peers: Sequence[AgentTool]) -> str:
     sections = [DESCRIPTION_INTRO, GLOBALS]
     # Pi's default `codemode.mode` "on": tools the model has declared say how scripts call them
     # (`annotate`); this list holds only the tools reachable from scripts alone.
-    callable_tools = [tool for tool in peers if tool.name != CODEMODE_TOOL_NAME and tool.exposure != "direct"]
+    callable_tools = [tool for tool in peers if tool.name != CODEMODE_TOOL_NAME and tool.exposure == "codemode"]
     if not callable_tools:
         return "\n\n".join(sections)
     listed = ["Nested tools:"]
@@ -232,14 +234,33 @@ def _head(error: ScriptOutcome, timeout_ms: int) -> str:
     return f"Script sandbox failed: {error.error}"
 
 
+def stored_values(entries: CustomEntries | None) -> dict[str, Any]:
+    """What `load()` sees: the `codemode-store` entries of the session's branch applied from the
+    root, as Pi 1.6.0 reads them (a resumed session keeps its values, a branch sees only those
+    written on its path); nothing outside a session."""
+    values: dict[str, Any] = {}
+    for data in entries.branch_data(STORE_ENTRY_TYPE) if entries is not None else []:
+        if not _is_store_data(data):
+            continue
+        for key in data["delete"]:
+            values.pop(key, None)
+        values.update(data["set"])
+    return values
+
+
+def _is_store_data(data: Any) -> bool:
+    deleted = data.get("delete") if isinstance(data, dict) else None
+    return isinstance(data, dict) and isinstance(data.get("set"), dict) and isinstance(deleted, list)
+
+
 @dataclass
 class CodemodeRunner:
-    """One codemode tool: its limits and the values `store()` kept (per session, in memory)."""
+    """One codemode tool: its limits and the tools its scripts may call. The values `store()` keeps
+    live in the session (`stored_values`)."""
 
     limits: Limits = field(
         default_factory=lambda: Limits(DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_CALLS)
     )
-    store: dict[str, Any] = field(default_factory=dict)
     # The tools of the last request that declared codemode: what its scripts may call.
     peers: Sequence[AgentTool] = ()
 
@@ -272,14 +293,16 @@ class CodemodeRunner:
         limits = self.limits
         if options.timeout_ms is not None:
             limits = Limits(limits.memory_bytes, min(options.timeout_ms, limits.timeout_ms), limits.max_calls)
-        outcome = await run_script(code, self._catalog(), dict(self.store), limits, call_tool)
+        outcome = await run_script(code, self._catalog(), stored_values(ctx.custom_entries), limits, call_tool)
         for call in calls:
             if call.status == "running":
                 call.status = "cancelled"
-        if outcome.ok:
-            for key in outcome.store_writes.get("delete", []):
-                self.store.pop(key, None)
-            self.store.update(outcome.store_writes.get("set", {}))
+        writes = outcome.store_writes
+        # Only a script that succeeded keeps its writes: one `codemode-store` entry, as Pi appends it.
+        if outcome.ok and ctx.custom_entries is not None and (writes.get("set") or writes.get("delete")):
+            ctx.custom_entries.append(
+                STORE_ENTRY_TYPE, {"set": writes.get("set", {}), "delete": writes.get("delete", [])}
+            )
         texts = format_output(outcome)
         if not outcome.ok:
             summary = (

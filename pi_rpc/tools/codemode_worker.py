@@ -27,8 +27,8 @@ PRELUDE = r"""
   const g = globalThis;
   const output = [];
   const pending = new Map();
-  const storeValues = {};
-  const storeWrites = { set: {}, delete: [] };
+  const storeValues = Object.create(null);
+  const storeWrites = { set: Object.create(null), delete: [] };
   let catalog = [];
   const EXIT = { exit: true };
   const OOM = "out of memory (or the script threw null)";
@@ -45,17 +45,41 @@ PRELUDE = r"""
   g.text = (value) => { output.push({ type: "text", text: show(value) }); };
   g.image = () => { throw new Error("image() is not supported in this sandbox"); };
   g.exit = () => { throw EXIT; };
+  // Pi 1.6.0's limits and words: the store persists in the session file, so it stays small. Each
+  // key is written once in storeWrites, in `set` or in `delete`, as Pi's entry holds it.
+  const VALUE_LIMIT = 262144, TOTAL_LIMIT = 1048576;
+  const STORE_HINT = "store() is for small state such as IDs or summaries. Show images with image(), " +
+    "keep large data in variables, or write it to a file with a tool.";
+  const sizeOf = (key) => (key in storeValues ? key.length + JSON.stringify(storeValues[key]).length : 0);
+  const checkKey = (name, key) => {
+    if (typeof key !== "string") throw new TypeError(`${name}() key must be a string`);
+  };
   g.store = (key, value) => {
-    if (typeof key !== "string") throw new Error("store() expects a string key");
+    checkKey("store", key);
+    const dropped = storeWrites.delete.filter((k) => k !== key);
     if (value === undefined) {
-      delete storeValues[key]; delete storeWrites.set[key]; storeWrites.delete.push(key); return;
+      delete storeValues[key]; delete storeWrites.set[key]; storeWrites.delete = [...dropped, key]; return;
     }
-    const copy = JSON.parse(JSON.stringify(value));
-    storeValues[key] = copy; storeWrites.set[key] = copy;
+    let json;
+    try { json = JSON.stringify(value); } catch (e) {
+      throw new TypeError(`store(${JSON.stringify(key)}) value is not JSON-serializable: ${show(e)}`);
+    }
+    if (json === undefined) throw new TypeError(`store(${JSON.stringify(key)}) value is not JSON-serializable`);
+    if (json.length > VALUE_LIMIT) {
+      throw new RangeError(`store(${JSON.stringify(key)}) value has ${json.length} characters of JSON, ` +
+        `more than the limit of ${VALUE_LIMIT}. ${STORE_HINT}`);
+    }
+    const others = Object.keys(storeValues).reduce((sum, k) => sum + (k === key ? 0 : sizeOf(k)), 0);
+    const total = others + key.length + json.length;
+    if (total > TOTAL_LIMIT) {
+      throw new RangeError(`store is full: stored values would exceed ${TOTAL_LIMIT} characters of JSON. ` +
+        `Delete keys with store(key, undefined). ${STORE_HINT}`);
+    }
+    storeValues[key] = JSON.parse(json); storeWrites.set[key] = JSON.parse(json); storeWrites.delete = dropped;
   };
   g.load = (key) => {
-    const v = storeValues[key];
-    return v === undefined ? undefined : JSON.parse(JSON.stringify(v));
+    checkKey("load", key);
+    return key in storeValues ? JSON.parse(JSON.stringify(storeValues[key])) : undefined;
   };
   const call = (name, args) => new Promise((resolve, reject) => {
     const id = __host_call(name, JSON.stringify(args === undefined ? {} : args));

@@ -42,7 +42,6 @@ from pi_rpc.tools.mcp_config import (
     McpServerConfig,
     McpServerStatus,
     Status,
-    effective_exposure,
     tool_exposure,
     tool_name,
 )
@@ -214,9 +213,9 @@ class McpServers:
         return [definition for connection in self.connections.values() for definition in tool_definitions(connection)]
 
     def exposures(self) -> dict[str, Exposure]:
-        """Each tool's exposure as it works here (`effective_exposure`), by the model's name."""
+        """Each tool's exposure, by the model's name."""
         return {
-            connection.names[tool.name]: effective_exposure(tool_exposure(connection.config, tool.name))
+            connection.names[tool.name]: tool_exposure(connection.config, tool.name)
             for connection in self.connections.values()
             for tool in connection.tools
             if tool.name in connection.names
@@ -232,14 +231,16 @@ class McpServers:
 
 
 def tool_definitions(connection: McpConnection) -> list[ToolDefinition]:
-    return [
-        _definition(connection, tool, connection.names.get(tool.name) or tool_name(connection.config.name, tool.name))
-        for tool in connection.tools
-        if tool_exposure(connection.config, tool.name) != "hidden"
-    ]
+    definitions = []
+    for tool in connection.tools:
+        exposure = tool_exposure(connection.config, tool.name)
+        if exposure != "hidden":
+            name = connection.names.get(tool.name) or tool_name(connection.config.name, tool.name)
+            definitions.append(_definition(connection, tool, name, scripts_only=exposure == "codemode"))
+    return definitions
 
 
-def _definition(connection: McpConnection, tool: McpTool, name: str) -> ToolDefinition:
+def _definition(connection: McpConnection, tool: McpTool, name: str, *, scripts_only: bool) -> ToolDefinition:
     server = connection.config.name
 
     async def execute(params: Any, call: ToolCallContext) -> AgentToolResult:
@@ -255,6 +256,9 @@ def _definition(connection: McpConnection, tool: McpTool, name: str) -> ToolDefi
         source=f"mcp:{server}",
         # Unknown effects: approval policies ask, unless the server says the tool only reads.
         mutating=not read_only,
+        # Pi 1.6.0 gives a server's `codemode` tools its tools' `deferred` exposure: never declared,
+        # called from codemode scripts, which find them with `searchTools()`.
+        exposure="deferred" if scripts_only else "direct",
     )
 
 

@@ -22,8 +22,8 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 MAX_TOOL_NAME = 64
 _HASH_CHARS = 8
 
-# How a server's tools reach the model, as Pi 1.6.0 names it. `codemode` is Pi's default; until
-# pi-rpc has code mode it counts as `direct` (`effective_exposure`).
+# How a server's tools reach the model, as Pi 1.6.0 names it. `codemode` is Pi's default: only
+# codemode scripts call them (session/mcp_tools.py).
 Exposure = Literal["codemode", "deferred", "direct", "hidden"]
 EXPOSURES: tuple[Exposure, ...] = ("codemode", "deferred", "direct", "hidden")
 
@@ -104,11 +104,6 @@ def tool_exposure(config: McpServerConfig, tool: str) -> Exposure:
         if "*" in pattern and _pattern(pattern).match(tool):
             return exposure
     return config.exposure
-
-
-def effective_exposure(exposure: Exposure) -> Exposure:
-    """What an exposure does here: `codemode` is `direct` while pi-rpc has no code mode."""
-    return "direct" if exposure == "codemode" else exposure
 
 
 Status = Literal["starting", "running", "failed", "stopped"]

@@ -12,7 +12,7 @@ variable, and a value that starts with `!` is the output of that shell command, 
 leading `~/` of `command`, an argument or `cwd` is the home folder, and a relative `cwd` is the
 session's folder.
 
-Where they stand among pi-rpc's other sources (session/factory.py): settings.json `mcpServers`
+Where they stand among pi-rpc's other sources (session/configuration/factory.py): settings.json `mcpServers`
 first, then these files (a name here wins over the settings'), then what a client passes (which
 wins over both). OAuth sign-in and `auth` providers are not supported: such a server is still
 started, without the token. The `pi-rpc mcp` command (commands/mcp.py) lists and adds entries.

@@ -1,9 +1,8 @@
 """The `mcp_servers` section of the system prompt, as Pi 1.6.0 writes it: the servers whose tools
 are not declared to the model, how their tools are reached, and a line about each.
 
-A server is listed when some of its tools are reached indirectly (`deferred` here: through
-`tool_search`; `codemode` would be through code mode scripts, which pi-rpc does not have, so
-such tools are direct, tools/mcp_config.py `effective_exposure`). Its line is its namespace
+A server is listed when some of its tools are reached indirectly (`deferred`: through
+`tool_search`; `codemode`: from codemode scripts). Its line is its namespace
 (`mcp__<server>`, `-` as `_`), the way in, and the first line of its configured `description`,
 else of the instructions it sent in `initialize`. Descriptions are cut to 250 characters, and to
 fit the whole section in 4096; when even the bare lines do not fit, the last servers are counted
@@ -15,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pi_rpc.tools.mcp_config import McpServerConfig, effective_exposure
+from pi_rpc.tools.mcp_config import McpServerConfig
 
 MCP_SERVERS_SECTION = "mcp_servers"
 MAX_SERVER_DESCRIPTION_CHARS = 250
@@ -39,7 +38,7 @@ def server_summary(description: str | None, instructions: str | None) -> str:
 
 
 def _reach(config: McpServerConfig) -> str | None:
-    exposures = {effective_exposure(e) for e in (config.exposure, *config.tool_exposure.values())}
+    exposures = {config.exposure, *config.tool_exposure.values()}
     if "codemode" in exposures:
         return "codemode"
     return "tool_search" if "deferred" in exposures else None

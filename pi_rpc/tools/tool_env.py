@@ -18,15 +18,13 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Mapping
 
-from pi_rpc.ai import PROVIDER_ENV
+from pi_rpc.ai import key_variables
 from pi_rpc.key_handoff import KNOWN_PROVIDER_KEY_VARS, restored_variable_names
 
-# Ours (PROVIDER_ENV) and the other providers Pi knows (key_handoff.py keeps that list: it is read
+# Ours (`key_variables`) and the other providers Pi knows (key_handoff.py keeps that list: it is read
 # before anything else at start-up): a user of several providers has them set, and none is the
 # business of a tool's command.
-PROVIDER_KEY_VARS: frozenset[str] = frozenset(
-    [key_var for key_var, _ in PROVIDER_ENV.values()] + list(KNOWN_PROVIDER_KEY_VARS)
-)
+PROVIDER_KEY_VARS: frozenset[str] = frozenset([*key_variables(), *KNOWN_PROVIDER_KEY_VARS])
 
 
 # What Pi sets in its own environment at start, so every command it runs can tell it runs under a

@@ -49,7 +49,7 @@ def format_size(n: int) -> str:
 
 
 def split_lines(text: str) -> list[str]:
-    """TARGET line counting (spec 7.4): "" is 0 lines, one trailing newline adds no empty line."""
+    """Pi's line counting (spec 7.4): "" is 0 lines, one trailing newline adds no empty line."""
     if not text:
         return []
     lines = text.split("\n")

@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from pi_rpc.ai.apis import known_providers
 from pi_rpc.demo.rpc_client import DaemonClient
+
+# The loopback model server every provider-facing test here asks for by name.
+from .loopback_model import loopback  # noqa: F401 - a fixture
 
 SCRIPTS = Path(__file__).parent / "scripts"
 SAMPLE = Path(__file__).parents[2] / "pi_rpc" / "demo" / "workspace"
@@ -24,8 +28,9 @@ def workspace(tmp_path: Path) -> Path:
 def daemon_env(home: Path | None = None) -> dict[str, str]:
     """The developer's environment minus anything that could pick a real provider."""
     env = dict(os.environ)
-    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
-        env.pop(name, None)
+    for known in known_providers().values():
+        env.pop(known.key_variable, None)
+        env.pop(known.base_url_variable, None)
     if home is not None:  # no models.json of the developer's either
         env["HOME"] = str(home)
         env["XDG_CONFIG_HOME"] = str(home / ".config")

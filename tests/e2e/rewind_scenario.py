@@ -38,6 +38,7 @@ from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
 from pi_rpc.demo.rpc_client import DaemonClient
+from tests.e2e.acp_daemon import spawn_acp
 from tests.e2e.conftest import daemon_env
 from tests.lsp.editor import Editor, new_client
 
@@ -367,14 +368,7 @@ class AcpFront:
 async def acp_front(workspace: Path, home: Path, script: Path) -> AsyncIterator[AcpFront]:
     editor = AcpEditor()
     argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--script", str(script)]
-    async with acp.spawn_agent_process(
-        cast(acp.Client, editor),
-        sys.executable,
-        *argv,
-        env=daemon_env(home),
-        transport_kwargs={"stderr": subprocess.DEVNULL},
-        observers=[editor.observe],
-    ) as (conn, process):
+    async with spawn_acp(editor, argv, home) as (conn, process):
         files = FileSystemCapabilities(read_text_file=True, write_text_file=True)
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities(fs=files))
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])

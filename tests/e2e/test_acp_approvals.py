@@ -5,12 +5,10 @@ models (which are generated from the ACP JSON Schema)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import acp
 import anyio
@@ -31,8 +29,8 @@ from acp.schema import (
 )
 from pydantic import BaseModel
 
-from .conftest import SCRIPTS, daemon_env
-from .test_acp_mode import Editor, daemon_argv
+from .acp_daemon import Editor, daemon_argv, spawn_acp
+from .conftest import SCRIPTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -102,15 +100,7 @@ async def connect(
     workspace: Path, home: Path, editor: Editor, *, files: bool = False, extra: tuple[str, ...] = ()
 ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     capabilities = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=files, write_text_file=files))
-    async with acp.spawn_agent_process(
-        cast(acp.Client, editor),
-        sys.executable,
-        *daemon_argv(workspace, SCRIPT),
-        *extra,
-        env=daemon_env(home),
-        transport_kwargs={"stderr": subprocess.DEVNULL},
-        observers=[editor.observe],
-    ) as (conn, process):
+    async with spawn_acp(editor, [*daemon_argv(workspace, SCRIPT), *extra], home) as (conn, process):
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities)
         yield conn, process
     assert process.returncode == 0

@@ -5,10 +5,8 @@ agent sends is checked closed-world against the SDK's schema models (no unknown 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import acp
 import pytest
@@ -16,8 +14,7 @@ from acp.schema import ClientCapabilities, SessionNotification
 
 from tests.acp_clients.schema_check import SCHEMA, AgentMessages
 
-from .conftest import daemon_env
-from .test_acp_mode import Editor, RawAgent, connect, daemon_argv
+from .acp_daemon import Editor, RawAgent, connect, daemon_argv, spawn_acp
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -89,14 +86,7 @@ async def test_slash_commands_are_listed_after_the_session_and_answered_without_
 async def test_a_client_that_opts_in_sees_shell_calls_as_terminals(workspace: Path, tmp_path: Path) -> None:
     editor = Editor()
     argv = daemon_argv(workspace)
-    async with acp.spawn_agent_process(
-        cast(acp.Client, editor),
-        sys.executable,
-        *argv,
-        env=daemon_env(tmp_path),
-        transport_kwargs={"stderr": subprocess.DEVNULL},
-        observers=[editor.observe],
-    ) as (conn, process):
+    async with spawn_acp(editor, argv, tmp_path) as (conn, process):
         await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(field_meta={"terminal_output": True}),

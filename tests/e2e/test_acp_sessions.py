@@ -3,18 +3,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
-from typing import cast
 
 import acp
 import pytest
 
 from tests.reliability.local_server import local_server
 
-from .conftest import daemon_env
-from .test_acp_mode import Editor
+from .acp_daemon import Editor, spawn_acp
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -24,14 +20,7 @@ async def test_without_a_key_the_client_is_told_which_variables_to_set(workspace
     auth-required error instead of a scripted demo reply."""
     editor = Editor()
     argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace)]
-    async with acp.spawn_agent_process(
-        cast(acp.Client, editor),
-        sys.executable,
-        *argv,
-        env=daemon_env(tmp_path),
-        transport_kwargs={"stderr": subprocess.DEVNULL},
-        observers=[editor.observe],
-    ) as (conn, process):
+    async with spawn_acp(editor, argv, tmp_path) as (conn, process):
         init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         methods = [(m.id, m.description, m.field_meta) for m in init.auth_methods or []]
         assert methods == [
@@ -60,15 +49,7 @@ async def test_each_retry_of_a_failing_provider_is_a_visible_notice(workspace: P
     editor = Editor()
     with local_server(["m"], fail_status=500) as server:
         argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--base-url", server.url, "--model", "m"]
-        env = {**daemon_env(tmp_path), "PI_RPC_RETRY_BASE_MS": "1"}
-        async with acp.spawn_agent_process(
-            cast(acp.Client, editor),
-            sys.executable,
-            *argv,
-            env=env,
-            transport_kwargs={"stderr": subprocess.DEVNULL},
-            observers=[editor.observe],
-        ) as (conn, process):
+        async with spawn_acp(editor, argv, tmp_path, {"PI_RPC_RETRY_BASE_MS": "1"}) as (conn, process):
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             with pytest.raises(acp.RequestError):

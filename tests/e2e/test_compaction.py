@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,7 +14,8 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.providers.sse_server import json_reply
 
 from .conftest import daemon_env
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
+from .loopback_model import Loopback, completions_turn
+from .message_texts import texts
 
 pytestmark = pytest.mark.e2e
 
@@ -23,12 +23,7 @@ WINDOW = 12000
 SETTINGS = {"compaction": {"reserveTokens": 4000, "keepRecentTokens": 1000}}
 
 
-def texts(message: dict[str, Any]) -> str:
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
-
-
-def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:  # noqa: F811
+def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir()
     (agent_dir / "models.json").write_text(
@@ -50,7 +45,7 @@ def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient: 
 
 
 def test_a_long_conversation_is_compacted_and_keeps_its_last_turns(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -84,7 +79,7 @@ def test_a_long_conversation_is_compacted_and_keeps_its_last_turns(
     assert len(json.dumps(after.json)) / 4 < WINDOW - SETTINGS["compaction"]["reserveTokens"]
 
 
-def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:
     loopback.script(
         completions_turn("first reply"), completions_turn("second reply"), completions_turn("A SHORT SUMMARY")
     )
@@ -100,16 +95,18 @@ def test_compact_on_demand_with_instructions(loopback: Loopback, workspace: Path
         assert texts(kept["message"]).startswith("second y")
         assert entries[-1]["type"] == "compaction" and entries[-1]["firstKeptEntryId"] == kept["id"]
         messages = client.request("messages")["messages"]
-        # Pi's summary message, then the kept turn (the summary made user text only for the model)
-        assert messages[0]["role"] == "compactionSummary" and messages[0]["summary"] == "A SHORT SUMMARY"
-        assert [texts(m)[:8] for m in messages[1:]] == ["second y", "second r"]
+        # The system message the compaction kept, Pi's summary message, then the kept turn (the
+        # summary made user text only for the model)
+        assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]
+        assert messages[1]["summary"] == "A SHORT SUMMARY"
+        assert [texts(m)[:8] for m in messages[2:]] == ["second y", "second r"]
         assert client.close() == 0
     asked = texts(loopback.requests()[2].json["messages"][-1])
     assert asked.endswith("Also focus on: the file names")
 
 
 def test_a_request_refused_for_its_size_is_compacted_and_retried(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -131,7 +128,7 @@ def test_a_request_refused_for_its_size_is_compacted_and_retried(
         assert end["reason"] == "overflow" and end["willRetry"] is True
         messages = client.request("messages")["messages"]
         assert client.close() == 0
-    assert messages[0]["role"] == "compactionSummary" and messages[0]["summary"] == "SUMMARY"
-    # (the system message re-declares the tools, whose first declaration was compacted away)
-    assert [texts(m)[:5] for m in messages[1:] if m["role"] != "system"] == ["three", "answe"]
+    # The compaction kept the tools' declaration: it starts the context, and none follows.
+    assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"] and messages[1]["summary"] == "SUMMARY"
+    assert [texts(m)[:5] for m in messages[2:]] == ["three", "answe"]
     assert not any(m["role"] == "assistant" and m.get("stopReason") == "error" for m in messages)

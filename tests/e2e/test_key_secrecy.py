@@ -23,13 +23,12 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.providers.sse_server import json_reply
 
 from .conftest import daemon_env
-from .test_daemon_providers import Loopback, completions_turn, loopback
+from .loopback_model import Loopback, completions_turn
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(sys.platform != "linux", reason="reads /proc"),
 ]
-__all__ = ["loopback"]  # the fixture, imported for its name
 
 ENV_MARKER = "envmarker-7f3a9c1e"
 FLAG_MARKER = "flagmarker-52be0d44"

@@ -17,7 +17,7 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.mcp.servers import mcp_json_entry, server_pids
 
 from .conftest import SCRIPTS, daemon_env
-from .test_pi_mode import PiClient
+from .pi_mode_client import PiClient
 
 pytestmark = [pytest.mark.e2e]
 
@@ -92,9 +92,10 @@ def test_no_mcp_starts_none_of_the_files_servers(workspace: Path, tmp_path: Path
         assert client.close() == 0
     assert server_pids("testkit") == [] and server_pids("local") == []
     with_mcp = DaemonClient(argv, env=daemon_env(tmp_path))
-    try:  # the same files without --no-mcp: Pi's default exposure, codemode, is direct here
+    try:  # the same files without --no-mcp: Pi's default exposure, codemode, reaches them from scripts
         assert sorted(s["name"] for s in with_mcp.request("initialize")["mcpServers"]) == ["local", "testkit"]
-        assert tool_names(with_mcp)["mcp__testkit__shout"] is True
+        tools = tool_names(with_mcp)
+        assert tools["mcp__testkit__shout"] is False and tools["codemode"] is True
     finally:
         assert with_mcp.close() == 0
 

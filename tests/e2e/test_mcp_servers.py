@@ -12,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import acp
 import msgspec
@@ -21,8 +21,8 @@ import pytest
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.mcp.servers import http_server, server_pids, stdio_config
 
+from .acp_daemon import Editor, spawn_acp
 from .conftest import SCRIPTS, daemon_env
-from .test_acp_mode import Editor
 
 pytestmark = [pytest.mark.e2e]
 
@@ -60,14 +60,7 @@ async def test_acp_session_tools_from_stdio_and_http_servers_survive_a_killed_se
     editor = Editor()
     argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--script", str(SCRIPTS / "mcp.json")]
     with http_server() as (url, _):
-        async with acp.spawn_agent_process(
-            cast(acp.Client, editor),
-            sys.executable,
-            *argv,
-            env=daemon_env(tmp_path),
-            transport_kwargs={"stderr": subprocess.DEVNULL},
-            observers=[editor.observe],
-        ) as (conn, process):
+        async with spawn_acp(editor, argv, tmp_path) as (conn, process):
             init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             assert init.agent_capabilities is not None and init.agent_capabilities.mcp_capabilities is not None
             assert init.agent_capabilities.mcp_capabilities.http is True

@@ -16,6 +16,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,8 +89,13 @@ FLAGS = [
     Flag(("--offline",)),
     Flag(("--verbose",)),
     # A flag of an extension Pi has not loaded: 0.73.1 kept it for its extensions, 1.6.0 refuses it.
-    Flag(("--plan",), "unknown flags", "accepted with a warning; Pi 1.6.0: `Error: Unknown option: --plan`, exit 1"),
+    Flag(("--plan",), "unknown flags"),
+    Flag(("--bogus=1",), "unknown flags"),
+    Flag(("--bogus", "x", "--plan"), "unknown flags"),
     Flag(("-z",)),
+    Flag(("-Z",)),
+    Flag(("@notes.md",)),
+    Flag(("--tools", "+grep,read")),
 ]
 
 
@@ -132,11 +138,11 @@ def observe(argv: list[str], env: dict[str, str], folder: Path, case: Flag) -> J
             {"id": "prompt", "type": "prompt", "message": "hi"},
             {"id": "after", "type": "get_state"},
         ]
-        printed = converse(full, commands, env, workspace)
+        printed, status, errors = converse(full, commands, env, workspace)
         requests = [request.json for request in server.requests]
     answers = {line["id"]: line for line in printed if line.get("type") == "response" and "id" in line}
-    if "state" not in answers:
-        return {"started": False}
+    if "state" not in answers:  # refused: Pi's words and status, which a client shows its user
+        return {"started": False, "status": status, "errors": errors}
     state, after = answers["state"]["data"], answers["after"]["data"]
     [asked] = [request for request in requests if request.get("stream")] or [{}]
     return {
@@ -155,12 +161,18 @@ def observe(argv: list[str], env: dict[str, str], folder: Path, case: Flag) -> J
     }
 
 
-def converse(argv: list[str], commands: list[Json], env: dict[str, str], cwd: Path) -> list[Json]:
-    """Send each command once the previous one was answered (a prompt: once its run settled);
-    everything printed, until the program ended (a refusal) or the last answer."""
-    with subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd, text=True
-    ) as proc:
+def converse(
+    argv: list[str], commands: list[Json], env: dict[str, str], cwd: Path
+) -> tuple[list[Json], int, list[str]]:
+    """Send each command once the previous one was answered (a prompt: once its run settled):
+    (everything printed until the program ended (a refusal) or the last answer, its exit status,
+    its `Error:` lines on stderr)."""
+    with (
+        tempfile.TemporaryFile("w+") as stderr,
+        subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env, cwd=cwd, text=True
+        ) as proc,
+    ):
         assert proc.stdin is not None and proc.stdout is not None
         printed: list[Json] = []
         try:
@@ -178,8 +190,12 @@ def converse(argv: list[str], commands: list[Json], env: dict[str, str], cwd: Pa
         except BrokenPipeError:  # it refused the command line and exited
             pass
         finally:
-            proc.kill()
-    return printed
+            if proc.poll() is None:
+                proc.kill()
+            status = proc.wait()
+        stderr.seek(0)
+        errors = [line for line in stderr.read().splitlines() if line.startswith("Error:")]
+    return printed, status, errors
 
 
 def started(value: Any) -> str:

@@ -14,7 +14,7 @@ import pytest
 from tests.node_packages import PI16_CLIENT, ensure_installed, runtime_of
 
 from .pi16_differences import Differences
-from .test_pi_rpc_client import RUNS, Json, assert_answers_both_clients_see, drive
+from .rpc_client_runs import RUNS, Json, assert_answers_both_clients_see, drive
 
 pytestmark = pytest.mark.e2e
 

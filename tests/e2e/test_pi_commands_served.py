@@ -17,8 +17,8 @@ from pi_rpc.modes.pi.commands import COMMAND_TYPES
 from tests.node_packages import real_pi
 
 from .conftest import daemon_env
+from .pi_conversations import Json, pi16_rpc
 from .pi_parity import agent_dir_for, loopback_server, turn
-from .test_pi_sessions import Json, pi16_rpc
 
 pytestmark = pytest.mark.e2e
 

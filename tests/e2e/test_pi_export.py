@@ -16,8 +16,8 @@ import pytest
 from tests.node_packages import real_pi16
 
 from .conftest import daemon_env
+from .pi_conversations import PI_RPC, Json, answer, converse
 from .pi_parity import agent_dir_for, loopback_server, turn
-from .test_pi_sessions import PI_RPC, Json, answer, converse
 
 pytestmark = pytest.mark.e2e
 
@@ -81,7 +81,8 @@ def test_the_page_of_a_compacted_session_shows_the_entries_pis_page_shows(tmp_pa
         lines = converse([*PI_RPC, "--session-dir", str(sessions)], commands, env, workspace)
     assert answer(lines, "6") == {"path": str(ours)}
     in_context = answer(lines, "5")["messages"]
-    assert in_context[0]["role"] == "compactionSummary"
+    # The system message the compaction kept, then its summary (spec 19.2).
+    assert [m["role"] for m in in_context[:2]] == ["system", "compactionSummary"]
     assert not any(m["role"] == "toolResult" for m in in_context)  # the first turn was summarised away
     [session] = sessions.glob("*.jsonl")
     pis = tmp_path / "pi.html"

@@ -14,12 +14,12 @@ import pytest
 from tests.providers.sse_server import json_reply
 
 from .conftest import daemon_env
-from .test_daemon_providers import RETRY_BASE_MS, Loopback, completions_turn, loopback  # noqa: F401
+from .loopback_model import RETRY_BASE_MS, Loopback, completions_turn
 
 pytestmark = pytest.mark.e2e
 
 
-def run_pi(loopback: Loopback, workspace: Path, home: Path, commands: list[dict[str, Any]]) -> list[dict[str, Any]]:  # noqa: F811
+def run_pi(loopback: Loopback, workspace: Path, home: Path, commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Send `commands`, wait for the run to settle, close stdin: every line the daemon wrote."""
     argv = [
         sys.executable,
@@ -55,7 +55,7 @@ def run_pi(loopback: Loopback, workspace: Path, home: Path, commands: list[dict[
     return lines
 
 
-def test_auto_retry_can_be_turned_off(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_auto_retry_can_be_turned_off(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:
     loopback.script(json_reply(503, {"error": {"message": "busy"}}), completions_turn("Back."))
     lines = run_pi(
         loopback,
@@ -70,7 +70,7 @@ def test_auto_retry_can_be_turned_off(loopback: Loopback, workspace: Path, tmp_p
     assert end["willRetry"] is False  # newest Pi's flag: no retry follows
 
 
-def test_a_failed_request_is_retried_by_default(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_failed_request_is_retried_by_default(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:
     """Pi's order (recorded from Pi 0.73.1 in pi_transcripts/retry.jsonl): the failed reply ends its
     run, then auto_retry_start, and a new run without a new prompt."""
     loopback.script(json_reply(503, {"error": {"message": "busy"}}), completions_turn("Back."))
@@ -100,7 +100,7 @@ def test_a_failed_request_is_retried_by_default(loopback: Loopback, workspace: P
     assert len(loopback.requests()) == 2
 
 
-def test_the_last_failed_attempt_ends_the_retries(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_the_last_failed_attempt_ends_the_retries(loopback: Loopback, workspace: Path, tmp_path: Path) -> None:
     loopback.script(*[json_reply(503, {"error": {"message": "busy"}})] * 4)
     lines = run_pi(loopback, workspace, tmp_path, [{"id": "1", "type": "prompt", "message": "hi"}])
     assert [line["attempt"] for line in lines if line["type"] == "auto_retry_start"] == [1, 2, 3]

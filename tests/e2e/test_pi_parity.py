@@ -27,8 +27,8 @@ EXPECTED = {
     "P2": "message_update's usage is the message's as it stands when the line is written: before the provider's "
     "usage arrives it has no reasoning or cost.totalFromProvider (Pi 1.6.0 reads the loopback reply whole first)",
     "P3": "toolcall_delta adds arguments (what the partial JSON parses to), pi-rpc's own for its editors",
-    "P17": "the sections are pi-rpc's own (no docs section: there are no installed Pi docs to name), and a system "
-    "message is sent again in the turn after a compaction (Pi keeps it in the compaction entry's systemMessage)",
+    "P17": "no docs section, which names Pi's installed README, docs and examples: pi-rpc installs none "
+    "(a decision, spec 15.11)",
     "overflow split turn": "not a row of the change list: recovering from an overflow, Pi 1.6.0 summarises the "
     "failed turn's start separately (its request meets the second refusal); pi-rpc compacts the history, retries "
     "and is refused",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from .conftest import daemon_env
+from .pi_conversations import PI_RPC, Json, answer, converse, pi16_rpc
 from .pi_parity import agent_dir_for, loopback_server, turn
-from .test_pi_sessions import PI_RPC, Json, answer, converse, pi16_rpc
 
 pytestmark = pytest.mark.e2e
 

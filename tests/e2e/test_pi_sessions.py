@@ -6,31 +6,18 @@ afterwards; one written here goes to Pi, which continues, compacts and forks it,
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.node_packages import real_pi16
-
 from .conftest import daemon_env
-from .pi16_differences import Differences
+from .pi_conversations import PI_RPC, Json, Step, answer, converse, pi16_rpc
 from .pi_parity import TRANSCRIPTS, agent_dir_for, loopback_server, turn
 
 pytestmark = pytest.mark.e2e
 
-Json = dict[str, Any]
 PI_LAST_ENTRY = "3676d356"  # the newest entry of the recorded file
-# This daemon and real Pi, each in Pi's RPC mode on the loopback model `loop/m`.
-PI_RPC = [sys.executable, "-m", "pi_rpc", "--mode", "rpc", "--provider", "loop", "--model", "m"]
-
-
-def pi16_rpc() -> list[str]:
-    """Pi 1.6.0 on the same model (installed on first use: skipped without Node 24, failed in CI)."""
-    return [*real_pi16(), "--mode", "rpc", "--offline", "--provider", "loop", "--model", "m"]
 
 
 def copy_pi_session(folder: Path, workspace: Path, recorded: str = "pi_session.jsonl") -> Path:
@@ -39,41 +26,6 @@ def copy_pi_session(folder: Path, workspace: Path, recorded: str = "pi_session.j
     session = folder / recorded
     session.write_text("\n".join([json.dumps(json.loads(header) | {"cwd": str(workspace)}), *entries]) + "\n")
     return session
-
-
-# A command, or a step that runs between two (editing a file, say) and may return the next
-# command, made from the lines printed so far.
-Step = Json | Callable[[list[Json]], Json | None]
-
-
-def converse(argv: list[str], commands: Sequence[Step], env: dict[str, str], cwd: Path) -> list[Json]:
-    """Send each command once the previous one was answered (a prompt: once its run ended)."""
-    with subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd, text=True
-    ) as proc:
-        assert proc.stdin is not None and proc.stdout is not None
-        lines: list[Json] = []
-        for step in commands:
-            command = step(lines) if callable(step) else step
-            if command is None:
-                continue
-            proc.stdin.write(json.dumps(command) + "\n")
-            proc.stdin.flush()
-            wanted = "agent_end" if command["type"] == "prompt" else "response"
-            for raw in proc.stdout:
-                lines.append(json.loads(raw))
-                if lines[-1].get("type") == wanted and (wanted != "response" or lines[-1]["id"] == command["id"]):
-                    break
-        proc.stdin.close()
-        proc.kill()
-        proc.wait()
-    return lines
-
-
-def answer(lines: list[Json], command_id: str) -> Any:
-    found = next(line for line in lines if line.get("type") == "response" and line.get("id") == command_id)
-    assert found["success"], found
-    return found.get("data")
 
 
 def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path) -> None:
@@ -112,10 +64,11 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
     entries = [json.loads(line) for line in session.read_text().splitlines()]
     appended = entries[8:]
     # The messages, each entry chained to the one before, from Pi's last: first a system message
-    # declaring what changed (pi-rpc's prompt sections are its own, not the ones Pi declared).
+    # declaring what changed, only what pi-rpc does not say as Pi did (the workspace the file was
+    # recorded in; Pi's docs, which pi-rpc has none of: spec 15.11).
     assert [e["type"] for e in appended] == ["message", "message", "message"]
     assert [e["message"]["role"] for e in appended] == ["system", "user", "assistant"]
-    assert set(appended[0]["message"]["sections"]) >= {"preamble", "cwd"}
+    assert appended[0]["message"]["sections"] == {"docs": None, "cwd": f"<cwd>\n{workspace}\n</cwd>"}
     assert [e["parentId"] for e in appended] == [PI_LAST_ENTRY, *(e["id"] for e in appended[:-1])]
 
     with loopback_server([]) as server:
@@ -339,10 +292,12 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
         pi = pi16_rpc()
         commands = [{"id": "1", "type": "get_messages"}, {"id": "2", "type": "get_fork_messages"}]
         lines = converse([*pi, "--session", str(session)], commands, env, workspace)
-    # Pi reads the compaction as we wrote it: the summary, then the kept turn.
+    # Pi reads the compaction as we wrote it: the system message it kept, the summary, then the kept turn.
     in_pi = answer(lines, "1")["messages"]
-    assert [m["role"] for m in in_pi] == ["compactionSummary", "user", "assistant"]
-    assert in_pi[0]["summary"] == "THE SUMMARY" and in_pi[1]["content"][0]["text"].startswith("two ")
+    assert [m["role"] for m in in_pi] == ["system", "compactionSummary", "user", "assistant"]
+    assert [tool["name"] for tool in in_pi[0]["toolsAdded"]] == ["read", "bash", "edit", "write"]
+    assert in_pi[1]["summary"] == "THE SUMMARY" and in_pi[2]["content"][0]["text"].startswith("two ")
+    assert in_pi[0]["sections"] == compaction["systemMessage"]["sections"]
     # Pi names the fork points by the same entry ids.
     assert answer(lines, "2")["messages"] == ours
 
@@ -368,8 +323,10 @@ def test_a_session_pi_compacted_loads_continues_and_compacts_again_here_and_stil
         lines = converse([*PI_RPC, "--session", str(session)], commands, env, workspace)
         prompted, summarising = server.requests
     loaded = answer(lines, "1")["messages"]
-    assert [m["role"] for m in loaded] == ["compactionSummary", "user", "assistant"]
-    assert loaded[0]["summary"] == pi_summary and loaded[0]["tokensBefore"] == pi_compaction["tokensBefore"]
+    # Pi's compacted context: the system message its compaction kept, then its summary.
+    assert [m["role"] for m in loaded] == ["system", "compactionSummary", "user", "assistant"]
+    assert loaded[0] == pi_compaction["systemMessage"]
+    assert loaded[1]["summary"] == pi_summary and loaded[1]["tokensBefore"] == pi_compaction["tokensBefore"]
     # The model read Pi's summary exactly as Pi's own model would have.
     wrapped = (
         "The conversation history before this point was compacted into the following summary:"
@@ -391,9 +348,9 @@ def test_a_session_pi_compacted_loads_continues_and_compacts_again_here_and_stil
             converse([*pi16_rpc(), "--session", str(session)], [{"id": "1", "type": "get_messages"}], env, workspace),
             "1",
         )
-    assert [m["role"] for m in in_pi["messages"]] == ["compactionSummary", "user", "assistant"]
-    assert in_pi["messages"][0]["summary"] == result["summary"]
-    assert in_pi["messages"][1]["content"][0]["text"].startswith("three ")
+    assert [m["role"] for m in in_pi["messages"]] == ["system", "compactionSummary", "user", "assistant"]
+    assert in_pi["messages"][1]["summary"] == result["summary"]
+    assert in_pi["messages"][2]["content"][0]["text"].startswith("three ")
 
 
 def test_a_session_written_here_is_compacted_and_forked_by_pi_and_both_files_load_here_as_in_pi(
@@ -458,25 +415,46 @@ def test_a_session_written_here_is_compacted_and_forked_by_pi_and_both_files_loa
             env,
             workspace,
         )
-    # Pi keeps its system message in the compaction entry (`systemMessage`), which pi-rpc does not read.
-    differences = Differences(
-        {"S1": "a compaction entry's systemMessage is not read: no system message before the summary"}
-    )
-
-    def loads_as_in_pi(ours: list[Json], pis: list[Json], what: str) -> None:
-        if not differences.check("S1", said(ours) == said(pis), what):
-            assert said(ours) == [message for message in said(pis) if message[0] != "system"]
-
-    loads_as_in_pi(ours["messages"], compacted, "Pi's compacted file")
+    # Pi keeps its system message in the compaction entry (`systemMessage`): both start the compacted
+    # context with it, then the summary.
+    assert said(ours["messages"]) == said(compacted)
     compaction_summary = next(m for m in ours["messages"] if m["role"] == "compactionSummary")
     assert compaction_summary["summary"].startswith("PI SUMMARY")
-    loads_as_in_pi(answer(continued, "1")["messages"], forked, "Pi's fork")
+    assert said(answer(continued, "1")["messages"]) == said(forked)
     with loopback_server([]) as server:
         env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
         back = answer(
             converse([*pi16_rpc(), "--session", str(fork)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
         )
-    # The prompt continued here, back in Pi.
-    # After the system message pi-rpc declared its own prompt sections in.
+    # The prompt continued here, back in Pi, after the system message that took Pi's `docs` section
+    # away (pi-rpc has no installed Pi docs to name: spec 15.11).
     assert said(back["messages"]) == [*said(forked), ("system", ""), ("user", "five"), ("assistant", "answer five")]
-    differences.settle()
+
+
+def test_codemode_store_values_kept_here_are_loaded_by_pi_and_back(tmp_path: Path) -> None:
+    """A script's `store()` writes are a `codemode-store` entry of the session file, in Pi 1.6.0's
+    shape: Pi continuing the session loads them, and what Pi stored loads here (spec 5.11)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    sessions = tmp_path / "sessions"
+
+    def scripted(code: str, then: str) -> list[Any]:
+        return [turn(call=("c1", "codemode", {"code": code})), turn(then)]
+
+    def tool_text(lines: list[Json]) -> str:
+        [end] = [line for line in lines if line.get("type") == "tool_execution_end"]
+        return " ".join(part.get("text", "") for part in end["result"]["content"])
+
+    prompt = [{"id": "1", "type": "prompt", "message": "go"}]
+    with loopback_server(scripted('store("n", 41); return "kept"', "stored")) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
+        converse([*PI_RPC, "--session-dir", str(sessions), "--tools", "+codemode"], prompt, env, workspace)
+    [session] = sessions.rglob("*.jsonl")
+    with loopback_server(scripted('store("m", load("n") + 1); return load("n") + 1', "loaded")) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path / "pi", server, {}))}
+        in_pi = converse([*pi16_rpc(), "--session", str(session), "--tools", "+codemode"], prompt, env, workspace)
+    assert tool_text(in_pi).endswith("Output:\n 42"), tool_text(in_pi)
+    with loopback_server(scripted('return load("m") + 1', "back")) as server:
+        env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
+        back = converse([*PI_RPC, "--session", str(session), "--tools", "+codemode"], prompt, env, workspace)
+    assert tool_text(back).endswith("Output:\n 43"), tool_text(back)

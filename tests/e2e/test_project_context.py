@@ -16,10 +16,9 @@ from pi_rpc.demo.rpc_client import DaemonClient
 from tests.node_packages import real_pi16
 
 from .conftest import daemon_env
-from .pi16_differences import Differences
-from .pi_parity import agent_dir_for, loopback_server
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
-from .test_pi_sessions import answer, converse
+from .loopback_model import Loopback, completions_turn
+from .pi_conversations import answer, converse
+from .pi_parity import agent_dir_for, loopback_server, turn
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +29,7 @@ def write(path: Path, text: str) -> None:
 
 
 def test_context_files_skills_and_templates_reach_the_model(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -83,7 +82,7 @@ def test_context_files_skills_and_templates_reach_the_model(
     system = messages[0]["content"]
     order = [system.index(text) for text in ("GLOBAL:", "PARENT:", "PROJECT:", "<name>deploy</name>")]
     assert order == sorted(order) and "SHADOWED" not in system
-    assert f"## {workspace / 'AGENTS.md'}" in system
+    assert f'<project_instructions path="{workspace / "AGENTS.md"}">' in system
     user = [m for m in messages if m["role"] == "user"][-1]["content"]
     text = user if isinstance(user, str) else "".join(part.get("text", "") for part in user)
     assert text == "Review src/greet.py for src/greet.py typos."
@@ -176,19 +175,41 @@ def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_s
         ("skill:scratch", "local", "temporary"),
     ]
     # Trusted: both load the project's settings entries and folders only in a trusted workspace.
-    ours = commands([sys.executable, "-m", "pi_rpc", *flags, "--approve"])
-    differences = Differences({"agents baseDir": "a .agents skill's baseDir is the .pi or agent folder, not .agents"})
-    if not differences.check("agents baseDir", ours == pis, "get_commands"):
-        assert without_agents_base_dirs(ours) == without_agents_base_dirs(pis)
-    differences.settle()
+    # A skill of an `.agents` folder names that folder as its baseDir, as Pi 1.6.0 names it.
+    assert commands([sys.executable, "-m", "pi_rpc", *flags, "--approve"]) == pis
 
 
-def without_agents_base_dirs(commands: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`commands` with no `sourceInfo.baseDir` for the skills of `.agents` folders (Pi 1.6.0 names
-    the `.agents` folder there, pi-rpc the `.pi` or agent folder, as Pi 0.73.1 did)."""
-    return [
-        command | {"sourceInfo": {k: v for k, v in command["sourceInfo"].items() if k != "baseDir"}}
-        if "/.agents/" in command["sourceInfo"]["path"]
-        else command
-        for command in commands
-    ]
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["--tools", "read,grep,find"],  # a search tool: no rule to search with the shell
+        ["--tools", "bash,write"],  # no read: the skills are loaded with bash
+        ["--no-tools"],
+        ["--append-system-prompt", "Be kind."],
+    ],
+    ids=["default tools", "search tools", "bash without read", "no tools", "appended"],
+)
+def test_the_system_prompt_sections_are_pi_16s_but_for_its_docs(
+    pi16: list[str], tmp_path: Path, flags: list[str]
+) -> None:
+    """The sections of the first system message (spec 15.11), text for text, for the same workspace
+    (context files, a skill) and tools; Pi's `docs` section names its installed docs, which pi-rpc
+    has none of."""
+    workspace = tmp_path / "ws"
+    write(workspace / "AGENTS.md", "PROJECT: run make test before committing.\n")
+    skill(workspace / ".pi" / "skills", "deploy")
+    argv = ["--mode", "rpc", "--provider", "loop", "--model", "m", "--no-session", "--approve", *flags]
+
+    def sections(program: list[str]) -> dict[str, str]:
+        with loopback_server([turn("hi")]) as server:
+            env = daemon_env(tmp_path / "home") | {"PI_CODING_AGENT_DIR": str(agent_dir_for(tmp_path, server, {}))}
+            commands = [{"id": "1", "type": "prompt", "message": "hi"}, {"id": "2", "type": "get_messages"}]
+            [first, *_] = answer(converse([*program, *argv], commands, env, workspace), "2")["messages"]
+        assert first["role"] == "system"
+        found: dict[str, str] = first["sections"]
+        return found
+
+    pis = sections([*pi16, "--offline"])
+    assert "docs" in pis and pis.get("preamble", "").startswith("You are a coding assistant")
+    assert sections([sys.executable, "-m", "pi_rpc"]) == {name: text for name, text in pis.items() if name != "docs"}

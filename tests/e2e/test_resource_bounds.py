@@ -6,22 +6,20 @@ user's folders (or a tree as big as `/usr`), and however big its folders, `initi
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
-from typing import cast
 
 import acp
 import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.resource_limits import MAX_ENTRIES_PER_SOURCE
+from pi_rpc.session.resources.limits import MAX_ENTRIES_PER_SOURCE
 from tests.reliability.local_server import local_server
 
+from .acp_daemon import Editor, spawn_acp
 from .conftest import SCRIPTS, daemon_env
-from .test_acp_mode import Editor
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
-from .test_pi_sessions import answer, converse
+from .loopback_model import Loopback, completions_turn
+from .pi_conversations import answer, converse
 
 pytestmark = pytest.mark.e2e
 
@@ -53,7 +51,7 @@ def hostile_workspace(workspace: Path, home: Path) -> None:
 
 @pytest.mark.timeout(120)
 def test_jsonrpc_a_workspace_cannot_send_the_users_files_or_name_their_folders(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -105,14 +103,7 @@ async def test_acp_session_new_is_answered_and_the_users_key_never_sent(workspac
     with local_server(["m"]) as server:
         argv = ["-m", "pi_rpc", "--mode", "acp", "--cwd", str(workspace), "--base-url", server.url, "--model", "m"]
         argv.append(TRUSTED)
-        async with acp.spawn_agent_process(
-            cast(acp.Client, editor),
-            sys.executable,
-            *argv,
-            env=daemon_env(home),
-            transport_kwargs={"stderr": subprocess.DEVNULL},
-            observers=[editor.observe],
-        ) as (conn, process):
+        async with spawn_acp(editor, argv, home) as (conn, process):
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
             answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hello")])

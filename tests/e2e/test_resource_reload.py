@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from .conftest import daemon_env
+from .pi_conversations import Json, Step, answer, converse
 from .pi_parity import agent_dir_for, loopback_server, turn
-from .test_pi_sessions import Json, Step, answer, converse
 
 pytestmark = pytest.mark.e2e
 

@@ -14,15 +14,15 @@ import pytest
 from pi_rpc.demo.rpc_client import DaemonClient, RpcError
 
 from .conftest import daemon_env
-from .test_compaction import texts
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
+from .loopback_model import Loopback, completions_turn
+from .message_texts import texts
 
 pytestmark = pytest.mark.e2e
 
 Json = dict[str, Any]
 
 
-def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:  # noqa: F811
+def start(loopback: Loopback, workspace: Path, tmp_path: Path) -> DaemonClient:
     """A daemon with its agent folder at tmp_path/agent, so its sessions are in Pi's folder there
     (`PI_CODING_AGENT_DIR`); each one started here shares them."""
     agent_dir = tmp_path / "agent"
@@ -46,7 +46,7 @@ def said(entries: list[Json]) -> list[str]:
 
 
 def test_a_client_gets_what_it_missed_across_a_daemon_restart(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -86,7 +86,8 @@ def test_a_client_gets_what_it_missed_across_a_daemon_restart(
             "three",
             "answer thr",
         ]
-        assert messages[0]["role"] == "compactionSummary" and messages[0]["summary"] == "THE SUMMARY"
+        assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]
+        assert messages[1]["summary"] == "THE SUMMARY"
         # The same cursor gives the same entries, ids and all, from the new daemon.
         assert second.request("session/entries", {"since": cursor}) == after_compaction
         cursor = after_compaction["leafId"]

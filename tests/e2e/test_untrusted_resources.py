@@ -15,7 +15,7 @@ import pytest
 from pi_rpc.demo.rpc_client import DaemonClient
 
 from .conftest import daemon_env
-from .test_daemon_providers import Loopback, completions_turn, loopback  # noqa: F401 - the fixture
+from .loopback_model import Loopback, completions_turn
 
 pytestmark = pytest.mark.e2e
 
@@ -69,7 +69,7 @@ def run(server: Loopback, workspace: Path, home: Path, *flags: str) -> tuple[lis
 
 
 def test_an_untrusted_workspaces_own_resources_do_not_load_and_the_warning_names_them(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:
@@ -87,7 +87,7 @@ def test_an_untrusted_workspaces_own_resources_do_not_load_and_the_warning_names
 
 
 def test_the_same_workspace_trusted_loads_all_of_them(
-    loopback: Loopback,  # noqa: F811
+    loopback: Loopback,
     workspace: Path,
     tmp_path: Path,
 ) -> None:

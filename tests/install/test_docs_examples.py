@@ -27,8 +27,8 @@ from pi_rpc.ai.providers.faux import load_script
 from pi_rpc.ai.providers.openai_completions import Compat
 from pi_rpc.demo.rpc_client import DaemonClient
 from pi_rpc.modes.jsonrpc.protocol import METHODS, InitializeParams
-from pi_rpc.session.approvals import parse_rules
-from pi_rpc.session.settings import load_settings, resolve_default_tools
+from pi_rpc.session.approvals.gate import parse_rules
+from pi_rpc.session.configuration.settings import load_settings, resolve_default_tools
 from pi_rpc.tools.mcp_files import load_mcp_files
 from tests.e2e.conftest import daemon_env
 

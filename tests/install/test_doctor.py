@@ -7,32 +7,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pi_rpc.commands.checks import check_folder, check_ripgrep
-from tests.e2e.conftest import daemon_env
 from tests.reliability.local_server import local_server
 
+from .doctor_run import doctor
+
 pytestmark = pytest.mark.e2e
-
-
-def doctor(home: Path, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
-    env = daemon_env(home)
-    env.update(extra_env)
-    return subprocess.run(
-        [sys.executable, "-m", "pi_rpc", "doctor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        cwd=home,
-    )
 
 
 def config_folder(home: Path) -> Path:

@@ -18,7 +18,8 @@ from typing import Any, TypeVar
 import pynvim  # type: ignore[import-untyped]
 import pytest
 
-from pi_rpc.session.models import demo_script_path
+from pi_rpc.ai.apis import known_providers
+from pi_rpc.session.models.choice import demo_script_path
 
 ROOT = Path(__file__).resolve().parents[2]
 # PI_RPC_NVIM_PLUGIN points the tests at another copy of the plugin (e.g. an older commit's, to
@@ -219,8 +220,9 @@ def workspace(tmp_path: Path) -> Path:
 def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Neovim and the daemon it spawns inherit this: no key, no real sessions or config of the
     developer's (so the model is the script each test names)."""
-    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+    for known in known_providers().values():
+        monkeypatch.delenv(known.key_variable, raising=False)
+        monkeypatch.delenv(known.base_url_variable, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("PI_RPC_SESSION_DIR", str(tmp_path / "sessions"))

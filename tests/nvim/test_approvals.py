@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 
+from .approval_float import FLOAT_OPEN, IDLE, float_lines, press
 from .conftest import Editor, require_daemon, until
 
 pytestmark = pytest.mark.nvim
 
 SCRIPT = json.loads((Path(__file__).parents[1] / "e2e" / "scripts" / "approvals.json").read_text())
 ORIGINAL = 'import sys\n\n\ndef greet(name):\n    return f"Helo, {name}!"\n'
-IDLE = "require('pi_rpc.status').phase() == 'idle'"
-FLOAT_OPEN = "require('pi_rpc.approval').float_win() ~= nil"
 
 
 @pytest.fixture(autouse=True)
@@ -50,20 +49,6 @@ def open_greet(ed: Editor, unsaved: bool) -> Any:
 def prompt_and_wait_for_float(ed: Editor, text: str) -> None:
     ed.nvim.command(f"PiPrompt {text}")
     ed.wait(FLOAT_OPEN)
-
-
-def press(ed: Editor, keys: str) -> None:
-    """Keys as the user types them, into whatever window has the focus."""
-    ed.nvim.input(keys)
-
-
-def float_lines(ed: Editor) -> list[str]:
-    return list(
-        ed.lua(
-            "local w = require('pi_rpc.approval').float_win() "
-            "return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)"
-        )
-    )
 
 
 def assert_no_file_warnings(ed: Editor) -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from .approval_float import FLOAT_OPEN, IDLE, float_lines, press
 from .conftest import require_daemon
 from .screenshot import resize, screenshot
-from .test_approvals import FLOAT_OPEN, IDLE, float_lines, press
 
 pytestmark = pytest.mark.nvim
 

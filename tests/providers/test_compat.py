@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from pi_rpc.ai.apis import KnownApi
 from pi_rpc.ai.compat import ModelCompat, layered
 from pi_rpc.ai.models import get_model
 from pi_rpc.ai.providers import anthropic, openai_completions, openai_responses
@@ -17,7 +18,7 @@ from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.types import Context, Model, UserMessage
 
 
-def _model(api: str, compat: dict[str, Any]) -> Model:
+def _model(api: KnownApi, compat: dict[str, Any]) -> Model:
     return Model(
         id="m",
         name="m",
@@ -96,7 +97,7 @@ def test_on_the_wire_compat_is_the_mapping_that_was_written(raw: dict[str, Any])
     """`models/list` and `model/set` send `Model`: its `compat` JSON is unchanged by the typing."""
     model = _model("openai-completions", raw)
     assert json.loads(msgspec.json.encode(model))["compat"] == raw
-    assert "compat" not in json.loads(msgspec.json.encode(Model(id="m", name="m", api="a", provider="p")))
+    assert "compat" not in json.loads(msgspec.json.encode(Model(id="m", name="m", api="faux", provider="p")))
 
 
 def test_built_in_models_carry_their_flags_typed() -> None:

@@ -15,9 +15,8 @@ from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import Context, Model, ModelCost, ProviderEvent, StartEvent, UserMessage
 
+from .responses_wire import Wire, responses_model
 from .sse_server import SSEServer, fixture_events, sse_event, sse_reply
-from .test_openai_responses import Wire
-from .test_openai_responses import _model as responses_model
 
 pytestmark = pytest.mark.anyio
 

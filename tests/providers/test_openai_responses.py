@@ -10,10 +10,8 @@ import json
 import logging
 from typing import Any
 
-import msgspec
 import pytest
 
-from pi_rpc.ai.compat import ModelCompat
 from pi_rpc.ai.models import get_model
 from pi_rpc.ai.providers import openai_responses
 from pi_rpc.ai.registry import StreamOptions
@@ -47,7 +45,8 @@ from .helpers import (
     run_provider,
     sampling_tool,
 )
-from .sse_server import Delay, SSEServer, json_reply, sse_event, sse_reply
+from .responses_wire import Wire, responses_model
+from .sse_server import SSEServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -55,158 +54,6 @@ KEY = "sk-proj-SECRET-KEY-value-0123"
 
 
 # --- wire-format helpers ------------------------------------------------------------------------
-
-
-class Wire:
-    """Builds one Responses event stream, numbering events as the API does."""
-
-    def __init__(self, response_id: str = "resp_1", model: str = "gpt-5.1-2025-11-13") -> None:
-        self.events: list[bytes | Delay] = []
-        self.seq = 0
-        self.response: dict[str, Any] = {
-            "id": response_id,
-            "object": "response",
-            "model": model,
-            "status": "in_progress",
-            "output": [],
-            "usage": None,
-        }
-        self.emit("response.created", response=dict(self.response))
-        self.emit("response.in_progress", response=dict(self.response))
-
-    def emit(self, kind: str, **fields: Any) -> Wire:
-        self.events.append(sse_event({"type": kind, "sequence_number": self.seq, **fields}, kind))
-        self.seq += 1
-        return self
-
-    def message(self, index: int, chunks: list[str], item_id: str = "msg_1", phase: str | None = None) -> Wire:
-        item: dict[str, Any] = {
-            "id": item_id,
-            "type": "message",
-            "status": "in_progress",
-            "role": "assistant",
-            "content": [],
-        }
-        self.emit("response.output_item.added", output_index=index, item=item)
-        part = {"type": "output_text", "text": "", "annotations": []}
-        self.emit("response.content_part.added", output_index=index, item_id=item_id, content_index=0, part=part)
-        for chunk in chunks:
-            self.emit(
-                "response.output_text.delta",
-                output_index=index,
-                item_id=item_id,
-                content_index=0,
-                delta=chunk,
-                logprobs=[],
-            )
-        text = "".join(chunks)
-        self.emit("response.output_text.done", output_index=index, item_id=item_id, content_index=0, text=text)
-        done = {**item, "status": "completed", "content": [{**part, "text": text}]}
-        if phase:
-            done["phase"] = phase
-        return self.emit("response.output_item.done", output_index=index, item=done)
-
-    def reasoning(
-        self, index: int, parts: list[list[str]], item_id: str = "rs_1", encrypted: str | None = "gAAAAenc"
-    ) -> Wire:
-        self.emit(
-            "response.output_item.added",
-            output_index=index,
-            item={"id": item_id, "type": "reasoning", "summary": []},
-        )
-        for n, chunks in enumerate(parts):
-            self.emit(
-                "response.reasoning_summary_part.added",
-                output_index=index,
-                item_id=item_id,
-                summary_index=n,
-                part={"type": "summary_text", "text": ""},
-            )
-            for chunk in chunks:
-                self.emit(
-                    "response.reasoning_summary_text.delta",
-                    output_index=index,
-                    item_id=item_id,
-                    summary_index=n,
-                    delta=chunk,
-                )
-            self.emit(
-                "response.reasoning_summary_text.done",
-                output_index=index,
-                item_id=item_id,
-                summary_index=n,
-                text="".join(chunks),
-            )
-            self.emit(
-                "response.reasoning_summary_part.done",
-                output_index=index,
-                item_id=item_id,
-                summary_index=n,
-                part={"type": "summary_text", "text": "".join(chunks)},
-            )
-        item: dict[str, Any] = {
-            "id": item_id,
-            "type": "reasoning",
-            "summary": [{"type": "summary_text", "text": "".join(c)} for c in parts],
-        }
-        if encrypted is not None:
-            item["encrypted_content"] = encrypted
-        return self.emit("response.output_item.done", output_index=index, item=item)
-
-    def call(self, index: int, call_id: str, name: str, chunks: list[str], item_id: str = "fc_1") -> Wire:
-        item = {
-            "id": item_id,
-            "type": "function_call",
-            "status": "in_progress",
-            "arguments": "",
-            "call_id": call_id,
-            "name": name,
-        }
-        self.emit("response.output_item.added", output_index=index, item=item)
-        for chunk in chunks:
-            self.emit("response.function_call_arguments.delta", output_index=index, item_id=item_id, delta=chunk)
-        arguments = "".join(chunks)
-        self.emit("response.function_call_arguments.done", output_index=index, item_id=item_id, arguments=arguments)
-        return self.emit(
-            "response.output_item.done",
-            output_index=index,
-            item={**item, "status": "completed", "arguments": arguments},
-        )
-
-    def completed(
-        self,
-        input_tokens: int = 12,
-        output_tokens: int = 5,
-        cached: int = 0,
-        status: str = "completed",
-        incomplete: str | None = None,
-    ) -> Wire:
-        usage = {
-            "input_tokens": input_tokens,
-            "input_tokens_details": {"cached_tokens": cached},
-            "output_tokens": output_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": input_tokens + output_tokens,
-        }
-        response = {
-            **self.response,
-            "status": status,
-            "usage": usage,
-            "incomplete_details": {"reason": incomplete} if incomplete else None,
-        }
-        kind = "response.completed" if status == "completed" else f"response.{status}"
-        return self.emit(kind, response=response)
-
-
-def _model(server: SSEServer, model_id: str = "gpt-5.1", **kw: Any) -> Model:
-    if isinstance(kw.get("compat"), dict):
-        kw["compat"] = msgspec.convert(kw["compat"], ModelCompat)
-    model = get_model("openai", model_id)
-    assert model is not None
-    model.base_url = server.url + "/v1"
-    for name, value in kw.items():
-        setattr(model, name, value)
-    return model
 
 
 def _context(**kw: Any) -> Context:
@@ -221,7 +68,7 @@ async def _run(
     model: Model | None = None,
 ) -> tuple[AssistantMessage, list[ProviderEvent]]:
     opts = options or StreamOptions(api_key=KEY, max_retries=0, idle_timeout=5)
-    return await run_provider(openai_responses.stream, model or _model(server), context or _context(), opts)
+    return await run_provider(openai_responses.stream, model or responses_model(server), context or _context(), opts)
 
 
 # --- text, reasoning, tool calls ------------------------------------------------------------------
@@ -385,7 +232,7 @@ async def test_replay_of_reasoning_calls_and_results(sse_server: SSEServer) -> N
     """A first turn's reasoning item, message id and call item ids go back on the next request."""
     first = Wire().reasoning(0, [["Plan"]]).call(1, "call_1", "read", ['{"path":"a"}'], item_id="fc_1")
     sse_server.script(sse_reply(first.completed().events), sse_reply(Wire().message(0, ["Done"]).completed().events))
-    model = _model(sse_server)
+    model = responses_model(sse_server)
     options = StreamOptions(api_key=KEY, max_retries=0, thinking_level="medium")
     turn1, _ = await _run(sse_server, options, model=model)
     result = ToolResultMessage(
@@ -413,7 +260,7 @@ async def test_replay_of_reasoning_calls_and_results(sse_server: SSEServer) -> N
 async def test_input_conversion_rules(sse_server: SSEServer) -> None:
     """Foreign thinking becomes text, foreign call ids are normalised and lose their item ids,
     failed turns are skipped, unanswered calls get a result, images go as data URLs."""
-    model = _model(sse_server)
+    model = responses_model(sse_server)
     foreign = AssistantMessage(
         api="anthropic-messages",
         provider="anthropic",
@@ -455,7 +302,7 @@ async def test_input_conversion_rules(sse_server: SSEServer) -> None:
         {"role": "user", "content": [{"type": "input_text", "text": "go on"}]},
         {"role": "developer", "content": "Mode changed."},
     ]
-    text_only = _model(sse_server, input=["text"])
+    text_only = responses_model(sse_server, input=["text"])
     body = openai_responses.build_request_body(text_only, _context(messages=messages[:1]), StreamOptions())
     assert body["input"][1]["content"][1] == {
         "type": "input_text",
@@ -501,7 +348,7 @@ async def test_strict_tool_declared_with_the_strict_schema(sse_server: SSEServer
 async def test_prefer_falls_back_silently_on_a_server_without_strict(sse_server: SSEServer) -> None:
     """spec 4.3: prefer + no strict support -> the tool goes as declared, without `strict`."""
     sse_server.script(sse_reply(Wire().message(0, ["ok"]).completed().events))
-    model = _model(sse_server, compat={})
+    model = responses_model(sse_server, compat={})
     tool = sampling_tool("read", "Read", "prefer")
     message, _ = await _run(sse_server, context=_context(tools=[tool]), model=model)
     assert message.stop_reason == "stop"
@@ -512,7 +359,7 @@ async def test_prefer_falls_back_silently_on_a_server_without_strict(sse_server:
 
 async def test_require_without_strict_support_fails_before_any_request(sse_server: SSEServer) -> None:
     """spec 4.3: require + no strict support -> the exact error, and no request is sent."""
-    model = _model(sse_server, compat={})
+    model = responses_model(sse_server, compat={})
     tool = sampling_tool("edit", "Edit", "require")
     message, events = await _run(sse_server, context=_context(tools=[tool]), model=model)
     assert message.stop_reason == "error"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import spawn, workspace
-from tests.e2e.test_daemon_providers import Loopback, loopback
+from tests.e2e.loopback_model import Loopback, loopback
 from tests.providers.conftest import fast_retries, sse_server
 
 __all__ = ["fast_retries", "loopback", "spawn", "workspace", "sse_server"]

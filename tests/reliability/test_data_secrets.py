@@ -21,24 +21,27 @@ import pytest
 from pi_rpc.agent.agent import Agent
 from pi_rpc.agent.loop import LoopConfig
 from pi_rpc.agent.types import MessageEnd
+from pi_rpc.ai.apis import api_declaration
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.e2e.conftest import daemon_env
-from tests.e2e.test_daemon_providers import Loopback
+from tests.e2e.loopback_model import Loopback
 from tests.providers.sse_server import Reply, json_reply, sse_event, sse_reply
 
 pytestmark = pytest.mark.e2e
 
 KEY = "sk-test-9f8e7d6c5b4a39281706"
-KEY_ENV = {
-    "anthropic-messages": "ANTHROPIC_API_KEY",
-    "openai-completions": "OPENAI_API_KEY",
-    "openai-responses": "OPENAI_API_KEY",
-}
 ECHO = f"Invalid API key: {KEY} (header was 'Bearer {KEY}')"
+
+
+def _key_variable(api: str) -> str:
+    """The variable the daemon reads the key of `api`'s provider from."""
+    provider = api_declaration(api).provider
+    assert provider is not None
+    return provider.key_variable
 
 
 # --- key-echoing replies, one per error path ---------------------------------------------------------
@@ -129,7 +132,7 @@ def test_no_path_shows_the_key(case: str, loopback: Loopback, tmp_path: Path) ->
     workspace, sessions = tmp_path / "ws", tmp_path / "sessions"
     workspace.mkdir()
     env = daemon_env(tmp_path / "home")
-    env.update({KEY_ENV[api]: KEY, "PI_RPC_RETRY_BASE_MS": "1", "PI_RPC_SESSION_DIR": str(sessions)})
+    env.update({_key_variable(api): KEY, "PI_RPC_RETRY_BASE_MS": "1", "PI_RPC_SESSION_DIR": str(sessions)})
     base_url = loopback.server.url + ("" if api == "anthropic-messages" else "/v1")
     argv = [
         "--cwd",
@@ -141,7 +144,7 @@ def test_no_path_shows_the_key(case: str, loopback: Loopback, tmp_path: Path) ->
         "--model",
         "test-model",
         "--api-key-env",
-        KEY_ENV[api],
+        _key_variable(api),
         "--log-level",
         "DEBUG",
     ]

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.ai.types import AssistantMessage, Message, TextContent, UserMessage
 from pi_rpc.demo.rpc_client import DaemonClient
-from pi_rpc.session.pi_sessions import entry_line, message_head
-from pi_rpc.session.store import (
+from pi_rpc.session.storage.entry_kinds import SessionMessageEntry, entry_json, entry_timestamp
+from pi_rpc.session.storage.store import (
     SessionFile,
     find_session,
     legacy_workspace_folder,
@@ -59,7 +59,9 @@ def texts(messages: list[Message] | list[UserMessage | AssistantMessage]) -> lis
 
 def pi_line(message: Message, entry_id: str, parent_id: str | None) -> bytes:
     """A message entry's line as Pi writes it (without the newline)."""
-    return bytes(entry_line(message_head(message, entry_id, parent_id), message))
+    return entry_json(
+        SessionMessageEntry(id=entry_id, parent_id=parent_id, timestamp=entry_timestamp(), message=message)
+    )
 
 
 INTERRUPTED = UserMessage(content="a long question " * 40 + "ending in ünïcode")
@@ -99,7 +101,7 @@ def test_a_torn_line_is_reported_on_load_and_when_cut(tmp_path: Path, caplog: py
     session.append(UserMessage(content="first"))
     with open(session.path, "ab") as out:
         out.write(b'{"role":"user","content":"half a li')
-    with caplog.at_level(logging.WARNING, logger="pi_rpc.session.store"):
+    with caplog.at_level(logging.WARNING, logger="pi_rpc.session.storage.store"):
         _, messages = load_session(session.path)
         assert texts(messages) == ["first"]
         assert "torn last line" in caplog.text

@@ -11,32 +11,33 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.ai.models import ANTHROPIC_BASE_URL, OPENAI_BASE_URL
+from pi_rpc.ai.apis import ANTHROPIC, OPENAI, KnownApi, endpoint_apis, known_providers
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import Context, UserMessage
-from pi_rpc.session.models import ModelSetupError, starting_model
+from pi_rpc.session.models.choice import ModelSetupError, starting_model
 
 
 @pytest.fixture(autouse=True)
 def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+    for known in known_providers().values():
+        monkeypatch.delenv(known.key_variable, raising=False)
+        monkeypatch.delenv(known.base_url_variable, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
 
 
-def key_for(base_url: str, api: str, api_key_env: str | None = None) -> str | None:
+def key_for(base_url: str, api: KnownApi, api_key_env: str | None = None) -> str | None:
     choice = starting_model(base_url=base_url, api=api, model_id="m", api_key_env=api_key_env).choice
     assert choice is not None
     return choice.api_key
 
 
 def test_a_providers_own_url_gets_its_own_key() -> None:
-    assert key_for(ANTHROPIC_BASE_URL, "anthropic-messages") == "sk-ant"
-    assert key_for(OPENAI_BASE_URL + "/", "openai-completions") == "sk-openai"
+    assert key_for(ANTHROPIC.base_url, "anthropic-messages") == "sk-ant"
+    assert key_for(OPENAI.base_url + "/", "openai-completions") == "sk-openai"
 
 
 # Hosts that are not the built-in providers' (any port, any path) never see their keys.
@@ -48,16 +49,16 @@ _hosts = st.sampled_from(["127.0.0.1", "localhost", "api.openai.com.evil.example
     host=_hosts,
     port=st.integers(1, 65535),
     path=st.sampled_from(["", "/v1", "/openai/v1"]),
-    api=st.sampled_from(["anthropic-messages", "openai-completions", "openai-responses"]),
+    api=st.sampled_from(endpoint_apis()),
 )
-def test_any_other_url_gets_no_key(host: str, port: int, path: str, api: str) -> None:
+def test_any_other_url_gets_no_key(host: str, port: int, path: str, api: KnownApi) -> None:
     assert key_for(f"http://{host}:{port}{path}", api) is None
 
 
 def test_api_key_env_wins_and_must_be_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-mine")
     assert key_for("http://127.0.0.1:8080/v1", "openai-completions", "MY_KEY") == "sk-mine"
-    assert key_for(OPENAI_BASE_URL, "openai-completions", "MY_KEY") == "sk-mine"
+    assert key_for(OPENAI.base_url, "openai-completions", "MY_KEY") == "sk-mine"
     with pytest.raises(ModelSetupError, match="--api-key-env NOT_SET"):
         key_for("http://127.0.0.1:8080/v1", "openai-completions", "NOT_SET")
 

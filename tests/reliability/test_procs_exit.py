@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e.conftest import daemon_env
 from tests.reliability.procs import poll
-from tests.reliability.test_stream_memory import _read_jsonl_until
+from tests.reliability.stream_watch import read_jsonl_until
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +58,7 @@ def test_at_the_daemons_exit_no_helper_of_it_is_alive(mode: str, tmp_path: Path)
         if mode == "jsonrpc":  # a command run too: its keeper is reaped, the next spare is ready
             proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"message":"go"}}\n')
             proc.stdin.flush()
-            _read_jsonl_until(proc.stdout.fileno(), b'"id":1,', bytearray())
+            read_jsonl_until(proc.stdout.fileno(), b'"id":1,', bytearray())
             helpers += _descendants(proc.pid)
         proc.stdin.close()
         assert proc.wait(60) == 0

@@ -19,16 +19,17 @@ import pytest
 from pi_rpc.agent.types import ToolCallContext
 from pi_rpc.modes.acp.agent import AcpAgent
 from pi_rpc.modes.daemon import serve
+from pi_rpc.session.configuration.config import PersistenceConfig, ToolsConfig
 from pi_rpc.session.session import AgentSession, SessionConfig
 from pi_rpc.tools.bash import BashParams, create_bash_tool
 from pi_rpc.tools.process import ProcessTable, ProcessTables
 from pi_rpc.tools.registry import create_tool_definitions
-from tests.unit.modes.test_acp_agent import Editor, text
-from tests.unit.modes.test_daemon import Recorder
+from tests.unit.modes.acp_editor import Editor, text
+from tests.unit.modes.recorder import Recorder
 from tests.unit.session import helpers
 
+from .leftovers import kill_leftovers
 from .procs import KINDS, marked, poll_async, tree_command
-from .test_procs_supervisor import kill_leftovers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
 
@@ -37,13 +38,15 @@ def session_config(cwd: Path, processes: ProcessTable | None = None) -> SessionC
     processes = processes if processes is not None else ProcessTable()
     tools = create_tool_definitions(["bash"], processes=processes)
     return SessionConfig(
-        cwd=str(cwd), model=None, tools=tools, active_tools=["bash"], persist=False, processes=processes
+        cwd=str(cwd),
+        tools=ToolsConfig(definitions=tools, active=["bash"], processes=processes),
+        persistence=PersistenceConfig(persist=False),
     )
 
 
 async def leave_jobs(session: AgentSession, marker: str) -> None:
     """Run a command that leaves one job of each kind behind, as the model's bash call would."""
-    bash = session.config.tools["bash"]
+    bash = session.config.tools.definitions["bash"]
     await bash.execute(BashParams(command=tree_command(marker, foreground=False)), ToolCallContext(cwd=session.cwd))
     assert await poll_async(lambda: len(marked(marker)) == len(KINDS))
 

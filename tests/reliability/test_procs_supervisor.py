@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from pi_rpc.tools import process
 from pi_rpc.tools.process import PIPE_BYTES, SUPERVISED, ProcessTable, ProcessTables, run_process_group
 
+from .leftovers import kill_leftovers
 from .procs import KINDS, marked, poll_async, tree_command
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
@@ -29,14 +30,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sys.platform != "linux", rea
 
 def new_marker() -> str:
     return f"pi-procs-{uuid.uuid4().hex[:12]}"
-
-
-def kill_leftovers(marker: str) -> None:
-    for pid in marked(marker):
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
 
 
 async def test_abort_kills_setsid_nohup_and_double_forked_descendants(tmp_path: Path) -> None:

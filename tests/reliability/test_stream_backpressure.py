@@ -20,13 +20,12 @@ import pytest
 
 from pi_rpc.ai.sse import MIB
 from tests.e2e.conftest import daemon_env
-from tests.e2e.test_daemon_providers import Loopback, loopback
+from tests.e2e.loopback_model import Loopback
 from tests.providers.sse_server import sse_reply
-from tests.reliability.test_stream_memory import _answer, _chunk, _read_jsonl_until, _status_kib, _wait_idle
+from tests.reliability.stream_watch import completion_chunk, completion_stream, read_jsonl_until, status_kib, wait_idle
 
 pytestmark = pytest.mark.e2e
 
-__all__ = ["loopback"]  # the fixture, imported for its use here
 
 # What a stalled client may cost the daemon, whatever the answer's size: the writer holds the
 # stream past 4 MiB queued (modes/writer.py HOLD_BACKLOG), plus up to 1 MiB framed, the pipe, the
@@ -84,10 +83,10 @@ class _Daemon:
         self.stdin.flush()
 
     def read_until(self, marker: bytes) -> None:
-        _read_jsonl_until(self.out, marker, self.received, guard=240)
+        read_jsonl_until(self.out, marker, self.received, guard=240)
 
     def rss_kib(self) -> dict[str, int]:
-        return _status_kib(self.proc.pid)
+        return status_kib(self.proc.pid)
 
     def messages(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in bytes(self.received).splitlines() if line.strip()]
@@ -103,10 +102,12 @@ class _Daemon:
 def test_a_stalled_client_holds_a_200_mb_stream_in_bounded_memory_and_its_abort_is_served(
     loopback: Loopback, argv: list[str], tmp_path: Path
 ) -> None:
-    piece = _chunk({"content": "y" * (8 * 1024 - 1) + "\n"})
+    piece = completion_chunk({"content": "y" * (8 * 1024 - 1) + "\n"})
     # 200 MiB of answer, the same chunk object over and over (the test holds one copy).
-    loopback.script(sse_reply(_answer(["warm"])))
-    loopback.script(sse_reply([*_answer([])[:1], *[piece] * (200 * MIB // (8 * 1024)), *_answer([])[1:]]))
+    loopback.script(sse_reply(completion_stream(["warm"])))
+    loopback.script(
+        sse_reply([*completion_stream([])[:1], *[piece] * (200 * MIB // (8 * 1024)), *completion_stream([])[1:]])
+    )
     daemon = _Daemon(["--framing", "jsonl", *argv], tmp_path)
     try:
         daemon.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
@@ -118,10 +119,10 @@ def test_a_stalled_client_holds_a_200_mb_stream_in_bounded_memory_and_its_abort_
         daemon.send({"jsonrpc": "2.0", "id": 2, "method": "prompt", "params": {"message": "hi"}})
         # The client reads nothing now: the daemon reaches its bound and says it holds the stream.
         assert daemon.log.wait_for(HOLDING)
-        _wait_idle(daemon.proc.pid)  # then it does nothing more while the client stays stalled
+        wait_idle(daemon.proc.pid)  # then it does nothing more while the client stays stalled
         stalled_mib = (daemon.rss_kib()["VmHWM"] - before) / 1024
         daemon.send({"jsonrpc": "2.0", "id": 3, "method": "abort", "params": {}})
-        _wait_idle(daemon.proc.pid)
+        wait_idle(daemon.proc.pid)
         daemon.read_until(b'"id":2,')  # the client reads again
         assert daemon.log.wait_for(RESUMED)
     finally:
@@ -181,7 +182,7 @@ def test_200_mb_of_bash_output_to_a_stalled_client_costs_bounded_memory(mode: st
             method = "session/prompt"
         before = daemon.rss_kib()["VmRSS"]
         daemon.send({"jsonrpc": "2.0", "id": 2, "method": method, "params": prompt})
-        _wait_idle(daemon.proc.pid)  # the command has run to its end; the client read nothing
+        wait_idle(daemon.proc.pid)  # the command has run to its end; the client read nothing
         stalled_mib = (daemon.rss_kib()["VmHWM"] - before) / 1024
         daemon.read_until(b'"id":2,')
     finally:

@@ -10,11 +10,8 @@ so they cannot flake."""
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,71 +20,25 @@ import pytest
 from pi_rpc.ai.sse import MAX_SSE_LINE_BYTES, MIB
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.e2e.conftest import daemon_env
-from tests.e2e.test_daemon_providers import Loopback, loopback
-from tests.providers.sse_server import sse_event, sse_reply
+from tests.e2e.loopback_model import Loopback
+from tests.providers.sse_server import sse_reply
+
+from .stream_watch import completion_stream, read_jsonl_until, status_kib, wait_idle
 
 pytestmark = pytest.mark.e2e
-
-__all__ = ["loopback"]  # the fixture, imported for its use here
-
-
-def _status_kib(pid: int) -> dict[str, int]:
-    values: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key.startswith("Vm") and rest.strip().endswith("kB"):
-            values[key] = int(rest.split()[0])
-    return values
-
-
-def _cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
-
-
-def _wait_idle(pid: int, guard: float = 120) -> None:
-    """Until the process has used no CPU for a while (it has done all it can without us)."""
-    deadline = time.monotonic() + guard
-    last = _cpu_ticks(pid)
-    quiet = 0
-    while quiet < 5 and time.monotonic() < deadline:
-        time.sleep(0.2)
-        now = _cpu_ticks(pid)
-        quiet = quiet + 1 if now == last else 0
-        last = now
-
-
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    return sse_event(
-        {
-            "id": "c1",
-            "object": "chat.completion.chunk",
-            "model": "test-model",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-    )
-
-
-def _answer(pieces: list[str]) -> list[bytes]:
-    return [
-        _chunk({"role": "assistant", "content": ""}),
-        *(_chunk({"content": p}) for p in pieces),
-        _chunk({}, "stop"),
-        b"data: [DONE]\n\n",
-    ]
 
 
 def test_an_endless_sse_line_is_cut_off_with_memory_bounded(
     loopback: Loopback, argv: list[str], tmp_path: Path
 ) -> None:
     endless = [b'data: {"choices": [{"delta": {"content": "'] + [b"x" * MIB] * 200  # 200 MiB, no newline
-    loopback.script(sse_reply([*_answer(["before "])[:2], *endless]))
+    loopback.script(sse_reply([*completion_stream(["before "])[:2], *endless]))
     client = DaemonClient(argv, env=daemon_env(tmp_path))
     try:
         client.request("initialize", {"clientInfo": {"name": "pytest"}})
-        before = _status_kib(client.proc.pid)["VmRSS"]
+        before = status_kib(client.proc.pid)["VmRSS"]
         result = client.request("prompt", {"message": "hi"}, timeout=120)
-        growth_mib = (_status_kib(client.proc.pid)["VmHWM"] - before) / 1024
+        growth_mib = (status_kib(client.proc.pid)["VmHWM"] - before) / 1024
     finally:
         client.close()
     # The whole line took the daemon from 53 to 706 MiB; the bound keeps it to a few times 32 MiB.
@@ -100,20 +51,6 @@ ANSWER_MIB = 48
 PIECE = 8 * 1024
 
 
-def _read_jsonl_until(fd: int, done: bytes, buffer: bytearray, guard: float = 100) -> None:
-    """Read into `buffer` until `done` appears (only new bytes are searched)."""
-    deadline = time.monotonic() + guard
-    searched = 0
-    while done not in buffer[searched:] and time.monotonic() < deadline:
-        searched = max(0, len(buffer) - len(done))
-        ready, _, _ = select.select([fd], [], [], 1)
-        if ready:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return
-            buffer += chunk
-
-
 def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_byte(
     loopback: Loopback, argv: list[str], tmp_path: Path
 ) -> None:
@@ -121,7 +58,7 @@ def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_by
         f"[{i:07d}]" + "abcdefghijklmnopqrstuvwxyz0123456789"[i % 36] * (PIECE - 9)
         for i in range(ANSWER_MIB * MIB // PIECE)
     ]
-    loopback.script(sse_reply(_answer(pieces)))
+    loopback.script(sse_reply(completion_stream(pieces)))
     command = [sys.executable, "-m", "pi_rpc", "--framing", "jsonl", *argv]
     proc = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(tmp_path)
@@ -132,16 +69,16 @@ def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_by
     try:
         proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n')
         proc.stdin.flush()
-        _read_jsonl_until(out, b'"id":1,', received)
-        before = _status_kib(proc.pid)["VmRSS"]
+        read_jsonl_until(out, b'"id":1,', received)
+        before = status_kib(proc.pid)["VmRSS"]
         proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"message":"hi"}}\n')
         proc.stdin.flush()
         # The client reads nothing now, while the whole answer streams in.
         loopback.portal.call(lambda: loopback.server.wait_for_request(1))
-        _wait_idle(proc.pid)
-        stalled_mib = (_status_kib(proc.pid)["VmHWM"] - before) / 1024
-        _read_jsonl_until(out, b'"id":2,', received)  # the client reads again
-        peak_mib = (_status_kib(proc.pid)["VmHWM"] - before) / 1024
+        wait_idle(proc.pid)
+        stalled_mib = (status_kib(proc.pid)["VmHWM"] - before) / 1024
+        read_jsonl_until(out, b'"id":2,', received)  # the client reads again
+        peak_mib = (status_kib(proc.pid)["VmHWM"] - before) / 1024
     finally:
         proc.stdin.close()
         proc.wait(60)
@@ -167,7 +104,7 @@ def test_a_client_that_stops_reading_costs_bounded_memory_and_then_gets_every_by
 
 def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, argv: list[str], tmp_path: Path) -> None:
     pieces = [f"<{i}>" + "z" * 200 for i in range(20_000)]  # 4 MB of text
-    loopback.script(sse_reply(_answer(pieces)))
+    loopback.script(sse_reply(completion_stream(pieces)))
     command = [sys.executable, "-m", "pi_rpc", "--mode", "acp", *argv]
     proc = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=daemon_env(tmp_path)
@@ -183,9 +120,9 @@ def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, ar
 
     try:
         send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
-        _read_jsonl_until(out, b'"id":1,', received)
+        read_jsonl_until(out, b'"id":1,', received)
         send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}})
-        _read_jsonl_until(out, b'"id":2,', received)
+        read_jsonl_until(out, b'"id":2,', received)
         # The response, not a notification that may follow it (the session's slash commands).
         replies = [json.loads(line) for line in bytes(received).splitlines() if b'"id":2,' in line]
         session = replies[0]["result"]["sessionId"]
@@ -198,8 +135,8 @@ def test_acp_chunks_merge_for_a_client_that_stops_reading(loopback: Loopback, ar
             }
         )
         loopback.portal.call(lambda: loopback.server.wait_for_request(1))
-        _wait_idle(proc.pid)  # the whole answer is in; the client has read none of it
-        _read_jsonl_until(out, b'"id":3,', received)
+        wait_idle(proc.pid)  # the whole answer is in; the client has read none of it
+        read_jsonl_until(out, b'"id":3,', received)
     finally:
         proc.stdin.close()
         proc.wait(60)

@@ -12,19 +12,17 @@ import pytest
 
 from pi_rpc.demo.rpc_client import DaemonClient
 from tests.e2e.conftest import daemon_env
-from tests.e2e.test_daemon_providers import Loopback, loopback
+from tests.e2e.loopback_model import Loopback
 from tests.providers.sse_server import Gate, sse_reply
 
-from .test_stream_memory import _answer
+from .stream_watch import completion_stream
 
 pytestmark = pytest.mark.e2e
-
-__all__ = ["loopback"]  # the fixture, imported for its use here
 
 
 def test_a_request_mid_stream_is_answered_before_the_stream_ends(loopback: Loopback, tmp_path: Path) -> None:
     pieces = [f"w{i} " for i in range(100_000)]
-    events = _answer(pieces)
+    events = completion_stream(pieces)
     gate = loopback.portal.call(Gate)  # its event belongs to the server's loop
     half = len(events) // 2
     loopback.script(sse_reply([*events[:half], gate, *events[half:]]))

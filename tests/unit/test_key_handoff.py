@@ -99,9 +99,9 @@ def test_reexecuted_process_shows_no_key_but_holds_it(tmp_path: Path) -> None:
 
 
 def test_known_list_holds_our_providers_variables() -> None:
-    from pi_rpc.ai import PROVIDER_ENV
+    from pi_rpc.ai import key_variables
 
-    assert {key for key, _ in PROVIDER_ENV.values()} <= set(KNOWN_PROVIDER_KEY_VARS)
+    assert set(key_variables()) <= set(KNOWN_PROVIDER_KEY_VARS)
 
 
 def test_nothing_to_hide_means_no_reexec() -> None:

@@ -22,7 +22,7 @@ from pi_rpc.cli import build_parser, build_session_config
 from pi_rpc.pi_args import PiExtras
 from pi_rpc.pi_flags import command_line_notices, parse_command_line
 from pi_rpc.session.session import AgentSession
-from pi_rpc.session.store import SessionDir, SessionFile
+from pi_rpc.session.storage.store import SessionDir, SessionFile
 from pi_rpc.tools import ToolSelection, tool_list_error, unknown_tool_names
 
 LOOPBACK_MODEL = ["--api", "openai-completions", "--base-url", "https://127.0.0.1:9/v1", "--model", "m"]
@@ -144,7 +144,7 @@ def test_a_session_starts_with_the_tools_pi16_resolves(tmp_path: Path, home: Pat
     session, _ = _session(tmp_path, "--tools", "re*")
     assert session.active_tools == ["read"]
     session, config = _session(tmp_path, "-xt", "bash", "--no-mcp")
-    assert session.active_tools == ["read", "edit", "write"] and config.mcp_enabled is False
+    assert session.active_tools == ["read", "edit", "write"] and config.tools.mcp_enabled is False
 
 
 def test_name_and_session_id_name_the_new_session(tmp_path: Path, home: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -159,11 +159,11 @@ def test_session_id_continues_that_session_when_it_exists(tmp_path: Path, home: 
     stored = SessionFile.create(str(tmp_path), "kept-1", SessionDir(home / "sessions"))
     stored.append(UserMessage(content=[TextContent(text="hello")]))
     again, config = _session(tmp_path, "--session-dir", str(home / "sessions"), "--session-id", "kept-1")
-    assert config.resume_from is not None and config.resume_from.name.endswith("_kept-1.jsonl")
+    assert config.persistence.resume_from is not None and config.persistence.resume_from.name.endswith("_kept-1.jsonl")
     assert again.session_id == "kept-1" and len(again.history.entries.context()) == 1
 
 
 def test_thinking_max_is_the_highest_level_the_model_has(tmp_path: Path, home: Path) -> None:
     session, config = _session(tmp_path, "--thinking", "max")
-    assert config.thinking_level == "xhigh" and config.thinking_pinned
+    assert config.models.thinking_level == "xhigh" and config.models.thinking_pinned
     assert session.thinking_level == session.thinking_levels()[-1]

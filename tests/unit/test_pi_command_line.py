@@ -1,5 +1,5 @@
 """Pi's command line as pi-rpc reads it (pi_rpc/pi_args.py, pi_rpc/pi_flags.py) and Pi's model
-names (pi_rpc/session/model_patterns.py): examples, what each flag is (honoured, warned about,
+names (pi_rpc/session/models/patterns.py): examples, what each flag is (honoured, warned about,
 refused), and properties against Pi's own `parseArgs` and model resolver (tests/pi_client's npm
 package, through pi_cli_oracle.mjs)."""
 
@@ -27,8 +27,8 @@ from pi_rpc.pi_flags import (
     parse_command_line,
     session_argument,
 )
-from pi_rpc.session.model_patterns import resolve_cli_model, resolve_model_scope
-from pi_rpc.session.store import SessionFile
+from pi_rpc.session.models.patterns import resolve_cli_model, resolve_model_scope
+from pi_rpc.session.storage.store import SessionFile
 
 PI_CLIENT = Path(__file__).resolve().parents[1] / "pi_client"
 ORACLE = Path(__file__).with_name("pi_cli_oracle.mjs")
@@ -98,12 +98,25 @@ def test_what_has_no_meaning_for_a_daemon_is_warned_about_by_name() -> None:
     assert errors == []
     assert warnings == [
         "1 message(s) on the command line ignored, as Pi ignores them in RPC mode: send them as `prompt` commands",
-        "--plan ignored: an unknown flag, which Pi keeps for its extensions (none here)",
+        "--plan ignored: an unknown flag, which an extension of -e may register (pi-rpc runs none)",
         "--extension ext.ts ignored: pi-rpc does not run Pi's TypeScript extensions",
         "--theme dark.json ignored: a daemon has no terminal UI",
         "--no-themes ignored: a daemon has no terminal UI",
         "--verbose ignored: a daemon's logs follow --log-level (or $PI_RPC_LOG)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["--bogus"], "Unknown option: --bogus"),
+        (["--bogus=1"], "Unknown option: --bogus"),
+        (["--bogus", "x", "--plan=3", "--bogus"], "Unknown options: --bogus, --plan"),  # each named once
+    ],
+)
+def test_an_unknown_long_flag_is_refused_in_rpc_mode_as_pi_16_refuses_it(argv: list[str], error: str) -> None:
+    """Pi 1.6.0 refuses a flag no extension it loaded registered (0.73.1 kept it, as pi-rpc did)."""
+    assert notices("--mode", "rpc", *argv) == ([error], [])
 
 
 def test_an_invalid_thinking_level_is_a_warning_as_in_pi() -> None:
@@ -264,7 +277,7 @@ def test_a_scope_is_pis(pi: subprocess.Popen[str], catalogue: list[tuple[str, st
 )
 def test_a_scope_glob_is_minimatchs(pi: subprocess.Popen[str], pattern: str) -> None:
     """Braces, `**`, classes and case as Pi's minimatch (nocase) reads them: the scope now uses the
-    one minimatch matcher (session/path_patterns.py); its own translator before knew no braces."""
+    one minimatch matcher (session/resources/path_patterns.py); its own translator before knew no braces."""
     models = [
         model("anthropic", "claude-sonnet-4-5"),
         model("anthropic", "claude-haiku-4-5"),

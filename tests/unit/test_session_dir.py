@@ -15,7 +15,7 @@ import pytest
 from pi_rpc.ai.types import TextContent, UserMessage
 from pi_rpc.cli import build_parser, build_session_config
 from pi_rpc.pi_flags import session_paths
-from pi_rpc.session.store import (
+from pi_rpc.session.storage.store import (
     SessionDir,
     SessionFile,
     chosen_session_root,
@@ -25,7 +25,7 @@ from pi_rpc.session.store import (
     list_sessions,
     private_workspace_subfolder,
 )
-from tests.unit.test_store import PI_PROMPT
+from tests.unit.pi_prompt import PI_PROMPT
 
 HERE, THERE = "/work/here", "/work/there"
 LOOPBACK_MODEL = ["--api", "openai-completions", "--base-url", "https://127.0.0.1:9/v1", "--model", "m"]
@@ -113,9 +113,9 @@ def test_settings_json_session_dir_reaches_the_session_but_a_workspaces_own_does
     (workspace / ".pi").mkdir(parents=True)
     (home / "agent" / "settings.json").write_text(json.dumps({"sessionDir": "~/user-sessions"}))
     args = build_parser().parse_args(["--cwd", str(workspace), *LOOPBACK_MODEL])
-    assert build_session_config(args).session_root == SessionDir(home / "user-sessions")
+    assert build_session_config(args).persistence.root == SessionDir(home / "user-sessions")
     (workspace / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": ".pi/sessions"}))
-    assert build_session_config(args).session_root == SessionDir(home / "user-sessions")
+    assert build_session_config(args).persistence.root == SessionDir(home / "user-sessions")
     assert "sessionDir is ignored in a workspace's settings" in caplog.text
     flagged = build_parser().parse_args(["--cwd", str(workspace), "--session-dir", "~/flag", *LOOPBACK_MODEL])
-    assert build_session_config(flagged).session_root == SessionDir(home / "flag")
+    assert build_session_config(flagged).persistence.root == SessionDir(home / "flag")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_rpc.session.settings import MIXED_MODIFIERS, SettingsError, load_settings, resolve_default_tools
+from pi_rpc.session.configuration.settings import MIXED_MODIFIERS, SettingsError, load_settings, resolve_default_tools
 from pi_rpc.tools.registry import ToolSelection
 
 

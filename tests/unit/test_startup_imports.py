@@ -11,15 +11,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from pi_rpc.ai.apis import API_DECLARATIONS
+
 DEFERRED = (
     "httpx",
     "jsonschema",
     "PIL",
     "pi_rpc.ai.http",
-    "pi_rpc.ai.providers.anthropic",
-    "pi_rpc.ai.providers.openai_completions",
-    "pi_rpc.ai.providers.openai_responses",
-    "pi_rpc.session.export_html",
+    # every HTTP API's provider module (the scripted model's is light, and the demo's default)
+    *(declaration.module for declaration in API_DECLARATIONS.values() if declaration.provider is not None),
+    "pi_rpc.session.storage.export_html",
     "html.entities",
     "difflib",
 )

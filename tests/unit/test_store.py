@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.ai.types import AssistantMessage, TextContent, UserMessage
-from pi_rpc.session.store import (
+from pi_rpc.session.storage.store import (
     SessionFile,
     find_session,
     list_all_sessions,
@@ -16,11 +16,7 @@ from pi_rpc.session.store import (
     sessions_root,
 )
 
-# One prompt, as Pi writes a message entry: a session is listed once it holds one.
-PI_PROMPT = (
-    '{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
-    '"message":{"role":"user","content":"hi","timestamp":1}}\n'
-)
+from .pi_prompt import PI_PROMPT
 
 
 def test_messages_round_trip_and_a_torn_line_is_skipped(tmp_path: Path) -> None:

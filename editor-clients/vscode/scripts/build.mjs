@@ -24,7 +24,7 @@ if (process.argv.includes("--tests")) {
   const unit = readdirSync(join(root, "test/unit")).filter((f) => f.endsWith(".test.ts")).map((f) => `test/unit/${f}`);
   await Promise.all([
     esbuild.build({ ...common, sourcemap: true, entryPoints: unit, outdir: "out/test/unit", platform: "node",
-      format: "cjs", target: "node20", external: ["vscode", "json-schema-to-typescript"] }),
+      format: "cjs", target: "node20", external: ["vscode", "json-schema-to-typescript", "eslint"] }),
     esbuild.build({ ...common, sourcemap: true, entryPoints: ["test/host/suite.ts", "test/host/bench.ts"], outdir: "out/test/host",
       platform: "node", format: "cjs", target: "node20", external: ["vscode"] }),
   ]);

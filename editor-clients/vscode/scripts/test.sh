@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The VS Code part of `make test`: installs what it needs (Node packages, code-server, Chromium;
-# each cached, so a second run installs nothing), then runs the unit tests under node --test and
-# the in-host tests in a real VS Code host against the real daemon.
+# each cached, so a second run installs nothing), type-checks and lints (ESLint with type
+# information and the layering of src/), then runs the unit tests under node --test and the
+# in-host tests in a real VS Code host against the real daemon.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PI_RPC="${PI_RPC:-$(cd ../.. && pwd)/.venv/bin/pi-rpc}"
@@ -13,6 +14,7 @@ scripts/setup-host.sh
 
 node scripts/gen-types.mjs --check
 npx tsc -p . --noEmit
+npx eslint --max-warnings 0 .
 node scripts/build.mjs --production --tests
 node --test out/test/unit/
 npx vsce package --no-dependencies --allow-missing-repository --skip-license --no-rewrite-relative-links -o out/pi-vscode.vsix >/dev/null

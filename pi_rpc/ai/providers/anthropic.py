@@ -21,8 +21,8 @@ from pi_rpc.ai.models import (
     anthropic_effort,
 )
 from pi_rpc.ai.output_cap import clamp_to_context, output_cap
-from pi_rpc.ai.provider import Provider, StreamOptions
-from pi_rpc.ai.providers.driver import ProviderApi, has_api_key, merge_headers
+from pi_rpc.ai.provider import StreamOptions
+from pi_rpc.ai.providers.driver import ProviderApi, merge_headers
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.strict_schema import resolve_json_schema_strict, tool_parameters
 from pi_rpc.ai.transform import sanitize_tool_call_id, transform_messages
@@ -46,7 +46,6 @@ from pi_rpc.ai.types import (
 
 _log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 # Tool arguments stream in small pieces instead of one blob at the end; thinking may sit between
 # tool calls. Pi sends the same two betas.
@@ -465,13 +464,12 @@ def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _St
 
 
 API = ProviderApi(
-    default_base_url=DEFAULT_BASE_URL,
+    api="anthropic-messages",
     path="/v1/messages",
-    has_credentials=has_api_key,
     build_headers=build_headers,
     build_request_body=build_request_body,
     new_state=_new_state,
 )
 stream = API.stream
 
-PROVIDER = Provider(api="anthropic-messages", stream=stream)
+PROVIDER = API.provider

@@ -24,8 +24,8 @@ import msgspec
 from pi_rpc.ai import http
 from pi_rpc.ai.compat import ModelCompat, said_flags
 from pi_rpc.ai.output_cap import output_cap
-from pi_rpc.ai.provider import Provider, StreamOptions
-from pi_rpc.ai.providers.driver import ProviderApi, merge_headers, no_key_needed
+from pi_rpc.ai.provider import StreamOptions
+from pi_rpc.ai.providers.driver import ProviderApi, merge_headers
 from pi_rpc.ai.providers.openai_chunks import (
     DECODE_CHUNK,
     FINISH_REASONS,
@@ -64,7 +64,6 @@ EMPTY_STREAM_ERROR = (
     "context window or its chat template cannot format a message)"
 )
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 TOOL_RESULT_IMAGES_TEXT = "Attached image(s) from tool result:"
 BRIDGE_AFTER_TOOL_RESULT = "I have processed the tool results."  # Pi's words
@@ -98,7 +97,7 @@ class Compat(msgspec.Struct, kw_only=True, frozen=True):
 def get_compat(model: Model) -> Compat:
     """Defaults detected from the base URL, overridden by the flags `model.compat` says.
     Unknown hosts get the most widely accepted dialect (`system` role, `max_tokens`, no `store`)."""
-    return _resolved_compat(model.base_url or DEFAULT_BASE_URL, model_compat(model))
+    return _resolved_compat(model.base_url or API.default_base_url, model_compat(model))
 
 
 @functools.lru_cache(maxsize=64)
@@ -159,7 +158,7 @@ def build_request_body(model: Model, context: Context, options: StreamOptions) -
         body["tools"] = []
     if model.reasoning and options.thinking_level != "off":
         effort = reasoning_effort(
-            options.thinking_level, compat, "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
+            options.thinking_level, compat, "api.openai.com" in (model.base_url or API.default_base_url)
         )
         if compat.thinking_format == "openrouter":
             body["reasoning"] = {"effort": effort}
@@ -276,7 +275,7 @@ def _tool_result(message: ToolResultMessage, model: Model, compat: Compat) -> li
 def normalize_tool_call_id(model: Model) -> Callable[[str, AssistantMessage], str]:
     """Pi's rule: a Responses-style `call|item` id keeps its call part, and OpenAI itself takes at
     most 40 characters; other servers take what they are given."""
-    official = model.provider == "openai" or "api.openai.com" in (model.base_url or DEFAULT_BASE_URL)
+    official = model.provider == "openai" or "api.openai.com" in (model.base_url or API.default_base_url)
 
     def normalize(call_id: str, source: AssistantMessage) -> str:
         if "|" in call_id:
@@ -526,13 +525,12 @@ def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _St
 
 
 API = ProviderApi(
-    default_base_url=DEFAULT_BASE_URL,
+    api="openai-completions",
     path="/chat/completions",
-    has_credentials=no_key_needed,
     build_headers=build_headers,
     build_request_body=build_request_body,
     new_state=_new_state,
 )
 stream = API.stream
 
-PROVIDER = Provider(api="openai-completions", stream=stream)
+PROVIDER = API.provider

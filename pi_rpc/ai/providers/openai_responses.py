@@ -21,10 +21,10 @@ import msgspec
 
 from pi_rpc.ai import http
 from pi_rpc.ai.compat import said
-from pi_rpc.ai.models import OPENAI_BASE_URL, clamp_thinking_level, openai_reasoning_effort
+from pi_rpc.ai.models import clamp_thinking_level, openai_reasoning_effort
 from pi_rpc.ai.output_cap import output_cap
-from pi_rpc.ai.provider import Provider, StreamOptions
-from pi_rpc.ai.providers.driver import ProviderApi, has_api_key_or_authorization, merge_headers
+from pi_rpc.ai.provider import StreamOptions
+from pi_rpc.ai.providers.driver import ProviderApi, merge_headers
 from pi_rpc.ai.stream import AssistantBuilder, TextParts
 from pi_rpc.ai.strict_schema import (
     grammar_input_properties,
@@ -576,13 +576,12 @@ def _new_state(model: Model, context: Context, builder: AssistantBuilder) -> _St
 
 
 API = ProviderApi(
-    default_base_url=OPENAI_BASE_URL,
+    api="openai-responses",
     path="/responses",
-    has_credentials=has_api_key_or_authorization,
     build_headers=build_headers,
     build_request_body=build_request_body,
     new_state=_new_state,
 )
 stream = API.stream
 
-PROVIDER = Provider(api="openai-responses", stream=stream)
+PROVIDER = API.provider

@@ -61,12 +61,13 @@ from acp.utils import serialize_params
 
 import pi_rpc
 from pi_rpc.agent import AgentEvent, MessageUpdate, ToolExecutionUpdate
-from pi_rpc.ai import PROVIDER_ENV, ImageContent, TextDeltaEvent, ThinkingDeltaEvent, no_model_message
+from pi_rpc.ai import ImageContent, TextDeltaEvent, ThinkingDeltaEvent, known_providers, no_model_message
 from pi_rpc.modes.acp.client_side import AcpSessionClient
 from pi_rpc.modes.acp.commands import available_commands, run_command
 from pi_rpc.modes.acp.config_options import config_options, set_config_option
+from pi_rpc.modes.acp.connection import ClientConnection
 from pi_rpc.modes.acp.errors import SESSION_REFUSALS, auth_required, run_failed, session_error, session_not_found
-from pi_rpc.modes.acp.mcp_servers import server_configs, status_meta
+from pi_rpc.modes.acp.mcp_servers import McpServer, server_configs, status_meta
 from pi_rpc.modes.acp.permissions import mode_policy, session_modes
 from pi_rpc.modes.acp.rewind import PermissionPicker
 from pi_rpc.modes.acp.session_info import info_update, usage_update
@@ -122,7 +123,7 @@ class AcpAgent:
     ) -> None:
         self.config = config
         self.process_tables = daemon_tables(process_tables, config)
-        # Every session is made for its folder the one way (session/factory.py).
+        # Every session is made for its folder the one way (session/configuration/factory.py).
         self._open_folder = folder_opener(config, self.process_tables)
         self.tasks = tasks
         self.send = send
@@ -131,7 +132,7 @@ class AcpAgent:
         # live tool snapshots are skipped (modes/writer.py). None: a test's editor, never behind.
         self.sink = sink
         self.sessions: dict[str, AgentSession] = {}
-        self.conn: Any = None  # acp.agent.connection.AgentSideConnection, for requests to the client
+        self.conn: ClientConnection | None = None  # the SDK's, for requests to the client
         self.deadlines = DEFAULT_DEADLINES  # of the requests to the client (modes/editor_requests.py)
         self.client_capabilities = ClientCapabilities()
         self._prompts = 0
@@ -139,7 +140,7 @@ class AcpAgent:
         self._idle = anyio.Event()
         self._idle.set()
 
-    def on_connect(self, conn: Any) -> None:
+    def on_connect(self, conn: ClientConnection) -> None:
         """The SDK hands us the client connection: requests to the client (permission, files) go
         through it; every update goes out through `send` instead, in event order."""
         self.conn = conn
@@ -175,7 +176,7 @@ class AcpAgent:
         is configured; otherwise the same auth-required error a prompt gets."""
         if method_id not in {method.id for method in auth_methods()}:
             raise RequestError.invalid_params({"details": f"Unknown auth method: {method_id}"})
-        if self.config.model is None:
+        if self.config.models.choice is None:
             raise auth_required(no_model_message())
         return AuthenticateResponse()
 
@@ -183,7 +184,7 @@ class AcpAgent:
         self,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: list[Any] | None = None,
+        mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
         session = self._open(cwd)
@@ -201,7 +202,7 @@ class AcpAgent:
         self,
         cwd: str,
         session_id: str,
-        mcp_servers: list[Any] | None = None,
+        mcp_servers: list[McpServer] | None = None,
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
@@ -215,7 +216,7 @@ class AcpAgent:
         session_id: str,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: list[Any] | None = None,
+        mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         """`session/load` without the replay: the client still shows the conversation."""
@@ -254,7 +255,7 @@ class AcpAgent:
         return {}
 
     async def _load(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None, replay: bool
+        self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None, replay: bool
     ) -> tuple[AgentSession, dict[str, Any] | None]:
         session = self._open(cwd)
         try:
@@ -286,7 +287,7 @@ class AcpAgent:
         """The sessions of `cwd`, or without it of the daemon's own folder: never another
         workspace's unasked (sessions stay with their workspace, docs/SECURITY.md)."""
         folder = _absolute_dir(cwd) if cwd is not None else self.config.cwd
-        found = [(folder, s) for s in list_sessions(folder, self.config.session_root)]
+        found = [(folder, s) for s in list_sessions(folder, self.config.persistence.root)]
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -364,7 +365,7 @@ class AcpAgent:
 
     # --- helpers --------------------------------------------------------------------------------
 
-    async def _start_mcp(self, session: AgentSession, mcp_servers: Sequence[Any] | None) -> dict[str, Any] | None:
+    async def _start_mcp(self, session: AgentSession, mcp_servers: Sequence[McpServer] | None) -> dict[str, Any] | None:
         """The editor's servers and settings.json's, started before the answer (each bounded)."""
         configs, refused = server_configs(mcp_servers)
         statuses = await session.start_mcp_servers(configs)
@@ -449,23 +450,18 @@ def _absolute_dir(cwd: str) -> str:
     return os.path.normpath(cwd)
 
 
-# How a provider's name reads in an editor's sign-in list.
-PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI"}
-
-
 def auth_methods() -> list[AuthMethodAgent]:
-    """One method per provider whose key an environment variable holds (ai/config.py). ACP's
+    """One method per provider whose key an environment variable holds (ai/apis.py). ACP's
     current schema has no environment-variable method, so each is an `agent` method whose
     description names the variable (and `_meta.env` lists it): `authenticate` then checks."""
     methods = []
-    for provider, (key, _) in PROVIDER_ENV.items():
-        name = PROVIDER_NAMES.get(provider, provider)
+    for known in known_providers().values():
         methods.append(
             AuthMethodAgent(
-                id=f"{provider}-api-key",
-                name=f"{name} API key",
-                description=f"Set {key} in the environment pi-rpc is started with",
-                field_meta={"env": [key]},
+                id=f"{known.name}-api-key",
+                name=f"{known.title} API key",
+                description=f"Set {known.key_variable} in the environment pi-rpc is started with",
+                field_meta={"env": [known.key_variable]},
             )
         )
     return methods

@@ -16,35 +16,31 @@ late answer is dropped), and so does `permissions.timeoutSeconds` when set.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from acp import RequestError
 from acp.schema import FileSystemCapabilities
 
 from pi_rpc.agent import ApprovalRequest
+from pi_rpc.modes.acp.connection import ClientConnection
 from pi_rpc.modes.acp.errors import METHOD_NOT_FOUND
 from pi_rpc.modes.acp.permissions import permission_decision, permission_options, permission_tool_call
-from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines, within
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, ClientRequestError, EditorDeadlines, within
 from pi_rpc.session import ApprovalDecision
-from pi_rpc.tools import EditorRequestError, local_read_operations, local_write_operations
+from pi_rpc.tools import local_read_operations, local_write_operations
 
 READ_TEXT_FILE, WRITE_TEXT_FILE = "fs/read_text_file", "fs/write_text_file"
-
-
-class ClientRequestError(EditorRequestError):
-    """The editor failed a request: the tool call fails with this text."""
 
 
 class AcpSessionClient:
     def __init__(
         self,
-        conn: Any,
+        conn: ClientConnection,
         session_id: str,
         fs: FileSystemCapabilities | None,
         on_cannot_ask: Callable[[], ApprovalDecision],
         deadlines: EditorDeadlines = DEFAULT_DEADLINES,
     ) -> None:
-        self._conn = conn  # acp.agent.connection.AgentSideConnection
+        self._conn = conn
         self._deadlines = deadlines
         self._session_id = session_id
         self._read_from_editor = bool(fs and fs.read_text_file)
@@ -108,4 +104,4 @@ def _failed(method: str, exc: RequestError | ValueError) -> ClientRequestError:
     return ClientRequestError(f"The client failed {method}: {exc}")
 
 
-__all__ = ["AcpSessionClient", "ClientRequestError"]
+__all__ = ["AcpSessionClient"]

@@ -15,7 +15,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from pi_rpc.modes.acp.config_options import THINKING_OPTION, model_value, set_config_option, set_model
 from pi_rpc.modes.acp.rewind import Pick, rewind_command
-from pi_rpc.session import AgentSession, CompactionError, NoModelError
+from pi_rpc.session import SESSION_REFUSALS, AgentSession
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ async def _stats(session: AgentSession, argument: str) -> str:
 async def _compact(session: AgentSession, argument: str) -> str:
     try:
         result = await session.compact(argument or None)
-    except (CompactionError, NoModelError) as exc:
+    except SESSION_REFUSALS as exc:  # nothing to compact, no model, the summary failed: said in the chat
         return f"Not compacted: {exc}"
     return (
         f"Compacted {result.tokens_before} tokens of context: the older turns are now this summary, "

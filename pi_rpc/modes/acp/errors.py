@@ -1,10 +1,10 @@
 """ACP error replies: the JSON-RPC codes this mode answers with and the ones ACP adds, the replies
-built from them, and which session refusal is which error.
+built from them, and which kind of session refusal is which error.
 
 The SDK's `RequestError` is the error class (a handler raises it and the SDK answers with it);
-`SESSION_ERRORS` is the one table of how a session exception reaches an ACP client, and
-`session_error` builds the reply. Anything a handler raises that is neither becomes the SDK's
-`INTERNAL_ERROR`.
+`SESSION_ERRORS` is the one table of how each kind of session refusal (pi_rpc/session/refusals.py)
+reaches an ACP client, and `session_error` builds the reply. Anything a handler raises that is
+neither becomes the SDK's `INTERNAL_ERROR`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,18 @@ from collections.abc import Callable
 
 from acp import RequestError
 
-from pi_rpc.agent import AgentBusyError
-from pi_rpc.session import ModelNotFoundError, NoModelError, SessionNotFoundError
+from pi_rpc.session import SESSION_REFUSALS as SESSION_REFUSALS  # what a handler catches to answer with the table
+from pi_rpc.session import (
+    CompactionRefused,
+    InvalidArgument,
+    NoModelConfigured,
+    PromptWhileRunning,
+    SessionBusy,
+    SessionRefusal,
+    UnknownModel,
+    UnknownSessionOrEntry,
+    refusal_kind,
+)
 
 # JSON-RPC 2.0's codes, as this mode uses them: answering a line the SDK never sees
 # (transport.py), telling a client without a method (client_side.py), a run that failed.
@@ -45,20 +55,22 @@ def auth_required(details: str) -> RequestError:
     return RequestError(AUTH_REQUIRED, details, {"details": details})
 
 
-SESSION_ERRORS: dict[type[Exception], Callable[[Exception], RequestError]] = {
-    AgentBusyError: lambda exc: RequestError.invalid_request({"details": BUSY_TEXT}),
-    NoModelError: lambda exc: auth_required(str(exc)),
-    SessionNotFoundError: lambda exc: session_not_found(str(exc)),
-    ModelNotFoundError: lambda exc: RequestError.invalid_params({"details": str(exc)}),
+SESSION_ERRORS: dict[type[SessionRefusal], Callable[[Exception], RequestError]] = {
+    PromptWhileRunning: lambda exc: RequestError.invalid_request({"details": BUSY_TEXT}),
+    # No ACP request meets these two today: `/rewind` and `/compact` answer them in the chat
+    # (rewind.py, commands.py); a request that did would say the session's own words.
+    SessionBusy: lambda exc: RequestError.invalid_request({"details": str(exc)}),
+    CompactionRefused: lambda exc: RequestError.invalid_request({"details": str(exc)}),
+    NoModelConfigured: lambda exc: auth_required(str(exc)),
+    UnknownSessionOrEntry: lambda exc: session_not_found(str(exc)),
+    UnknownModel: lambda exc: RequestError.invalid_params({"details": str(exc)}),
+    InvalidArgument: lambda exc: RequestError.invalid_params({"details": str(exc)}),
 }
-# What a handler catches to answer with the table's error.
-SESSION_REFUSALS = tuple(SESSION_ERRORS)
 
 
 def session_error(exc: Exception) -> RequestError:
-    """The ACP reply to a session refusal (one of `SESSION_REFUSALS`, or a subclass of one)."""
-    for cls in type(exc).__mro__:
-        reply = SESSION_ERRORS.get(cls)
-        if reply is not None:
-            return reply(exc)
-    raise TypeError(f"{type(exc).__name__} is not a session refusal") from exc
+    """The ACP reply to a session refusal (one of `SESSION_REFUSALS`: a subclass answers as its kind)."""
+    kind = refusal_kind(exc)
+    if kind is None:
+        raise TypeError(f"{type(exc).__name__} is not a session refusal") from exc
+    return SESSION_ERRORS[kind](exc)

@@ -10,14 +10,17 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from acp.schema import HttpMcpServer, McpServerStdio
+from acp.schema import AcpMcpServer, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from pi_rpc.tools import McpServerConfig, McpServerStatus
 
 _log = logging.getLogger(__name__)
 
+# What `mcpServers` may hold (the SDK's union in `session/new` and `session/load`).
+McpServer = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
-def server_configs(servers: Sequence[Any] | None) -> tuple[list[McpServerConfig], list[McpServerStatus]]:
+
+def server_configs(servers: Sequence[McpServer] | None) -> tuple[list[McpServerConfig], list[McpServerStatus]]:
     """The servers we can start, and a failed status for each we cannot."""
     configs: list[McpServerConfig] = []
     refused: list[McpServerStatus] = []
@@ -38,10 +41,9 @@ def server_configs(servers: Sequence[Any] | None) -> tuple[list[McpServerConfig]
                 )
             )
         else:
-            name = getattr(server, "name", "?")
-            kind = getattr(server, "type", type(server).__name__)
-            _log.warning('MCP server "%s": transport %s is not supported', name, kind)
-            refused.append(McpServerStatus(name=name, status="failed", error=f"transport {kind} is not supported"))
+            _log.warning('MCP server "%s": transport %s is not supported', server.name, server.type)
+            error = f"transport {server.type} is not supported"
+            refused.append(McpServerStatus(name=server.name, status="failed", error=error))
     return configs, refused
 
 

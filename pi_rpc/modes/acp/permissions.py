@@ -1,6 +1,6 @@
 """Approvals in ACP terms: the session's approval policies as ACP session modes, and an approval
 request as `session/request_permission` (names and shapes only; the gate in
-pi_rpc/session/approvals.py decides what asks and what a decision does).
+pi_rpc/session/approvals/gate.py decides what asks and what a decision does).
 
 The permission request names the tool call the editor already shows: the same `toolCallId`, and
 the same title, made by the same function, so a row keeps its name while it asks (an MCP tool's

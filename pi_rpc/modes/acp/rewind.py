@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 import anyio
 from acp import RequestError
 from acp.helpers import ToolCallContentVariant, start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallProgress, ToolCallStart, ToolCallUpdate
 
-from pi_rpc.agent import AgentBusyError
+from pi_rpc.modes.acp.connection import PermissionAsker
 from pi_rpc.modes.editor_requests import EditorDeadlines, within
 from pi_rpc.modes.rewind_choices import (
     KEEP_CHANGES,
@@ -38,7 +37,7 @@ from pi_rpc.modes.rewind_choices import (
     report_text,
     rewind_asking,
 )
-from pi_rpc.session import AgentSession, RewindConflict, SessionNotFoundError
+from pi_rpc.session import SESSION_REFUSALS, AgentSession, RewindConflict
 from pi_rpc.tools import EditorRequestError
 
 # (title, detail in Markdown, choices) -> the index picked, or None when the user cancelled.
@@ -56,8 +55,8 @@ class CannotPickError(Exception):
 class PermissionPicker:
     """A pick through `session/request_permission`, on a tool-call row made for it."""
 
-    def __init__(self, conn: Any, session_id: str, send: SendUpdates, deadlines: EditorDeadlines) -> None:
-        self._conn = conn  # acp.agent.connection.AgentSideConnection
+    def __init__(self, conn: PermissionAsker, session_id: str, send: SendUpdates, deadlines: EditorDeadlines) -> None:
+        self._conn = conn
         self._session_id = session_id
         self._send = send
         self._deadlines = deadlines
@@ -141,7 +140,7 @@ async def rewind_command(session: AgentSession, argument: str, pick: Pick | None
         result = await rewind_asking(session, info.entry_id, restore, force, ask)
     except CannotPickError as exc:
         return f"This client could not pick ({exc}): {USAGE}\n\n{listing_text(listing, cwd)}"
-    except (AgentBusyError, SessionNotFoundError) as exc:
+    except SESSION_REFUSALS as exc:  # a run is going, no such message: said in the chat
         return f"Not rewound: {exc}"
     return report_text(info, restore, result, cwd, f"`/rewind {number} {restore} force` restores them")
 

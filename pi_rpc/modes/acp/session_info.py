@@ -9,7 +9,7 @@ from acp.schema import Cost, SessionInfoUpdate, UsageUpdate
 from pi_rpc.ai import UserMessage, text_of
 from pi_rpc.session import AgentSession, estimated_tokens
 
-TITLE_MAX_CHARS = 200  # the length session/list gives a title too (session/store.py)
+TITLE_MAX_CHARS = 200  # the length session/list gives a title too (session/storage/store.py)
 
 
 def session_title(session: AgentSession) -> str | None:

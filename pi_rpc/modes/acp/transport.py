@@ -25,7 +25,7 @@ from acp import RequestError
 
 from pi_rpc.modes.acp.errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from pi_rpc.modes.editor_requests import answered_id, too_large_text, unread, unreadable_text
-from pi_rpc.modes.envelope import is_request_id
+from pi_rpc.modes.envelope import RequestId, is_request_id
 from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameError, JsonlFrameReader
 from pi_rpc.modes.stdio import StdoutSink, read_chunk
 
@@ -46,7 +46,7 @@ class StdioTransport:
         self._sink = sink
         self._max_message_bytes = max_message_bytes
         self._reader = JsonlFrameReader(max_message_bytes)
-        self._asked: dict[Any, str] = {}  # id -> method of our requests the client has not answered
+        self._asked: dict[RequestId, str] = {}  # id -> method of our requests the client has not answered
         self._frames: deque[bytes | FrameError] = deque()
         self._eof = False
 
@@ -114,15 +114,15 @@ class StdioTransport:
         if method is not None and "id" in message and not is_request_id(message["id"]):
             self._error(INVALID_REQUEST, "Invalid request", '"id" must be a string or an integer')
             return None
-        if method is None:
-            self._asked.pop(message.get("id"), None)
+        if method is None and is_request_id(answered := message.get("id")):
+            self._asked.pop(answered, None)
         return message
 
     def _fail_unread(self, error: FrameError, reason: Callable[[str], str]) -> dict[str, Any] | None:
         """The error response that fails the request an unreadable line answered; None when it
         answered none of ours (then it is the client's malformed request, answered -32700)."""
         msg_id = answered_id(error)
-        method = self._asked.pop(msg_id, None)
+        method = self._asked.pop(msg_id, None) if msg_id is not None else None
         if method is None:
             return None
         text = reason(method)
@@ -146,7 +146,7 @@ class StdioTransport:
             self.send_now({"jsonrpc": "2.0", "id": message["id"], "result": result})
         return True
 
-    def _error(self, code: int, text: str, details: str, request_id: Any = None) -> None:
+    def _error(self, code: int, text: str, details: str, request_id: object = None) -> None:
         _log.warning("%s: %s", text, details)
         if not is_request_id(request_id):
             request_id = None

@@ -23,7 +23,7 @@ import msgspec
 
 from pi_rpc.agent import ApprovalRequest
 from pi_rpc.ai import encode_json
-from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines, answered_id, within
+from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, ClientRequestError, EditorDeadlines, answered_id, within
 from pi_rpc.modes.framing import FrameError
 from pi_rpc.modes.jsonrpc.protocol import (
     ReadTextFileParams,
@@ -32,13 +32,8 @@ from pi_rpc.modes.jsonrpc.protocol import (
 )
 from pi_rpc.modes.jsonrpc.rpc import BodySink
 from pi_rpc.session import ApprovalDecision
-from pi_rpc.tools import EditorRequestError
 
 T = TypeVar("T")
-
-
-class ClientRequestError(EditorRequestError):
-    pass
 
 
 @dataclass
@@ -132,4 +127,4 @@ class ClientRequests:
         )
 
 
-__all__ = ["ClientRequestError", "ClientRequests"]
+__all__ = ["ClientRequests"]

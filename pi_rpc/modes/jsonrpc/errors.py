@@ -1,9 +1,10 @@
 """JSON-RPC error replies as exceptions: each class carries its wire code.
 
 A handler raises one of these to answer with that error; a session refusal it lets through is
-answered by `SESSION_ERRORS`, the one table of which session exception is which wire error; anything
-else becomes `InternalError` (-32603). The codes of JSON-RPC 2.0 and LSP's -32800 are fixed here;
-the daemon's own codes (-32099..-32000) are in `protocol.py` and get a class each.
+answered by `SESSION_ERRORS`, the one table of which kind of refusal (pi_rpc/session/refusals.py)
+is which wire error; anything else becomes `InternalError` (-32603). The codes of JSON-RPC 2.0 and
+LSP's -32800 are fixed here; the daemon's own codes (-32099..-32000) are in `protocol.py` and get a
+class each.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ from __future__ import annotations
 import traceback
 from typing import Any, ClassVar
 
-from pi_rpc.agent import AgentBusyError
 from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
 from pi_rpc.session import (
-    BashBusyError,
-    CompactionError,
-    EntryNotOnBranchError,
-    ModelNotFoundError,
-    NoModelError,
-    SessionNotFoundError,
+    CompactionRefused,
+    InvalidArgument,
+    NoModelConfigured,
+    PromptWhileRunning,
+    SessionBusy,
+    SessionRefusal,
+    UnknownModel,
+    UnknownSessionOrEntry,
+    refusal_kind,
 )
 
 
@@ -80,22 +83,19 @@ class NotFound(RpcError):
     code = NOT_FOUND
 
 
-# What the session refuses, as the client hears it (the exception's text is the error's message).
-SESSION_ERRORS: dict[type[Exception], type[RpcError]] = {
-    AgentBusyError: Busy,  # a run is going and the prompt names no streamingBehavior
-    BashBusyError: Busy,  # another user bash command is running
-    CompactionError: Busy,  # compaction running, nothing to compact, or the summary failed
-    NoModelError: NoModel,
-    ModelNotFoundError: NotFound,
-    SessionNotFoundError: NotFound,  # an unknown session id or fork entry
-    EntryNotOnBranchError: NotFound,  # a `session/entries` cursor that is not on the session's branch
+# What the session refuses, as the client hears it (the refusal's text is the error's message).
+SESSION_ERRORS: dict[type[SessionRefusal], type[RpcError]] = {
+    PromptWhileRunning: Busy,  # a run is going and the prompt names no streamingBehavior
+    SessionBusy: Busy,  # another user bash command is running; a rewind while a run is going
+    CompactionRefused: Busy,  # compaction running, nothing to compact, or the summary failed
+    NoModelConfigured: NoModel,
+    UnknownModel: NotFound,
+    UnknownSessionOrEntry: NotFound,  # an unknown session id, fork entry or `session/entries` cursor
+    InvalidArgument: InvalidParams,  # an empty session name
 }
 
 
 def session_error(exc: BaseException) -> RpcError | None:
-    """The wire error for a session refusal (a subclass answers as its base does); None: not one."""
-    for cls in type(exc).__mro__:
-        wire = SESSION_ERRORS.get(cls)
-        if wire is not None:
-            return wire(str(exc))
-    return None
+    """The wire error for a session refusal (a subclass answers as its kind does); None: not one."""
+    kind = refusal_kind(exc)
+    return None if kind is None else SESSION_ERRORS[kind](str(exc))

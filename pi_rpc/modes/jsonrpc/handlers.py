@@ -3,7 +3,7 @@
 The methods are listed once, in `protocol.METHODS` (their params and result types, which the schema
 is generated from); a handler is registered by name, takes its params type from there, and
 `register` refuses a name the table lacks and a table entry left without a handler. The session's
-refusals (busy, no model, not found) reach the client through `errors.SESSION_ERRORS`.
+refusals (busy, no model, not found, an invalid argument) reach the client through `errors.SESSION_ERRORS`.
 """
 
 from __future__ import annotations
@@ -231,10 +231,7 @@ def register(
 
     @served.method("session/setName")
     async def session_set_name(params: SetNameParams) -> SessionName:
-        try:
-            return SessionName(name=session.set_session_name(params.name))
-        except ValueError as exc:
-            raise InvalidParams(str(exc)) from exc
+        return SessionName(name=session.set_session_name(params.name))  # an empty one: -32602 (errors.py)
 
     @served.method("session/checkpoints")
     async def session_checkpoints(params: Empty) -> Checkpoints:

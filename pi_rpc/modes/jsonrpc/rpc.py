@@ -23,6 +23,7 @@ import anyio.lowlevel
 import msgspec
 
 from pi_rpc.ai import encode_json
+from pi_rpc.modes.envelope import RequestId
 from pi_rpc.modes.jsonrpc.errors import (
     InternalError,
     InvalidParams,
@@ -35,7 +36,6 @@ from pi_rpc.modes.jsonrpc.errors import (
 _log = logging.getLogger(__name__)
 
 P = TypeVar("P", bound=msgspec.Struct)
-RequestId = int | str
 
 
 class BodySink(Protocol):
@@ -77,10 +77,10 @@ class Rpc:
             raise ValueError(f"the JSON-RPC method {name!r} is registered twice")
         self._methods[name] = method
 
-    def send_result(self, msg_id: Any, result: Any) -> None:
+    def send_result(self, msg_id: RequestId | None, result: Any) -> None:
         self.sink.send(encode_json({"jsonrpc": "2.0", "id": msg_id, "result": result}))
 
-    def send_error(self, msg_id: Any, error: RpcError) -> None:
+    def send_error(self, msg_id: RequestId | None, error: RpcError) -> None:
         self.sink.send(encode_json({"jsonrpc": "2.0", "id": msg_id, "error": error.to_wire()}))
 
     def handle(self, message: dict[str, Any]) -> None:

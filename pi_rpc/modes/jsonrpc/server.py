@@ -25,7 +25,7 @@ from pi_rpc.modes.editor_requests import (
     unread,
     unreadable_text,
 )
-from pi_rpc.modes.envelope import is_request_id
+from pi_rpc.modes.envelope import RequestId, is_request_id
 from pi_rpc.modes.event_output import forward_event
 from pi_rpc.modes.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -161,7 +161,7 @@ class Daemon:
     def _cancel(self, rpc: Rpc, message: dict[str, Any]) -> None:
         """`$/cancelRequest` is a notification; sent as a request (with an id) it is answered too."""
         params = message.get("params")
-        target: Any = params.get("id") if isinstance(params, dict) else None
+        target: object = params.get("id") if isinstance(params, dict) else None
         if not is_request_id(target):
             if "id" in message:
                 rpc.send_error(message["id"], InvalidParams('Invalid params: no "id" of a request to cancel'))
@@ -196,16 +196,16 @@ def _decode(frame: bytes) -> Any:
         return ParseFailure(first)
 
 
-def _reply_id(message: Any) -> Any:
+def _reply_id(message: object) -> RequestId | None:
     msg_id = message.get("id") if isinstance(message, dict) else None
     return msg_id if is_request_id(msg_id) else None
 
 
-def _is_response(message: Any) -> bool:
+def _is_response(message: object) -> bool:
     return isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
 
 
-def _invalid_request(message: Any) -> str | None:
+def _invalid_request(message: object) -> str | None:
     if isinstance(message, list):
         return "Invalid Request: batch messages are not supported"
     if not isinstance(message, dict):

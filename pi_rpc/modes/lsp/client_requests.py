@@ -20,8 +20,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from pi_rpc.modes.editor_requests import within
-from pi_rpc.tools import EditorRequestError
+from pi_rpc.modes.editor_requests import ClientRequestError, within
 
 _log = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ async def request(server: LanguageServer, method: str, params: Any, seconds: flo
         raise ClientFailed(method, exc) from exc
 
 
-class ClientFailed(EditorRequestError):
+class ClientFailed(ClientRequestError):
     """The client answered a request of ours with an error."""
 
     def __init__(self, method: str, error: JsonRpcException) -> None:

@@ -27,11 +27,10 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from pi_rpc.agent import AgentBusyError
 from pi_rpc.modes.editor_requests import EditorDeadlines
 from pi_rpc.modes.lsp.approvals import MAX_DETAIL_CHARS
 from pi_rpc.modes.lsp.client_requests import request
-from pi_rpc.modes.lsp.runs import Runs
+from pi_rpc.modes.lsp.runs import Runs, refusal_text
 from pi_rpc.modes.rewind_choices import (
     KEEP_CHANGES,
     MAX_OFFERED,
@@ -46,7 +45,7 @@ from pi_rpc.modes.rewind_choices import (
     report_text,
     rewind_asking,
 )
-from pi_rpc.session import AgentSession, CheckpointInfo, RewindConflict, RewindTarget, SessionNotFoundError
+from pi_rpc.session import SESSION_REFUSALS, AgentSession, CheckpointInfo, RewindConflict, RewindTarget
 from pi_rpc.tools import EditorRequestError
 
 REWIND = "pi.rewind"
@@ -125,8 +124,8 @@ class Rewinds:
 
         try:
             result = await rewind_asking(session, info.entry_id, restore, force, ask_force if asking else None)
-        except (AgentBusyError, SessionNotFoundError) as exc:
-            self._runs.show_message(f"Pi did not rewind: {exc}", lsp.MessageType.Warning)
+        except SESSION_REFUSALS as exc:  # a run is going, the message is gone
+            self._runs.show_message(f"Pi did not rewind: {refusal_text(exc)}", lsp.MessageType.Warning)
             return None
         report = report_text(info, restore, result, cwd, f"`pi.rewind {number} {restore} force` restores them")
         if result.conflicts:  # the document first: the message then tells of a diff already shown

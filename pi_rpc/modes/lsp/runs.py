@@ -3,9 +3,10 @@ answer shown as a Markdown document (or a message).
 
 Runs start detached (the command that starts one is answered at once: some clients wait for a
 command's answer with a short timeout) in the daemon's task group. The agent's claim is the one
-busy flag: a prompt while a run is going is refused by it (`AgentBusyError`), and the user sees
+busy flag: a prompt while a run is going is refused by it (`PromptWhileRunning`), and the user sees
 `BUSY_TEXT`, which says what an editor user can do (the session's own text names Pi's
-`streamingBehavior`, which no LSP command sends).
+`streamingBehavior`, which no LSP command sends). `REFUSAL_TEXT` is what the user reads for each
+kind of session refusal, here and wherever this mode shows one (a model option, a rewind).
 
 Every request a run makes of the client has a deadline (modes/editor_requests.py). The progress
 token is asked for with `progress` seconds to answer: a client that never answers (Emacs'
@@ -21,7 +22,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,6 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from pi_rpc.agent import (
-    AgentBusyError,
     AgentEvent,
     MessageEnd,
     MessageUpdate,
@@ -45,7 +45,21 @@ from pi_rpc.modes.editor_requests import DEFAULT_DEADLINES, EditorDeadlines
 from pi_rpc.modes.lsp.chat import PI_HEADING, USER_HEADING, ChatStream
 from pi_rpc.modes.lsp.client_requests import request
 from pi_rpc.modes.lsp.options import AnswerTarget
-from pi_rpc.session import AgentSession, NoModelError, PromptOutcome, private_workspace_subfolder
+from pi_rpc.session import (
+    SESSION_REFUSALS,
+    AgentSession,
+    CompactionRefused,
+    InvalidArgument,
+    NoModelConfigured,
+    PromptOutcome,
+    PromptWhileRunning,
+    SessionBusy,
+    SessionRefusal,
+    UnknownModel,
+    UnknownSessionOrEntry,
+    private_workspace_subfolder,
+    refusal_kind,
+)
 from pi_rpc.tools import EditorRequestError
 
 _log = logging.getLogger(__name__)
@@ -53,6 +67,22 @@ _log = logging.getLogger(__name__)
 # Progress messages are one line in most editors' status areas.
 _REPORT_CHARS = 80
 BUSY_TEXT = "Pi is already answering; send again when it is done."
+# What an editor user reads for each kind of session refusal (in `window/showMessage`).
+REFUSAL_TEXT: dict[type[SessionRefusal], Callable[[Exception], str]] = {
+    PromptWhileRunning: lambda exc: BUSY_TEXT,
+    SessionBusy: str,  # a rewind while a run is going
+    CompactionRefused: str,
+    NoModelConfigured: str,  # which variables or models.json to set
+    UnknownModel: str,  # the `pi` options' model
+    UnknownSessionOrEntry: str,  # a rewind to a message that is gone
+    InvalidArgument: str,
+}
+
+
+def refusal_text(exc: Exception) -> str:
+    """What the user reads for a session refusal, from `REFUSAL_TEXT` (anything else: its own text)."""
+    kind = refusal_kind(exc)
+    return str(exc) if kind is None else REFUSAL_TEXT[kind](exc)
 
 
 class Runs:
@@ -121,10 +151,8 @@ class Runs:
                 outcome = await session.prompt(prompt)
             else:
                 outcome = await self._chat_run(prompt, chat)
-        except AgentBusyError:
-            self.show_message(BUSY_TEXT, lsp.MessageType.Error)
-        except NoModelError as exc:
-            self.show_message(str(exc), lsp.MessageType.Error)
+        except SESSION_REFUSALS as exc:  # a run is going, no model
+            self.show_message(refusal_text(exc), lsp.MessageType.Error)
         finally:
             unsubscribe()
             if has_progress:
@@ -222,7 +250,7 @@ class Runs:
 
     def _write_answer(self, title: str, answer: str) -> Path:
         """The answer as a Markdown file in the session's folder, one file per answer."""
-        folder = private_workspace_subfolder(self.session.cwd, "answers", self.session.config.session_root)
+        folder = private_workspace_subfolder(self.session.cwd, "answers", self.session.config.persistence.root)
         slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "answer"
         path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug}-{uuid.uuid4().hex[:6]}.md"
         path.write_text(f"# {title}\n\n{answer.rstrip()}\n", encoding="utf-8")

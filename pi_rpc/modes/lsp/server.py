@@ -36,9 +36,9 @@ from pi_rpc.modes.lsp.client_requests import request
 from pi_rpc.modes.lsp.documents import OpenDocuments
 from pi_rpc.modes.lsp.options import LspOptions, UserAction, parse_options
 from pi_rpc.modes.lsp.rewind import REWIND, Rewinds
-from pi_rpc.modes.lsp.runs import Runs
+from pi_rpc.modes.lsp.runs import Runs, refusal_text
 from pi_rpc.modes.stdio import StdoutSink
-from pi_rpc.session import AgentSession, ModelNotFoundError, SessionConfig, Step
+from pi_rpc.session import SESSION_REFUSALS, AgentSession, SessionConfig, Step
 from pi_rpc.tools import EditorRequestError, ProcessTables
 
 _log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class PiLspProtocol(LanguageServerProtocol):
     """pygls' LSP protocol, except that `exit` ends our daemon instead of calling sys.exit
     from inside the event loop (which would skip killing the tools' processes)."""
 
-    on_exit: Any = None
+    on_exit: Callable[[], None] | None = None
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
@@ -178,8 +178,8 @@ class LspFrontEnd:
             model = options.model or (current.id if current else "")
             try:
                 session.set_model(str(provider), str(model))
-            except ModelNotFoundError as exc:
-                self.runs.show_message(f"Pi: {exc}", lsp.MessageType.Error)
+            except SESSION_REFUSALS as exc:  # no such model
+                self.runs.show_message(f"Pi: {refusal_text(exc)}", lsp.MessageType.Error)
         if options.tools is not msgspec.UNSET:
             session.set_active_tools(options.tools)
         if options.approval_policy is not msgspec.UNSET:

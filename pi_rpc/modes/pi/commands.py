@@ -282,7 +282,7 @@ class SourceInfo(Wire, kw_only=True):
     source: Literal["auto", "local"]  # auto: a folder searched by default; local: a settings or command-line path
     scope: Literal["user", "project", "temporary"]  # temporary: given on the command line
     origin: str = "top-level"
-    base_dir: str | UnsetType = UNSET  # the `.pi` or agent folder (auto), the file's folder (command line)
+    base_dir: str | UnsetType = UNSET  # the `.pi`, agent or `.agents` folder (auto), the file's (command line)
 
 
 class SlashCommandInfo(Wire, kw_only=True):

@@ -12,58 +12,52 @@ here, one node at a time: a long session is a chain deeper than a recursive enco
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
 import msgspec
 
-from pi_rpc.ai import encode_json
-from pi_rpc.session import SYSTEM_ENTRY_TYPE, Entry, SessionEntries
+from pi_rpc.ai import Wire, encode_json
+from pi_rpc.session import Entry, LabelEntry, SessionEntries, UnknownSessionOrEntry
 
 
-class UnknownEntryError(LookupError):
+class UnknownEntryError(UnknownSessionOrEntry, LookupError):
     """`get_entries` with a `since` that names no entry of the session."""
 
 
-def _whole(entries: SessionEntries, entry: Entry) -> Entry:
-    """The entry with its message in it: this session's messages are kept as objects, not in the
-    entry's JSON."""
-    message = entries.message_kept(entry)
-    if message is None:
-        return entry
-    key = "data" if entry.get("customType") == SYSTEM_ENTRY_TYPE else "message"
-    return {**entry, key: message}
+class EntriesPage(Wire, kw_only=True):
+    """`get_entries` data: each entry as its file's line has it (or as it was made here)."""
+
+    entries: list[msgspec.Raw]
+    leaf_id: str | None
 
 
-def entries_after(entries: SessionEntries, since: str | None) -> dict[str, Any]:
+def entries_after(entries: SessionEntries, since: str | None) -> EntriesPage:
     """`get_entries` data: `{entries, leafId}`."""
     ordered = list(entries.entries.values())
     if since is not None:
-        position = next((i for i, entry in enumerate(ordered) if entry["id"] == since), None)
+        position = next((i for i, entry in enumerate(ordered) if entry.id == since), None)
         if position is None:
             raise UnknownEntryError(f"Entry not found: {since}")
         ordered = ordered[position + 1 :]
-    return {"entries": [_whole(entries, entry) for entry in ordered], "leafId": entries.leaf}
+    return EntriesPage(entries=[msgspec.Raw(entries.json_of(entry)) for entry in ordered], leaf_id=entries.leaf)
 
 
-def _labels(ordered: list[Entry]) -> dict[str, tuple[str, Any]]:
+def _labels(ordered: list[Entry]) -> dict[str, tuple[str, str]]:
     """Each labelled entry's label and its time: the latest `label` entry naming it wins, and an
     empty one takes the label away."""
-    labels: dict[str, tuple[str, Any]] = {}
+    labels: dict[str, tuple[str, str]] = {}
     for entry in ordered:
-        target = entry.get("targetId")
-        if entry.get("type") != "label" or not isinstance(target, str):
+        if not isinstance(entry, LabelEntry):
             continue
-        label = entry.get("label")
-        if isinstance(label, str) and label:
-            labels[target] = (label, entry.get("timestamp"))
+        if isinstance(entry.label, str) and entry.label:
+            labels[entry.target_id] = (entry.label, entry.timestamp)
         else:
-            labels.pop(target, None)
+            labels.pop(entry.target_id, None)
     return labels
 
 
 def _time(entry: Entry) -> float:
     try:
-        stamp = str(entry.get("timestamp", "")).replace("Z", "+00:00")
+        stamp = entry.timestamp.replace("Z", "+00:00")
         return datetime.datetime.fromisoformat(stamp).timestamp()
     except ValueError:
         return 0.0
@@ -75,8 +69,8 @@ def tree(entries: SessionEntries) -> msgspec.Raw:
     children: dict[str, list[Entry]] = {}
     roots: list[Entry] = []
     for entry in ordered:
-        parent = entry.get("parentId")
-        if parent is None or parent == entry["id"] or parent not in entries.entries:
+        parent = entry.parent_id
+        if parent is None or parent == entry.id or parent not in entries.entries:
             roots.append(entry)
         else:
             children.setdefault(parent, []).append(entry)
@@ -91,13 +85,13 @@ def tree(entries: SessionEntries) -> msgspec.Raw:
         if isinstance(item, bytes):
             out += item
             continue
-        out += b'{"entry":' + encode_json(_whole(entries, item))
-        if item["id"] in labels:
-            label, stamp = labels[item["id"]]
+        out += b'{"entry":' + entries.json_of(item)
+        if item.id in labels:
+            label, stamp = labels[item.id]
             out += b',"label":' + encode_json(label) + b',"labelTimestamp":' + encode_json(stamp)
         out += b',"children":['
         stack.append(b"]}")
-        stack.extend(reversed(_separated(children.get(item["id"], []))))
+        stack.extend(reversed(_separated(children.get(item.id, []))))
     out += b'],"leafId":' + encode_json(entries.leaf) + b"}"
     return msgspec.Raw(bytes(out))
 

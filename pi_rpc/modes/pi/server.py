@@ -27,15 +27,15 @@ from pi_rpc.modes.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameError, J
 from pi_rpc.modes.pi import commands as c
 from pi_rpc.modes.pi.extension_ui import PiDialogs
 from pi_rpc.modes.pi.partial_messages import with_partial
-from pi_rpc.modes.pi.session_commands import SESSION_REFUSALS, CommandFailed, execute_session_command
+from pi_rpc.modes.pi.session_commands import CommandFailed, execute_session_command, refusal_text
 from pi_rpc.modes.stdio import StdoutSink, read_frames
-from pi_rpc.session import AgentSession, SessionConfig, Step
+from pi_rpc.session import SESSION_REFUSALS, AgentSession, SessionConfig, Step
 from pi_rpc.tools import ProcessTables
 
 _log = logging.getLogger(__name__)
 
 # What a command's response reports as its error without logging a fault: params that do not fit,
-# a command that cannot be carried out, and the session's refusals (session_commands.py).
+# a command that cannot be carried out, and the session's refusals (session_commands.REFUSAL_TEXT).
 _REFUSED: tuple[type[Exception], ...] = (msgspec.ValidationError, CommandFailed, *SESSION_REFUSALS)
 # The commands that may change the thinking level (announced with `thinking_level_changed`).
 _LEVEL_COMMANDS = (c.SetThinkingLevel, c.CycleThinkingLevel, c.SetModel, c.CycleModel)
@@ -92,7 +92,7 @@ class PiDaemon:
         partial_messages: bool = False,
     ) -> None:
         # Pi's event order for a failed request: its run ends, then the session runs again.
-        self.config = dataclasses.replace(config, retry_after_run=True)
+        self.config = dataclasses.replace(config, retry=dataclasses.replace(config.retry, after_run=True))
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes
@@ -115,7 +115,7 @@ class PiDaemon:
         self.dialogs = PiDialogs(sink.send, lambda: self.session.approvals.timeout)
         # Pi runs every tool at once: a Pi client is asked (confirm dialogs) only when the
         # user chose a policy (--approval-policy, or permissions.defaultPolicy).
-        if self.config.approval_policy_configured:
+        if self.config.approvals.configured:
             self.session.set_approver(self.dialogs.approve)
         # settings.json mcpServers, before the first command (each start is bounded): Pi's
         # protocol has no way to tell a client that tools appeared later.
@@ -196,7 +196,7 @@ class PiDaemon:
             data = await self._execute(command)
             self._announce(command, level)
         except _REFUSED as exc:
-            self._respond(c.Response(command=kind, id=msg_id, success=False, error=str(exc)))
+            self._respond(c.Response(command=kind, id=msg_id, success=False, error=refusal_text(exc)))
             return
         except Exception as exc:  # a handler failing is the client's error response, never a crash
             _log.exception("command %s failed", kind)

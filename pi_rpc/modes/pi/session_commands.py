@@ -8,21 +8,25 @@ sentence saying so, which Pi's `RpcClient` surfaces as the rejected call's error
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from msgspec import UNSET
 
-from pi_rpc.agent import AgentBusyError
 from pi_rpc.modes.pi import commands as c
-from pi_rpc.modes.pi.entries import UnknownEntryError, entries_after, tree
+from pi_rpc.modes.pi.entries import entries_after, tree
 from pi_rpc.session import (
     AgentSession,
-    CompactionError,
-    ModelNotFoundError,
-    NoModelError,
+    CompactionRefused,
+    InvalidArgument,
+    NoModelConfigured,
+    PromptWhileRunning,
     ResourceCommand,
-    SessionNotFoundError,
-    UserBashError,
+    SessionBusy,
+    SessionRefusal,
+    UnknownModel,
+    UnknownSessionOrEntry,
+    refusal_kind,
 )
 
 
@@ -30,18 +34,24 @@ class CommandFailed(Exception):
     """A command that cannot be carried out: its message is the response's `error`."""
 
 
-# The session's refusals, which a Pi client reads as `success: false` with the session's own words
-# (Pi's responses carry no error codes), like a CommandFailed: the one list, caught where the
-# response is written (server.py). Any other failure answers the same way but is logged as a fault.
-SESSION_REFUSALS: tuple[type[Exception], ...] = (
-    AgentBusyError,  # a prompt while a run is going, without streamingBehavior
-    NoModelError,
-    ModelNotFoundError,
-    SessionNotFoundError,  # switch_session to a missing file, fork at an unknown entry
-    CompactionError,
-    UserBashError,  # another user bash command is running
-    UnknownEntryError,  # get_entries since an id the session does not have
-)
+# What a Pi client reads for each kind of session refusal: `success: false` with this `error` (Pi's
+# responses carry no error codes), like a CommandFailed; the one table, used where the response is
+# written (server.py). Any other failure answers with its text too, but is logged as a fault.
+REFUSAL_TEXT: dict[type[SessionRefusal], Callable[[Exception], str]] = {
+    PromptWhileRunning: str,  # the session's words name streamingBehavior, which Pi clients send
+    SessionBusy: str,  # another user bash command is running; rewind while a run is going
+    CompactionRefused: str,
+    NoModelConfigured: str,
+    UnknownModel: str,
+    UnknownSessionOrEntry: str,  # switch_session to a missing file, fork at an unknown entry, get_entries
+    InvalidArgument: str,  # set_session_name with an empty name
+}
+
+
+def refusal_text(exc: Exception) -> str:
+    """The response's `error`: a session refusal's from `REFUSAL_TEXT`, anything else's own text."""
+    kind = refusal_kind(exc)
+    return str(exc) if kind is None else REFUSAL_TEXT[kind](exc)
 
 
 async def execute_session_command(session: AgentSession, command: c.Command) -> Any:
@@ -79,10 +89,7 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
         case c.GetForkMessages():
             return {"messages": [c.ForkMessage(entry_id=entry, text=text) for entry, text in session.fork_points()]}
         case c.SetSessionName(name=name):
-            try:
-                session.set_session_name(name)
-            except ValueError as exc:
-                raise CommandFailed(str(exc)) from exc
+            session.set_session_name(name)  # an empty one is refused (REFUSAL_TEXT)
             return UNSET
         case c.GetCommands():
             return {"commands": [_slash_command(command) for command in session.resources.commands()]}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.install.test_doctor import doctor
+from tests.install.doctor_run import doctor
 
 from .servers import MODEL_ID, LlamaInstall, LlamaProcess
 

@@ -285,7 +285,7 @@ def test_custom_models_upsert_into_a_builtin_provider_and_overrides_apply(tmp_pa
 
 
 def test_api_key_forms(tmp_path: Path) -> None:
-    """Literal, `$VAR` / `${VAR}` interpolation (Pi TARGET) and a bare variable name (Pi OLDER)."""
+    """Literal, `$VAR` / `${VAR}` interpolation (Pi 1.6.0) and a bare variable name (Pi OLDER)."""
     env = {"MY_KEY": SECRET, "PREFIX": "a", "SUFFIX": "b"}
     assert resolve_config_value("sk-literal", env) == "sk-literal"
     assert resolve_config_value("$MY_KEY", env) == SECRET
@@ -363,8 +363,9 @@ def test_headers_resolve_per_request_and_never_enter_the_model(tmp_path: Path) -
     assert SECRET not in repr(registry)
 
 
-def test_unsupported_apis_are_skipped_not_fatal(tmp_path: Path) -> None:
-    """A Pi user's file may name APIs pi-rpc does not speak (google-generative-ai)."""
+def test_unsupported_apis_are_skipped_not_fatal(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A Pi user's file may name APIs pi-rpc does not speak (google-generative-ai); the scripted
+    model's API is no server's, so a file cannot name it either."""
     path = _write(
         tmp_path,
         {
@@ -373,14 +374,25 @@ def test_unsupported_apis_are_skipped_not_fatal(tmp_path: Path) -> None:
                     "baseUrl": "https://generativelanguage.googleapis.com/v1beta",
                     "api": "google-generative-ai",
                     "apiKey": "$GEMINI_API_KEY",
-                    "models": [{"id": "gemma"}, {"id": "via-openai", "api": "openai-completions"}],
+                    "models": [
+                        {"id": "gemma"},
+                        {"id": "via-openai", "api": "openai-completions"},
+                        {"id": "scripted", "api": "faux"},
+                    ],
                 }
             }
         },
     )
-    registry = ModelRegistry.load(path, env={})
+    with caplog.at_level(logging.WARNING, logger="pi_rpc.ai.config"):
+        registry = ModelRegistry.load(path, env={})
     assert registry.find("g", "gemma") is None
+    assert registry.find("g", "scripted") is None
     assert registry.find("g", "via-openai") is not None
+    assert [record.getMessage() for record in caplog.records] == [
+        f"{path}: providers.g.models[0]: model 'gemma' uses api 'google-generative-ai', which pi-rpc does not "
+        "support; skipped",
+        f"{path}: providers.g.models[2]: model 'scripted' uses api 'faux', which pi-rpc does not support; skipped",
+    ]
 
 
 # --- malformed files ------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
-"""The provider registry: every built-in API is listed once, by an ordinary import, and its module
-is loaded on the first message rather than when a model is chosen (docs/ARCHITECTURE.md,
-"`pi_rpc/ai/`: the model layer")."""
+"""The provider registry: every declared API's module (`pi_rpc/ai/apis.py`) is loaded on the first
+message rather than when a model is chosen (docs/ARCHITECTURE.md, "`pi_rpc/ai/`: the model layer")."""
 
 from __future__ import annotations
 
@@ -9,18 +8,17 @@ import sys
 
 import pytest
 
+from pi_rpc.ai.apis import API_DECLARATIONS, endpoint_apis
 from pi_rpc.ai.provider import Provider, StreamOptions
 from pi_rpc.ai.providers.faux import FAUX_MODEL
-from pi_rpc.ai.registry import BUILTIN_APIS, get_stream_fn, load_provider
+from pi_rpc.ai.registry import get_stream_fn, load_provider
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import Context
 
 pytestmark = pytest.mark.anyio
 
-HTTP_APIS = ("anthropic-messages", "openai-completions", "openai-responses")
 
-
-@pytest.mark.parametrize("api", sorted(BUILTIN_APIS))
+@pytest.mark.parametrize("api", sorted(API_DECLARATIONS))
 def test_each_listed_module_declares_the_api_it_is_listed_under(api: str) -> None:
     provider = load_provider(api)
     assert isinstance(provider, Provider)
@@ -45,7 +43,7 @@ async def test_the_stream_function_streams_through_its_provider() -> None:
 _CHOOSE_EVERY_API = f"""
 import sys
 from pi_rpc.ai.registry import get_stream_fn
-for api in {HTTP_APIS!r}:
+for api in {endpoint_apis()!r}:
     get_stream_fn(api)
 print(" ".join(sorted(name for name in sys.modules if name.startswith("pi_rpc.ai.providers.") or name == "httpx")))
 """

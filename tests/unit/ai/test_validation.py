@@ -173,7 +173,7 @@ class Action(msgspec.Struct, kw_only=True):
 
 
 def test_null_normalisation_descends_into_the_selected_union_member() -> None:
-    """spec 3.3.2 LATER: the walk follows the anyOf member the value's tag selects."""
+    """spec 3.3.2, pi-rpc's refinement: the walk follows the anyOf member the value's tag selects."""
     result = validate_tool_arguments("t", Action, {"action": {"kind": "copy", "to": "b", "count": None}})
     assert result == Action(action=Copy(to="b"))
     schema = {

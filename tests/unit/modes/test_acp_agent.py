@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,27 +11,23 @@ import acp
 import anyio
 import pytest
 from acp.schema import (
-    AllowedOutcome,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
-    PermissionOption,
-    RequestPermissionResponse,
     ResourceContentBlock,
     TextContentBlock,
     TextResourceContents,
-    ToolCallUpdate,
 )
 
 from pi_rpc.ai.types import ImageContent
-from pi_rpc.modes.acp.agent import AcpAgent, PromptBlock, prompt_input
+from pi_rpc.modes.acp.agent import prompt_input
 from pi_rpc.modes.acp.permissions import ALLOW_ONCE
 from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
+from .acp_editor import Editor, acp_agent, text
 
 pytestmark = pytest.mark.anyio
 
-Json = dict[str, Any]
 WRITE = reply("^write", [tool_call("write", path="notes.txt", content="hello\n")], [{"text": "Wrote it."}])
 
 
@@ -42,62 +36,6 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     return ws
-
-
-class Editor:
-    """What the agent sends (session/update notifications) and a connection it asks through."""
-
-    def __init__(self, choice: str | None = None) -> None:
-        self.sent: list[Json] = []
-        self.choice = choice
-        self.asked: list[ToolCallUpdate] = []
-        self._changed = anyio.Event()
-
-    def send(self, message: Json) -> None:
-        self.sent.append(message)
-        self._changed.set()
-
-    async def wait_for_update(self, kind: str) -> None:
-        with anyio.fail_after(30):  # a guard against a hang, not a timing assertion
-            while kind not in self.kinds():
-                self._changed = anyio.Event()
-                await self._changed.wait()
-
-    def updates(self, session_id: str | None = None) -> list[Json]:
-        return [
-            m["params"]["update"]
-            for m in self.sent
-            if m["method"] == "session/update" and session_id in (None, m["params"]["sessionId"])
-        ]
-
-    def kinds(self) -> list[str]:
-        return [u["sessionUpdate"] for u in self.updates()]
-
-    # the part of acp's AgentSideConnection the agent uses
-    async def request_permission(
-        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption]
-    ) -> RequestPermissionResponse:
-        self.asked.append(tool_call)
-        assert self.choice is not None, "the editor was not expected to be asked"
-        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.choice))
-
-
-@asynccontextmanager
-async def acp_agent(config: SessionConfig, editor: Editor, *, connected: bool = False) -> AsyncIterator[AcpAgent]:
-    async with anyio.create_task_group() as tasks:
-        agent = AcpAgent(config, tasks, editor.send)
-        if connected:
-            agent.on_connect(editor)
-        try:
-            yield agent
-        finally:
-            with anyio.CancelScope(shield=True), anyio.fail_after(30):
-                await agent.close()
-            tasks.cancel_scope.cancel()
-
-
-def text(value: str) -> list[PromptBlock]:
-    return [TextContentBlock(type="text", text=value)]
 
 
 async def test_initialize_echoes_a_version_it_speaks_and_advertises_what_it_serves(workspace: Path) -> None:

@@ -13,11 +13,11 @@ import acp
 import pytest
 from acp.schema import SessionNotification
 
-from pi_rpc.session.compaction import CompactionSettings, estimated_tokens
+from pi_rpc.session.compaction.planning import CompactionSettings, estimated_tokens
 
+from ..session.compaction_sizes import FILLER, NEAR, SUMMARY, used
 from ..session.helpers import reply, script, session_config
-from ..session.test_compaction_session import FILLER, NEAR, SUMMARY, used
-from .test_acp_agent import Editor, acp_agent, text
+from .acp_editor import Editor, acp_agent, text
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,9 @@ import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities, ReadTextFileResponse
 
 from ..session.helpers import session_config
+from .acp_editor import acp_agent, text
+from .acp_scripted_editor import ScriptedEditor, final_updates
 from .approvals_sample import FIXED, ORIGINAL, SCRIPT, greet, sample_workspace
-from .test_acp_agent import acp_agent, text
-from .test_acp_approvals_inprocess import ScriptedEditor, final_updates
 
 pytestmark = pytest.mark.anyio
 

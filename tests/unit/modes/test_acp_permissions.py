@@ -14,7 +14,7 @@ from pi_rpc.modes.acp.permissions import (
     session_modes,
 )
 from pi_rpc.modes.acp.updates import tool_title
-from pi_rpc.session.approvals import APPROVAL_POLICIES, ApprovalDecision
+from pi_rpc.session.approvals.gate import APPROVAL_POLICIES, ApprovalDecision
 
 
 def request(tool: str, preview: ToolPreview, args: dict[str, str]) -> ApprovalRequest:

@@ -12,10 +12,10 @@ import acp
 import anyio
 import pytest
 
-from pi_rpc.session.store import SessionDir
+from pi_rpc.session.storage.store import SessionDir
 
 from ..session.helpers import FOREVER, reply, script, session_config
-from .test_acp_agent import Editor, acp_agent, text
+from .acp_editor import Editor, acp_agent, text
 
 pytestmark = pytest.mark.anyio
 
@@ -57,8 +57,8 @@ async def test_a_session_stays_with_its_workspace_in_lists_and_loads(
     its transcript unshown, and the error says where it is and how to fork it)."""
     other = tmp_path / "other"
     other.mkdir()
-    chosen = {"session_root": SessionDir(tmp_path / "chosen")} if chosen_folder else {}
-    config = session_config(workspace, REPLIES, **chosen)
+    chosen = SessionDir(tmp_path / "chosen") if chosen_folder else None
+    config = session_config(workspace, REPLIES, session_root=chosen)
     async with acp_agent(config, Editor()) as agent:
         here = await agent.new_session(cwd=str(workspace))
         there = await agent.new_session(cwd=str(other))

@@ -16,9 +16,9 @@ import pytest
 
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
-from pi_rpc.session import checkpoints as checkpoints_module
-from pi_rpc.session.checkpoints_snapshots import CheckpointSettings
-from pi_rpc.session.settings import Settings
+from pi_rpc.session.checkpoints import session_checkpoints as checkpoints_module
+from pi_rpc.session.checkpoints.snapshots import CheckpointSettings
+from pi_rpc.session.configuration.settings import Settings
 
 from ..session.helpers import reply, script, session_config, tool_call
 from .jsonrpc_client import Editor, jsonrpc_editor

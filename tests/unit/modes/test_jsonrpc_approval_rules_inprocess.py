@@ -11,7 +11,8 @@ import pytest
 
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
-from pi_rpc.session.approvals import ApprovalRules, parse_rules
+from pi_rpc.session.approvals.gate import ApprovalRules, parse_rules
+from pi_rpc.session.configuration.config import ApprovalConfig
 
 from ..session.helpers import reply, script, session_config, tool_call
 from .jsonrpc_client import Editor, jsonrpc_editor
@@ -66,7 +67,7 @@ def tool_results(editor: Editor) -> list[Json]:
 
 
 async def test_an_expansion_under_a_prefix_rule_is_asked_and_never_runs(tmp_path: Path) -> None:
-    async with jsonrpc_editor(session_config(tmp_path, SCRIPT, approval_rules=RULES)) as editor:
+    async with jsonrpc_editor(session_config(tmp_path, SCRIPT, approvals=ApprovalConfig(rules=RULES))) as editor:
         await start(editor, "ask")
         asked = await prompt_rejecting(editor, "attack")
         assert not (tmp_path / "C").exists()
@@ -76,14 +77,14 @@ async def test_an_expansion_under_a_prefix_rule_is_asked_and_never_runs(tmp_path
 
 
 async def test_a_literal_command_under_its_rule_runs_unasked(tmp_path: Path) -> None:
-    async with jsonrpc_editor(session_config(tmp_path, SCRIPT, approval_rules=RULES)) as editor:
+    async with jsonrpc_editor(session_config(tmp_path, SCRIPT, approvals=ApprovalConfig(rules=RULES))) as editor:
         await start(editor, "ask")
         asked = await prompt_rejecting(editor, "run tests")
         assert asked == [] and tool_results(editor)[0]["content"][0]["text"] == "tests passed\n"
 
 
 async def test_accept_edits_asks_before_the_model_rewrites_its_own_settings(tmp_path: Path) -> None:
-    async with jsonrpc_editor(session_config(tmp_path, SCRIPT, approval_rules=RULES)) as editor:
+    async with jsonrpc_editor(session_config(tmp_path, SCRIPT, approvals=ApprovalConfig(rules=RULES))) as editor:
         await start(editor, "acceptEdits")
         asked = await prompt_rejecting(editor, "grant")
         assert [request["toolName"] for request in asked] == ["write"]

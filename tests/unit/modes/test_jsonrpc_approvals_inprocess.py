@@ -6,7 +6,6 @@ the daemon would write, encoded as it encodes them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,36 +14,15 @@ from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
 
 from ..session.helpers import session_config
 from .approvals_sample import FIXED, ORIGINAL, SCRIPT, greet, sample_workspace
-from .jsonrpc_client import Editor, jsonrpc_editor
+from .jsonrpc_client import jsonrpc_editor
+from .jsonrpc_harness import asked, event, events, start
 
 pytestmark = pytest.mark.anyio
-
-Json = dict[str, Any]
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return sample_workspace(tmp_path)
-
-
-async def start(editor: Editor, **initialize: Any) -> Editor:
-    """The session's events go to the editor as the daemon writes them; then `initialize`."""
-    editor.session.subscribe(lambda event: editor.send(encode_json(AgentEventNotification(params=event))))
-    await editor.request("initialize", {"clientInfo": {"name": "test"}, **initialize})
-    return editor
-
-
-def events(editor: Editor, start: int = 0) -> list[Json]:
-    return [m["params"] for m in editor.received[start:] if m.get("method") == "agent/event"]
-
-
-def asked(editor: Editor, start: int = 0) -> list[Json]:
-    return [m for m in editor.received[start:] if m.get("method") == "approval/request"]
-
-
-async def event(editor: Editor, kind: str) -> Json:
-    found = await editor.wait_for(lambda m: m.get("method") == "agent/event" and m["params"]["type"] == kind)
-    return dict(found["params"])
 
 
 async def test_edit_waits_for_approval_with_its_diff_then_runs(workspace: Path) -> None:

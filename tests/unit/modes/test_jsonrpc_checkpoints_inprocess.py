@@ -15,8 +15,8 @@ import pytest
 
 from pi_rpc.ai.json_text import encode_json
 from pi_rpc.modes.jsonrpc.protocol import AgentEventNotification
-from pi_rpc.session import checkpoints as checkpoints_module
-from pi_rpc.session.checkpoints_snapshots import GitShadow, SnapshotLimits, TreeScan
+from pi_rpc.session.checkpoints import session_checkpoints as checkpoints_module
+from pi_rpc.session.checkpoints.snapshots import GitShadow, SnapshotLimits, TreeScan
 from tests.e2e.rewind_scenario import Tree, git, make_workspace, tree
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call

@@ -11,7 +11,7 @@ import pytest
 
 from pi_rpc.modes.jsonrpc import handlers
 from pi_rpc.modes.jsonrpc.protocol import BUSY, CLIENT_NOTIFICATIONS, METHODS, NO_MODEL, NOT_FOUND, Empty
-from pi_rpc.session.store import SessionDir
+from pi_rpc.session.storage.store import SessionDir
 
 from ..session.helpers import FOREVER, TOOLS, open_session, reply, script, session_config, tool_call
 from .jsonrpc_client import RpcError, jsonrpc_editor
@@ -172,8 +172,8 @@ async def test_models_list_set_and_thinking(workspace: Path) -> None:
 @pytest.mark.parametrize("chosen_folder", [False, True], ids=["workspace-folders", "session-dir"])
 async def test_sessions_new_list_load_and_stats(workspace: Path, chosen_folder: bool) -> None:
     """In a root of workspace folders and in a folder chosen as Pi's `--session-dir`."""
-    chosen = {"session_root": SessionDir(workspace.parent / "chosen")} if chosen_folder else {}
-    config = session_config(workspace, script(HELLO, reply("^again", [{"text": "Yes."}])), **chosen)
+    chosen = SessionDir(workspace.parent / "chosen") if chosen_folder else None
+    config = session_config(workspace, script(HELLO, reply("^again", [{"text": "Yes."}])), session_root=chosen)
     async with jsonrpc_editor(config) as editor:
         first_id = (await editor.request("state"))["sessionId"]
         await editor.request("prompt", {"message": "hello"})

@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.types import AssistantMessage, BashExecutionMessage, CompactionSummaryMessage, TextContent
 from pi_rpc.modes.lsp.runs import Runs, last_answer
-from pi_rpc.session.compaction import CompactionSettings
+from pi_rpc.session.compaction.planning import CompactionSettings
 from pi_rpc.session.session import AgentSession
 
 from ..session.helpers import reply, script, session_config
@@ -56,5 +56,5 @@ async def test_the_answer_survives_a_compaction_after_the_run(tmp_path: Path) ->
         await session.prompt(f"two {'f' * 400}")
         await Runs(cast(LanguageServer, editor), session, tasks).run("Explain with Pi", "explain greet")
         await session.close()
-    assert isinstance(session.messages[0], CompactionSummaryMessage)  # the run's end was compacted
+    assert isinstance(session.messages[1], CompactionSummaryMessage)  # compacted (after the system message)
     assert editor.shown == ["It returns a greeting."]

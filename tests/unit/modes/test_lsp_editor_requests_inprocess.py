@@ -17,6 +17,7 @@ from pytest_lsp import LanguageClient
 
 from pi_rpc.ai.providers.faux import load_script
 from pi_rpc.modes.editor_requests import EditorDeadlines
+from pi_rpc.session.configuration.config import ApprovalConfig
 from pi_rpc.session.session import SessionConfig
 from tests.e2e.conftest import watch
 from tests.lsp.editor import (
@@ -34,8 +35,8 @@ from tests.lsp.editor import (
 )
 
 from ..session.helpers import session_config
+from .lsp_harness import command, ends, gone, messages, sleepers
 from .lsp_pipes import lsp_in_process
-from .test_lsp_runs_inprocess import command, ends, gone, messages, sleepers
 
 pytestmark = pytest.mark.anyio
 
@@ -78,8 +79,8 @@ def workspace(tmp_path: Path) -> Path:
     return sample_workspace(tmp_path)
 
 
-def scripted(workspace: Path, **overrides: Any) -> SessionConfig:
-    return session_config(workspace, load_script(SCRIPT), **overrides)
+def scripted(workspace: Path, approvals: ApprovalConfig | None = None) -> SessionConfig:
+    return session_config(workspace, load_script(SCRIPT), approvals=approvals)
 
 
 @asynccontextmanager
@@ -89,7 +90,7 @@ async def lsp_mode(
     never_answered: frozenset[str] = frozenset(),
     approval_timeout: float | None = None,
 ) -> AsyncIterator[tuple[LanguageClient, Editor, LspModeClient]]:
-    config = scripted(workspace, approval_timeout=approval_timeout)
+    config = scripted(workspace, ApprovalConfig(timeout=approval_timeout))
     async with lsp_in_process(config, deadlines=QUICK) as (client, editor):
         like = LspModeClient(client, never_answered)
         params = lsp.InitializeParams(

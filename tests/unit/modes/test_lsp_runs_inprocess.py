@@ -8,42 +8,37 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import anyio
 import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from pi_rpc.ai.providers.faux import load_script
 from pi_rpc.modes.lsp.runs import BUSY_TEXT
+from pi_rpc.session.configuration.settings import SettingsError
 from pi_rpc.session.session import SessionConfig
-from pi_rpc.session.settings import SettingsError
-from tests.e2e.conftest import descendants, still_running, watch
+from tests.e2e.conftest import watch
 from tests.lsp.editor import (
     ON_DISK,
-    SCRIPT,
     UNSAVED,
     Editor,
-    Progress,
     code_actions,
     diagnostic,
     ended,
     execute,
     initialize,
-    is_sleep,
     progress_of,
     sample_workspace,
     until_process,
 )
 
 from ..session.helpers import reply, script, session_config, tool_call
+from .lsp_harness import AS_MESSAGES, command, ends, gone, messages, scripted, sleepers
 from .lsp_pipes import lsp_in_process
 
 pytestmark = pytest.mark.anyio
 
 # Answers as messages: a run's answer is then one `window/showMessage` to look for.
-AS_MESSAGES = {"approvalPolicy": "auto", "answer": "message"}
 TEXT = {"text": "Done."}
 
 
@@ -52,44 +47,14 @@ def workspace(tmp_path: Path) -> Path:
     return sample_workspace(tmp_path)
 
 
-def scripted(workspace: Path) -> SessionConfig:
-    return session_config(workspace, load_script(SCRIPT))
-
-
 @pytest.fixture
 async def lsp_client(workspace: Path) -> AsyncIterator[tuple[LanguageClient, Editor]]:
     async with lsp_in_process(scripted(workspace)) as started:
         yield started
 
 
-async def command(client: LanguageClient, name: str, *arguments: Any) -> Any:
-    return await client.workspace_execute_command_async(
-        lsp.ExecuteCommandParams(command=name, arguments=list(arguments))
-    )
-
-
-def sleepers() -> list[int]:
-    """The script's `sleep 30` below this process: the daemon runs in it."""
-    return [pid for pid in descendants(os.getpid()) if is_sleep(pid)]
-
-
-async def gone(watched: list[int]) -> int:
-    """How many of the watched processes still run (waited for off the event loop)."""
-    return await anyio.to_thread.run_sync(still_running, watched)
-
-
 def real(path: Path) -> str:
     return os.path.realpath(path)
-
-
-def messages(client: LanguageClient) -> list[tuple[lsp.MessageType, str]]:
-    return [(m.type, m.message) for m in client.messages]
-
-
-def ends(client: LanguageClient) -> list[str | None]:
-    """The end message of each run's progress, in order."""
-    reports = cast(list[list[Progress]], list(client.progress_reports.values()))
-    return [p.message for r in reports for p in r if isinstance(p, lsp.WorkDoneProgressEnd)]
 
 
 def answered(client: LanguageClient, count: int) -> Callable[[], bool]:

@@ -13,10 +13,11 @@ import pytest
 
 from pi_rpc.agent.loop import declare_tool_changes
 from pi_rpc.ai import SystemMessage, sections_text
+from pi_rpc.session.configuration.config import RetryConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
+from .pi_harness import pi_mode
 from .pipes import Json
-from .test_pi_commands import pi_mode
 
 pytestmark = pytest.mark.anyio
 
@@ -141,7 +142,7 @@ async def test_a_retried_failure_leaves_the_context_through_a_context_edit_entry
     """Pi 1.6.0: the failed reply stays in the file, a `context_edit` entry (sent as
     `entry_appended`) takes it out of the context, and a reload leaves it out too."""
     flaky = script(reply("^hi", [{"error": "503 Service Unavailable: busy"}]), reply("^hi", [{"text": "Back."}]))
-    async with pi_mode(session_config(workspace, flaky, retry_base_ms=1)) as pi:
+    async with pi_mode(session_config(workspace, flaky, retry=RetryConfig(base_ms=1))) as pi:
         path = Path((await pi.data({"id": "1", "type": "get_state"}))["sessionFile"])
         await pi.call({"id": "2", "type": "prompt", "message": "hi"})
         await pi.event("auto_retry_end")
@@ -247,6 +248,53 @@ async def test_a_pi16_session_file_loads_with_its_new_entries_and_keeps_them(wor
         original = session_lines(path)[1:]
         assert [e["type"] for e in kept][: len(original)] == [e["type"] for e in original]
         assert kept[0]["message"]["sections"] == {"preamble": "You are Pi."} and kept[6]["payload"] == [1, 2]
+
+
+def file_lines(path: Path) -> list[bytes]:
+    return path.read_bytes().split(b"\n")
+
+
+def newer_pi_session(path: Path, cwd: Path) -> list[bytes]:
+    """A session file as a newer Pi might write it: a kind no version of pi-rpc knows, and fields
+    it does not declare on known kinds (the entry's and its message's), in Pi's own JSON (no spaces,
+    `1e+21` as JavaScript spells it). Returns its entry lines."""
+    header = {"type": "session", "version": 3, "id": "0b1c2d3e", "timestamp": "t", "cwd": str(cwd)}
+    user = {"role": "user", "content": "héllo", "timestamp": 2, "attachments": [{"kind": "note"}]}
+    answer: Json = {"role": "assistant", "content": [{"type": "text", "text": "Hi."}], "api": "faux", "provider": "p"}
+    answer |= {"model": "m", "stopReason": "stop", "timestamp": 3, "routerState": {"tier": 2}}
+    entries: list[Json] = [
+        {"type": "model_change", "id": "b1", "parentId": None, "timestamp": "t", "provider": "p", "modelId": "m"},
+        {"type": "message", "id": "b2", "parentId": "b1", "timestamp": "t", "message": user, "origin": "sdk"},
+        {"type": "message", "id": "b3", "parentId": "b2", "timestamp": "t", "message": answer},
+        {"type": "label", "id": "b4", "parentId": "b3", "timestamp": "t", "targetId": "b2", "label": "start"}
+        | {"color": "red"},
+        {"type": "bookmark_v9", "id": "b5", "parentId": "b4", "timestamp": "t", "weight": "WEIGHT", "tags": ["x"]},
+    ]
+    lines = [json.dumps(entry, separators=(",", ":")).replace('"WEIGHT"', "1e+21").encode() for entry in entries]
+    path.write_bytes(b"".join(line + b"\n" for line in [json.dumps(header).encode(), *lines]))
+    return lines
+
+
+async def test_a_newer_pis_kinds_and_fields_are_written_back_and_sent_as_the_file_has_them(workspace: Path) -> None:
+    """An entry of a kind pi-rpc does not know, and the fields it does not read on the kinds it
+    knows, survive a load: a clone writes every line back byte for byte, and `get_entries` and
+    `get_tree` send each entry with all of its fields."""
+    path = workspace.parent / "newer.jsonl"
+    lines = newer_pi_session(path, workspace)
+    async with pi_mode(session_config(workspace, script(WRITE))) as pi:
+        await pi.data({"id": "1", "type": "switch_session", "sessionPath": str(path)})
+        messages = (await pi.data({"id": "2", "type": "get_messages"}))["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant"] and messages[0]["content"] == "héllo"
+        listed = (await pi.data({"id": "3", "type": "get_entries"}))["entries"][: len(lines)]
+        assert listed == [json.loads(line) for line in lines]  # then the thinking level the load recorded
+        tree = (await pi.data({"id": "4", "type": "get_tree"}))["tree"]
+        chain = [tree[0]]
+        while chain[-1]["children"]:
+            chain.append(chain[-1]["children"][0])
+        assert [node["entry"] for node in chain][: len(lines)] == listed and chain[1]["label"] == "start"
+        await pi.data({"id": "5", "type": "clone"})
+        clone = Path((await pi.data({"id": "6", "type": "get_state"}))["sessionFile"])
+        assert file_lines(clone)[1 : 1 + len(lines)] == lines
 
 
 async def test_the_first_system_message_carries_the_prompt_in_sections(workspace: Path) -> None:

@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 
+from pi_rpc.session.approvals.gate import ApprovalPolicy
+from pi_rpc.session.configuration.config import ApprovalConfig
 from pi_rpc.session.session import SessionConfig
 
 from ..session.helpers import session_config
 from .approvals_sample import FIXED, ORIGINAL, SCRIPT, greet, sample_workspace
-from .test_pi_commands import Pi, pi_mode
+from .pi_harness import Pi, pi_mode
 
 pytestmark = pytest.mark.anyio
 
@@ -25,10 +27,10 @@ def workspace(tmp_path: Path) -> Path:
     return sample_workspace(tmp_path)
 
 
-def configured(workspace: Path, policy: str | None) -> SessionConfig:
+def configured(workspace: Path, policy: ApprovalPolicy | None) -> SessionConfig:
     if policy is None:
         return session_config(workspace, SCRIPT)
-    return session_config(workspace, SCRIPT, approval_policy=policy, approval_policy_configured=True)
+    return session_config(workspace, SCRIPT, approvals=ApprovalConfig(policy=policy, configured=True))
 
 
 async def dialog(pi: Pi, start: int = 0) -> Json:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ..session.helpers import reply, script, session_config, tool_call
-from .test_pi_commands import Pi, pi_mode
+from .pi_harness import Pi, pi_mode
 
 pytestmark = pytest.mark.anyio
 

@@ -3,21 +3,17 @@ session, the scripted model and real tools (spec 16.3-16.5)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pi_rpc.agent.agent import BUSY_TEXT
 from pi_rpc.ai.providers.faux import FAUX_MODEL
-from pi_rpc.modes.pi.server import PiDaemon
-from pi_rpc.session.compaction import CompactionSettings
-from pi_rpc.session.session import SessionConfig
+from pi_rpc.session.compaction.planning import CompactionSettings
+from pi_rpc.session.configuration.config import ApprovalConfig
 
 from ..session.helpers import FOREVER, reply, script, session_config, tool_call
-from .pipes import Json, LinePeer, serve_over_pipes
+from .pi_harness import pi_mode
 
 pytestmark = pytest.mark.anyio
 
@@ -32,35 +28,6 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     return ws
-
-
-class Pi:
-    def __init__(self, peer: LinePeer) -> None:
-        self.peer = peer
-
-    async def call(self, command: Json) -> Json:
-        start = len(self.peer.lines)
-        self.peer.send(command)
-        return await self.peer.wait_for(
-            lambda line: line.get("type") == "response" and line.get("id") == command.get("id"), start
-        )
-
-    async def data(self, command: Json) -> Any:
-        response = await self.call(command)
-        assert response["success"] is True, response
-        return response.get("data")
-
-    async def event(self, kind: str) -> Json:
-        return await self.peer.wait_for(lambda line: line.get("type") == kind)
-
-    def types(self) -> list[str]:
-        return [line["type"] for line in self.peer.lines]
-
-
-@asynccontextmanager
-async def pi_mode(config: SessionConfig) -> AsyncIterator[Pi]:
-    async with serve_over_pipes(lambda stdin, stdout: PiDaemon(config, stdin_fd=stdin, stdout_fd=stdout)) as peer:
-        yield Pi(peer)
 
 
 async def test_a_prompt_is_answered_at_once_and_the_run_streams_as_events(workspace: Path) -> None:
@@ -167,7 +134,7 @@ async def test_without_a_model_a_prompt_is_an_error_response(workspace: Path) ->
 
 
 async def test_a_configured_policy_asks_through_a_confirm_dialog(workspace: Path) -> None:
-    config = session_config(workspace, script(WRITE), approval_policy="ask", approval_policy_configured=True)
+    config = session_config(workspace, script(WRITE), approvals=ApprovalConfig(policy="ask", configured=True))
     async with pi_mode(config) as pi:
         await pi.call({"id": "1", "type": "prompt", "message": "write notes"})
         dialog = await pi.event("extension_ui_request")
@@ -207,7 +174,8 @@ async def test_a_compaction_before_a_prompt_comes_before_its_answer_and_pi_clien
         ]
         assert order == ["compaction_start", "compaction_end", "response prompt", "agent_start"]
         messages = (await pi.data({"id": "5", "type": "get_messages"}))["messages"]
-        summary = messages[0]
+        system, summary = messages[:2]  # the compaction's system message first, as in Pi 1.6.0
+        assert system["role"] == "system" and [tool["name"] for tool in system["toolsAdded"]][:1] == ["read"]
         assert summary["role"] == "compactionSummary" and summary["summary"] == "THE SUMMARY"
         assert summary["tokensBefore"] > 1500
         stats = await pi.data({"id": "6", "type": "get_session_stats"})

@@ -10,7 +10,7 @@ import pytest
 
 from pi_rpc.agent.types import ApprovalRequest, ToolPreview
 from pi_rpc.modes.pi.extension_ui import PiDialogs
-from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.session.approvals.gate import ApprovalDecision
 
 pytestmark = pytest.mark.anyio
 

@@ -17,13 +17,14 @@ from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.types import AssistantMessage, StopReason, TextContent, ThinkingContent
 from pi_rpc.modes.pi.entries import tree
 from pi_rpc.modes.pi.server import PiDaemon, last_assistant_text
-from pi_rpc.session.entries import SessionEntries
-from pi_rpc.session.model_patterns import ScopedModel
+from pi_rpc.session.configuration.config import ModelStart, RetryConfig
+from pi_rpc.session.models.patterns import ScopedModel
 from pi_rpc.session.session import ModelChoice, SessionConfig
+from pi_rpc.session.storage.entries import SessionEntries
 
 from ..session.helpers import reply, script, scripted_choice, session_config
+from .pi_harness import Pi, pi_mode
 from .pipes import serve_over_pipes
-from .test_pi_commands import Pi, pi_mode
 
 pytestmark = pytest.mark.anyio
 
@@ -39,20 +40,27 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def two_models(workspace: Path, **overrides: Any) -> SessionConfig:
-    """The scripted model and a reasoning twin of it, both reachable (as two models of models.json)."""
+def two_models(
+    workspace: Path,
+    resume_from: Path | None = None,
+    pinned: bool = False,
+    scoped: list[ScopedModel] | None = None,
+) -> SessionConfig:
+    """The scripted model and a reasoning twin of it, both reachable (as two models of models.json);
+    `pinned`: the command line chose the model and the level."""
     plain = scripted_choice(script(HELLO, AGAIN))
     thinker = ModelChoice(model=THINKER, stream_fn=plain.stream_fn, scripted=True)
     choices = {(m.model.provider, m.model.id): m for m in (plain, thinker)}
-    return session_config(
-        workspace,
-        None,
-        model=plain,
-        available_models=lambda: [plain.model, thinker.model],
-        resolve_model=lambda provider, model_id: choices.get((provider, model_id)),
+    models = ModelStart(
+        choice=plain,
         default_thinking_level="medium",
-        **overrides,
+        model_pinned=pinned,
+        thinking_pinned=pinned,
+        available=lambda: [plain.model, thinker.model],
+        resolve=lambda provider, model_id: choices.get((provider, model_id)),
+        scoped=scoped or [],
     )
+    return session_config(workspace, None, models=models, resume_from=resume_from)
 
 
 async def answered(pi: Pi, command_id: str, text: str) -> None:
@@ -162,7 +170,7 @@ async def test_a_resumed_session_goes_on_with_the_model_and_level_it_recorded(wo
         state = await pi.data({"id": "1", "type": "get_state"})
         assert (state["model"]["id"], state["thinkingLevel"]) == ("thinker", "low")
     # Unless the command line chose the model and the level.
-    pinned = two_models(workspace, resume_from=Path(path), model_pinned=True, thinking_pinned=True)
+    pinned = two_models(workspace, resume_from=Path(path), pinned=True)
     async with pi_mode(pinned) as pi:
         state = await pi.data({"id": "1", "type": "get_state"})
         assert (state["model"]["id"], state["thinkingLevel"]) == ("scripted", "off")
@@ -171,7 +179,7 @@ async def test_a_resumed_session_goes_on_with_the_model_and_level_it_recorded(wo
 
 async def test_cycle_model_walks_the_scope_at_the_levels_it_names(workspace: Path) -> None:
     scope = [ScopedModel(THINKER, "high"), ScopedModel(FAUX_MODEL, None)]
-    async with pi_mode(two_models(workspace, scoped_models=scope)) as pi:
+    async with pi_mode(two_models(workspace, scoped=scope)) as pi:
         first = await pi.data({"id": "1", "type": "cycle_model"})
         assert (first["model"]["id"], first["thinkingLevel"], first["isScoped"]) == ("thinker", "high", True)
         second = await pi.data({"id": "2", "type": "cycle_model"})
@@ -265,7 +273,7 @@ async def test_the_partial_message_goes_with_each_update_only_when_asked(workspa
 
 async def test_abort_retry_cancels_the_wait_for_the_next_attempt(workspace: Path) -> None:
     failing = script(reply("^hi", [{"error": "503 Service Unavailable: busy"}]))
-    async with pi_mode(session_config(workspace, failing, retry_base_ms=60_000)) as pi:
+    async with pi_mode(session_config(workspace, failing, retry=RetryConfig(base_ms=60_000))) as pi:
         await pi.data({"id": "1", "type": "prompt", "message": "hi"})
         started = await pi.event("auto_retry_start")
         assert (started["attempt"], started["delayMs"]) == (1, 60_000)

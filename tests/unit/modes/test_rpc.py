@@ -19,7 +19,7 @@ from pi_rpc.agent.agent import AgentBusyError
 from pi_rpc.modes.jsonrpc.errors import Busy
 from pi_rpc.modes.jsonrpc.protocol import BUSY, NO_MODEL, NOT_FOUND
 from pi_rpc.modes.jsonrpc.rpc import Rpc
-from pi_rpc.session.compaction import CompactionError
+from pi_rpc.session.compaction.planning import CompactionError
 from pi_rpc.session.session import ModelNotFoundError, NoModelError, SessionNotFoundError
 from pi_rpc.session.user_bash import BashBusyError
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.ai import TextContent, UserMessage
-from pi_rpc.session.store import SessionFile
+from pi_rpc.session.storage.store import SessionFile
 
 from ..session.helpers import script, session_config
 from .jsonrpc_client import RpcError, jsonrpc_editor
-from .test_pi_commands import pi_mode
+from .pi_harness import pi_mode
 
 pytestmark = pytest.mark.anyio
 

@@ -2,7 +2,7 @@
 daemon started in it (JSON-RPC, Pi mode), ACP's `session/new {cwd}` from a daemon started
 elsewhere, and LSP following the editor's root from a daemon started elsewhere. Every config is
 the command line's (`build_session_config`), so the sessions are made as a real daemon makes them
-(pi_rpc/session/factory.py); each front end runs in-process. A folder without the rule runs the
+(pi_rpc/session/configuration/factory.py); each front end runs in-process. A folder without the rule runs the
 same command, so a missing file means the rule held, not that nothing ran."""
 
 from __future__ import annotations
@@ -14,31 +14,17 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from pi_rpc.cli import build_parser, build_session_config
-from pi_rpc.pi_flags import parse_command_line
-from pi_rpc.session.session import SessionConfig
-from pi_rpc.tools import ProcessTables
 from tests.lsp.editor import ended, initialize
 
+from .acp_editor import Editor, acp_agent, text
 from .jsonrpc_client import jsonrpc_editor
+from .jsonrpc_harness import start
 from .lsp_pipes import lsp_in_process
-from .test_acp_agent import Editor, acp_agent, text
-from .test_jsonrpc_approvals_inprocess import start
-from .test_pi_commands import pi_mode
+from .pi_harness import pi_mode
+from .workspace_folders import daemon_config, folder
 
 pytestmark = pytest.mark.anyio
 
-SCRIPT = {
-    "replies": [
-        {
-            "match": "^run it",
-            "turns": [
-                [{"toolCall": {"name": "bash", "arguments": {"command": "echo ran > ran.txt"}}}],
-                [{"text": "Done."}],
-            ],
-        }
-    ]
-}
 DENIED = "denied by the permission rule bash"
 
 
@@ -50,27 +36,10 @@ def own_config_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     yield
 
 
-def folder(tmp_path: Path, name: str, settings: dict[str, object] | None) -> Path:
-    made = tmp_path / name
-    made.mkdir()
-    if settings is not None:
-        (made / ".pi").mkdir()
-        (made / ".pi" / "settings.json").write_text(json.dumps(settings))
-    return made
-
-
 @pytest.fixture(params=[True, False], ids=["denies-bash", "no-rule"])
 def repo(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, bool]:
     denies = bool(request.param)
     return folder(tmp_path, "repo", {"permissions": {"deny": ["bash"]}} if denies else None), denies
-
-
-def daemon_config(tmp_path: Path, cwd: Path, *flags: str) -> SessionConfig:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    argv = ["--script", str(script), "--cwd", str(cwd), "--session-dir", str(tmp_path / "sessions"), *flags]
-    args, _ = parse_command_line(build_parser(), argv)
-    return build_session_config(args, None, ProcessTables())
 
 
 def held(repo: tuple[Path, bool], output: str) -> None:

@@ -18,8 +18,8 @@ import pytest
 from pi_rpc.session import record_trust, saved_allow_rules, trust_file
 
 from .jsonrpc_client import Editor, jsonrpc_editor
-from .test_jsonrpc_approvals_inprocess import asked, start
-from .test_workspace_rules_every_front_end import daemon_config, folder
+from .jsonrpc_harness import asked, start
+from .workspace_folders import daemon_config, folder
 
 pytestmark = pytest.mark.anyio
 
@@ -99,19 +99,19 @@ def test_an_untrusted_folders_ignored_settings_are_named_once(tmp_path: Path, ca
     ]
     assert len(warnings) == 1
     assert "permissions.allow, mcpServers ignored" in warnings[0] and str(repo) in warnings[0]
-    assert config.mcp_servers == []  # nor are its servers started
+    assert config.tools.mcp_servers == []  # nor are its servers started
 
 
 def test_allow_always_with_save_is_the_users_own_rule_for_that_folder(tmp_path: Path) -> None:
     repo = folder(tmp_path, "repo", {"permissions": {"deny": ["write"]}})
     before = (repo / ".pi" / "settings.json").read_text()
     config = daemon_config(tmp_path, repo)
-    assert config.save_allow_rule is not None
-    config.save_allow_rule("bash(npm test:*)")
+    assert config.approvals.save_allow_rule is not None
+    config.approvals.save_allow_rule("bash(npm test:*)")
     assert (repo / ".pi" / "settings.json").read_text() == before  # the repository's file is left alone
     assert saved_allow_rules(str(repo)) == ["bash(npm test:*)"]
     assert saved_allow_rules(str(tmp_path)) == []  # that folder's alone
     assert config.open_folder is not None
     again = config.open_folder(str(repo))  # the next session of that folder, untrusted still
-    assert [rule.text for rule in again.approval_rules.allow] == ["bash(npm test:*)"]
-    assert [rule.text for rule in again.approval_rules.deny] == ["write"]
+    assert [rule.text for rule in again.approvals.rules.allow] == ["bash(npm test:*)"]
+    assert [rule.text for rule in again.approvals.rules.deny] == ["write"]

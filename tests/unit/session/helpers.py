@@ -3,6 +3,7 @@ store of its own, and a recorder of the events every front end would forward."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,10 +14,22 @@ import msgspec
 
 from pi_rpc.agent.types import AgentEvent, ApprovalRequest
 from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, Script
-from pi_rpc.ai.types import Model
-from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.ai.types import Model, ThinkingLevel
+from pi_rpc.session.approvals.gate import ApprovalDecision
+from pi_rpc.session.checkpoints.snapshots import CheckpointSettings
+from pi_rpc.session.compaction.planning import CompactionSettings
+from pi_rpc.session.configuration.config import (
+    ApprovalConfig,
+    ModelStart,
+    PersistenceConfig,
+    RetryConfig,
+    ToolsConfig,
+)
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
+from pi_rpc.session.storage.store import SessionRoot
+from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.editor_files import FileRouter
+from pi_rpc.tools.mcp_config import McpServerConfig
 from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.registry import create_tool_definitions
 
@@ -42,32 +55,62 @@ def scripted_choice(the_script: Script) -> ModelChoice:
     return ModelChoice(model=FAUX_MODEL, stream_fn=FauxProvider(the_script).stream, scripted=True)
 
 
-def session_config(workspace: Path, the_script: Script | None, **overrides: Any) -> SessionConfig:
+def session_config(
+    workspace: Path,
+    the_script: Script | None,
+    *,
+    model: ModelChoice | None = None,
+    thinking_level: ThinkingLevel = "off",
+    models: ModelStart | None = None,
+    definitions: dict[str, ToolDefinition] | None = None,
+    active: list[str] | None = None,
+    mcp_servers: list[McpServerConfig] | None = None,
+    compaction: CompactionSettings | None = None,
+    checkpoints: CheckpointSettings | None = None,
+    approvals: ApprovalConfig | None = None,
+    retry: RetryConfig | None = None,
+    withheld_env: frozenset[str] | None = None,
+    resume_from: Path | None = None,
+    persist: bool = True,
+    session_root: SessionRoot | None = None,
+) -> SessionConfig:
     """What `pi-rpc --script` builds, minus the user's settings: every model switch resolves to
-    the scripted model, a model of another name is not found."""
-    choice = scripted_choice(the_script) if the_script is not None else None
+        the scripted model, a model of another name is not found. `model` replaces the script's
+        model, `models` the whole start (its resolvers too), `definitions` the tools (all active
+    unless `active` says which), `mcp_servers` the MCP servers it starts; the
+    other parts, when given, theirs. The sessions are kept beside the workspace unless `session_root`."""
+    scripted = scripted_choice(the_script) if the_script is not None else None
+    choice = model if model is not None else scripted
     files = FileRouter()
     processes = ProcessTable()  # the tools' and the session's: closing the session kills what they left
 
     def resolve(provider: str, model_id: str) -> ModelChoice | None:
-        return choice if choice is not None and (provider, model_id) == ("faux", "scripted") else None
+        return scripted if scripted is not None and (provider, model_id) == ("faux", "scripted") else None
 
     def available() -> list[Model]:
-        return [FAUX_MODEL] if choice is not None else []
+        return [FAUX_MODEL] if scripted is not None else []
 
-    fields: dict[str, Any] = {
-        "cwd": str(workspace),
-        "model": choice,
-        "files": files,
-        "tools": create_tool_definitions(TOOLS, files, processes=processes),
-        "processes": processes,
-        "active_tools": TOOLS,
-        "available_models": available,
-        "resolve_model": resolve,
-        "session_root": workspace.parent / "sessions",
-    }
-    fields.update(overrides)
-    return SessionConfig(**fields)
+    if definitions is None:
+        definitions = create_tool_definitions(TOOLS, files, processes=processes)
+    tools = ToolsConfig(
+        definitions=definitions,
+        active=list(definitions) if active is None else active,
+        mcp_servers=mcp_servers or [],
+        files=files,
+        processes=processes,
+    )
+    return SessionConfig(
+        cwd=str(workspace),
+        models=models or ModelStart(choice=choice, thinking_level=thinking_level, available=available, resolve=resolve),
+        tools=tools if withheld_env is None else dataclasses.replace(tools, withheld_env=withheld_env),
+        persistence=PersistenceConfig(
+            persist=persist, root=session_root or workspace.parent / "sessions", resume_from=resume_from
+        ),
+        compaction=compaction or CompactionSettings(),
+        checkpoints=checkpoints or CheckpointSettings(),
+        approvals=approvals or ApprovalConfig(),
+        retry=retry or RetryConfig(),
+    )
 
 
 class Events:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.agent.types import BlockCall, ToolCallContext
-from pi_rpc.session.approvals import (
+from pi_rpc.session.approvals.gate import (
     ApprovalDecision,
     ApprovalGate,
     ApprovalPolicy,
@@ -21,7 +21,7 @@ from pi_rpc.session.approvals import (
 )
 from pi_rpc.tools.registry import create_tool_definitions
 
-from .test_approvals import FakeUser, call
+from .approval_user import FakeUser, call
 
 pytestmark = pytest.mark.anyio
 

@@ -9,10 +9,8 @@ import anyio
 import pytest
 from msgspec import UNSET
 
-from pi_rpc.agent.types import ApprovalRequest, BeforeToolCall, BlockCall, ToolCallContext
-from pi_rpc.ai.types import AssistantMessage, ToolCall
-from pi_rpc.ai.validation import validate_tool_arguments
-from pi_rpc.session.approvals import (
+from pi_rpc.agent.types import ApprovalRequest, BlockCall, ToolCallContext
+from pi_rpc.session.approvals.gate import (
     ApprovalDecision,
     ApprovalGate,
     ApprovalPolicy,
@@ -25,32 +23,14 @@ from pi_rpc.session.approvals import (
 from pi_rpc.tools.editor_files import EditorRequestError, FileRouter
 from pi_rpc.tools.registry import create_tool_definitions
 
+from .approval_user import FakeUser, call
+
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-TOOLS = create_tool_definitions(["read", "bash", "edit", "write"])
-
-
-def call(tool: str, **args: Any) -> BeforeToolCall:
-    """A call as the gate sees it: after validation, with the tool's own argument types."""
-    validated = validate_tool_arguments(tool, TOOLS[tool].parameters, args)
-    message = AssistantMessage(content=[], api="faux", provider="faux", model="m")
-    return BeforeToolCall(message, ToolCall(id="call_1", name=tool, arguments=args), validated)
-
-
-class FakeUser:
-    def __init__(self, *decisions: ApprovalDecision) -> None:
-        self.decisions = list(decisions)
-        self.asked: list[ApprovalRequest] = []
-
-    async def __call__(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return self.decisions.pop(0)
 
 
 def gate(
@@ -246,11 +226,11 @@ async def test_an_editor_read_failing_during_the_preview_is_one_log_line_and_the
     user = FakeUser(ApprovalDecision(outcome="reject"))
     g = ApprovalGate(lambda: str(tmp_path), tools.get, lambda: ToolCallContext(cwd=str(tmp_path)), policy="ask")
     g.approver = user
-    with caplog.at_level("DEBUG", logger="pi_rpc.session.approvals"):
+    with caplog.at_level("DEBUG", logger="pi_rpc.session.approvals.gate"):
         blocked = await g.check(call("edit", path="a.txt", edits=[{"oldText": "hello", "newText": "bye"}]))
     assert isinstance(blocked, BlockCall)
     [asked] = user.asked
     assert asked.preview.patch is UNSET  # asked without a diff
-    [record] = [r for r in caplog.records if r.name == "pi_rpc.session.approvals"]
+    [record] = [r for r in caplog.records if r.name == "pi_rpc.session.approvals.gate"]
     assert record.levelname == "WARNING" and record.exc_info is None
     assert record.getMessage() == "preview of edit has no diff: the editor did not answer fs/read_text_file within 60 s"

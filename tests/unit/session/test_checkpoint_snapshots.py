@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from pi_rpc.session.checkpoints_snapshots import GitShadow, SnapshotLimits, TreeScan
+from pi_rpc.session.checkpoints.snapshots import GitShadow, SnapshotLimits, TreeScan
 
 # Names git stores as they are: spaces, newlines, quotes, non-ASCII; not `.git` and no `/`.
 NAMES = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="/\0"), min_size=1, max_size=12).filter(

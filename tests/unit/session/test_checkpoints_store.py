@@ -1,5 +1,5 @@
 """The checkpoint store writes its index only when that changes its file, and looks at its disk
-limit only when a new blob or checkpoint could have passed it (session/checkpoints_store.py)."""
+limit only when a new blob or checkpoint could have passed it (session/checkpoints/store.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from pi_rpc.session.checkpoints_store import CheckpointIndex, CheckpointStore, FileState, PreImage
+from pi_rpc.session.checkpoints.store import CheckpointIndex, CheckpointStore, FileState, PreImage
 
 
 def test_a_save_that_would_change_nothing_is_skipped_and_one_that_would_is_not(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ as an error result the model reads while the session keeps working."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +14,22 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from pi_rpc.agent.types import (
+    EntryAppended,
     ToolApprovalRequest,
+    ToolCallContext,
+    ToolErrorWithResult,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
 )
-from pi_rpc.ai.types import AssistantMessage, TextContent, ToolResultMessage
-from pi_rpc.session.approvals import ApprovalDecision, ApprovalRules, parse_rules
+from pi_rpc.ai.types import AssistantMessage, TextContent, ToolResultMessage, declared_tools
+from pi_rpc.session.approvals.gate import ApprovalDecision, ApprovalRules, parse_rules
+from pi_rpc.session.configuration.config import ApprovalConfig
+from pi_rpc.session.mcp_tools import callable_tools
 from pi_rpc.tools.codemode import CodemodeParams, SourceError, create_codemode_tool, describe, parse_source
 from pi_rpc.tools.codemode_sandbox import Limits
 from pi_rpc.tools.registry import ToolSelection, create_tool_definitions
+from tests.mcp.servers import stdio_config
 
 from .helpers import Events, FakeUser, open_session, reply, script, session_config, tool_call
 
@@ -44,7 +51,7 @@ def config(workspace: Path, code: str, **overrides: Any) -> Any:
     tools = create_tool_definitions(TOOLS)
     if "limits" in overrides:
         tools["codemode"] = create_codemode_tool(overrides.pop("limits"))
-    return session_config(workspace, script(run), tools=tools, active_tools=TOOLS, **overrides)
+    return session_config(workspace, script(run), definitions=tools, **overrides)
 
 
 async def run_code(workspace: Path, code: str, **overrides: Any) -> tuple[ToolResultMessage, Events]:
@@ -136,7 +143,7 @@ async def test_a_tool_only_scripts_reach_is_not_found_for_the_model_but_runs_in_
         [tool_call("codemode", code="return await tools.ls({});")],
         [{"text": "done"}],
     )
-    async with open_session(session_config(workspace, script(run), tools=tools, active_tools=TOOLS)) as (session, _):
+    async with open_session(session_config(workspace, script(run), definitions=tools)) as (session, _):
         await session.prompt("go")
     direct, scripted = [m for m in session.messages if isinstance(m, ToolResultMessage)]
     assert direct.is_error and text(direct) == "Tool ls not found"
@@ -158,7 +165,7 @@ async def test_bad_arguments_and_unknown_tools_reject_inside_the_script(workspac
 async def test_a_denied_tool_is_refused_inside_the_script_as_outside(workspace: Path) -> None:
     code = 'return await tools.bash({ command: "rm -rf f0.txt" });'
     rules = ApprovalRules(deny=parse_rules(["bash(rm:*)"]))
-    result, events = await run_code(workspace, code, approval_policy="auto", approval_rules=rules)
+    result, events = await run_code(workspace, code, approvals=ApprovalConfig(policy="auto", rules=rules))
     assert result.is_error and "Script failed" in text(result)
     assert "bash (error)" in text(result)
     assert (workspace / "f0.txt").exists()
@@ -233,14 +240,51 @@ async def test_abort_kills_a_script_that_never_yields(workspace: Path) -> None:
         assert end.is_error and not session.is_streaming
 
 
-async def test_store_keeps_values_across_calls() -> None:
-    tool = create_codemode_tool()
-    from pi_rpc.agent import ToolCallContext
+async def test_store_values_are_kept_in_the_session_file_and_a_resumed_session_loads_them(workspace: Path) -> None:
+    """Pi 1.6.0 keeps a successful script's `store()` writes as a `codemode-store` custom entry of
+    the session: its clients are told (`entry_appended`), a failed script keeps nothing, and the
+    session continued from its file loads what was stored (pi-rpc kept them in memory before)."""
+    runs = [
+        reply(
+            "^one",
+            [tool_call("codemode", code='store("n", 41); store("gone", 1); store("gone", undefined)')],
+            [{"text": "stored"}],
+        ),
+        reply("^two", [tool_call("codemode", code='store("n", 0); throw new Error("no")')], [{"text": "failed"}]),
+    ]
+    first = session_config(workspace, script(*runs), definitions=create_tool_definitions(TOOLS), active=TOOLS)
+    async with open_session(first) as (session, events):
+        await session.prompt("one")
+        await session.prompt("two")
+        stored = session.session_file
+    assert stored is not None
+    kept = [json.loads(line) for line in (await anyio.Path(stored).read_text()).splitlines()[1:]]
+    customs = [entry for entry in kept if entry["type"] == "custom"]
+    assert [(entry["customType"], entry["data"]) for entry in customs] == [
+        ("codemode-store", {"set": {"n": 41}, "delete": ["gone"]})
+    ]
+    assert [e.entry for e in events.all if isinstance(e, EntryAppended)] == customs
+    again = reply("^three", [tool_call("codemode", code='return load("n") + 1')], [{"text": "done"}])
+    tools = create_tool_definitions(TOOLS)
+    resumed = session_config(workspace, script(again), definitions=tools, active=TOOLS, resume_from=Path(stored))
+    async with open_session(resumed) as (session, _):
+        await session.prompt("three")
+        result = next(m for m in reversed(session.messages) if isinstance(m, ToolResultMessage))
+    assert "42" in text(result)
 
-    first = await tool.execute(CodemodeParams(code='store("n", 41); return "ok"'), ToolCallContext(cwd="/"))
-    second = await tool.execute(CodemodeParams(code='return load("n") + 1'), ToolCallContext(cwd="/"))
-    assert "ok" in "".join(b.text for b in first.content if isinstance(b, TextContent))
-    assert "42" in "".join(b.text for b in second.content if isinstance(b, TextContent))
+
+async def test_a_script_outside_a_session_stores_nothing_and_the_stores_limits_are_pis() -> None:
+    tool = create_codemode_tool()
+    alone = ToolCallContext(cwd="/")
+    await tool.execute(CodemodeParams(code='store("n", 41)'), alone)
+    second = await tool.execute(CodemodeParams(code="return String(load('n'))"), alone)
+    assert "undefined" in "".join(b.text for b in second.content if isinstance(b, TextContent))
+    with pytest.raises(ToolErrorWithResult) as big:
+        await tool.execute(CodemodeParams(code='store("big", "x".repeat(300000))'), alone)
+    assert 'store("big") value has 300002 characters of JSON, more than the limit of 262144.' in str(big.value)
+    with pytest.raises(ToolErrorWithResult) as keyed:
+        await tool.execute(CodemodeParams(code="store(1, 2)"), alone)
+    assert "TypeError: store() key must be a string" in str(keyed.value)
 
 
 @seed(20261202)
@@ -294,3 +338,44 @@ def test_any_mix_of_failures_is_a_result_with_pis_header(workspace: Path, fragme
         assert result.is_error == text(result).startswith("Script failed")
 
     anyio.run(one)
+
+
+async def test_an_mcp_servers_codemode_tools_are_called_only_from_scripts_and_codemode_turns_on(
+    workspace: Path,
+) -> None:
+    """Pi 1.6.0's default MCP exposure, `codemode`: the server's tools are never declared to the
+    model nor listed in codemode's description; scripts find them (`ALL_TOOLS`) and call them, the
+    model calling one itself is told it is not found, and the codemode tool is activated for them
+    (pi-rpc declared them as direct tools before)."""
+    server = stdio_config()
+    server.exposure = "codemode"
+    runs = reply(
+        "^go",
+        [tool_call("mcp__testkit__shout", text="direct")],
+        [
+            tool_call(
+                "codemode",
+                code='text(ALL_TOOLS.map((t) => t.name).join(","));'
+                ' return await tools.mcp__testkit__shout({ text: "from a script" })',
+            )
+        ],
+        [{"text": "done"}],
+    )
+    tools = create_tool_definitions(["read", "codemode"])
+    config = session_config(workspace, script(runs), definitions=tools, active=["read"], mcp_servers=[server])
+    async with open_session(config) as (session, _):
+        await session.start_mcp_servers()
+        infos = {info.name: info.active for info in session.tool_infos()}
+        assert infos["codemode"] is True and infos["mcp__testkit__shout"] is False
+        assert "\n- mcp__testkit (codemode)" in session.system_prompt
+        assert "Call the tools of `codemode` servers from codemode scripts." in session.system_prompt
+        peers = callable_tools(session._definitions, session.active_tools)
+        assert "mcp__testkit" not in session._definitions["codemode"].declaration(peers).description
+        await session.prompt("go")
+        declared = {tool.name for tool in declared_tools(session.messages)}
+        results = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+        await session.close()
+    assert declared == {"read", "codemode"}
+    assert [(m.tool_name, m.is_error) for m in results] == [("mcp__testkit__shout", True), ("codemode", False)]
+    assert text(results[0]) == "Tool mcp__testkit__shout not found"
+    assert "mcp__testkit__shout" in text(results[1]) and text(results[1]).endswith("FROM A SCRIPT")

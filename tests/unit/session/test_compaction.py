@@ -1,4 +1,4 @@
-"""Where compaction cuts, and what it tells the summariser (pi_rpc/session/compaction.py)."""
+"""Where compaction cuts, and what it tells the summariser (pi_rpc/session/compaction/planning.py)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ from pi_rpc.ai.types import (
     UserMessage,
     text_of,
 )
-from pi_rpc.session.compaction import (
+from pi_rpc.session.compaction.files import FileLists, files_section
+from pi_rpc.session.compaction.planning import (
     CompactionSettings,
     context_tokens,
     estimate_tokens,
@@ -41,7 +42,6 @@ from pi_rpc.session.compaction import (
     summarize,
     summary_text,
 )
-from pi_rpc.session.compaction_files import FileLists, files_section
 
 
 def user(text: str) -> UserMessage:

@@ -33,24 +33,23 @@ from pi_rpc.ai.types import (
     CompactionSummaryMessage,
     Context,
     Model,
+    SystemMessage,
     UserMessage,
     text_of,
 )
-from pi_rpc.session.compacting import ALREADY_COMPACTED, NOTHING_TO_COMPACT
-from pi_rpc.session.compaction import CompactionError, CompactionSettings, estimated_tokens
+from pi_rpc.session.compaction.planning import CompactionError, CompactionSettings, estimated_tokens
+from pi_rpc.session.compaction.session_compaction import ALREADY_COMPACTED, NOTHING_TO_COMPACT
+from pi_rpc.session.configuration.config import ModelStart, RetryConfig
 from pi_rpc.session.runs import OVERFLOW_RECOVERY_FAILED
 from pi_rpc.session.session import AgentSession, ModelChoice
-from pi_rpc.session.store import load_session
+from pi_rpc.session.storage.store import load_session
 
+from .compaction_sizes import FILLER, NEAR, SUMMARY, used
 from .helpers import FOREVER, open_session, reply, script, session_config, tool_call
 
 pytestmark = pytest.mark.anyio
 
-FILLER = "f" * 400  # about 100 tokens
-SUMMARY = reply("^<conversation>", [{"text": "THE SUMMARY"}])
 PI_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
-# With this reserve compaction is due once the context passes 1000 tokens of the scripted model's window.
-NEAR = CompactionSettings(reserve_tokens=FAUX_MODEL.context_window - 1000, keep_recent_tokens=100)
 OVERFLOW = "prompt is too long: 250000 tokens > 200000 maximum"
 
 
@@ -59,11 +58,6 @@ def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     return ws
-
-
-def used(tokens: int) -> dict[str, Any]:
-    """A reply step reporting that its request used `tokens` of the window."""
-    return {"usage": {"input": tokens, "output": 1}}
 
 
 class Recorder:
@@ -119,7 +113,10 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         result = await session.compact()
-        first = session.messages[0]
+        # Pi 1.6.0's compacted context: the system message the compaction kept (the prompt's
+        # sections and the tools), then the summary.
+        system, first = session.messages[:2]
+        assert isinstance(system, SystemMessage) and system.sections and system.tools_added
         assert first == CompactionSummaryMessage(
             summary="THE SUMMARY", tokens_before=result.tokens_before, timestamp=first.timestamp
         )
@@ -131,11 +128,13 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
             "timestamp": first.timestamp,
         }
         # Pi counts only the user's own messages; the state counts every message, the summary too.
-        assert session.stats().user_messages == 1 and session.state().message_count == len(session.messages) == 3
+        assert session.stats().user_messages == 1 and session.state().message_count == len(session.messages) == 4
         assert session.fork_points()[0][1].startswith("one ")
         await session.prompt(f"three {FILLER}")
     sent, _ = model.requests[-1]
-    assert text_of(sent.messages[0].content) == PI_PREFIX + "THE SUMMARY\n</summary>"
+    # The request declares nothing again: the compaction's system message said it all.
+    assert [type(m).__name__ for m in sent.messages].count("SystemMessage") == 1
+    assert text_of(sent.messages[1].content) == PI_PREFIX + "THE SUMMARY\n</summary>"
 
 
 async def test_the_context_size_is_unknown_after_a_compaction_until_the_next_reply(workspace: Path) -> None:
@@ -178,7 +177,7 @@ async def test_a_loaded_session_near_the_window_is_compacted_before_the_next_pro
     assert kinds[:3] == ["CompactionStart", "CompactionEnd", "MessageStart"]
     assert of_type(events.all, CompactionStart)[0].reason == "threshold"
     assert model.prompts()[0].startswith("<conversation>") and model.prompts()[1] == "three"
-    assert text_of(model.requests[1][0].messages[0].content).startswith(PI_PREFIX)
+    assert text_of(model.requests[1][0].messages[1].content).startswith(PI_PREFIX)
 
 
 async def test_an_aborted_run_near_the_window_is_compacted_before_the_next_prompt(workspace: Path) -> None:
@@ -213,7 +212,9 @@ async def test_switching_to_a_model_with_a_smaller_window_compacts_before_the_ne
         return small_choice if model_id == "small" else None
 
     settings = CompactionSettings(reserve_tokens=2000, keep_recent_tokens=10)
-    config = session_config(workspace, None, model=model.choice(), compaction=settings, resolve_model=resolve)
+    config = session_config(
+        workspace, None, models=ModelStart(choice=model.choice(), resolve=resolve), compaction=settings
+    )
     async with open_session(config) as (session, events):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
@@ -396,7 +397,7 @@ async def test_a_summary_request_that_fails_for_a_passing_reason_is_retried(work
     summarization_retry_scheduled, _attempt_start and _finished around the one retry."""
     flaky = reply("^<conversation>", [{"error": "503 Service Unavailable"}])
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
-    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1, retry_max=2)
+    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1, max=2))
     async with open_session(config) as (session, events):
         await two_prompts(session)
         result = await session.compact()
@@ -425,7 +426,7 @@ async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
     compaction, and no summarization_retry event is sent."""
     flaky = reply("^<conversation>", [{"error": "503 Service Unavailable"}])
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
-    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry_base_ms=1)
+    config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1))
     async with open_session(config) as (session, events):
         session.auto_retry_enabled = False
         await two_prompts(session)

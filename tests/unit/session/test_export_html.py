@@ -24,9 +24,9 @@ from pi_rpc.ai.types import (
     Usage,
     UserMessage,
 )
-from pi_rpc.session.compaction import CompactionSettings
-from pi_rpc.session.entries import SessionEntries
-from pi_rpc.session.export_html import session_html
+from pi_rpc.session.compaction.planning import CompactionSettings
+from pi_rpc.session.storage.entries import SessionEntries
+from pi_rpc.session.storage.export_html import session_html
 
 from .helpers import open_session, reply, script, session_config
 

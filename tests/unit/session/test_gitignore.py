@@ -1,4 +1,4 @@
-"""The `.gitignore` matcher Pi's skill discovery applies (pi_rpc/session/gitignore.py): examples,
+"""The `.gitignore` matcher Pi's skill discovery applies (pi_rpc/session/resources/gitignore.py): examples,
 an oracle property against Pi's own matcher (the npm `ignore` package, from tests/pi_client), and
 a property that needs no Node."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from pi_rpc.session.gitignore import IgnoreRules
+from pi_rpc.session.resources.gitignore import IgnoreRules
 from tests.node_packages import PI_CLIENT, ensure_installed
 
 ORACLE = Path(__file__).with_name("ignore_oracle.mjs")

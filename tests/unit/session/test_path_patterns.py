@@ -1,4 +1,4 @@
-"""The glob matcher of settings filters (pi_rpc/session/path_patterns.py): examples, and an oracle
+"""The glob matcher of settings filters (pi_rpc/session/resources/path_patterns.py): examples, and an oracle
 property against the matcher Pi uses (the npm `minimatch` package, from tests/pi_client)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from pi_rpc.session.path_patterns import glob_matches
+from pi_rpc.session.resources.path_patterns import glob_matches
 from tests.node_packages import PI_CLIENT, ensure_installed
 
 ORACLE = Path(__file__).with_name("minimatch_oracle.mjs")

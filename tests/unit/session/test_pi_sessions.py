@@ -1,5 +1,5 @@
 """Reading Pi's session entries: the newest branch, compactions, Pi's own message kinds; appending
-to a Pi file after a torn last line (pi_rpc/session/pi_sessions.py, store.py)."""
+to a Pi file after a torn last line (pi_rpc/session/storage/pi_sessions.py, store.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from pi_rpc.ai.types import (
     UserMessage,
     text_of,
 )
-from pi_rpc.session.compaction import summary_text
-from pi_rpc.session.store import load_session, open_session
+from pi_rpc.session.compaction.planning import summary_text
+from pi_rpc.session.storage.store import load_session, open_session
 
 HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}
 
@@ -154,3 +154,16 @@ def test_pis_summaries_and_extension_messages_keep_their_roles(tmp_path: Path) -
         "details": {"n": 1},
         "timestamp": ms,
     }
+
+
+def test_an_entry_whose_field_has_another_type_is_kept_as_the_file_has_it(tmp_path: Path) -> None:
+    """A compaction whose `tokensBefore` is no number does not read as a compaction: the context
+    keeps what it would have summarised, and the entry is listed, and copied into a fork, as is."""
+    odd = {"type": "compaction", "id": "c", "parentId": "a", "timestamp": "t", "summary": "S"}
+    odd |= {"firstKeptEntryId": "c", "tokensBefore": "lots"}
+    path = write(tmp_path / "s.jsonl", user("a", None, "first"), odd, user("b", "c", "second"))
+    _, entries, _ = open_session(path)
+    assert [text_of(m.content) for m in entries.context() if isinstance(m, UserMessage)] == ["first", "second"]
+    [listed] = [e for e in entries.after(None) if e.id == "c"]
+    assert (listed.type, listed.summary, listed.tokens_before) == ("compaction", "S", UNSET)
+    assert json.loads(entries.json_of(entries.entries["c"])) == odd

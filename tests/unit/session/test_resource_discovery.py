@@ -1,5 +1,5 @@
 """Where skills and prompt templates come from, in Pi's order of precedence
-(pi_rpc/session/resource_discovery.py, spec 18.3-18.7): project before user, the `.agents/skills`
+(pi_rpc/session/resources/discovery.py, spec 18.3-18.7): project before user, the `.agents/skills`
 folders, settings entries with their filters, command-line paths last, and each one's origin."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_rpc.session.resource_discovery import ResourceOrigin
-from pi_rpc.session.resources import ResourceOptions, Resources, load_resources
+from pi_rpc.session.resources.discovery import ResourceOrigin
+from pi_rpc.session.resources.loading import ResourceOptions, Resources, load_resources
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +66,21 @@ def test_agents_skill_folders_from_the_workspace_up_to_the_git_root_then_the_hom
     # Without a repository the search goes on to the top.
     (repo / ".git").rmdir()
     assert "skill:above-the-repo" in [name for name, _, _ in listed(load(cwd, agent))]
+
+
+def test_an_agents_folders_skills_have_that_folder_as_their_base_as_in_pi_16(tmp_path: Path, home: Path) -> None:
+    """Pi 1.6.0 names an `.agents` folder as its skills' `baseDir`, and matches the settings' patterns
+    against it (0.73.1 and pi-rpc before: the `.pi` or agent folder)."""
+    cwd, agent = tmp_path / "ws", tmp_path / "agent"
+    skill(cwd / ".agents" / "skills", "app")
+    skill(home / ".agents" / "skills", "mine")
+    skill(home / ".agents" / "skills", "dropped")
+    write(agent / "settings.json", json.dumps({"skills": ["-skills/dropped/SKILL.md"]}))
+    resources = load(cwd, agent)
+    assert [(c.name, c.origin.base_dir) for c in resources.commands()] == [
+        ("skill:app", str(cwd / ".agents")),
+        ("skill:mine", str(home / ".agents")),
+    ]
 
 
 def test_settings_entries_are_relative_to_their_settings_folder_and_come_before_its_folders(tmp_path: Path) -> None:

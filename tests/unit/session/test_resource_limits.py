@@ -1,6 +1,6 @@
 """What a workspace can make a resource load read, and how much: its files and its settings stay
 inside it, the user's own places may point anywhere, and every load is bounded in entries per
-source, bytes per file and time (pi_rpc/session/resource_limits.py; docs/SECURITY.md, "Context
+source, bytes per file and time (pi_rpc/session/resources/limits.py; docs/SECURITY.md, "Context
 files and resources")."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_rpc.session import resource_limits
-from pi_rpc.session.resources import ResourceOptions, Resources, load_resources
+from pi_rpc.session.resources import limits as resource_limits
+from pi_rpc.session.resources.loading import ResourceOptions, Resources, load_resources
 
 SECRET = "SECRET-MARKER-of-the-user"
 
@@ -173,7 +173,7 @@ def test_a_busy_machine_does_not_cut_a_normal_workspaces_resources(
     at it) while the load gets little CPU. The load is bounded by its own work, so a few files are
     all read; only the clock's own, longer bound would cut them."""
     clock = iter(n * 0.25 for n in range(10_000))
-    monkeypatch.setattr("pi_rpc.session.resource_limits.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("pi_rpc.session.resources.limits.time.monotonic", lambda: next(clock))
     cwd = tmp_path / "ws"
     write(cwd / "AGENTS.md", "rules")
     for name in ("a", "b", "c"):

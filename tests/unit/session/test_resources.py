@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.session.context_files import load_context_files
-from pi_rpc.session.frontmatter import parse_frontmatter
-from pi_rpc.session.prompt_templates import expand_prompt_template, parse_command_args, substitute_args
-from pi_rpc.session.resources import ResourceOptions, load_resources
-from pi_rpc.session.skills import expand_skill_command, format_skills
+from pi_rpc.session.resources.context_files import load_context_files
+from pi_rpc.session.resources.frontmatter import parse_frontmatter
+from pi_rpc.session.resources.loading import ResourceOptions, load_resources
+from pi_rpc.session.resources.prompt_templates import expand_prompt_template, parse_command_args, substitute_args
+from pi_rpc.session.resources.skills import expand_skill_command, format_skills
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, text_of
-from pi_rpc.session.compaction import CompactionSettings
+from pi_rpc.session.compaction.planning import CompactionSettings
 from pi_rpc.session.session import ModelChoice
 from pi_rpc.session.types import PromptOutcome
 

@@ -22,7 +22,8 @@ from pi_rpc.agent.types import (
 )
 from pi_rpc.ai.providers.faux import FAUX_MODEL
 from pi_rpc.ai.types import AssistantMessage, TextDeltaEvent, ToolResultMessage, UserMessage, text_of
-from pi_rpc.session.approvals import ApprovalDecision
+from pi_rpc.session.approvals.gate import ApprovalDecision
+from pi_rpc.session.configuration.config import ApprovalConfig
 from pi_rpc.session.session import (
     ModelNotFoundError,
     NoModelError,
@@ -210,7 +211,7 @@ async def test_only_registered_tools_activate_and_an_inactive_one_cannot_run(wor
     async with open_session(session_config(workspace, script(WRITE_THEN_DONE))) as (session, events):
         assert session.set_active_tools(["read", "grep", "nope", "read"]) == ["read", "grep"]
         assert {t.name for t in session.tool_infos() if t.active} == {"read", "grep"}
-        assert {t.name for t in session.tool_infos()} == set(session_config(workspace, None).tools)
+        assert {t.name for t in session.tool_infos()} == set(session_config(workspace, None).tools.definitions)
         await session.prompt("write notes")
     assert not (workspace / "notes.txt").exists()
     assert [r.is_error for r in results(events)] == [True]
@@ -273,7 +274,7 @@ async def test_a_client_that_cannot_ask_gets_the_configured_default(workspace: P
         await session.prompt("write notes")
     assert (workspace / "notes.txt").exists()
     async with open_session(
-        session_config(workspace, script(), approval_policy="readOnly", approval_policy_configured=True)
+        session_config(workspace, script(), approvals=ApprovalConfig(policy="readOnly", configured=True))
     ) as (session, _):
         session.set_approver(FakeUser(ApprovalDecision(outcome="allow")))
         assert session.approvals.policy == "readOnly"  # the user's choice wins over the client's ability

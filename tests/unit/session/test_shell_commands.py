@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.session.approvals import PermissionRule
-from pi_rpc.session.shell_commands import (
+from pi_rpc.session.approvals.gate import PermissionRule
+from pi_rpc.session.approvals.shell_commands import (
     code_running_option,
     command_words,
     literal_words,
@@ -143,7 +143,7 @@ def test_deeply_nested_commands_are_all_seen() -> None:
 
 def test_the_parser_is_imported_at_the_first_command_only() -> None:
     probe = (
-        "import sys, pi_rpc.cli, pi_rpc.modes.stdio, pi_rpc.session.session, pi_rpc.session.approvals; "
+        "import sys, pi_rpc.cli, pi_rpc.modes.stdio, pi_rpc.session.session, pi_rpc.session.approvals.gate; "
         "print('tree_sitter' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)

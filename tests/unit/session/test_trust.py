@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_rpc.session.trust import decide_trust, record_trust, recorded_trust, trust_file
+from pi_rpc.session.configuration.trust import decide_trust, record_trust, recorded_trust, trust_file
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """An untrusted workspace's own resources, as Pi 1.6.0 gates a project's on trust: not loaded, named
-in the folder's warning, and a folder holding any of them needs trust (session/resources.py,
-session/trust.py); what is the user's, the command line's or a context file still loads."""
+in the folder's warning, and a folder holding any of them needs trust (session/resources/loading.py,
+session/configuration/trust.py); what is the user's, the command line's or a context file still loads."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pi_rpc.session import needs_trust, untrusted_resources
-from pi_rpc.session.resources import ResourceOptions, load_resources
+from pi_rpc.session.resources.loading import ResourceOptions, load_resources
 
-from ..modes.test_workspace_rules_every_front_end import daemon_config
+from ..modes.workspace_folders import daemon_config
 
 
 @pytest.fixture(autouse=True)

@@ -27,8 +27,9 @@ from pi_rpc.ai.types import (
     UserMessage,
     text_of,
 )
+from pi_rpc.session.configuration.config import PersistenceConfig
 from pi_rpc.session.session import AgentSession, ModelChoice, SessionConfig
-from pi_rpc.session.store import load_session
+from pi_rpc.session.storage.store import load_session
 from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBash
 from pi_rpc.tools.process import ProcessTable
 from tests.unit.session.helpers import FOREVER, reply, script, session_config
@@ -97,9 +98,7 @@ async def test_abort_kills_the_command_and_reports_it_cancelled(tmp_path: Path) 
 
 async def test_output_streams_as_events_and_joins_the_transcript(tmp_path: Path) -> None:
     async with anyio.create_task_group() as tasks:
-        session = AgentSession(
-            SessionConfig(cwd=str(tmp_path), model=None, tools={}, active_tools=[], persist=False), tasks
-        )
+        session = AgentSession(SessionConfig(cwd=str(tmp_path), persistence=PersistenceConfig(persist=False)), tasks)
         events: list[AgentEvent] = []
         session.subscribe(events.append)
         result = await session.run_bash("printf 'a\\nb'")

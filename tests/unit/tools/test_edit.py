@@ -69,16 +69,10 @@ def test_declaration() -> None:
     assert tool.prompt_snippet == (
         "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
     )
-    assert tool.prompt_guidelines == [
-        "Use edit for precise changes (edits[].oldText must match exactly)",
-        "When changing multiple separate locations in one file, use one edit call with multiple entries in "
-        "edits[] instead of multiple edit calls",
-        "Each edits[].oldText is matched against the original file, not after earlier edits are applied. "
-        "Do not "
-        "emit overlapping or nested edits. Merge nearby changes into one edit.",
-        "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with "
-        "large "
-        "unchanged regions.",
+    assert tool.prompt_guidelines == [  # Pi 1.6.0's
+        "Use edit for targeted changes. Batch changes to one file in a single call.",
+        "Each edits[].oldText must exactly and uniquely match the original file. Keep matches short and "
+        "non-overlapping; merge nearby changes without including large unchanged regions.",
     ]
     assert tool.constrained_sampling == JsonSchemaSampling(strict="prefer")
     assert tool.execution_mode == "parallel"  # spec 14.5
@@ -105,7 +99,7 @@ def test_declaration() -> None:
 
 
 def test_shim_parses_edits_sent_as_a_json_string() -> None:
-    """spec 11.3.1: a JSON array string, or a single object string (TARGET)."""
+    """spec 11.3.1: a JSON array string, or a single object string."""
     assert prepare_edit_arguments({"path": "p", "edits": '[{"oldText": "a", "newText": "b"}]'}) == {
         "path": "p",
         "edits": [{"oldText": "a", "newText": "b"}],

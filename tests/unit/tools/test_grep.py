@@ -23,7 +23,7 @@ from pi_rpc.tools.process import ProcessTable
 from pi_rpc.tools.ripgrep import RG_NOT_AVAILABLE, locate_rg
 
 from .helpers import byte_limited_body, run_tool, text_of, wire_details
-from .test_bash import live_members, wait_until_dead
+from .process_watch import live_members, wait_until_dead
 
 pytestmark = pytest.mark.anyio
 

@@ -39,7 +39,7 @@ def test_tilde_expands_to_home(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_file_url_becomes_a_path() -> None:
-    """spec 6.1 step 5 (TARGET): `file://` URLs, percent-decoded."""
+    """spec 6.1 step 5: `file://` URLs, percent-decoded."""
     assert resolve_to_cwd("file:///tmp/some%20dir/a.txt", CWD) == "/tmp/some dir/a.txt"
     assert expand_path("file:///etc/hosts") == "/etc/hosts"
 
@@ -66,7 +66,7 @@ def test_read_path_prefers_the_plain_path(tmp_path: Path) -> None:
 
 
 def test_read_path_am_pm_variant_case_insensitive(tmp_path: Path) -> None:
-    """spec 6.3 (a): ` AM.`/` PM.` -> U+202F before AM/PM, case-insensitive (TARGET)."""
+    """spec 6.3 (a): ` AM.`/` PM.` -> U+202F before AM/PM, case-insensitive."""
     target = _touch(tmp_path / "Shot 9.41.07\u202fpm.png")
     assert resolve_read_path("Shot 9.41.07 pm.png", str(tmp_path)) == str(target)
 

@@ -12,7 +12,7 @@ import pytest
 
 from pi_rpc.agent.types import ToolCallContext, ToolError
 from pi_rpc.ai.types import TextContent
-from pi_rpc.session.config import SessionConfig
+from pi_rpc.session.configuration.config import PersistenceConfig, SessionConfig, ToolsConfig
 from pi_rpc.session.session import AgentSession
 from pi_rpc.tools.tool_ranking import rank, search_document, tokenize
 from pi_rpc.tools.tool_search import TOOL_SEARCH_DESCRIPTION, Searchable, tool_search_definition
@@ -88,7 +88,7 @@ async def test_a_deferred_servers_tools_wait_for_tool_search_and_the_prompt_list
         {"pixel": "hidden"},
     )
     config = SessionConfig(
-        cwd=str(tmp_path), model=None, tools={}, active_tools=[], persist=False, mcp_servers=[server]
+        cwd=str(tmp_path), tools=ToolsConfig(mcp_servers=[server]), persistence=PersistenceConfig(persist=False)
     )
     async with anyio.create_task_group() as tasks:
         session = AgentSession(config, tasks)

@@ -49,7 +49,7 @@ def test_format_size(n: int, text: str) -> None:
     [("", 0), ("a", 1), ("a\n", 1), ("a\nb", 2), ("a\nb\n", 2), ("a\n\n", 2), ("\n", 1)],
 )
 def test_target_line_counting(text: str, lines: int) -> None:
-    """spec 7.4 TARGET: empty is 0 lines, one trailing newline adds no line."""
+    """spec 7.4: empty is 0 lines, one trailing newline adds no line."""
     assert len(split_lines(text)) == lines
     assert truncate_head(text)[1].total_lines == lines
     assert truncate_tail(text)[1].total_lines == lines

@@ -56,7 +56,7 @@ def test_declaration() -> None:
 
 
 async def test_creates_parents_and_reports_the_path_as_given(tmp_path: Path) -> None:
-    """spec 12.3, 12.4 TARGET: `Successfully wrote to {path}`, parents created."""
+    """spec 12.3, 12.4: `Successfully wrote to {path}`, parents created."""
     result = await _write(tmp_path, "deep/er/new.txt", "héllo\n")
     assert text_of(result) == "Successfully wrote to deep/er/new.txt"
     assert result.details is msgspec.UNSET

@@ -86,6 +86,9 @@ local show -- forward declaration: finishing one request shows the next
 
 --- Ends a request: `result`/`err` are its response; `resume = false` drops it (daemon gone).
 ---@param entry pi_rpc.Approval
+---@param result table? the approval/request result (`outcome`, the kept `hunks`)
+---@param err table? a JSON-RPC error answered instead of a result
+---@param resume boolean? false: the daemon is gone, nobody waits for the answer
 local function finish(entry, result, err, resume)
   if entry.done then
     return

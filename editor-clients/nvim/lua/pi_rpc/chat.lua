@@ -194,6 +194,7 @@ function M.refold(win)
 end
 
 ---@param lines string[]
+---@param extra table? fields of the new block besides its lines (`tool`, `thinking`)
 ---@return pi_rpc.Block
 local function append(lines, extra)
   local s = chat()
@@ -558,10 +559,11 @@ function M.run_ended(result)
   local s = chat()
   local last = s.blocks[#s.blocks]
   local text = last and last.lines[#last.lines] or ""
+  local error_line = "**Error:** " .. (util.get(result, "errorMessage") or "unknown error")
   if result.stopReason == "aborted" and text ~= "_Aborted._" then
     append({ "", "_Aborted._" })
-  elseif result.stopReason == "error" and not M.text():find("**Error:** " .. (util.get(result, "errorMessage") or "unknown error"), 1, true) then
-    append(note_lines("**Error:** " .. (util.get(result, "errorMessage") or "unknown error")))
+  elseif result.stopReason == "error" and not M.text():find(error_line, 1, true) then
+    append(note_lines(error_line))
   end
 end
 

@@ -89,7 +89,8 @@ function M.expand(text, origin)
   for word, mention in pairs(found) do
     if not mention and (EMPTY[word] or vim.startswith(word, "symbol:")) then
       -- A mention word that found nothing is sent as written; say why it carried nothing.
-      require("pi_rpc.util").notify(("@%s: %s"):format(word, EMPTY[word] or "no LSP server knows it"), vim.log.levels.WARN)
+      local why = EMPTY[word] or "no LSP server knows it"
+      require("pi_rpc.util").notify(("@%s: %s"):format(word, why), vim.log.levels.WARN)
     end
   end
   expanded = expanded:gsub("#(%a+)", function(word)

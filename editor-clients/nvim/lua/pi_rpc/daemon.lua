@@ -66,6 +66,8 @@ end
 
 -- Runs a callback of `gen`'s daemon with its chat's state current (see pi_rpc.chats).
 ---@param gen pi_rpc.Generation
+---@param fn function
+---@param ... any fn's arguments
 local function as_owner(gen, fn, ...)
   local args = { ... }
   local n = select("#", ...)
@@ -169,6 +171,8 @@ end
 local start -- forward declaration: handle_exit restarts
 
 ---@param gen pi_rpc.Generation
+---@param code integer
+---@param signal integer
 local function handle_exit(gen, code, signal)
   local tail = stderr_tail(gen) -- before this function's own log line
   log_line(("daemon exited (code %s, signal %s)"):format(code, signal))
@@ -211,6 +215,9 @@ local function handle_exit(gen, code, signal)
 end
 
 ---@param gen pi_rpc.Generation
+---@param method string
+---@param params table?
+---@param cb fun(err: table?, result: any)?
 local function send_now(gen, method, params, cb)
   local ok, id = gen.client.request(method, params, function(err, result)
     if M.trace then
@@ -425,6 +432,7 @@ function M.ensure()
 end
 
 ---@param gen pi_rpc.Generation
+---@param on_exit_sent fun()? called once `exit` is sent
 local function begin_stop(gen, on_exit_sent)
   gen.stopping = true
   if gen.exited or not gen.client then

@@ -48,7 +48,7 @@ function M.args_summary(name, args)
   local key = PRIMARY[name]
   local primary = key and args[key]
   if type(primary) == "string" then
-    local first, rest = primary:match("^([^\n]*)\n(.*)$")
+    local first = primary:match("^([^\n]*)\n")
     local shown = first and (first .. " …") or primary
     parts[#parts + 1] = "`" .. clip(shown, 120):gsub("`", "'") .. "`"
   end
@@ -171,7 +171,8 @@ function M.tool_lines(tool, opts)
     fenced(lines, (patch:gsub("\n$", "")), "diff", opts.max_output_lines, hint)
     local kept, rejected = util.get(tool.details, "hunks", "kept"), util.get(tool.details, "hunks", "rejected")
     if type(kept) == "table" and type(rejected) == "table" then -- the user kept only some hunks
-      lines[#lines + 1] = ("Kept %d of %d hunk(s); the rejected ones were not applied."):format(#kept, #kept + #rejected)
+      local total = #kept + #rejected
+      lines[#lines + 1] = ("Kept %d of %d hunk(s); the rejected ones were not applied."):format(#kept, total)
     end
     return lines, nil, nil, nil
   end

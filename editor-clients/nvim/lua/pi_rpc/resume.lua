@@ -22,7 +22,8 @@ end
 ---@return string
 local function described(s)
   local pickers = require("pi_rpc.pickers")
-  return ("_Continued the last session of this folder (%s): %s_"):format(pickers.session_when(s), pickers.session_title(s))
+  local when, title = pickers.session_when(s), pickers.session_title(s)
+  return ("_Continued the last session of this folder (%s): %s_"):format(when, title)
 end
 
 --- A step of the daemon's start-up, run before any queued request goes out (so a prompt typed

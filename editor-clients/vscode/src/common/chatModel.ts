@@ -185,7 +185,7 @@ function applyAssistantEvent(state: ChatState, item: AssistantItem, event: Assis
     }
     case "toolcall_end": {
       const card = toolCard(state, event.toolCall.id, event.toolCall.name);
-      card.args = (event.toolCall.arguments ?? {}) as Record<string, unknown>;
+      card.args = event.toolCall.arguments ?? {};
       card.rev += 1;
       return;
     }
@@ -254,10 +254,10 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
       }
       break;
     case "message_start":
-      startMessage(state, event.message as Message);
+      startMessage(state, event.message);
       break;
     case "message_end":
-      endMessage(state, event.message as Message);
+      endMessage(state, event.message);
       break;
     case "message_update": {
       const item = currentAssistant(state);
@@ -267,7 +267,7 @@ export function applyEvent(state: ChatState, event: AgentEvent): ChatState {
     case "tool_execution_start": {
       const card = toolCard(state, event.toolCallId, event.toolName);
       card.status = "running";
-      card.args = (event.args ?? card.args) as Record<string, unknown>;
+      card.args = event.args ?? card.args;
       card.rev += 1;
       if (state.running) state.activity = currentActivity(state);
       break;
@@ -347,7 +347,7 @@ export function chatFromMessages(messages: readonly Message[]): ChatState {
         else if (part.type === "thinking") item.blocks.push({ kind: "thinking", text: part.thinking });
         else if (part.type === "toolCall") {
           const card = newToolCard(state, part.id, part.name);
-          card.args = (part.arguments ?? {}) as Record<string, unknown>;
+          card.args = part.arguments ?? {};
           item.blocks.push({ kind: "toolCall", toolCallId: part.id, cardKey: card.key });
         }
       }

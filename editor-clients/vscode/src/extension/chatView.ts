@@ -119,7 +119,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link href="${style}" rel="stylesheet"><title>Pi</title></head>
-<body><div id="app"></div><script nonce="${nonce}" src="${script}"></script></body></html>`;
+<link href="${style.toString()}" rel="stylesheet"><title>Pi</title></head>
+<body><div id="app"></div><script nonce="${nonce}" src="${script.toString()}"></script></body></html>`;
   }
 }

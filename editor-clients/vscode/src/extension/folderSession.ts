@@ -6,7 +6,7 @@ import { ApprovalQueue } from "../client/approvalQueue";
 import { DaemonProcess, type DaemonExit, exitMessage } from "../client/daemonProcess";
 import { launchArgs, launchEnv } from "../client/launch";
 import type { PendingRequest } from "../client/piClient";
-import type { AgentEvent, ApprovalPolicy, ImageInput, InitializeResult, Message, PromptOutcome, SessionStats } from "../protocol";
+import type { AgentEvent, ApprovalPolicy, ImageInput, InitializeResult, PromptOutcome, SessionStats } from "../protocol";
 import { ErrorCodes } from "../protocol";
 import type { SendMode, ViewStatus } from "../common/bridge";
 import { applyEvent, type ChatState, chatFromMessages, emptyChat } from "../common/chatModel";
@@ -265,7 +265,7 @@ export class FolderSession implements vscode.Disposable {
     }
     let echoed = false;
     const echo = daemon.client.onEvent((event) => {
-      if (event.type === "message_start" && (event.message as Message).role === "user") echoed = true;
+      if (event.type === "message_start" && event.message.role === "user") echoed = true;
     });
     const pending = daemon.client.cancellable("prompt", { message: text, images });
     this.pendingPrompt = pending;

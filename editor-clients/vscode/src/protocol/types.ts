@@ -92,7 +92,7 @@ version: string
 export interface Model {
 id: string
 name: string
-api: string
+api: ("anthropic-messages" | "faux" | "openai-completions" | "openai-responses")
 provider: string
 baseUrl?: string
 reasoning?: boolean
@@ -656,8 +656,8 @@ timestamp?: number
 }
 /**
  * Where a compaction replaced the older turns (Pi's `compactionSummary`): the first message of
- * a compacted transcript, made from the session file's compaction entry. The model reads it as
- * user text (`agent/llm_messages.py`).
+ * a compacted transcript after the system message the compaction kept, made from the session
+ * file's compaction entry. The model reads it as user text (`agent/llm_messages.py`).
  * 
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "CompactionSummaryMessage".

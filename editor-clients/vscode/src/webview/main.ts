@@ -1,6 +1,6 @@
 // The chat webview: applies the host's event batches to a ChatState and redraws, once per
 // animation frame, only the items whose revision changed.
-import type { AgentEvent, ImageInput } from "../protocol";
+import type { ImageInput } from "../protocol";
 import type { HostToView, SendMode, ViewStatus, ViewToHost } from "../common/bridge";
 import { applyEvent, type AssistantItem, type ChatItem, type ChatState, emptyChat } from "../common/chatModel";
 import { applyHostEvent } from "../common/hostEvents";
@@ -237,7 +237,7 @@ window.addEventListener("message", (message: MessageEvent<HostToView>) => {
   const data = message.data;
   switch (data.type) {
     case "events":
-      for (const event of data.events as AgentEvent[]) applyEvent(chat, event);
+      for (const event of data.events) applyEvent(chat, event);
       schedule();
       return;
     case "restore":
@@ -331,7 +331,8 @@ input.addEventListener("paste", (e) => {
     e.preventDefault();
     const reader = new FileReader();
     reader.onload = () => {
-      const data = String(reader.result).split(",", 2)[1] ?? "";
+      // readAsDataURL: the result is a data: URL, "data:<type>;base64,<data>".
+      const data = typeof reader.result === "string" ? (reader.result.split(",", 2)[1] ?? "") : "";
       images.push({ data, mimeType: file.type as ImageInput["mimeType"] });
       renderAttachments();
     };

@@ -18,7 +18,7 @@ const md = new MarkdownIt({
   },
 });
 
-const defaultFence = md.renderer.rules.fence!;
+const defaultFence = md.renderer.rules.fence;
 md.renderer.rules.fence = (tokens, idx, options, env, self) => {
   const lang = tokens[idx].info.trim().split(/\s+/)[0] ?? "";
   const inner = defaultFence(tokens, idx, options, env, self);

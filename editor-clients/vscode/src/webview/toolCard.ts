@@ -25,7 +25,10 @@ export function toolSummary(card: ToolCard): string {
       return `${str(a.pattern)}${a.path ? `  in ${str(a.path)}` : ""}`;
     default: {
       const path = str(a.path);
-      if (path) return a.offset ? `${path}:${String(a.offset)}` : path;
+      // The line as the model wrote it (a number, or a numeric string the daemon coerces); never an
+      // object's "[object Object]".
+      const offset = typeof a.offset === "number" || typeof a.offset === "string" ? a.offset : undefined;
+      if (path) return offset ? `${path}:${offset}` : path;
       const json = JSON.stringify(a);
       return json === "{}" ? "" : json;
     }

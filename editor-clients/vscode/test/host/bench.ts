@@ -16,7 +16,7 @@ async function sawSentinel(api: PiApi): Promise<boolean> {
 
 async function renderStats(api: PiApi): Promise<{ frames: number; totalMs: number; maxMs: number }> {
   const [text] = await api.chatView.query("#render-stats");
-  return JSON.parse(text || '{"frames":0,"totalMs":0,"maxMs":0}');
+  return JSON.parse(text || '{"frames":0,"totalMs":0,"maxMs":0}') as { frames: number; totalMs: number; maxMs: number };
 }
 
 export async function run(): Promise<void> {

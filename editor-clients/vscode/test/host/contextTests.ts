@@ -26,7 +26,12 @@ function promptsReceived(host: ContextTestHost): { texts: string[]; dispose(): v
       texts.push((message.content ?? []).map((c) => c.text ?? "").join(""));
     }
   });
-  return { texts, dispose: () => listening.dispose() };
+  return {
+    texts,
+    dispose: () => {
+      listening.dispose();
+    },
+  };
 }
 
 export function contextTests(host: ContextTestHost): [string, () => Promise<void>][] {

@@ -46,7 +46,7 @@ function start(capabilities: { approvals?: boolean; files?: boolean }): { daemon
 }
 
 /** Serves approval/request through a queue and records what the queue reported. */
-function withQueue(daemon: DaemonProcess): { queue: ApprovalQueue; changes: ApprovalChange[]; added(): Promise<ApprovalRequest> } {
+function withQueue(daemon: DaemonProcess): { queue: ApprovalQueue; changes: ApprovalChange[]; added: () => Promise<ApprovalRequest> } {
   const queue = new ApprovalQueue();
   const changes: ApprovalChange[] = [];
   queue.onChange((c) => changes.push(c));
@@ -148,10 +148,10 @@ describe("the editor's files against the real daemon", () => {
     const buffers = new Map<string, string>();
     const path = join(dir, "src", "greet.py");
     buffers.set(path, GREET.replace("import sys", "import sys  # unsaved in the editor"));
-    daemon.client.onRequest("fs/readTextFile", async ({ path: p }) => ({ content: buffers.get(p) ?? readFileSync(p, "utf8") }));
-    daemon.client.onRequest("fs/writeTextFile", async ({ path: p, content }) => {
+    daemon.client.onRequest("fs/readTextFile", ({ path: p }) => Promise.resolve({ content: buffers.get(p) ?? readFileSync(p, "utf8") }));
+    daemon.client.onRequest("fs/writeTextFile", ({ path: p, content }) => {
       buffers.set(p, content);
-      return null;
+      return Promise.resolve(null);
     });
     await ready;
     const ends = toolEnds(daemon);

@@ -7,7 +7,7 @@ import type { CheckpointInfo, Message } from "../../src/protocol";
 import { applyEvent, chatFromMessages, emptyChat, type UserItem } from "../../src/common/chatModel";
 import { checkpointOf, contextLabel, filesToRestore, restoredText, restoreVerb } from "../../src/common/checkpoints";
 
-const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }], timestamp: 0 }) as Message;
+const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }], timestamp: 0 });
 const shell = (command: string): Message =>
   ({ role: "bashExecution", command, output: "ok\n", exitCode: 0, cancelled: false, truncated: false, timestamp: 0 }) as unknown as Message;
 

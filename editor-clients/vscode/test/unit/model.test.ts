@@ -9,15 +9,15 @@ import { stablePrefixLength } from "../../src/webview/markdown";
 import { prng } from "./helpers";
 
 function randomRun(rand: () => number): AgentEvent[] {
-  const events: AgentEvent[] = [{ type: "agent_start" }, { type: "message_start", message: { role: "assistant", content: [], api: "faux", provider: "faux", model: "m", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 0 } } as AgentEvent];
+  const events: AgentEvent[] = [{ type: "agent_start" }, { type: "message_start", message: { role: "assistant", content: [], api: "faux", provider: "faux", model: "m", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 0 } }];
   const blocks = 1 + Math.floor(rand() * 3);
   for (let index = 0; index < blocks; index++) {
     const kind = rand() < 0.5 ? "text" : "thinking";
-    events.push({ type: "message_update", assistantMessageEvent: { type: `${kind}_start`, contentIndex: index } } as AgentEvent);
+    events.push({ type: "message_update", assistantMessageEvent: { type: `${kind}_start`, contentIndex: index } });
     const n = Math.floor(rand() * 40);
     for (let i = 0; i < n; i++) {
       const delta = String.fromCharCode(32 + Math.floor(rand() * 90)).repeat(1 + Math.floor(rand() * 3));
-      events.push({ type: "message_update", assistantMessageEvent: { type: `${kind}_delta`, contentIndex: index, delta } } as AgentEvent);
+      events.push({ type: "message_update", assistantMessageEvent: { type: `${kind}_delta`, contentIndex: index, delta } });
     }
   }
   events.push({ type: "agent_end", messages: [] });
@@ -43,7 +43,7 @@ describe("coalesceEvents", () => {
   test("20,000 deltas of one text block cross as one event", () => {
     const events: AgentEvent[] = Array.from({ length: 20000 }, () => ({
       type: "message_update", assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "ab " },
-    }) as AgentEvent);
+    }));
     assert.equal(coalesceEvents(events).length, 1);
   });
 });

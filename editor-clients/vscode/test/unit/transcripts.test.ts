@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { StreamMessageReader, StreamMessageWriter, type Message as RpcMessage } from "vscode-jsonrpc/node";
 import { PiClient } from "../../src/client/piClient";
 import type { AgentEvent } from "../../src/protocol";
-import { applyEvent, emptyChat, type ToolCard } from "../../src/common/chatModel";
+import { applyEvent, emptyChat } from "../../src/common/chatModel";
 import { type Entry, readTranscript, transcriptNames } from "./helpers";
 
 type Outcome = { method: string; result?: unknown; error?: { code: number; message: string } };
@@ -90,13 +90,13 @@ describe("the tour transcript in the chat model", () => {
     const { events } = await replay(readTranscript("tour.jsonl"));
     const chat = emptyChat();
     for (const event of events) applyEvent(chat, event);
-    const cards = Object.values(chat.tools) as ToolCard[];
+    const cards = Object.values(chat.tools);
     assert.deepEqual(cards.map((c) => [c.name, c.status]), [
       ["read", "done"], ["grep", "done"], ["edit", "done"], ["write", "done"], ["bash", "done"],
     ].slice(0, cards.length));
     assert.ok(cards.length >= 5, `expected five tool cards, got ${cards.length}`);
     const edit = cards.find((c) => c.name === "edit")!;
-    assert.match(edit.patch ?? "", /^-    return f"Helo/m);
+    assert.match(edit.patch ?? "", /^- {4}return f"Helo/m);
     const bash = cards.find((c) => c.name === "bash")!;
     assert.equal(bash.truncation?.truncatedBy, "lines");
     assert.equal(bash.fullOutputPath, "<log>");
