@@ -92,9 +92,12 @@ class CheckpointStore:
         # skipped (most shell calls change no file, and a turn then writes nothing here).
         self._saved: bytes | None = None
         self.index = self._load()
-        # Whether the blobs may be past the limit since `enforce_limit` last looked: a new blob or
-        # a new checkpoint can put them there (the oldest checkpoint may go once it is not alone).
+        # Whether `enforce_limit` could drop anything: it drops only while the blobs are past the
+        # limit, so it has a look once, then whenever a new blob may have put them past it, or a
+        # new checkpoint came while they are (the oldest goes once it is not alone). Their size is
+        # what it last counted plus what `put_blob` wrote since.
         self.limit_unchecked = True
+        self._blob_bytes: int | None = None
 
     def _load(self) -> CheckpointIndex:
         try:
@@ -135,8 +138,11 @@ class CheckpointStore:
                 return checkpoint
         checkpoint = Checkpoint(entry_id=entry_id, created_ms=int(time.time() * 1000))
         self.index.checkpoints.append(checkpoint)
-        self.limit_unchecked = True
+        self.limit_unchecked = self.limit_unchecked or self._past_limit()
         return checkpoint
+
+    def _past_limit(self) -> bool:
+        return self._blob_bytes is None or self._blob_bytes > self.max_bytes
 
     def find(self, entry_id: str) -> Checkpoint | None:
         return next((c for c in self.index.checkpoints if c.entry_id == entry_id), None)
@@ -151,7 +157,9 @@ class CheckpointStore:
             temporary = path.with_suffix(".tmp")
             temporary.write_bytes(data)
             os.replace(temporary, path)
-            self.limit_unchecked = True
+            if self._blob_bytes is not None:
+                self._blob_bytes += len(data)
+            self.limit_unchecked = self.limit_unchecked or self._past_limit()
         return digest
 
     def get_blob(self, digest: str) -> bytes | None:
@@ -184,6 +192,7 @@ class CheckpointStore:
                     path.unlink()
                 except FileNotFoundError:
                     pass
+        self._blob_bytes = size
         self.limit_unchecked = False
         if dropped:
             self.save()
@@ -208,7 +217,7 @@ class CheckpointStore:
         other.index.checkpoints = sorted([*other.index.checkpoints, *carried], key=lambda c: c.created_ms)
         for path, state in self.index.agent_states.items():
             other.index.agent_states.setdefault(path, state)
-        other.limit_unchecked = True
+        other.limit_unchecked, other._blob_bytes = True, None  # its blobs counted afresh
         other.save()
 
 

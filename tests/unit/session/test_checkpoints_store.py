@@ -1,5 +1,5 @@
 """The checkpoint store writes its index only when that changes its file, and looks at its disk
-limit only when a new blob or checkpoint could have passed it (session/checkpoints/store.py)."""
+limit only when a new blob or checkpoint could make it drop something (session/checkpoints/store.py)."""
 
 from __future__ import annotations
 
@@ -58,3 +58,15 @@ def test_the_limit_is_looked_at_after_a_new_blob_or_checkpoint_and_then_enforced
 
 def _pre_image(store: CheckpointStore, data: bytes) -> PreImage:
     return PreImage(kind="file", blob=store.put_blob(data))
+
+
+def test_under_the_limit_a_new_checkpoint_needs_no_look_and_a_blob_that_passes_it_does(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path / "cp", max_bytes=20)
+    store.checkpoint("e1").files["/w/a"] = _pre_image(store, b"0123456789")
+    assert store.enforce_limit() == []
+    store.checkpoint("e2")  # 10 bytes of 20: nothing could go
+    assert not store.limit_unchecked
+    store.checkpoint("e2").files["/w/b"] = _pre_image(store, b"9876543210+")  # 21 bytes now
+    assert store.limit_unchecked
+    assert store.enforce_limit() == ["e1"]
+    assert store.blobs_size() == 11
