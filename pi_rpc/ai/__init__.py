@@ -46,7 +46,13 @@ if TYPE_CHECKING:
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
     from pi_rpc.ai.redact import repr_without_secrets, request_secrets  # not `redact`: the submodule's name
     from pi_rpc.ai.registry import get_stream_fn, load_provider
-    from pi_rpc.ai.server_models import ModelListError, ServerModel, describe_server_models, server_model_details
+    from pi_rpc.ai.server_models import (
+        ModelListError,
+        ServerModel,
+        describe_server_models,
+        server_model_details,
+        template_renders_tools,
+    )
     from pi_rpc.ai.stream import AssistantBuilder, TextParts
     from pi_rpc.ai.types import (
         THINKING_LEVELS,
@@ -191,6 +197,7 @@ __all__ = [
     "retry_base_from_env",
     "server_model_details",
     "supported_thinking_levels",
+    "template_renders_tools",
     "text_of",
     "thinking_level_of",
     "validate_tool_arguments",

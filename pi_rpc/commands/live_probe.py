@@ -11,10 +11,12 @@ and names the first one with which the server accepts: that is the line's fix.
 
 A server can take every one of those and still never call a tool: llama-server with a chat
 template that renders no tools (SmolLM2's own, say) formats the tool list away and answers in
-text. So, last, a Chat Completions server is asked for a call it cannot decline (`tool_choice:
-"required"`); one that answers that in text gets a warning naming how to start it with tool
-calling on. A server that refuses `tool_choice` itself (llama-cpp-python's chatml formats take
-only a named tool) is not judged by it: pi-rpc's own turns never send one.
+text. So, last, a Chat Completions server is asked for a call (`tool_choice: "required"`); one
+that answers that in text gets a warning, which says, where llama.cpp's `/props` tells, whether
+its template renders no tools (start it with one that does) or renders them and the model still
+wrote text (llama.cpp's grammar lets text come before the call it requires: a model not trained
+for tool calls does). A server that refuses `tool_choice` itself (llama-cpp-python's chatml
+formats take only a named tool) is not judged by it: pi-rpc's own turns never send one.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from pi_rpc.ai import (
     layered,
     request_secrets,
     sections_text,
+    template_renders_tools,
 )
 from pi_rpc.ai.redact import redact
 from pi_rpc.commands.checks import Check, Status
@@ -71,6 +74,8 @@ _TEMPLATE_HINT = (
     "llama-cpp-python --chat_format chatml-function-calling (or the model's function-calling "
     "format); Ollama: a model whose template has tools"
 )
+# Where the template renders tools and the model still answers in text.
+_MODEL_HINT = "use a model trained for tool calls (its model card says so), with its own tool-use template"
 _FORCED_CALL = "Read the file README.md."
 # Enough for a call's name and a short argument; the request stops at the call's first event.
 _FORCED_CALL_TOKENS = 64
@@ -235,6 +240,25 @@ async def answers_a_forced_call(choice: ModelChoice, context: Context) -> bool |
     return True if call_started else None
 
 
+async def _declined_call(choice: ModelChoice, where: str) -> Check:
+    """The warning for a forced call answered in text: llama.cpp says whether its template renders
+    tools, which tells a template that drops them from a model that declines them."""
+    declined = f'{where}: the server answered text to a forced tool call (tool_choice "required")'
+    base_url = choice.model.base_url or ""
+    renders = await anyio.to_thread.run_sync(template_renders_tools, base_url, choice.api_key)
+    if renders is False:
+        detail = f"{declined}: its chat template renders no tools (GET /props), so the model never calls one"
+        return Check("warn", "live request", detail, _TEMPLATE_HINT)
+    if renders:
+        detail = (
+            f"{declined}, though its chat template renders tools: the model itself answers in text "
+            "(llama.cpp lets text come before the call it requires), so it may never call one"
+        )
+        return Check("warn", "live request", detail, _MODEL_HINT)
+    detail = f"{declined}, so the model may never call a tool: its chat template may render none"
+    return Check("warn", "live request", detail, _TEMPLATE_HINT)
+
+
 async def probe_server(choice: ModelChoice, cwd: str | None = None) -> Check:
     """One check: the first request of a real turn the server refuses, with its fix; else ok."""
     model = choice.model
@@ -257,11 +281,7 @@ async def probe_server(choice: ModelChoice, cwd: str | None = None) -> Check:
     if model.api == "openai-completions":  # the one wire pi-rpc says `tool_choice` on
         forced = await answers_a_forced_call(choice, forced_call_context(cwd))
         if forced is False:
-            detail = (
-                f'{where}: the server answered text to a forced tool call (tool_choice "required"), so '
-                "the model may never call a tool: its chat template probably renders none"
-            )
-            return Check("warn", "live request", detail, _TEMPLATE_HINT)
+            return await _declined_call(choice, where)
         if forced:
             shapes.append("a forced tool call")
     return Check("ok", "live request", f"{where} answered a real turn's requests ({', '.join(shapes)})")
