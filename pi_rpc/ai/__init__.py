@@ -8,9 +8,16 @@ name is first used (`pi_rpc/lazy_exports.py`), so this package pulls in no provi
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from pi_rpc.lazy_exports import lazy_exports
+
+# httpx's package imports its command-line client (`httpx._main`: click, pygments, rich) wherever
+# those are installed, and click is beside pi-rpc (uvicorn, of the MCP SDK, needs it): 15-35 ms of
+# the first model request's imports here, for a CLI the daemon never runs. Marked absent before
+# any module of this layer imports httpx, that import fails at once and httpx keeps its stub.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # the import system's "known absent"
 
 if TYPE_CHECKING:
     from pi_rpc.ai.clients import HttpClients
