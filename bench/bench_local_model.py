@@ -3,16 +3,20 @@ text delta and tokens a second, i.e. what the daemon adds to a turn against llam
 
 Run: `make llama && .venv/bin/python bench/bench_local_model.py [--runs 5] [--server llama-server]`
 
-The server is the test tier's build (tests/providers/local: SmolLM2-135M, 8k context, one slot),
-a models.json provider of the daemon whose maxTokens caps both sides' answers. Each run starts a
-fresh daemon (its start-up is not timed), sends one prompt and times it from the write of
-`prompt` to the first `text_delta` on stdout and to the prompt's result. The direct call sends
-the body pi-rpc sends for that prompt (built by the same provider code: the daemon's system
-prompt, its default tools, the output cap) over one HTTP stream and times the first content
-chunk and `[DONE]`. Both take turns run by run, so a change in load falls on both alike, and the
-server's prompt cache serves both the same. Tokens a second
-are the server's reported completion tokens (where it reports none, as llama-cpp-python's stream
-does, the text deltas: it sends one a token) over the time from the first delta to the end.
+The server is the test tier's build (tests/providers/local: SmolLM2-135M, 8k context, one slot;
+llama-server with SmolLM2's own template, which drops the tool list), a models.json provider of
+the daemon whose maxTokens caps both sides' answers. Each run times three prompts, taking turns so that a change
+in load falls on all alike: a fresh daemon prompted as soon as it answered `initialize` (its
+start-up is not timed, but what it readies for its first prompt in its first quarter second
+is), the server called directly, and a fresh daemon prompted `--settle` seconds after
+`initialize` (as an editor's daemon is by its user's first prompt). A daemon's prompt is timed
+from the write of `prompt` to the first `text_delta` on stdout and to the prompt's result. The
+direct call sends the body pi-rpc sends for that prompt (built by the same provider code: the
+daemon's system prompt as text, its default tools, the output cap), byte for byte the same, so
+the server's prompt cache serves every call alike, over one HTTP stream of a client made before
+timing, and times the first content chunk and `[DONE]`. Tokens a second are the server's
+reported completion tokens (where it reports none, as llama-cpp-python's stream does, the text
+deltas: it sends one a token) over the time from the first delta to the end.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -32,9 +37,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from daemons import source_revision  # noqa: E402 - bench/ is the script's folder
+from daemons import process_cpu_seconds, source_revision  # noqa: E402 - bench/ is the script's folder
 
-from pi_rpc.ai import Context, Model, StreamOptions, UserMessage  # noqa: E402
+from pi_rpc.ai import Context, Model, StreamOptions, UserMessage, sections_text  # noqa: E402
 from pi_rpc.ai.providers.openai_completions import build_request_body  # noqa: E402
 from pi_rpc.demo.rpc_client import DaemonClient  # noqa: E402
 from pi_rpc.session import build_system_prompt  # noqa: E402
@@ -49,9 +54,14 @@ from tests.providers.local.servers import (  # noqa: E402
     installed_llama,
 )
 
-PROMPT = "Count from 1 to 60, one number a line."
+# Answered at length with the prompt cached or not: llama.cpp's answer to a prompt it has cached
+# can differ from its first (SmolLM2 greedy answered "Count from 1 to 60" with 96 tokens, then 10).
+PROMPT = "Write a long story about a dragon."
 # Every answer is cut here (or ends before): the same length through pi-rpc and directly.
 MAX_TOKENS = 96
+# An editor's daemon has been up for a while by the user's first prompt: by then it has readied
+# what the first prompt needs (session/warm_up.py, a quarter second after start).
+SETTLE_SECONDS = 1.0
 
 
 @dataclass
@@ -59,6 +69,7 @@ class Timing:
     first_delta: float  # seconds from the request to the first text
     total: float  # seconds from the request to the end
     output_tokens: int
+    cpu: float = 0.0  # seconds of CPU the daemon used for the prompt (0 for the direct call)
 
     @property
     def tokens_per_second(self) -> float:
@@ -75,7 +86,8 @@ def write_models_json(server: LlamaProcess, home: Path) -> None:
     (folder / "models.json").write_text(json.dumps({"providers": {"local": provider}}))
 
 
-def through_pi_rpc(server: LlamaProcess, cwd: Path) -> Timing:
+def through_pi_rpc(server: LlamaProcess, cwd: Path, settle: float) -> Timing:
+    """One prompt to a fresh daemon, `settle` seconds after its `initialize` was answered."""
     client = DaemonClient(
         ["--cwd", str(cwd), "--provider", "local", "--model", MODEL_ID],
         framing="jsonl",
@@ -83,6 +95,8 @@ def through_pi_rpc(server: LlamaProcess, cwd: Path) -> Timing:
     )
     try:
         client.request("initialize", {"clientInfo": {"name": "bench"}})
+        time.sleep(settle)
+        cpu_before = process_cpu_seconds(client.proc.pid)
         start = time.perf_counter()
         prompt = client.request_nowait("prompt", {"message": PROMPT})
         client.wait_for_event(
@@ -92,6 +106,7 @@ def through_pi_rpc(server: LlamaProcess, cwd: Path) -> Timing:
         first = time.perf_counter() - start
         result = client.result(prompt, timeout=600)
         total = time.perf_counter() - start
+        cpu = process_cpu_seconds(client.proc.pid) - cpu_before
         deltas = sum(
             e.get("type") == "message_update" and e["assistantMessageEvent"]["type"] == "text_delta"
             for e in client.events()
@@ -99,7 +114,7 @@ def through_pi_rpc(server: LlamaProcess, cwd: Path) -> Timing:
     finally:
         client.close()
     # llama-cpp-python's stream reports no usage; it sends one chunk a token, as the direct count.
-    return Timing(first, total, int(result["usage"]["output"]) or deltas)
+    return Timing(first, total, int(result["usage"]["output"]) or deltas, cpu)
 
 
 def direct_body(server: LlamaProcess, cwd: Path) -> dict[str, object]:
@@ -116,17 +131,17 @@ def direct_body(server: LlamaProcess, cwd: Path) -> dict[str, object]:
     )
     definitions = create_tool_definitions(DEFAULT_ACTIVE_TOOLS)
     context = Context(
-        system_prompt=build_system_prompt(list(definitions.values()), str(cwd)),
+        system_prompt=sections_text(build_system_prompt(list(definitions.values()), str(cwd))),
         messages=[UserMessage(content=PROMPT)],
         tools=[definition.declaration() for definition in definitions.values()],
     )
     return build_request_body(model, context, StreamOptions())
 
 
-def direct(server: LlamaProcess, body: dict[str, object]) -> Timing:
+def direct(http: httpx.Client, server: LlamaProcess, body: dict[str, object]) -> Timing:
     first, usage_tokens, streamed = 0.0, 0, 0
     start = time.perf_counter()
-    with httpx.stream("POST", server.base_url + "/chat/completions", json=body, timeout=600) as response:
+    with http.stream("POST", server.base_url + "/chat/completions", json=body) as response:
         response.raise_for_status()
         for line in response.iter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
@@ -146,21 +161,35 @@ def report(name: str, timings: list[Timing]) -> str:
     ttft = statistics.median(t.first_delta for t in timings) * 1000
     rate = statistics.median(t.tokens_per_second for t in timings)
     tokens = statistics.median(t.output_tokens for t in timings)
-    return f"  {name:<8} time to first text {ttft:8.1f} ms   {rate:7.1f} tokens/s   ({tokens:.0f} tokens, median)"
+    cpu = statistics.median(t.cpu for t in timings) * 1000
+    daemon = f", daemon CPU {cpu:5.1f} ms" if cpu else ""
+    return (
+        f"  {name:<8} time to first text {ttft:8.1f} ms   {rate:7.1f} tokens/s   ({tokens:.0f} tokens{daemon}, median)"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--server", choices=SERVER_KINDS, action="append", help="default: both")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=SETTLE_SECONDS,
+        help=f"seconds the second daemon of a run waits after initialize (default {SETTLE_SECONDS})",
+    )
     args = parser.parse_args()
     install = installed_llama()
     print(  # noqa: T201 - the report
         f"pi-rpc {source_revision(None)}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f} before"
     )
     kinds: list[ServerKind] = args.server or list(SERVER_KINDS)
-    with tempfile.TemporaryDirectory() as scratch:
-        cwd = Path(scratch)
+    # The system prompt names the folder, so a random name would change the answer from one run of
+    # the benchmark to the next (its length, and with it the tokens a second): one fixed path.
+    cwd = Path(tempfile.gettempdir()) / "pi-rpc-bench-local-model"
+    shutil.rmtree(cwd, ignore_errors=True)
+    cwd.mkdir()
+    try:
         (cwd / "home").mkdir()
         for kind in kinds:
             server = LlamaProcess(kind, install, cwd)
@@ -168,20 +197,26 @@ def main() -> int:
                 server.wait_ready()
                 write_models_json(server, cwd / "home")
                 body = direct_body(server, cwd)
-                direct(server, body)  # warm-up: loads the prompt cache for both
-                daemon_runs, direct_runs = [], []
-                for _ in range(args.runs):
-                    daemon_runs.append(through_pi_rpc(server, cwd))
-                    direct_runs.append(direct(server, body))
+                runs: dict[str, list[Timing]] = {"direct": [], "pi-rpc": [], "settled": []}
+                # The direct client is made before any timing, as the daemon's is before its prompt.
+                with httpx.Client(timeout=600) as http:
+                    direct(http, server, body)  # warm-up: loads the prompt cache for all
+                    for _ in range(args.runs):
+                        runs["pi-rpc"].append(through_pi_rpc(server, cwd, 0.0))
+                        runs["direct"].append(direct(http, server, body))
+                        runs["settled"].append(through_pi_rpc(server, cwd, args.settle))
             finally:
                 server.stop()
-            print(f"{kind} (SmolLM2-135M Q4_1, {args.runs} runs each, alternating):")  # noqa: T201
-            print(report("direct", direct_runs))  # noqa: T201
-            print(report("pi-rpc", daemon_runs))  # noqa: T201
-            overhead = statistics.median(
-                d.first_delta - r.first_delta for d, r in zip(daemon_runs, direct_runs, strict=True)
-            )
-            print(f"  pi-rpc adds {overhead * 1000:.1f} ms to the first text (median of the pairs)")  # noqa: T201
+            print(f"{kind} (SmolLM2-135M Q4_1, {args.runs} runs each, taking turns):")  # noqa: T201
+            for name, timings in runs.items():
+                print(report(name, timings))  # noqa: T201
+            for name, what in (("pi-rpc", "prompted at once"), ("settled", f"prompted {args.settle:g} s later")):
+                overhead = statistics.median(
+                    d.first_delta - r.first_delta for d, r in zip(runs[name], runs["direct"], strict=True)
+                )
+                print(f"  pi-rpc {what} adds {overhead * 1000:.1f} ms to the first text (median of the pairs)")  # noqa: T201
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.2f} after")  # noqa: T201
     return 0
 

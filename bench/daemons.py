@@ -99,6 +99,13 @@ def proc_status_kib(pid: int) -> dict[str, int]:
     return values
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time process `pid` itself has used (not its children)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
 class RunningDaemon:
     """One daemon process, its stdout watched by a thread for the markers."""
 
@@ -167,9 +174,7 @@ class RunningDaemon:
 
     def cpu_seconds(self) -> float:
         """User + system CPU time the daemon process itself has used (not its children)."""
-        with open(f"/proc/{self.proc.pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return process_cpu_seconds(self.proc.pid)
 
     def status(self) -> dict[str, int]:
         return proc_status_kib(self.proc.pid)

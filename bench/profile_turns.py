@@ -26,13 +26,15 @@ import time
 from daemons import RunningDaemon, Sandbox, pi_rpc_spec
 from loopback import TURNS, LoopbackModel
 
-# Runs the daemon's main with a profiler that a SIGRTMIN turns on, dumping the stats at exit (the
-# daemon leaves through os._exit, which skips atexit). Not SIGUSR1: the daemon's own stack dumps
-# take that one (modes/stack_dumps.py).
-WRAPPER = """
+# The signal that turns the profiler on: not SIGUSR1 or SIGUSR2, which the daemon takes for its
+# stack dumps (modes/stack_dumps.py; with SIGUSR1 the profiler was never turned on).
+PROFILE_SIGNAL = signal.SIGRTMIN + 1
+# Runs the daemon's main with a profiler that PROFILE_SIGNAL turns on, dumping the stats at exit
+# (the daemon leaves through os._exit, which skips atexit).
+WRAPPER = f"""
 import cProfile, os, signal, sys
 profiler = cProfile.Profile()
-signal.signal(signal.SIGRTMIN, lambda *_: profiler.enable())
+signal.signal({int(PROFILE_SIGNAL)}, lambda *_: profiler.enable())
 real_exit = os._exit
 def leave(code):
     profiler.disable()
@@ -71,7 +73,7 @@ def main() -> None:
                 daemon.send(spec.prompt_request(prompt))  # warm-up: first-request imports and caches
                 daemon.wait_count("idle", 1, 60)
                 time.sleep(0.5)
-                os.kill(daemon.pid, signal.SIGRTMIN)  # start profiling
+                os.kill(daemon.pid, PROFILE_SIGNAL)  # start profiling
                 time.sleep(0.1)
                 started = time.perf_counter()
                 for count in range(2, args.prompts + 2):
@@ -81,9 +83,8 @@ def main() -> None:
                 daemon.close()
     finally:
         sandbox.cleanup()
-    print(
-        f"{args.prompts} prompts, {wall / args.prompts * 1000:.1f} ms each, "  # noqa: T201
-        f"load average {os.getloadavg()[0]:.2f}"
+    print(  # noqa: T201 - the report
+        f"{args.prompts} prompts, {wall / args.prompts * 1000:.1f} ms each, load average {os.getloadavg()[0]:.2f}"
     )
     stats = pstats.Stats(out)
     stats.sort_stats(args.sort).print_stats(args.top)

@@ -8,9 +8,16 @@ name is first used (`pi_rpc/lazy_exports.py`), so this package pulls in no provi
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from pi_rpc.lazy_exports import lazy_exports
+
+# httpx's package imports its command-line client (`httpx._main`: click, pygments, rich) wherever
+# those are installed, and click is beside pi-rpc (uvicorn, of the MCP SDK, needs it): 15-35 ms of
+# the first model request's imports here, for a CLI the daemon never runs. Marked absent before
+# any module of this layer imports httpx, that import fails at once and httpx keeps its stub.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]  # the import system's "known absent"
 
 if TYPE_CHECKING:
     from pi_rpc.ai.apis import (
@@ -55,7 +62,13 @@ if TYPE_CHECKING:
     from pi_rpc.ai.providers.faux import FAUX_MODEL, FauxProvider, ScriptError, load_script
     from pi_rpc.ai.redact import repr_without_secrets, request_secrets  # not `redact`: the submodule's name
     from pi_rpc.ai.registry import get_stream_fn, load_provider
-    from pi_rpc.ai.server_models import ModelListError, ServerModel, describe_server_models, server_model_details
+    from pi_rpc.ai.server_models import (
+        ModelListError,
+        ServerModel,
+        describe_server_models,
+        server_model_details,
+        template_renders_tools,
+    )
     from pi_rpc.ai.stream import AssistantBuilder, TextParts
     from pi_rpc.ai.types import (
         THINKING_LEVELS,
@@ -92,6 +105,7 @@ if TYPE_CHECKING:
         ToolCall,
         ToolcallDeltaEvent,
         ToolcallEndEvent,
+        ToolcallStartEvent,
         ToolRef,
         ToolResultContent,
         ToolResultMessage,
@@ -169,6 +183,7 @@ __all__ = [
     "ToolResultMessage",
     "ToolcallDeltaEvent",
     "ToolcallEndEvent",
+    "ToolcallStartEvent",
     "Usage",
     "UserContent",
     "UserMessage",
@@ -207,6 +222,7 @@ __all__ = [
     "retry_base_from_env",
     "server_model_details",
     "supported_thinking_levels",
+    "template_renders_tools",
     "text_of",
     "thinking_level_of",
     "validate_tool_arguments",

@@ -5,7 +5,8 @@ Studio all answer this endpoint, and they reject the placeholder id a request wo
 carry. The answer's shape is OpenAI's `{"data": [{"id": ...}, ...]}`; of the other fields only a
 context window is read (llama-server says `meta.n_ctx`), so the model is not taken to have 128k.
 `server_model_details` then asks llama.cpp's `/props` or Ollama's `/api/show` for what the listing
-does not say: the context window, and whether the model reads images.
+does not say: the context window, and whether the model reads images. `template_renders_tools`
+asks llama.cpp's `/props` whether its chat template renders tool calls (for `doctor --live`).
 """
 
 from __future__ import annotations
@@ -146,3 +147,23 @@ def server_model_details(
     if listed.context_window is None and n_ctx is not None:
         listed = msgspec.structs.replace(listed, context_window=n_ctx, context_from=where)
     return msgspec.structs.replace(listed, image_input=vision) if vision is not None else listed
+
+
+def template_renders_tools(
+    base_url: str, api_key: str | None = None, transport: httpx.BaseTransport | None = None
+) -> bool | None:
+    """Whether llama.cpp's chat template renders tool calls: `chat_template_caps` of `GET /props`
+    (its `supports_tool_calls`, from running the template on a sample call). None where the
+    server does not say (not llama.cpp, or it did not answer in time)."""
+    import httpx
+
+    root = base_url.rstrip("/").removesuffix("/v1")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        with httpx.Client(timeout=DETAILS_TIMEOUT_SECONDS, transport=transport) as client:
+            props = _json_or_none(client.get(root + "/props", headers=headers))
+    except httpx.HTTPError:
+        return None
+    caps = props.get("chat_template_caps") if props is not None else None
+    said = caps.get("supports_tool_calls") if isinstance(caps, dict) else None
+    return said if isinstance(said, bool) else None

@@ -8,6 +8,15 @@ message, the daemon's own system prompt and default tool list, a tool call repla
 result, and (for a model said to read images) an image. At the first refusal it resends that
 request with each setting that could explain it (a `compat` flag, `input: ["text"]`, no tools)
 and names the first one with which the server accepts: that is the line's fix.
+
+A server can take every one of those and still never call a tool: llama-server with a chat
+template that renders no tools (SmolLM2's own, say) formats the tool list away and answers in
+text. So, last, a Chat Completions server is asked for a call (`tool_choice: "required"`); one
+that answers that in text gets a warning, which says, where llama.cpp's `/props` tells, whether
+its template renders no tools (start it with one that does) or renders them and the model still
+wrote text (llama.cpp's grammar lets text come before the call it requires: a model not trained
+for tool calls does). A server that refuses `tool_choice` itself (llama-cpp-python's chatml
+formats take only a named tool) is not judged by it: pi-rpc's own turns never send one.
 """
 
 from __future__ import annotations
@@ -27,16 +36,19 @@ from pi_rpc.ai import (
     LlmMessage,
     Model,
     ModelCompat,
+    ProviderEvent,
     StreamOptions,
     TextContent,
     Tool,
     ToolCall,
+    ToolcallStartEvent,
     ToolResultMessage,
     UserMessage,
     api_declaration,
     layered,
     request_secrets,
     sections_text,
+    template_renders_tools,
 )
 from pi_rpc.ai.redact import redact
 from pi_rpc.commands.checks import Check, Status
@@ -54,6 +66,18 @@ _TOOLS_HINT = (
     "--chat_format chatml-function-calling (or the model's function-calling format); vLLM "
     "--enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model whose template has tools"
 )
+# Where tools are taken but never called: the chat template is what drops them.
+_TEMPLATE_HINT = (
+    "start the server with a chat template that renders tools: llama-server --jinja with the "
+    "model's tool-use template (--chat-template-file FILE when the GGUF's own has none); "
+    "llama-cpp-python --chat_format chatml-function-calling (or the model's function-calling "
+    "format); Ollama: a model whose template has tools"
+)
+# Where the template renders tools and the model still answers in text.
+_MODEL_HINT = "use a model trained for tool calls (its model card says so), with its own tool-use template"
+_FORCED_CALL = "Read the file README.md."
+# Enough for a call's name and a short argument; the request stops at the call's first event.
+_FORCED_CALL_TOKENS = 64
 
 # A change to try after a refusal: the model and context to resend, or None where it cannot apply.
 Change = Callable[[Model, Context], tuple[Model, Context] | None]
@@ -101,11 +125,16 @@ def _no_tools(model: Model, context: Context) -> tuple[Model, Context] | None:
     return (model, msgspec.structs.replace(context, tools=[])) if context.tools else None
 
 
+def _turn_setting(cwd: str) -> tuple[str, list[Tool]]:
+    """The system prompt and tool list a session in `cwd` sends on every turn."""
+    definitions = create_tool_definitions(DEFAULT_ACTIVE_TOOLS)
+    tools = [definition.declaration() for definition in definitions.values()]
+    return sections_text(build_system_prompt(list(definitions.values()), cwd)), tools
+
+
 def real_turn_probes(model: Model, cwd: str) -> list[Probe]:
     """The requests of a real turn, with the daemon's default tools and its system prompt."""
-    definitions = create_tool_definitions(DEFAULT_ACTIVE_TOOLS)
-    tools: list[Tool] = [definition.declaration() for definition in definitions.values()]
-    system_prompt = sections_text(build_system_prompt(list(definitions.values()), cwd))
+    system_prompt, tools = _turn_setting(cwd)
     call = ToolCall(id="call_probe_1", name="read", arguments={"path": "README.md"})
     replay: list[LlmMessage] = [
         UserMessage(content="Read README.md."),
@@ -169,11 +198,72 @@ async def _send(choice: ModelChoice, model: Model, context: Context) -> str | No
     return None
 
 
+def forced_call_context(cwd: str) -> Context:
+    """A real turn's system prompt and tools, and a request a tool call answers."""
+    system_prompt, tools = _turn_setting(cwd)
+    return Context(system_prompt=system_prompt, messages=[UserMessage(content=_FORCED_CALL)], tools=tools)
+
+
+async def answers_a_forced_call(choice: ModelChoice, context: Context) -> bool | None:
+    """Whether the server answers `tool_choice: "required"` with a tool call (False: with text);
+    None when it refuses the request, or says neither in time: nothing is then known."""
+    model = choice.model
+    call_started = False
+
+    with anyio.move_on_after(LIVE_TIMEOUT_SECONDS) as deadline:
+
+        def seen(event: ProviderEvent) -> None:
+            nonlocal call_started
+            if isinstance(event, ToolcallStartEvent):
+                call_started = True
+                deadline.cancel()  # the answer is known: the rest of the call is not needed
+
+        builder = AssistantBuilder(model, emit=seen)
+        builder.keep_secret(*request_secrets(choice.api_key, choice.headers))
+        options = StreamOptions(
+            api_key=choice.api_key,
+            headers=choice.headers,
+            max_retries=0,
+            max_tokens=_FORCED_CALL_TOKENS,
+            idle_timeout=LIVE_TIMEOUT_SECONDS,
+            tool_choice="required",
+        )
+        message = await choice.stream_fn(model, context, options, builder)
+        if message.stop_reason == "error":
+            return None
+        if any(isinstance(block, ToolCall) for block in message.content):
+            return True
+        # Only text says the call was declined (a reasoning model may spend the budget thinking).
+        answered_text = any(isinstance(block, TextContent) and block.text.strip() for block in message.content)
+        return False if answered_text else None
+    return True if call_started else None
+
+
+async def _declined_call(choice: ModelChoice, where: str) -> Check:
+    """The warning for a forced call answered in text: llama.cpp says whether its template renders
+    tools, which tells a template that drops them from a model that declines them."""
+    declined = f'{where}: the server answered text to a forced tool call (tool_choice "required")'
+    base_url = choice.model.base_url or ""
+    renders = await anyio.to_thread.run_sync(template_renders_tools, base_url, choice.api_key)
+    if renders is False:
+        detail = f"{declined}: its chat template renders no tools (GET /props), so the model never calls one"
+        return Check("warn", "live request", detail, _TEMPLATE_HINT)
+    if renders:
+        detail = (
+            f"{declined}, though its chat template renders tools: the model itself answers in text "
+            "(llama.cpp lets text come before the call it requires), so it may never call one"
+        )
+        return Check("warn", "live request", detail, _MODEL_HINT)
+    detail = f"{declined}, so the model may never call a tool: its chat template may render none"
+    return Check("warn", "live request", detail, _TEMPLATE_HINT)
+
+
 async def probe_server(choice: ModelChoice, cwd: str | None = None) -> Check:
     """One check: the first request of a real turn the server refuses, with its fix; else ok."""
     model = choice.model
     where = f"{model.provider}/{model.id} at {model.base_url}"
-    probes = real_turn_probes(model, cwd or os.getcwd())
+    cwd = cwd or os.getcwd()
+    probes = real_turn_probes(model, cwd)
     for index, probe in enumerate(probes):
         error = await _send(choice, model, probe.context)
         if error is None:
@@ -186,5 +276,11 @@ async def probe_server(choice: ModelChoice, cwd: str | None = None) -> Check:
             if changed is not None and await _send(choice, *changed) is None:
                 return Check(probe.severity, "live request", detail, fix.advice)
         return Check(probe.severity, "live request", detail, "no compat setting pi-rpc knows makes it pass")
-    shapes = ", ".join(probe.what for probe in probes[1:])
-    return Check("ok", "live request", f"{where} answered a real turn's requests ({shapes})")
+    shapes = [probe.what for probe in probes[1:]]
+    if model.api == "openai-completions":  # the one wire pi-rpc says `tool_choice` on
+        forced = await answers_a_forced_call(choice, forced_call_context(cwd))
+        if forced is False:
+            return await _declined_call(choice, where)
+        if forced:
+            shapes.append("a forced tool call")
+    return Check("ok", "live request", f"{where} answered a real turn's requests ({', '.join(shapes)})")

@@ -102,12 +102,21 @@ def test_a_world_readable_models_json_holding_a_literal_key_is_a_warning(tmp_pat
     assert "sk-literal-in-the-file" not in result.stdout
 
 
+SSE_TOOL_CALLS = (Path(__file__).parents[1] / "providers" / "fixtures" / "openai_tool_calls.sse").read_bytes()
+
+
+def _calls_when_forced(body: dict[str, Any]) -> tuple[int, bytes, str] | None:
+    """A server whose template renders tools: a forced call is answered with one."""
+    return (200, SSE_TOOL_CALLS, "text/event-stream") if body.get("tool_choice") == "required" else None
+
+
 def test_live_request_sends_a_real_turns_requests(tmp_path: Path) -> None:
-    with local_server(["qwen"]) as server:
+    with local_server(["qwen"], answer=_calls_when_forced) as server:
         result = doctor(tmp_path, "--live", "--base-url", server.url)
     assert result.returncode == 0, result.stdout
     assert f"ok    live request: openai/qwen at {server.url} answered a real turn's requests" in result.stdout
-    plain, turn, replay, image = [chat.body or {} for chat in server.chats()]
+    assert "a forced tool call)" in result.stdout
+    plain, turn, replay, image, forced = [chat.body or {} for chat in server.chats()]
     # One token each, not the model's ceiling.
     assert {body.get("max_tokens", body.get("max_completion_tokens")) for body in (plain, turn, replay, image)} == {1}
     assert [m["role"] for m in plain["messages"]] == ["user"]
@@ -118,6 +127,31 @@ def test_live_request_sends_a_real_turns_requests(tmp_path: Path) -> None:
     assert replay["messages"][2]["tool_calls"][0]["function"]["name"] == "read"
     # A --base-url model is taken to read images unless the server says otherwise: so one is sent.
     assert [part["type"] for part in image["messages"][-1]["content"]] == ["text", "image_url"]
+    # Last, a call the model cannot decline, with the same tools.
+    assert forced["tool_choice"] == "required" and forced["tools"] == turn["tools"]
+
+
+def test_live_request_warns_when_a_forced_tool_call_is_answered_in_text(tmp_path: Path) -> None:
+    # llama-server with a chat template that renders no tools: every request is taken, and the
+    # forced call gets the recorded text answer.
+    with local_server(["SmolLM2"]) as server:
+        result = doctor(tmp_path, "--live", "--base-url", server.url)
+    assert result.returncode == 0, result.stdout  # a warning: text turns work
+    assert "warn  live request: openai/SmolLM2" in result.stdout
+    assert 'answered text to a forced tool call (tool_choice "required")' in result.stdout
+    assert "→ start the server with a chat template that renders tools: llama-server --jinja" in result.stdout
+
+
+def _refuses_tool_choice(body: dict[str, Any]) -> tuple[int, bytes, str] | None:
+    # llama-cpp-python's chatml-function-calling takes only a named tool_choice (a 500 otherwise).
+    return (500, b"Internal Server Error", "text/plain") if "tool_choice" in body else None
+
+
+def test_live_request_does_not_judge_a_server_that_refuses_tool_choice(tmp_path: Path) -> None:
+    with local_server(["SmolLM2"], answer=_refuses_tool_choice) as server:
+        result = doctor(tmp_path, "--live", "--base-url", server.url)
+    assert result.returncode == 0, result.stdout
+    assert "ok    live request: openai/SmolLM2" in result.stdout and "forced" not in result.stdout
 
 
 def _llama_cpp_python_refusals(body: dict[str, Any]) -> tuple[int, bytes, str] | None:

@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_rpc.ai import ModelListError, ServerModel, describe_server_models, server_model_details
+from pi_rpc.ai import (
+    ModelListError,
+    ServerModel,
+    describe_server_models,
+    server_model_details,
+    template_renders_tools,
+)
 
 from .sse_server import RecordedRequest, Reply, SSEServer, json_reply
 
@@ -105,3 +111,20 @@ async def test_a_server_with_neither_endpoint_leaves_the_model_as_listed(sse_ser
     sse_server.responder = _server({})
     listed = ServerModel("qwen", 32768, "max_model_len of GET /v1/models")
     assert await _details(sse_server, listed) == listed
+
+
+@pytest.mark.parametrize(
+    ("props", "renders"),
+    [
+        ({"chat_template_caps": {"supports_tool_calls": False, "supports_tools": False}}, False),
+        ({"chat_template_caps": {"supports_tool_calls": True, "supports_tools": True}}, True),
+        ({"default_generation_settings": {"n_ctx": 8192}}, None),  # an older llama.cpp
+        (None, None),  # not llama.cpp: no /props
+    ],
+)
+def test_llama_cpp_props_say_whether_the_template_renders_tools(props: Any, renders: bool | None) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/props"  # beside /v1, not under it
+        return httpx.Response(200, json=props) if props is not None else httpx.Response(404)
+
+    assert template_renders_tools(URL, transport=httpx.MockTransport(answer)) is renders

@@ -4,6 +4,7 @@ no longer brings, four times per request)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from importlib.machinery import ModuleSpec
@@ -66,3 +67,21 @@ async def test_a_warm_request_searches_for_no_module(sse_server: SSEServer, sear
     finally:
         await pool.aclose()
     assert search_log.searched == []
+
+
+_FIRST_REQUEST_IMPORTS = """
+import sys
+import pi_rpc.ai.providers.openai_completions, pi_rpc.ai.clients
+import httpx
+print(" ".join(name for name in ("httpx._main", "click", "pygments", "rich") if sys.modules.get(name)))
+print(callable(httpx.main))
+"""
+
+
+def test_the_first_request_does_not_import_httpxs_command_line_client() -> None:
+    # click comes with pi-rpc (uvicorn, of the MCP SDK, needs it), and httpx imports its CLI on
+    # that alone: the provider's imports leave the CLI out, and httpx's stub `main` stands.
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_REQUEST_IMPORTS], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.splitlines() == ["", "True"]

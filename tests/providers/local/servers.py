@@ -70,15 +70,19 @@ def free_port() -> int:
         return port
 
 
-def server_command(kind: ServerKind, install: LlamaInstall, port: int, chat_format: str | None) -> list[str]:
+def server_command(
+    kind: ServerKind, install: LlamaInstall, port: int, chat_format: str | None, chat_template: Path | None
+) -> list[str]:
     common_threads = "2"
     if kind == "llama-server":
-        # --jinja: the model's own chat template, which is what makes llama-server take `tools`.
-        # One slot, so /slots and the log speak of the one request a test sent.
+        # --jinja: a Jinja chat template (the model's own unless `chat_template`), which is what
+        # makes llama-server take `tools`. One slot, so /slots and the log speak of the one
+        # request a test sent.
         return [
             str(install.llama_server),
             *("-m", str(install.gguf), "--host", "127.0.0.1", "--port", str(port)),
             *("-c", str(CONTEXT_TOKENS), "-np", "1", "-t", common_threads, "--jinja"),
+            *(("--chat-template-file", str(chat_template)) if chat_template else ()),
             *("--metrics", "--slots", "--seed", "42", "--temp", "0", "--alias", MODEL_ID),
         ]
     return [
@@ -94,21 +98,29 @@ def server_command(kind: ServerKind, install: LlamaInstall, port: int, chat_form
 # `tool_choice` (by a grammar built from the named tool's schema). Without a --chat_format the
 # server formats with the GGUF's own template, which is what a user gets by default.
 TOOL_CALLING_FORMAT = "chatml-function-calling"
+# llama-server has no such format: SmolLM2's GGUF template renders no tools, so with it the server
+# drops them and never parses a call. This ChatML template of ours renders them (see its comment).
+TOOL_CALLING_TEMPLATE = HERE / "chatml-tools.jinja"
 
 
 class LlamaProcess:
-    """One running server, its log in `log_path`."""
+    """One running server, its log in `log_path`. `chat_format` is llama-cpp-python's (None: the
+    GGUF's template); `chat_template` a template file for llama-server (None: the GGUF's)."""
 
     def __init__(
-        self, kind: ServerKind, install: LlamaInstall, log_dir: Path, chat_format: str | None = TOOL_CALLING_FORMAT
+        self,
+        kind: ServerKind,
+        install: LlamaInstall,
+        log_dir: Path,
+        chat_format: str | None = TOOL_CALLING_FORMAT,
+        chat_template: Path | None = None,
     ) -> None:
         self.kind = kind
         self.port = free_port()
         self.log_path = log_dir / f"{kind}-{self.port}.log"
         self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            server_command(kind, install, self.port, chat_format), stdout=self._log, stderr=subprocess.STDOUT
-        )
+        command = server_command(kind, install, self.port, chat_format, chat_template)
+        self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
         self.root_url = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root_url + "/v1"
 

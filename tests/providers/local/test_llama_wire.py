@@ -1,8 +1,8 @@
 """The OpenAI Chat Completions provider against real llama.cpp servers (upstream's llama-server and
 llama-cpp-python's), each on 127.0.0.1 with SmolLM2-135M. The tests assert the wire, not what the
 model says: text arrives in deltas, usage is reported, the output cap is obeyed by the server,
-an abort stops the server's generation, a forced tool call and its replay are accepted, and an
-overflow or a dead server gives an error a user can read."""
+an abort stops the server's generation, a forced tool call streams and its replay is accepted,
+and an overflow or a dead server gives an error a user can read."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import httpx
 import msgspec
 import pytest
 
+from pi_rpc.ai import validate_tool_arguments
 from pi_rpc.ai.providers import openai_completions as oc
 from pi_rpc.ai.registry import StreamOptions
 from pi_rpc.ai.types import (
@@ -22,6 +23,9 @@ from pi_rpc.ai.types import (
     TextDeltaEvent,
     Tool,
     ToolCall,
+    ToolcallDeltaEvent,
+    ToolcallEndEvent,
+    ToolcallStartEvent,
     ToolResultMessage,
     UserMessage,
 )
@@ -122,30 +126,42 @@ async def test_an_abort_stops_the_servers_generation(llama: LlamaProcess) -> Non
 
 
 def _forced(server: LlamaProcess) -> StreamOptions:
-    # llama-server takes OpenAI's "required"; llama-cpp-python forces a call only when it is named.
+    # llama-server takes OpenAI's "required" (not a named tool_choice: "type must be string");
+    # llama-cpp-python's chatml-function-calling forces a call only when it is named.
     choice: Any = "required" if server.kind == "llama-server" else {"type": "function", "function": {"name": "read"}}
     return msgspec.structs.replace(OPTIONS, tool_choice=choice)
 
 
-async def test_a_forced_tool_call_round_trips(llama: LlamaProcess, request: pytest.FixtureRequest) -> None:
-    if llama.kind == "llama-server":
-        # Seen here: this llama-server answers SmolLM2 (whose chat template has no tools) with
-        # text under tool_choice "required", and takes no named tool_choice ("type must be string").
-        request.applymarker(pytest.mark.xfail(strict=True, reason="llama-server forces no call with this template"))
+async def test_a_forced_tool_call_streams_and_its_replay_is_taken(tool_llama: LlamaProcess) -> None:
+    # Each server builds a grammar from the tool's schema (llama-server from the tools its chat
+    # template renders, chatml-tools.jinja), so a call is one the schema takes: the wire is what
+    # is asserted. llama-server's grammar lets text come first; its template shows SmolLM2 a call.
+    llama = tool_llama
     model = discovered(llama, max_tokens=64)
     first_context = ask("Read the file notes.txt.", tools=[READ])
-    first, _ = await run_provider(oc.stream, model, first_context, _forced(llama))
-    assert first.stop_reason == "toolUse", first.error_message
-    call = first.content[-1]
-    assert isinstance(call, ToolCall) and call.name == "read"
-    assert isinstance(call.arguments, dict)
-    # The replay: the call as the assistant's turn (content "" beside it) and the tool's result.
+    first, events = await run_provider(oc.stream, model, first_context, _forced(llama))
+    assert first.stop_reason == "toolUse", (first.error_message, first.content)
+    [call] = [block for block in first.content if isinstance(block, ToolCall)]
+    assert call.name == "read" and call.id
+    # Streamed as a call: its start, argument fragments that join into its arguments, its end.
+    [start] = [e for e in events if isinstance(e, ToolcallStartEvent)]
+    assert (start.id, start.tool_name) == (call.id, "read")
+    fragments = [e.delta for e in events if isinstance(e, ToolcallDeltaEvent)]
+    assert fragments and msgspec.json.decode("".join(fragments)) == call.arguments
+    assert [e.tool_call for e in events if isinstance(e, ToolcallEndEvent)] == [call]
+    # Arguments that the tool's schema takes as they are (the server's grammar came from it).
+    assert validate_tool_arguments("read", READ_SCHEMA, call.arguments) == call.arguments
+    # The replay: the call as the assistant's turn (content "" beside it) and the tool's result;
+    # the server formats both and answers the next turn.
     result = ToolResultMessage(
         tool_call_id=call.id, tool_name="read", content=[TextContent(text="hello world")], is_error=False
     )
     second_context = ask("Read the file notes.txt.", first, result, tools=[READ])
     second, _ = await run_provider(oc.stream, model, second_context, OPTIONS)
     assert second.stop_reason in ("stop", "length", "toolUse"), second.error_message
+    if llama.kind == "llama-server":  # the call and its result are in the prompt it read
+        prompt_tokens = [m.usage.input + m.usage.cache_read for m in (first, second)]
+        assert prompt_tokens[1] > prompt_tokens[0]
 
 
 async def test_a_context_overflow_is_an_error_that_says_so(llama: LlamaProcess) -> None:
