@@ -25,7 +25,7 @@ import time
 import anyio
 from daemons import source_revision
 
-from pi_rpc.tools.process import SUPERVISED, run_process_group
+from pi_rpc.tools.process import SUPERVISED, ProcessTable, run_process_group
 
 
 class Timing:
@@ -58,9 +58,9 @@ async def direct(argv: list[str]) -> tuple[float, float, float]:
     return timing.split()
 
 
-async def supervised(argv: list[str]) -> tuple[float, float, float]:
+async def supervised(argv: list[str], processes: ProcessTable) -> tuple[float, float, float]:
     timing = Timing()
-    await run_process_group(argv, os.getcwd(), None, timing.on_chunk)
+    await run_process_group(argv, os.getcwd(), None, timing.on_chunk, processes=processes)
     return timing.split()
 
 
@@ -70,8 +70,9 @@ Samples = list[tuple[float, float, float]]
 async def measure(argv: list[str], calls: int) -> tuple[Samples, Samples]:
     ours: Samples = []
     base: Samples = []
+    processes = ProcessTable()
     for _ in range(calls):
-        ours.append(await supervised(argv))
+        ours.append(await supervised(argv, processes))
         base.append(await direct(argv))
     return ours, base
 

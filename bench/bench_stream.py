@@ -41,7 +41,7 @@ RUN_TIMEOUT_S = 600.0
 def measure(deltas: int, source: str | None) -> str:
     sandbox = Sandbox()
     try:
-        with LoopbackModel(long_deltas=deltas, stress_deltas=1) as model:
+        with LoopbackModel(long_deltas=deltas) as model:
             spec = pi_rpc_spec(sandbox, model.base_url, sandbox.workspace(), source)
             with RunningDaemon(spec, sandbox.workspace(), {"state": STATE_MARKER}) as daemon:
                 daemon.send(spec.ready_request)

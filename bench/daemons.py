@@ -25,11 +25,13 @@ from pathlib import Path
 
 from loopback import MODEL_ID
 
-_log = logging.getLogger(__name__)
-
 BENCH_DIR = Path(__file__).resolve().parent
-PI_PACKAGE_DIR = BENCH_DIR / ".pi"
-PI_CLI = PI_PACKAGE_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist" / "cli.js"
+REPO = BENCH_DIR.parent
+# Pi is installed where the tests install it (tests/node_packages.py): one place for it.
+sys.path.insert(1, str(REPO))
+from tests.node_packages import PI16_CLI, PI16_CLIENT, PI_CLI, PI_CLIENT, NodeFolder, Unavailable, pi_command  # noqa: E402
+
+_log = logging.getLogger(__name__)
 
 MARKERS = {
     "text_delta": b'"type":"text_delta"',
@@ -289,36 +291,43 @@ class Sandbox:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def pi_rpc_command(source: str | None) -> list[str]:
-    script = Path(sys.executable).parent / "pi-rpc"
-    if source is None and script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "pi_rpc"]
+def pi_rpc_source(source: str | None) -> str:
+    """The tree whose `pi_rpc` package is measured: `source`, else this checkout (not whatever
+    the venv's editable install points at, which may be another worktree)."""
+    return source if source is not None else str(REPO)
 
 
-def pi_rpc_spec(sandbox: Sandbox, base_url: str, cwd: str, source: str | None = None) -> DaemonSpec:
-    """`source`: a directory holding a `pi_rpc` package to run instead of the installed one."""
+def compile_pi_rpc(source: str | None) -> None:
+    """Write the tree's bytecode before the first run, so no run pays for compiling (a shell with
+    PYTHONDONTWRITEBYTECODE set leaves a fresh checkout without any)."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(Path(pi_rpc_source(source)) / "pi_rpc")],
+        stdout=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def pi_rpc_spec(
+    sandbox: Sandbox,
+    base_url: str,
+    cwd: str,
+    source: str | None = None,
+    *,
+    sessions: bool = True,
+    mode: str = "jsonrpc",
+) -> DaemonSpec:
+    """`source`: a directory holding a `pi_rpc` package to run instead of this checkout's; `mode`:
+    `jsonrpc` (what the editors speak) or `rpc` (Pi's own protocol, as Pi is driven)."""
     sandbox.home.mkdir(parents=True, exist_ok=True)
-    argv = [
-        *pi_rpc_command(source),
-        "--cwd",
-        cwd,
-        "--api",
-        "openai-completions",
-        "--base-url",
-        base_url,
-        "--model",
-        MODEL_ID,
-        "--framing",
-        "jsonl",
-    ]
-    env = sandbox.base_env()
-    if source is not None:
-        # PYTHONPATH is searched before the editable install's finder, so this tree wins.
-        env["PYTHONPATH"] = source
+    argv = [sys.executable, "-m", "pi_rpc", "--cwd", cwd, "--api", "openai-completions", "--base-url", base_url]
+    argv += ["--model", MODEL_ID, "--mode", mode] + ([] if sessions else ["--no-session"])
+    # PYTHONPATH is searched before the editable install's finder, so this tree wins.
+    env = {**sandbox.base_env(), "PYTHONPATH": pi_rpc_source(source)}
+    if mode == "rpc":
+        return pi_protocol_spec("pi-rpc", argv, env)
     return DaemonSpec(
         name="pi-rpc",
-        argv=argv,
+        argv=[*argv, "--framing", "jsonl"],
         env=env,
         ready_request=b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"bench"}}}\n',
         ready_marker=b'"id":1,"result"',
@@ -329,7 +338,57 @@ def pi_rpc_spec(sandbox: Sandbox, base_url: str, cwd: str, source: str | None = 
     )
 
 
-def pi_spec(sandbox: Sandbox, base_url: str, node: str) -> DaemonSpec:
+def pi_protocol_spec(name: str, argv: list[str], env: dict[str, str]) -> DaemonSpec:
+    """A daemon spoken to in Pi's own RPC protocol (`--mode rpc`): the handshake is `get_state`,
+    and a run is over at `agent_end`."""
+    return DaemonSpec(
+        name=name,
+        argv=argv,
+        env=env,
+        ready_request=b'{"id":"ready","type":"get_state"}\n',
+        ready_marker=b'"command":"get_state"',
+        prompt_template='{"id":"p1","type":"prompt","message":{message}}',
+        abort_request=b'{"id":"a1","type":"abort"}\n',
+    )
+
+
+@dataclass(frozen=True)
+class Pi:
+    """One installed Pi release: the command that runs its CLI, and the PATH its Node needs."""
+
+    version: str
+    command: list[str]
+    path: str
+
+
+# The releases the benchmark can run: where the tests install each, and its CLI there.
+PI_RELEASES: dict[str, tuple[NodeFolder, Path]] = {"1.6.0": (PI16_CLIENT, PI16_CLI), "0.73.1": (PI_CLIENT, PI_CLI)}
+
+
+def installed_version(cli: Path) -> str:
+    """The version in the package.json of the npm package holding `cli`."""
+    for folder in cli.parents:
+        package = folder / "package.json"
+        if package.is_file():
+            try:
+                return str(json.loads(package.read_text(encoding="utf-8")).get("version", "?"))
+            except (OSError, ValueError):
+                return "?"
+    return "?"
+
+
+def ensure_pi(release: str) -> tuple[Pi | None, str]:
+    """(Pi, "") when `release` can run (installed first when missing), else (None, the reason)."""
+    packages, cli = PI_RELEASES[release]
+    try:
+        command = pi_command(packages, cli)
+    except Unavailable as why:
+        return None, str(why)
+    node = Path(command[0])
+    return Pi(installed_version(cli), command, f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"), ""
+
+
+def pi_spec(sandbox: Sandbox, base_url: str, pi: Pi, *, sessions: bool = True) -> DaemonSpec:
     agent_dir = sandbox.home / ".pi" / "agent"
     agent_dir.mkdir(parents=True, exist_ok=True)
     models = {
@@ -345,22 +404,21 @@ def pi_spec(sandbox: Sandbox, base_url: str, node: str) -> DaemonSpec:
         }
     }
     (agent_dir / "models.json").write_text(json.dumps(models, indent=2), encoding="utf-8")
-    env = {**sandbox.base_env(), "PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
-    argv = [node, str(PI_CLI), "--mode", "rpc", "--provider", "bench", "--model", MODEL_ID, "--no-session", "--offline"]
-    return DaemonSpec(
-        name="Pi",
-        argv=argv,
-        env=env,
-        ready_request=b'{"id":"ready","type":"get_state"}\n',
-        ready_marker=b'"command":"get_state"',
-        prompt_template='{"id":"p1","type":"prompt","message":{message}}',
-        abort_request=b'{"id":"a1","type":"abort"}\n',
-    )
+    env = {
+        **sandbox.base_env(),
+        "PATH": pi.path,  # its `#!/usr/bin/env node` children find the same Node
+        "PI_CODING_AGENT_DIR": str(agent_dir),
+        "PI_OFFLINE": "1",
+        "PI_SKIP_VERSION_CHECK": "1",
+        "PI_TELEMETRY": "0",
+    }
+    argv = [*pi.command, "--mode", "rpc", "--provider", "bench", "--model", MODEL_ID, "--offline"]
+    return pi_protocol_spec("Pi", argv + ([] if sessions else ["--no-session"]), env)
 
 
 def source_revision(source: str | None) -> str:
     """The git revision of the pi-rpc being measured, "+dirty" when the working tree has changes."""
-    tree = Path(source) if source is not None else BENCH_DIR.parent
+    tree = Path(pi_rpc_source(source))
     try:
         head = subprocess.run(
             ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
@@ -376,42 +434,6 @@ def source_revision(source: str | None) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return "unknown revision"
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-
-
-def pi_version() -> str:
-    package = PI_CLI.parent.parent / "package.json"
-    try:
-        return str(json.loads(package.read_text(encoding="utf-8")).get("version", "?"))
-    except (OSError, ValueError):
-        return "?"
-
-
-def ensure_pi(install: bool, timeout: float = 300) -> tuple[str | None, str]:
-    """(node executable, "") when Pi can run, else (None, the reason it cannot)."""
-    node = shutil.which("node")
-    if node is None:
-        return None, "no `node` on PATH"
-    if not PI_CLI.exists():
-        npm = shutil.which("npm")
-        if not install:
-            return None, f"{PI_CLI} is missing and --no-install was given"
-        if npm is None:
-            return None, "no `npm` on PATH to install @mariozechner/pi-coding-agent"
-        _log.info("installing Pi into %s (npm install) ...", PI_PACKAGE_DIR)
-        try:
-            done = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund"],
-                cwd=PI_PACKAGE_DIR,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return None, f"npm install did not finish within {timeout:.0f}s"
-        if done.returncode != 0 or not PI_CLI.exists():
-            last = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            return None, "npm install failed: " + " | ".join(last)
-    return node, ""
 
 
 def median(values: Sequence[float]) -> float:

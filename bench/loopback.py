@@ -3,11 +3,10 @@
 Both daemons are pointed at the same instance, so they see byte-identical SSE streams. The reply
 is chosen from the request alone (no shared queue), because a daemon may send requests the
 benchmark did not plan for: the last message being a tool result gets a short closing answer; a
-user prompt holding `[[long]]` gets `long_deltas` tiny text deltas, `[[stress]]` gets
-`stress_deltas` of them; `[[tool]]` gets one bash tool call (`seq 1 200000`), `[[echo]]` one that
-prints a line, `[[sleep]]` one that sleeps (to be aborted), `[[big]]` one that prints 200 MB,
-`[[turns]]` one echo call per turn until the request holds `TURNS` tool results after its last user
-message; anything else gets a one-line answer.
+user prompt holding `[[long]]` gets `long_deltas` tiny text deltas; `[[tool]]` gets one bash tool
+call (`seq 1 200000`), `[[echo]]` one that prints a line, `[[sleep]]` one that sleeps (to be
+aborted), `[[big]]` one that prints 200 MB, `[[turns]]` one echo call per turn until the request
+holds `TURNS` tool results after its last user message; anything else gets a one-line answer.
 
 Connections are kept alive (HTTP/1.1, chunked replies), as a provider's API keeps them.
 
@@ -114,7 +113,7 @@ def _results_since_prompt(body: dict[str, Any]) -> int:
 class LoopbackModel:
     """The server plus a count of what it answered (to check a run did what was planned)."""
 
-    def __init__(self, long_deltas: int = 5_000, stress_deltas: int = 20_000) -> None:
+    def __init__(self, long_deltas: int = 20_000) -> None:
         self.requests: list[str] = []  # the kind of each reply sent, in order
         # (request read, reply sent) per reply, on the benchmark's perf_counter clock: the server's
         # own cost, and where each daemon's turn starts and ends as the server sees it.
@@ -127,7 +126,6 @@ class LoopbackModel:
             "sleep": tool_body(SLEEP_COMMAND),
             "big": tool_body(BIG_OUTPUT_COMMAND),
             "long": text_body(long_pieces(long_deltas)),
-            "stress": text_body(long_pieces(stress_deltas)),
         }
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -148,8 +146,6 @@ class LoopbackModel:
             return "final"
         if "[[long]]" in prompt:
             return "long"
-        if "[[stress]]" in prompt:
-            return "stress"
         if "[[tool]]" in prompt:
             return "tool"
         if "[[echo]]" in prompt:

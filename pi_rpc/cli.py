@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import gc
 import logging
 import os
 import sys
@@ -380,6 +381,15 @@ def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:
     return None
 
 
+def resume_collector() -> None:
+    """The cyclic collector back on, if the entry point (`pi_rpc.__main__.run`) turned it off for
+    the imports: what they made is frozen first, out of every later collection's walk. Before the
+    session is built, so whatever garbage reading settings and sessions leaves is collected."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def refuse_command_line(errors: Sequence[str], *, pi_mode: bool) -> NoReturn:
     """Exit with `errors` on stderr. In Pi mode every refusal is one Pi 1.6.0 makes in the same words,
     so it is printed as Pi prints it (`Error: …`) with Pi's status, 1, for a client that reads either;
@@ -402,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     hide_keys_from_proc(argv, provider_key_variables)  # before anything else: see key_handoff.py
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in SUBCOMMANDS:
+        resume_collector()
         sys.exit(run_subcommand(argv[0], argv[1:]))
     args, extras = parse_command_line(build_parser(), argv)
     logging.basicConfig(
@@ -426,6 +437,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The daemon's process tables: every session's table is made in them, and every way out of the
     # daemon kills what any session's tools left running through them (modes/daemon.py).
     tables = ProcessTables()
+    resume_collector()
     try:
         config = build_session_config(args, http, tables)
     except (ModelSetupError, SettingsError, RuleError) as exc:

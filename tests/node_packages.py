@@ -98,6 +98,10 @@ PI_CLI = PI_CLIENT.folder / "node_modules" / "@mariozechner" / "pi-coding-agent"
 PI16_CLI = PI16_CLIENT.folder / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist" / "bundle" / "cli.js"
 
 
+class Unavailable(Exception):
+    """A package cannot be installed or run on this machine; the message says what to run."""
+
+
 def unavailable(reason: str) -> NoReturn:
     """Skip the test, or fail it in CI, where everything a test needs must be there."""
     if IN_CI:
@@ -105,17 +109,18 @@ def unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def runtime_of(packages: NodeFolder) -> Node:
-    """The Node that `packages` installs and runs under."""
+def node_for(packages: NodeFolder) -> Node:
+    """The Node that `packages` installs and runs under, else `Unavailable`."""
     runtime = packages.runtime()
     if runtime is None:
-        unavailable(f"{packages.missing}, then run `{packages.how}`")
+        raise Unavailable(f"{packages.missing}, then run `{packages.how}`")
     return runtime
 
 
-def ensure_installed(packages: NodeFolder) -> Path:
-    """`packages.folder`, its node_modules installed and up to date."""
-    runtime = runtime_of(packages)
+def install(packages: NodeFolder) -> Path:
+    """`packages.folder`, its node_modules installed and up to date, else `Unavailable` (outside
+    pytest too: bench/ runs Pi from here)."""
+    runtime = node_for(packages)
     if packages.installed:
         return packages.folder
     with open(packages.folder / ".install.lock", "w") as lock:
@@ -131,25 +136,50 @@ def ensure_installed(packages: NodeFolder) -> Path:
                 check=False,
             )
             if done.returncode != 0:
-                unavailable(f"`{packages.how}` failed: {done.stderr[-800:]}")
+                raise Unavailable(f"`{packages.how}` failed: {done.stderr[-800:]}")
     return packages.folder
+
+
+def pi_command(packages: NodeFolder, cli: Path) -> list[str]:
+    """The command that runs the Pi CLI `cli` of `packages` under its Node, else `Unavailable`."""
+    runtime = node_for(packages)
+    install(packages)
+    if not cli.is_file():
+        raise Unavailable(f"{cli} is missing after `{packages.how}`")
+    return [str(runtime.node), str(cli)]
+
+
+def runtime_of(packages: NodeFolder) -> Node:
+    """The Node that `packages` installs and runs under."""
+    try:
+        return node_for(packages)
+    except Unavailable as why:
+        unavailable(str(why))
+
+
+def ensure_installed(packages: NodeFolder) -> Path:
+    """`packages.folder`, its node_modules installed and up to date."""
+    try:
+        return install(packages)
+    except Unavailable as why:
+        unavailable(str(why))
 
 
 def real_pi() -> Path:
     """Pi's CLI (`pi --mode rpc …` runs it under Node), installed in tests/pi_client."""
-    ensure_installed(PI_CLIENT)
-    if not PI_CLI.is_file():
-        unavailable(f"{PI_CLI} is missing after `{PI_CLIENT.how}`")
+    try:
+        pi_command(PI_CLIENT, PI_CLI)
+    except Unavailable as why:
+        unavailable(str(why))
     return PI_CLI
 
 
 def real_pi16() -> list[str]:
     """The command that runs Pi 1.6.0's CLI (`pi`) under Node 24, installed in tests/pi16_client."""
-    runtime = runtime_of(PI16_CLIENT)
-    ensure_installed(PI16_CLIENT)
-    if not PI16_CLI.is_file():
-        unavailable(f"{PI16_CLI} is missing after `{PI16_CLIENT.how}`")
-    return [str(runtime.node), str(PI16_CLI)]
+    try:
+        return pi_command(PI16_CLIENT, PI16_CLI)
+    except Unavailable as why:
+        unavailable(str(why))
 
 
 if __name__ == "__main__":  # the Makefile's pi-client target: `python -m tests.node_packages pi16_client`

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pi_rpc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from pi_rpc.agent.agent import Agent, AgentBusyError, QueueMode
+    from pi_rpc.agent.agent import Agent, AgentBusyError, QueueMode, all_agents_idle
     from pi_rpc.agent.control import RunControl
     from pi_rpc.agent.llm_messages import bash_execution_to_text, convert_to_llm
     from pi_rpc.agent.loop import LoopConfig
@@ -97,6 +97,7 @@ __all__ = [
     "HunkSelection",
     "TurnEnd",
     "WaitForRoom",
+    "all_agents_idle",
     "bash_execution_to_text",
     "convert_to_llm",
     "text_result",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal
@@ -163,6 +164,7 @@ class Agent:
             raise AgentBusyError()
         self._control = RunControl()
         self._idle = anyio.Event()
+        _claimed.add(self)
         return self._control
 
     def end_run(self, control: RunControl) -> None:
@@ -170,6 +172,7 @@ class Agent:
         if self._control is control:
             self._control = None
             self._idle.set()
+            _claimed.discard(self)
 
     async def run(self, control: RunControl, prompts: list[Message], config: LoopConfig) -> list[Message]:
         """One pass of the loop (agent_start … agent_end) on a claim from `begin_run`, which stays
@@ -249,6 +252,20 @@ class Agent:
 
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
+
+
+async def all_agents_idle() -> None:
+    """Return once no agent of this process holds a run claim: work that can wait (a fresh
+    daemon's warm-up, session/warm_up.py) keeps out of a run's way."""
+    while _claimed:
+        running = next(iter(_claimed), None)
+        if running is not None:
+            await running.wait_for_idle()
+
+
+# Process state on purpose: the agents of this process that hold a run claim, weakly (an agent
+# dropped mid-run leaves the set with it).
+_claimed: weakref.WeakSet[Agent] = weakref.WeakSet()
 
 
 class _SeenEvents:

@@ -13,7 +13,6 @@ mapped to `None` is unsupported and requests for it are clamped to the nearest s
 from __future__ import annotations
 
 import copy
-import difflib
 
 from pi_rpc.ai.apis import ANTHROPIC, OPENAI
 from pi_rpc.ai.compat import ModelCompat
@@ -259,6 +258,8 @@ def closest_model_names(provider: str | None, model_id: str | None, models: list
     if provider is not None:
         same = [name for name in names if name.startswith(f"{provider}/")]
         names = same or names
+    import difflib  # for this message alone, not in every daemon
+
     by_id = difflib.get_close_matches(model_id, [ids[name] for name in names], n=limit, cutoff=0.5)
     found = [name for wanted in by_id for name in names if ids[name] == wanted]
     return list(dict.fromkeys(found))[:limit]

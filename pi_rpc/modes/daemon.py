@@ -30,9 +30,10 @@ from typing import Protocol
 import anyio
 import anyio.abc
 
+from pi_rpc.agent import all_agents_idle
 from pi_rpc.modes.stack_dumps import dump_tasks_on_sigusr2
 from pi_rpc.modes.stdio import EXIT_ABORT_SECONDS, StdoutSink, claim_stdout, watch_signals
-from pi_rpc.session import SessionConfig, Step, run_warm_up
+from pi_rpc.session import WARM_UP_AFTER_S, SessionConfig, Step, run_warm_up
 from pi_rpc.tools import ProcessTables
 
 # How long the last flush (and the front end's `release`) may take before the daemon exits anyway.
@@ -106,7 +107,8 @@ async def serve(
 ) -> None:
     """Run `front_end` on stdin and stdout (or `stdout_fd`, left as it is) until a way out, which
     kills what its sessions' tools left running (`processes`, the tables of its sessions); a
-    moment after the start, the `warm_up` steps ready the first prompt (session/warm_up.py)."""
+    moment after the start, the `warm_up` steps ready the first prompt, out of any run's way
+    (session/warm_up.py)."""
     out_fd = stdout_fd if stdout_fd is not None else claim_stdout()
     sink = StdoutSink(out_fd, front_end.frame)
     await sink.open()
@@ -117,7 +119,7 @@ async def serve(
         tasks.start_soon(watch_signals, stop)
         tasks.start_soon(dump_tasks_on_sigusr2)
         if warm_up:
-            tasks.start_soon(run_warm_up, warm_up)
+            tasks.start_soon(run_warm_up, warm_up, WARM_UP_AFTER_S, all_agents_idle)
         await stop.wait()
         await wind_down(front_end, sink, processes)
         tasks.cancel_scope.cancel("daemon exiting")

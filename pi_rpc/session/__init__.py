@@ -107,7 +107,7 @@ if TYPE_CHECKING:
     from pi_rpc.session.system_prompt import build_system_prompt
     from pi_rpc.session.types import PromptOutcome, SessionState, SessionStats, SlashCommand, ToolInfo
     from pi_rpc.session.user_bash import BashBusyError, BashResult, UserBashError
-    from pi_rpc.session.warm_up import Step, first_prompt_steps, run_warm_up
+    from pi_rpc.session.warm_up import WARM_UP_AFTER_S, Step, first_prompt_steps, run_warm_up
 
 __all__ = [
     "APPROVAL_POLICIES",
@@ -149,6 +149,7 @@ __all__ = [
     "RuleError",
     "SESSION_REFUSALS",
     "SessionBusy",
+    "WARM_UP_AFTER_S",
     "SessionCheckpoints",
     "SessionConfig",
     "SessionEntries",

@@ -5,7 +5,8 @@ sits smaller), so the first prompt used to pay for the rest: the model's provide
 httpx, jsonschema and each active tool's compiled validator, the HTTP client of the model's
 endpoint (its CA bundle, for https) and the process supervisor of the shell tools, about 100 ms
 on the first turn. An editor starts the daemon well before the user's first prompt, so that work
-is done once the daemon has been up for `WARM_UP_AFTER_S`, one step per pass of the event loop.
+is done once the daemon has been up for `WARM_UP_AFTER_S`, one step per pass of the event loop;
+the supervisor, a process of its own, is started at once (`AtOnce`) and boots meanwhile.
 
 Nothing here reaches the network or runs anything of the user's: no connection is opened, and the
 supervisor runs no command until one is asked for. A step that fails is logged and skipped; the
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 import anyio.lowlevel
@@ -33,9 +34,20 @@ WARM_UP_AFTER_S = 0.25
 Step = Callable[[], object]
 
 
+class AtOnce(functools.partial[object]):
+    """A step run as soon as the daemon serves, not after `WARM_UP_AFTER_S`: it starts a process
+    of its own (the shell tools' supervisor), which then boots beside the daemon instead of in the
+    way of the first shell command, a few hundred milliseconds later on a loaded machine."""
+
+
 def first_prompt_steps(config: SessionConfig) -> list[Step]:
-    """What the session's first prompt would do first, in the order it would."""
-    steps: list[Step] = []
+    """What the session's first prompt would do first, in the order it would (the helpers a tool
+    starts, `AtOnce`, first)."""
+    steps: list[Step] = [
+        AtOnce(tool.prepare)
+        for tool in (config.tools.definitions.get(name) for name in config.tools.active)
+        if tool is not None and tool.prepare is not None
+    ]
     choice = config.models.choice
     if choice is not None:
         steps.append(functools.partial(load_provider, choice.model.api))
@@ -47,16 +59,30 @@ def first_prompt_steps(config: SessionConfig) -> list[Step]:
             continue
         steps.append(tool.declaration)
         steps.append(functools.partial(prepare_validator, tool.parameters))
-        if tool.prepare is not None:
-            steps.append(tool.prepare)
     return steps
 
 
-async def run_warm_up(steps: Sequence[Step], after_s: float = WARM_UP_AFTER_S) -> None:
+async def run_warm_up(
+    steps: Sequence[Step], after_s: float = WARM_UP_AFTER_S, idle: Callable[[], Awaitable[None]] | None = None
+) -> None:
+    """Run `steps`, the `AtOnce` ones first, the rest after `after_s`, each once `idle` returns
+    (no run going): a prompt that came in first loads what it needs itself (a short answer needs
+    no tool's validator), and the rest waits until its run is over."""
+    for step in steps:
+        if isinstance(step, AtOnce):
+            _run(step)
     await anyio.sleep(after_s)
     for step in steps:
-        try:
-            step()
-        except Exception:  # the first prompt meets it again, and reports it there
-            _log.debug("warm-up step %r failed", step, exc_info=True)
+        if isinstance(step, AtOnce):
+            continue
+        if idle is not None:
+            await idle()
+        _run(step)
         await anyio.lowlevel.checkpoint()  # a request that came in meanwhile goes first
+
+
+def _run(step: Step) -> None:
+    try:
+        step()
+    except Exception:  # the first prompt meets it again, and reports it there
+        _log.debug("warm-up step %r failed", step, exc_info=True)

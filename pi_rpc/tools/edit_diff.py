@@ -12,7 +12,6 @@ the grouping can differ from jsdiff's Myers implementation (spec 17.5).
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -299,6 +298,8 @@ def _tokens(text: str) -> list[str]:
 
 def diff_lines(old: str, new: str) -> list[DiffPart]:
     """Line diff as runs of equal / removed / added lines (removals before additions)."""
+    import difflib  # on an edit's first diff, not in every daemon's start-up
+
     a, b = _tokens(old), _tokens(new)
     parts: list[DiffPart] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():

@@ -18,7 +18,6 @@ store.py's folder beside the session file, so a resumed session can still rewind
 
 from __future__ import annotations
 
-import difflib
 import functools
 import logging
 import os
@@ -226,7 +225,7 @@ class SessionCheckpoints:
             except Exception as exc:  # a checkpoint never stops the tool; the listing says what is missing
                 _log.warning("checkpoint before %s failed: %s", name, exc)
                 _note(checkpoint, f"{name}: the files before the call could not be recorded ({exc})")
-            await anyio.to_thread.run_sync(store.save)
+            await _save(store)
 
     async def after_tool_call(self, call: AfterToolCall) -> None:
         """Note what the call left its files as (a shell call: what its snapshots differ in)."""
@@ -253,8 +252,9 @@ class SessionCheckpoints:
                 _log.warning("checkpoint after %s failed: %s", name, exc)
                 if shell is not None:
                     _note(shell.checkpoint, f"{name}: what the call changed could not be found ({exc})")
-            await anyio.to_thread.run_sync(store.save)
-            await anyio.to_thread.run_sync(store.enforce_limit)
+            await _save(store)
+            if store.limit_unchecked:
+                await anyio.to_thread.run_sync(store.enforce_limit)
 
     def _latest(self, store: CheckpointStore) -> Checkpoint | None:
         messages = self._user_messages()
@@ -299,10 +299,8 @@ class SessionCheckpoints:
 
     async def _snapshot_before(self, store: CheckpointStore, checkpoint: Checkpoint, call_id: str) -> None:
         snapshots = await self._snapshots_for(store, checkpoint)
-        if not self._shell_calls:  # no other call waits for a diff against the cache
-            await anyio.to_thread.run_sync(snapshots.trim)
-        try:
-            before = await _stoppable(snapshots, snapshots.snapshot)
+        try:  # no other call waits for a diff against the cache: it may be trimmed first
+            before = await _stoppable(snapshots, _snapshot, snapshots, not self._shell_calls)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace has {exc}")
             return
@@ -319,11 +317,10 @@ class SessionCheckpoints:
     async def _snapshot_after(self, store: CheckpointStore, shell: _Shell) -> None:
         checkpoint, snapshots = shell.checkpoint, shell.snapshots
         try:
-            after = await _stoppable(snapshots, snapshots.snapshot)
+            changed = await _stoppable(snapshots, _changes_since, snapshots, shell.before)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace grew to {exc}")
             return
-        changed: list[Changed] = await _stoppable(snapshots, snapshots.changes, shell.before, after)
         if isinstance(snapshots, GitShadow):
             for path in snapshots.gitlinks:
                 _note(checkpoint, f"changes inside the nested repository {path} are not captured")
@@ -424,7 +421,7 @@ class SessionCheckpoints:
         if preview:
             result.diffs = diffs
         else:
-            await anyio.to_thread.run_sync(store.save)
+            await _save(store)
 
     # --- files -----------------------------------------------------------------------------------
 
@@ -487,6 +484,25 @@ async def _stoppable(snapshots: GitShadow | TreeScan, work: Callable[..., T], *a
     return result
 
 
+def _snapshot(snapshots: GitShadow | TreeScan, trim_first: bool) -> Any:
+    """A snapshot, the cache trimmed first when asked: in one worker thread's call, one wake-up."""
+    if trim_first:
+        snapshots.trim()
+    return snapshots.snapshot()
+
+
+def _changes_since(snapshots: GitShadow | TreeScan, before: Any) -> list[Changed]:
+    """What differs from `before` now (a TooLargeError is the new snapshot's: `changes` raises none)."""
+    return snapshots.changes(before, snapshots.snapshot())
+
+
+async def _save(store: CheckpointStore) -> None:
+    """The index written, in a worker thread, unless the file holds it already."""
+    data = store.unsaved()
+    if data is not None:
+        await anyio.to_thread.run_sync(store.save, data)
+
+
 def _note(checkpoint: Checkpoint, text: str) -> None:
     if text not in checkpoint.not_captured:
         checkpoint.not_captured.append(text)
@@ -531,6 +547,8 @@ def _unified_diff(path: str, now: bytes | None, restored: bytes | None) -> str:
         return f"Binary files {path} (now) and {path} (checkpoint) differ\n"
     old = (now or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
     new = (restored or b"").decode("utf-8", errors="replace").splitlines(keepends=True)
+    import difflib  # for a rewind's diff alone, not in every daemon's start-up
+
     lines = difflib.unified_diff(
         old,
         new,

@@ -88,25 +88,46 @@ class CheckpointStore:
         self.max_bytes = max_bytes
         self._blobs = folder / "blobs"
         self._index_path = folder / "index.json"
+        # The index file's bytes as last read or written: a save that would write them again is
+        # skipped (most shell calls change no file, and a turn then writes nothing here).
+        self._saved: bytes | None = None
         self.index = self._load()
+        # Whether `enforce_limit` could drop anything: it drops only while the blobs are past the
+        # limit, so it has a look once, then whenever a new blob may have put them past it, or a
+        # new checkpoint came while they are (the oldest goes once it is not alone). Their size is
+        # what it last counted plus what `put_blob` wrote since.
+        self.limit_unchecked = True
+        self._blob_bytes: int | None = None
 
     def _load(self) -> CheckpointIndex:
         try:
-            return msgspec.json.decode(self._index_path.read_bytes(), type=CheckpointIndex)
+            data = self._index_path.read_bytes()
+            index = msgspec.json.decode(data, type=CheckpointIndex)
         except FileNotFoundError:
             return CheckpointIndex()
         except (OSError, msgspec.DecodeError):  # unreadable: start afresh rather than fail the run
             return CheckpointIndex()
+        self._saved = data
+        return index
 
     def _make_folders(self) -> None:
         self.folder.mkdir(mode=_PRIVATE, parents=True, exist_ok=True)
         self._blobs.mkdir(mode=_PRIVATE, exist_ok=True)
 
-    def save(self) -> None:
+    def unsaved(self) -> bytes | None:
+        """The index as `save` would write it, or None when the file holds exactly that already
+        (cheap enough for the event loop: no worker thread is woken for a save that changes nothing)."""
+        data = msgspec.json.encode(self.index)
+        return None if data == self._saved and self._index_path.exists() else data
+
+    def save(self, data: bytes | None = None) -> None:
+        """Write the index (`data`: its encoding from `unsaved`)."""
         self._make_folders()
+        data = msgspec.json.encode(self.index) if data is None else data
         temporary = self._index_path.with_suffix(".json.tmp")
-        temporary.write_bytes(msgspec.json.encode(self.index))
+        temporary.write_bytes(data)
         os.replace(temporary, self._index_path)
+        self._saved = data
 
     # --- checkpoints ----------------------------------------------------------------------------
 
@@ -117,7 +138,11 @@ class CheckpointStore:
                 return checkpoint
         checkpoint = Checkpoint(entry_id=entry_id, created_ms=int(time.time() * 1000))
         self.index.checkpoints.append(checkpoint)
+        self.limit_unchecked = self.limit_unchecked or self._past_limit()
         return checkpoint
+
+    def _past_limit(self) -> bool:
+        return self._blob_bytes is None or self._blob_bytes > self.max_bytes
 
     def find(self, entry_id: str) -> Checkpoint | None:
         return next((c for c in self.index.checkpoints if c.entry_id == entry_id), None)
@@ -132,6 +157,9 @@ class CheckpointStore:
             temporary = path.with_suffix(".tmp")
             temporary.write_bytes(data)
             os.replace(temporary, path)
+            if self._blob_bytes is not None:
+                self._blob_bytes += len(data)
+            self.limit_unchecked = self.limit_unchecked or self._past_limit()
         return digest
 
     def get_blob(self, digest: str) -> bytes | None:
@@ -164,6 +192,8 @@ class CheckpointStore:
                     path.unlink()
                 except FileNotFoundError:
                     pass
+        self._blob_bytes = size
+        self.limit_unchecked = False
         if dropped:
             self.save()
         return dropped
@@ -187,6 +217,7 @@ class CheckpointStore:
         other.index.checkpoints = sorted([*other.index.checkpoints, *carried], key=lambda c: c.created_ms)
         for path, state in self.index.agent_states.items():
             other.index.agent_states.setdefault(path, state)
+        other.limit_unchecked, other._blob_bytes = True, None  # its blobs counted afresh
         other.save()
 
 

@@ -19,7 +19,6 @@ from pi_rpc.session.configuration.config import SessionConfig
 from pi_rpc.session.refusals import InvalidArgument, UnknownSessionOrEntry
 from pi_rpc.session.storage.entries import SessionEntries, SessionEntry
 from pi_rpc.session.storage.entry_kinds import Entry
-from pi_rpc.session.storage.export_html import session_html
 from pi_rpc.session.storage.session_ids import new_session_id
 from pi_rpc.session.storage.store import (
     SessionFile,
@@ -279,6 +278,9 @@ class SessionHistory:
         path = Path(self._config.cwd, output_path or f"pi-session-{self.session_id}.html").resolve()
         title = self.session_name or f"pi-rpc session {self.session_id}"
         header = read_header(self._file.path) if self._file is not None else None
+        # Imported here: the page's writer and `html` are for this command alone, not every daemon.
+        from pi_rpc.session.storage.export_html import session_html
+
         page = session_html(
             title,
             self.entries,

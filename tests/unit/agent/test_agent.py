@@ -3,10 +3,12 @@ and the run boundary that ends any failure with one error message and one agent_
 
 from __future__ import annotations
 
+import gc
+
 import anyio
 import pytest
 
-from pi_rpc.agent.agent import BUSY_TEXT, Agent, AgentBusyError
+from pi_rpc.agent.agent import BUSY_TEXT, Agent, AgentBusyError, all_agents_idle
 from pi_rpc.agent.types import AgentEnd, MessageEnd, MessageStart
 from pi_rpc.ai.types import AssistantMessage, UserMessage
 
@@ -28,6 +30,29 @@ async def test_a_run_leaves_the_callers_config_as_it_was() -> None:
     await second.prompt([user("hello")], cfg)
     assert first.pending_count == 1
     assert not any("first agent" in str(m) for m in second.messages)
+
+
+async def test_all_agents_idle_returns_once_every_claim_is_released() -> None:
+    gc.collect()  # an agent another test dropped mid-run leaves the (weak) set of claims
+    first, second = Agent(), Agent()
+    one, two = first.begin_run(), second.begin_run()
+    released: list[str] = []
+
+    async def wait() -> None:
+        await all_agents_idle()
+        released.append("idle")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(wait)
+            await anyio.sleep(0.02)
+            first.end_run(one)
+            await anyio.sleep(0.02)
+            assert released == []  # the second still runs
+            second.end_run(two)
+    assert released == ["idle"]
+    with anyio.fail_after(5):
+        await all_agents_idle()  # none running: at once
 
 
 async def test_the_claim_holds_across_runs_until_released() -> None:

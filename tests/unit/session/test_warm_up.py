@@ -14,7 +14,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from pi_rpc.session.warm_up import run_warm_up
+from pi_rpc.session.warm_up import AtOnce, run_warm_up
 
 # Run in a fresh interpreter: the test process has long imported everything.
 _PROBE = """
@@ -96,3 +96,26 @@ async def test_a_request_that_comes_in_runs_between_two_steps() -> None:
         tasks.start_soon(run_warm_up, [lambda: order.append("step 1"), lambda: order.append("step 2")], 0)
         tasks.start_soon(request)
     assert order.index("request") < order.index("step 2")
+
+
+@pytest.mark.anyio
+async def test_a_helper_process_starts_at_once_and_the_rest_waits_for_the_delay() -> None:
+    """The supervisor (an `AtOnce` step) boots beside the daemon from its first moment; loading
+    modules waits, so the client's first requests are answered first."""
+    ran: list[str] = []
+    with anyio.move_on_after(0.2):
+        await run_warm_up([lambda: ran.append("import"), AtOnce(ran.append, "supervisor")], after_s=30)
+    assert ran == ["supervisor"]
+
+
+@pytest.mark.anyio
+async def test_the_steps_wait_for_a_run_to_end() -> None:
+    """A prompt that came first is not held up behind the warm-up's imports: they wait for its run."""
+    ran: list[str] = []
+    run_over = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(run_warm_up, [lambda: ran.append("validators")], 0, run_over.wait)
+        await anyio.sleep(0.05)
+        assert ran == []
+        run_over.set()
+    assert ran == ["validators"]
