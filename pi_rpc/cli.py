@@ -221,7 +221,7 @@ class _ShowVersion(argparse.Action):
 def _thinking(
     args: argparse.Namespace, settings: Settings, model_level: ThinkingLevel | None
 ) -> tuple[ThinkingLevel, ThinkingLevel, bool]:
-    """(the first level, the default level, whether the command line chose it), in Pi's order (spec 16.10):
+    """(the first level, the default level, whether the command line chose it), in Pi's order (spec 18.10):
     `--thinking`, a `--model pattern:level`, the scope's level, settings.json defaultThinkingLevel,
     the mode's default (Pi's medium in Pi mode; off in the others, where reasoning is paid for
     only when a client asks)."""

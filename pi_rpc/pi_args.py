@@ -1,4 +1,4 @@
-"""Pi's reading of a command line (spec 16.8), for what argparse cannot read the same way.
+"""Pi's reading of a command line (spec 18.8), for what argparse cannot read the same way.
 
 A Pi client passes `pi`'s own arguments. Pi reads them in one pass (its `parseArgs`): an option it
 knows takes the next argument as its value whatever that looks like; `@path` is a file to attach;

@@ -4,7 +4,7 @@ A run is claimed (`begin_run`, synchronous), run (`run`: one pass of the loop, a
 agent_end) and released (`end_run`); `prompt()` does all three in the caller's task. `abort()`
 cancels the run's model stream and tools through its RunControl; `wait_for_idle()` returns once the
 claim is released. Whatever fails inside a run ends it with an assistant message carrying the error
-(spec 15.13), so every run emits exactly one `agent_end`.
+(spec 15.14), so every run emits exactly one `agent_end`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ _log = logging.getLogger(__name__)
 
 QueueMode = Literal["all", "one-at-a-time"]
 
-# Pi's session-level text (spec 15.12): clients read it, in the JSON-RPC -32002 and pi mode's error.
+# Pi's session-level text (spec 15.13): clients read it, in the JSON-RPC -32002 and pi mode's error.
 BUSY_TEXT = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 
 
@@ -180,7 +180,7 @@ class Agent:
 
         This is the run boundary, the one place a failure is caught: whatever raises inside the
         run (a stream function that breaks its contract, a hook, a bug) ends it with an assistant
-        message carrying the error and one `agent_end` (spec 15.13)."""
+        message carrying the error and one `agent_end` (spec 15.14)."""
         config = replace(
             config,
             options=msgspec.structs.replace(config.options, run_id=uuid.uuid4().hex),

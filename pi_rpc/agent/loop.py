@@ -1,4 +1,4 @@
-"""The agent loop (spec 15.2-15.4, 15.11): turns of stream -> tool batch -> results, until done.
+"""The agent loop (spec 15.3-15.5, 15.12): turns of stream -> tool batch -> results, until done.
 
 `run_loop` owns no state between runs: the Agent passes the context (transcript and tools), the
 queues as callables, and the RunControl that abort uses. Events go through one synchronous `emit`
@@ -61,7 +61,7 @@ class LoopConfig:
     options: StreamOptions
     # The prompt, as text or (Pi 1.6.0) in named sections, which the system messages declare.
     system_prompt: Callable[[], str | dict[str, str]]
-    # Read before every turn, so tools (de)activated during a run reach the next request (spec 15.0).
+    # Read before every turn, so tools (de)activated during a run reach the next request (spec 15.1).
     tools: Callable[[], list[AgentTool]]
     steering: Callable[[], list[Message]] = field(default=lambda: [])
     follow_ups: Callable[[], list[Message]] = field(default=lambda: [])
@@ -157,7 +157,7 @@ def declare_tool_changes(
 ) -> list[Message]:
     """`pending` with a system message declaring the tool delta and, given the prompt's
     `sections`, the sections that changed (Pi 1.6.0's patch: `null` for one removed), if
-    anything changed (spec 15.11)."""
+    anything changed (spec 15.12)."""
     declared = {tool.name: tool for tool in declared_tools(transcript)}
     told = declared_sections([*transcript, *pending])
     for message in pending:  # a pending system message already declares its own changes
@@ -222,7 +222,7 @@ async def stream_assistant(
             try:
                 message = await config.stream_fn(config.model, context, config.options, builder)
             finally:
-                # A stream function never raises (spec 15.14); one that does ends the run at its
+                # A stream function never raises (spec 15.15); one that does ends the run at its
                 # boundary, `Agent.run`, which ends this message with the error: reading it writes
                 # what streamed so far into its blocks.
                 _ = builder.message

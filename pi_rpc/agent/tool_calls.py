@@ -1,4 +1,4 @@
-"""Executing one assistant message's tool calls (spec 3, 15.5-15.10).
+"""Executing one assistant message's tool calls (spec 3, 15.6-15.11).
 
 Per call: lookup -> prepare_arguments -> validate (the ONE validation point) -> before_tool_call ->
 execute -> after_tool_call. Every failure becomes an error result; the batch never stops because a
@@ -101,7 +101,7 @@ async def execute_tool_calls(
 
 
 def not_executed_results(calls: list[ToolCall], emit: Emit) -> list[ToolResultMessage]:
-    """A `length`-truncated response: no call runs, each gets an explanatory error (spec 15.4d)."""
+    """A `length`-truncated response: no call runs, each gets an explanatory error (spec 15.5d)."""
     messages = []
     for call in calls:
         emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
@@ -240,7 +240,7 @@ async def _execute(
 
     def on_update(partial: AgentToolResult) -> None:
         nonlocal last_partial
-        if settled:  # updates after execute settled are ignored (spec 15.10)
+        if settled:  # updates after execute settled are ignored (spec 15.11)
             return
         last_partial = partial
         config.emit(
@@ -297,7 +297,7 @@ async def _after(
         return error_result(str(exc)), True
     if override is None:
         return result, is_error
-    # Each field given replaces the original wholesale; no deep merge (spec 15.9).
+    # Each field given replaces the original wholesale; no deep merge (spec 15.10).
     changes: dict[str, Any] = {}
     for name in ("content", "details", "terminate"):
         value = getattr(override, name)

@@ -1,6 +1,6 @@
 """The runtime tool layer (AgentTool), tool results, and the agent events.
 
-Event names and payload fields are Pi's (`packages/agent/src/types.ts`, spec 15.1), so Pi's RPC
+Event names and payload fields are Pi's (`packages/agent/src/types.ts`, spec 15.2), so Pi's RPC
 documentation describes these events too. `message_update` carries only the assistant-message
 event (Pi 1.6.0), never the cumulative message: traffic grows linearly with the answer.
 """
@@ -41,7 +41,7 @@ class AgentToolResult(Wire):
     structured_content: Any = UNSET
     # A result that is a failure without being an exception (bash's non-zero exit, Pi 1.6.0).
     is_error: bool | UnsetType = UNSET
-    # Set by a tool (or after_tool_call) to end the run after this batch (spec 15.8).
+    # Set by a tool (or after_tool_call) to end the run after this batch (spec 15.9).
     terminate: bool | UnsetType = UNSET
 
 
@@ -54,7 +54,7 @@ class ToolError(Exception):
 
 
 class ToolErrorWithResult(ToolError):
-    """A failure that keeps its details (spec 1.5: bash's non-zero exit keeps truncation)."""
+    """A failure that keeps its details (spec 1.6: bash's non-zero exit keeps truncation)."""
 
     def __init__(self, message: str, details: Any = UNSET) -> None:
         super().__init__(message)
@@ -120,7 +120,7 @@ ExecuteFn = Callable[[Any, ToolCallContext], Awaitable[AgentToolResult]]
 
 @dataclass(eq=False)
 class AgentTool:
-    """Spec 1.3: a declaration plus what the loop needs to run it.
+    """Spec 1.4: a declaration plus what the loop needs to run it.
 
     `parameters` is either a msgspec Struct type (the one declaration that gives the JSON Schema,
     the validator with Pi's lenient conversion, and the type execute receives) or a plain JSON
@@ -213,7 +213,7 @@ class ToolPreview(Wire, kw_only=True):
 
 
 class BlockCall(msgspec.Struct, kw_only=True):
-    """Returned by before_tool_call to refuse a call (spec 15.9)."""
+    """Returned by before_tool_call to refuse a call (spec 15.10)."""
 
     reason: str | None = None
     terminate: bool = False

@@ -159,11 +159,11 @@ class ToolResultMessage(Wire, tag_field="role", tag="toolResult"):
 
 
 class SystemMessage(Wire, tag_field="role", tag="system"):
-    """A transcript entry that (re)declares the callable tools (spec 15.11)."""
+    """A transcript entry that (re)declares the callable tools (spec 15.12)."""
 
     content: str = ""
     # Pi 1.6.0's system prompt in named sections (`null`: a section removed): the first system
-    # message carries them all, a later one those that changed (spec 15.11).
+    # message carries them all, a later one those that changed (spec 15.12).
     sections: dict[str, str | None] | UnsetType = UNSET
     tools_added: list[Tool] | UnsetType = UNSET
     tools_removed: list[ToolRef] | UnsetType = UNSET
@@ -242,7 +242,7 @@ def sections_text(sections: dict[str, str]) -> str:
 
 
 def declared_tools(messages: Sequence[Message]) -> list[Tool]:
-    """Replay every system message's tool delta, in order (spec 15.11)."""
+    """Replay every system message's tool delta, in order (spec 15.12)."""
     declared: dict[str, Tool] = {}
     for message in messages:
         if not isinstance(message, SystemMessage):

@@ -1,6 +1,6 @@
 """Tool-argument validation: the one check between the model's tool call and execute (spec 3.3).
 
-Two kinds of parameter schema exist (spec 17.4): a msgspec Struct (the counterpart of Pi's
+Two kinds of parameter schema exist (spec 19.4): a msgspec Struct (the counterpart of Pi's
 built-in tool schemas) comes back as an instance of the Struct, a plain JSON Schema dict
 (extensions, MCP, clients) as a dict. Since Pi 1.5.0 (pi-schema) both get the same three passes:
 optional `null`s dropped (3.3.2), TypeBox's conversion (3.4), AJV-style coercion (3.5). Then
@@ -80,7 +80,7 @@ def _strip_struct_labels(node: Schema) -> Schema:
 
 
 def json_schema_of(parameters: type[msgspec.Struct] | dict[str, Any]) -> dict[str, Any]:
-    """The self-contained JSON Schema sent to the model for a tool's parameters (spec 1.2a)."""
+    """The self-contained JSON Schema sent to the model for a tool's parameters (spec 1.3)."""
     if isinstance(parameters, dict):
         return parameters
     return _struct_schema(parameters)

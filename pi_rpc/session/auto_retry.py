@@ -1,5 +1,5 @@
 """Pi's automatic retry of a run whose model request failed for a passing reason, as Pi's own RPC
-mode shows it (spec 16.12; Pi mode only; the other front ends retry inside the request, `ai/http.py`).
+mode shows it (spec 18.12; Pi mode only; the other front ends retry inside the request, `ai/http.py`).
 
 The failed reply ends its run as any failure does (`message_end` with `stopReason: "error"`,
 `turn_end`, `agent_end`); then `auto_retry_start {attempt, maxAttempts, delayMs, errorMessage}`,

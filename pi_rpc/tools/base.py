@@ -1,5 +1,5 @@
 """ToolDefinition: the runtime tool plus what the session needs around it (the application layer,
-spec 1.4).
+spec 1.5).
 
 It extends AgentTool rather than copying it: the loop runs a definition as it is. What it adds is
 for the session only: the one-line prompt snippet and guidelines of the system prompt, whether it

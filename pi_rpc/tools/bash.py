@@ -74,7 +74,7 @@ OnData = Callable[[bytes], None]
 
 
 class BashOperations(Protocol):
-    """Where a command runs (spec 1.10, 9.14): local by default, replaceable (e.g. SSH).
+    """Where a command runs (spec 1.11, 9.14): local by default, replaceable (e.g. SSH).
 
     Returns the exit code, or None when there is none. Abort and timeout arrive as cancellation
     (the tool enforces `timeout` with a cancel scope; it is passed on for runners that want it).

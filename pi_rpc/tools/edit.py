@@ -79,7 +79,7 @@ class EditParams(msgspec.Struct, rename="camel", kw_only=True):
 
 @dataclass
 class EditOperations:
-    """Spec 1.10: where edit reads and writes; replace it to edit elsewhere (SSH, editor buffers)."""
+    """Spec 1.11: where edit reads and writes; replace it to edit elsewhere (SSH, editor buffers)."""
 
     read_file: Callable[[str], Awaitable[bytes]]
     write_file: Callable[[str, str], Awaitable[None]]

@@ -6,7 +6,7 @@ edit needs the fuzzy view, all of them are matched in it, and only the lines the
 are taken from the fuzzy text; every other line keeps its original bytes.
 
 The line diff is difflib's (no autojunk), grouped like jsdiff's `diffLines`; on ambiguous inputs
-the grouping can differ from jsdiff's Myers implementation (spec 17.5).
+the grouping can differ from jsdiff's Myers implementation (spec 19.5).
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ class GlobOptions:
 
 @dataclass
 class FindOperations:
-    """Pi's FindOperations (spec 1.10, 13.14). With `glob` set, the backend does the matching."""
+    """Pi's FindOperations (spec 1.11, 13.14). With `glob` set, the backend does the matching."""
 
     exists: Callable[[str], Awaitable[bool]] = local_exists
     # glob(pattern, search_path, options) -> relative or absolute paths; None means local ripgrep.

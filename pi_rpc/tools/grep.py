@@ -66,7 +66,7 @@ class GrepParams(msgspec.Struct, rename="camel", kw_only=True):
 
 @dataclass
 class GrepOperations:
-    """Pi's GrepOperations (spec 1.10): replaceable I/O around the ripgrep search. (Pi 1.6.0 reads
+    """Pi's GrepOperations (spec 1.11): replaceable I/O around the ripgrep search. (Pi 1.6.0 reads
     no file itself: context lines come from rg.)"""
 
     # Raises if the path does not exist.

@@ -48,7 +48,7 @@ async def _readdir(path: str) -> list[str]:
 
 @dataclass
 class LsOperations:
-    """Pi's LsOperations (spec 1.10). Pi's `stat(p).isDirectory()` is `is_directory(p)` here."""
+    """Pi's LsOperations (spec 1.11). Pi's `stat(p).isDirectory()` is `is_directory(p)` here."""
 
     exists: Callable[[str], Awaitable[bool]] = local_exists
     # Raises OSError if the path cannot be stat'ed.
@@ -57,7 +57,7 @@ class LsOperations:
 
 
 def sort_key(name: str) -> tuple[str, str, str]:
-    """Approximates Pi's `a.toLowerCase().localeCompare(b.toLowerCase())` (spec 13.18, 17.6).
+    """Approximates Pi's `a.toLowerCase().localeCompare(b.toLowerCase())` (spec 13.18, 19.6).
 
     Letters compare without case first and without accents before that, as ICU's collation does;
     the name itself breaks ties so the order never depends on the directory's order.

@@ -62,7 +62,7 @@ class ReadParams(msgspec.Struct, rename="camel", kw_only=True):
 
 @dataclass
 class ReadOperations:
-    """Spec 1.10: where read gets its bytes; replace it to read from elsewhere (SSH, editor buffers)."""
+    """Spec 1.11: where read gets its bytes; replace it to read from elsewhere (SSH, editor buffers)."""
 
     read_file: Callable[[str], Awaitable[bytes]]
     # Raises (an OSError for the usual Node-style text) when the file cannot be read.
@@ -226,7 +226,7 @@ def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_im
     ops = operations or local_read_operations()
 
     async def execute(params: ReadParams, call: ToolCallContext) -> AgentToolResult:
-        effective_cwd = call.cwd  # spec 1.9
+        effective_cwd = call.cwd  # spec 1.10
         absolute = await anyio.to_thread.run_sync(resolve_read_path, params.path, effective_cwd)
         try:
             await ops.access(absolute)

@@ -159,7 +159,7 @@ def truncate_tail(
 
 
 def truncate_chars(text: str, max_chars: int) -> str:
-    """Spec 19.5: the first max_chars code points of a text, then how many more were cut (Pi's
+    """Spec 16.5: the first max_chars code points of a text, then how many more were cut (Pi's
     compaction shows a tool result to its summariser so)."""
     if len(text) <= max_chars:
         return text

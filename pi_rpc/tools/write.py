@@ -39,7 +39,7 @@ class WriteParams(msgspec.Struct, rename="camel", kw_only=True):
 
 @dataclass
 class WriteOperations:
-    """Spec 1.10: where write puts files; replace it to write elsewhere (SSH, editor buffers)."""
+    """Spec 1.11: where write puts files; replace it to write elsewhere (SSH, editor buffers)."""
 
     write_file: Callable[[str, str], Awaitable[None]]
     # Creates the folder and any missing parents; an existing folder is not an error.

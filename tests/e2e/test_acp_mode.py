@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 
 async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, tmp_path: Path) -> None:
-    """spec 15.1 events as ACP updates: thought, message, five tool calls (read, grep, edit,
+    """spec 15.2 events as ACP updates: thought, message, five tool calls (read, grep, edit,
     write, bash) each pending -> in_progress -> completed, the edit on disk, then end_turn."""
     greet_before = (workspace / "src" / "greet.py").read_text()
     async with connect(workspace, tmp_path) as (conn, editor, process):
@@ -84,7 +84,7 @@ async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, 
         }
         assert "greet.py:" in finals[calls[1]["toolCallId"]]["content"][0]["content"]["text"]
         bash_text = finals[calls[4]["toolCallId"]]["content"][0]["content"]["text"]
-        # spec 1.5: the tail is kept and the truncation notice reaches the editor verbatim
+        # spec 1.6: the tail is kept and the truncation notice reaches the editor verbatim
         assert bash_text.startswith("2001\n")
         assert re.search(r"\n4000\n\n\[Showing lines 2002-4001 of 4001\. Full output: /\S+\.log\]$", bash_text)
         assert (workspace / "src" / "greet.py").read_text().count('f"Hello, {name}!"') == 1
@@ -93,7 +93,7 @@ async def test_tour_streams_updates_in_order_and_ends_the_turn(workspace: Path, 
 
 
 async def test_cancel_during_bash_answers_cancelled_and_kills_the_tool(workspace: Path, tmp_path: Path) -> None:
-    """spec 16.5 abort via ACP `session/cancel`: the prompt answers `cancelled`, the bash call
+    """spec 18.5 abort via ACP `session/cancel`: the prompt answers `cancelled`, the bash call
     ends `failed`, and `sleep 987.5` with its shell is gone."""
     async with connect(workspace, tmp_path) as (conn, editor, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
@@ -150,7 +150,7 @@ def test_bad_input_gets_a_precise_error_and_the_next_request_is_served(workspace
 
 
 def test_end_of_stdin_during_a_run_exits_0_and_kills_the_tool(workspace: Path, tmp_path: Path) -> None:
-    """End of input is a clean shutdown (spec 16.4): the run is aborted, its prompt answered
+    """End of input is a clean shutdown (spec 18.4): the run is aborted, its prompt answered
     `cancelled`, the bash call's processes are gone, and the exit status is 0."""
     agent = RawAgent(workspace, tmp_path)
     session = agent.send(

@@ -1,5 +1,5 @@
 """The daemon as a subprocess over real pipes, in both framings (protocol/PROTOCOL.md, "Framing";
-spec 15.1, 16)."""
+spec 15.2, 18)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_scripted_session_runs_real_tools(spawn: Spawn, workspace: Path) -> None
     assert types[0] == "agent_start" and types[-2:] == ["agent_end", "agent_settled"]
     assert types.count("agent_end") == 1 and types.count("turn_start") == 4 == types.count("turn_end")
 
-    # message_update carries deltas only, never a cumulative message (spec 16.6).
+    # message_update carries deltas only, never a cumulative message (spec 18.6).
     updates = [e for e in events if e["type"] == "message_update"]
     assert all(set(e) == {"type", "assistantMessageEvent"} for e in updates)
     text = "".join(
@@ -185,7 +185,7 @@ def test_oversized_message_is_skipped_without_buffering_it(spawn: Spawn, framing
 
 
 def test_jsonl_separators_inside_strings(spawn: Spawn) -> None:
-    """spec 16.1: U+2028/U+2029 are not record separators, and go out escaped."""
+    """spec 18.1: U+2028/U+2029 are not record separators, and go out escaped."""
     client = spawn(framing="jsonl")
     message = "line\u2028separator\u2029para"
     client.request("prompt", {"message": message})

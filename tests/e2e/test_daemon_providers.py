@@ -163,7 +163,7 @@ def tool_calls_sent(api: str, request: RecordedRequest) -> list[str]:
 def test_multi_tool_session_end_to_end(
     daemon: Callable[[str], DaemonClient], loopback: Loopback, workspace: Path, api: str
 ) -> None:
-    """Turn 1 reads and runs bash in one batch, turn 2 edits, turn 3 answers (spec 15.1, 15.4)."""
+    """Turn 1 reads and runs bash in one batch, turn 2 edits, turn 3 answers (spec 15.2, 15.5)."""
     turn = TURNS[api]
     loopback.script(
         turn(
@@ -194,7 +194,7 @@ def test_multi_tool_session_end_to_end(
     # The files changed on disk.
     assert 'f"Hello, {name}!"' in (workspace / "src" / "greet.py").read_text()
 
-    # The events (spec 15.1).
+    # The events (spec 15.2).
     events = client.events()
     types = [e["type"] for e in events]
     assert types[0] == "agent_start" and types.count("agent_end") == 1
@@ -300,7 +300,7 @@ def test_unauthorized_is_an_error_without_retry(
 
 @pytest.mark.parametrize("api", APIS)
 def test_abort_during_a_stalled_stream(daemon: Callable[[str], DaemonClient], loopback: Loopback, api: str) -> None:
-    """spec 15.13: abort closes the connection (the server sees it) and the prompt ends `aborted`."""
+    """spec 15.14: abort closes the connection (the server sees it) and the prompt ends `aborted`."""
     loopback.script(TURNS[api]("Thinking it over", stall=True))
     client = daemon(api)
     prompt_id = client.request_nowait("prompt", {"message": "hi"})

@@ -81,7 +81,7 @@ def test_the_page_of_a_compacted_session_shows_the_entries_pis_page_shows(tmp_pa
         lines = converse([*PI_RPC, "--session-dir", str(sessions)], commands, env, workspace)
     assert answer(lines, "6") == {"path": str(ours)}
     in_context = answer(lines, "5")["messages"]
-    # The system message the compaction kept, then its summary (spec 19.2).
+    # The system message the compaction kept, then its summary (spec 16.2).
     assert [m["role"] for m in in_context[:2]] == ["system", "compactionSummary"]
     assert not any(m["role"] == "toolResult" for m in in_context)  # the first turn was summarised away
     [session] = sessions.glob("*.jsonl")

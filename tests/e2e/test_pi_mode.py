@@ -1,4 +1,4 @@
-"""`--mode pi`: Pi's own RPC protocol, as a Pi client speaks it (spec 16.1-16.6)."""
+"""`--mode pi`: Pi's own RPC protocol, as a Pi client speaks it (spec 18.1-18.6)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def pi(workspace: Path, tmp_path: Path) -> Iterator[PiClient]:
 
 
 def test_prompt_while_streaming_needs_a_streaming_behaviour_and_abort_kills_the_tool(pi: PiClient) -> None:
-    """spec 15.12 (session level) and 16.5 abort."""
+    """spec 15.13 (session level) and 16.5 abort."""
     assert pi.call({"id": "1", "type": "prompt", "message": "slow"})["success"] is True
     pi.wait_for(
         lambda line: line.get("type") == "tool_execution_update" and "started" in str(line["partialResult"]["content"])

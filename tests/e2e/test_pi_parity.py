@@ -28,7 +28,7 @@ EXPECTED = {
     "usage arrives it has no reasoning or cost.totalFromProvider (Pi 1.6.0 reads the loopback reply whole first)",
     "P3": "toolcall_delta adds arguments (what the partial JSON parses to), pi-rpc's own for its editors",
     "P17": "no docs section, which names Pi's installed README, docs and examples: pi-rpc installs none "
-    "(a decision, spec 15.11)",
+    "(a decision, spec 15.12)",
     "overflow split turn": "not a row of the change list: recovering from an overflow, Pi 1.6.0 summarises the "
     "failed turn's start separately (its request meets the second refusal); pi-rpc compacts the history, retries "
     "and is refused",

@@ -65,7 +65,7 @@ def test_a_pi_session_loads_continues_forks_and_still_loads_in_pi(tmp_path: Path
     appended = entries[8:]
     # The messages, each entry chained to the one before, from Pi's last: first a system message
     # declaring what changed, only what pi-rpc does not say as Pi did (the workspace the file was
-    # recorded in; Pi's docs, which pi-rpc has none of: spec 15.11).
+    # recorded in; Pi's docs, which pi-rpc has none of: spec 15.12).
     assert [e["type"] for e in appended] == ["message", "message", "message"]
     assert [e["message"]["role"] for e in appended] == ["system", "user", "assistant"]
     assert appended[0]["message"]["sections"] == {"docs": None, "cwd": f"<cwd>\n{workspace}\n</cwd>"}
@@ -305,7 +305,7 @@ def test_a_session_compacted_here_loads_in_pi_from_its_summary(tmp_path: Path) -
 def test_a_session_pi_compacted_loads_continues_and_compacts_again_here_and_still_loads_in_pi(tmp_path: Path) -> None:
     """Pi's compaction entry (its summary with the file lists, `details: {readFiles, modifiedFiles}`)
     is the context here as in Pi: the model reads Pi's summary in Pi's words, and the next
-    compaction updates it and carries the file lists over (spec 19.1, 19.2, 19.6)."""
+    compaction updates it and carries the file lists over (spec 16.1, 16.2, 16.6)."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     session = copy_pi_session(tmp_path, workspace, "pi_compacted_session.jsonl")
@@ -427,7 +427,7 @@ def test_a_session_written_here_is_compacted_and_forked_by_pi_and_both_files_loa
             converse([*pi16_rpc(), "--session", str(fork)], [{"id": "1", "type": "get_messages"}], env, workspace), "1"
         )
     # The prompt continued here, back in Pi, after the system message that took Pi's `docs` section
-    # away (pi-rpc has no installed Pi docs to name: spec 15.11).
+    # away (pi-rpc has no installed Pi docs to name: spec 15.12).
     assert said(back["messages"]) == [*said(forked), ("system", ""), ("user", "five"), ("assistant", "answer five")]
 
 

@@ -193,7 +193,7 @@ def test_get_commands_lists_what_real_pi_lists_with_clashes_agents_folders_and_s
 def test_the_system_prompt_sections_are_pi_16s_but_for_its_docs(
     pi16: list[str], tmp_path: Path, flags: list[str]
 ) -> None:
-    """The sections of the first system message (spec 15.11), text for text, for the same workspace
+    """The sections of the first system message (spec 15.12), text for text, for the same workspace
     (context files, a skill) and tools; Pi's `docs` section names its installed docs, which pi-rpc
     has none of."""
     workspace = tmp_path / "ws"

@@ -1,6 +1,6 @@
 """Context files and skills are read again for every session a daemon becomes, as Pi reads them
 again: an AGENTS.md edited (or a skill added) between two prompts reaches the model's system
-prompt after `new_session`, `switch_session`, `fork` and `clone` (spec 18.2). pi-rpc and real Pi
+prompt after `new_session`, `switch_session`, `fork` and `clone` (spec 17.2). pi-rpc and real Pi
 go through the same steps and must send the same."""
 
 from __future__ import annotations

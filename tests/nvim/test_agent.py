@@ -25,7 +25,7 @@ def one_reply(*turns: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def test_prompt_streams_and_tools_show_status_and_output(make_editor: Any) -> None:
-    """spec 15.1, 15.4, 16.6: text and thinking stream in as deltas; read and bash appear with
+    """spec 15.2, 15.5, 18.6: text and thinking stream in as deltas; read and bash appear with
     their arguments, a live status and their output."""
     ed = make_editor(
         one_reply(
@@ -118,7 +118,7 @@ def test_truncated_bash_result_shows_notice_and_opens_the_log(make_editor: Any) 
 
 
 def test_abort_stops_a_long_bash_and_kills_its_processes(make_editor: Any, tmp_path: Any) -> None:
-    """spec 9.8, 9.13, 15.13: :PiAbort during `sleep 30` kills the process group at once; the
+    """spec 9.8, 9.13, 15.14: :PiAbort during `sleep 30` kills the process group at once; the
     tool ends in error with `Command aborted` and the run stops as aborted."""
     marker = f"pi-nvim-{tmp_path.name}"
     # The output differs from the command text, so seeing it means the process runs.
@@ -199,7 +199,7 @@ def test_visual_range_is_sent_with_file_and_lines(make_editor: Any) -> None:
 
 
 def test_follow_up_queued_during_a_run_is_delivered_after_it(make_editor: Any) -> None:
-    """spec 15.12: a follow-up waits until the agent would stop, then runs."""
+    """spec 15.13: a follow-up waits until the agent would stop, then runs."""
     ed = make_editor(
         {
             "replies": [
@@ -338,7 +338,7 @@ def test_a_command_the_user_ran_shows_in_a_replayed_chat(make_editor: Any) -> No
 
 def test_a_compacted_session_shows_its_summary_in_a_replayed_chat(make_editor: Any, tmp_path: Any) -> None:
     """A compacted transcript starts with Pi's `compactionSummary` message: a rebuilt chat shows
-    it under a heading that says what it stands for, then the turns kept (spec 19.1)."""
+    it under a heading that says what it stands for, then the turns kept (spec 16.1)."""
     settings = tmp_path / "xdg-config" / "pi-rpc" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text('{"compaction": {"keepRecentTokens": 10}}')

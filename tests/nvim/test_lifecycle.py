@@ -29,7 +29,7 @@ def test_daemon_starts_on_first_use_only(make_editor: Any) -> None:
 
 
 def test_quitting_neovim_during_a_run_leaves_no_process(make_editor: Any, tmp_path: Any) -> None:
-    """VimLeavePre sends shutdown (which aborts the run, spec 15.13) and exit: neither the daemon
+    """VimLeavePre sends shutdown (which aborts the run, spec 15.14) and exit: neither the daemon
     nor the command it was running survives Neovim."""
     marker = f"pi-nvim-quit-{tmp_path.name}"
     ed = make_editor(

@@ -37,7 +37,7 @@ def update(kind: str, **fields: Any) -> dict[str, Any]:
 
 
 def test_text_streams_in_place_from_deltas(make_editor: Any) -> None:
-    """spec 16.6: message_update carries deltas only; the chat appends them as they come."""
+    """spec 18.6: message_update carries deltas only; the chat appends them as they come."""
     ed = make_editor()
     apply(
         ed,
@@ -59,7 +59,7 @@ def test_text_streams_in_place_from_deltas(make_editor: Any) -> None:
 
 
 def test_tool_status_live_output_and_folded_truncated_result(make_editor: Any) -> None:
-    """spec 9.11, 9.12, 15.1: a tool shows running -> live output -> done, its result folded,
+    """spec 9.11, 9.12, 15.2: a tool shows running -> live output -> done, its result folded,
     Pi's truncation notice visible outside the fold."""
     ed = make_editor()
     ed.lua("require('pi_rpc.window').open_chat(true)")
@@ -245,7 +245,7 @@ def test_output_with_backticks_gets_a_longer_fence(make_editor: Any) -> None:
 
 
 def test_errors_aborts_and_retries_are_shown(make_editor: Any) -> None:
-    """spec 15.4c, 15.13, 16.6: error/aborted assistant messages and auto-retry notices."""
+    """spec 15.5c, 15.14, 18.6: error/aborted assistant messages and auto-retry notices."""
     ed = make_editor()
     apply(
         ed,
@@ -290,7 +290,7 @@ def test_errors_aborts_and_retries_are_shown(make_editor: Any) -> None:
 
 
 def test_statusline_counts_queued_messages(make_editor: Any) -> None:
-    """spec 16.6 queue_update."""
+    """spec 18.6 queue_update."""
     ed = make_editor()
     apply(ed, [{"type": "agent_start"}, {"type": "queue_update", "steering": ["a"], "followUp": ["b", "c"]}])
     assert ed.lua("return require('pi_rpc').statusline()") == "π streaming (3 queued)"

@@ -143,7 +143,7 @@ def record(path: Path, argv: list[str], requests: list[tuple[str, dict[str, Any]
 
 
 def test_replay_of_a_recorded_session(make_editor: Any, tmp_path: Path, workspace: Path) -> None:
-    """spec 9.12, 15.1, 16.6: a prompt with read and a truncated bash, tool toggles, state and
+    """spec 9.12, 15.2, 18.6: a prompt with read and a truncated bash, tool toggles, state and
     errors, recorded from the real daemon, come out of the plugin's client intact."""
     require_daemon()
     script = tmp_path / "rec.json"

@@ -67,7 +67,7 @@ async def run_provider(
 async def abort_at_first_text_delta(
     stream: StreamFn, model: Model, context: Context, options: StreamOptions
 ) -> tuple[AssistantBuilder, list[ProviderEvent]]:
-    """Cancel a provider call the way abort does (spec 15.13): its cancel scope, at the first text
+    """Cancel a provider call the way abort does (spec 15.14): its cancel scope, at the first text
     delta. Returns the builder, which still holds the partial message, and the events seen."""
     events: list[ProviderEvent] = []
     with anyio.CancelScope() as scope:

@@ -218,7 +218,7 @@ async def test_redacted_thinking_kept_for_replay(sse_server: SSEServer) -> None:
 
 
 def test_convert_messages_full_transcript() -> None:
-    """Spec 1.2a (input_schema), 15.11 (system messages carry only tool deltas, not sent)."""
+    """Spec 1.3 (input_schema), 15.11 (system messages carry only tool deltas, not sent)."""
     model = Model(
         id="claude-sonnet-4-5",
         name="c",

@@ -122,7 +122,7 @@ async def test_several_tool_calls_from_indexed_deltas(sse_server: SSEServer) -> 
 
 
 def test_request_body_conversion() -> None:
-    """Spec 15.11: system messages only carry tool deltas and are not sent."""
+    """Spec 15.12: system messages only carry tool deltas and are not sent."""
     model = Model(
         id="o4-mini",
         name="o4",

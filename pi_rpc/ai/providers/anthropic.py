@@ -116,7 +116,7 @@ def _add_thinking(body: dict[str, Any], model: Model, context: Context, level: T
 
 
 def convert_tool(tool: Tool, strict: bool | None = None) -> dict[str, Any]:
-    """Spec 1.2a: the schema's `properties` and `required` become the tool's `input_schema`.
+    """Spec 1.3: the schema's `properties` and `required` become the tool's `input_schema`.
     Strict (spec 4.3/4.4): the whole strict schema goes, and the tool says `strict: true`."""
     schema = tool_parameters(tool, strict)
     input_schema: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""Pi's `--mode rpc` commands and responses (spec 16.3-16.5), for clients written for Pi.
+"""Pi's `--mode rpc` commands and responses (spec 18.3-18.5), for clients written for Pi.
 
 Commands are JSON lines tagged by `type`; every response is
 `{id?, type: "response", command, success, data? | error?}`. Every command of Pi's npm release
@@ -241,7 +241,7 @@ class SessionInfoChanged(Wire, tag_field="type", tag="session_info_changed", kw_
 
 
 class PiState(Wire, kw_only=True):
-    """`get_state` data, in Pi's shape (spec 16.5)."""
+    """`get_state` data, in Pi's shape (spec 18.5)."""
 
     model: Model | UnsetType = UNSET  # left out while no model is configured, as Pi's `model?`
     thinking_level: ThinkingLevel

@@ -1,4 +1,4 @@
-"""`pi-rpc --mode pi`: Pi's own RPC protocol (JSON lines, spec 16) over the same session core.
+"""`pi-rpc --mode pi`: Pi's own RPC protocol (JSON lines, spec 18) over the same session core.
 
 A client written for `pi --mode rpc` drives this daemon unchanged: commands in, `response` lines
 and the agent events out. The events are the session's own, whose names and fields are Pi's;
@@ -122,7 +122,7 @@ class PiDaemon:
         await self.session.start_mcp_servers()
 
     async def read(self) -> None:
-        """Until end of stdin, which is a clean shutdown (spec 16.4)."""
+        """Until end of stdin, which is a clean shutdown (spec 18.4)."""
         await read_frames(self.stdin_fd, JsonlFrameReader(self.max_message_bytes), self._on_frame)
 
     async def close(self) -> None:
@@ -133,7 +133,7 @@ class PiDaemon:
 
     def _forward(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, DoneEvent | ErrorEvent):
-            return  # Pi ends a message with message_end alone (spec 15.4); its clients see no update
+            return  # Pi ends a message with message_end alone (spec 15.5); its clients see no update
         if isinstance(event, MessageStart | MessageEnd):
             # The encoder of the streaming message's updates, made once per message.
             self._encode_update = None
@@ -172,7 +172,7 @@ class PiDaemon:
             msg_id = UNSET
         command_type = c.COMMAND_TYPES.get(kind) if isinstance(kind, str) else None
         if command_type is None or not isinstance(kind, str):
-            # Pi leaves the id out here (spec 16.4), which leaves its own RpcClient waiting 30 s for
+            # Pi leaves the id out here (spec 18.4), which leaves its own RpcClient waiting 30 s for
             # a reply: every response carries the command's id.
             self._respond(c.Response(command=str(kind), id=msg_id, success=False, error=f"Unknown command: {kind}"))
             return
@@ -181,7 +181,7 @@ class PiDaemon:
             level = self.session.thinking_level
             if isinstance(command, c.Prompt):
                 # Answered once accepted, as Pi answers it: after a compaction the prompt needs
-                # first, before the run's events (spec 16.5).
+                # first, before the run's events (spec 18.5).
                 behaviour = None if command.streaming_behavior is UNSET else command.streaming_behavior
                 # Queued into the running one, as `start_prompt` decides (Pi 1.6.0's disposition).
                 queued = behaviour is not None and self.session.is_streaming

@@ -1,4 +1,4 @@
-"""How Pi names a model on its command line (spec 16.9): `--model`, `--provider`, and the `--models` scope
+"""How Pi names a model on its command line (spec 18.9): `--model`, `--provider`, and the `--models` scope
 (settings.json `enabledModels`) that `cycle_model` walks.
 
 A reference is matched as Pi's model resolver matches it: an exact `provider/id` or id first

@@ -1,4 +1,4 @@
-"""Where skills and prompt templates are found, as Pi's package manager resolves them (spec 18.3-18.5).
+"""Where skills and prompt templates are found, as Pi's package manager resolves them (spec 17.3-17.5).
 
 In order of precedence (when two of a name are loaded, the first wins and the other is dropped):
 1. the project settings' entries (`skills`, `prompts` in `<workspace>/.pi/settings.json`),
@@ -28,7 +28,7 @@ An untrusted workspace (`include_workspace` False) has no places of its own: nei
 as Pi 1.6.0 leaves an untrusted project's out (its settings are not read, so their filters do
 not apply to the user's places either).
 
-Unlike Pi, what a workspace holds stays inside it (docs/BEHAVIOUR.md, 18.8): a workspace settings
+Unlike Pi, what a workspace holds stays inside it (docs/BEHAVIOUR.md, 17.8): a workspace settings
 entry naming a place outside the workspace is ignored, and a file or folder of the project's
 places (an ancestor's `.agents/skills`: of that ancestor) that resolves outside is skipped, each
 with a warning; the user's places may point anywhere. Every source is walked within the load's

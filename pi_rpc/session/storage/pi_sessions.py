@@ -50,7 +50,7 @@ _log = logging.getLogger(__name__)
 
 PI_FORMAT_VERSION = 2  # the first version whose entries have ids and parents
 PI_CURRENT_VERSION = 3  # what Pi writes now, and what new sessions here are written as
-# System messages (the tool declarations, spec 15.11) are `message` entries, as Pi 1.6.0 keeps
+# System messages (the tool declarations, spec 15.12) are `message` entries, as Pi 1.6.0 keeps
 # them; files pi-rpc wrote before hold them as custom entries of this type, still read.
 SYSTEM_ENTRY_TYPE = "pi-rpc/system-message"
 

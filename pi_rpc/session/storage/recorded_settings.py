@@ -1,4 +1,4 @@
-"""A session's model and thinking level as its file records them (spec 16.11): Pi's `model_change` and
+"""A session's model and thinking level as its file records them (spec 18.11): Pi's `model_change` and
 `thinking_level_change` entries, written when a session starts and whenever either changes, and
 read back when a stored session is continued, so that it resumes on the model and the level it
 was last on (Pi's `createAgentSession`).

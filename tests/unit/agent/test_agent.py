@@ -74,7 +74,7 @@ async def test_the_claim_holds_across_runs_until_released() -> None:
 
 
 async def test_a_failing_hook_ends_the_run_with_one_error_message() -> None:
-    """spec 15.13: whatever raises inside the loop ends the run at its boundary."""
+    """spec 15.14: whatever raises inside the loop ends the run at its boundary."""
 
     def broken() -> bool:
         raise RuntimeError("hook on fire")

@@ -58,7 +58,7 @@ def result_text(message: ToolResultMessage) -> str:
 
 
 async def test_text_only_event_order() -> None:
-    """spec 15.2, 15.4: a turn without tools, no declaration message when no tools exist."""
+    """spec 15.3, 15.5: a turn without tools, no declaration message when no tools exist."""
     agent = Agent()
     rec = Recorder(agent)
     await agent.prompt([user("hi")], config(script([[{"text": "Hello there", "chunk": 5}]]), []))
@@ -91,7 +91,7 @@ async def test_text_only_event_order() -> None:
 
 
 async def test_tool_turn_declares_tools_then_runs_them() -> None:
-    """spec 15.4, 15.11: the tool list is declared by a system message before the prompt."""
+    """spec 15.5, 15.12: the tool list is declared by a system message before the prompt."""
     agent = Agent()
     rec = Recorder(agent)
     echo = make_tool("echo")
@@ -126,7 +126,7 @@ async def test_tool_turn_declares_tools_then_runs_them() -> None:
 
 
 async def test_parallel_tools_overlap() -> None:
-    """spec 15.5, 15.7: default batches run concurrently — each tool waits for the other to start."""
+    """spec 15.6, 15.8: default batches run concurrently — each tool waits for the other to start."""
     started = {"a": anyio.Event(), "b": anyio.Event()}
 
     def waiter(me: str, other: str) -> Any:
@@ -148,7 +148,7 @@ async def test_parallel_tools_overlap() -> None:
 
 
 async def test_completion_order_for_end_events_source_order_for_results() -> None:
-    """spec 15.7: tool_execution_end in completion order; results in assistant source order."""
+    """spec 15.8: tool_execution_end in completion order; results in assistant source order."""
     b_done = anyio.Event()
 
     async def slow(params: ValueParams, on_update: OnUpdate) -> AgentToolResult:
@@ -171,7 +171,7 @@ async def test_completion_order_for_end_events_source_order_for_results() -> Non
 
 
 async def test_sequential_tool_makes_the_whole_batch_sequential() -> None:
-    """spec 15.5, 15.6: one sequential tool in the batch → calls run one after another."""
+    """spec 15.6, 15.7: one sequential tool in the batch → calls run one after another."""
     order: list[str] = []
 
     def body(name: str) -> Any:
@@ -215,7 +215,7 @@ async def test_failing_tool_and_invalid_arguments_become_error_results_and_the_l
 
 
 async def test_before_hook_blocks_and_after_hook_replaces() -> None:
-    """spec 15.9: a block becomes an error result; after_tool_call fields replace wholesale."""
+    """spec 15.10: a block becomes an error result; after_tool_call fields replace wholesale."""
 
     async def before(ctx: BeforeToolCall) -> BlockCall | None:
         return BlockCall(reason="not allowed here") if ctx.tool_call.name == "danger" else None
@@ -262,7 +262,7 @@ async def test_hook_mutated_arguments_are_not_revalidated() -> None:
 
 @pytest.mark.parametrize("mode", ["one-at-a-time", "all"])
 async def test_steering_is_delivered_after_the_tool_batch(mode: str) -> None:
-    """spec 15.12: steering after the current batch, never skipping its calls; both drain modes."""
+    """spec 15.13: steering after the current batch, never skipping its calls; both drain modes."""
     agent = Agent()
     agent.steering_mode = mode  # type: ignore[assignment]
 
@@ -288,7 +288,7 @@ async def test_steering_is_delivered_after_the_tool_batch(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", ["one-at-a-time", "all"])
 async def test_follow_ups_wait_until_the_agent_would_stop(mode: str) -> None:
-    """spec 15.12: follow-ups only when the agent would otherwise stop."""
+    """spec 15.13: follow-ups only when the agent would otherwise stop."""
     agent = Agent()
     agent.follow_up_mode = mode  # type: ignore[assignment]
 
@@ -309,7 +309,7 @@ async def test_follow_ups_wait_until_the_agent_would_stop(mode: str) -> None:
 
 
 async def test_length_stop_reason_does_not_execute_calls() -> None:
-    """spec 15.4d: a length-truncated response's calls are answered, not run."""
+    """spec 15.5d: a length-truncated response's calls are answered, not run."""
     ran: list[str] = []
 
     async def body(params: ValueParams, on_update: OnUpdate) -> AgentToolResult:
@@ -330,7 +330,7 @@ async def test_length_stop_reason_does_not_execute_calls() -> None:
 
 
 async def test_terminating_batch_ends_the_run() -> None:
-    """spec 15.8: every result terminate=true → no further model request."""
+    """spec 15.9: every result terminate=true → no further model request."""
 
     async def body(params: ValueParams, on_update: OnUpdate) -> AgentToolResult:
         return AgentToolResult(content=[TextContent(text="bye")], terminate=True)
@@ -343,7 +343,7 @@ async def test_terminating_batch_ends_the_run() -> None:
 
 
 async def test_tool_activated_during_a_run_is_declared_on_the_next_request() -> None:
-    """spec 15.0, 15.11: the tool list is re-read each turn and the delta declared."""
+    """spec 15.1, 15.12: the tool list is re-read each turn and the delta declared."""
     active = [make_tool("first")]
     second = make_tool("second")
 
@@ -362,7 +362,7 @@ async def test_tool_activated_during_a_run_is_declared_on_the_next_request() -> 
 
 
 async def test_tool_updates_are_forwarded_and_ignored_after_settling() -> None:
-    """spec 15.10: on_update → tool_execution_update; late calls are dropped."""
+    """spec 15.11: on_update → tool_execution_update; late calls are dropped."""
     keep: list[OnUpdate] = []
 
     async def body(params: ValueParams, on_update: OnUpdate) -> AgentToolResult:
@@ -379,7 +379,7 @@ async def test_tool_updates_are_forwarded_and_ignored_after_settling() -> None:
 
 
 async def test_prompt_while_running_is_refused() -> None:
-    """spec 15.12: a second prompt during a run raises the busy error."""
+    """spec 15.13: a second prompt during a run raises the busy error."""
     gate = anyio.Event()
 
     async def body(params: ValueParams, on_update: OnUpdate) -> AgentToolResult:
@@ -403,7 +403,7 @@ async def wait_until(condition: Any) -> None:
 
 
 async def test_abort_during_streaming_keeps_the_partial_text() -> None:
-    """spec 15.13: abort ends the stream with stopReason aborted; exactly one agent_end."""
+    """spec 15.14: abort ends the stream with stopReason aborted; exactly one agent_end."""
     agent = Agent()
     rec = Recorder(agent)
     first_delta = anyio.Event()
@@ -427,7 +427,7 @@ async def test_abort_during_streaming_keeps_the_partial_text() -> None:
 
 
 async def test_abort_during_a_tool_gives_every_call_a_result() -> None:
-    """spec 15.13: each unfinished call gets an error result saying it was aborted."""
+    """spec 15.14: each unfinished call gets an error result saying it was aborted."""
     agent = Agent()
     rec = Recorder(agent)
     running = anyio.Event()
@@ -515,7 +515,7 @@ async def test_abort_while_idle_is_harmless() -> None:
 
 
 async def test_model_error_ends_the_run_with_an_error_message() -> None:
-    """spec 15.4c: stopReason error → turn_end, agent_end, no tool runs."""
+    """spec 15.5c: stopReason error → turn_end, agent_end, no tool runs."""
     agent = Agent()
     rec = Recorder(agent)
     await agent.prompt([user("go")], config(script([[{"text": "partial"}, {"error": "upstream exploded"}]]), []))

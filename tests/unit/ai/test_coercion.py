@@ -1,6 +1,6 @@
 """Argument conversion as pi-schema does it (Pi 1.5.0 onwards): TypeBox's rules (spec 3.4), then
 AJV-style coercion (spec 3.5), for builder and plain JSON schemas alike, seen through
-`validate_tool_arguments` (spec 17.4)."""
+`validate_tool_arguments` (spec 19.4)."""
 
 from __future__ import annotations
 
@@ -190,7 +190,7 @@ def _one(type_: Any) -> dict[str, Any]:
     ],
 )
 def test_plain_schemas_get_typebox_conversion(type_: Any, raw: Any, expected: Any) -> None:
-    """spec 3.4, 17.4: since Pi 1.5.0 a plain schema converts as a builder one does (Pi 1.6.0's answers)."""
+    """spec 3.4, 19.4: since Pi 1.5.0 a plain schema converts as a builder one does (Pi 1.6.0's answers)."""
     result = validate_tool_arguments("t", _one(type_), {"v": raw})
     assert result == {"v": expected} and type(result["v"]) is type(expected)
 
@@ -248,7 +248,7 @@ def test_ajv_unions_nested_objects_and_additional_properties() -> None:
 
 
 def test_dict_schema_tool_returns_a_dict_without_defaults() -> None:
-    """spec 17.4: a plain JSON schema's arguments come back as a coerced dict, its defaults not filled in."""
+    """spec 19.4: a plain JSON schema's arguments come back as a coerced dict, its defaults not filled in."""
     schema = {
         "type": "object",
         "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "default": 10}},

@@ -75,7 +75,7 @@ def _shape(messages: list[LlmMessage]) -> list[tuple[str, ...]]:
 
 
 def test_errored_and_aborted_turns_are_dropped() -> None:
-    """spec 15.4c/15.13: a turn that ended in error or abort is not replayed."""
+    """spec 15.5c/15.14: a turn that ended in error or abort is not replayed."""
     messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(TextContent(text="partial"), _call("c1"), stop_reason="aborted"),
@@ -93,7 +93,7 @@ def test_errored_and_aborted_turns_are_dropped() -> None:
 
 
 def test_run_aborted_mid_batch_gets_synthetic_results_in_call_order() -> None:
-    """spec 15.13: calls a run never answered get `No result provided` before the next user turn."""
+    """spec 15.14: calls a run never answered get `No result provided` before the next user turn."""
     messages: list[LlmMessage] = [
         UserMessage(content="go"),
         _assistant(_call("c1"), _call("c2", "bash"), _call("c3")),
@@ -157,7 +157,7 @@ def test_results_that_answer_no_open_call_are_dropped() -> None:
 
 
 def test_tool_declaring_system_messages_are_skipped_and_text_ones_kept() -> None:
-    """spec 15.11: a system message with only tool deltas is not part of the conversation."""
+    """spec 15.12: a system message with only tool deltas is not part of the conversation."""
     tool = Tool(name="read", description="Read", parameters={"type": "object"})
     messages: list[LlmMessage] = [
         SystemMessage(tools_added=[tool]),

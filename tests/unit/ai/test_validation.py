@@ -1,4 +1,4 @@
-"""Tool-argument validation (spec 1.2a, 3.3-3.6, 17.4)."""
+"""Tool-argument validation (spec 1.3, 3.3-3.6, 19.4)."""
 
 from __future__ import annotations
 
@@ -53,11 +53,11 @@ class Strict(msgspec.Struct, forbid_unknown_fields=True):
     name: str
 
 
-# --- schema export (spec 1.2a) ------------------------------------------------------------------
+# --- schema export (spec 1.3) ------------------------------------------------------------------
 
 
 def test_struct_schema_is_a_flat_object_with_descriptions_and_required() -> None:
-    """spec 1.2a: the schema sent to the model; optional fields carry no null branch."""
+    """spec 1.3: the schema sent to the model; optional fields carry no null branch."""
     assert json_schema_of(ReadParams) == {
         "type": "object",
         "properties": {
@@ -70,7 +70,7 @@ def test_struct_schema_is_a_flat_object_with_descriptions_and_required() -> None
 
 
 def test_nested_structs_are_inlined_without_refs() -> None:
-    """spec 1.2a: providers get a self-contained schema (lists of Structs, nested Structs)."""
+    """spec 1.3: providers get a self-contained schema (lists of Structs, nested Structs)."""
     schema = json_schema_of(EditParams)
     text = json.dumps(schema)
     assert "$ref" not in text and "$defs" not in text

@@ -1,4 +1,4 @@
-"""Framing readers: property tests over arbitrary chunkings, and every recovery path (spec 16.1)."""
+"""Framing readers: property tests over arbitrary chunkings, and every recovery path (spec 18.1)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_jsonl_round_trip_under_any_chunking(batch: list[dict[str, object]], cut
 
 
 def test_jsonl_escapes_line_separators_and_keeps_them_inside_strings() -> None:
-    """spec 16.1: U+2028/U+2029 are not separators; the daemon escapes them on output."""
+    """spec 18.1: U+2028/U+2029 are not separators; the daemon escapes them on output."""
     body = msgspec.json.encode({"text": "a\u2028b\u2029c"})
     encoded = encode_jsonl(body)
     assert b"\\u2028" in encoded and "\u2028".encode() not in encoded

@@ -1,5 +1,5 @@
 """Pi mode's commands in-process: PiDaemon.run in the test's event loop over pipes, with a real
-session, the scripted model and real tools (spec 16.3-16.5)."""
+session, the scripted model and real tools (spec 18.3-18.5)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ async def test_a_prompt_is_answered_at_once_and_the_run_streams_as_events(worksp
 
 
 async def test_errors_are_worded_as_pi_words_them(workspace: Path) -> None:
-    """spec 16.4: parse errors and unknown types carry no id; handler failures carry the command's."""
+    """spec 18.4: parse errors and unknown types carry no id; handler failures carry the command's."""
     async with pi_mode(session_config(workspace, script())) as pi:
         pi.peer.send(b"{not json")
         parse = await pi.peer.wait_for(lambda line: line.get("command") == "parse")
@@ -80,7 +80,7 @@ async def test_errors_are_worded_as_pi_words_them(workspace: Path) -> None:
 
 
 async def test_a_prompt_while_streaming_needs_a_streaming_behaviour(workspace: Path) -> None:
-    """spec 15.12 (session level) and 16.5 abort."""
+    """spec 15.13 (session level) and 16.5 abort."""
     async with pi_mode(session_config(workspace, script(STREAM))) as pi:
         assert (await pi.call({"id": "1", "type": "prompt", "message": "stream forever"}))["success"] is True
         await pi.event("message_update")
@@ -149,7 +149,7 @@ async def test_a_compaction_before_a_prompt_comes_before_its_answer_and_pi_clien
     workspace: Path,
 ) -> None:
     """Pi answers `prompt` after the compaction it checks for first; the compacted transcript starts
-    with Pi's `compactionSummary` message, which no user-message count includes (spec 19.1, 19.3)."""
+    with Pi's `compactionSummary` message, which no user-message count includes (spec 16.1, 16.3)."""
     near = CompactionSettings(reserve_tokens=FAUX_MODEL.context_window - 1000, keep_recent_tokens=100)
     replies = [
         reply("^<conversation>", [{"text": "THE SUMMARY"}]),

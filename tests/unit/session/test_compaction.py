@@ -120,7 +120,7 @@ def test_a_users_command_counts_starts_a_kept_turn_and_is_summarised_as_the_mode
     assert text == "[User]: Ran `ls`\n```\n" + "x" * 396 + "\n```" and "SECRET" not in text
 
 
-# --- Pi's message kinds, split turns, file lists (spec 19) ---------------------
+# --- Pi's message kinds, split turns, file lists (spec 16) ---------------------
 
 
 def test_a_summary_reaches_the_model_as_pis_user_text_and_is_never_cut_at_or_summarised() -> None:

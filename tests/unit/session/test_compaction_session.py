@@ -1,4 +1,4 @@
-"""Compaction as a session does it, against Pi 0.73.1's behaviour (spec 19): the
+"""Compaction as a session does it, against Pi 0.73.1's behaviour (spec 16): the
 summary is Pi's `compactionSummary` message, compaction is checked before a prompt too, the
 context's size is unknown right after a compaction, a failed recovery is reported, the summary
 request runs at the session's thinking level, and the file lists carry over (in-process)."""

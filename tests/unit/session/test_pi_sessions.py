@@ -100,7 +100,7 @@ def test_appending_after_a_torn_entry_keeps_the_chain(tmp_path: Path) -> None:
 
 
 def test_pis_summaries_and_extension_messages_keep_their_roles(tmp_path: Path) -> None:
-    """spec 19.2: a compaction entry gives Pi's compactionSummary message, a branch_summary entry
+    """spec 16.2: a compaction entry gives Pi's compactionSummary message, a branch_summary entry
     a branchSummary one and a custom_message entry a custom one, each dated by its entry."""
     at = "2026-01-01T00:00:05.000Z"
     path = write(

@@ -1,5 +1,5 @@
 """Where skills and prompt templates come from, in Pi's order of precedence
-(pi_rpc/session/resources/discovery.py, spec 18.3-18.7): project before user, the `.agents/skills`
+(pi_rpc/session/resources/discovery.py, spec 17.3-17.7): project before user, the `.agents/skills`
 folders, settings entries with their filters, command-line paths last, and each one's origin."""
 
 from __future__ import annotations

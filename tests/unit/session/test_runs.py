@@ -116,7 +116,7 @@ def _choice(stream_fn: object) -> ModelChoice:
 
 @pytest.mark.parametrize("midway", [False, True], ids=["before-any-event", "mid-message"])
 async def test_a_stream_function_that_raises_ends_the_run_with_one_error_message(workspace: Path, midway: bool) -> None:
-    """spec 15.13/15.14: one catch at the run boundary: one error message, one agent_end, the
+    """spec 15.14/15.15: one catch at the run boundary: one error message, one agent_end, the
     outcome says error, and the request's key shows nowhere."""
 
     async def breaks(

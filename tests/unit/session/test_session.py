@@ -70,7 +70,7 @@ async def test_a_run_uses_real_tools_and_resolves_with_its_outcome(workspace: Pa
 
 
 async def test_a_second_prompt_needs_a_streaming_behaviour_and_is_queued_with_one(workspace: Path) -> None:
-    """spec 15.12: refused while busy without streamingBehavior; steer/followUp queue."""
+    """spec 15.13: refused while busy without streamingBehavior; steer/followUp queue."""
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
         started = session.start_prompt("stream forever")
         assert session.is_streaming and session.state().is_streaming
@@ -89,7 +89,7 @@ async def test_a_second_prompt_needs_a_streaming_behaviour_and_is_queued_with_on
 
 
 async def test_abort_during_a_tool_gives_the_call_a_result_and_settles(workspace: Path) -> None:
-    """spec 15.13: the running bash is aborted, its call gets an error result, one agent_end."""
+    """spec 15.14: the running bash is aborted, its call gets an error result, one agent_end."""
     sleepy = reply("^sleep", [tool_call("bash", command="sleep 60")], [{"text": "never asked"}])
     async with open_session(session_config(workspace, script(sleepy))) as (session, events):
         session.start_prompt("sleep a while")

@@ -170,7 +170,7 @@ async def test_stdin_is_closed(ctx: ToolCallContext) -> None:
 
 
 async def test_runs_in_effective_cwd(ctx: ToolCallContext, tmp_path: Path) -> None:
-    """spec 1.9, 9.6: each call runs in the cwd its context gives, one tool serving both."""
+    """spec 1.10, 9.6: each call runs in the cwd its context gives, one tool serving both."""
     tool = create_bash_tool()
     assert text_of(await run(tool, "pwd", ctx)) == f"{ctx.cwd}\n"
     assert text_of(await run(tool, "pwd", ToolCallContext(cwd=str(tmp_path)))) == f"{tmp_path}\n"

@@ -183,7 +183,7 @@ async def test_access_error_without_code(tmp_path: Path) -> None:
 
 
 async def test_operations_route_io_elsewhere() -> None:
-    """spec 1.10: readFile, writeFile and access are replaceable (e.g. an editor's unsaved buffer)."""
+    """spec 1.11: readFile, writeFile and access are replaceable (e.g. an editor's unsaved buffer)."""
     buffers = {"/ws/a.py": b"x = 1\n"}
 
     async def read_file(path: str) -> bytes:

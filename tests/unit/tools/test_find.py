@@ -1,4 +1,4 @@
-"""The find tool: rg --files plus fd-style globs (spec 13.9-13.14, 1.9)."""
+"""The find tool: rg --files plus fd-style globs (spec 13.9-13.14, 1.10)."""
 
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ async def test_an_ignored_file_is_not_resurrected_by_the_pattern(tmp_path: Path)
 
 
 async def test_search_path_and_effective_cwd(tmp_path: Path) -> None:
-    """spec 13.12, 1.9: results relative to the search path; ctx.cwd wins"""
+    """spec 13.12, 1.10: results relative to the search path; ctx.cwd wins"""
     touch(tmp_path, "ws/src/a.ts")
     result = await run_tool(create_find_tool(), {"pattern": "*.ts", "path": "src"}, tmp_path / "ws")
     assert text_of(result) == "a.ts"

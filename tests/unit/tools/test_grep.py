@@ -1,4 +1,4 @@
-"""The grep tool and the ripgrep locator (spec 13.1-13.8, 1.9)."""
+"""The grep tool and the ripgrep locator (spec 13.1-13.8, 1.10)."""
 
 from __future__ import annotations
 
@@ -155,7 +155,7 @@ async def test_path_not_found(tmp_path: Path) -> None:
 
 
 async def test_effective_cwd_comes_from_the_context(tmp_path: Path) -> None:
-    """spec 1.9: ctx.cwd wins over the construction cwd"""
+    """spec 1.10: ctx.cwd wins over the construction cwd"""
     write(tmp_path / "ws" / "a.txt", "needle\n")
     result = await run_tool(create_grep_tool(), {"pattern": "needle"}, tmp_path / "ws")
     assert text_of(result) == "a.txt:1: needle"
@@ -284,7 +284,7 @@ async def test_exactly_limit_matches_is_no_limit_notice(tmp_path: Path) -> None:
 
 
 async def test_custom_is_directory_operation(tmp_path: Path) -> None:
-    """spec 1.10, 13.4: isDirectory throwing means `Path not found`"""
+    """spec 1.11, 13.4: isDirectory throwing means `Path not found`"""
 
     async def missing(path: str) -> bool:
         raise FileNotFoundError(path)

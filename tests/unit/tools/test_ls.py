@@ -1,4 +1,4 @@
-"""The ls tool (spec 13.15-13.19, 1.9, 1.10)."""
+"""The ls tool (spec 13.15-13.19, 1.10, 1.11)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ async def test_empty_directory(tmp_path: Path) -> None:
 
 
 async def test_path_argument_and_effective_cwd(tmp_path: Path) -> None:
-    """spec 13.15, 1.9: path relative to ctx.cwd, which wins over the construction cwd"""
+    """spec 13.15, 1.10: path relative to ctx.cwd, which wins over the construction cwd"""
     (tmp_path / "ws" / "src").mkdir(parents=True)
     (tmp_path / "ws" / "src" / "a.py").write_text("x")
     result = await run_tool(create_ls_tool(), {"path": "src"}, tmp_path / "ws")
@@ -100,7 +100,7 @@ async def test_not_a_directory(tmp_path: Path) -> None:
 
 
 async def test_readdir_failure(tmp_path: Path) -> None:
-    """spec 13.17, 1.10: `Cannot read directory: {message}`, through replaceable operations"""
+    """spec 13.17, 1.11: `Cannot read directory: {message}`, through replaceable operations"""
 
     async def denied(path: str) -> list[str]:
         raise PermissionError(errno.EACCES, "Permission denied", path)

@@ -341,7 +341,7 @@ def test_resize_failure_message_from_process_image(monkeypatch: pytest.MonkeyPat
 
 
 async def test_operations_route_io_elsewhere() -> None:
-    """spec 1.10: readFile, access and detectImageMimeType are replaceable."""
+    """spec 1.11: readFile, access and detectImageMimeType are replaceable."""
     calls: list[str] = []
 
     async def read_file(path: str) -> bytes:

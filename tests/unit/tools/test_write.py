@@ -72,7 +72,7 @@ async def test_overwrites_without_preserving_anything(tmp_path: Path) -> None:
 
 
 async def test_effective_cwd_is_the_context_cwd(tmp_path: Path) -> None:
-    """spec 1.9: one tool writes relative to the cwd of each call's context."""
+    """spec 1.10: one tool writes relative to the cwd of each call's context."""
     tool = create_write_tool()
     for folder in ("first", "second"):
         (tmp_path / folder).mkdir()
@@ -184,7 +184,7 @@ async def test_read_only_file_is_refused_like_an_in_place_write(tmp_path: Path) 
 
 
 async def test_operations_route_io_elsewhere(tmp_path: Path) -> None:
-    """spec 1.10: write's mkdir and writeFile go through replaceable operations."""
+    """spec 1.11: write's mkdir and writeFile go through replaceable operations."""
     files: dict[str, str] = {}
     folders: list[str] = []
 

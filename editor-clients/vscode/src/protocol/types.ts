@@ -575,7 +575,7 @@ entryLimitReached?: number
 truncation?: Truncation
 }
 /**
- * A transcript entry that (re)declares the callable tools (spec 15.11).
+ * A transcript entry that (re)declares the callable tools (spec 15.12).
  * 
  * This interface was referenced by `PiProtocolRoot`'s JSON-Schema
  * via the `definition` "SystemMessage".
