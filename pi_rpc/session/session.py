@@ -59,11 +59,9 @@ from pi_rpc.session.models.current import NoModelError as NoModelError
 from pi_rpc.session.models.current import SessionModel
 from pi_rpc.session.resources.loading import load_resources
 from pi_rpc.session.runs import AutoToggles, Run, SessionRuns, StreamingBehavior, total_usage
-from pi_rpc.session.storage.entries import SessionEntry
 from pi_rpc.session.storage.history import NothingToCloneError as NothingToCloneError
 from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.storage.history import SessionNotFoundError as SessionNotFoundError
-from pi_rpc.session.storage.store import SessionSummary
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
     ContextUsage,
@@ -196,27 +194,6 @@ class AgentSession:
 
     # --- history (pi_rpc/session/storage/history.py) ---------------------------------------------------
 
-    @property
-    def session_id(self) -> str:
-        return self.history.session_id
-
-    @property
-    def session_name(self) -> str | None:
-        return self.history.session_name
-
-    def set_session_name(self, name: str) -> str:
-        return self.history.set_name(name)
-
-    def save(self) -> None:
-        self.history.save()
-
-    @property
-    def session_file(self) -> str | None:
-        return self.history.session_file
-
-    def list_sessions(self) -> list[SessionSummary]:
-        return self.history.list_sessions()
-
     async def load_session(self, session_id: str) -> int:
         """Abort any run and continue a stored session of this workspace; returns its size."""
         await self._become(lambda: self.history.load(session_id))
@@ -226,12 +203,6 @@ class AgentSession:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
         await self._become(lambda: self.history.resume(Path(path)))
         return len(self.agent.messages)
-
-    def fork_points(self) -> list[tuple[str, str]]:
-        return self.history.fork_points()
-
-    def entries(self, since: str | None = None, limit: int | None = None) -> tuple[list[SessionEntry], str | None]:
-        return self.history.after(since, limit)
 
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
@@ -262,8 +233,8 @@ class AgentSession:
         assistants = [m for m in messages if isinstance(m, AssistantMessage)]
         usage = total_usage(assistants)
         return SessionStats(
-            session_id=self.session_id,
-            session_file=self.session_file,
+            session_id=self.history.session_id,
+            session_file=self.history.session_file,
             user_messages=sum(isinstance(m, UserMessage) for m in messages),
             assistant_messages=len(assistants),
             tool_calls=sum(isinstance(b, ToolCall) for m in assistants for b in m.content),
@@ -334,8 +305,8 @@ class AgentSession:
         return ToolCallContext(
             cwd=self.cwd,
             model=self.choice.model,
-            session_id=self.session_id,
-            session_file=self.session_file,
+            session_id=self.history.session_id,
+            session_file=self.history.session_file,
             thinking_level=self.thinking_level,
             custom_entries=self.history,
         )
@@ -493,7 +464,7 @@ class AgentSession:
         self.history.start_new(parent_session)
         self.current_model.record_start()
         self._reload_resources()
-        return self.session_id
+        return self.history.session_id
 
     def _reload_resources(self) -> None:
         """Context files, templates, skills and their settings read again, as Pi reloads them for
@@ -525,7 +496,7 @@ class AgentSession:
             api_key=choice.api_key,
             thinking_level=self.thinking_level,
             headers=dict(choice.headers),
-            session_id=self.session_id,
+            session_id=self.history.session_id,
             max_retries=self.config.retry.max if self.auto_retry_enabled and not self.config.retry.after_run else 0,
             retry_base_ms=self.config.retry.base_ms,
             http=choice.http,
@@ -556,14 +527,14 @@ class AgentSession:
             is_streaming=self.is_streaming,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
-            session_id=self.session_id,
+            session_id=self.history.session_id,
             message_count=len(self.agent.messages),
             pending_message_count=self.agent.pending_count,
             cwd=self.cwd,
             active_tools=self.active_tools,
             scripted=self.scripted,
-            session_file=self.session_file,
-            session_name=self.session_name,
+            session_file=self.history.session_file,
+            session_name=self.history.session_name,
             approval_policy=self.approvals.policy,
             pending_approvals=[request.tool_call_id for request in self.approvals.pending.values()],
         )

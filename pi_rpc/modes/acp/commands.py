@@ -72,8 +72,8 @@ async def _compact(session: AgentSession, argument: str) -> str:
 
 async def _name(session: AgentSession, argument: str) -> str:
     if argument:
-        session.set_session_name(argument)  # kept in the session file, as Pi's `/name` keeps it
-    current = session.session_name
+        session.history.set_name(argument)  # kept in the session file, as Pi's `/name` keeps it
+    current = session.history.session_name
     return f"Session name: {current}" if current else "This session has no name. `/name <name>` gives it one."
 
 

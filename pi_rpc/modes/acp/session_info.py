@@ -14,8 +14,8 @@ TITLE_MAX_CHARS = 200  # the length session/list gives a title too (session/stor
 
 def session_title(session: AgentSession) -> str | None:
     """The session's name, else its first user message, as `session/list` titles a stored session."""
-    if session.session_name is not None:
-        return session.session_name
+    if session.history.session_name is not None:
+        return session.history.session_name
     first = next((m for m in session.messages if isinstance(m, UserMessage)), None)
     return text_of(first.content)[:TITLE_MAX_CHARS] or None if first is not None else None
 

@@ -199,26 +199,28 @@ def register(
 
     @served.method("session/list")
     async def session_list(params: Empty) -> SessionList:
-        return SessionList(sessions=session.list_sessions())
+        return SessionList(sessions=session.history.list_sessions())
 
     @served.method("session/load")
     async def session_load(params: LoadSessionParams) -> LoadedSession:
         count = await session.load_session(params.session_id)
-        return LoadedSession(session_id=session.session_id, message_count=count)
+        return LoadedSession(session_id=session.history.session_id, message_count=count)
 
     @served.method("session/forkPoints")
     async def session_fork_points(params: Empty) -> ForkPoints:
-        return ForkPoints(fork_points=[ForkPoint(entry_id=entry, text=text) for entry, text in session.fork_points()])
+        return ForkPoints(
+            fork_points=[ForkPoint(entry_id=entry, text=text) for entry, text in session.history.fork_points()]
+        )
 
     @served.method("session/fork")
     async def session_fork(params: ForkParams) -> ForkedSession:
         text = await session.fork(params.entry_id)
-        return ForkedSession(session_id=session.session_id, text=text)
+        return ForkedSession(session_id=session.history.session_id, text=text)
 
     @served.method("session/clone")
     async def session_clone(params: Empty) -> NewSession:
         await session.clone()
-        return NewSession(session_id=session.session_id)
+        return NewSession(session_id=session.history.session_id)
 
     @served.method("session/entries")
     async def session_entries(params: EntriesParams) -> EntryList:
@@ -226,12 +228,12 @@ def register(
         limit = None if params.limit is UNSET else params.limit
         if limit is not None and limit < 1:
             raise InvalidParams(f"limit must be at least 1, not {limit}")
-        entries, leaf = session.entries(since, limit)  # a `since` off the branch: NotFound (errors.py)
+        entries, leaf = session.history.after(since, limit)  # a `since` off the branch: NotFound (errors.py)
         return EntryList(entries=entries, leaf_id=leaf)
 
     @served.method("session/setName")
     async def session_set_name(params: SetNameParams) -> SessionName:
-        return SessionName(name=session.set_session_name(params.name))  # an empty one: -32602 (errors.py)
+        return SessionName(name=session.history.set_name(params.name))  # an empty one: -32602 (errors.py)
 
     @served.method("session/checkpoints")
     async def session_checkpoints(params: Empty) -> Checkpoints:

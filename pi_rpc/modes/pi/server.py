@@ -209,7 +209,7 @@ class PiDaemon:
         them: the thinking level (set, cycled, or clamped by a model switch) and the name. A
         session switch, fork or clone starts another session and announces nothing, as in Pi."""
         if isinstance(command, c.SetSessionName):
-            name = self.session.session_name
+            name = self.session.history.session_name
             self.sink.send(encode_json(c.SessionInfoChanged(name=UNSET if name is None else name)))
         elif isinstance(command, _LEVEL_COMMANDS) and self.session.thinking_level != level_before:
             self.sink.send(encode_json(c.ThinkingLevelChanged(level=self.session.thinking_level)))
@@ -269,7 +269,7 @@ class PiDaemon:
             # Named before the file exists (made with the first message), as Pi 1.6.0 reports it.
             session_file=UNSET if (path := self.session.history.session_path()) is None else path,
             session_id=state.session_id,
-            session_name=UNSET if self.session.session_name is None else self.session.session_name,
+            session_name=UNSET if self.session.history.session_name is None else self.session.history.session_name,
             auto_compaction_enabled=self.session.auto_compaction_enabled,
             message_count=state.message_count,
             pending_message_count=state.pending_message_count,

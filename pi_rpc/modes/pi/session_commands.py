@@ -87,9 +87,11 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             await session.clone()
             return {"cancelled": False}
         case c.GetForkMessages():
-            return {"messages": [c.ForkMessage(entry_id=entry, text=text) for entry, text in session.fork_points()]}
+            return {
+                "messages": [c.ForkMessage(entry_id=entry, text=text) for entry, text in session.history.fork_points()]
+            }
         case c.SetSessionName(name=name):
-            session.set_session_name(name)  # an empty one is refused (REFUSAL_TEXT)
+            session.history.set_name(name)  # an empty one is refused (REFUSAL_TEXT)
             return UNSET
         case c.GetCommands():
             return {"commands": [_slash_command(command) for command in session.resources.commands()]}

@@ -119,12 +119,6 @@ class CheckpointHost(Protocol):
     approvals: ApprovalGate
 
     @property
-    def session_file(self) -> str | None: ...
-
-    @property
-    def session_id(self) -> str: ...
-
-    @property
     def is_streaming(self) -> bool: ...
 
     async def fork(self, entry_id: str) -> str: ...
@@ -162,13 +156,13 @@ class SessionCheckpoints:
     # --- where -----------------------------------------------------------------------------------
 
     def _folder(self) -> Path:
-        session_file = self._session.session_file
+        session_file = self._session.history.session_file
         if session_file is not None:
             return folder_beside(Path(session_file))
         if self._temporary is None:
             self._temporary = Path(tempfile.mkdtemp(prefix="pi-rpc-checkpoints-"))
             weakref.finalize(self, shutil.rmtree, self._temporary, ignore_errors=True)
-        return self._temporary / self._session.session_id
+        return self._temporary / self._session.history.session_id
 
     def _store(self) -> CheckpointStore:
         folder = self._folder()
@@ -380,7 +374,7 @@ class SessionCheckpoints:
         if restore in ("conversation", "both") and not preview:
             old = self._store()
             result.text = await self._session.fork(entry_id)
-            result.session_id = self._session.session_id
+            result.session_id = self._session.history.session_id
             new = self._store()
             if new is not old and position > 0:
                 await anyio.to_thread.run_sync(old.copy_to, new, ids[:position])

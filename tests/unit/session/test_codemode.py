@@ -256,7 +256,7 @@ async def test_store_values_are_kept_in_the_session_file_and_a_resumed_session_l
     async with open_session(first) as (session, events):
         await session.prompt("one")
         await session.prompt("two")
-        stored = session.session_file
+        stored = session.history.session_file
     assert stored is not None
     kept = [json.loads(line) for line in (await anyio.Path(stored).read_text()).splitlines()[1:]]
     customs = [entry for entry in kept if entry["type"] == "custom"]

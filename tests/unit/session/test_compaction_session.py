@@ -129,7 +129,7 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
         }
         # Pi counts only the user's own messages; the state counts every message, the summary too.
         assert session.stats().user_messages == 1 and session.state().message_count == len(session.messages) == 4
-        assert session.fork_points()[0][1].startswith("one ")
+        assert session.history.fork_points()[0][1].startswith("one ")
         await session.prompt(f"three {FILLER}")
     sent, _ = model.requests[-1]
     # The request declares nothing again: the compaction's system message said it all.
@@ -166,7 +166,7 @@ async def test_a_loaded_session_near_the_window_is_compacted_before_the_next_pro
     async with open_session(session_config(workspace, None, model=first.choice())) as (session, _):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        stored = session.session_file
+        stored = session.history.session_file
     assert stored is not None
     model = Recorder([SUMMARY, reply("^three", [{"text": "r3"}])])
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, resume_from=Path(stored))
@@ -444,7 +444,7 @@ async def test_the_overflowed_reply_leaves_the_context_for_good_before_the_compa
     async with open_session(config) as (session, events):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        path, live = session.session_file, [type(m).__name__ for m in session.messages]
+        path, live = session.history.session_file, [type(m).__name__ for m in session.messages]
     [appended] = of_type(events.all, EntryAppended)
     assert events.all.index(appended) < events.all.index(of_type(events.all, CompactionStart)[0])
     assert appended.entry["type"] == "context_edit" and appended.entry["replacement"] is None

@@ -125,9 +125,9 @@ async def test_new_session_forgets_the_transcript_and_keeps_tools_and_model(work
         session,
         _,
     ):
-        first_id = session.session_id
+        first_id = session.history.session_id
         await session.prompt("hello")
-        assert session.session_file is not None
+        assert session.history.session_file is not None
         session.set_active_tools(["read"])
         new_id = await session.new_session()
         state = session.state()
@@ -150,7 +150,7 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
     config = session_config(workspace, script(HELLO, reply("^and again", [{"text": "Yes."}])))
     async with open_session(config) as (first, _):
         await first.prompt("hello")
-        path = first.session_file
+        path = first.history.session_file
         assert path is not None
         stored = lines_of(path)
         # A header, the model and the thinking level it started on (Pi's settings entries), then
@@ -158,14 +158,14 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
         kinds = [json.loads(line)["type"] for line in stored]
         assert kinds[:3] == ["session", "model_change", "thinking_level_change"]
         assert len(kinds) == 3 + first.state().message_count
-        session_id, messages = first.session_id, list(first.messages)
+        session_id, messages = first.history.session_id, list(first.messages)
     async with open_session(config) as (second, _):
-        listed = second.list_sessions()
+        listed = second.history.list_sessions()
         assert [s.session_id for s in listed] == [session_id] and listed[0].first_message == "hello"
         assert await second.load_session(session_id) == len(messages)
-        assert second.session_id == session_id and second.messages == messages
+        assert second.history.session_id == session_id and second.messages == messages
         await second.prompt("and again")
-        assert second.session_file == path and len(lines_of(path)) > len(stored)
+        assert second.history.session_file == path and len(lines_of(path)) > len(stored)
         with pytest.raises(SessionNotFoundError, match="^Session not found: nope$"):
             await second.load_session("nope")
 
@@ -173,7 +173,7 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
 async def test_without_persistence_nothing_reaches_the_disk(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(HELLO), persist=False)) as (session, _):
         await session.prompt("hello")
-        assert session.session_file is None and session.list_sessions() == []
+        assert session.history.session_file is None and session.history.list_sessions() == []
     assert not (workspace.parent / "sessions").exists()
 
 
@@ -182,7 +182,7 @@ async def test_stats_count_the_transcript(workspace: Path) -> None:
         await session.prompt("write notes")
         stats = session.stats()
     assert (stats.user_messages, stats.assistant_messages, stats.tool_calls, stats.tool_results) == (1, 2, 1, 1)
-    assert stats.total_messages == len(session.messages) and stats.session_id == session.session_id
+    assert stats.total_messages == len(session.messages) and stats.session_id == session.history.session_id
     assert stats.tokens.total > 0 and stats.tokens.total == stats.tokens.input + stats.tokens.output
 
 
@@ -305,8 +305,8 @@ async def test_loading_a_session_that_holds_no_message_adds_nothing_to_it(worksp
     keeps its two settings entries however often it is loaded."""
     config = session_config(workspace, script(HELLO))
     async with open_session(config) as (first, _):
-        first.save()
-        path, session_id = first.session_file, first.session_id
+        first.history.save()
+        path, session_id = first.history.session_file, first.history.session_id
     assert path is not None
     for _ in range(2):
         async with open_session(config) as (again, _):

@@ -141,8 +141,8 @@ async def test_the_model_reads_the_command_as_user_text_and_never_an_excluded_on
         "UserMessage",
         "AssistantMessage",
     ]
-    assert session.session_file is not None
-    stored = stored_bash_executions(Path(session.session_file))
+    assert session.history.session_file is not None
+    stored = stored_bash_executions(Path(session.history.session_file))
     assert stored == session.messages[:2]
 
 
