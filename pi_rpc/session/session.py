@@ -39,9 +39,7 @@ from pi_rpc.ai import (
     AutoRetryStart,
     ImageContent,
     Message,
-    Model,
     StreamOptions,
-    ThinkingLevel,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -301,13 +299,14 @@ class AgentSession:
         return self.active_tools
 
     def _tool_context(self) -> ToolCallContext:
-        assert self.choice is not None  # tools run only inside a run, and a run needs a model
+        choice = self.current_model.choice
+        assert choice is not None  # tools run only inside a run, and a run needs a model
         return ToolCallContext(
             cwd=self.cwd,
-            model=self.choice.model,
+            model=choice.model,
             session_id=self.history.session_id,
             session_file=self.history.session_file,
-            thinking_level=self.thinking_level,
+            thinking_level=self.current_model.thinking_level,
             custom_entries=self.history,
         )
 
@@ -342,46 +341,6 @@ class AgentSession:
         ]
 
     # --- model ----------------------------------------------------------------------------------
-
-    # The model and level are `current_model`'s (models/current.py); these are the front ends' names.
-
-    @property
-    def choice(self) -> ModelChoice | None:
-        return self.current_model.choice
-
-    @property
-    def thinking_level(self) -> ThinkingLevel:
-        return self.current_model.thinking_level
-
-    @property
-    def model(self) -> Model | None:
-        return self.current_model.model
-
-    @property
-    def scripted(self) -> bool:
-        return self.current_model.scripted
-
-    @property
-    def model_scope_active(self) -> bool:
-        return self.current_model.scope_active
-
-    def set_model(self, provider: str, model_id: str, thinking_level: ThinkingLevel | None = None) -> Model:
-        return self.current_model.set_model(provider, model_id, thinking_level)
-
-    def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
-        return self.current_model.set_thinking_level(level)
-
-    def cycle_model(self) -> Model | None:
-        return self.current_model.cycle_model()
-
-    def cycle_thinking_level(self) -> ThinkingLevel | None:
-        return self.current_model.cycle_thinking_level()
-
-    def thinking_levels(self) -> list[ThinkingLevel]:
-        return self.current_model.thinking_levels()
-
-    def available_models(self) -> list[Model]:
-        return self.current_model.available_models()
 
     @property
     def auto_compaction_enabled(self) -> bool:
@@ -494,7 +453,7 @@ class AgentSession:
         choice = self.current_model.require()
         options = StreamOptions(
             api_key=choice.api_key,
-            thinking_level=self.thinking_level,
+            thinking_level=self.current_model.thinking_level,
             headers=dict(choice.headers),
             session_id=self.history.session_id,
             max_retries=self.config.retry.max if self.auto_retry_enabled and not self.config.retry.after_run else 0,
@@ -522,8 +481,8 @@ class AgentSession:
 
     def state(self) -> SessionState:
         return SessionState(
-            model=self.model,
-            thinking_level=self.thinking_level,
+            model=self.current_model.model,
+            thinking_level=self.current_model.thinking_level,
             is_streaming=self.is_streaming,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
@@ -532,7 +491,7 @@ class AgentSession:
             pending_message_count=self.agent.pending_count,
             cwd=self.cwd,
             active_tools=self.active_tools,
-            scripted=self.scripted,
+            scripted=self.current_model.scripted,
             session_file=self.history.session_file,
             session_name=self.history.session_name,
             approval_policy=self.approvals.policy,

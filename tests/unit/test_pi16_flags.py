@@ -166,4 +166,4 @@ def test_session_id_continues_that_session_when_it_exists(tmp_path: Path, home: 
 def test_thinking_max_is_the_highest_level_the_model_has(tmp_path: Path, home: Path) -> None:
     session, config = _session(tmp_path, "--thinking", "max")
     assert config.models.thinking_level == "xhigh" and config.models.thinking_pinned
-    assert session.thinking_level == session.thinking_levels()[-1]
+    assert session.current_model.thinking_level == session.current_model.thinking_levels()[-1]

@@ -29,15 +29,16 @@ class Command:
 async def _model(session: AgentSession, argument: str) -> str:
     if argument:
         set_model(session, argument)
-    current = session.model
-    listed = "\n".join(f"- {model_value(m)}" for m in session.available_models())
+    current = session.current_model.model
+    listed = "\n".join(f"- {model_value(m)}" for m in session.current_model.available_models())
     return f"Model: {model_value(current) if current else 'none configured'}\n\nAvailable:\n{listed}"
 
 
 async def _thinking(session: AgentSession, argument: str) -> str:
     if argument:
         set_config_option(session, THINKING_OPTION, argument)
-    return f"Thinking: {session.thinking_level} (supported: {', '.join(session.thinking_levels())})"
+    model = session.current_model
+    return f"Thinking: {model.thinking_level} (supported: {', '.join(model.thinking_levels())})"
 
 
 async def _tools(session: AgentSession, argument: str) -> str:

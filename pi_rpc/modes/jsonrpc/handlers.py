@@ -110,8 +110,8 @@ def register(
             server_info=ServerInfo(name="pi-rpc", version=pi_rpc.__version__),
             protocol_version=PROTOCOL_VERSION,
             cwd=session.cwd,
-            model=session.model,
-            scripted=session.scripted,
+            model=session.current_model.model,
+            scripted=session.current_model.scripted,
             tools=session.tool_infos(),
             approval_policy=session.approvals.policy,
             mcp_servers=servers or UNSET,
@@ -187,11 +187,11 @@ def register(
 
     @served.method("models/list")
     async def models_list(params: Empty) -> ModelList:
-        return ModelList(models=session.available_models())
+        return ModelList(models=session.current_model.available_models())
 
     @served.method("model/set")
     async def model_set(params: SetModelParams) -> Model:
-        return session.set_model(params.provider, params.model_id)
+        return session.current_model.set_model(params.provider, params.model_id)
 
     @served.method("session/new")
     async def session_new(params: Empty) -> NewSession:
@@ -250,7 +250,7 @@ def register(
 
     @served.method("thinking/set")
     async def thinking_set(params: SetThinkingParams) -> ThinkingLevels:
-        level = session.set_thinking_level(params.level)
-        return ThinkingLevels(level=level, available=session.thinking_levels())
+        level = session.current_model.set_thinking_level(params.level)
+        return ThinkingLevels(level=level, available=session.current_model.thinking_levels())
 
     served.check_complete()

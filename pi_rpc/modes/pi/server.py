@@ -178,7 +178,7 @@ class PiDaemon:
             return
         try:
             command = msgspec.convert(raw, command_type)
-            level = self.session.thinking_level
+            level = self.session.current_model.thinking_level
             if isinstance(command, c.Prompt):
                 # Answered once accepted, as Pi answers it: after a compaction the prompt needs
                 # first, before the run's events (spec 16.5).
@@ -211,8 +211,8 @@ class PiDaemon:
         if isinstance(command, c.SetSessionName):
             name = self.session.history.session_name
             self.sink.send(encode_json(c.SessionInfoChanged(name=UNSET if name is None else name)))
-        elif isinstance(command, _LEVEL_COMMANDS) and self.session.thinking_level != level_before:
-            self.sink.send(encode_json(c.ThinkingLevelChanged(level=self.session.thinking_level)))
+        elif isinstance(command, _LEVEL_COMMANDS) and self.session.current_model.thinking_level != level_before:
+            self.sink.send(encode_json(c.ThinkingLevelChanged(level=self.session.current_model.thinking_level)))
 
     async def _execute(self, command: c.Command) -> Any:  # one arm per command
         session = self.session
@@ -234,14 +234,14 @@ class PiDaemon:
             case c.GetMessages():
                 return {"messages": session.messages}
             case c.SetModel(provider=provider, model_id=model_id):
-                return session.set_model(provider, model_id)
+                return session.current_model.set_model(provider, model_id)
             case c.GetAvailableModels():
-                return {"models": session.available_models()}
+                return {"models": session.current_model.available_models()}
             case c.SetThinkingLevel(level=level):
-                session.set_thinking_level(level)
+                session.current_model.set_thinking_level(level)
                 return UNSET
             case c.GetAvailableThinkingLevels():
-                return {"levels": session.thinking_levels()}
+                return {"levels": session.current_model.thinking_levels()}
             case c.SetSteeringMode(mode=mode):
                 session.set_queue_modes(steering=mode)
                 return UNSET

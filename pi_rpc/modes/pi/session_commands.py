@@ -57,14 +57,16 @@ def refusal_text(exc: Exception) -> str:
 async def execute_session_command(session: AgentSession, command: c.Command) -> Any:
     match command:
         case c.CycleModel():
-            model = session.cycle_model()
+            model = session.current_model.cycle_model()
             if model is None:
                 return None
             return c.CycleModelResult(
-                model=model, thinking_level=session.thinking_level, is_scoped=session.model_scope_active
+                model=model,
+                thinking_level=session.current_model.thinking_level,
+                is_scoped=session.current_model.scope_active,
             )
         case c.CycleThinkingLevel():
-            level = session.cycle_thinking_level()
+            level = session.current_model.cycle_thinking_level()
             return None if level is None else {"level": level}
         case c.SetAutoCompaction(enabled=enabled):
             session.auto_compaction_enabled = enabled

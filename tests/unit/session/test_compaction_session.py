@@ -219,7 +219,7 @@ async def test_switching_to_a_model_with_a_smaller_window_compacts_before_the_ne
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         assert not of_type(events.all, CompactionStart)  # 3000 of 200000: far from the window
-        session.set_model("faux", "small")
+        session.current_model.set_model("faux", "small")
         await session.prompt(f"three {FILLER}")
     [start] = of_type(events.all, CompactionStart)
     assert start.reason == "threshold" and model.prompts()[2].startswith("<conversation>")
@@ -250,7 +250,7 @@ async def test_the_summary_is_asked_for_at_the_sessions_thinking_level(workspace
     )
     config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
     async with open_session(config) as (session, _):
-        session.set_thinking_level("high")
+        session.current_model.set_thinking_level("high")
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         await session.compact()

@@ -188,22 +188,25 @@ async def test_stats_count_the_transcript(workspace: Path) -> None:
 
 async def test_model_set_and_thinking_levels(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(), thinking_level="high")) as (session, _):
-        assert session.available_models() == [FAUX_MODEL]
+        assert session.current_model.available_models() == [FAUX_MODEL]
         with pytest.raises(ModelNotFoundError, match="^Model not found: nope/x"):
-            session.set_model("nope", "x")
-        assert session.set_model("faux", "scripted") == FAUX_MODEL
+            session.current_model.set_model("nope", "x")
+        assert session.current_model.set_model("faux", "scripted") == FAUX_MODEL
         # The scripted model has no reasoning: every level clamps to "off".
-        assert session.thinking_level == "off" and session.thinking_levels() == ["off"]
-        assert session.set_thinking_level("high") == "off"
+        assert session.current_model.thinking_level == "off" and session.current_model.thinking_levels() == ["off"]
+        assert session.current_model.set_thinking_level("high") == "off"
 
 
 async def test_without_a_model_a_prompt_fails_and_a_thinking_level_waits(workspace: Path) -> None:
     async with open_session(session_config(workspace, None)) as (session, _):
         with pytest.raises(NoModelError):
             await session.prompt("hello")
-        assert not session.is_streaming and session.state().model is None and not session.scripted
-        assert session.thinking_levels() == ["off"] and session.set_thinking_level("high") == "high"
-        assert session.available_models() == []
+        assert not session.is_streaming and session.state().model is None and not session.current_model.scripted
+        assert (
+            session.current_model.thinking_levels() == ["off"]
+            and session.current_model.set_thinking_level("high") == "high"
+        )
+        assert session.current_model.available_models() == []
 
 
 async def test_only_registered_tools_activate_and_an_inactive_one_cannot_run(workspace: Path) -> None:
