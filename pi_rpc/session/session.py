@@ -47,7 +47,6 @@ from pi_rpc.ai import (
 )
 from pi_rpc.session.approvals.gate import ApprovalGate, ApprovalPolicy, Approver
 from pi_rpc.session.checkpoints.session_checkpoints import SessionCheckpoints
-from pi_rpc.session.compaction.planning import CompactionReason, CompactionResult
 from pi_rpc.session.compaction.session_compaction import SessionCompaction
 from pi_rpc.session.configuration.config import ModelChoice as ModelChoice
 from pi_rpc.session.configuration.config import SessionConfig as SessionConfig
@@ -62,7 +61,6 @@ from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.storage.history import SessionNotFoundError as SessionNotFoundError
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
-    ContextUsage,
     PromptOutcome,
     SessionState,
     SessionStats,
@@ -246,7 +244,7 @@ class AgentSession:
                 total=usage.total_tokens,
             ),
             cost=usage.cost.total,
-            context_usage=self.context_usage() or UNSET,
+            context_usage=self.compaction.context_usage() or UNSET,
         )
 
     # --- tools ----------------------------------------------------------------------------------
@@ -430,23 +428,6 @@ class AgentSession:
         every session it becomes (new, switched to, forked, cloned): edited AGENTS.md etc. apply."""
         self.resources = load_resources(self.cwd, self.config.resources)
         self._rebuild_system_prompt()
-
-    async def compact(
-        self,
-        custom_instructions: str | None = None,
-        reason: CompactionReason = "manual",
-        drop_failed_reply: bool = False,
-    ) -> CompactionResult:
-        """Summarise the older turns with the current model and keep the recent ones (Pi's
-        `compact`); a manual compaction aborts a run first. The session file keeps everything."""
-        return await self.compaction.compact(custom_instructions, reason, drop_failed_reply)
-
-    @property
-    def is_compacting(self) -> bool:
-        return self.compaction.running
-
-    def context_usage(self) -> ContextUsage | None:
-        return self.compaction.context_usage()
 
     def loop_config(self) -> LoopConfig:
         """How a run of this session calls the model and its tools, as the session is now."""

@@ -62,7 +62,7 @@ async def _stats(session: AgentSession, argument: str) -> str:
 
 async def _compact(session: AgentSession, argument: str) -> str:
     try:
-        result = await session.compact(argument or None)
+        result = await session.compaction.compact(argument or None)
     except SESSION_REFUSALS as exc:  # nothing to compact, no model, the summary failed: said in the chat
         return f"Not compacted: {exc}"
     return (

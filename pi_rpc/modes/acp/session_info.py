@@ -31,7 +31,7 @@ def usage_update(session: AgentSession) -> UsageUpdate | None:
     compaction the stats know no size until a reply reports one; ACP's `used` is a count that
     cannot be null, and the last reply's would be the size before the compaction, so it is the
     estimate of the compacted context then (the one Pi's compaction reports as its result's size)."""
-    context = session.context_usage()
+    context = session.compaction.context_usage()
     if context is None:
         return None
     used = context.tokens if context.tokens is not None else estimated_tokens(session.messages)

@@ -167,7 +167,7 @@ def register(
     @served.method("compact")
     async def compact(params: CompactParams) -> CompactionResult:
         instructions = None if params.custom_instructions is UNSET else params.custom_instructions
-        return await session.compact(instructions)
+        return await session.compaction.compact(instructions)
 
     @served.method("abortBash")
     async def abort_bash(params: Empty) -> None:

@@ -263,7 +263,7 @@ class PiDaemon:
             model=UNSET if state.model is None else state.model,
             thinking_level=state.thinking_level,
             is_streaming=state.is_streaming,
-            is_compacting=self.session.is_compacting,
+            is_compacting=self.session.compaction.running,
             steering_mode=state.steering_mode,
             follow_up_mode=state.follow_up_mode,
             # Named before the file exists (made with the first message), as Pi 1.6.0 reports it.

@@ -98,7 +98,7 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
         case c.GetCommands():
             return {"commands": [_slash_command(command) for command in session.resources.commands()]}
         case c.Compact(custom_instructions=instructions):
-            return await session.compact(None if instructions is UNSET else instructions)
+            return await session.compaction.compact(None if instructions is UNSET else instructions)
         case c.Bash(command=shell_command, exclude_from_context=exclude):
             return await session.run_bash(shell_command, exclude)
         case c.AbortBash():

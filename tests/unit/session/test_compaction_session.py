@@ -112,7 +112,7 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
         session.auto_compaction_enabled = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        result = await session.compact()
+        result = await session.compaction.compact()
         # Pi 1.6.0's compacted context: the system message the compaction kept (the prompt's
         # sections and the tools), then the summary.
         system, first = session.messages[:2]
@@ -152,7 +152,7 @@ async def test_the_context_size_is_unknown_after_a_compaction_until_the_next_rep
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         assert usage_tokens(session) == 601
-        await session.compact()
+        await session.compaction.compact()
         usage = session.stats().context_usage
         assert usage is not UNSET and (usage.tokens, usage.percent) == (None, None)
         assert usage.context_window == FAUX_MODEL.context_window
@@ -253,7 +253,7 @@ async def test_the_summary_is_asked_for_at_the_sessions_thinking_level(workspace
         session.current_model.set_thinking_level("high")
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        await session.compact()
+        await session.compaction.compact()
     [(_, options)] = [(c, o) for c, o in model.requests if text_of(c.messages[-1].content).startswith("<conversation>")]
     assert options.thinking_level == ("high" if reasoning else "off")
 
@@ -265,14 +265,14 @@ async def test_a_failed_or_cancelled_compaction_ends_as_pis_does(workspace: Path
     config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
     async with open_session(config) as (session, events):
         with pytest.raises(CompactionError, match=f"^{re.escape(NOTHING_TO_COMPACT)}$"):
-            await session.compact()
+            await session.compaction.compact()
         session.auto_compaction_enabled = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         with pytest.raises(CompactionError, match="^Summarization failed: boom$"):
-            await session.compact()
+            await session.compaction.compact()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(expect_cancelled, session.compact)
+            tasks.start_soon(expect_cancelled, session.compaction.compact)
             await model.wait_for_requests(4)  # the stalled summary request is under way
             await session.abort()
     # Pi's compaction_end: a manual failure says why, in Pi's words; a cancelled one says nothing.
@@ -303,9 +303,9 @@ async def test_compacting_right_after_a_compaction_is_refused(workspace: Path) -
     async with open_session(config) as (session, _):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        await session.compact()
+        await session.compaction.compact()
         with pytest.raises(CompactionError, match=f"^{ALREADY_COMPACTED}$"):
-            await session.compact()
+            await session.compaction.compact()
 
 
 async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(workspace: Path) -> None:
@@ -358,7 +358,7 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
         session.auto_compaction_enabled = False
         await session.prompt(f"look at c.md {FILLER}")
         await session.prompt(f"more {FILLER}")
-        result = await session.compact()
+        result = await session.compaction.compact()
     assert msgspec.to_builtins(result.details) == {"readFiles": ["a.md", "c.md"], "modifiedFiles": ["b.py"]}
     assert (
         result.summary
@@ -383,7 +383,7 @@ async def test_the_result_has_the_estimate_after_and_the_summary_usage(workspace
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, events):
         await two_prompts(session)
-        result = await session.compact()
+        result = await session.compaction.compact()
         assert result.estimated_tokens_after == estimated_tokens(session.messages) > 0
         wire = json.loads(msgspec.json.encode(result))
         assert list(wire) == ["summary", "firstKeptEntryId", "tokensBefore", "estimatedTokensAfter", "usage", "details"]
@@ -400,7 +400,7 @@ async def test_a_summary_request_that_fails_for_a_passing_reason_is_retried(work
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1, max=2))
     async with open_session(config) as (session, events):
         await two_prompts(session)
-        result = await session.compact()
+        result = await session.compaction.compact()
         assert result.summary.startswith("THE SUMMARY"), result.summary
     kinds = [
         json.loads(msgspec.json.encode(e))
@@ -431,7 +431,7 @@ async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
         session.auto_retry_enabled = False
         await two_prompts(session)
         with pytest.raises(CompactionError):
-            await session.compact()
+            await session.compaction.compact()
     assert not of_type(events.all, SummarizationRetryScheduled)
 
 

@@ -67,7 +67,7 @@ async def test_a_compaction_is_written_and_read_back_with_real_entry_ids(workspa
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         points_before = session.history.fork_points()
-        result = await session.compact()
+        result = await session.compaction.compact()
         path = session.history.session_file
         assert path is not None
         written = file_entries(path)
@@ -97,7 +97,7 @@ async def test_forking_after_a_compaction(workspace: Path) -> None:
     async with open_session(config) as (session, _):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        result = await session.compact()
+        result = await session.compaction.compact()
         await session.prompt(f"three {FILLER}")
         first_file = session.history.session_file or ""
         three = next(entry_id for entry_id, text in session.history.fork_points() if text.startswith("three"))

@@ -124,7 +124,7 @@ async def test_a_compacted_session_shows_the_turns_the_compaction_summarised(tmp
         session.auto_compaction_enabled = False
         await session.prompt(f"{FILLER} one")
         await session.prompt(f"{FILLER} two")
-        result = await session.compact()
+        result = await session.compaction.compact()
         await session.prompt("three")
         assert not any(isinstance(m, UserMessage) and "one" in str(m.content) for m in session.messages)
         page = await anyio.Path(session.export_html("page.html")).read_text()

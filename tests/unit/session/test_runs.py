@@ -167,7 +167,7 @@ async def test_a_compaction_that_breaks_after_a_run_is_reported_and_the_session_
     assert (first.stop_reason, second.stop_reason) == ("stop", "stop")
     [failed, *_] = [e for e in events.all if isinstance(e, CompactionEnd)]
     assert failed.error_message == "Auto-compaction failed: RuntimeError: summary bug near [redacted]"  # Pi's words
-    assert not session.is_streaming and not session.is_compacting
+    assert not session.is_streaming and not session.compaction.running
 
 
 async def test_a_follow_up_sent_as_the_answer_ends_gets_the_scripted_reply_it_matches(workspace: Path) -> None:
