@@ -4,8 +4,10 @@ It owns the agent and the tool registry versus the active tools, and makes the p
 rest, each handed only what it needs: its history (the transcript and its file, `SessionHistory`
 in storage/history.py), its model and level (`SessionModel`, models/current.py), its compaction
 (`SessionCompaction`, compaction/session_compaction.py), its runs (`SessionRuns`, runs.py), its
-approvals (`ApprovalGate`) and checkpoints (`SessionCheckpoints`). Its methods are the front ends'
-vocabulary, most of them a part's.
+approvals (`ApprovalGate`) and checkpoints (`SessionCheckpoints`). The parts are public and the
+front ends call them directly (`session.history.session_id`, `session.runs.start`); the session's
+own methods are those that are its own (prompting, the tool set, events, closing) or that join
+several parts (becoming another session, stats, state).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from pi_rpc.session.models.current import ModelNotFoundError as ModelNotFoundErr
 from pi_rpc.session.models.current import NoModelError as NoModelError
 from pi_rpc.session.models.current import SessionModel
 from pi_rpc.session.resources.loading import load_resources
-from pi_rpc.session.runs import AutoToggles, Run, SessionRuns, StreamingBehavior, total_usage
+from pi_rpc.session.runs import AutoToggles, SessionRuns, StreamingBehavior, total_usage
 from pi_rpc.session.storage.history import NothingToCloneError as NothingToCloneError
 from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.storage.history import SessionNotFoundError as SessionNotFoundError
@@ -213,7 +215,7 @@ class AgentSession:
         """Become another stored session: abort any run first (its last messages must reach the
         file before the file is read), then restore the model and level the session recorded and
         read the resources again, as Pi does for every session it becomes."""
-        if self.is_streaming:
+        if self.runs.is_streaming:
             await self.abort()
         result = change()
         self.current_model.restore_recorded()
@@ -340,46 +342,12 @@ class AgentSession:
 
     # --- model ----------------------------------------------------------------------------------
 
-    @property
-    def auto_compaction_enabled(self) -> bool:
-        return self.toggles.compaction
-
-    @auto_compaction_enabled.setter
-    def auto_compaction_enabled(self, enabled: bool) -> None:
-        self.toggles.compaction = enabled
-
-    @property
-    def auto_retry_enabled(self) -> bool:
-        return self.toggles.retry
-
-    @auto_retry_enabled.setter
-    def auto_retry_enabled(self, enabled: bool) -> None:
-        self.toggles.retry = enabled
-
     # --- runs (pi_rpc/session/runs.py) ---------------------------------------------------------
-
-    @property
-    def is_streaming(self) -> bool:
-        """A run is going: from the prompt that started it until its `agent_settled`."""
-        return self.runs.is_streaming
 
     async def prompt(
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
     ) -> PromptOutcome:
         return await self.runs.prompt(text, images, streaming_behavior)
-
-    def start_prompt(
-        self,
-        text: str,
-        images: Sequence[ImageContent] = (),
-        streaming_behavior: StreamingBehavior | None = None,
-        on_accepted: Callable[[], None] | None = None,
-    ) -> Run:
-        return self.runs.start(text, images, streaming_behavior, on_accepted)
-
-    async def prompt_outcome(self, run: Run) -> PromptOutcome:
-        """The outcome of a run from `start_prompt`; cancelling the wait aborts the run."""
-        return await self.runs.outcome_of(run)
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         self.runs.steer(text, images)
@@ -401,7 +369,7 @@ class AgentSession:
         )
         # Kept like Pi keeps it, `!!` commands too: the transcript shows them, the model does not.
         self.history.pending_bash.append(bash_execution_message(command, result, exclude_from_context))
-        if not self.is_streaming:
+        if not self.runs.is_streaming:
             self.history.flush_pending_bash()
             return result
 
@@ -416,7 +384,7 @@ class AgentSession:
     async def new_session(self, parent_session: str | None = None) -> str:
         """Abort any run, forget the transcript and queues (tools, model stay); the header names
         `parent_session` if given (Pi's). Idle, nothing awaits: later requests see the new session."""
-        if self.is_streaming:
+        if self.runs.is_streaming:
             await self.abort()
         self.history.start_new(parent_session)
         self.current_model.record_start()
@@ -437,7 +405,7 @@ class AgentSession:
             thinking_level=self.current_model.thinking_level,
             headers=dict(choice.headers),
             session_id=self.history.session_id,
-            max_retries=self.config.retry.max if self.auto_retry_enabled and not self.config.retry.after_run else 0,
+            max_retries=self.config.retry.max if self.toggles.retry and not self.config.retry.after_run else 0,
             retry_base_ms=self.config.retry.base_ms,
             http=choice.http,
         )
@@ -464,7 +432,7 @@ class AgentSession:
         return SessionState(
             model=self.current_model.model,
             thinking_level=self.current_model.thinking_level,
-            is_streaming=self.is_streaming,
+            is_streaming=self.runs.is_streaming,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
             session_id=self.history.session_id,

@@ -184,14 +184,14 @@ class PiDaemon:
                 # first, before the run's events (spec 16.5).
                 behaviour = None if command.streaming_behavior is UNSET else command.streaming_behavior
                 # Queued into the running one, as `start_prompt` decides (Pi 1.6.0's disposition).
-                queued = behaviour is not None and self.session.is_streaming
+                queued = behaviour is not None and self.session.runs.is_streaming
                 accepted = c.Response(
                     command=kind,
                     id=msg_id,
                     success=True,
                     data=c.Disposition(disposition="queued" if queued else "started"),
                 )
-                self.session.start_prompt(command.message, command.images, behaviour, lambda: self._respond(accepted))
+                self.session.runs.start(command.message, command.images, behaviour, lambda: self._respond(accepted))
                 return
             data = await self._execute(command)
             self._announce(command, level)
@@ -270,7 +270,7 @@ class PiDaemon:
             session_file=UNSET if (path := self.session.history.session_path()) is None else path,
             session_id=state.session_id,
             session_name=UNSET if self.session.history.session_name is None else self.session.history.session_name,
-            auto_compaction_enabled=self.session.auto_compaction_enabled,
+            auto_compaction_enabled=self.session.toggles.compaction,
             message_count=state.message_count,
             pending_message_count=state.pending_message_count,
         )

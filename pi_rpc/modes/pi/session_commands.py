@@ -69,10 +69,10 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             level = session.current_model.cycle_thinking_level()
             return None if level is None else {"level": level}
         case c.SetAutoCompaction(enabled=enabled):
-            session.auto_compaction_enabled = enabled
+            session.toggles.compaction = enabled
             return UNSET
         case c.SetAutoRetry(enabled=enabled):
-            session.auto_retry_enabled = enabled
+            session.toggles.retry = enabled
             return UNSET
         case c.AbortRetry():
             # The wait for the next attempt is the run's (session/auto_retry.py): aborting it ends

@@ -58,6 +58,7 @@ from pi_rpc.session.checkpoints.store import (
 )
 from pi_rpc.session.configuration.config import SessionConfig
 from pi_rpc.session.refusals import SessionBusy
+from pi_rpc.session.runs import SessionRuns
 from pi_rpc.session.storage.history import SessionHistory, SessionNotFoundError
 from pi_rpc.tools import resolve_to_cwd
 
@@ -117,9 +118,7 @@ class CheckpointHost(Protocol):
     config: SessionConfig
     history: SessionHistory
     approvals: ApprovalGate
-
-    @property
-    def is_streaming(self) -> bool: ...
+    runs: SessionRuns
 
     async def fork(self, entry_id: str) -> str: ...
 
@@ -361,7 +360,7 @@ class SessionCheckpoints:
     ) -> RewindResult:
         """Back to before the user message `entry_id`: its files, its conversation, or both.
         `preview`: what rewinding the files would do, with a diff of each, and nothing done."""
-        if self._session.is_streaming:
+        if self._session.runs.is_streaming:
             raise SessionBusy("Cannot rewind while a run is in progress: abort it first")
         ids = [entry for entry, _, _ in self._user_messages()]
         if entry_id not in ids:

@@ -109,7 +109,7 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
     )
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, _):
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         result = await session.compaction.compact()
@@ -148,7 +148,7 @@ async def test_the_context_size_is_unknown_after_a_compaction_until_the_next_rep
     )
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, _):
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         assert usage_tokens(session) == 601
@@ -187,7 +187,7 @@ async def test_an_aborted_run_near_the_window_is_compacted_before_the_next_promp
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, events):
         await session.prompt(f"one {FILLER}")
-        started = session.start_prompt("two " + "x" * 3000)  # with the first reply's 500: past 1000
+        started = session.runs.start("two " + "x" * 3000)  # with the first reply's 500: past 1000
         await events.wait_for_type("message_update")
         await session.abort()
         assert (await started.wait()).stop_reason == "aborted" and not of_type(events.all, CompactionStart)
@@ -266,7 +266,7 @@ async def test_a_failed_or_cancelled_compaction_ends_as_pis_does(workspace: Path
     async with open_session(config) as (session, events):
         with pytest.raises(CompactionError, match=f"^{re.escape(NOTHING_TO_COMPACT)}$"):
             await session.compaction.compact()
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         with pytest.raises(CompactionError, match="^Summarization failed: boom$"):
@@ -355,7 +355,7 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
     async with open_session(config) as (session, _):
         loaded = session.messages[0]
         assert loaded == CompactionSummaryMessage(summary="PI SUMMARY", tokens_before=12345, timestamp=1767225602000)
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"look at c.md {FILLER}")
         await session.prompt(f"more {FILLER}")
         result = await session.compaction.compact()
@@ -370,7 +370,7 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
 
 async def two_prompts(session: AgentSession) -> None:
     """Two prompts worth compacting, with automatic compaction off so only `compact` runs one."""
-    session.auto_compaction_enabled = False
+    session.toggles.compaction = False
     await session.prompt(f"one {FILLER}")
     await session.prompt(f"two {FILLER}")
 
@@ -428,7 +428,7 @@ async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1))
     async with open_session(config) as (session, events):
-        session.auto_retry_enabled = False
+        session.toggles.retry = False
         await two_prompts(session)
         with pytest.raises(CompactionError):
             await session.compaction.compact()

@@ -58,7 +58,7 @@ def results(events: Events) -> list[ToolExecutionEnd]:
 async def test_a_run_uses_real_tools_and_resolves_with_its_outcome(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(WRITE_THEN_DONE))) as (session, events):
         outcome = await session.prompt("write notes")
-        assert outcome.stop_reason == "stop" and not session.is_streaming
+        assert outcome.stop_reason == "stop" and not session.runs.is_streaming
     assert (workspace / "notes.txt").read_text() == "hello\n"
     types = events.types()
     assert types[0] == "agent_start" and types[-2:] == ["agent_end", "agent_settled"]
@@ -72,8 +72,8 @@ async def test_a_run_uses_real_tools_and_resolves_with_its_outcome(workspace: Pa
 async def test_a_second_prompt_needs_a_streaming_behaviour_and_is_queued_with_one(workspace: Path) -> None:
     """spec 15.12: refused while busy without streamingBehavior; steer/followUp queue."""
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
-        started = session.start_prompt("stream forever")
-        assert session.is_streaming and session.state().is_streaming
+        started = session.runs.start("stream forever")
+        assert session.runs.is_streaming and session.state().is_streaming
         await events.wait_for_type("message_update")
         with pytest.raises(AgentBusyError, match="streamingBehavior") as refused:
             await session.prompt("second")
@@ -92,10 +92,10 @@ async def test_abort_during_a_tool_gives_the_call_a_result_and_settles(workspace
     """spec 15.13: the running bash is aborted, its call gets an error result, one agent_end."""
     sleepy = reply("^sleep", [tool_call("bash", command="sleep 60")], [{"text": "never asked"}])
     async with open_session(session_config(workspace, script(sleepy))) as (session, events):
-        session.start_prompt("sleep a while")
+        session.runs.start("sleep a while")
         await events.wait_for(lambda e: isinstance(e, ToolExecutionStart))
         await session.abort()
-        assert not session.is_streaming
+        assert not session.runs.is_streaming
         assert [r.is_error for r in results(events)] == [True]
         assert events.types().count("agent_end") == 1 and events.types()[-1] == "agent_settled"
         last = session.messages[-1]
@@ -105,7 +105,7 @@ async def test_abort_during_a_tool_gives_the_call_a_result_and_settles(workspace
 
 async def test_an_abort_right_after_the_start_is_not_lost(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
-        started = session.start_prompt("stream forever")
+        started = session.runs.start("stream forever")
         await session.abort()
         assert started.outcome is not None and started.outcome.stop_reason == "aborted"
         assert not any(
@@ -139,10 +139,10 @@ async def test_new_session_forgets_the_transcript_and_keeps_tools_and_model(work
 
 async def test_new_session_during_a_run_aborts_it(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
-        started = session.start_prompt("stream forever")
+        started = session.runs.start("stream forever")
         await events.wait_for_type("message_update")
         await session.new_session()
-        assert not session.is_streaming and session.messages == []
+        assert not session.runs.is_streaming and session.messages == []
         assert started.outcome is not None and started.outcome.stop_reason == "aborted"
 
 
@@ -201,7 +201,7 @@ async def test_without_a_model_a_prompt_fails_and_a_thinking_level_waits(workspa
     async with open_session(session_config(workspace, None)) as (session, _):
         with pytest.raises(NoModelError):
             await session.prompt("hello")
-        assert not session.is_streaming and session.state().model is None and not session.current_model.scripted
+        assert not session.runs.is_streaming and session.state().model is None and not session.current_model.scripted
         assert (
             session.current_model.thinking_levels() == ["off"]
             and session.current_model.set_thinking_level("high") == "high"
@@ -292,7 +292,7 @@ async def test_abort_while_waiting_for_approval_ends_the_run_once(workspace: Pat
             return ApprovalDecision(outcome="allow")
 
         session.set_approver(never)
-        started = session.start_prompt("write notes")
+        started = session.runs.start("write notes")
         await events.wait_for(lambda e: isinstance(e, ToolApprovalRequest))
         assert [r.tool_name for r in session.approvals.pending.values()] == ["write"]
         assert session.state().pending_approvals == [r.tool_call_id for r in session.approvals.pending.values()]
