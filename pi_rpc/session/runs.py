@@ -126,6 +126,7 @@ class SessionRuns:
 
     @property
     def is_streaming(self) -> bool:
+        """A run is going: from the prompt that started it until its `agent_settled`."""
         return self._agent.is_running
 
     def start(

@@ -4,8 +4,10 @@ It owns the agent and the tool registry versus the active tools, and makes the p
 rest, each handed only what it needs: its history (the transcript and its file, `SessionHistory`
 in storage/history.py), its model and level (`SessionModel`, models/current.py), its compaction
 (`SessionCompaction`, compaction/session_compaction.py), its runs (`SessionRuns`, runs.py), its
-approvals (`ApprovalGate`) and checkpoints (`SessionCheckpoints`). Its methods are the front ends'
-vocabulary, most of them a part's.
+approvals (`ApprovalGate`) and checkpoints (`SessionCheckpoints`). The parts are public and the
+front ends call them directly (`session.history.session_id`, `session.runs.start`); the session's
+own methods are those that are its own (prompting, the tool set, events, closing) or that join
+several parts (becoming another session, stats, state).
 """
 
 from __future__ import annotations
@@ -39,9 +41,7 @@ from pi_rpc.ai import (
     AutoRetryStart,
     ImageContent,
     Message,
-    Model,
     StreamOptions,
-    ThinkingLevel,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -49,7 +49,6 @@ from pi_rpc.ai import (
 )
 from pi_rpc.session.approvals.gate import ApprovalGate, ApprovalPolicy, Approver
 from pi_rpc.session.checkpoints.session_checkpoints import SessionCheckpoints
-from pi_rpc.session.compaction.planning import CompactionReason, CompactionResult
 from pi_rpc.session.compaction.session_compaction import SessionCompaction
 from pi_rpc.session.configuration.config import ModelChoice as ModelChoice
 from pi_rpc.session.configuration.config import SessionConfig as SessionConfig
@@ -58,15 +57,12 @@ from pi_rpc.session.models.current import ModelNotFoundError as ModelNotFoundErr
 from pi_rpc.session.models.current import NoModelError as NoModelError
 from pi_rpc.session.models.current import SessionModel
 from pi_rpc.session.resources.loading import load_resources
-from pi_rpc.session.runs import AutoToggles, Run, SessionRuns, StreamingBehavior, total_usage
-from pi_rpc.session.storage.entries import SessionEntry
+from pi_rpc.session.runs import AutoToggles, SessionRuns, StreamingBehavior, total_usage
 from pi_rpc.session.storage.history import NothingToCloneError as NothingToCloneError
 from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.storage.history import SessionNotFoundError as SessionNotFoundError
-from pi_rpc.session.storage.store import SessionSummary
 from pi_rpc.session.system_prompt import build_system_prompt
 from pi_rpc.session.types import (
-    ContextUsage,
     PromptOutcome,
     SessionState,
     SessionStats,
@@ -196,27 +192,6 @@ class AgentSession:
 
     # --- history (pi_rpc/session/storage/history.py) ---------------------------------------------------
 
-    @property
-    def session_id(self) -> str:
-        return self.history.session_id
-
-    @property
-    def session_name(self) -> str | None:
-        return self.history.session_name
-
-    def set_session_name(self, name: str) -> str:
-        return self.history.set_name(name)
-
-    def save(self) -> None:
-        self.history.save()
-
-    @property
-    def session_file(self) -> str | None:
-        return self.history.session_file
-
-    def list_sessions(self) -> list[SessionSummary]:
-        return self.history.list_sessions()
-
     async def load_session(self, session_id: str) -> int:
         """Abort any run and continue a stored session of this workspace; returns its size."""
         await self._become(lambda: self.history.load(session_id))
@@ -226,12 +201,6 @@ class AgentSession:
         """Abort any run and continue the session stored at `path` (Pi's `switch_session`)."""
         await self._become(lambda: self.history.resume(Path(path)))
         return len(self.agent.messages)
-
-    def fork_points(self) -> list[tuple[str, str]]:
-        return self.history.fork_points()
-
-    def entries(self, since: str | None = None, limit: int | None = None) -> tuple[list[SessionEntry], str | None]:
-        return self.history.after(since, limit)
 
     async def fork(self, entry_id: str) -> str:
         """A new session holding what came before the user message `entry_id`; returns that
@@ -246,7 +215,7 @@ class AgentSession:
         """Become another stored session: abort any run first (its last messages must reach the
         file before the file is read), then restore the model and level the session recorded and
         read the resources again, as Pi does for every session it becomes."""
-        if self.is_streaming:
+        if self.runs.is_streaming:
             await self.abort()
         result = change()
         self.current_model.restore_recorded()
@@ -262,8 +231,8 @@ class AgentSession:
         assistants = [m for m in messages if isinstance(m, AssistantMessage)]
         usage = total_usage(assistants)
         return SessionStats(
-            session_id=self.session_id,
-            session_file=self.session_file,
+            session_id=self.history.session_id,
+            session_file=self.history.session_file,
             user_messages=sum(isinstance(m, UserMessage) for m in messages),
             assistant_messages=len(assistants),
             tool_calls=sum(isinstance(b, ToolCall) for m in assistants for b in m.content),
@@ -277,7 +246,7 @@ class AgentSession:
                 total=usage.total_tokens,
             ),
             cost=usage.cost.total,
-            context_usage=self.context_usage() or UNSET,
+            context_usage=self.compaction.context_usage() or UNSET,
         )
 
     # --- tools ----------------------------------------------------------------------------------
@@ -330,13 +299,14 @@ class AgentSession:
         return self.active_tools
 
     def _tool_context(self) -> ToolCallContext:
-        assert self.choice is not None  # tools run only inside a run, and a run needs a model
+        choice = self.current_model.choice
+        assert choice is not None  # tools run only inside a run, and a run needs a model
         return ToolCallContext(
             cwd=self.cwd,
-            model=self.choice.model,
-            session_id=self.session_id,
-            session_file=self.session_file,
-            thinking_level=self.thinking_level,
+            model=choice.model,
+            session_id=self.history.session_id,
+            session_file=self.history.session_file,
+            thinking_level=self.current_model.thinking_level,
             custom_entries=self.history,
         )
 
@@ -372,86 +342,12 @@ class AgentSession:
 
     # --- model ----------------------------------------------------------------------------------
 
-    # The model and level are `current_model`'s (models/current.py); these are the front ends' names.
-
-    @property
-    def choice(self) -> ModelChoice | None:
-        return self.current_model.choice
-
-    @property
-    def thinking_level(self) -> ThinkingLevel:
-        return self.current_model.thinking_level
-
-    @property
-    def model(self) -> Model | None:
-        return self.current_model.model
-
-    @property
-    def scripted(self) -> bool:
-        return self.current_model.scripted
-
-    @property
-    def model_scope_active(self) -> bool:
-        return self.current_model.scope_active
-
-    def set_model(self, provider: str, model_id: str, thinking_level: ThinkingLevel | None = None) -> Model:
-        return self.current_model.set_model(provider, model_id, thinking_level)
-
-    def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
-        return self.current_model.set_thinking_level(level)
-
-    def cycle_model(self) -> Model | None:
-        return self.current_model.cycle_model()
-
-    def cycle_thinking_level(self) -> ThinkingLevel | None:
-        return self.current_model.cycle_thinking_level()
-
-    def thinking_levels(self) -> list[ThinkingLevel]:
-        return self.current_model.thinking_levels()
-
-    def available_models(self) -> list[Model]:
-        return self.current_model.available_models()
-
-    @property
-    def auto_compaction_enabled(self) -> bool:
-        return self.toggles.compaction
-
-    @auto_compaction_enabled.setter
-    def auto_compaction_enabled(self, enabled: bool) -> None:
-        self.toggles.compaction = enabled
-
-    @property
-    def auto_retry_enabled(self) -> bool:
-        return self.toggles.retry
-
-    @auto_retry_enabled.setter
-    def auto_retry_enabled(self, enabled: bool) -> None:
-        self.toggles.retry = enabled
-
     # --- runs (pi_rpc/session/runs.py) ---------------------------------------------------------
-
-    @property
-    def is_streaming(self) -> bool:
-        """A run is going: from the prompt that started it until its `agent_settled`."""
-        return self.runs.is_streaming
 
     async def prompt(
         self, text: str, images: Sequence[ImageContent] = (), streaming_behavior: StreamingBehavior | None = None
     ) -> PromptOutcome:
         return await self.runs.prompt(text, images, streaming_behavior)
-
-    def start_prompt(
-        self,
-        text: str,
-        images: Sequence[ImageContent] = (),
-        streaming_behavior: StreamingBehavior | None = None,
-        on_accepted: Callable[[], None] | None = None,
-    ) -> Run:
-        return self.runs.start(text, images, streaming_behavior, on_accepted)
-
-    async def prompt_outcome(self, run: Run) -> PromptOutcome:
-        """The outcome of a run from `start_prompt`; cancelling the wait aborts the run."""
-        return await self.runs.outcome_of(run)
 
     def steer(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         self.runs.steer(text, images)
@@ -473,7 +369,7 @@ class AgentSession:
         )
         # Kept like Pi keeps it, `!!` commands too: the transcript shows them, the model does not.
         self.history.pending_bash.append(bash_execution_message(command, result, exclude_from_context))
-        if not self.is_streaming:
+        if not self.runs.is_streaming:
             self.history.flush_pending_bash()
             return result
 
@@ -488,12 +384,12 @@ class AgentSession:
     async def new_session(self, parent_session: str | None = None) -> str:
         """Abort any run, forget the transcript and queues (tools, model stay); the header names
         `parent_session` if given (Pi's). Idle, nothing awaits: later requests see the new session."""
-        if self.is_streaming:
+        if self.runs.is_streaming:
             await self.abort()
         self.history.start_new(parent_session)
         self.current_model.record_start()
         self._reload_resources()
-        return self.session_id
+        return self.history.session_id
 
     def _reload_resources(self) -> None:
         """Context files, templates, skills and their settings read again, as Pi reloads them for
@@ -501,32 +397,15 @@ class AgentSession:
         self.resources = load_resources(self.cwd, self.config.resources)
         self._rebuild_system_prompt()
 
-    async def compact(
-        self,
-        custom_instructions: str | None = None,
-        reason: CompactionReason = "manual",
-        drop_failed_reply: bool = False,
-    ) -> CompactionResult:
-        """Summarise the older turns with the current model and keep the recent ones (Pi's
-        `compact`); a manual compaction aborts a run first. The session file keeps everything."""
-        return await self.compaction.compact(custom_instructions, reason, drop_failed_reply)
-
-    @property
-    def is_compacting(self) -> bool:
-        return self.compaction.running
-
-    def context_usage(self) -> ContextUsage | None:
-        return self.compaction.context_usage()
-
     def loop_config(self) -> LoopConfig:
         """How a run of this session calls the model and its tools, as the session is now."""
         choice = self.current_model.require()
         options = StreamOptions(
             api_key=choice.api_key,
-            thinking_level=self.thinking_level,
+            thinking_level=self.current_model.thinking_level,
             headers=dict(choice.headers),
-            session_id=self.session_id,
-            max_retries=self.config.retry.max if self.auto_retry_enabled and not self.config.retry.after_run else 0,
+            session_id=self.history.session_id,
+            max_retries=self.config.retry.max if self.toggles.retry and not self.config.retry.after_run else 0,
             retry_base_ms=self.config.retry.base_ms,
             http=choice.http,
         )
@@ -551,19 +430,19 @@ class AgentSession:
 
     def state(self) -> SessionState:
         return SessionState(
-            model=self.model,
-            thinking_level=self.thinking_level,
-            is_streaming=self.is_streaming,
+            model=self.current_model.model,
+            thinking_level=self.current_model.thinking_level,
+            is_streaming=self.runs.is_streaming,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
-            session_id=self.session_id,
+            session_id=self.history.session_id,
             message_count=len(self.agent.messages),
             pending_message_count=self.agent.pending_count,
             cwd=self.cwd,
             active_tools=self.active_tools,
-            scripted=self.scripted,
-            session_file=self.session_file,
-            session_name=self.session_name,
+            scripted=self.current_model.scripted,
+            session_file=self.history.session_file,
+            session_name=self.history.session_name,
             approval_policy=self.approvals.policy,
             pending_approvals=[request.tool_call_id for request in self.approvals.pending.values()],
         )

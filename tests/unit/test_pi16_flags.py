@@ -149,10 +149,10 @@ def test_a_session_starts_with_the_tools_pi16_resolves(tmp_path: Path, home: Pat
 
 def test_name_and_session_id_name_the_new_session(tmp_path: Path, home: Path, caplog: pytest.LogCaptureFixture) -> None:
     session, _ = _session(tmp_path, "--name", "  Refactor auth ", "--session-id", "my-id.1")
-    assert (session.session_id, session.session_name) == ("my-id.1", "Refactor auth")
+    assert (session.history.session_id, session.history.session_name) == ("my-id.1", "Refactor auth")
     assert "No project session found with id 'my-id.1'; creating a new session with that id." in caplog.text
     session, _ = _session(tmp_path, "--no-session", "--session-id", "mem-1")
-    assert session.session_id == "mem-1" and session.session_name is None
+    assert session.history.session_id == "mem-1" and session.history.session_name is None
 
 
 def test_session_id_continues_that_session_when_it_exists(tmp_path: Path, home: Path) -> None:
@@ -160,10 +160,10 @@ def test_session_id_continues_that_session_when_it_exists(tmp_path: Path, home: 
     stored.append(UserMessage(content=[TextContent(text="hello")]))
     again, config = _session(tmp_path, "--session-dir", str(home / "sessions"), "--session-id", "kept-1")
     assert config.persistence.resume_from is not None and config.persistence.resume_from.name.endswith("_kept-1.jsonl")
-    assert again.session_id == "kept-1" and len(again.history.entries.context()) == 1
+    assert again.history.session_id == "kept-1" and len(again.history.entries.context()) == 1
 
 
 def test_thinking_max_is_the_highest_level_the_model_has(tmp_path: Path, home: Path) -> None:
     session, config = _session(tmp_path, "--thinking", "max")
     assert config.models.thinking_level == "xhigh" and config.models.thinking_pinned
-    assert session.thinking_level == session.thinking_levels()[-1]
+    assert session.current_model.thinking_level == session.current_model.thinking_levels()[-1]

@@ -188,11 +188,11 @@ class AcpAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         session = self._open(cwd)
-        session.save()  # listed and loadable before its first prompt, here and after a restart
+        session.history.save()  # listed and loadable before its first prompt, here and after a restart
         meta = await self._start_mcp(session, mcp_servers)
-        self._register(session.session_id, session)
+        self._register(session.history.session_id, session)
         return NewSessionResponse(
-            session_id=session.session_id,
+            session_id=session.history.session_id,
             modes=session_modes(session.approvals.policy),
             config_options=[*config_options(session)],
             field_meta=meta,

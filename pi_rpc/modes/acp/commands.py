@@ -29,15 +29,16 @@ class Command:
 async def _model(session: AgentSession, argument: str) -> str:
     if argument:
         set_model(session, argument)
-    current = session.model
-    listed = "\n".join(f"- {model_value(m)}" for m in session.available_models())
+    current = session.current_model.model
+    listed = "\n".join(f"- {model_value(m)}" for m in session.current_model.available_models())
     return f"Model: {model_value(current) if current else 'none configured'}\n\nAvailable:\n{listed}"
 
 
 async def _thinking(session: AgentSession, argument: str) -> str:
     if argument:
         set_config_option(session, THINKING_OPTION, argument)
-    return f"Thinking: {session.thinking_level} (supported: {', '.join(session.thinking_levels())})"
+    model = session.current_model
+    return f"Thinking: {model.thinking_level} (supported: {', '.join(model.thinking_levels())})"
 
 
 async def _tools(session: AgentSession, argument: str) -> str:
@@ -61,7 +62,7 @@ async def _stats(session: AgentSession, argument: str) -> str:
 
 async def _compact(session: AgentSession, argument: str) -> str:
     try:
-        result = await session.compact(argument or None)
+        result = await session.compaction.compact(argument or None)
     except SESSION_REFUSALS as exc:  # nothing to compact, no model, the summary failed: said in the chat
         return f"Not compacted: {exc}"
     return (
@@ -72,8 +73,8 @@ async def _compact(session: AgentSession, argument: str) -> str:
 
 async def _name(session: AgentSession, argument: str) -> str:
     if argument:
-        session.set_session_name(argument)  # kept in the session file, as Pi's `/name` keeps it
-    current = session.session_name
+        session.history.set_name(argument)  # kept in the session file, as Pi's `/name` keeps it
+    current = session.history.session_name
     return f"Session name: {current}" if current else "This session has no name. `/name <name>` gives it one."
 
 

@@ -34,15 +34,15 @@ def model_value(model: Model) -> str:
 def config_options(session: AgentSession) -> list[SessionConfigOptionSelect]:
     """The options as they stand; no model option while no model is configured or known."""
     options: list[SessionConfigOptionSelect] = []
-    models = session.available_models()
-    if session.model is not None and models:
+    models = session.current_model.available_models()
+    if session.current_model.model is not None and models:
         options.append(
             SessionConfigOptionSelect(
                 type="select",
                 id=MODEL_OPTION,
                 name="Model",
                 category="model",
-                current_value=model_value(session.model),
+                current_value=model_value(session.current_model.model),
                 options=[
                     SessionConfigSelectOption(value=model_value(m), name=m.name or m.id, description=m.provider)
                     for m in models
@@ -55,10 +55,10 @@ def config_options(session: AgentSession) -> list[SessionConfigOptionSelect]:
             id=THINKING_OPTION,
             name="Thinking",
             category="thought_level",
-            current_value=session.thinking_level,
+            current_value=session.current_model.thinking_level,
             options=[
                 SessionConfigSelectOption(value=level, name=THINKING_NAMES.get(level, level))
-                for level in session.thinking_levels()
+                for level in session.current_model.thinking_levels()
             ],
         )
     )
@@ -72,9 +72,9 @@ def set_config_option(session: AgentSession, config_id: str, value: str | bool) 
     if config_id == MODEL_OPTION:
         set_model(session, value)
     elif config_id == THINKING_OPTION:
-        if value not in session.thinking_levels():
+        if value not in session.current_model.thinking_levels():
             raise RequestError.invalid_params({"details": f"Unknown thinking level: {value}"})
-        session.set_thinking_level(value)
+        session.current_model.set_thinking_level(value)
     else:
         raise RequestError.invalid_params({"details": f"Unknown config option: {config_id}"})
 
@@ -83,9 +83,9 @@ def set_model(session: AgentSession, value: str) -> None:
     """`<provider>/<model id>` (a model id alone is looked up among the available models)."""
     provider, _, model_id = value.partition("/")
     if not model_id:
-        match = next((m for m in session.available_models() if m.id == value), None)
+        match = next((m for m in session.current_model.available_models() if m.id == value), None)
         provider, model_id = (match.provider, match.id) if match is not None else ("", value)
     try:
-        session.set_model(provider, model_id)
+        session.current_model.set_model(provider, model_id)
     except SESSION_REFUSALS as exc:  # no such model
         raise session_error(exc) from exc

@@ -14,8 +14,8 @@ TITLE_MAX_CHARS = 200  # the length session/list gives a title too (session/stor
 
 def session_title(session: AgentSession) -> str | None:
     """The session's name, else its first user message, as `session/list` titles a stored session."""
-    if session.session_name is not None:
-        return session.session_name
+    if session.history.session_name is not None:
+        return session.history.session_name
     first = next((m for m in session.messages if isinstance(m, UserMessage)), None)
     return text_of(first.content)[:TITLE_MAX_CHARS] or None if first is not None else None
 
@@ -31,7 +31,7 @@ def usage_update(session: AgentSession) -> UsageUpdate | None:
     compaction the stats know no size until a reply reports one; ACP's `used` is a count that
     cannot be null, and the last reply's would be the size before the compaction, so it is the
     estimate of the compacted context then (the one Pi's compaction reports as its result's size)."""
-    context = session.context_usage()
+    context = session.compaction.context_usage()
     if context is None:
         return None
     used = context.tokens if context.tokens is not None else estimated_tokens(session.messages)

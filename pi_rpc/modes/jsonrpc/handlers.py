@@ -110,8 +110,8 @@ def register(
             server_info=ServerInfo(name="pi-rpc", version=pi_rpc.__version__),
             protocol_version=PROTOCOL_VERSION,
             cwd=session.cwd,
-            model=session.model,
-            scripted=session.scripted,
+            model=session.current_model.model,
+            scripted=session.current_model.scripted,
             tools=session.tool_infos(),
             approval_policy=session.approvals.policy,
             mcp_servers=servers or UNSET,
@@ -167,7 +167,7 @@ def register(
     @served.method("compact")
     async def compact(params: CompactParams) -> CompactionResult:
         instructions = None if params.custom_instructions is UNSET else params.custom_instructions
-        return await session.compact(instructions)
+        return await session.compaction.compact(instructions)
 
     @served.method("abortBash")
     async def abort_bash(params: Empty) -> None:
@@ -187,11 +187,11 @@ def register(
 
     @served.method("models/list")
     async def models_list(params: Empty) -> ModelList:
-        return ModelList(models=session.available_models())
+        return ModelList(models=session.current_model.available_models())
 
     @served.method("model/set")
     async def model_set(params: SetModelParams) -> Model:
-        return session.set_model(params.provider, params.model_id)
+        return session.current_model.set_model(params.provider, params.model_id)
 
     @served.method("session/new")
     async def session_new(params: Empty) -> NewSession:
@@ -199,26 +199,28 @@ def register(
 
     @served.method("session/list")
     async def session_list(params: Empty) -> SessionList:
-        return SessionList(sessions=session.list_sessions())
+        return SessionList(sessions=session.history.list_sessions())
 
     @served.method("session/load")
     async def session_load(params: LoadSessionParams) -> LoadedSession:
         count = await session.load_session(params.session_id)
-        return LoadedSession(session_id=session.session_id, message_count=count)
+        return LoadedSession(session_id=session.history.session_id, message_count=count)
 
     @served.method("session/forkPoints")
     async def session_fork_points(params: Empty) -> ForkPoints:
-        return ForkPoints(fork_points=[ForkPoint(entry_id=entry, text=text) for entry, text in session.fork_points()])
+        return ForkPoints(
+            fork_points=[ForkPoint(entry_id=entry, text=text) for entry, text in session.history.fork_points()]
+        )
 
     @served.method("session/fork")
     async def session_fork(params: ForkParams) -> ForkedSession:
         text = await session.fork(params.entry_id)
-        return ForkedSession(session_id=session.session_id, text=text)
+        return ForkedSession(session_id=session.history.session_id, text=text)
 
     @served.method("session/clone")
     async def session_clone(params: Empty) -> NewSession:
         await session.clone()
-        return NewSession(session_id=session.session_id)
+        return NewSession(session_id=session.history.session_id)
 
     @served.method("session/entries")
     async def session_entries(params: EntriesParams) -> EntryList:
@@ -226,12 +228,12 @@ def register(
         limit = None if params.limit is UNSET else params.limit
         if limit is not None and limit < 1:
             raise InvalidParams(f"limit must be at least 1, not {limit}")
-        entries, leaf = session.entries(since, limit)  # a `since` off the branch: NotFound (errors.py)
+        entries, leaf = session.history.after(since, limit)  # a `since` off the branch: NotFound (errors.py)
         return EntryList(entries=entries, leaf_id=leaf)
 
     @served.method("session/setName")
     async def session_set_name(params: SetNameParams) -> SessionName:
-        return SessionName(name=session.set_session_name(params.name))  # an empty one: -32602 (errors.py)
+        return SessionName(name=session.history.set_name(params.name))  # an empty one: -32602 (errors.py)
 
     @served.method("session/checkpoints")
     async def session_checkpoints(params: Empty) -> Checkpoints:
@@ -248,7 +250,7 @@ def register(
 
     @served.method("thinking/set")
     async def thinking_set(params: SetThinkingParams) -> ThinkingLevels:
-        level = session.set_thinking_level(params.level)
-        return ThinkingLevels(level=level, available=session.thinking_levels())
+        level = session.current_model.set_thinking_level(params.level)
+        return ThinkingLevels(level=level, available=session.current_model.thinking_levels())
 
     served.check_complete()

@@ -172,11 +172,11 @@ class Runs:
         """The run, its text streaming into the chat under a `### Pi` heading, and a `### You`
         heading after it for the user's next turn. Nothing is written to the chat when the
         session refuses the prompt (a run is going)."""
-        run = self.session.start_prompt(prompt)
+        run = self.session.runs.start(prompt)
         async with anyio.create_task_group() as pumping:
             pumping.start_soon(chat.pump, PI_HEADING)  # the heading, then the text as it comes
             try:
-                outcome = await self.session.prompt_outcome(run)
+                outcome = await self.session.runs.outcome_of(run)
             finally:
                 # The pump sends what is left, then ends; after `shutdown` the editor answers no
                 # more requests, so nothing is left to send.
@@ -210,7 +210,7 @@ class Runs:
         return True
 
     def _cancelled(self, future: Future[Any]) -> None:
-        if future.cancelled() and self.session.is_streaming:
+        if future.cancelled() and self.session.runs.is_streaming:
             _log.info("progress cancelled by the client: aborting the run")
             self.session.agent.abort()  # the run ends gracefully; its tools' processes are killed
 

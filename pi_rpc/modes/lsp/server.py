@@ -173,11 +173,11 @@ class LspFrontEnd:
     def apply(self, options: LspOptions) -> None:
         session = self.session
         if options.provider is not msgspec.UNSET or options.model is not msgspec.UNSET:
-            current = session.model
+            current = session.current_model.model
             provider = options.provider or (current.provider if current else "")
             model = options.model or (current.id if current else "")
             try:
-                session.set_model(str(provider), str(model))
+                session.current_model.set_model(str(provider), str(model))
             except SESSION_REFUSALS as exc:  # no such model
                 self.runs.show_message(f"Pi: {refusal_text(exc)}", lsp.MessageType.Error)
         if options.tools is not msgspec.UNSET:

@@ -178,20 +178,20 @@ class PiDaemon:
             return
         try:
             command = msgspec.convert(raw, command_type)
-            level = self.session.thinking_level
+            level = self.session.current_model.thinking_level
             if isinstance(command, c.Prompt):
                 # Answered once accepted, as Pi answers it: after a compaction the prompt needs
                 # first, before the run's events (spec 18.5).
                 behaviour = None if command.streaming_behavior is UNSET else command.streaming_behavior
                 # Queued into the running one, as `start_prompt` decides (Pi 1.6.0's disposition).
-                queued = behaviour is not None and self.session.is_streaming
+                queued = behaviour is not None and self.session.runs.is_streaming
                 accepted = c.Response(
                     command=kind,
                     id=msg_id,
                     success=True,
                     data=c.Disposition(disposition="queued" if queued else "started"),
                 )
-                self.session.start_prompt(command.message, command.images, behaviour, lambda: self._respond(accepted))
+                self.session.runs.start(command.message, command.images, behaviour, lambda: self._respond(accepted))
                 return
             data = await self._execute(command)
             self._announce(command, level)
@@ -209,10 +209,10 @@ class PiDaemon:
         them: the thinking level (set, cycled, or clamped by a model switch) and the name. A
         session switch, fork or clone starts another session and announces nothing, as in Pi."""
         if isinstance(command, c.SetSessionName):
-            name = self.session.session_name
+            name = self.session.history.session_name
             self.sink.send(encode_json(c.SessionInfoChanged(name=UNSET if name is None else name)))
-        elif isinstance(command, _LEVEL_COMMANDS) and self.session.thinking_level != level_before:
-            self.sink.send(encode_json(c.ThinkingLevelChanged(level=self.session.thinking_level)))
+        elif isinstance(command, _LEVEL_COMMANDS) and self.session.current_model.thinking_level != level_before:
+            self.sink.send(encode_json(c.ThinkingLevelChanged(level=self.session.current_model.thinking_level)))
 
     async def _execute(self, command: c.Command) -> Any:  # one arm per command
         session = self.session
@@ -234,14 +234,14 @@ class PiDaemon:
             case c.GetMessages():
                 return {"messages": session.messages}
             case c.SetModel(provider=provider, model_id=model_id):
-                return session.set_model(provider, model_id)
+                return session.current_model.set_model(provider, model_id)
             case c.GetAvailableModels():
-                return {"models": session.available_models()}
+                return {"models": session.current_model.available_models()}
             case c.SetThinkingLevel(level=level):
-                session.set_thinking_level(level)
+                session.current_model.set_thinking_level(level)
                 return UNSET
             case c.GetAvailableThinkingLevels():
-                return {"levels": session.thinking_levels()}
+                return {"levels": session.current_model.thinking_levels()}
             case c.SetSteeringMode(mode=mode):
                 session.set_queue_modes(steering=mode)
                 return UNSET
@@ -263,14 +263,14 @@ class PiDaemon:
             model=UNSET if state.model is None else state.model,
             thinking_level=state.thinking_level,
             is_streaming=state.is_streaming,
-            is_compacting=self.session.is_compacting,
+            is_compacting=self.session.compaction.running,
             steering_mode=state.steering_mode,
             follow_up_mode=state.follow_up_mode,
             # Named before the file exists (made with the first message), as Pi 1.6.0 reports it.
             session_file=UNSET if (path := self.session.history.session_path()) is None else path,
             session_id=state.session_id,
-            session_name=UNSET if self.session.session_name is None else self.session.session_name,
-            auto_compaction_enabled=self.session.auto_compaction_enabled,
+            session_name=UNSET if self.session.history.session_name is None else self.session.history.session_name,
+            auto_compaction_enabled=self.session.toggles.compaction,
             message_count=state.message_count,
             pending_message_count=state.pending_message_count,
         )

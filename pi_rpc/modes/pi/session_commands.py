@@ -57,20 +57,22 @@ def refusal_text(exc: Exception) -> str:
 async def execute_session_command(session: AgentSession, command: c.Command) -> Any:
     match command:
         case c.CycleModel():
-            model = session.cycle_model()
+            model = session.current_model.cycle_model()
             if model is None:
                 return None
             return c.CycleModelResult(
-                model=model, thinking_level=session.thinking_level, is_scoped=session.model_scope_active
+                model=model,
+                thinking_level=session.current_model.thinking_level,
+                is_scoped=session.current_model.scope_active,
             )
         case c.CycleThinkingLevel():
-            level = session.cycle_thinking_level()
+            level = session.current_model.cycle_thinking_level()
             return None if level is None else {"level": level}
         case c.SetAutoCompaction(enabled=enabled):
-            session.auto_compaction_enabled = enabled
+            session.toggles.compaction = enabled
             return UNSET
         case c.SetAutoRetry(enabled=enabled):
-            session.auto_retry_enabled = enabled
+            session.toggles.retry = enabled
             return UNSET
         case c.AbortRetry():
             # The wait for the next attempt is the run's (session/auto_retry.py): aborting it ends
@@ -87,14 +89,16 @@ async def execute_session_command(session: AgentSession, command: c.Command) -> 
             await session.clone()
             return {"cancelled": False}
         case c.GetForkMessages():
-            return {"messages": [c.ForkMessage(entry_id=entry, text=text) for entry, text in session.fork_points()]}
+            return {
+                "messages": [c.ForkMessage(entry_id=entry, text=text) for entry, text in session.history.fork_points()]
+            }
         case c.SetSessionName(name=name):
-            session.set_session_name(name)  # an empty one is refused (REFUSAL_TEXT)
+            session.history.set_name(name)  # an empty one is refused (REFUSAL_TEXT)
             return UNSET
         case c.GetCommands():
             return {"commands": [_slash_command(command) for command in session.resources.commands()]}
         case c.Compact(custom_instructions=instructions):
-            return await session.compact(None if instructions is UNSET else instructions)
+            return await session.compaction.compact(None if instructions is UNSET else instructions)
         case c.Bash(command=shell_command, exclude_from_context=exclude):
             return await session.run_bash(shell_command, exclude)
         case c.AbortBash():

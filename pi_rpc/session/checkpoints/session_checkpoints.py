@@ -57,6 +57,7 @@ from pi_rpc.session.checkpoints.store import (
 )
 from pi_rpc.session.configuration.config import SessionConfig
 from pi_rpc.session.refusals import SessionBusy
+from pi_rpc.session.runs import SessionRuns
 from pi_rpc.session.storage.history import SessionHistory, SessionNotFoundError
 from pi_rpc.tools import resolve_to_cwd
 
@@ -116,15 +117,7 @@ class CheckpointHost(Protocol):
     config: SessionConfig
     history: SessionHistory
     approvals: ApprovalGate
-
-    @property
-    def session_file(self) -> str | None: ...
-
-    @property
-    def session_id(self) -> str: ...
-
-    @property
-    def is_streaming(self) -> bool: ...
+    runs: SessionRuns
 
     async def fork(self, entry_id: str) -> str: ...
 
@@ -161,13 +154,13 @@ class SessionCheckpoints:
     # --- where -----------------------------------------------------------------------------------
 
     def _folder(self) -> Path:
-        session_file = self._session.session_file
+        session_file = self._session.history.session_file
         if session_file is not None:
             return folder_beside(Path(session_file))
         if self._temporary is None:
             self._temporary = Path(tempfile.mkdtemp(prefix="pi-rpc-checkpoints-"))
             weakref.finalize(self, shutil.rmtree, self._temporary, ignore_errors=True)
-        return self._temporary / self._session.session_id
+        return self._temporary / self._session.history.session_id
 
     def _store(self) -> CheckpointStore:
         folder = self._folder()
@@ -364,7 +357,7 @@ class SessionCheckpoints:
     ) -> RewindResult:
         """Back to before the user message `entry_id`: its files, its conversation, or both.
         `preview`: what rewinding the files would do, with a diff of each, and nothing done."""
-        if self._session.is_streaming:
+        if self._session.runs.is_streaming:
             raise SessionBusy("Cannot rewind while a run is in progress: abort it first")
         ids = [entry for entry, _, _ in self._user_messages()]
         if entry_id not in ids:
@@ -377,7 +370,7 @@ class SessionCheckpoints:
         if restore in ("conversation", "both") and not preview:
             old = self._store()
             result.text = await self._session.fork(entry_id)
-            result.session_id = self._session.session_id
+            result.session_id = self._session.history.session_id
             new = self._store()
             if new is not old and position > 0:
                 await anyio.to_thread.run_sync(old.copy_to, new, ids[:position])

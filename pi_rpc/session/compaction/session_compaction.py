@@ -83,7 +83,10 @@ class SessionCompaction:
         reason: CompactionReason = "manual",
         drop_failed_reply: bool = False,
     ) -> CompactionResult:
-        """Compact between compaction_start and compaction_end; raises CompactionError when it
+        """Summarise the older turns with the current model and keep the recent ones (Pi's `compact`;
+        a manual compaction aborts a run first, and the session file keeps everything).
+
+        Compact between compaction_start and compaction_end; raises CompactionError when it
         fails, is cancelled or finds nothing to summarise (a manual compaction's end then says why,
         an automatic one's, as in Pi, only that it made nothing)."""
         agent = self._agent

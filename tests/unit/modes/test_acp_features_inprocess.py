@@ -113,7 +113,7 @@ async def test_after_an_automatic_compaction_the_usage_is_the_compacted_contexts
         for prompt in (f"one {FILLER}", f"two {FILLER}"):  # the second passes the threshold
             await agent.prompt(session_id=session.session_id, prompt=text(prompt))
         compacted = agent.sessions[session.session_id]
-        context = compacted.context_usage()
+        context = compacted.compaction.context_usage()
         assert context is not None and context.tokens is None  # what the stats say right after it
         estimate = estimated_tokens(compacted.messages)
     assert used_tokens(editor) == [401, estimate] and estimate < 1501

@@ -212,7 +212,7 @@ async def test_a_resumed_session_can_still_rewind(tmp_path: Path) -> None:
     original = tree(workspace)
     async with jsonrpc_editor(session_config(workspace, SCRIPT)) as editor:
         _, listed = await two_runs(editor, workspace)
-        session_file = editor.session.session_file
+        session_file = editor.session.history.session_file
     assert session_file is not None
     assert Path(session_file).with_suffix(".checkpoints").is_dir()  # kept beside the session file
     async with jsonrpc_editor(session_config(workspace, SCRIPT, resume_from=Path(session_file))) as editor:

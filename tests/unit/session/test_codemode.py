@@ -221,23 +221,23 @@ async def test_each_limit_is_an_error_result_and_the_daemon_goes_on(workspace: P
 async def test_abort_stops_the_script_and_its_running_tool_at_once(workspace: Path) -> None:
     code = 'await tools.bash({ command: "sleep 60" });'
     async with open_session(config(workspace, code)) as (session, events):
-        session.start_prompt("go")
+        session.runs.start("go")
         await events.wait_for(lambda e: isinstance(e, ToolExecutionStart) and e.tool_name == "bash")
         await session.abort()
         ends = [e for e in events.all if isinstance(e, ToolExecutionEnd)]
         assert {e.tool_name for e in ends} == {"bash", "codemode"} and all(e.is_error for e in ends)
-        assert not session.is_streaming
+        assert not session.runs.is_streaming
 
 
 async def test_abort_kills_a_script_that_never_yields(workspace: Path) -> None:
     """A busy loop never returns to the host: the child process is killed, far before the wall cap."""
     async with open_session(config(workspace, "while (true) {}")) as (session, events):
-        session.start_prompt("go")
+        session.runs.start("go")
         await events.wait_for(lambda e: isinstance(e, ToolExecutionUpdate) and e.tool_name == "codemode")
         with anyio.fail_after(20):  # the wall cap is 300 s: only the kill ends it this soon
             await session.abort()
         end = next(e for e in events.all if isinstance(e, ToolExecutionEnd) and e.tool_name == "codemode")
-        assert end.is_error and not session.is_streaming
+        assert end.is_error and not session.runs.is_streaming
 
 
 async def test_store_values_are_kept_in_the_session_file_and_a_resumed_session_loads_them(workspace: Path) -> None:
@@ -256,7 +256,7 @@ async def test_store_values_are_kept_in_the_session_file_and_a_resumed_session_l
     async with open_session(first) as (session, events):
         await session.prompt("one")
         await session.prompt("two")
-        stored = session.session_file
+        stored = session.history.session_file
     assert stored is not None
     kept = [json.loads(line) for line in (await anyio.Path(stored).read_text()).splitlines()[1:]]
     customs = [entry for entry in kept if entry["type"] == "custom"]

@@ -109,10 +109,10 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
     )
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, _):
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        result = await session.compact()
+        result = await session.compaction.compact()
         # Pi 1.6.0's compacted context: the system message the compaction kept (the prompt's
         # sections and the tools), then the summary.
         system, first = session.messages[:2]
@@ -129,7 +129,7 @@ async def test_the_compacted_transcript_starts_with_pis_summary_message(workspac
         }
         # Pi counts only the user's own messages; the state counts every message, the summary too.
         assert session.stats().user_messages == 1 and session.state().message_count == len(session.messages) == 4
-        assert session.fork_points()[0][1].startswith("one ")
+        assert session.history.fork_points()[0][1].startswith("one ")
         await session.prompt(f"three {FILLER}")
     sent, _ = model.requests[-1]
     # The request declares nothing again: the compaction's system message said it all.
@@ -148,11 +148,11 @@ async def test_the_context_size_is_unknown_after_a_compaction_until_the_next_rep
     )
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, _):
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         assert usage_tokens(session) == 601
-        await session.compact()
+        await session.compaction.compact()
         usage = session.stats().context_usage
         assert usage is not UNSET and (usage.tokens, usage.percent) == (None, None)
         assert usage.context_window == FAUX_MODEL.context_window
@@ -166,7 +166,7 @@ async def test_a_loaded_session_near_the_window_is_compacted_before_the_next_pro
     async with open_session(session_config(workspace, None, model=first.choice())) as (session, _):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        stored = session.session_file
+        stored = session.history.session_file
     assert stored is not None
     model = Recorder([SUMMARY, reply("^three", [{"text": "r3"}])])
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, resume_from=Path(stored))
@@ -187,7 +187,7 @@ async def test_an_aborted_run_near_the_window_is_compacted_before_the_next_promp
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, events):
         await session.prompt(f"one {FILLER}")
-        started = session.start_prompt("two " + "x" * 3000)  # with the first reply's 500: past 1000
+        started = session.runs.start("two " + "x" * 3000)  # with the first reply's 500: past 1000
         await events.wait_for_type("message_update")
         await session.abort()
         assert (await started.wait()).stop_reason == "aborted" and not of_type(events.all, CompactionStart)
@@ -219,7 +219,7 @@ async def test_switching_to_a_model_with_a_smaller_window_compacts_before_the_ne
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         assert not of_type(events.all, CompactionStart)  # 3000 of 200000: far from the window
-        session.set_model("faux", "small")
+        session.current_model.set_model("faux", "small")
         await session.prompt(f"three {FILLER}")
     [start] = of_type(events.all, CompactionStart)
     assert start.reason == "threshold" and model.prompts()[2].startswith("<conversation>")
@@ -250,10 +250,10 @@ async def test_the_summary_is_asked_for_at_the_sessions_thinking_level(workspace
     )
     config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
     async with open_session(config) as (session, _):
-        session.set_thinking_level("high")
+        session.current_model.set_thinking_level("high")
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        await session.compact()
+        await session.compaction.compact()
     [(_, options)] = [(c, o) for c, o in model.requests if text_of(c.messages[-1].content).startswith("<conversation>")]
     assert options.thinking_level == ("high" if reasoning else "off")
 
@@ -265,14 +265,14 @@ async def test_a_failed_or_cancelled_compaction_ends_as_pis_does(workspace: Path
     config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
     async with open_session(config) as (session, events):
         with pytest.raises(CompactionError, match=f"^{re.escape(NOTHING_TO_COMPACT)}$"):
-            await session.compact()
-        session.auto_compaction_enabled = False
+            await session.compaction.compact()
+        session.toggles.compaction = False
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
         with pytest.raises(CompactionError, match="^Summarization failed: boom$"):
-            await session.compact()
+            await session.compaction.compact()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(expect_cancelled, session.compact)
+            tasks.start_soon(expect_cancelled, session.compaction.compact)
             await model.wait_for_requests(4)  # the stalled summary request is under way
             await session.abort()
     # Pi's compaction_end: a manual failure says why, in Pi's words; a cancelled one says nothing.
@@ -303,9 +303,9 @@ async def test_compacting_right_after_a_compaction_is_refused(workspace: Path) -
     async with open_session(config) as (session, _):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        await session.compact()
+        await session.compaction.compact()
         with pytest.raises(CompactionError, match=f"^{ALREADY_COMPACTED}$"):
-            await session.compact()
+            await session.compaction.compact()
 
 
 async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(workspace: Path) -> None:
@@ -355,10 +355,10 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
     async with open_session(config) as (session, _):
         loaded = session.messages[0]
         assert loaded == CompactionSummaryMessage(summary="PI SUMMARY", tokens_before=12345, timestamp=1767225602000)
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"look at c.md {FILLER}")
         await session.prompt(f"more {FILLER}")
-        result = await session.compact()
+        result = await session.compaction.compact()
     assert msgspec.to_builtins(result.details) == {"readFiles": ["a.md", "c.md"], "modifiedFiles": ["b.py"]}
     assert (
         result.summary
@@ -370,7 +370,7 @@ async def test_the_file_lists_of_a_pi_compaction_carry_over_into_the_next(worksp
 
 async def two_prompts(session: AgentSession) -> None:
     """Two prompts worth compacting, with automatic compaction off so only `compact` runs one."""
-    session.auto_compaction_enabled = False
+    session.toggles.compaction = False
     await session.prompt(f"one {FILLER}")
     await session.prompt(f"two {FILLER}")
 
@@ -383,7 +383,7 @@ async def test_the_result_has_the_estimate_after_and_the_summary_usage(workspace
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR)
     async with open_session(config) as (session, events):
         await two_prompts(session)
-        result = await session.compact()
+        result = await session.compaction.compact()
         assert result.estimated_tokens_after == estimated_tokens(session.messages) > 0
         wire = json.loads(msgspec.json.encode(result))
         assert list(wire) == ["summary", "firstKeptEntryId", "tokensBefore", "estimatedTokensAfter", "usage", "details"]
@@ -400,7 +400,7 @@ async def test_a_summary_request_that_fails_for_a_passing_reason_is_retried(work
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1, max=2))
     async with open_session(config) as (session, events):
         await two_prompts(session)
-        result = await session.compact()
+        result = await session.compaction.compact()
         assert result.summary.startswith("THE SUMMARY"), result.summary
     kinds = [
         json.loads(msgspec.json.encode(e))
@@ -428,10 +428,10 @@ async def test_summary_retries_follow_the_retry_switch(workspace: Path) -> None:
     model = Recorder([flaky, SUMMARY, reply("^one", [{"text": "r1"}]), reply("^two", [{"text": "r2"}])])
     config = session_config(workspace, None, model=model.choice(), compaction=NEAR, retry=RetryConfig(base_ms=1))
     async with open_session(config) as (session, events):
-        session.auto_retry_enabled = False
+        session.toggles.retry = False
         await two_prompts(session)
         with pytest.raises(CompactionError):
-            await session.compact()
+            await session.compaction.compact()
     assert not of_type(events.all, SummarizationRetryScheduled)
 
 
@@ -444,7 +444,7 @@ async def test_the_overflowed_reply_leaves_the_context_for_good_before_the_compa
     async with open_session(config) as (session, events):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        path, live = session.session_file, [type(m).__name__ for m in session.messages]
+        path, live = session.history.session_file, [type(m).__name__ for m in session.messages]
     [appended] = of_type(events.all, EntryAppended)
     assert events.all.index(appended) < events.all.index(of_type(events.all, CompactionStart)[0])
     assert appended.entry["type"] == "context_edit" and appended.entry["replacement"] is None

@@ -66,9 +66,9 @@ async def test_a_compaction_is_written_and_read_back_with_real_entry_ids(workspa
     async with open_session(config) as (session, _):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        points_before = session.fork_points()
-        result = await session.compact()
-        path = session.session_file
+        points_before = session.history.fork_points()
+        result = await session.compaction.compact()
+        path = session.history.session_file
         assert path is not None
         written = file_entries(path)
         # The kept turn starts at the second prompt, named by the id its file entry has.
@@ -81,9 +81,9 @@ async def test_a_compaction_is_written_and_read_back_with_real_entry_ids(workspa
         in_memory = texts(session.messages)
         assert in_memory == ["THE SUMMARY", "two fffff", "reply two"]
         # Fork points keep their ids across the compaction (Pi lists the whole history's).
-        assert session.fork_points() == points_before
+        assert session.history.fork_points() == points_before
         await session.prompt(f"three {FILLER}")
-        ids = [entry.id for entry in session.entries()[0]]
+        ids = [entry.id for entry in session.history.after()[0]]
     # The file alone: the transcript is the summary and the kept turns, the history still there.
     _, messages = load_session(Path(path))
     assert texts(messages) == [*in_memory, "three fff", "reply thr"]
@@ -97,14 +97,14 @@ async def test_forking_after_a_compaction(workspace: Path) -> None:
     async with open_session(config) as (session, _):
         await session.prompt(f"one {FILLER}")
         await session.prompt(f"two {FILLER}")
-        result = await session.compact()
+        result = await session.compaction.compact()
         await session.prompt(f"three {FILLER}")
-        first_file = session.session_file or ""
-        three = next(entry_id for entry_id, text in session.fork_points() if text.startswith("three"))
+        first_file = session.history.session_file or ""
+        three = next(entry_id for entry_id, text in session.history.fork_points() if text.startswith("three"))
         # At a message after the compaction: the summary and the kept turn come along.
-        assert (await session.fork(three)).startswith("three ") and session.session_file != first_file
+        assert (await session.fork(three)).startswith("three ") and session.history.session_file != first_file
         assert texts(session.messages) == ["THE SUMMARY", "two fffff", "reply two"]
-        path = session.session_file or ""
+        path = session.history.session_file or ""
         written = file_entries(path)
         [compaction] = [e for e in written if e["type"] == "compaction"]
         assert compaction["firstKeptEntryId"] == result.first_kept_entry_id
@@ -114,36 +114,36 @@ async def test_forking_after_a_compaction(workspace: Path) -> None:
         # (Pi forks off the tree, where the compaction comes later).
         assert (await session.fork(result.first_kept_entry_id)).startswith("two ")
         assert texts(session.messages) == ["one fffff", "reply one"]
-        assert texts(load_session(Path(session.session_file or ""))[1]) == ["one fffff", "reply one"]
+        assert texts(load_session(Path(session.history.session_file or ""))[1]) == ["one fffff", "reply one"]
 
 
 async def test_the_entries_cursor_and_its_errors(workspace: Path) -> None:
     config = session_config(workspace, script(*TURNS))
     async with open_session(config) as (session, _):
         await session.prompt("one")
-        seen, leaf = session.entries()
+        seen, leaf = session.history.after()
         assert leaf == seen[-1].id and [e.parent_id for e in seen[1:]] == [e.id for e in seen[:-1]]
         await session.prompt("two")
-        missed, new_leaf = session.entries(since=leaf)
+        missed, new_leaf = session.history.after(since=leaf)
         assert [e.parent_id for e in missed][0] == leaf and missed[-1].id == new_leaf
         assert [texts([e.message]) for e in missed if isinstance(e.message, UserMessage | AssistantMessage)] == [
             ["two"],
             ["reply two"],
         ]
-        assert session.entries(since=new_leaf) == ([], new_leaf)
-        assert [e.id for e in session.entries(since=leaf, limit=1)[0]] == [missed[0].id]
+        assert session.history.after(since=new_leaf) == ([], new_leaf)
+        assert [e.id for e in session.history.after(since=leaf, limit=1)[0]] == [missed[0].id]
         with pytest.raises(EntryNotOnBranchError, match="^Entry nope is not an entry of this session's current"):
-            session.entries(since="nope")
-        [first_prompt, _] = session.fork_points()
+            session.history.after(since="nope")
+        [first_prompt, _] = session.history.fork_points()
         await session.fork(first_prompt[0])
         with pytest.raises(EntryNotOnBranchError, match=f"^Entry {new_leaf} is not an entry"):
-            session.entries(since=new_leaf)  # the fork is a new session: only what came before
+            session.history.after(since=new_leaf)  # the fork is a new session: only what came before
 
 
 async def test_old_positional_ids_are_not_fork_points(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(*TURNS))) as (session, _):
         await session.prompt("one")
-        [(entry_id, text)] = session.fork_points()
+        [(entry_id, text)] = session.history.fork_points()
         assert text == "one" and len(entry_id) == 8 and entry_id != "m1"
         with pytest.raises(LookupError, match="^Invalid entry ID for forking: m1$"):
             await session.fork("m1")

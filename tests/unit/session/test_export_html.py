@@ -121,10 +121,10 @@ async def test_a_compacted_session_shows_the_turns_the_compaction_summarised(tmp
     )
     config = session_config(workspace, replies, compaction=CompactionSettings(keep_recent_tokens=100))
     async with open_session(config) as (session, _):
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt(f"{FILLER} one")
         await session.prompt(f"{FILLER} two")
-        result = await session.compact()
+        result = await session.compaction.compact()
         await session.prompt("three")
         assert not any(isinstance(m, UserMessage) and "one" in str(m.content) for m in session.messages)
         page = await anyio.Path(session.export_html("page.html")).read_text()

@@ -42,11 +42,11 @@ def workspace(tmp_path: Path) -> Path:
 
 async def test_a_started_run_settles_with_its_outcome_and_a_queued_one_at_once(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(reply("^stream", FOREVER)))) as (session, events):
-        started = session.start_prompt("stream forever")
-        assert started.queued is None and started.outcome is None and session.is_streaming
+        started = session.runs.start("stream forever")
+        assert started.queued is None and started.outcome is None and session.runs.is_streaming
         await events.wait_for_type("message_update")
         for behaviour in ("steer", "followUp"):
-            queued = session.start_prompt("more", streaming_behavior=behaviour)
+            queued = session.runs.start("more", streaming_behavior=behaviour)
             assert queued.queued == behaviour
             assert queued.outcome == PromptOutcome(queued=behaviour)
             assert await queued.wait() == PromptOutcome(queued=behaviour)
@@ -59,10 +59,10 @@ async def test_a_started_run_settles_with_its_outcome_and_a_queued_one_at_once(w
 
 async def test_an_abort_settles_the_run_as_aborted_once(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(reply("^stream", FOREVER)))) as (session, events):
-        run = session.start_prompt("stream forever")
+        run = session.runs.start("stream forever")
         await events.wait_for_type("message_update")
         await session.abort()
-        assert not session.is_streaming
+        assert not session.runs.is_streaming
         outcome = run.outcome
         assert outcome is not None and outcome.stop_reason == "aborted"
         await session.abort()  # idle: returns at once, the outcome stays
@@ -80,15 +80,15 @@ async def test_the_busy_error_is_pis_text_and_lasts_until_agent_settled(workspac
         compaction=CompactionSettings(reserve_tokens=FAUX_MODEL.context_window, keep_recent_tokens=1),
     )
     async with open_session(config) as (session, events):
-        session.auto_compaction_enabled = False
+        session.toggles.compaction = False
         await session.prompt("first")
-        session.auto_compaction_enabled = True
+        session.toggles.compaction = True
 
         def probe(event: AgentEvent) -> None:
             if isinstance(event, AgentEnd | CompactionStart | AgentSettled):
-                busy = session.is_streaming
+                busy = session.runs.is_streaming
                 try:
-                    session.start_prompt("meanwhile")
+                    session.runs.start("meanwhile")
                     refused = ""
                 except AgentBusyError as exc:
                     refused = str(exc)
@@ -137,7 +137,7 @@ async def test_a_stream_function_that_raises_ends_the_run_with_one_error_message
     assert len(starts) == len([e for e in events.all if isinstance(e, MessageEnd)])  # every message ended
     assert events.types()[-3:] == ["turn_end", "agent_end", "agent_settled"]
     assert events.types().count("agent_end") == 1
-    assert session.messages[-1] is ends[0] and not session.is_streaming
+    assert session.messages[-1] is ends[0] and not session.runs.is_streaming
 
 
 async def test_a_compaction_that_breaks_after_a_run_is_reported_and_the_session_serves_on(workspace: Path) -> None:
@@ -167,7 +167,7 @@ async def test_a_compaction_that_breaks_after_a_run_is_reported_and_the_session_
     assert (first.stop_reason, second.stop_reason) == ("stop", "stop")
     [failed, *_] = [e for e in events.all if isinstance(e, CompactionEnd)]
     assert failed.error_message == "Auto-compaction failed: RuntimeError: summary bug near [redacted]"  # Pi's words
-    assert not session.is_streaming and not session.is_compacting
+    assert not session.runs.is_streaming and not session.compaction.running
 
 
 async def test_a_follow_up_sent_as_the_answer_ends_gets_the_scripted_reply_it_matches(workspace: Path) -> None:
@@ -181,8 +181,8 @@ async def test_a_follow_up_sent_as_the_answer_ends_gets_the_scripted_reply_it_ma
         ),
     )
     async with open_session(config) as (session, _events):
-        run = session.start_prompt("hello")
-        session.start_prompt("tour", streaming_behavior="followUp")
+        run = session.runs.start("hello")
+        session.runs.start("tour", streaming_behavior="followUp")
         await run.wait()
         said = [text_of(m.content) for m in session.messages if isinstance(m, AssistantMessage)]
     assert said == ["Hello there.", "The tour."]

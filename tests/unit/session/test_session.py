@@ -58,7 +58,7 @@ def results(events: Events) -> list[ToolExecutionEnd]:
 async def test_a_run_uses_real_tools_and_resolves_with_its_outcome(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(WRITE_THEN_DONE))) as (session, events):
         outcome = await session.prompt("write notes")
-        assert outcome.stop_reason == "stop" and not session.is_streaming
+        assert outcome.stop_reason == "stop" and not session.runs.is_streaming
     assert (workspace / "notes.txt").read_text() == "hello\n"
     types = events.types()
     assert types[0] == "agent_start" and types[-2:] == ["agent_end", "agent_settled"]
@@ -72,8 +72,8 @@ async def test_a_run_uses_real_tools_and_resolves_with_its_outcome(workspace: Pa
 async def test_a_second_prompt_needs_a_streaming_behaviour_and_is_queued_with_one(workspace: Path) -> None:
     """spec 15.13: refused while busy without streamingBehavior; steer/followUp queue."""
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
-        started = session.start_prompt("stream forever")
-        assert session.is_streaming and session.state().is_streaming
+        started = session.runs.start("stream forever")
+        assert session.runs.is_streaming and session.state().is_streaming
         await events.wait_for_type("message_update")
         with pytest.raises(AgentBusyError, match="streamingBehavior") as refused:
             await session.prompt("second")
@@ -92,10 +92,10 @@ async def test_abort_during_a_tool_gives_the_call_a_result_and_settles(workspace
     """spec 15.14: the running bash is aborted, its call gets an error result, one agent_end."""
     sleepy = reply("^sleep", [tool_call("bash", command="sleep 60")], [{"text": "never asked"}])
     async with open_session(session_config(workspace, script(sleepy))) as (session, events):
-        session.start_prompt("sleep a while")
+        session.runs.start("sleep a while")
         await events.wait_for(lambda e: isinstance(e, ToolExecutionStart))
         await session.abort()
-        assert not session.is_streaming
+        assert not session.runs.is_streaming
         assert [r.is_error for r in results(events)] == [True]
         assert events.types().count("agent_end") == 1 and events.types()[-1] == "agent_settled"
         last = session.messages[-1]
@@ -105,7 +105,7 @@ async def test_abort_during_a_tool_gives_the_call_a_result_and_settles(workspace
 
 async def test_an_abort_right_after_the_start_is_not_lost(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
-        started = session.start_prompt("stream forever")
+        started = session.runs.start("stream forever")
         await session.abort()
         assert started.outcome is not None and started.outcome.stop_reason == "aborted"
         assert not any(
@@ -125,9 +125,9 @@ async def test_new_session_forgets_the_transcript_and_keeps_tools_and_model(work
         session,
         _,
     ):
-        first_id = session.session_id
+        first_id = session.history.session_id
         await session.prompt("hello")
-        assert session.session_file is not None
+        assert session.history.session_file is not None
         session.set_active_tools(["read"])
         new_id = await session.new_session()
         state = session.state()
@@ -139,10 +139,10 @@ async def test_new_session_forgets_the_transcript_and_keeps_tools_and_model(work
 
 async def test_new_session_during_a_run_aborts_it(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(STREAM))) as (session, events):
-        started = session.start_prompt("stream forever")
+        started = session.runs.start("stream forever")
         await events.wait_for_type("message_update")
         await session.new_session()
-        assert not session.is_streaming and session.messages == []
+        assert not session.runs.is_streaming and session.messages == []
         assert started.outcome is not None and started.outcome.stop_reason == "aborted"
 
 
@@ -150,7 +150,7 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
     config = session_config(workspace, script(HELLO, reply("^and again", [{"text": "Yes."}])))
     async with open_session(config) as (first, _):
         await first.prompt("hello")
-        path = first.session_file
+        path = first.history.session_file
         assert path is not None
         stored = lines_of(path)
         # A header, the model and the thinking level it started on (Pi's settings entries), then
@@ -158,14 +158,14 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
         kinds = [json.loads(line)["type"] for line in stored]
         assert kinds[:3] == ["session", "model_change", "thinking_level_change"]
         assert len(kinds) == 3 + first.state().message_count
-        session_id, messages = first.session_id, list(first.messages)
+        session_id, messages = first.history.session_id, list(first.messages)
     async with open_session(config) as (second, _):
-        listed = second.list_sessions()
+        listed = second.history.list_sessions()
         assert [s.session_id for s in listed] == [session_id] and listed[0].first_message == "hello"
         assert await second.load_session(session_id) == len(messages)
-        assert second.session_id == session_id and second.messages == messages
+        assert second.history.session_id == session_id and second.messages == messages
         await second.prompt("and again")
-        assert second.session_file == path and len(lines_of(path)) > len(stored)
+        assert second.history.session_file == path and len(lines_of(path)) > len(stored)
         with pytest.raises(SessionNotFoundError, match="^Session not found: nope$"):
             await second.load_session("nope")
 
@@ -173,7 +173,7 @@ async def test_sessions_persist_and_a_new_session_object_resumes_one(workspace: 
 async def test_without_persistence_nothing_reaches_the_disk(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(HELLO), persist=False)) as (session, _):
         await session.prompt("hello")
-        assert session.session_file is None and session.list_sessions() == []
+        assert session.history.session_file is None and session.history.list_sessions() == []
     assert not (workspace.parent / "sessions").exists()
 
 
@@ -182,28 +182,31 @@ async def test_stats_count_the_transcript(workspace: Path) -> None:
         await session.prompt("write notes")
         stats = session.stats()
     assert (stats.user_messages, stats.assistant_messages, stats.tool_calls, stats.tool_results) == (1, 2, 1, 1)
-    assert stats.total_messages == len(session.messages) and stats.session_id == session.session_id
+    assert stats.total_messages == len(session.messages) and stats.session_id == session.history.session_id
     assert stats.tokens.total > 0 and stats.tokens.total == stats.tokens.input + stats.tokens.output
 
 
 async def test_model_set_and_thinking_levels(workspace: Path) -> None:
     async with open_session(session_config(workspace, script(), thinking_level="high")) as (session, _):
-        assert session.available_models() == [FAUX_MODEL]
+        assert session.current_model.available_models() == [FAUX_MODEL]
         with pytest.raises(ModelNotFoundError, match="^Model not found: nope/x"):
-            session.set_model("nope", "x")
-        assert session.set_model("faux", "scripted") == FAUX_MODEL
+            session.current_model.set_model("nope", "x")
+        assert session.current_model.set_model("faux", "scripted") == FAUX_MODEL
         # The scripted model has no reasoning: every level clamps to "off".
-        assert session.thinking_level == "off" and session.thinking_levels() == ["off"]
-        assert session.set_thinking_level("high") == "off"
+        assert session.current_model.thinking_level == "off" and session.current_model.thinking_levels() == ["off"]
+        assert session.current_model.set_thinking_level("high") == "off"
 
 
 async def test_without_a_model_a_prompt_fails_and_a_thinking_level_waits(workspace: Path) -> None:
     async with open_session(session_config(workspace, None)) as (session, _):
         with pytest.raises(NoModelError):
             await session.prompt("hello")
-        assert not session.is_streaming and session.state().model is None and not session.scripted
-        assert session.thinking_levels() == ["off"] and session.set_thinking_level("high") == "high"
-        assert session.available_models() == []
+        assert not session.runs.is_streaming and session.state().model is None and not session.current_model.scripted
+        assert (
+            session.current_model.thinking_levels() == ["off"]
+            and session.current_model.set_thinking_level("high") == "high"
+        )
+        assert session.current_model.available_models() == []
 
 
 async def test_only_registered_tools_activate_and_an_inactive_one_cannot_run(workspace: Path) -> None:
@@ -289,7 +292,7 @@ async def test_abort_while_waiting_for_approval_ends_the_run_once(workspace: Pat
             return ApprovalDecision(outcome="allow")
 
         session.set_approver(never)
-        started = session.start_prompt("write notes")
+        started = session.runs.start("write notes")
         await events.wait_for(lambda e: isinstance(e, ToolApprovalRequest))
         assert [r.tool_name for r in session.approvals.pending.values()] == ["write"]
         assert session.state().pending_approvals == [r.tool_call_id for r in session.approvals.pending.values()]
@@ -305,8 +308,8 @@ async def test_loading_a_session_that_holds_no_message_adds_nothing_to_it(worksp
     keeps its two settings entries however often it is loaded."""
     config = session_config(workspace, script(HELLO))
     async with open_session(config) as (first, _):
-        first.save()
-        path, session_id = first.session_file, first.session_id
+        first.history.save()
+        path, session_id = first.history.session_file, first.history.session_id
     assert path is not None
     for _ in range(2):
         async with open_session(config) as (again, _):

@@ -141,8 +141,8 @@ async def test_the_model_reads_the_command_as_user_text_and_never_an_excluded_on
         "UserMessage",
         "AssistantMessage",
     ]
-    assert session.session_file is not None
-    stored = stored_bash_executions(Path(session.session_file))
+    assert session.history.session_file is not None
+    stored = stored_bash_executions(Path(session.history.session_file))
     assert stored == session.messages[:2]
 
 
@@ -165,7 +165,7 @@ def stored_bash_executions(path: Path) -> list[Message]:
 async def test_a_command_run_during_a_run_joins_the_transcript_when_the_run_ends(tmp_path: Path) -> None:
     async with anyio.create_task_group() as tasks:
         session = AgentSession(session_config(tmp_path, script(reply("", FOREVER)), persist=False), tasks)
-        session.start_prompt("think")
+        session.runs.start("think")
         await session.run_bash("echo meanwhile")
         # Deferred while the run streams, so a tool call and its result stay adjacent (Pi).
         assert not any(isinstance(m, BashExecutionMessage) for m in session.messages)
