@@ -236,11 +236,11 @@ def tool_definitions(connection: McpConnection) -> list[ToolDefinition]:
         exposure = tool_exposure(connection.config, tool.name)
         if exposure != "hidden":
             name = connection.names.get(tool.name) or tool_name(connection.config.name, tool.name)
-            definitions.append(_definition(connection, tool, name, scripts_only=exposure == "codemode"))
+            definitions.append(_definition(connection, tool, name, declared_at_once=exposure == "direct"))
     return definitions
 
 
-def _definition(connection: McpConnection, tool: McpTool, name: str, *, scripts_only: bool) -> ToolDefinition:
+def _definition(connection: McpConnection, tool: McpTool, name: str, *, declared_at_once: bool) -> ToolDefinition:
     server = connection.config.name
 
     async def execute(params: Any, call: ToolCallContext) -> AgentToolResult:
@@ -256,9 +256,10 @@ def _definition(connection: McpConnection, tool: McpTool, name: str, *, scripts_
         source=f"mcp:{server}",
         # Unknown effects: approval policies ask, unless the server says the tool only reads.
         mutating=not read_only,
-        # Pi 1.6.0 gives a server's `codemode` tools its tools' `deferred` exposure: never declared,
-        # called from codemode scripts, which find them with `searchTools()`.
-        exposure="deferred" if scripts_only else "direct",
+        # Pi 1.6.0 gives a server's `codemode` and `deferred` tools its tools' `deferred` exposure:
+        # callable from codemode scripts (which find them with `searchTools()`) from the start, and
+        # declared to the model only once active (`tool_search` loads them).
+        exposure="direct" if declared_at_once else "deferred",
     )
 
 

@@ -3,7 +3,9 @@
 Both hold `{"mcpServers": {name: entry}}` in the shape Pi 1.6.0 (pi-mcp `validateMcpServerConfig`)
 checks: stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP (`url`, `headers`, `oauth`),
 `type` optional (`stdio`, `http`, `streamable-http`; `sse` refused), and for both `enabled`,
-`description`, `timeout`, `exposure`, `toolExposure`. Server names are `[A-Za-z0-9_-]+`; two
+`description`, `timeout`, `exposure`, `toolExposure`; beside `mcpServers`, `autoEnableCodemode`
+(default true: the `codemode` tool is activated for servers with `codemode` exposure; a project's
+value wins over the global one). Server names are `[A-Za-z0-9_-]+`; two
 that differ only in `-`/`_` clash. An invalid entry is reported in Pi's words and skipped, the
 others still load. A project entry replaces the global one of its name; a project entry without
 `command`, `url` or `type` only overrides `enabled`, `exposure` and `toolExposure` of the global
@@ -59,6 +61,8 @@ class McpFiles:
     errors: list[str] = field(default_factory=list)
     # The project's file when it exists and the folder is not trusted: it is not read.
     ignored_project_file: Path | None = None
+    # `autoEnableCodemode`, the project's when it says, else the global file's (Pi's default: true).
+    auto_enable_codemode: bool = True
 
     def enabled_configs(self) -> list[McpServerConfig]:
         return [server.config for server in self.servers if server.enabled]
@@ -77,10 +81,10 @@ def load_mcp_files(cwd: str, trusted: bool) -> McpFiles:
     """The global file, then the project's when `trusted` (else only noted as ignored)."""
     files = McpFiles()
     raw: dict[str, tuple[dict[str, Any], Path, Scope, Path | None]] = {}
-    _read(global_mcp_file(), "global", raw, files.errors)
+    _read(global_mcp_file(), "global", raw, files)
     project = project_mcp_file(cwd)
     if trusted:
-        _read(project, "project", raw, files.errors)
+        _read(project, "project", raw, files)
     elif project.is_file():
         files.ignored_project_file = project
     for name, (entry, source, scope, override) in raw.items():
@@ -93,9 +97,16 @@ def load_mcp_files(cwd: str, trusted: bool) -> McpFiles:
 
 
 def _read(
-    path: Path, scope: Scope, raw: dict[str, tuple[dict[str, Any], Path, Scope, Path | None]], errors: list[str]
+    path: Path, scope: Scope, raw: dict[str, tuple[dict[str, Any], Path, Scope, Path | None]], files: McpFiles
 ) -> None:
-    servers = read_mcp_servers(path, errors)
+    errors = files.errors
+    data = _read_file(path, errors)
+    auto_enable = data.get("autoEnableCodemode")
+    if isinstance(auto_enable, bool):
+        files.auto_enable_codemode = auto_enable
+    elif auto_enable is not None:
+        errors.append(f"{path}: autoEnableCodemode must be a boolean")
+    servers: dict[str, Any] = data.get("mcpServers", {})
     for name, value in servers.items():
         if scope == "project" and isinstance(value, dict) and _is_override(value):
             base = raw.get(name)
@@ -121,8 +132,9 @@ def _read(
         raw[name] = (cast(dict[str, Any], value), path, scope, None)
 
 
-def read_mcp_servers(path: Path, errors: list[str]) -> dict[str, Any]:
-    """A file's `mcpServers` (empty when the file is missing or broken, which goes into `errors`)."""
+def _read_file(path: Path, errors: list[str]) -> dict[str, Any]:
+    """A file's top level, its `mcpServers` an object (empty when the file is missing or broken,
+    which goes into `errors`)."""
     if not path.is_file():
         return {}
     try:
@@ -133,8 +145,7 @@ def read_mcp_servers(path: Path, errors: list[str]) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
         errors.append(f'{path}: expected an object with an "mcpServers" object')
         return {}
-    servers: dict[str, Any] = data.get("mcpServers", {})
-    return servers
+    return cast(dict[str, Any], data)
 
 
 def _is_override(entry: dict[str, Any]) -> bool:

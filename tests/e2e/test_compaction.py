@@ -115,6 +115,8 @@ def test_a_request_refused_for_its_size_is_compacted_and_retried(
         completions_turn("answer one"),
         completions_turn("answer two"),
         json_reply(400, overflow),
+        # The history and the refused turn's start are summarised at once, so both get this text.
+        completions_turn("SUMMARY"),
         completions_turn("SUMMARY"),
         completions_turn("answer three"),
     )
@@ -128,7 +130,10 @@ def test_a_request_refused_for_its_size_is_compacted_and_retried(
         assert end["reason"] == "overflow" and end["willRetry"] is True
         messages = client.request("messages")["messages"]
         assert client.close() == 0
-    # The compaction kept the tools' declaration: it starts the context, and none follows.
-    assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"] and messages[1]["summary"] == "SUMMARY"
-    assert [texts(m)[:5] for m in messages[2:]] == ["three", "answe"]
+    # The compaction kept the tools' declaration: it starts the context, and none follows. Only the
+    # refused attempt followed the prompt, so the prompt's turn was summarised too (Pi 1.6.0's split
+    # turn): the retry sent the summaries, not what overflowed.
+    assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]
+    assert messages[1]["summary"] == "SUMMARY\n\n---\n\n## Earlier in the current turn\n\nSUMMARY"
+    assert [texts(m)[:5] for m in messages[2:]] == ["answe"]
     assert not any(m["role"] == "assistant" and m.get("stopReason") == "error" for m in messages)

@@ -29,12 +29,9 @@ EXPECTED = {
     "P3": "toolcall_delta adds arguments (what the partial JSON parses to), pi-rpc's own for its editors",
     "P17": "no docs section, which names Pi's installed README, docs and examples: pi-rpc installs none "
     "(a decision, spec 15.12)",
-    "overflow split turn": "not a row of the change list: recovering from an overflow, Pi 1.6.0 summarises the "
-    "failed turn's start separately (its request meets the second refusal); pi-rpc compacts the history, retries "
-    "and is refused",
 }
 # The sequence difference no row's events explain, by scenario.
-UNEXPLAINED_SEQUENCE = {"overflow_recovery_fails": "overflow split turn"}
+UNEXPLAINED_SEQUENCE: dict[str, str] = {}
 
 
 def sequence(lines: list[Json], set_aside: list[str]) -> list[Json]:

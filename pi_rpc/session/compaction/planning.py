@@ -246,25 +246,27 @@ def _starts_turn(message: Message) -> bool:
     return isinstance(message, UserMessage | BashExecutionMessage | BranchSummaryMessage | CustomMessage)
 
 
-def find_cut(messages: Sequence[Message], keep_recent_tokens: int, start: int = 0) -> int:
+def find_cut(messages: Sequence[Message], keep_recent_tokens: int, start: int = 0) -> tuple[int, bool]:
     """Index of the first message kept: the first cut point at or after the point where the
     messages from the end reach `keep_recent_tokens` (the first cut point if they never do;
-    `start` when there is none). Messages before `start` (a previous summary) are not counted."""
+    `start` when there is none), and whether they reached it. Messages before `start` (a
+    previous summary) are not counted."""
     cut_points = [i for i in range(start, len(messages)) if _is_cut_point(messages[i])]
     if not cut_points:
-        return start
+        return start, False
     kept = 0
     for index in range(len(messages) - 1, start - 1, -1):
         kept += estimate_tokens(messages[index])
         if kept >= keep_recent_tokens:
-            return next((c for c in cut_points if c >= index), cut_points[0])
-    return cut_points[0]
+            return next((c for c in cut_points if c >= index), cut_points[0]), True
+    return cut_points[0], False
 
 
 def split_turn_start(messages: Sequence[Message], cut: int, start: int = 0) -> int | None:
     """Where the turn the cut falls inside began (Pi's split turn); None when the cut starts a
-    turn, or no turn start comes before it."""
-    if cut >= len(messages) or _starts_turn(messages[cut]):
+    turn, or no turn start comes before it. A cut at the end (nothing kept) falls inside the
+    last turn."""
+    if cut < len(messages) and _starts_turn(messages[cut]):
         return None
     return next((i for i in range(cut - 1, start - 1, -1) if _starts_turn(messages[i])), None)
 
@@ -275,15 +277,25 @@ def _summarisable(messages: Sequence[Message]) -> list[Message]:
 
 
 def plan_compaction(
-    messages: Sequence[Message], settings: CompactionSettings, previous_details: dict[str, Any] | None = None
+    messages: Sequence[Message],
+    settings: CompactionSettings,
+    previous_details: dict[str, Any] | None = None,
+    *,
+    reply_omitted: bool = False,
 ) -> CompactionPlan | None:
     """None when there is nothing before the cut to summarise. `previous_details` are the previous
-    compaction's, whose file lists carry over."""
+    compaction's, whose file lists carry over. `reply_omitted`: the context's last reply, a
+    failed attempt, was taken out of it (an overflow's recovery)."""
     # A compacted context starts with the system message its compaction kept, then the summary.
     head = next((i for i, message in enumerate(messages) if not isinstance(message, SystemMessage)), len(messages))
     previous = summary_text(messages[head]) if head < len(messages) else None
     start = head + 1 if previous is not None else 0
-    cut = find_cut(messages, settings.keep_recent_tokens, start)
+    cut, reached = find_cut(messages, settings.keep_recent_tokens, start)
+    if reply_omitted and reached and cut == len(messages) - 1:
+        # Pi 1.6.0: when nothing but the omitted attempt would follow the last message kept, the
+        # cut passes that message too, so the turn that failed is summarised (its start on its
+        # own, a split turn) and nothing that overflowed the window is sent again.
+        cut = len(messages)
     turn_start = split_turn_start(messages, cut, start)
     kept_from = cut
     # A tool declaration just before the cut stays with what it declares for (as Pi keeps the

@@ -96,9 +96,12 @@ class SessionCompaction:
         if self.running:
             raise CompactionError("Compaction is already running")
         messages = list(agent.messages)
-        if drop_failed_reply and messages and isinstance(messages[-1], AssistantMessage):
+        omitted: AssistantMessage | None = None
+        if drop_failed_reply and messages and isinstance(last := messages[-1], AssistantMessage):
             # Out of the context for good, as Pi 1.6.0 records it (a `context_edit` entry).
-            self._history.omit_from_context(messages.pop())
+            omitted = last
+            messages.pop()
+            self._history.omit_from_context(omitted)
         self.running = True
         agent.emit(CompactionStart(reason=reason))
         plan: CompactionPlan | None = None
@@ -107,7 +110,7 @@ class SessionCompaction:
         cancelled = False
         try:
             with anyio.CancelScope() as self._scope:
-                plan = self._plan(messages)
+                plan = self._plan(messages, reply_omitted=omitted is not None)
                 retry = SummaryRetry(self._retry_enabled(), self._retry.max, self._retry.base_ms, agent.emit, reason)
                 summary = await summarize(
                     plan,
@@ -136,9 +139,9 @@ class SessionCompaction:
             said = reason == "manual" or plan is not None  # Pi's automatic ones that find nothing say nothing
             agent.emit(CompactionEnd(reason=reason, error_message=_FAILED[reason] + error if said else UNSET))
             raise CompactionError(error)
-        return self._keep(plan, summary, reason, drop_failed_reply, len(messages))
+        return self._keep(plan, summary, reason, omitted, drop_failed_reply, len(messages))
 
-    def _plan(self, messages: list[Message]) -> CompactionPlan:
+    def _plan(self, messages: list[Message], *, reply_omitted: bool) -> CompactionPlan:
         entries = self._history.entries
         leaf = entries.entries.get(entries.leaf) if entries.leaf is not None else None
         if isinstance(leaf, CompactionEntry):
@@ -146,7 +149,9 @@ class SessionCompaction:
         previous = entries.latest_compaction()
         # Pi carries over the file lists of its own compactions, not of an extension's (`fromHook`).
         details = previous.details if previous is not None and not previous.from_hook else None
-        plan = plan_compaction(messages, self._settings, details if isinstance(details, dict) else None)
+        plan = plan_compaction(
+            messages, self._settings, details if isinstance(details, dict) else None, reply_omitted=reply_omitted
+        )
         if plan is None:
             raise CompactionError(NOTHING_TO_COMPACT)
         return plan
@@ -163,13 +168,22 @@ class SessionCompaction:
         )
 
     def _keep(
-        self, plan: CompactionPlan, summary: Summary, reason: CompactionReason, drop_failed_reply: bool, planned: int
+        self,
+        plan: CompactionPlan,
+        summary: Summary,
+        reason: CompactionReason,
+        omitted: AssistantMessage | None,
+        drop_failed_reply: bool,
+        planned: int,
     ) -> CompactionResult:
-        """The compaction entry written, the context read back from it, compaction_end."""
+        """The compaction entry written, the context read back from it, compaction_end. With
+        nothing kept after an omitted attempt, that attempt is the first kept entry, as Pi names it
+        (it stays out of the context)."""
         agent, history = self._agent, self._history
         details = plan.files.details()
+        first_kept = next(iter(plan.kept), omitted)
         entry = history.entries.add_compaction(
-            summary.text, next(iter(plan.kept), None), plan.tokens_before, msgspec.to_builtins(details)
+            summary.text, first_kept, plan.tokens_before, msgspec.to_builtins(details)
         )
         history.keep(entry)
         kept_id = entry.first_kept_entry_id

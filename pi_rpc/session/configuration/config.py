@@ -74,6 +74,8 @@ class ToolsConfig:
     mcp_enabled: bool = True
     # MCP tool servers every session of this folder starts (settings.json `mcpServers`, mcp.json).
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    # mcp.json's `autoEnableCodemode`: false leaves `codemode` inactive for `codemode`-exposed tools.
+    auto_enable_codemode: bool = True
     # Where read/edit/write get file contents; the tools in `definitions` must have been made with it.
     files: FileRouter = field(default_factory=FileRouter)
     # What the shell and ripgrep tools leave running belongs to the session: the tools must have

@@ -153,6 +153,9 @@ def open_folder(
         )
     )
     tools = template.tools
+    mcp_servers, auto_enable_codemode = _mcp_servers(
+        context, folder, trust.trusted, servers_from_settings(workspace.settings.mcp_servers)
+    )
     return dataclasses.replace(
         template,
         cwd=folder,
@@ -163,9 +166,8 @@ def open_folder(
             ),
             files=files,
             processes=processes,
-            mcp_servers=_mcp_servers(
-                context, folder, trust.trusted, servers_from_settings(workspace.settings.mcp_servers)
-            ),
+            mcp_servers=mcp_servers,
+            auto_enable_codemode=auto_enable_codemode,
         ),
         approvals=dataclasses.replace(
             template.approvals,
@@ -184,10 +186,11 @@ def open_folder(
 
 def _mcp_servers(
     context: DaemonContext, folder: str, trusted: bool, from_settings: list[McpServerConfig]
-) -> list[McpServerConfig]:
+) -> tuple[list[McpServerConfig], bool]:
     """The template's servers, settings.json `mcpServers`, then Pi's `mcp.json` files (trusted
     project's included; tools/mcp_files.py), a later one replacing an earlier of its name when
-    the session starts them. A file's errors are logged once per daemon, as the untrusted warning is."""
+    the session starts them; and the files' `autoEnableCodemode`. A file's errors are logged once
+    per daemon, as the untrusted warning is."""
     files = load_mcp_files(folder, trusted)
     for error in files.errors:
         if error not in context.warned:
@@ -199,7 +202,8 @@ def _mcp_servers(
         if config.name in named and f"mcp-clash:{config.name}" not in context.warned:
             context.warned.add(f"mcp-clash:{config.name}")
             _log.warning("MCP server \"%s\": mcp.json's entry replaces settings.json's", config.name)
-    return [*context.template.tools.mcp_servers, *from_settings, *from_files]
+    servers = [*context.template.tools.mcp_servers, *from_settings, *from_files]
+    return servers, files.auto_enable_codemode
 
 
 def folder_opener(config: SessionConfig, process_tables: ProcessTables) -> Callable[[str], SessionConfig]:

@@ -65,6 +65,7 @@ def session_config(
     definitions: dict[str, ToolDefinition] | None = None,
     active: list[str] | None = None,
     mcp_servers: list[McpServerConfig] | None = None,
+    auto_enable_codemode: bool = True,
     compaction: CompactionSettings | None = None,
     checkpoints: CheckpointSettings | None = None,
     approvals: ApprovalConfig | None = None,
@@ -77,7 +78,7 @@ def session_config(
     """What `pi-rpc --script` builds, minus the user's settings: every model switch resolves to
         the scripted model, a model of another name is not found. `model` replaces the script's
         model, `models` the whole start (its resolvers too), `definitions` the tools (all active
-    unless `active` says which), `mcp_servers` the MCP servers it starts; the
+    unless `active` says which), `mcp_servers` the MCP servers it starts (`auto_enable_codemode`: mcp.json's); the
     other parts, when given, theirs. The sessions are kept beside the workspace unless `session_root`."""
     scripted = scripted_choice(the_script) if the_script is not None else None
     choice = model if model is not None else scripted
@@ -96,6 +97,7 @@ def session_config(
         definitions=definitions,
         active=list(definitions) if active is None else active,
         mcp_servers=mcp_servers or [],
+        auto_enable_codemode=auto_enable_codemode,
         files=files,
         processes=processes,
     )

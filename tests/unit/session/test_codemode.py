@@ -379,3 +379,78 @@ async def test_an_mcp_servers_codemode_tools_are_called_only_from_scripts_and_co
     assert [(m.tool_name, m.is_error) for m in results] == [("mcp__testkit__shout", True), ("codemode", False)]
     assert text(results[0]) == "Tool mcp__testkit__shout not found"
     assert "mcp__testkit__shout" in text(results[1]) and text(results[1]).endswith("FROM A SCRIPT")
+
+
+async def test_a_deferred_servers_tools_are_callable_from_scripts_before_tool_search_loads_them(
+    workspace: Path,
+) -> None:
+    """Pi 1.6.0 gives `deferred` MCP tools the tool exposure `deferred`, as `codemode` ones: not
+    declared until `tool_search` loads them, but a script calls them from the start (pi-rpc's
+    scripts could not reach them before they were loaded)."""
+    server = stdio_config()
+    server.exposure = "deferred"
+    runs = reply(
+        "^go",
+        [tool_call("codemode", code='return await tools.mcp__testkit__shout({ text: "unloaded" })')],
+        [{"text": "done"}],
+    )
+    tools = create_tool_definitions(["read", "codemode"])
+    config = session_config(
+        workspace, script(runs), definitions=tools, active=["read", "codemode"], mcp_servers=[server]
+    )
+    async with open_session(config) as (session, _):
+        await session.start_mcp_servers()
+        infos = {info.name: info.active for info in session.tool_infos()}
+        assert infos["tool_search"] is True and infos["mcp__testkit__shout"] is False
+        await session.prompt("go")
+        results = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+        declared = {tool.name for tool in declared_tools(session.messages)}
+        await session.close()
+    assert declared == {"read", "codemode", "tool_search"}
+    assert [(m.tool_name, m.is_error) for m in results] == [("codemode", False)]
+    assert text(results[0]).endswith("UNLOADED")
+
+
+async def test_tool_search_loads_a_codemode_servers_tool_and_the_model_then_calls_it(workspace: Path) -> None:
+    """Pi 1.6.0's `tool_search` searches every undeclared tool, `codemode` exposure too: once it
+    loads one, the tool is declared from the next call and the model's own call runs."""
+    server = stdio_config()
+    server.exposure, server.tool_exposure = "codemode", {"pixel": "deferred"}
+    runs = reply(
+        "^go",
+        [tool_call("tool_search", query="shout")],
+        [tool_call("mcp__testkit__shout", text="loaded")],
+        [{"text": "done"}],
+    )
+    tools = create_tool_definitions(["read", "codemode"])
+    config = session_config(workspace, script(runs), definitions=tools, active=["read"], mcp_servers=[server])
+    async with open_session(config) as (session, _):
+        await session.start_mcp_servers()
+        await session.prompt("go")
+        results = [m for m in session.messages if isinstance(m, ToolResultMessage)]
+        declared = {tool.name for tool in declared_tools(session.messages)}
+        await session.close()
+    assert [(m.tool_name, m.is_error) for m in results] == [("tool_search", False), ("mcp__testkit__shout", False)]
+    assert text(results[0]).startswith("Loaded 1 tool. They are available from your next call:\n- mcp__testkit__shout")
+    assert text(results[1]) == "LOADED"
+    assert {"codemode", "tool_search", "mcp__testkit__shout"} <= declared
+
+
+async def test_auto_enable_codemode_false_leaves_codemode_off_and_says_the_tools_cannot_be_called(
+    workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = stdio_config()
+    server.exposure = "codemode"
+    tools = create_tool_definitions(["read", "codemode"])
+    config = session_config(
+        workspace, None, definitions=tools, active=["read"], mcp_servers=[server], auto_enable_codemode=False
+    )
+    async with open_session(config) as (session, _):
+        await session.start_mcp_servers()
+        infos = {info.name: info.active for info in session.tool_infos()}
+        await session.close()
+    assert infos["codemode"] is False and "tool_search" not in infos
+    assert (
+        "MCP tools are only reachable from the codemode or tool_search tool, but neither is active "
+        "(autoEnableCodemode is false); they cannot be called."
+    ) in caplog.messages

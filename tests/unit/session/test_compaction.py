@@ -73,7 +73,7 @@ def conversations(draw: st.DrawFn) -> list[Message]:
 @settings(max_examples=80, derandomize=True)
 @given(conversations(), st.integers(1, 400))
 def test_the_cut_never_separates_a_tool_result_from_its_call(messages: list[Message], keep: int) -> None:
-    cut = find_cut(messages, keep)
+    cut, _ = find_cut(messages, keep)
     assert 0 <= cut <= len(messages)
     if cut < len(messages):
         assert not isinstance(messages[cut], ToolResultMessage)
@@ -115,7 +115,7 @@ def test_a_users_command_counts_starts_a_kept_turn_and_is_summarised_as_the_mode
     answer = AssistantMessage(content=[TextContent(text="y" * 40)], api="faux", provider="faux", model="m")
     # The newest 10 tokens fall in the command: the kept part starts there, as at a user message.
     messages: list[Message] = [UserMessage(content="old " * 50), answer, ran]
-    assert find_cut(messages, keep_recent_tokens=10) == 2
+    assert find_cut(messages, keep_recent_tokens=10) == (2, True)
     text = serialize_conversation([ran, hidden])
     assert text == "[User]: Ran `ls`\n```\n" + "x" * 396 + "\n```" and "SECRET" not in text
 

@@ -227,8 +227,10 @@ async def test_switching_to_a_model_with_a_smaller_window_compacts_before_the_ne
 
 
 async def test_an_overflow_after_the_compacted_retry_is_reported_as_the_recovery_failing(workspace: Path) -> None:
-    refused = {"match": "^two", "repeat": True, "turns": [[{"error": OVERFLOW}]]}
-    model = Recorder([SUMMARY, reply("^one", [{"text": "r1"}]), refused])
+    # The retry sends the compacted context, which ends with the summary (the refused prompt is
+    # summarised too: the next test).
+    refused = {"match": "^(two|The conversation history before)", "repeat": True, "turns": [[{"error": OVERFLOW}]]}
+    model = Recorder([SUMMARY, SUMMARY, reply("^one", [{"text": "r1"}]), refused])
     config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
     async with open_session(config) as (session, events):
         await session.prompt(f"one {FILLER}")
@@ -240,6 +242,36 @@ async def test_an_overflow_after_the_compacted_retry_is_reported_as_the_recovery
         ("overflow", False, False, OVERFLOW_RECOVERY_FAILED),  # the retry overflowed too
     ]
     assert not ends[1].aborted and len(of_type(events.all, CompactionStart)) == 1
+
+
+async def test_an_overflowing_prompt_is_summarised_as_a_split_turn_and_the_retry_sends_only_summaries(
+    workspace: Path,
+) -> None:
+    """Pi 1.6.0's recovery: when only the refused attempt would follow the last message kept, the
+    cut passes the prompt too, whose turn is summarised on its own (a split turn), so the retry
+    does not send what overflowed again; the compaction keeps from the omitted attempt's entry.
+    Before, pi-rpc kept the prompt and the retry was refused again."""
+    refused = {"match": "^two", "turns": [[{"error": OVERFLOW}]]}
+    prefix = reply("start of a turn that is still going on", [{"text": "THE TURN'S START"}])
+    answer = reply("^The conversation history before", [{"text": "r2"}])
+    model = Recorder([prefix, SUMMARY, reply("^one", [{"text": "r1"}]), refused, answer])
+    config = session_config(workspace, None, model=model.choice(), compaction=CompactionSettings(keep_recent_tokens=10))
+    async with open_session(config) as (session, events):
+        await session.prompt(f"one {FILLER}")
+        outcome = await session.prompt(f"two {FILLER}")
+        path = session.history.session_file
+    assert outcome.stop_reason == "stop"
+    [end] = of_type(events.all, CompactionEnd)
+    assert end.result is not UNSET and end.will_retry
+    assert "THE SUMMARY" in end.result.summary and "THE TURN'S START" in end.result.summary
+    retried, _ = model.requests[-1]
+    assert [type(m).__name__ for m in retried.messages] == ["SystemMessage", "UserMessage"]  # the summary alone
+    assert not any(f"two {FILLER}" in text_of(m.content) for m in retried.messages if isinstance(m, UserMessage))
+    assert path is not None
+    entries = [json.loads(line) for line in (await anyio.Path(path).read_text()).splitlines()]
+    [failed] = [e for e in entries if e.get("message", {}).get("stopReason") == "error"]
+    [compaction] = [e for e in entries if e["type"] == "compaction"]
+    assert compaction["firstKeptEntryId"] == failed["id"]
 
 
 @pytest.mark.parametrize("reasoning", [True, False], ids=["reasoning-model", "plain-model"])

@@ -185,3 +185,23 @@ async def test_an_http_entry_with_a_variable_header_starts_the_real_server(
             assert status.status == "running" and "mcp__web__shout" in status.tools
             await servers.stop()
             tasks.cancel_scope.cancel()
+
+
+def test_auto_enable_codemode_is_read_beside_the_servers_and_a_projects_value_wins(
+    agent_dir: Path, project: Path
+) -> None:
+    """Pi 1.6.0's top-level `autoEnableCodemode`: true unless a file says false, a trusted
+    project's value over the global one, anything but a boolean an error in Pi's words."""
+    assert load_mcp_files(str(project), trusted=True).auto_enable_codemode is True
+    (agent_dir / "mcp.json").parent.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "mcp.json").write_text(json.dumps({"autoEnableCodemode": False, "mcpServers": {}}))
+    assert load_mcp_files(str(project), trusted=True).auto_enable_codemode is False
+    project_file = project_mcp_file(str(project))
+    project_file.parent.mkdir(parents=True)
+    project_file.write_text(json.dumps({"autoEnableCodemode": True}))
+    assert load_mcp_files(str(project), trusted=True).auto_enable_codemode is True
+    assert load_mcp_files(str(project), trusted=False).auto_enable_codemode is False  # an untrusted file is not read
+    project_file.write_text(json.dumps({"autoEnableCodemode": "no"}))
+    files = load_mcp_files(str(project), trusted=True)
+    assert files.auto_enable_codemode is False
+    assert files.errors == [f"{project_file}: autoEnableCodemode must be a boolean"]
