@@ -332,6 +332,32 @@ async def test_reading_a_big_output_does_not_fault_in_fresh_memory_per_read() ->
     assert faults < FOLDED_BYTES // 16384  # 3,000 pages, 12 MB; it was 11,000
 
 
+async def test_an_abort_while_output_streams_kills_the_writer(tmp_path: Path) -> None:
+    """Streaming output is read after a short wait (COALESCE_SECONDS): an abort landing in that
+    wait still ends the call with the writer gone."""
+    marker = new_marker()
+    received = [0]
+
+    def sink(chunk: bytes) -> None:
+        received[0] += len(chunk)
+
+    try:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    partial(run_process_group, processes=ProcessTable()),
+                    ["/bin/bash", "-c", f"exec -a {marker} yes streaming"],
+                    str(tmp_path),
+                    None,
+                    sink,
+                )
+                assert await poll_async(lambda: received[0] > 4 * process.STREAM_BYTES)
+                scope.cancel()
+        assert marked(marker) == []
+    finally:
+        kill_leftovers(marker)
+
+
 def _children(pid: int) -> set[int]:
     found: set[int] = set()
     for task in os.listdir(f"/proc/{pid}/task"):
