@@ -263,7 +263,7 @@ class OutputAccumulator:
             start += 1
         # Whether the kept part starts a line decides if its first line is whole.
         self._tail_at_line_start = data[start - 1] == 0x0A
-        return bytearray(data[start:])
+        return bytearray(memoryview(data)[start:])  # one copy, not a slice and then its copy
 
     def _snapshot_text(self) -> tuple[str, bool]:
         """The tail from its first whole line; True if it is one line whose start was cut.
@@ -271,15 +271,19 @@ class OutputAccumulator:
         A character still split at the end (the decoder holds its start) is left out until it
         completes, as the decoder leaves it out of the text.
         """
-        raw = bytes(self._tail[: len(self._tail) - self._undecoded])
-        if self._tail_at_line_start:
-            return raw.decode("utf-8", errors="replace"), False
-        newline = raw.find(b"\n")
-        if newline == -1 or newline == len(raw) - 1:
-            # The cut line is also the last line: keep it, truncate_tail shows its end. (Pi drops
-            # it, and a huge single line ending in a newline would then show nothing at all.)
-            return raw.decode("utf-8", errors="replace"), True
-        return raw[newline + 1 :].decode("utf-8", errors="replace"), False
+        end = len(self._tail) - self._undecoded
+        start, cut_line = 0, False
+        if not self._tail_at_line_start:
+            newline = self._tail.find(b"\n", 0, end)
+            if newline == -1 or newline == end - 1:
+                # The cut line is also the last line: keep it, truncate_tail shows its end. (Pi
+                # drops it, and a huge single line ending in a newline would then show nothing.)
+                cut_line = True
+            else:
+                start = newline + 1
+        # Decoded in place, not copied first; the view is let go at once (the tail grows in place).
+        with memoryview(self._tail) as view:
+            return str(view[start:end], "utf-8", "replace"), cut_line
 
     def _needs_temp_file(self) -> bool:
         return (
