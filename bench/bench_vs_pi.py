@@ -144,10 +144,11 @@ class Bench:
             ready = daemon.wait("ready", START_TIMEOUT_S)
             time.sleep(IDLE_SETTLE_S)  # a measurement interval, not a wait for an event
             idle = daemon.status()
-            before = len(self.model.requests)
+            before, cpu = len(self.model.requests), daemon.cpu_seconds()
             sent = daemon.send(spec.prompt_request(prompt))
             try:
                 end = daemon.wait("agent_end", RUN_TIMEOUT_S)
+                busy = daemon.cpu_seconds() - cpu
             except DaemonDied as exc:
                 figures.failures[prefix] = died_summary(exc, daemon, sent)
                 _log.warning("%s: %s", spec.name, exc)
@@ -160,6 +161,7 @@ class Bench:
         self._expect(spec.name, before, kinds)
         figures.add("idle_rss_mib", idle["VmRSS"] / 1024)
         figures.add(f"{prefix}_wall_s", end.at - sent)
+        figures.add(f"{prefix}_cpu_s", busy)
         figures.add(f"{prefix}_stdout_mib", (report.stdout_bytes - ready.stdout_bytes) / 2**20)
         figures.add(f"{prefix}_peak_rss_mib", peak["VmHWM"] / 1024)
 
@@ -318,6 +320,8 @@ ROWS = [
     ("(g) abort during bash -> agent_end", "abort_ms", "ms"),
     ("(g) abort: sleeps still alive at agent_end", "abort_left", "n"),
     ("(h) 200 MB bash output: prompt -> agent_end", "big_wall_s", "s"),
+    ("(h) 200 MB bash output: daemon CPU", "big_cpu_s", "s"),
+    ("(h) 200 MB bash output: stdout written", "big_stdout_mib", "MiB"),
     ("(h) 200 MB bash output: peak RSS (VmHWM)", "big_peak_rss_mib", "MiB"),
 ]
 

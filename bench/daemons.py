@@ -299,9 +299,18 @@ def pi_rpc_source(source: str | None) -> str:
 
 def compile_pi_rpc(source: str | None) -> None:
     """Write the tree's bytecode before the first run, so no run pays for compiling (a shell with
-    PYTHONDONTWRITEBYTECODE set leaves a fresh checkout without any)."""
+    PYTHONDONTWRITEBYTECODE set leaves a fresh checkout without any). Not the demo workspace: it
+    is a sample project that tests copy and list (`ls src` would show a `__pycache__`)."""
     subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(Path(pi_rpc_source(source)) / "pi_rpc")],
+        [
+            sys.executable,
+            "-m",
+            "compileall",
+            "-q",
+            "-x",
+            "/demo/workspace/",
+            str(Path(pi_rpc_source(source)) / "pi_rpc"),
+        ],
         stdout=subprocess.DEVNULL,
         check=False,
     )

@@ -1,10 +1,11 @@
 """Where a daemon's time goes per prompt: pi-rpc under cProfile, driven through N prompts.
 
-Run: `.venv/bin/python bench/profile_turns.py [--prompts 50] [--turns] [--sort tottime] [--top 40]`
+Run: `.venv/bin/python bench/profile_turns.py [--prompts 50] [--turns | --big] [--sort tottime] [--top 40]`
 
 Each prompt is one bash call and an answer, or with `--turns` the benchmark's 20-turn prompt
-(`TURNS` bash calls in one run). One such prompt runs before profiling starts, so the lazy imports
-and caches of the first request are not counted as per-turn cost.
+(`TURNS` bash calls in one run), or with `--big` its 200 MB one (workload h). One such prompt runs
+before profiling starts, so the lazy imports and caches of the first request are not counted as
+per-turn cost.
 
 The daemon runs as in `bench_vs_pi.py` (a fresh HOME, the loopback model, JSON lines), wrapped
 so that cProfile covers everything after start-up: profiling starts once the daemon answered
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 
+from bench_vs_pi import BIG_PROMPT, ECHO_PROMPT, TURNS_PROMPT
 from daemons import RunningDaemon, Sandbox, pi_rpc_spec
 from loopback import TURNS, LoopbackModel
 
@@ -51,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=50)
     parser.add_argument("--turns", action="store_true", help=f"each prompt runs {TURNS} tool turns")
+    parser.add_argument("--big", action="store_true", help="each prompt is bench_vs_pi's (h): bash prints 200 MB")
     parser.add_argument("--sort", default="tottime", help="pstats sort key (tottime, cumulative, ...)")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--out", help="keep the profile here")
@@ -69,7 +72,7 @@ def main() -> None:
             with RunningDaemon(spec, cwd) as daemon:
                 daemon.send(spec.ready_request)
                 daemon.wait("ready", 60)
-                prompt = "[[turns]] Echo with bash, again and again." if args.turns else "[[echo]] Echo once with bash."
+                prompt = BIG_PROMPT if args.big else TURNS_PROMPT if args.turns else ECHO_PROMPT
                 daemon.send(spec.prompt_request(prompt))  # warm-up: first-request imports and caches
                 daemon.wait_count("idle", 1, 60)
                 time.sleep(0.5)

@@ -1,9 +1,16 @@
 """OutputAccumulator: live command output with bounded memory (spec 10).
 
-Chunks arrive as raw bytes. They are decoded incrementally (a character split across chunks still
-decodes), counted, and only a rolling decoded tail is kept for snapshots. Once the output outgrows
-the limits, the complete raw output goes to a temp log file (mode 0600, never deleted), whose path
-the truncation notice points the model at.
+Chunks arrive as raw bytes. They are counted as they come (lines, bytes, the last line's size) and
+only a rolling raw tail is kept, decoded when a snapshot is taken. Once the output outgrows the
+limits, the complete raw output goes to a temp log file (mode 0600, never deleted), whose path the
+truncation notice points the model at.
+
+Bash can print hundreds of megabytes, so a chunk costs as little as possible: ASCII (what commands
+mostly print) is counted on the bytes themselves, with no decoding; anything else goes through an
+incremental UTF-8 decoder (a character split across chunks still decodes, an invalid byte counts as
+the three bytes of U+FFFD), whose text is counted. Either way the decoded text is what a snapshot
+shows: a newline decodes to itself whatever precedes it, so the tail decoded from a line start is
+the text the stream decoded there.
 """
 
 from __future__ import annotations
@@ -21,7 +28,6 @@ from pi_rpc.tools.truncate import (
     TruncatedBy,
     Truncation,
     truncate_tail,
-    utf8_tail,
 )
 
 
@@ -51,11 +57,11 @@ class OutputAccumulator:
         self._temp_file_prefix = temp_file_prefix
         self._temp_dir = temp_dir
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._undecoded = 0  # bytes ending the tail that the decoder holds (a split character)
 
         self._pending_raw: list[bytes] = []  # raw chunks held until the temp file exists
         self._pending_raw_bytes = 0
-        self._tail = ""
-        self._tail_bytes = 0
+        self._tail = bytearray()  # the raw output's end, from a character boundary
         self._tail_at_line_start = True
         self._raw_bytes = 0
         self._decoded_bytes = 0
@@ -73,7 +79,12 @@ class OutputAccumulator:
         if self._finished:
             raise RuntimeError("Cannot append to a finished output accumulator")
         self._raw_bytes += len(data)
-        self._add_text(self._decoder.decode(data))
+        if not self._undecoded and data.isascii():
+            self._count_ascii(data)  # ASCII decodes to itself: nothing to decode
+        else:
+            self._add_text(self._decoder.decode(data))
+            self._undecoded = len(self._decoder.getstate()[0])
+        self._keep_tail(data)
         if self._temp_file is not None or self._needs_temp_file():
             self._ensure_temp_file()
             assert self._temp_file is not None
@@ -88,6 +99,7 @@ class OutputAccumulator:
             return
         self._finished = True
         self._add_text(self._decoder.decode(b"", final=True))
+        self._undecoded = 0
         if self._needs_temp_file():
             self._ensure_temp_file()
 
@@ -127,7 +139,7 @@ class OutputAccumulator:
     @property
     def retained_bytes(self) -> int:
         """Output bytes held in memory: the rolling tail plus raw chunks not yet spilled."""
-        return self._tail_bytes + self._pending_raw_bytes
+        return len(self._tail) + self._pending_raw_bytes
 
     def read_full_output(self, max_bytes: int) -> tuple[str, bool]:
         """The whole output as text, and whether it had to be shortened: up to `max_bytes` it is all
@@ -187,16 +199,31 @@ class OutputAccumulator:
 
     # --- internals -------------------------------------------------------------------------------
 
+    def _count_ascii(self, data: bytes) -> None:
+        """`_add_text` for ASCII, on the bytes: each is one character and one decoded byte."""
+        size = len(data)
+        if not size:
+            return
+        self._decoded_bytes += size
+        newlines = data.count(b"\n")
+        if newlines == 0:
+            self._open_line_bytes += size
+            self._open_line = True
+            return
+        self._completed_lines += newlines
+        last = data.rfind(b"\n")
+        if newlines == 1:
+            self._completed_line_bytes = self._open_line_bytes + last
+        else:
+            self._completed_line_bytes = last - data.rfind(b"\n", 0, last) - 1
+        self._open_line_bytes = size - last - 1
+        self._open_line = self._open_line_bytes > 0
+
     def _add_text(self, text: str) -> None:
         if not text:
             return
         size = len(text.encode("utf-8"))
         self._decoded_bytes += size
-        self._tail += text
-        self._tail_bytes += size
-        if self._tail_bytes > 2 * self._max_rolling_bytes:
-            self._trim_tail()
-
         newlines = text.count("\n")
         if newlines == 0:
             self._open_line_bytes += size
@@ -213,26 +240,50 @@ class OutputAccumulator:
         self._open_line_bytes = len(rest.encode("utf-8"))
         self._open_line = bool(rest)
 
-    def _trim_tail(self) -> None:
-        data = self._tail.encode("utf-8")
-        kept = utf8_tail(data, self._max_rolling_bytes)
-        cut = len(data) - len(kept)
-        if cut:
-            # Whether the kept text starts a line decides if its first line is whole.
-            self._tail_at_line_start = data[cut - 1] == 0x0A
-        self._tail = kept.decode("utf-8")
-        self._tail_bytes = len(kept)
+    def _keep_tail(self, data: bytes) -> None:
+        """Add a chunk to the tail, cut back to its last maxRollingBytes once twice that long.
+
+        When the cut would keep part of the chunk alone, it is cut from the chunk: a 1 MiB read
+        is not copied into the tail first (only its end is).
+        """
+        keep = max(self._max_rolling_bytes, 4)  # room for a split character at the end
+        if len(self._tail) + len(data) <= 2 * keep:
+            self._tail += data
+        elif len(data) > keep:
+            self._tail = self._cut(data, keep)
+        else:
+            self._tail += data
+            self._tail = self._cut(self._tail, keep)
+
+    def _cut(self, data: bytes | bytearray, keep: int) -> bytearray:
+        """data's last `keep` bytes, moved forward to a character boundary; notes whether they
+        start a line."""
+        start = len(data) - keep
+        while start < len(data) and data[start] & 0xC0 == 0x80:
+            start += 1
+        # Whether the kept part starts a line decides if its first line is whole.
+        self._tail_at_line_start = data[start - 1] == 0x0A
+        return bytearray(memoryview(data)[start:])  # one copy, not a slice and then its copy
 
     def _snapshot_text(self) -> tuple[str, bool]:
-        """The tail from its first whole line; True if it is one line whose start was cut."""
-        if self._tail_at_line_start:
-            return self._tail, False
-        newline = self._tail.find("\n")
-        if newline == -1 or newline == len(self._tail) - 1:
-            # The cut line is also the last line: keep it, truncate_tail shows its end. (Pi drops
-            # it, and a huge single line ending in a newline would then show nothing at all.)
-            return self._tail, True
-        return self._tail[newline + 1 :], False
+        """The tail from its first whole line; True if it is one line whose start was cut.
+
+        A character still split at the end (the decoder holds its start) is left out until it
+        completes, as the decoder leaves it out of the text.
+        """
+        end = len(self._tail) - self._undecoded
+        start, cut_line = 0, False
+        if not self._tail_at_line_start:
+            newline = self._tail.find(b"\n", 0, end)
+            if newline == -1 or newline == end - 1:
+                # The cut line is also the last line: keep it, truncate_tail shows its end. (Pi
+                # drops it, and a huge single line ending in a newline would then show nothing.)
+                cut_line = True
+            else:
+                start = newline + 1
+        # Decoded in place, not copied first; the view is let go at once (the tail grows in place).
+        with memoryview(self._tail) as view:
+            return str(view[start:end], "utf-8", "replace"), cut_line
 
     def _needs_temp_file(self) -> bool:
         return (

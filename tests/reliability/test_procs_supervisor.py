@@ -290,6 +290,74 @@ async def test_the_command_writes_into_a_large_pipe() -> None:
     assert int(b"".join(output)) == PIPE_BYTES
 
 
+# 50 MB written 4 KiB at a time, as stdio writers (here `fold`) write: the shape of a big output.
+FOLDED_COMMAND = "head -c 50000000 /dev/zero | tr '\\0' x | fold -w 100"
+FOLDED_BYTES = 50_000_000 + 499_999  # the x's and a newline between each 100 of them
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_a_streaming_command_is_read_in_few_large_chunks() -> None:
+    """A reader that read as soon as the pipe had data was woken by each 4 KiB write: 200 MB took
+    20,000-50,000 reads. Streaming output is now read at most once per COALESCE_SECONDS, or when
+    the pipe was found half full, so the reads are bounded by the time the output took (a count
+    bound, not a timing one: the slower the machine, the more reads are allowed)."""
+    sizes: list[int] = []
+    started = anyio.current_time()
+    code = await run_process_group(
+        ["/bin/sh", "-c", FOLDED_COMMAND], "/", None, lambda chunk: sizes.append(len(chunk)), processes=ProcessTable()
+    )
+    elapsed = anyio.current_time() - started
+    assert code == 0 and sum(sizes) == FOLDED_BYTES
+    before_streaming = process.STREAM_BYTES // 4096 + 1
+    after_full_reads = 2 * FOLDED_BYTES // (PIPE_BYTES // 2) + 2
+    assert len(sizes) <= before_streaming + after_full_reads + elapsed / process.COALESCE_SECONDS
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="Linux only")
+async def test_reading_a_big_output_does_not_fault_in_fresh_memory_per_read() -> None:
+    """Each os.read asked for the whole 1 MiB pipe, which malloc mapped afresh: every page a read
+    filled was a page fault, ~60,000 for 200 MB, costing more than the copy. A read now asks for
+    what the pipe holds, and same-sized blocks are reused."""
+    import resource
+
+    received = [0]
+
+    def sink(chunk: bytes) -> None:
+        received[0] += len(chunk)
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    await run_process_group(["/bin/sh", "-c", FOLDED_COMMAND], "/", None, sink, processes=ProcessTable())
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    assert received[0] == FOLDED_BYTES
+    assert faults < FOLDED_BYTES // 16384  # 3,000 pages, 12 MB; it was 11,000
+
+
+async def test_an_abort_while_output_streams_kills_the_writer(tmp_path: Path) -> None:
+    """Streaming output is read after a short wait (COALESCE_SECONDS): an abort landing in that
+    wait still ends the call with the writer gone."""
+    marker = new_marker()
+    received = [0]
+
+    def sink(chunk: bytes) -> None:
+        received[0] += len(chunk)
+
+    try:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    partial(run_process_group, processes=ProcessTable()),
+                    ["/bin/bash", "-c", f"exec -a {marker} yes streaming"],
+                    str(tmp_path),
+                    None,
+                    sink,
+                )
+                assert await poll_async(lambda: received[0] > 4 * process.STREAM_BYTES)
+                scope.cancel()
+        assert marked(marker) == []
+    finally:
+        kill_leftovers(marker)
+
+
 def _children(pid: int) -> set[int]:
     found: set[int] = set()
     for task in os.listdir(f"/proc/{pid}/task"):

@@ -194,6 +194,49 @@ def test_any_chunking_matches_one_shot_truncation(text: str, cuts: list[int], ma
     assert acc.retained_bytes <= 4 * max(2 * max_bytes, 1) + max_bytes + 40
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    # Valid characters, bytes that are never valid, and characters cut short.
+    st.lists(
+        st.sampled_from([b"x", b"\n", "é".encode(), b"\xff", b"\x80", b"\xe2\x82", b"\xf0\x9f\x98"]), max_size=120
+    ),
+    st.lists(st.integers(min_value=1, max_value=40), max_size=40),
+    st.integers(min_value=1, max_value=6),
+    st.integers(min_value=4, max_value=24),
+)
+def test_invalid_utf8_in_any_chunking_matches_one_shot_decoding(
+    pieces: list[bytes], cuts: list[int], max_lines: int, max_bytes: int
+) -> None:
+    """spec 10.2-10.6: ASCII chunks are counted undecoded and the tail is decoded only for a
+    snapshot; with bytes that are not UTF-8 anywhere (one U+FFFD each, three bytes), the result is
+    still truncate_tail of the whole output decoded at once."""
+    data = b"".join(pieces)
+    acc = OutputAccumulator(max_lines=max_lines, max_bytes=max_bytes)
+    pos = 0
+    for size in cuts:
+        acc.append(data[pos : pos + size])
+        pos += size
+    acc.append(data[pos:])
+    acc.finish()
+    snap = acc.snapshot()
+    acc.close_temp_file()
+    if snap.full_output_path is not None:
+        os.unlink(snap.full_output_path)
+    text = data.decode("utf-8", errors="replace")
+    expected, record = truncate_tail(text, max_lines=max_lines, max_bytes=max_bytes)
+    got = snap.truncation
+    assert (got.truncated, got.total_lines, got.total_bytes) == (
+        record.truncated,
+        record.total_lines,
+        record.total_bytes,
+    )
+    assert (snap.content, got.output_lines, got.output_bytes) == (expected, record.output_lines, record.output_bytes)
+    assert got.last_line_partial == record.last_line_partial
+    if len(data) <= 4 * max_bytes:  # never trimmed; after a trim Pi's fallback reason applies
+        assert got.truncated_by == record.truncated_by
+    assert acc.retained_bytes <= 4 * max(2 * max_bytes, 4) + max_bytes + 40
+
+
 def size_of(path: str) -> int:
     return os.stat(path).st_size
 
