@@ -31,10 +31,11 @@ import os
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent import (
@@ -360,7 +361,7 @@ class ApprovalGate:
         )
         if definition is not None and definition.preview is not None:
             try:
-                preview = await definition.preview(args, replace(self._context(), id=call.tool_call.id))
+                preview = await definition.preview(args, msgspec.structs.replace(self._context(), id=call.tool_call.id))
             except ToolError as exc:  # the tool fails the same way, before changing anything
                 _log.debug("not asking about %s, it would fail: %s", tool, exc)
                 return None
