@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import anyio
@@ -49,8 +48,7 @@ OVERFLOW_RECOVERY_FAILED = (
 )
 
 
-@dataclass
-class AutoToggles:
+class AutoToggles(msgspec.Struct):
     """Pi's switches (`set_auto_compaction`, `set_auto_retry`): a client may flip them before the
     features they govern run; the runs read them as they are then."""
 

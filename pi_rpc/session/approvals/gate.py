@@ -31,7 +31,6 @@ import os
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -94,8 +93,7 @@ class RuleError(ValueError):
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class PermissionRule:
+class PermissionRule(msgspec.Struct, frozen=True):
     """`tool`, `tool(spec)`. For shell tools the spec is a command, or `prefix:*` for every
     command that starts with those words; for other tools a glob over the path argument, relative
     to the workspace (`*` within a folder, `**` across folders), or absolute."""
@@ -253,10 +251,9 @@ def suggested_rule(tool: str, args: Any) -> str:
     return tool
 
 
-@dataclass
-class ApprovalRules:
-    allow: list[PermissionRule] = field(default_factory=list)
-    deny: list[PermissionRule] = field(default_factory=list)
+class ApprovalRules(msgspec.Struct):
+    allow: list[PermissionRule] = msgspec.field(default_factory=list)
+    deny: list[PermissionRule] = msgspec.field(default_factory=list)
 
 
 SaveRule = Callable[[str], None]
