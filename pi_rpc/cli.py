@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import gc
 import logging
@@ -13,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import NoReturn
 
 import anyio
+import msgspec
 from msgspec import UNSET
 
 import pi_rpc
@@ -350,12 +350,12 @@ def build_session_config(
         if not args.no_session:
             _log.warning("No project session found with id '%s'; creating a new session with that id.", args.session_id)
         new_session_id = args.session_id
-    persistence = dataclasses.replace(
+    persistence = msgspec.structs.replace(
         config.persistence,
         start_name=args.name.strip() if args.name is not None else None,
         new_session_id=new_session_id,
     )
-    return dataclasses.replace(config, persistence=persistence)
+    return msgspec.structs.replace(config, persistence=persistence)
 
 
 def _one_shot(args: argparse.Namespace, extras: PiExtras) -> int | None:

@@ -16,21 +16,21 @@ returns the rest as `PiExtras` for the command line to honour, warn about or ref
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 PRINT_FLAGS = ("-p", "--print")
 LIST_MODELS_FLAG = "--list-models"
 
 
-@dataclass
-class PiExtras:
+class PiExtras(msgspec.Struct):
     """What a Pi command line holds beyond the daemon's own options."""
 
-    messages: list[str] = field(default_factory=list)
-    file_args: list[str] = field(default_factory=list)  # `@path`, without the `@`
+    messages: list[str] = msgspec.field(default_factory=list)
+    file_args: list[str] = msgspec.field(default_factory=list)  # `@path`, without the `@`
     # Flags Pi keeps for its extensions, by name without the dashes (a later one wins, as in Pi).
-    unknown_flags: dict[str, str | bool] = field(default_factory=dict)
-    unknown_short: list[str] = field(default_factory=list)  # `-x`: Pi stops with "Unknown option"
+    unknown_flags: dict[str, str | bool] = msgspec.field(default_factory=dict)
+    unknown_short: list[str] = msgspec.field(default_factory=list)  # `-x`: Pi stops with "Unknown option"
     print_mode: bool = False
     list_models: str | bool | None = None  # None: not asked; True: every model; text: a search
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from pi_rpc.ai import THINKING_LEVELS
 from pi_rpc.pi_args import PiExtras, split_pi_argv
@@ -183,10 +184,9 @@ def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> 
     return parser.parse_args(known), extras
 
 
-@dataclass
-class Notices:
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+class Notices(msgspec.Struct):
+    errors: list[str] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 def command_line_notices(args: argparse.Namespace, extras: PiExtras) -> Notices:

@@ -13,7 +13,6 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Literal
 
 import anyio
@@ -181,7 +180,7 @@ class Agent:
         This is the run boundary, the one place a failure is caught: whatever raises inside the
         run (a stream function that breaks its contract, a hook, a bug) ends it with an assistant
         message carrying the error and one `agent_end` (spec 15.14)."""
-        config = replace(
+        config = msgspec.structs.replace(
             config,
             options=msgspec.structs.replace(config.options, run_id=uuid.uuid4().hex),
             steering=lambda: self._drain(self._steering, self.steering_mode),

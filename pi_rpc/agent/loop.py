@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from pi_rpc.agent.control import RunControl
 from pi_rpc.agent.llm_messages import convert_to_llm
@@ -54,8 +55,7 @@ from pi_rpc.ai import (
 ABORTED_MESSAGE = "Operation aborted"
 
 
-@dataclass
-class LoopConfig:
+class LoopConfig(msgspec.Struct):
     model: Model
     stream_fn: StreamFn
     options: StreamOptions
@@ -63,14 +63,14 @@ class LoopConfig:
     system_prompt: Callable[[], str | dict[str, str]]
     # Read before every turn, so tools (de)activated during a run reach the next request (spec 15.1).
     tools: Callable[[], list[AgentTool]]
-    steering: Callable[[], list[Message]] = field(default=lambda: [])
-    follow_ups: Callable[[], list[Message]] = field(default=lambda: [])
+    steering: Callable[[], list[Message]] = msgspec.field(default=lambda: [])
+    follow_ups: Callable[[], list[Message]] = msgspec.field(default=lambda: [])
     tool_execution: Literal["parallel", "sequential"] = "parallel"
     before_tool_call: BeforeToolCallHook | None = None
     after_tool_call: AfterToolCallHook | None = None
     should_stop_after_turn: Callable[[], bool] | None = None
     # The session around each tool call (cwd, model, ids), read when the call runs.
-    tool_context: Callable[[], ToolCallContext] = field(default=lambda: ToolCallContext(cwd=os.getcwd()))
+    tool_context: Callable[[], ToolCallContext] = msgspec.field(default=lambda: ToolCallContext(cwd=os.getcwd()))
     # Whether a run that ended with these new messages is retried after its agent_end (Pi mode's
     # retries between runs): the agent_end says so. None: it says nothing.
     will_retry: Callable[[Sequence[Message]], bool] | None = None

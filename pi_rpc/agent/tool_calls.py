@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -47,8 +46,7 @@ LENGTH_TEXT = (
 )
 
 
-@dataclass
-class BatchConfig:
+class BatchConfig(msgspec.Struct):
     tools: list[AgentTool]
     emit: Emit
     control: RunControl
@@ -58,16 +56,14 @@ class BatchConfig:
     after_tool_call: AfterToolCallHook | None = None
 
 
-@dataclass
-class _Prepared:
+class _Prepared(msgspec.Struct):
     call: ToolCall
     tool: AgentTool
     args: Any
     hunks: HunkSelection | None = None
 
 
-@dataclass
-class _Outcome:
+class _Outcome(msgspec.Struct):
     call: ToolCall
     result: AgentToolResult
     is_error: bool
@@ -257,7 +253,7 @@ async def _execute(
     is_error = False
     with config.control.scope() as scope:
         try:
-            context = replace(
+            context = msgspec.structs.replace(
                 config.tool_context(),
                 id=call.id,
                 on_update=on_update,

@@ -8,7 +8,6 @@ event (Pi 1.6.0), never the cumulative message: traffic grows linearly with the 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -82,8 +81,7 @@ class CustomEntries(Protocol):
     def append(self, custom_type: str, data: Any) -> None: ...
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolCallContext:
+class ToolCallContext(msgspec.Struct, frozen=True, kw_only=True):
     """One tool call as the tool sees it: which call, where it streams, and the session around it.
 
     There is no abort flag: the loop runs every tool inside a CancelScope that abort cancels, so a
@@ -105,8 +103,7 @@ class ToolCallContext:
     custom_entries: CustomEntries | None = None  # None outside a session: nothing is kept
 
 
-@dataclass(frozen=True)
-class NestedOutcome:
+class NestedOutcome(msgspec.Struct, frozen=True):
     """What a tool called from inside another tool returned (`ToolCallContext.execute_tool`)."""
 
     call_id: str  # `<parent id>/<n>`, as Pi numbers nested calls
@@ -118,8 +115,7 @@ NestedExecutor = Callable[[str, Any], Awaitable[NestedOutcome]]
 ExecuteFn = Callable[[Any, ToolCallContext], Awaitable[AgentToolResult]]
 
 
-@dataclass(eq=False)
-class AgentTool:
+class AgentTool(msgspec.Struct, eq=False):
     """Spec 1.4: a declaration plus what the loop needs to run it.
 
     `parameters` is either a msgspec Struct type (the one declaration that gives the JSON Schema,
@@ -150,7 +146,7 @@ class AgentTool:
     # While this tool is active, it adds to each other declared tool's description (codemode says
     # how scripts call it): (that tool, its description so far) -> its description.
     annotate_peer: Callable[[AgentTool, str], str] | None = None
-    _declaration: Tool | None = field(default=None, repr=False)
+    _declaration: Tool | None = None  # the last one made: remade when the description changes
 
     def declaration(self, peers: Sequence[AgentTool] = ()) -> Tool:
         description = self.describe(peers) if self.describe is not None else self.description
@@ -182,8 +178,7 @@ class DiffHunk(Wire, kw_only=True):
     text: str
 
 
-@dataclass(frozen=True)
-class HunkSelection:
+class HunkSelection(msgspec.Struct, frozen=True):
     """The hunks of an approved change the user kept, and the hunks they were chosen from, so the
     tool applies the same diff the user saw (and refuses when the file has changed since)."""
 
@@ -228,8 +223,7 @@ class ResultOverride(msgspec.Struct, kw_only=True):
     terminate: bool | UnsetType = UNSET
 
 
-@dataclass
-class BeforeToolCall:
+class BeforeToolCall(msgspec.Struct):
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: Any  # the validated arguments; a hook may mutate them (spec 3.8)
@@ -237,8 +231,7 @@ class BeforeToolCall:
     hunks: HunkSelection | None = None
 
 
-@dataclass
-class AfterToolCall:
+class AfterToolCall(msgspec.Struct):
     assistant_message: AssistantMessage
     tool_call: ToolCall
     args: Any

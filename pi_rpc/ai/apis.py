@@ -17,9 +17,10 @@ naming or choosing an API loads no provider module and no httpx.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, TypeGuard
+
+import msgspec
 
 # Pi's names for the same APIs (`KnownApi` in `packages/ai/src/types.ts`), and the scripted model's.
 KnownApi = Literal["faux", "anthropic-messages", "openai-completions", "openai-responses"]
@@ -32,8 +33,7 @@ KnownApi = Literal["faux", "anthropic-messages", "openai-completions", "openai-r
 KeyRule = Literal["required", "required-or-authorization", "optional"]
 
 
-@dataclass(frozen=True, slots=True)
-class KnownProvider:
+class KnownProvider(msgspec.Struct, frozen=True):
     """A provider reachable with no `models.json`: its key and base URL come from the environment."""
 
     name: str  # `Model.provider`
@@ -43,8 +43,7 @@ class KnownProvider:
     base_url_variable: str  # set, it replaces `base_url` for the provider's built-in models
 
 
-@dataclass(frozen=True, slots=True)
-class ApiDeclaration:
+class ApiDeclaration(msgspec.Struct, frozen=True):
     """One API, as every part of pi-rpc that lists APIs sees it.
 
     **Usage** (an entry of `API_DECLARATIONS`, its name added to `KnownApi`):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
@@ -90,8 +89,7 @@ class StreamOptions(msgspec.Struct, kw_only=True):
 StreamFn = Callable[[Model, Context, StreamOptions, AssistantBuilder], Awaitable[AssistantMessage]]
 
 
-@dataclass(frozen=True, slots=True)
-class Provider:
+class Provider(msgspec.Struct, frozen=True):
     """One provider module's declaration: the API name it serves (`Model.api`) and its stream
     function. Each module under `pi_rpc/ai/providers/` defines one, named `PROVIDER`, and the
     API's declaration (`pi_rpc/ai/apis.py`) names the module."""

@@ -47,7 +47,7 @@ def request_secrets(api_key: str | None, headers: Mapping[str, str] | None = Non
 
 
 def repr_without_secrets(obj: object, fields: Iterable[str], secret_fields: Collection[str]) -> str:
-    """`Name(field=value, ...)` as a dataclass or Struct prints itself, with each secret field that
+    """`Name(field=value, ...)` as a Struct prints itself, with each secret field that
     holds something shown as `[redacted]`."""
     parts = []
     for name in fields:

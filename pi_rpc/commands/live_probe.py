@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import anyio
 import msgspec
@@ -83,14 +82,12 @@ _FORCED_CALL_TOKENS = 64
 Change = Callable[[Model, Context], tuple[Model, Context] | None]
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(msgspec.Struct, frozen=True):
     advice: str
     change: Change
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(msgspec.Struct, frozen=True):
     what: str  # "the server refuses <what>"
     context: Context
     fixes: tuple[Fix, ...] = ()

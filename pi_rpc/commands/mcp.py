@@ -15,7 +15,6 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -54,11 +53,10 @@ class Report(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=True):
     error: str | None = None
 
 
-@dataclass
-class Listing:
-    reports: list[Report] = field(default_factory=list)
-    configs: dict[str, McpServerConfig] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
+class Listing(msgspec.Struct):
+    reports: list[Report] = msgspec.field(default_factory=list)
+    configs: dict[str, McpServerConfig] = msgspec.field(default_factory=dict)
+    errors: list[str] = msgspec.field(default_factory=list)
     note: str | None = None
 
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
+import msgspec
 
 from pi_rpc.modes.framing import KEPT_BYTES, FrameError
 from pi_rpc.tools import EditorRequestError
@@ -28,8 +28,7 @@ from pi_rpc.tools import EditorRequestError
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class EditorDeadlines:
+class EditorDeadlines(msgspec.Struct, frozen=True):
     """Seconds a request to the editor may wait for its answer."""
 
     # A read or write of a buffer, or an applied edit: the editor answers these without the user.

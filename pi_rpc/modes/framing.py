@@ -9,7 +9,8 @@ so one bad frame (or one stray byte written to our stdin) never costs the messag
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_BYTES = 8 * 1024
@@ -34,8 +35,7 @@ _PREVIEW_BYTES = 40
 KEPT_BYTES = 256
 
 
-@dataclass
-class FrameError:
+class FrameError(msgspec.Struct):
     """A framing problem; the reader has already skipped past it.
 
     `json_lines` is set when the skipped bytes look like a JSON message sent without LSP headers,

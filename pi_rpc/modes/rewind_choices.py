@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 
+import msgspec
 from msgspec import UNSET
 
 from pi_rpc.session import AgentSession, CheckpointInfo, RewindConflict, RewindResult, RewindTarget
@@ -67,8 +67,7 @@ def listing_text(listing: Sequence[CheckpointInfo], cwd: str) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class RewindArgs:
+class RewindArgs(msgspec.Struct, frozen=True):
     number: int  # 1: the most recent user message
     restore: RewindTarget | None  # None: ask
     force: bool

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import anyio
+import msgspec
 
 from pi_rpc.agent import Agent, AgentEvent, LoopConfig, MessageEnd, RunControl
 from pi_rpc.ai import NOT_RETRIED_NOTE, AssistantMessage, AutoRetryEnd, AutoRetryStart, Message, backoff_ms
@@ -49,8 +49,7 @@ def is_passing_failure(message: Message | None) -> bool:
     return not is_context_overflow(message.error_message) and bool(_PASSING.search(message.error_message))
 
 
-@dataclass
-class RetrySeries:
+class RetrySeries(msgspec.Struct):
     """The attempts made since the last reply that did not fail (Pi's `_retryAttempt`), out of
     `max_attempts`: whether a run that just ended is retried is known at its `agent_end`."""
 

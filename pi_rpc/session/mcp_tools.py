@@ -14,10 +14,11 @@ codemode tools (tools/mcp_prompt.py).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Protocol
+
+import msgspec
 
 from pi_rpc.agent import AgentTool
 from pi_rpc.tools import (
@@ -100,7 +101,7 @@ def callable_tools(definitions: dict[str, ToolDefinition], active: Sequence[str]
 
 
 def _declared(tool: ToolDefinition) -> AgentTool:
-    return dataclasses.replace(tool, exposure="direct") if tool.exposure == "deferred" else tool
+    return msgspec.structs.replace(tool, exposure="direct") if tool.exposure == "deferred" else tool
 
 
 def _searchable(mcp: McpServers, definitions: dict[str, ToolDefinition], active: list[str]) -> list[Searchable]:

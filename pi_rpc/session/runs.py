@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Literal
 
 import anyio
 import anyio.abc
+import msgspec
 
 from pi_rpc.agent import Agent, AgentSettled, CompactionEnd, LoopConfig, RunControl
 from pi_rpc.ai import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage, add_usage
@@ -48,8 +48,7 @@ OVERFLOW_RECOVERY_FAILED = (
 )
 
 
-@dataclass
-class AutoToggles:
+class AutoToggles(msgspec.Struct):
     """Pi's switches (`set_auto_compaction`, `set_auto_retry`): a client may flip them before the
     features they govern run; the runs read them as they are then."""
 
@@ -122,7 +121,9 @@ class SessionRuns:
         config = self._session_loop()
         if not self._retry.after_run:
             return config
-        return replace(config, will_retry=lambda messages: self._toggles.retry and self._retries.will_retry(messages))
+        return msgspec.structs.replace(
+            config, will_retry=lambda messages: self._toggles.retry and self._retries.will_retry(messages)
+        )
 
     @property
     def is_streaming(self) -> bool:

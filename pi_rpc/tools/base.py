@@ -32,18 +32,18 @@ A built-in is named in tools/registry.py (`create_tool_definitions` makes the se
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from pi_rpc.agent import AgentTool, ToolCallContext, ToolPreview
 
 DefinitionPreview = Callable[[Any, ToolCallContext], Awaitable[ToolPreview]]
 
 
-@dataclass(eq=False, kw_only=True)
-class ToolDefinition(AgentTool):
+class ToolDefinition(AgentTool, eq=False, kw_only=True):
     prompt_snippet: str | None = None
-    prompt_guidelines: list[str] = field(default_factory=list)
+    prompt_guidelines: list[str] = msgspec.field(default_factory=list)
     # Changes files or runs programs: approval policies ask before it runs (readOnly refuses it).
     mutating: bool = False
     # Describes the call before it runs (for approval requests); raising means "would fail anyway".

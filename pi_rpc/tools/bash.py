@@ -16,7 +16,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Annotated, Protocol
 
 import anyio
@@ -55,8 +54,7 @@ class BashOutput(msgspec.Struct, kw_only=True):
     wall_time_seconds: float
 
 
-@dataclass
-class ShellExit:
+class ShellExit(msgspec.Struct):
     """When the shell itself exited, for a timeout that only its background processes caused."""
 
     code: int | None
@@ -92,8 +90,7 @@ class BashOperations(Protocol):
     ) -> int | None: ...
 
 
-@dataclass
-class SpawnContext:
+class SpawnContext(msgspec.Struct):
     command: str
     cwd: str
     env: dict[str, str]
@@ -116,8 +113,7 @@ def resolve_bash_shell(shell_path: str | None) -> list[str]:
     return [shutil.which("bash") or "sh", "-c"]
 
 
-@dataclass
-class LocalShellOperations:
+class LocalShellOperations(msgspec.Struct):
     """Runs the command in a local shell, in its own process group (spec 9.6)."""
 
     shell_name: str = "bash"  # as it appears in "Cannot execute {shell_name} commands."
@@ -126,7 +122,7 @@ class LocalShellOperations:
     command_prefix: str = ""  # shell setup that is not part of the tool's commandPrefix
     # Who owns what a command leaves running: the session's table (by default, one of these
     # operations' own, which nothing kills for them).
-    processes: ProcessTable = field(default_factory=ProcessTable)
+    processes: ProcessTable = msgspec.field(default_factory=ProcessTable)
 
     def prepare(self) -> None:
         """What the first command would start: the process supervisor."""
@@ -272,14 +268,13 @@ class UpdateThrottle:
 # --- the shared shell tool ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ShellToolConfig:
+class ShellToolConfig(msgspec.Struct, frozen=True):
     name: str
     label: str
     shell_name: str  # "bash" / "PowerShell", as in the description
     prompt_snippet: str
     temp_file_prefix: str
-    guidelines: list[str] = field(default_factory=lambda: [SESSION_ENV_GUIDELINE])
+    guidelines: list[str] = msgspec.field(default_factory=lambda: [SESSION_ENV_GUIDELINE])
 
     @property
     def description(self) -> str:
@@ -323,7 +318,7 @@ def create_shell_tool_definition(
         command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
         spawn = SpawnContext(command, call.cwd, session_environment(call, expose_session_environment, withheld_env))
         if spawn_hook is not None:
-            spawn = spawn_hook(replace(spawn, env=dict(spawn.env)))
+            spawn = spawn_hook(msgspec.structs.replace(spawn, env=dict(spawn.env)))
         output = OutputAccumulator(temp_file_prefix=config.temp_file_prefix)
 
         def emit_update() -> None:

@@ -18,7 +18,6 @@ import secrets
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import msgspec
@@ -79,8 +78,7 @@ class SourceError(ValueError):
     """The input is not a script Pi would run (empty, or a bad `// @options:` line)."""
 
 
-@dataclass(frozen=True)
-class SourceOptions:
+class SourceOptions(msgspec.Struct, frozen=True):
     max_output_tokens: int | None = None
     timeout_ms: int | None = None
 
@@ -204,8 +202,7 @@ def truncate_output(text: str, max_tokens: int) -> tuple[str, str | None]:
     return f"{notice}\n\n[Full output: {path} (read with offset/limit)]", path
 
 
-@dataclass
-class CallRecord:
+class CallRecord(msgspec.Struct):
     """One nested call as the codemode call's `details.calls` shows it (Pi's call rows)."""
 
     id: str
@@ -253,12 +250,11 @@ def _is_store_data(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("set"), dict) and isinstance(deleted, list)
 
 
-@dataclass
-class CodemodeRunner:
+class CodemodeRunner(msgspec.Struct):
     """One codemode tool: its limits and the tools its scripts may call. The values `store()` keeps
     live in the session (`stored_values`)."""
 
-    limits: Limits = field(
+    limits: Limits = msgspec.field(
         default_factory=lambda: Limits(DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_CALLS)
     )
     # The tools of the last request that declared codemode: what its scripts may call.

@@ -14,11 +14,11 @@ import json
 import math
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import msgspec
 from anyio.abc import ByteReceiveStream, Process
 
 WORKER = Path(__file__).with_name("codemode_worker.py")
@@ -30,21 +30,19 @@ ErrorKind = Literal["script", "timeout", "aborted", "sandbox", "memory"]
 CallTool = Callable[[str, Any], Awaitable[tuple[bool, Any]]]
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(msgspec.Struct, frozen=True):
     memory_bytes: int
     timeout_ms: int
     max_calls: int
 
 
-@dataclass
-class ScriptOutcome:
+class ScriptOutcome(msgspec.Struct):
     ok: bool
-    output: list[dict[str, Any]] = field(default_factory=list)
+    output: list[dict[str, Any]] = msgspec.field(default_factory=list)
     value: str | None = None  # the returned value as text (strings as is, others as JSON)
     error_kind: ErrorKind | None = None
     error: str = ""
-    store_writes: dict[str, Any] = field(default_factory=lambda: {"set": {}, "delete": []})
+    store_writes: dict[str, Any] = msgspec.field(default_factory=lambda: {"set": {}, "delete": []})
 
 
 async def _lines(stream: ByteReceiveStream) -> Any:

@@ -7,7 +7,6 @@ import json
 import os
 import stat
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, NamedTuple
 
 import anyio
@@ -77,8 +76,7 @@ class EditParams(msgspec.Struct, rename="camel", kw_only=True):
     edits: Annotated[list[ReplaceEdit], Meta(description=EDITS_DESCRIPTION)]
 
 
-@dataclass
-class EditOperations:
+class EditOperations(msgspec.Struct):
     """Spec 1.11: where edit reads and writes; replace it to edit elsewhere (SSH, editor buffers)."""
 
     read_file: Callable[[str], Awaitable[bytes]]

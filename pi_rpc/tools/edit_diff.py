@@ -15,8 +15,9 @@ import bisect
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, Protocol
+
+import msgspec
 
 from pi_rpc.agent import ToolError
 
@@ -38,8 +39,7 @@ class EditLike(Protocol):
     def new_text(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(msgspec.Struct, frozen=True):
     old_text: str
     new_text: str
 
@@ -82,8 +82,7 @@ def normalize_for_fuzzy_match(text: str) -> str:
 # --- applying edits ------------------------------------------------------------------------------
 
 
-@dataclass
-class _Match:
+class _Match(msgspec.Struct):
     index: int  # position of the edit in the call
     start: int
     length: int
@@ -283,8 +282,7 @@ def plan_replacements(content: str, edits: Sequence[EditLike], path: str) -> tup
 # --- diffs ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class DiffPart:
+class DiffPart(msgspec.Struct):
     """One run of jsdiff's `diffLines` output: lines keep their trailing newline."""
 
     lines: list[str]
@@ -376,8 +374,7 @@ def generate_diff_string(old: str, new: str, context_lines: int = 4) -> tuple[st
     return "\n".join(out), first_changed
 
 
-@dataclass
-class PatchHunk:
+class PatchHunk(msgspec.Struct):
     """One `@@` hunk of a unified patch: 1-based starts and counts of both sides, the body lines
     (each with its ` `/`-`/`+` prefix and its newline), and which `diff_lines` parts it changes."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated
 
 import anyio.to_thread
@@ -68,14 +67,12 @@ class FindParams(msgspec.Struct, rename="camel", kw_only=True):
     limit: Annotated[float, Meta(description="Maximum number of results (default: 1000)")] | UnsetType = UNSET
 
 
-@dataclass
-class GlobOptions:
+class GlobOptions(msgspec.Struct):
     ignore: list[str]
     limit: int
 
 
-@dataclass
-class FindOperations:
+class FindOperations(msgspec.Struct):
     """Pi's FindOperations (spec 1.11, 13.14). With `glob` set, the backend does the matching."""
 
     exists: Callable[[str], Awaitable[bool]] = local_exists

@@ -6,7 +6,6 @@ import base64
 import os
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated
 
 import msgspec
@@ -64,8 +63,7 @@ class GrepParams(msgspec.Struct, rename="camel", kw_only=True):
     limit: Annotated[float, Meta(description="Maximum number of matches to return (default: 100)")] | UnsetType = UNSET
 
 
-@dataclass
-class GrepOperations:
+class GrepOperations(msgspec.Struct):
     """Pi's GrepOperations (spec 1.11): replaceable I/O around the ripgrep search. (Pi 1.6.0 reads
     no file itself: context lines come from rg.)"""
 

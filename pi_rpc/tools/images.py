@@ -14,9 +14,10 @@ from __future__ import annotations
 import base64
 import io
 import math
-from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:  # Pillow is imported on the first image, not at the daemon's start
     from PIL import Image
@@ -67,19 +68,17 @@ def detect_supported_image_mime_type_from_file(path: str) -> str | None:
         return sniff_image_mime_type(file.read(SNIFF_BYTES))
 
 
-@dataclass
-class ProcessedImage:
+class ProcessedImage(msgspec.Struct):
     """Spec 8.6: either an attachable image plus hint lines, or (ok=False) the omission message."""
 
     ok: bool
     data: str = ""  # base64
     mime_type: str = ""
-    hints: list[str] = field(default_factory=list)
+    hints: list[str] = msgspec.field(default_factory=list)
     message: str = ""
 
 
-@dataclass
-class _Resized:
+class _Resized(msgspec.Struct):
     data: bytes
     mime_type: str
     original_width: int

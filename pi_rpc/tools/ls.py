@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated
 
 import anyio.to_thread
@@ -46,8 +45,7 @@ async def _readdir(path: str) -> list[str]:
     return await anyio.to_thread.run_sync(os.listdir, path)
 
 
-@dataclass
-class LsOperations:
+class LsOperations(msgspec.Struct):
     """Pi's LsOperations (spec 1.11). Pi's `stat(p).isDirectory()` is `is_directory(p)` here."""
 
     exists: Callable[[str], Awaitable[bool]] = local_exists

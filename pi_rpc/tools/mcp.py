@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -56,24 +55,23 @@ HTTP_TIMEOUT_SECONDS = 30.0
 HTTP_READ_TIMEOUT_SECONDS = 300.0  # a tool may take minutes before its answer starts
 
 
-@dataclass(eq=False)
-class McpConnection:
+class McpConnection(msgspec.Struct, eq=False):
     """One server, held open by its own task (the SDK's client must be entered and left there).
     A server that dies is started again at the next call of one of its tools, a few times."""
 
     config: McpServerConfig
     status: Status = "starting"
     error: str | None = None
-    tools: list[McpTool] = field(default_factory=list)
-    names: dict[str, str] = field(default_factory=dict)  # the server's tool name -> the model's
+    tools: list[McpTool] = msgspec.field(default_factory=list)
+    names: dict[str, str] = msgspec.field(default_factory=dict)  # the server's tool name -> the model's
     instructions: str | None = None  # what the server said in `initialize`, for the prompt section
     restarts: int = 0
     _client: Client | None = None
     _tasks: anyio.abc.TaskGroup | None = None
-    _ready: anyio.Event = field(default_factory=anyio.Event)
-    _stop: anyio.Event = field(default_factory=anyio.Event)
-    _done: anyio.Event = field(default_factory=anyio.Event)
-    _scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    _ready: anyio.Event = msgspec.field(default_factory=anyio.Event)
+    _stop: anyio.Event = msgspec.field(default_factory=anyio.Event)
+    _done: anyio.Event = msgspec.field(default_factory=anyio.Event)
+    _scope: anyio.CancelScope = msgspec.field(default_factory=anyio.CancelScope)
 
     async def start(self, tasks: anyio.abc.TaskGroup, start_seconds: float = START_TIMEOUT_SECONDS) -> None:
         """Start the server and wait, bounded, until it has listed its tools or failed."""

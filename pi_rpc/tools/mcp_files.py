@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -44,8 +43,7 @@ COMMAND_SECONDS = 10.0  # a `!command` value that takes longer is an error, not 
 Scope = Literal["global", "project"]
 
 
-@dataclass(frozen=True)
-class McpFileServer:
+class McpFileServer(msgspec.Struct, frozen=True):
     """One server as the files define it: its config, and where it came from."""
 
     config: McpServerConfig
@@ -55,10 +53,9 @@ class McpFileServer:
     override: Path | None = None  # the project file that overrode its enabled/exposure
 
 
-@dataclass
-class McpFiles:
-    servers: list[McpFileServer] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+class McpFiles(msgspec.Struct):
+    servers: list[McpFileServer] = msgspec.field(default_factory=list)
+    errors: list[str] = msgspec.field(default_factory=list)
     # The project's file when it exists and the folder is not trusted: it is not read.
     ignored_project_file: Path | None = None
     # `autoEnableCodemode`, the project's when it says, else the global file's (Pi's default: true).

@@ -12,7 +12,8 @@ in a closing line instead. session/system_prompt.py renders it as `<mcp_servers>
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from pi_rpc.tools.mcp_config import McpServerConfig
 
@@ -21,8 +22,7 @@ MAX_SERVER_DESCRIPTION_CHARS = 250
 MAX_SERVERS_SECTION_CHARS = 4096
 
 
-@dataclass(frozen=True)
-class ListedServer:
+class ListedServer(msgspec.Struct, frozen=True):
     config: McpServerConfig
     instructions: str | None = None
 

@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
+import msgspec
 
 T = TypeVar("T")
 
 
-@dataclass
-class _Slot:
+class _Slot(msgspec.Struct):
     lock: anyio.Lock
     users: int = 0
 

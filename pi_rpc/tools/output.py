@@ -19,8 +19,9 @@ import codecs
 import os
 import secrets
 import tempfile
-from dataclasses import dataclass
 from typing import BinaryIO
+
+import msgspec
 
 from pi_rpc.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -31,8 +32,7 @@ from pi_rpc.tools.truncate import (
 )
 
 
-@dataclass(frozen=True)
-class OutputSnapshot:
+class OutputSnapshot(msgspec.Struct, frozen=True):
     content: str
     truncation: Truncation
     full_output_path: str | None

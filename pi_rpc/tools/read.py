@@ -6,7 +6,6 @@ import errno
 import os
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated
 
 import anyio
@@ -60,8 +59,7 @@ class ReadParams(msgspec.Struct, rename="camel", kw_only=True):
     limit: Annotated[float, Meta(description="Maximum number of lines to read")] | UnsetType = UNSET
 
 
-@dataclass
-class ReadOperations:
+class ReadOperations(msgspec.Struct):
     """Spec 1.11: where read gets its bytes; replace it to read from elsewhere (SSH, editor buffers)."""
 
     read_file: Callable[[str], Awaitable[bytes]]

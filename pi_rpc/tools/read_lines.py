@@ -12,15 +12,13 @@ from __future__ import annotations
 import codecs
 import math
 from collections.abc import AsyncIterable
-from dataclasses import dataclass
 
 import msgspec
 
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, truncate_head
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(msgspec.Struct, frozen=True):
     """What a read shows of a file: its line count, and the selected lines cut by `truncate_head`."""
 
     total_file_lines: int

@@ -15,10 +15,10 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import anyio
 import anyio.abc
+import msgspec
 
 from pi_rpc.agent import ToolError
 from pi_rpc.tools.process import ProcessTable, exit_code_of
@@ -81,8 +81,7 @@ def require_rg(locate: RgLocator = locate_rg) -> str:
     return path
 
 
-@dataclass
-class RgRun:
+class RgRun(msgspec.Struct):
     """How a ripgrep run ended. `code` is None when we killed it because the caller stopped."""
 
     code: int | None

@@ -20,8 +20,9 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 K1 = 1.2
 B = 0.75
@@ -36,8 +37,7 @@ _ASCII_WORDS = re.compile(r"^[a-z0-9 ]*$")
 _ASCII_WORD = re.compile(r"^[a-z0-9]+$")
 
 
-@dataclass(frozen=True)
-class SearchDocument:
+class SearchDocument(msgspec.Struct, frozen=True):
     """What a tool is found by: its name, its text (description, schema descriptions and property
     names) and its namespace's text."""
 
@@ -116,8 +116,7 @@ def _normal_name(name: str) -> str:
     return re.sub(r"[^a-z0-9_$]", "_", name.strip().lower())
 
 
-@dataclass
-class _Indexed:
+class _Indexed(msgspec.Struct):
     name: str
     name_terms: set[str]
     local_terms: list[str]

@@ -10,8 +10,9 @@ the next request declares (and the transcript records as any tool change).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError
 from pi_rpc.ai import TextContent
@@ -42,8 +43,7 @@ TOOL_SEARCH_PARAMETERS: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class Searchable:
+class Searchable(msgspec.Struct, frozen=True):
     """A tool `tool_search` may load: how it is found, and the description its line shows."""
 
     document: SearchDocument

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated
 
 import anyio
@@ -37,8 +36,7 @@ class WriteParams(msgspec.Struct, rename="camel", kw_only=True):
     content: Annotated[str, Meta(description="Content to write to the file")]
 
 
-@dataclass
-class WriteOperations:
+class WriteOperations(msgspec.Struct):
     """Spec 1.11: where write puts files; replace it to write elsewhere (SSH, editor buffers)."""
 
     write_file: Callable[[str, str], Awaitable[None]]

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from pi_rpc.ai import http
 from pi_rpc.ai.apis import ApiDeclaration, KeyRule, KnownApi, api_declaration, known_provider
@@ -54,8 +55,7 @@ def merge_headers(own: dict[str, str], model: Model, options: StreamOptions) -> 
     return headers
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderApi:
+class ProviderApi(msgspec.Struct, frozen=True):
     """What one HTTP API adds to the shared driver. The rest (the key check, the URL, retries, the
     SSE loop, the failure text) is `stream_api`'s, the same for every API.
 

@@ -9,8 +9,8 @@ to the session's prompt, which expands them.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
+import msgspec
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from pi_rpc.modes.acp.config_options import THINKING_OPTION, model_value, set_config_option, set_model
@@ -18,8 +18,7 @@ from pi_rpc.modes.acp.rewind import Pick, rewind_command
 from pi_rpc.session import SESSION_REFUSALS, AgentSession
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     name: str
     description: str
     hint: str | None

@@ -18,9 +18,9 @@ and the call's location carries the real line of the first change once the edit 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
 from pi_rpc.agent import ToolError
@@ -43,8 +43,7 @@ WHOLE_FILE_MAX_BYTES = 1024 * 1024
 EDIT_WHOLE_FILE_MAX_BYTES = 256 * 1024
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(msgspec.Struct, frozen=True):
     """A file's whole text before (None: a new file) and after a call."""
 
     old_text: str | None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
@@ -36,11 +35,10 @@ from pi_rpc.session import ApprovalDecision
 T = TypeVar("T")
 
 
-@dataclass
-class _Waiting:
+class _Waiting(msgspec.Struct):
     method: str
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    response: dict[str, Any] = field(default_factory=dict)
+    answered: anyio.Event = msgspec.field(default_factory=anyio.Event)
+    response: dict[str, Any] = msgspec.field(default_factory=dict)
     failure: str | None = None  # the answer arrived but could not be read: why
 
 

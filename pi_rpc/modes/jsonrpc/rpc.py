@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -42,8 +41,7 @@ class BodySink(Protocol):
     def send(self, body: bytes) -> None: ...
 
 
-@dataclass(frozen=True)
-class _Method:
+class _Method(msgspec.Struct, frozen=True):
     params_type: type[msgspec.Struct]
     run: Callable[[Any], Awaitable[Any]] | None = None  # a method: answered when it returns
     notify: Callable[[Any], Any] | None = None  # a notification: called inline, in arrival order

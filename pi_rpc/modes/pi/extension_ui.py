@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Literal
 
 import anyio
@@ -42,9 +41,8 @@ class ExtensionUiResponse(Wire, kw_only=True):
     cancelled: bool | UnsetType = UNSET
 
 
-@dataclass
-class _Dialog:
-    answered: anyio.Event = field(default_factory=anyio.Event)
+class _Dialog(msgspec.Struct):
+    answered: anyio.Event = msgspec.field(default_factory=anyio.Event)
     response: ExtensionUiResponse | None = None
 
 

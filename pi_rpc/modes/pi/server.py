@@ -7,7 +7,6 @@ only the command set and the response envelope differ from the JSON-RPC mode.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from collections.abc import Sequence
@@ -92,7 +91,7 @@ class PiDaemon:
         partial_messages: bool = False,
     ) -> None:
         # Pi's event order for a failed request: its run ends, then the session runs again.
-        self.config = dataclasses.replace(config, retry=dataclasses.replace(config.retry, after_run=True))
+        self.config = msgspec.structs.replace(config, retry=msgspec.structs.replace(config.retry, after_run=True))
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.max_message_bytes = max_message_bytes

@@ -31,10 +31,10 @@ import os
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent import (
@@ -93,8 +93,7 @@ class RuleError(ValueError):
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_.-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class PermissionRule:
+class PermissionRule(msgspec.Struct, frozen=True):
     """`tool`, `tool(spec)`. For shell tools the spec is a command, or `prefix:*` for every
     command that starts with those words; for other tools a glob over the path argument, relative
     to the workspace (`*` within a folder, `**` across folders), or absolute."""
@@ -252,10 +251,9 @@ def suggested_rule(tool: str, args: Any) -> str:
     return tool
 
 
-@dataclass
-class ApprovalRules:
-    allow: list[PermissionRule] = field(default_factory=list)
-    deny: list[PermissionRule] = field(default_factory=list)
+class ApprovalRules(msgspec.Struct):
+    allow: list[PermissionRule] = msgspec.field(default_factory=list)
+    deny: list[PermissionRule] = msgspec.field(default_factory=list)
 
 
 SaveRule = Callable[[str], None]
@@ -360,7 +358,7 @@ class ApprovalGate:
         )
         if definition is not None and definition.preview is not None:
             try:
-                preview = await definition.preview(args, replace(self._context(), id=call.tool_call.id))
+                preview = await definition.preview(args, msgspec.structs.replace(self._context(), id=call.tool_call.id))
             except ToolError as exc:  # the tool fails the same way, before changing anything
                 _log.debug("not asking about %s, it would fail: %s", tool, exc)
                 return None

@@ -32,9 +32,10 @@ import os
 import re
 import string
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -279,8 +280,7 @@ _FLAG_ALIASES: dict[str, dict[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class NormalForm:
+class NormalForm(msgspec.Struct, frozen=True):
     """A command as a deny rule sees it: the program's name (None: unknown, it expands), its flags
     as a set (`-rf` is `-r -f`), and its other words in order."""
 

@@ -26,12 +26,12 @@ import stat
 import tempfile
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from pi_rpc.agent import AfterToolCall, BeforeToolCall, BlockCall
@@ -122,8 +122,7 @@ class CheckpointHost(Protocol):
     async def fork(self, entry_id: str) -> str: ...
 
 
-@dataclass
-class _Shell:
+class _Shell(msgspec.Struct):
     """A shell call's snapshot, taken before it ran, and the checkpoint it belongs to."""
 
     checkpoint: Checkpoint

@@ -26,7 +26,6 @@ import stat
 import subprocess
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,8 +34,7 @@ import msgspec
 from pi_rpc.session.checkpoints.store import sha256_of
 
 
-@dataclass(frozen=True)
-class SnapshotLimits:
+class SnapshotLimits(msgspec.Struct, frozen=True):
     """How big a workspace may be for a shell command's changes to be captured (per snapshot)."""
 
     max_files: int = 100_000
@@ -74,8 +72,7 @@ class CheckpointSettings(msgspec.Struct, kw_only=True):
         return self.disk_limit_mib * _MIB
 
 
-@dataclass(frozen=True)
-class Changed:
+class Changed(msgspec.Struct, frozen=True):
     """One file a command changed, with what it held before: None when it did not exist."""
 
     path: str  # absolute
@@ -92,8 +89,7 @@ class SnapshotStoppedError(Exception):
     """`stop` was called (an abort) while the snapshot was being taken."""
 
 
-@dataclass(frozen=True)
-class GitSnapshot:
+class GitSnapshot(msgspec.Struct, frozen=True):
     tree: str  # the id of the shadow's tree
     modes: dict[str, int]  # absolute path -> permission bits, from the snapshot's own lstat
 
@@ -300,16 +296,14 @@ class GitShadow(_Stoppable):
         return contents
 
 
-@dataclass
-class _Seen:
+class _Seen(msgspec.Struct):
     signature: tuple[int, int, int, int]
     digest: str
     mode: int
     symlink: bool
 
 
-@dataclass(frozen=True)
-class ScanSnapshot:
+class ScanSnapshot(msgspec.Struct, frozen=True):
     files: dict[str, _Seen]
     unreadable: frozenset[str]  # files it found and could not read: not compared
 

@@ -10,8 +10,9 @@ accumulate over compactions. A file both read and changed counts as changed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from pi_rpc.ai import AssistantMessage, Message, ToolCall, Wire
 
@@ -26,10 +27,9 @@ class CompactionDetails(Wire, kw_only=True):
     modified_files: list[str]
 
 
-@dataclass
-class FileLists:
-    read: set[str] = field(default_factory=set)
-    modified: set[str] = field(default_factory=set)
+class FileLists(msgspec.Struct):
+    read: set[str] = msgspec.field(default_factory=set)
+    modified: set[str] = msgspec.field(default_factory=set)
 
     def add_calls(self, messages: Iterable[Message]) -> None:
         """The paths of the file calls in `messages`' assistant turns."""

@@ -19,7 +19,6 @@ import functools
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 import anyio
@@ -135,15 +134,14 @@ class CompactionError(CompactionRefused, RuntimeError):
     pass
 
 
-@dataclass
-class CompactionPlan:
+class CompactionPlan(msgspec.Struct):
     to_summarize: list[Message]  # the turns before the cut's own turn
     kept: list[Message]
     previous_summary: str | None
     tokens_before: int
     # The start of the turn the cut falls in (Pi's split turn), summarised on its own; else empty.
-    turn_prefix: list[Message] = field(default_factory=list)
-    files: FileLists = field(default_factory=FileLists)
+    turn_prefix: list[Message] = msgspec.field(default_factory=list)
+    files: FileLists = msgspec.field(default_factory=FileLists)
 
 
 def _content_chars(content: str | Sequence[TextContent | ImageContent]) -> int:

@@ -11,9 +11,9 @@ during a wait) `summarization_retry_finished`. A request that never failed says 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 import anyio
+import msgspec
 
 from pi_rpc.agent import (
     AgentEvent,
@@ -26,8 +26,7 @@ from pi_rpc.session.auto_retry import is_passing_failure
 from pi_rpc.session.compaction.planning import CompactionReason
 
 
-@dataclass(frozen=True)
-class SummaryRetry:
+class SummaryRetry(msgspec.Struct, frozen=True):
     """How one compaction's summary requests are retried, and where it tells about it."""
 
     enabled: bool

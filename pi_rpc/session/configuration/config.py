@@ -6,13 +6,14 @@ start, the retries, the prompts, the queue modes, compaction, checkpoints, resou
 decided once by the command line and kept in the `DaemonContext`'s template (factory.py); what
 is per folder (`ToolsConfig`, made with the folder's file router and process table,
 `ApprovalConfig`, the folder's rules, and `PersistenceConfig`'s session folder) `open_folder`
-fills in. A change is a new config (`dataclasses.replace`), never an assignment."""
+fills in. A change is a new config (`msgspec.structs.replace`), never an assignment."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+import msgspec
 
 from pi_rpc.agent import QueueMode
 from pi_rpc.ai import DEFAULT_RETRY_BASE_MS, HttpClients, Model, StreamFn, ThinkingLevel, repr_without_secrets
@@ -25,24 +26,22 @@ from pi_rpc.session.storage.store import SessionRoot
 from pi_rpc.tools import PROVIDER_KEY_VARS, FileRouter, McpServerConfig, ProcessTable, ToolDefinition
 
 
-@dataclass
-class ModelChoice:
+class ModelChoice(msgspec.Struct):
     """A model and how to reach it: `http` is the daemon's connection pool (pi_rpc/ai/clients.py),
     made and closed by the composition root; None, a pool per request."""
 
     model: Model
     stream_fn: StreamFn
     api_key: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
     scripted: bool = False
     http: HttpClients | None = None
 
     def __repr__(self) -> str:  # no key in a log line or a test failure
-        return repr_without_secrets(self, [f.name for f in fields(self)], ("api_key", "headers"))
+        return repr_without_secrets(self, self.__struct_fields__, ("api_key", "headers"))
 
 
-@dataclass(frozen=True)
-class ModelStart:
+class ModelStart(msgspec.Struct, frozen=True):
     """The model and level a session starts on, and the models it may switch to (the daemon's)."""
 
     choice: ModelChoice | None = None  # None: nothing configured; prompts fail until model/set picks one
@@ -55,52 +54,49 @@ class ModelStart:
     model_pinned: bool = False
     thinking_pinned: bool = False
     # Every model a client may switch to, and how to reach each.
-    available: Callable[[], list[Model]] = field(default=lambda: [])
-    resolve: Callable[[str, str], ModelChoice | None] = field(default=lambda provider, model_id: None)
+    available: Callable[[], list[Model]] = msgspec.field(default=lambda: [])
+    resolve: Callable[[str, str], ModelChoice | None] = msgspec.field(default=lambda provider, model_id: None)
     # The models `cycle_model` walks (Pi's `--models`, settings.json enabledModels); empty: all.
-    scoped: list[ScopedModel] = field(default_factory=list)
+    scoped: list[ScopedModel] = msgspec.field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class ToolsConfig:
+class ToolsConfig(msgspec.Struct, frozen=True):
     """A folder's tools: made with its file router and process table, which they share with the session."""
 
-    definitions: dict[str, ToolDefinition] = field(default_factory=dict)
-    active: list[str] = field(default_factory=list)
+    definitions: dict[str, ToolDefinition] = msgspec.field(default_factory=dict)
+    active: list[str] = msgspec.field(default_factory=list)
     # Whether an MCP server's tool exists (None: not) and starts active, as `--tools`,
     # `--exclude-tools` and `--no-tools` decide (tools/registry.py `ToolSelection.mcp_tool_state`).
-    mcp_tool_state: Callable[[str], bool | None] = field(default=lambda name: True)
+    mcp_tool_state: Callable[[str], bool | None] = msgspec.field(default=lambda name: True)
     # Pi's `--no-mcp`: no MCP server starts, the settings' nor a client's.
     mcp_enabled: bool = True
     # MCP tool servers every session of this folder starts (settings.json `mcpServers`, mcp.json).
-    mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    mcp_servers: list[McpServerConfig] = msgspec.field(default_factory=list)
     # mcp.json's `autoEnableCodemode`: false leaves `codemode` inactive for `codemode`-exposed tools.
     auto_enable_codemode: bool = True
     # Where read/edit/write get file contents; the tools in `definitions` must have been made with it.
-    files: FileRouter = field(default_factory=FileRouter)
+    files: FileRouter = msgspec.field(default_factory=FileRouter)
     # What the shell and ripgrep tools leave running belongs to the session: the tools must have
     # been made with it. A daemon makes it in its ProcessTables (`new_table`), so its way out kills it.
-    processes: ProcessTable = field(default_factory=ProcessTable)
+    processes: ProcessTable = msgspec.field(default_factory=ProcessTable)
     # The daemon's variables its shell tools' children do not get (provider keys unless the user
     # opted in, spec 9.7); the tools in `definitions` were made with it, and tools made again (an
     # ACP session's) must be too.
     withheld_env: frozenset[str] = PROVIDER_KEY_VARS
 
 
-@dataclass(frozen=True)
-class ApprovalConfig:
+class ApprovalConfig(msgspec.Struct, frozen=True):
     """Approvals (pi_rpc/session/approvals/gate.py): the policy until a client sets one, and the rules."""
 
     policy: ApprovalPolicy = "auto"
     # False: nobody chose a policy, so a client that can ask gets "ask" rather than this default.
     configured: bool = False
-    rules: ApprovalRules = field(default_factory=ApprovalRules)
+    rules: ApprovalRules = msgspec.field(default_factory=ApprovalRules)
     timeout: float | None = None
     save_allow_rule: Callable[[str], None] | None = None
 
 
-@dataclass(frozen=True)
-class RetryConfig:
+class RetryConfig(msgspec.Struct, frozen=True):
     """Retries of a failed model request: retry n waits base_ms * 2**(n-1), at most `max` of them
     (settings.json `retry`; PI_RPC_RETRY_BASE_MS sets the base too)."""
 
@@ -112,8 +108,7 @@ class RetryConfig:
     after_run: bool = False
 
 
-@dataclass(frozen=True)
-class PersistenceConfig:
+class PersistenceConfig(msgspec.Struct, frozen=True):
     """Where a session's transcript is kept (pi_rpc/session/storage/store.py) and which one it starts from."""
 
     persist: bool = True
@@ -130,11 +125,10 @@ class PersistenceConfig:
     start_name: str | None = None
 
 
-@dataclass(frozen=True)
-class SessionConfig:
+class SessionConfig(msgspec.Struct, frozen=True):
     cwd: str
-    models: ModelStart = field(default_factory=ModelStart)
-    tools: ToolsConfig = field(default_factory=ToolsConfig)
+    models: ModelStart = msgspec.field(default_factory=ModelStart)
+    tools: ToolsConfig = msgspec.field(default_factory=ToolsConfig)
     # The base prompt in place of ours (Pi's `--system-prompt`) and what follows it
     # (`--append-system-prompt`, joined); None: the project's or agent folder's SYSTEM.md and
     # APPEND_SYSTEM.md, when there are any.
@@ -142,15 +136,15 @@ class SessionConfig:
     append_system_prompt: str | None = None
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
-    persistence: PersistenceConfig = field(default_factory=PersistenceConfig)
+    persistence: PersistenceConfig = msgspec.field(default_factory=PersistenceConfig)
     # When and how much to compact (settings.json `compaction`, pi_rpc/session/compaction/planning.py).
-    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
     # Checkpoints' limits and the shell capture switch (settings.json `checkpoints`).
-    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
+    checkpoints: CheckpointSettings = msgspec.field(default_factory=CheckpointSettings)
     # Context files, prompt templates and skills (pi_rpc/session/resources/loading.py).
-    resources: ResourceOptions = field(default_factory=ResourceOptions)
-    approvals: ApprovalConfig = field(default_factory=ApprovalConfig)
-    retry: RetryConfig = field(default_factory=RetryConfig)
+    resources: ResourceOptions = msgspec.field(default_factory=ResourceOptions)
+    approvals: ApprovalConfig = msgspec.field(default_factory=ApprovalConfig)
+    retry: RetryConfig = msgspec.field(default_factory=RetryConfig)
     # How this daemon makes a session for another folder (pi_rpc/session/configuration/factory.py, `open_folder`
     # with the daemon's context); None for a config built by hand (`folder_opener` copes).
     open_folder: Callable[[str], SessionConfig] | None = None

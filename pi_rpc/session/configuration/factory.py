@@ -20,13 +20,13 @@ so its sessions for other folders are made the same way, its own fields standing
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from pi_rpc.session.approvals.gate import ApprovalPolicy, ApprovalRules, parse_rules
 from pi_rpc.session.configuration.config import SessionConfig
@@ -52,8 +52,7 @@ from pi_rpc.tools import (
 _log = logging.getLogger(__name__)
 
 
-@dataclass
-class DaemonContext:
+class DaemonContext(msgspec.Struct):
     """What the command line decided once, for every session the daemon opens."""
 
     # The parts no folder changes (`models`, `retry`, the prompts, queue modes, compaction,
@@ -69,7 +68,7 @@ class DaemonContext:
     session_dir: str | None = None  # `--session-dir`
     trust: bool | None = None  # `--approve` / `--no-approve` (the editor's trust); None: the trust list
     # Folders whose ignored settings were named already: each is named once per daemon.
-    warned: set[str] = field(default_factory=set)
+    warned: set[str] = msgspec.field(default_factory=set)
 
     @classmethod
     def of_config(cls, config: SessionConfig, process_tables: ProcessTables) -> DaemonContext:
@@ -124,7 +123,7 @@ def open_folder(
     workspace = workspace_settings(user, folder, trust.trusted)
     # The folder's own resources load only when it is trusted; every reload of the session
     # (new, switch, fork, clone) reads these options again, so it keeps the decision.
-    resources = dataclasses.replace(template.resources, workspace_resources=trust.trusted)
+    resources = msgspec.structs.replace(template.resources, workspace_resources=trust.trusted)
     skipped = [] if trust.trusted else untrusted_resources(folder, resources)
     if (workspace.ignored or skipped) and folder not in context.warned:
         context.warned.add(folder)
@@ -156,10 +155,10 @@ def open_folder(
     mcp_servers, auto_enable_codemode = _mcp_servers(
         context, folder, trust.trusted, servers_from_settings(workspace.settings.mcp_servers)
     )
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         template,
         cwd=folder,
-        tools=dataclasses.replace(
+        tools=msgspec.structs.replace(
             tools,
             definitions=create_tool_definitions(
                 context.tool_names, files, withheld_env=tools.withheld_env, processes=processes
@@ -169,7 +168,7 @@ def open_folder(
             mcp_servers=mcp_servers,
             auto_enable_codemode=auto_enable_codemode,
         ),
-        approvals=dataclasses.replace(
+        approvals=msgspec.structs.replace(
             template.approvals,
             policy=policy or template.approvals.policy,
             configured=policy is not None,
@@ -177,7 +176,7 @@ def open_folder(
             save_allow_rule=functools.partial(_save_rule, folder),
         ),
         resources=resources,
-        persistence=dataclasses.replace(
+        persistence=msgspec.structs.replace(
             template.persistence, root=session_root, resume_from=resume_from, fork_from=fork_from
         ),
         open_folder=functools.partial(open_folder, context),

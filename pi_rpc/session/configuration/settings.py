@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -141,8 +140,7 @@ def with_workspace_settings(settings: Settings, cwd: str, *, warn: bool = True) 
     return merged
 
 
-@dataclass
-class WorkspaceSettings:
+class WorkspaceSettings(msgspec.Struct):
     """A folder's settings: the user's with what the workspace's own file may set
     (pi_rpc/session/configuration/trust.py)."""
 

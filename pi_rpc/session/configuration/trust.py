@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,8 +43,7 @@ class TrustFileError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
-class TrustDecision:
+class TrustDecision(msgspec.Struct, frozen=True):
     """Whether a folder's own settings may loosen anything, and what decided it (for the log and doctor)."""
 
     trusted: bool

@@ -18,8 +18,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from importlib import resources
+
+import msgspec
 
 from pi_rpc.ai import (
     DEFAULT_ENDPOINT_API,
@@ -83,15 +84,14 @@ def _choice(registry: ModelRegistry, model: Model, http: HttpClients | None) -> 
     )
 
 
-@dataclass
-class StartingModel:
+class StartingModel(msgspec.Struct):
     """The model a daemon starts on, and what the command line said about it."""
 
     choice: ModelChoice | None
     thinking_level: ThinkingLevel | None = None  # `--model pattern:level`, or the scope's level
     pinned: bool = False  # the command line chose it: a resumed session keeps it
-    scope: list[ScopedModel] = field(default_factory=list)  # what `cycle_model` walks
-    warnings: list[str] = field(default_factory=list)
+    scope: list[ScopedModel] = msgspec.field(default_factory=list)  # what `cycle_model` walks
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 def starting_model(

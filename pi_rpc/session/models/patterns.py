@@ -16,7 +16,8 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from pi_rpc.ai import Model, ThinkingLevel, thinking_level_of
 from pi_rpc.session.resources.path_patterns import glob_matches
@@ -25,8 +26,7 @@ _DATED = re.compile(r"-\d{8}$")
 _GLOB_CHARS = ("*", "?", "[")
 
 
-@dataclass(frozen=True)
-class PatternMatch:
+class PatternMatch(msgspec.Struct, frozen=True):
     """A model a pattern names, the thinking level its `:level` suffix names, and what to warn."""
 
     model: Model | None
@@ -34,8 +34,7 @@ class PatternMatch:
     warning: str | None = None
 
 
-@dataclass(frozen=True)
-class CliModel:
+class CliModel(msgspec.Struct, frozen=True):
     """What `--provider`/`--model` resolve to; `error` (and no model) when nothing fits."""
 
     model: Model | None
@@ -44,8 +43,7 @@ class CliModel:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class ScopedModel:
+class ScopedModel(msgspec.Struct, frozen=True):
     """One model of the cycling scope, with the level its pattern fixed (None: keep the current)."""
 
     model: Model

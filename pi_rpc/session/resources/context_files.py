@@ -13,8 +13,9 @@ point anywhere. Each file is read within the load's bounds (limits.py).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pi_rpc.session.resources.limits import LoadBudget, read_bounded, resolves_inside
 
@@ -23,8 +24,7 @@ _log = logging.getLogger(__name__)
 CONTEXT_FILE_NAMES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 
 
-@dataclass(frozen=True)
-class ContextFile:
+class ContextFile(msgspec.Struct, frozen=True):
     path: str
     content: str
 

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from pi_rpc.session.resources.gitignore import IgnoreRules, add_ignore_files
 from pi_rpc.session.resources.limits import LoadBudget, SourceBudget, resolves_inside
@@ -50,8 +51,7 @@ from pi_rpc.session.resources.path_patterns import glob_matches
 Kind = Literal["skills", "prompts"]
 
 
-@dataclass(frozen=True)
-class ResourceOrigin:
+class ResourceOrigin(msgspec.Struct, frozen=True):
     """Where a skill or template was found, in the terms of Pi's `sourceInfo`: `auto` for the
     folders searched by default, `local` for a settings entry or a command-line path (scope
     `temporary`). `base_dir` as Pi 1.6.0 gives it: the `.pi` folder or the agent folder for
@@ -63,8 +63,7 @@ class ResourceOrigin:
     base_dir: str | None = None
 
 
-@dataclass(frozen=True)
-class SettingsEntries:
+class SettingsEntries(msgspec.Struct, frozen=True):
     """A settings file's `skills` and `prompts` entries, the folder they are relative to, and for
     a workspace's settings the tree they must stay in."""
 
@@ -74,16 +73,14 @@ class SettingsEntries:
     bound: Path | None = None  # a workspace's: the workspace, outside which its entries are ignored
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(msgspec.Struct, frozen=True):
     path: Path
     origin: ResourceOrigin
     enabled: bool  # False: a settings pattern turned it off (and no later place brings it back)
     real: str = ""  # the resolved path, once `discover` has resolved it (each file is resolved once)
 
 
-@dataclass(frozen=True)
-class Walk:
+class Walk(msgspec.Struct, frozen=True):
     """One source's search: its share of the load's bounds, and the tree its files must resolve
     inside (None: anywhere, for the user's own places)."""
 
@@ -336,7 +333,7 @@ def discover(
     for entry in ranked:
         if (real := os.path.realpath(entry.path)) not in seen:
             seen.add(real)
-            unique.append(replace(entry, real=real))
+            unique.append(msgspec.structs.replace(entry, real=real))
     return unique
 
 
@@ -349,7 +346,7 @@ def command_line_origin(kind: Kind, path: Path, cwd: Path, agent_dir: Path) -> R
         (ResourceOrigin("local", "project"), cwd / ".pi" / folder),
     ):
         if path.is_relative_to(root):
-            return replace(origin, base_dir=str(path.parent if kind == "skills" else root))
+            return msgspec.structs.replace(origin, base_dir=str(path.parent if kind == "skills" else root))
     return ResourceOrigin("local", "temporary", str(path.parent))
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from pi_rpc.session.resources.limits import LoadBudget, read_bounded
 
@@ -22,8 +23,7 @@ from pi_rpc.session.resources.limits import LoadBudget, read_bounded
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
 
-@dataclass(frozen=True)
-class _Rule:
+class _Rule(msgspec.Struct, frozen=True):
     regex: re.Pattern[str]
     negated: bool
     directory_only: bool
@@ -109,12 +109,11 @@ def parse_rule(line: str) -> _Rule | None:
     return _Rule(regex=regex, negated=negated, directory_only=directory_only)
 
 
-@dataclass
-class IgnoreRules:
+class IgnoreRules(msgspec.Struct):
     """Rules added in order; `ignores` takes a `/`-separated path relative to the rules' root,
     ending in `/` for a directory."""
 
-    _rules: list[_Rule] = field(default_factory=list)
+    _rules: list[_Rule] = msgspec.field(default_factory=list)
 
     def add(self, lines: Iterable[str]) -> None:
         self._rules += [rule for line in lines if (rule := parse_rule(line)) is not None]

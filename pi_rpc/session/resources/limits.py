@@ -21,8 +21,9 @@ import logging
 import os
 import stat
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 _log = logging.getLogger(__name__)
 
@@ -38,14 +39,13 @@ DEADLINE_S = 0.3
 WALL_DEADLINE_S = 3.0
 
 
-@dataclass
-class LoadBudget:
+class LoadBudget(msgspec.Struct):
     """One load's clock and the warnings of everything it left out."""
 
     deadline: float  # process CPU time (`time.process_time`)
     max_entries: int
     max_file_bytes: int
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     wall_deadline: float = float("inf")  # `time.monotonic`
     _expired: bool = False
 
@@ -78,8 +78,7 @@ class LoadBudget:
         return SourceBudget(self, str(where))
 
 
-@dataclass
-class SourceBudget:
+class SourceBudget(msgspec.Struct):
     """The entries one source may still look at."""
 
     load: LoadBudget

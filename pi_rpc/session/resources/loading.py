@@ -12,13 +12,13 @@ for the model, they enable nothing), as does everything of the user's and the co
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from pi_rpc.ai import pi_agent_dir
 from pi_rpc.session.configuration.settings import (
@@ -37,8 +37,7 @@ from pi_rpc.session.resources.skills import Skill, expand_skill_command, load_sk
 _log = logging.getLogger(__name__)
 
 
-@dataclass
-class ResourceOptions:
+class ResourceOptions(msgspec.Struct):
     """Where resources come from; the switches are Pi's `--no-context-files`, `--no-skills`, … flags."""
 
     # None: Pi's agent folder (`PI_CODING_AGENT_DIR`, else ~/.pi/agent), and the user settings
@@ -46,16 +45,15 @@ class ResourceOptions:
     agent_dir: Path | None = None
     context_files: bool = True
     skills: bool = True
-    skill_paths: list[str] = field(default_factory=list)
+    skill_paths: list[str] = msgspec.field(default_factory=list)
     prompt_templates: bool = True
-    prompt_template_paths: list[str] = field(default_factory=list)
+    prompt_template_paths: list[str] = msgspec.field(default_factory=list)
     # Whether the workspace's own resources load (the module's docstring): session/configuration/factory.py sets
     # it from the folder's trust; a config built by hand (a test's) trusts its workspace.
     workspace_resources: bool = True
 
 
-@dataclass(frozen=True)
-class ResourceCommand:
+class ResourceCommand(msgspec.Struct, frozen=True):
     """A `/name` a prompt can start with, and where it came from."""
 
     name: str  # `skill:<name>` for a skill
@@ -66,14 +64,13 @@ class ResourceCommand:
     argument_hint: str = ""
 
 
-@dataclass
-class Resources:
-    context_files: list[ContextFile] = field(default_factory=list)
-    prompt_templates: list[PromptTemplate] = field(default_factory=list)
-    skills: list[Skill] = field(default_factory=list)
+class Resources(msgspec.Struct):
+    context_files: list[ContextFile] = msgspec.field(default_factory=list)
+    prompt_templates: list[PromptTemplate] = msgspec.field(default_factory=list)
+    skills: list[Skill] = msgspec.field(default_factory=list)
     system_prompt: str | None = None  # SYSTEM.md: replaces the base prompt
     append_system_prompt: str | None = None  # APPEND_SYSTEM.md: follows the guidelines
-    warnings: list[str] = field(default_factory=list)  # what the load skipped or cut, as logged
+    warnings: list[str] = msgspec.field(default_factory=list)  # what the load skipped or cut, as logged
 
     def expand(self, text: str) -> str:
         """A `/skill:name …` or `/template …` prompt as the model is to see it (Pi expands both)."""
@@ -110,7 +107,7 @@ def _settings(cwd: str, options: ResourceOptions, agent_dir: Path) -> tuple[Sett
         user_file = next((p for p in settings_paths() if p.is_file()), None)
     project = (_entries(project_file) if options.workspace_resources else None) or SettingsEntries(project_file.parent)
     user = _entries(user_file) or SettingsEntries(agent_dir)
-    return dataclasses.replace(project, bound=Path(cwd)), user
+    return msgspec.structs.replace(project, bound=Path(cwd)), user
 
 
 def prompt_input(value: str, what: str) -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from pi_rpc.session.resources.discovery import ResourceOrigin, Walk, markdown_files
 from pi_rpc.session.resources.frontmatter import parse_frontmatter, text_value
@@ -22,8 +23,7 @@ from pi_rpc.session.resources.limits import LoadBudget, read_bounded
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class PromptTemplate:
+class PromptTemplate(msgspec.Struct, frozen=True):
     name: str
     description: str
     content: str

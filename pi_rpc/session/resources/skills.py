@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from pi_rpc.session.resources.discovery import ResourceOrigin, Walk, skill_files
 from pi_rpc.session.resources.frontmatter import parse_frontmatter, text_value
@@ -24,8 +25,7 @@ from pi_rpc.session.resources.limits import LoadBudget, read_bounded
 _log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(msgspec.Struct, frozen=True):
     name: str
     description: str
     path: str

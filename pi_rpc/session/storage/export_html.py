@@ -12,7 +12,8 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from pi_rpc.ai import (
     AssistantMessage,
@@ -114,14 +115,13 @@ def _entry_section(entry: Entry, message: Message | None) -> str:
 _KINDS = ("user", "assistant", "tool results", "custom", "compactions", "branch summaries")
 
 
-@dataclass
-class _Totals:
+class _Totals(msgspec.Struct):
     """The header's counts, over every entry of the file (Pi's page counts them so)."""
 
-    kinds: dict[str, int] = field(default_factory=dict)
-    models: list[str] = field(default_factory=list)
+    kinds: dict[str, int] = msgspec.field(default_factory=dict)
+    models: list[str] = msgspec.field(default_factory=list)
     tool_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
 
     def add(self, entry: Entry, message: Message | None) -> None:
         kind = {

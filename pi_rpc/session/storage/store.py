@@ -34,7 +34,6 @@ import re
 import stat
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -89,8 +88,7 @@ SESSION_DIR_VARIABLE = "PI_CODING_AGENT_SESSION_DIR"
 OUR_SESSION_DIR_VARIABLE = "PI_RPC_SESSION_DIR"
 
 
-@dataclass(frozen=True)
-class SessionDir:
+class SessionDir(msgspec.Struct, frozen=True):
     """A folder holding session files directly, every workspace's side by side, as Pi keeps them
     in a folder the user chose: a workspace's sessions are the files whose header records its cwd."""
 
@@ -262,26 +260,36 @@ def new_session_path(
     return workspace_folder(cwd, root) / f"{started.strftime('%Y-%m-%dT%H-%M-%S')}_{session_id}.jsonl"
 
 
-@dataclass
 class SessionFile:
-    """An open session file; `write_entry` appends one entry as one line."""
+    """An open session file; `write_entry` appends one entry as one line.
 
-    path: Path
-    session_id: str
-    mode: Literal["write", "off"] = "write"
-    # Pi's format (the default for new files): messages are appended as entries after `pi_leaf`.
-    pi_leaf: str | None = None
-    pi_format: bool = False
-    # Open for appends from the first write until this object is collected: an append is then one
-    # fstat and one write, not open, chmod, stat, read and close.
-    _fd: int | None = field(default=None, init=False, repr=False, compare=False)
-    # The file's size after our last line; any other size means another writer came in between.
-    _end: int = field(default=-1, init=False, repr=False, compare=False)
+    A plain class, not a record: it holds an open descriptor and its own write position, which are
+    neither arguments nor part of what it is."""
 
-    def __post_init__(self) -> None:
+    __slots__ = ("__weakref__", "_end", "_fd", "mode", "path", "pi_format", "pi_leaf", "session_id")
+
+    def __init__(
+        self,
+        path: Path,
+        session_id: str,
+        mode: Literal["write", "off"] = "write",
+        pi_leaf: str | None = None,
+        pi_format: bool = False,
+    ) -> None:
         """An existing file is continued in the format it was written in (read here unless the
         caller says it is Pi's)."""
-        if self.pi_format:
+        self.path = path
+        self.session_id = session_id
+        self.mode: Literal["write", "off"] = mode
+        # Pi's format (the default for new files): messages are appended as entries after `pi_leaf`.
+        self.pi_leaf = pi_leaf
+        self.pi_format = pi_format
+        # Open for appends from the first write until this object is collected: an append is then
+        # one fstat and one write, not open, chmod, stat, read and close.
+        self._fd: int | None = None
+        # The file's size after our last line; any other size means another writer came in between.
+        self._end = -1
+        if pi_format:
             return
         try:
             with open(self.path, "rb") as source:
@@ -291,6 +299,12 @@ class SessionFile:
         if is_pi_session(header.version):
             self.pi_format = True
             self.pi_leaf = parse_pi_entries(self.path.read_bytes().split(b"\n")[1:])[1]
+
+    def __repr__(self) -> str:
+        return (
+            f"SessionFile(path={self.path!r}, session_id={self.session_id!r}, mode={self.mode!r}, "
+            f"pi_leaf={self.pi_leaf!r}, pi_format={self.pi_format!r})"
+        )
 
     @classmethod
     def create(

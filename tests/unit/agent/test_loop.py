@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from msgspec import UNSET
 
@@ -567,7 +567,7 @@ async def test_a_reply_starts_pending_and_one_failed_before_streaming_starts_end
                 starts.append((event.message.stop_reason, event.message.thinking_level))
 
         agent.subscribe(on_event)
-        loop = dataclasses.replace(
+        loop = msgspec.structs.replace(
             config(script(), []), stream_fn=stream_fn, options=StreamOptions(thinking_level="high")
         )
         [*_, end] = await agent.prompt([user("hi")], loop)

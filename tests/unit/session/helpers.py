@@ -3,7 +3,6 @@ store of its own, and a recorder of the events every front end would forward."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -104,7 +103,7 @@ def session_config(
     return SessionConfig(
         cwd=str(workspace),
         models=models or ModelStart(choice=choice, thinking_level=thinking_level, available=available, resolve=resolve),
-        tools=tools if withheld_env is None else dataclasses.replace(tools, withheld_env=withheld_env),
+        tools=tools if withheld_env is None else msgspec.structs.replace(tools, withheld_env=withheld_env),
         persistence=PersistenceConfig(
             persist=persist, root=session_root or workspace.parent / "sessions", resume_from=resume_from
         ),

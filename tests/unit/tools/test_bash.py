@@ -7,13 +7,13 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import msgspec
 import pytest
 from msgspec import UNSET, UnsetType
+from msgspec.structs import replace
 
 from pi_rpc.agent.types import AgentToolResult, ToolCallContext, ToolError
 from pi_rpc.ai.types import JsonSchemaSampling, Model, TextContent
