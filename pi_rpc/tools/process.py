@@ -13,9 +13,11 @@ the daemon, its lifeline. Abort, timeout and daemon exit close the daemon's end,
 kernel when the daemon is killed with SIGKILL: the keeper then kills the whole tree, `setsid`,
 `nohup` and double-forked descendants included. Keepers are forked ahead of need by one supervisor
 process that the daemon starts on first use and keeps for its life, so a call costs one
-`posix_spawn`, not a Python start-up nor a fork; the command's output pipes and lifeline reach the
-keeper by SCM_RIGHTS, and its output is read while its pid is still on the way. Elsewhere commands run
-directly in their own process group, and a daemon killed with SIGKILL leaves them running.
+`posix_spawn`, not a Python start-up nor a fork; the daemon holds the spare keeper's request socket
+and sends the command's output pipes and lifeline straight to it by SCM_RIGHTS (no other process
+woken on the way), asks for the next spare once the call is over, and reads the output while the
+pid is still on the way. Elsewhere commands run directly in their own process group, and a daemon
+killed with SIGKILL leaves them running.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from pi_rpc.tools.supervisor import fd_bytes
+from pi_rpc.tools.supervisor import fd_bytes, received_fds
 from pi_rpc.tools.tool_env import helper_process_env
 
 log = logging.getLogger(__name__)
@@ -317,31 +319,78 @@ async def _run_supervised(
     finally:
         for fd in readers:
             os.close(fd)
+        _supervisor.replenish()  # the next call's spare, forked now that this call's work is done
     if lines.pid is None:
         ours.close()  # the command never started: no group for the table to hold
     return code
 
 
 class _Supervisor:
-    """The daemon's one supervisor process, started on first use and again if it died."""
+    """The daemon's one supervisor process, started on first use and again if it died, and the
+    spare keepers it forked for the daemon's next commands (their request sockets, which it sends
+    over the control socket: one at its start, one more each time the daemon asks)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
+        self._spares: list[socket.socket] = []  # request sockets of idle spare keepers
+        self._asked = 0  # spares the supervisor owes us: made at its start, or asked for
 
     def send(self, fds: list[int]) -> None:
-        """Hand one command's descriptors to the supervisor (a retry starts a new one)."""
+        """Hand one command's descriptors to a spare keeper, else to the supervisor, which forks a
+        keeper for it (a retry starts a new supervisor)."""
+        message = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes(fds))]
         with self._lock:
             for attempt in (1, 2):
                 control = self._running()
+                self._receive_spares(control)
+                while self._spares:
+                    spare = self._spares.pop()
+                    try:
+                        spare.sendmsg([b"run"], message)
+                        return
+                    except OSError:
+                        pass  # it died (killed from outside): the next, or the supervisor
+                    finally:
+                        spare.close()  # its keeper holds the only end now
                 try:
-                    control.sendmsg([b"run"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes(fds))])
+                    control.sendmsg([b"run"], message)
                     return
                 except OSError:
                     self._stop()
                     if attempt == 2:
                         raise
+
+    def replenish(self) -> None:
+        """After a call: ask for the next call's spare keeper unless one is there or on its way.
+        Asked here, not when the command starts, its fork does not compete with the command's."""
+        with self._lock:
+            control = self._control
+            if control is None:
+                return
+            self._receive_spares(control)
+            if self._spares or self._asked:
+                return
+            try:
+                control.sendmsg([b"spare"])
+                self._asked += 1
+            except OSError:
+                pass  # the supervisor is gone: the next call starts another
+
+    def _receive_spares(self, control: socket.socket) -> None:
+        """Take the spares' request sockets the supervisor has sent, without waiting."""
+        while True:
+            try:
+                message, fds = received_fds(control, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return  # the next send finds out
+            if not message:
+                return  # end of file (the supervisor left): the next send finds out
+            self._asked = max(self._asked - 1, 0)  # one spare came (its socket with it, unless cut off)
+            self._spares.extend(socket.socket(fileno=fd) for fd in fds)
 
     def start(self) -> None:
         with self._lock:
@@ -371,9 +420,15 @@ class _Supervisor:
             finally:
                 theirs.close()
             self._control = ours
+            self._asked = 1  # the supervisor forks a spare as it starts
         return self._control
 
     def _stop(self) -> None:
+        if self._control is not None:
+            self._receive_spares(self._control)  # read first: closing on unread data is a reset
+        for spare in self._spares:
+            spare.close()  # end of file: an idle spare exits (so does one whose request was in flight)
+        self._spares, self._asked = [], 0
         if self._control is not None:
             self._control.close()  # end of file: the supervisor exits (keepers live on)
             self._control = None

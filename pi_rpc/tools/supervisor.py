@@ -3,13 +3,19 @@
 `pi_rpc.tools.process` starts this module once per daemon, as `main([CONTROL_FD])` in a
 `python -I -S` that imports it as the top-level module `supervisor` (no site, no user paths, the
 standard library only). CONTROL_FD is a SOCK_SEQPACKET socket whose other end only the daemon
-holds. For each command the daemon sends one message carrying, by SCM_RIGHTS, a LIFELINE socket
-(one end of a fresh pair, the other end the daemon's), an anonymous file with the request (cwd,
-argv and environment, NUL-separated) and the write ends of the output pipes. The supervisor hands
-them on to a "keeper" it forked beforehand, which runs that one command (`posix_spawn`), and then
-forks the next call's keeper while the command runs: so a call costs one spawn, not an interpreter
-start nor a fork. Every descriptor the keeper holds is close-on-exec; the command gets only its
-stdin (/dev/null), stdout and stderr.
+holds. The supervisor forks "keepers" ahead of need: a spare keeper waits for one command on its
+own request socket, whose other end the supervisor hands to the daemon over the control socket
+(`spare`, by SCM_RIGHTS) before forking it, and another when the daemon asks (`spare`). For each
+command the daemon sends one message to a spare, carrying by SCM_RIGHTS a LIFELINE socket (one end
+of a fresh pair, the other end the daemon's), an anonymous file with the request (cwd, argv and
+environment, NUL-separated) and the write ends of the output pipes: the keeper runs that one
+command (`posix_spawn`). So a call costs one spawn, not an interpreter start nor a fork, and wakes
+no other process on its way to the command; the next spare is forked once the daemon asks, after
+the call. A daemon that holds no spare (two commands at once) sends the command to the supervisor
+instead (`run`), which forks a keeper for it. Every descriptor a keeper holds is close-on-exec; the
+command gets only its stdin (/dev/null), stdout and stderr. A spare leaves without a command when
+the other end of its request socket closes: the daemon dropped it (it found the supervisor gone,
+or it is leaving) or exited, however it exited.
 
 The keeper is a Linux child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`) in its own session: every
 descendant that loses its parent, including `setsid`, `nohup` and double-forked ones, is
@@ -40,6 +46,7 @@ import sys
 TYPE_CHECKING = False  # importing typing would cost more than this whole script
 if TYPE_CHECKING:
     import signal as _signal  # the same names, with stubs
+    from collections.abc import Callable
 else:
     import _signal
 
@@ -267,9 +274,10 @@ def read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def received_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
-    """One message and the descriptors it carried, each close-on-exec as it arrives."""
-    message, ancillary, _, _ = sock.recvmsg(16, socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC)
+def received_fds(sock: socket.socket, flags: int = 0) -> tuple[bytes, list[int]]:
+    """One message and the descriptors it carried, each close-on-exec as it arrives (the daemon's
+    receiver uses this too)."""
+    message, ancillary, _, _ = sock.recvmsg(16, socket.CMSG_SPACE(4 * 4), socket.MSG_CMSG_CLOEXEC | flags)
     fds: list[int] = []
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -277,17 +285,17 @@ def received_fds(sock: socket.socket) -> tuple[bytes, list[int]]:
     return message, fds
 
 
-def run_spare(handoff: socket.socket) -> None:
+def run_spare(requests: socket.socket) -> None:
     """In a child of the supervisor: a keeper made ready before its command (never returns).
 
-    It waits for one command's descriptors on `handoff`, and leaves if the supervisor closes it.
+    It waits for one command's descriptors on `requests`, and leaves when the other end closes.
     """
     try:
         os.setsid()  # out of the supervisor's group and session
         _become_subreaper()
         keeper = Keeper()
-        _, fds = received_fds(handoff)
-        handoff.close()
+        _, fds = received_fds(requests)
+        requests.close()
         if len(fds) < 3:
             return
         lifeline, request_fd, outputs = fds[0], fds[1], fds[2:]
@@ -309,7 +317,7 @@ def main(args: list[str]) -> int:
     _signal.set_wakeup_fd(wake_out)
     _signal.signal(_signal.SIGCHLD, lambda *_: None)
     ours = (control.fileno(), wake_in, wake_out)
-    spare = _fork_spare(ours)
+    _give_spare(control, ours)
     while True:
         ready, _, _ = select.select([control.fileno(), wake_in], [], [])
         if wake_in in ready:
@@ -317,32 +325,33 @@ def main(args: list[str]) -> int:
             _reap_keepers()
         if control.fileno() not in ready:
             continue
-        message, fds = received_fds(control)
+        try:
+            message, fds = received_fds(control)
+        except OSError:  # reset: the daemon closed its end before reading a spare we sent
+            message, fds = b"", []
         if not message:
-            # The daemon is leaving: the spare keeper goes with us, and every keeper is reaped
-            # before we exit, so a daemon that waits for us leaves nothing behind once it has.
-            if spare is not None:
-                spare.close()  # end of file: the spare exits
+            # The daemon is leaving (its spares' request sockets close with it): every keeper is
+            # reaped before we exit, so a daemon that waits for us leaves nothing behind once it has.
             _reap_keepers_until_gone(wake_in)
             return 0
-        if len(fds) >= 3:
-            _hand_over(spare, fds, ours)
-            spare = None
+        if message == b"spare":
+            _give_spare(control, ours)
+        elif len(fds) >= 3:
+            _run_in_new_keeper(fds, ours)
         for fd in fds:
             os.close(fd)
-        if spare is None:  # the next call's keeper, made while this call's command runs
-            spare = _fork_spare(ours)
 
 
-def _fork_spare(closing: tuple[int, ...]) -> socket.socket | None:
-    """Fork a keeper that waits for its command; our end of its handoff socket, None if fork failed."""
+def _fork_keeper(closing: tuple[int, ...], before_fork: Callable[[socket.socket], bool]) -> socket.socket | None:
+    """Fork a keeper that waits for its command on a request socket; our end of it, None if
+    `before_fork(our end)` said no or the fork failed."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = -1
     try:
-        pid = os.fork()
+        if before_fork(ours):
+            pid = os.fork()
     except OSError:
-        ours.close()
-        theirs.close()
-        return None
+        pass
     if pid == 0:
         _signal.set_wakeup_fd(-1)
         for fd in closing:
@@ -350,24 +359,40 @@ def _fork_spare(closing: tuple[int, ...]) -> socket.socket | None:
         ours.close()
         run_spare(theirs)
     theirs.close()
+    if pid < 0:
+        ours.close()
+        return None
     return ours
 
 
-def _hand_over(spare: socket.socket | None, fds: list[int], closing: tuple[int, ...]) -> None:
-    """Pass one request's descriptors to the spare keeper, or to a new one if it is gone."""
-    for _ in (1, 2):
-        if spare is None:
-            spare = _fork_spare(closing)
-            if spare is None:
-                return  # the daemon sees its lifeline close unanswered
+def _give_spare(control: socket.socket, closing: tuple[int, ...]) -> None:
+    """A spare keeper for the daemon: its request socket sent over `control`, then the fork (so a
+    spare alive is one the daemon can use at once). After a fork that failed, the daemon's send to
+    the socket it got fails, and it sends its command here."""
+
+    def send(requests: socket.socket) -> bool:
         try:
-            spare.sendmsg([b"run"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes(fds))])
-            return
+            control.sendmsg([b"spare"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes([requests.fileno()]))])
         except OSError:
-            pass  # the spare died (killed from outside): make another
-        finally:
-            spare.close()
-        spare = None
+            return False  # the daemon is gone: the control socket's end of file ends us
+        return True
+
+    requests = _fork_keeper(closing, send)
+    if requests is not None:
+        requests.close()  # only the daemon holds it now
+
+
+def _run_in_new_keeper(fds: list[int], closing: tuple[int, ...]) -> None:
+    """A command the daemon had no spare for: handed to a keeper forked for it."""
+    requests = _fork_keeper(closing, lambda _: True)
+    if requests is None:
+        return  # the daemon sees its lifeline close unanswered
+    try:
+        requests.sendmsg([b"run"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes(fds))])
+    except OSError:
+        pass  # the keeper died at once (killed from outside): the same
+    finally:
+        requests.close()
 
 
 def fd_bytes(fds: list[int]) -> bytes:

@@ -195,12 +195,12 @@ class SessionCheckpoints:
         name = call.tool_call.name
         if name in READ_ONLY_TOOLS:
             return
-        messages = self._user_messages()
-        if not messages:
+        entry_id = self._session.history.entries.latest_user_entry()
+        if entry_id is None:
             return
         async with self._lock:
             store = self._store()
-            checkpoint = store.checkpoint(messages[-1][0])
+            checkpoint = store.checkpoint(entry_id)
             try:
                 if name in FILE_TOOLS:
                     path = self._tool_path(call.args)
@@ -249,8 +249,8 @@ class SessionCheckpoints:
                 await anyio.to_thread.run_sync(store.enforce_limit)
 
     def _latest(self, store: CheckpointStore) -> Checkpoint | None:
-        messages = self._user_messages()
-        return store.find(messages[-1][0]) if messages else None
+        entry_id = self._session.history.entries.latest_user_entry()
+        return store.find(entry_id) if entry_id is not None else None
 
     def _tool_path(self, args: Any) -> str | None:
         path = getattr(args, "path", None)
@@ -291,8 +291,11 @@ class SessionCheckpoints:
 
     async def _snapshot_before(self, store: CheckpointStore, checkpoint: Checkpoint, call_id: str) -> None:
         snapshots = await self._snapshots_for(store, checkpoint)
-        try:  # no other call waits for a diff against the cache: it may be trimmed first
-            before = await _stoppable(snapshots, _snapshot, snapshots, not self._shell_calls)
+        trim_first = not self._shell_calls  # no other call waits for a diff against the cache
+        try:
+            before = snapshots.quick_snapshot(trim_first=trim_first) if isinstance(snapshots, TreeScan) else None
+            if before is None:
+                before = await _stoppable(snapshots, _snapshot, snapshots, trim_first)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace has {exc}")
             return
@@ -309,7 +312,9 @@ class SessionCheckpoints:
     async def _snapshot_after(self, store: CheckpointStore, shell: _Shell) -> None:
         checkpoint, snapshots = shell.checkpoint, shell.snapshots
         try:
-            changed = await _stoppable(snapshots, _changes_since, snapshots, shell.before)
+            changed = _unchanged_at_once(snapshots, shell.before)
+            if changed is None:
+                changed = await _stoppable(snapshots, _changes_since, snapshots, shell.before)
         except TooLargeError as exc:
             _note(checkpoint, f"changes made by shell commands are not captured: the workspace grew to {exc}")
             return
@@ -486,6 +491,18 @@ def _snapshot(snapshots: GitShadow | TreeScan, trim_first: bool) -> Any:
 def _changes_since(snapshots: GitShadow | TreeScan, before: Any) -> list[Changed]:
     """What differs from `before` now (a TooLargeError is the new snapshot's: `changes` raises none)."""
     return snapshots.changes(before, snapshots.snapshot())
+
+
+def _unchanged_at_once(snapshots: GitShadow | TreeScan, before: Any) -> list[Changed] | None:
+    """No change, when a quick scan (no worker thread) finds the workspace's files as `before`
+    had them; None when that takes the worker (a shadow repository, a larger tree, a change)."""
+    if not isinstance(snapshots, TreeScan) or before.unreadable:
+        return None
+    after = snapshots.quick_snapshot()
+    if after is None or after.files != before.files:
+        return None  # the worker's snapshot then reads what differs (its cache, the new files)
+    snapshots.unreadable = []
+    return []
 
 
 async def _save(store: CheckpointStore) -> None:

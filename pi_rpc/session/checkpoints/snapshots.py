@@ -6,14 +6,20 @@ A shell command can touch any file, so the workspace is snapshotted around it, i
   folder: `git --git-dir=<shadow> --work-tree=<top> add -A` into the shadow's own index, then
   `write-tree`. The user's `.git` is only read (its `info/exclude`); its refs, index and objects are
   never written. Files the user's ignore rules ignore are not snapshotted (said in the listing).
-  The shadow's index keeps file stats, so a snapshot after the first rehashes only changed files.
+  The shadow's index keeps file stats, so a snapshot after the first rehashes only changed files;
+  when `add` changed nothing in it (`-v` lists every path it adds or removes), its tree is the last
+  one written and `write-tree` is not run, and two snapshots of one tree differ in nothing without
+  asking `diff-tree`: a command that changes no file costs four git processes, not seven.
 - Elsewhere (or without `git`), a **scan**: every file's stat (mtime, size, mode, inode), its bytes
   copied once per content into the folder's `scan/` cache, compared by hash after the command.
 
 Both are bounded (`SnapshotLimits`): a workspace with more files or bytes than the limits is not
 snapshotted, and the checkpoint says its shell changes were not captured. Both run in a worker
 thread and can be stopped from another (`stop`: the git process is killed, the scan ends at its
-next file), so an abort never leaves one running. What one cannot see is said, never guessed:
+next file), so an abort never leaves one running. A scan that reads no file and lists at most
+`QUICK_SCAN_ENTRIES` entries (a small folder, every file as the last snapshot saw it) is taken
+at once by the caller instead (`quick_snapshot`): a few dozen stat calls cost less than waking a
+worker thread and hearing back from it. What one cannot see is said, never guessed:
 git records only the executable bit, so the shadow's snapshot keeps each file's permission bits
 from its own stat; a file the scan cannot read is left out of the comparison and named.
 """
@@ -46,6 +52,8 @@ class SnapshotLimits(msgspec.Struct, frozen=True):
 
 
 _MIB = 1024 * 1024
+# The most directory entries a scan may list on the caller's thread (`TreeScan.quick_snapshot`).
+QUICK_SCAN_ENTRIES = 256
 
 
 class CheckpointSettings(msgspec.Struct, kw_only=True):
@@ -194,6 +202,7 @@ class GitShadow(_Stoppable):
         self._limits = limits
         self.gitlinks: list[str] = []  # nested repositories seen by the last diff (not captured)
         self._taken = 0
+        self._tree: str | None = None  # the tree of the shadow's index, as `write-tree` last wrote it
 
     def trim(self) -> bool:
         """Drop the shadow when its objects are past the cache limit (no snapshot of it may be
@@ -207,6 +216,7 @@ class GitShadow(_Stoppable):
         if kib * 1024 <= self._limits.max_cache_bytes:
             return False
         shutil.rmtree(self._shadow, ignore_errors=True)
+        self._tree = None
         return True
 
     def _run(self, *args: str, stdin: bytes | None = None) -> bytes:
@@ -220,6 +230,7 @@ class GitShadow(_Stoppable):
 
     def _prepare(self) -> None:
         if not (self._shadow / "HEAD").exists():
+            self._tree = None  # a new shadow: its index is empty
             self._shadow.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             subprocess.run(
                 [self._git, "init", "-q", "--bare", str(self._shadow)], env=_clean_env(), check=True, timeout=60
@@ -253,13 +264,22 @@ class GitShadow(_Stoppable):
         self._check()
         if total > self._limits.max_bytes:
             raise TooLargeError(f"{total} bytes, more than the {self._limits.max_bytes} snapshotted")
-        self._run("add", "-A", "--ignore-errors", "--", ".")
-        return GitSnapshot(self._run("write-tree").decode().strip(), modes)
+        # Only these snapshots write the shadow's index (one at a time): when `add` changed none of
+        # its entries, the tree last written is still the index's. Unknown while they run: an
+        # `add` that fails or is stopped may have changed some.
+        tree, self._tree = self._tree, None
+        if self._run("add", "-A", "-v", "--ignore-errors", "--", ".").strip() or tree is None:
+            tree = self._run("write-tree").decode().strip()
+        self._tree = tree
+        return GitSnapshot(tree, modes)
 
     def changes(self, before: Any, after: Any) -> list[Changed]:
         """Every file that differs between two snapshots, with its bytes and permission bits in
         the first (git's mode keeps only the executable bit: the snapshot's stat has the rest)."""
         self._starting()
+        if before.tree == after.tree:
+            self.gitlinks = []
+            return []  # one tree: no file differs
         raw = self._run("diff-tree", "-r", "-z", "--no-renames", before.tree, after.tree).split(b"\0")
         found: list[tuple[str, str, str, str]] = []  # (path, status, mode before, blob before)
         self.gitlinks = []
@@ -303,6 +323,15 @@ class _Seen(msgspec.Struct):
     symlink: bool
 
 
+def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells a scanned file unchanged since the last snapshot (its bytes are read again otherwise)."""
+    return (st.st_mtime_ns, st.st_size, st.st_mode, st.st_ino)
+
+
+class _TooManyEntries(Exception):
+    """More entries than a quick snapshot lists."""
+
+
 class ScanSnapshot(msgspec.Struct, frozen=True):
     files: dict[str, _Seen]
     unreadable: frozenset[str]  # files it found and could not read: not compared
@@ -330,19 +359,40 @@ class TreeScan(_Stoppable):
         self._known = {}
         return True
 
+    def quick_snapshot(self, *, trim_first: bool = False) -> ScanSnapshot | None:
+        """The snapshot `snapshot` would take, when it can be taken without reading a file or the
+        cache: the workspace lists at most `QUICK_SCAN_ENTRIES` entries and every file is as the
+        last snapshot saw it. None otherwise (or when `trim_first` and the cache is due a look),
+        for the caller to take the snapshot in a worker thread; nothing is changed then."""
+        if trim_first and (self._taken + 1) % self.limits.trim_every == 0:
+            return None
+        self._starting()
+        try:
+            files = list(self._walk(QUICK_SCAN_ENTRIES))
+        except _TooManyEntries:
+            return None
+        self._check_limits(files)
+        seen: dict[str, _Seen] = {}
+        for path, st in files:
+            known = self._known.get(path)
+            if known is None or known.signature != _signature(st):
+                return None
+            seen[path] = known
+        if trim_first:
+            self._taken += 1  # what `trim` counts, its look not due
+        self._known = seen
+        return ScanSnapshot(seen, frozenset())
+
     def snapshot(self) -> ScanSnapshot:
         self._starting()
         files = list(self._walk())
-        if len(files) > self.limits.max_files:
-            raise TooLargeError(f"more than {self.limits.max_files} files to scan")
-        if sum(st.st_size for _, st in files) > self.limits.max_bytes:
-            raise TooLargeError(f"more than {self.limits.max_bytes} bytes to scan")
+        self._check_limits(files)
         self.cache.mkdir(mode=0o700, parents=True, exist_ok=True)
         seen: dict[str, _Seen] = {}
         unreadable: set[str] = set()
         for path, st in files:
             self._check()
-            signature = (st.st_mtime_ns, st.st_size, st.st_mode, st.st_ino)
+            signature = _signature(st)
             known = self._known.get(path)
             if known is not None and known.signature == signature:
                 seen[path] = known
@@ -363,9 +413,18 @@ class TreeScan(_Stoppable):
         self._known = seen
         return ScanSnapshot(seen, frozenset(unreadable))
 
-    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+    def _check_limits(self, files: list[tuple[str, os.stat_result]]) -> None:
+        if len(files) > self.limits.max_files:
+            raise TooLargeError(f"more than {self.limits.max_files} files to scan")
+        if sum(st.st_size for _, st in files) > self.limits.max_bytes:
+            raise TooLargeError(f"more than {self.limits.max_bytes} bytes to scan")
+
+    def _walk(self, max_entries: int | None = None) -> Iterator[tuple[str, os.stat_result]]:
+        """Every file and symbolic link below the workspace with its lstat; `_TooManyEntries`
+        once more than `max_entries` directory entries were listed."""
         stack = [self.workspace]
         count = 0
+        listed = 0
         while stack:
             self._check()
             folder = stack.pop()
@@ -373,6 +432,9 @@ class TreeScan(_Stoppable):
                 entries = list(os.scandir(folder))
             except OSError:
                 continue
+            listed += len(entries)
+            if max_entries is not None and listed > max_entries:
+                raise _TooManyEntries
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name != ".git":
@@ -402,6 +464,7 @@ class TreeScan(_Stoppable):
 
 
 __all__ = [
+    "QUICK_SCAN_ENTRIES",
     "Changed",
     "SnapshotStoppedError",
     "CheckpointSettings",

@@ -174,6 +174,19 @@ class SessionEntries:
                 points.append((entry_id, text))
         return points
 
+    def latest_user_entry(self) -> str | None:
+        """The id of the branch's newest user message, walking back from the leaf only as far as it
+        (`branch()` would walk the whole branch: a tool call asks this once per call)."""
+        current, steps = self.leaf, 0
+        while current is not None and steps <= len(self.entries):  # a cycle ends it, as in branch_to
+            entry = self.entries.get(current)
+            if entry is None:
+                return None
+            if self.fork_text(current) is not None:
+                return current
+            current, steps = entry.parent_id, steps + 1
+        return None
+
     def fork_text(self, entry_id: str) -> str | None:
         """The text of the user message entry `entry_id`; None when it is no such entry."""
         entry = self.entries.get(entry_id)

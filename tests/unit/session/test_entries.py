@@ -249,3 +249,21 @@ def test_a_sessions_name_is_pis_session_info_entry_and_the_latest_wins(tmp_path:
     assert [e.name for e in loaded.after(None) if e.type == "session_info"] == ["first name", "second name"]
     file.write_entry(loaded.add_session_info("  "))  # Pi: an empty name clears it
     assert load_entries(file.path)[1].name() is None
+
+
+def test_the_latest_user_entry_is_the_branchs_newest_user_message() -> None:
+    """What a tool call's checkpoint belongs to, found walking back from the leaf: the last of the
+    branch's user messages, another branch's newer ones not counted."""
+    entries = SessionEntries()
+    assert entries.latest_user_entry() is None
+    first = entries.add_message(_message(0, 1)).id
+    entries.add_message(_message(1, 1))
+    assert entries.latest_user_entry() == first
+    fork_at = entries.leaf
+    second = entries.add_message(_message(0, 2)).id
+    entries.add_thinking_level_change("high")
+    assert entries.latest_user_entry() == second
+    entries.leaf = fork_at  # back on the first branch: "two" is another branch's
+    assert entries.latest_user_entry() == first
+    branch_users = [entry.id for entry in entries.branch() if entries.fork_text(entry.id) is not None]
+    assert branch_users[-1] == entries.latest_user_entry()
