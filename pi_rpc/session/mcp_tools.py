@@ -18,22 +18,14 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from pi_rpc.agent import AgentTool
-from pi_rpc.tools import (
-    CODEMODE_TOOL_NAME,
-    MCP_SERVERS_SECTION,
-    TOOL_SEARCH_TOOL_NAME,
-    ListedServer,
-    Searchable,
-    ToolDefinition,
-    mcp_namespace,
-    render_servers_section,
-    search_document,
-    tool_search_definition,
-)
+from pi_rpc.tools import CODEMODE_TOOL_NAME, ToolDefinition
 
 if TYPE_CHECKING:
     from pi_rpc.session.configuration.config import SessionConfig
-    from pi_rpc.tools import McpServers
+    from pi_rpc.tools import McpServers, Searchable
+
+# What only MCP servers' tools need (tool_search and its ranking, the servers' prompt section) is
+# imported with the first server, as the SDK is (tools/mcp.py), not by every session.
 
 _log = logging.getLogger(__name__)
 
@@ -58,6 +50,8 @@ def register_mcp_tools(
     """Add the servers' tools not registered yet to `definitions` and, by exposure, to `active`
     (both changed in place; `config.tools.mcp_tool_state` says what `--tools`/`-xt` allow); `tool_search`
     later loads into `tools`' active set."""
+    from pi_rpc.tools import TOOL_SEARCH_TOOL_NAME, tool_search_definition
+
     exposures = mcp.exposures()
     deferred = False
     for definition in mcp.definitions():
@@ -94,6 +88,8 @@ def callable_tools(definitions: dict[str, ToolDefinition], active: Sequence[str]
 
 def _searchable(mcp: McpServers, definitions: dict[str, ToolDefinition], active: list[str]) -> list[Searchable]:
     """The deferred tools not active yet, each found also by its server's namespace text."""
+    from pi_rpc.tools import Searchable, mcp_namespace, search_document
+
     exposures = mcp.exposures()
     namespaces = {
         f"mcp:{name}": " ".join([mcp_namespace(name), c.config.description or "", c.instructions or ""])
@@ -110,6 +106,8 @@ def mcp_prompt_sections(mcp: McpServers | None) -> dict[str, str]:
     """`{"mcp_servers": …}` when some server has deferred tools, else nothing."""
     if mcp is None:
         return {}
+    from pi_rpc.tools import MCP_SERVERS_SECTION, ListedServer, render_servers_section
+
     servers = [ListedServer(c.config, c.instructions) for c in mcp.connections.values()]
     section = render_servers_section(servers)
     return {MCP_SERVERS_SECTION: section} if section else {}

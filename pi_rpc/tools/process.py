@@ -36,7 +36,6 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from pi_rpc.tools.supervisor import fd_bytes
 from pi_rpc.tools.tool_env import helper_process_env
 
 log = logging.getLogger(__name__)
@@ -323,6 +322,10 @@ class _Supervisor:
 
     def send(self, fds: list[int]) -> None:
         """Hand one command's descriptors to the supervisor (a retry starts a new one)."""
+        # The supervisor's own module (with its ctypes) is loaded by the first command, not by
+        # the daemon's start: the daemon needs only its one helper.
+        from pi_rpc.tools.supervisor import fd_bytes
+
         with self._lock:
             for attempt in (1, 2):
                 control = self._running()
