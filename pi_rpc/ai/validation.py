@@ -121,8 +121,10 @@ def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
 
 
 def prepare_validator(parameters: type[msgspec.Struct] | dict[str, Any]) -> None:
-    """Compile (and keep) the validator of these parameters now, jsonschema's import included,
-    rather than at the tool's first call."""
+    """Compile (and keep) the validator of these parameters now, jsonschema's import and the
+    coercion every check walks with included, rather than at the tool's first call."""
+    from pi_rpc.ai.coercion import SchemaWalker  # noqa: F401 - imported for its module
+
     if isinstance(parameters, dict):
         _dict_validator(json.dumps(parameters))
     else:

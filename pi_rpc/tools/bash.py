@@ -131,7 +131,11 @@ class LocalShellOperations:
     processes: ProcessTable = field(default_factory=ProcessTable)
 
     def prepare(self) -> None:
-        """What the first command would start: the process supervisor."""
+        """What the first command would start and load: the process supervisor, and the output
+        accumulator and the supervisor's module, which the tool's definition leaves to it."""
+        from pi_rpc.tools.output import OutputAccumulator  # noqa: F401 - imported for its module
+        from pi_rpc.tools.supervisor import fd_bytes  # noqa: F401 - imported for its module
+
         start_supervisor()
 
     async def exec(
