@@ -13,13 +13,12 @@ import logging
 import uuid
 import weakref
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import msgspec
 
 from pi_rpc.agent.control import RunControl
-from pi_rpc.agent.loop import LoopConfig, run_loop
 from pi_rpc.agent.types import (
     AgentEnd,
     AgentEvent,
@@ -31,16 +30,10 @@ from pi_rpc.agent.types import (
     TurnStart,
     WaitForRoom,
 )
-from pi_rpc.ai import (
-    AssistantBuilder,
-    AssistantMessage,
-    ErrorEvent,
-    Message,
-    ProviderEvent,
-    UserMessage,
-    request_secrets,
-    text_of,
-)
+from pi_rpc.ai import AssistantMessage, ErrorEvent, Message, ProviderEvent, UserMessage, text_of
+
+if TYPE_CHECKING:
+    from pi_rpc.agent.loop import LoopConfig
 
 _log = logging.getLogger(__name__)
 
@@ -199,6 +192,10 @@ class Agent:
                 self._queue_changed()
             self.emit(event)
 
+        # The loop is loaded by the first run (or the warm-up), not by the daemon's start: an agent
+        # made before the handshake is answered is not yet one that runs (session/warm_up.py).
+        from pi_rpc.agent.loop import run_loop
+
         try:
             return await run_loop(prompts, self.messages, config, control, emit)
         except Exception as exc:
@@ -228,6 +225,8 @@ class Agent:
         ended with the error as a failed stream ends (an error update, then message_end). No key
         or credential header of the request shows in its text."""
         reason: Literal["error", "aborted"] = "aborted" if control.aborted else "error"
+        from pi_rpc.ai import AssistantBuilder, request_secrets
+
         updates: list[ProviderEvent] = []
         builder = AssistantBuilder(config.model, updates.append)
         builder.keep_secret(*request_secrets(config.options.api_key, config.options.headers))

@@ -24,11 +24,11 @@ from msgspec import UNSET, UnsetType
 
 from pi_rpc.ai.apis import KnownApi
 from pi_rpc.ai.redact import repr_without_secrets
-from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model, ThinkingLevel
 
 if TYPE_CHECKING:
     from pi_rpc.ai.clients import HttpClients
+    from pi_rpc.ai.stream import AssistantBuilder
 
 _log = logging.getLogger(__name__)
 
@@ -86,7 +86,9 @@ class StreamOptions(msgspec.Struct, kw_only=True):
         return repr_without_secrets(self, self.__struct_fields__, ("api_key", "headers"))
 
 
-StreamFn = Callable[[Model, Context, StreamOptions, AssistantBuilder], Awaitable[AssistantMessage]]
+# The builder by name: a provider needs it only when it streams, and importing it here would load
+# the stream machinery with every model choice.
+StreamFn = Callable[[Model, Context, StreamOptions, "AssistantBuilder"], Awaitable[AssistantMessage]]
 
 
 class Provider(msgspec.Struct, frozen=True):

@@ -14,6 +14,7 @@ registry; new code imports them from `pi_rpc.ai`.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from pi_rpc.ai.apis import api_declaration
 from pi_rpc.ai.provider import (
@@ -24,8 +25,10 @@ from pi_rpc.ai.provider import (
     StreamOptions,
     retry_base_from_env,
 )
-from pi_rpc.ai.stream import AssistantBuilder
 from pi_rpc.ai.types import AssistantMessage, Context, Model
+
+if TYPE_CHECKING:
+    from pi_rpc.ai.stream import AssistantBuilder
 
 __all__ = [
     "DEFAULT_RETRY_BASE_MS",

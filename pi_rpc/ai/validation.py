@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from pi_rpc.ai.coercion import Schema, SchemaWalker
-from pi_rpc.ai.js_values import json_stringify
-from pi_rpc.ai.schema_errors import dotted_path, explain, reject_unresolved_refs
-
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
+
+    from pi_rpc.ai.coercion import Schema, SchemaWalker
+
+# The schema export (`json_schema_of`) is what a daemon needs to list its tools; the checking
+# (coercion, the error report, jsonschema) is loaded by the first call's arguments, or the warm-up.
 
 log = logging.getLogger(__name__)
 
@@ -113,13 +114,17 @@ def _struct_validator(parameters: type[msgspec.Struct]) -> Validator | None:
 def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
     # Keyed by the schema's JSON text: dicts cannot be weakly referenced, and an id() key would go
     # stale if a client mutated its schema in place. The decoded copy is ours and never changes.
+    from pi_rpc.ai.schema_errors import reject_unresolved_refs
+
     schema = reject_unresolved_refs(json.loads(schema_text))
     return schema, _compile(schema)
 
 
 def prepare_validator(parameters: type[msgspec.Struct] | dict[str, Any]) -> None:
-    """Compile (and keep) the validator of these parameters now, jsonschema's import included,
-    rather than at the tool's first call."""
+    """Compile (and keep) the validator of these parameters now, jsonschema's import and the
+    coercion every check walks with included, rather than at the tool's first call."""
+    from pi_rpc.ai.coercion import SchemaWalker  # noqa: F401 - imported for its module
+
     if isinstance(parameters, dict):
         _dict_validator(json.dumps(parameters))
     else:
@@ -131,6 +136,8 @@ def prepare_validator(parameters: type[msgspec.Struct] | dict[str, Any]) -> None
 
 def validate_tool_arguments(tool_name: str, parameters: type[msgspec.Struct] | dict[str, Any], args: Any) -> Any:
     """Clone, normalise, convert and check `args` (spec 3.3); the caller's object is untouched."""
+    from pi_rpc.ai.coercion import SchemaWalker
+
     if isinstance(parameters, dict):
         schema, validator = _dict_validator(json.dumps(parameters))
     else:
@@ -164,6 +171,8 @@ def _clone(args: Any) -> Any:
 
 
 def _report(walker: SchemaWalker, value: Any) -> list[str]:
+    from pi_rpc.ai.schema_errors import dotted_path, explain
+
     draft7 = type(walker.validator).__name__ in _DRAFT7_AND_OLDER
     return [f"  - {dotted_path(e.pointer)}: {e.message}" for e in explain(walker, value, draft7=draft7)]
 
@@ -179,5 +188,7 @@ def _msgspec_line(text: str) -> str:
 
 
 def _format_failure(tool_name: str, lines: list[str], original: Any) -> str:
+    from pi_rpc.ai.js_values import json_stringify
+
     body = "\n".join(lines) if lines else "Unknown validation error"
     return f'Validation failed for tool "{tool_name}":\n{body}\n\nReceived arguments:\n{json_stringify(original)}'

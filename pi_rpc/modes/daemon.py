@@ -119,7 +119,7 @@ async def serve(
         tasks.start_soon(watch_signals, stop)
         tasks.start_soon(dump_tasks_on_sigusr2)
         if warm_up:
-            tasks.start_soon(run_warm_up, warm_up, WARM_UP_AFTER_S, all_agents_idle)
+            tasks.start_soon(run_warm_up, warm_up, WARM_UP_AFTER_S, all_agents_idle, sink.wait_written)
         await stop.wait()
         await wind_down(front_end, sink, processes)
         tasks.cancel_scope.cancel("daemon exiting")

@@ -32,10 +32,12 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
 import anyio
 
-from pi_rpc.ai import TextParts
+if TYPE_CHECKING:
+    from pi_rpc.ai import TextParts
 
 _log = logging.getLogger(__name__)
 
@@ -69,8 +71,12 @@ class _Delta:
     __slots__ = ("key", "text", "encode")
 
     def __init__(self, key: Hashable, text: str, encode: Callable[[str], bytes]) -> None:
+        # Only a client that falls behind queues deltas: the stream's module (the builder's, which
+        # holds TextParts) is then loaded already, or is loaded here rather than at the start.
+        from pi_rpc.ai import TextParts
+
         self.key = key
-        self.text = TextParts(text)
+        self.text: TextParts = TextParts(text)
         self.encode = encode
 
     @property
@@ -99,6 +105,8 @@ class StdoutSink:
         self._drained: anyio.Event | None = None  # set once nothing is left to write
         self._holding = False  # the client is too far behind: the stream waits (`wait_for_room`)
         self._room: anyio.Event | None = None  # set when the hold ends
+        self._wrote = False  # the first bytes reached the pipe (or it closed)
+        self._written: anyio.Event | None = None  # set then, for `wait_written`
 
     async def open(self) -> None:
         if os.isatty(self._fd):
@@ -167,6 +175,13 @@ class StdoutSink:
                 self._room = anyio.Event()
             await self._room.wait()
 
+    async def wait_written(self) -> None:
+        """Return once the first message has reached the client (the daemon answered something)."""
+        if not self._wrote:
+            if self._written is None:
+                self._written = anyio.Event()
+            await self._written.wait()
+
     async def drain(self) -> None:
         """Wait until everything has been taken by the client (bounded by the caller)."""
         while not self._closed and (self._out or self._pending):
@@ -227,6 +242,8 @@ class StdoutSink:
                     self._close()  # the client is gone; stdin EOF will end the daemon
                     return
                 self._out_bytes -= written
+                if written and not self._wrote:
+                    self._set_wrote()
                 short = written < sum(len(buffer) for buffer in buffers)
                 while written and written >= len(self._out[0]):
                     written -= len(self._out.popleft())
@@ -268,6 +285,11 @@ class StdoutSink:
             self._loop.remove_writer(self._fd)
             self._watching = False
 
+    def _set_wrote(self) -> None:
+        self._wrote = True
+        if self._written is not None:
+            self._written.set()
+
     def _set_drained(self) -> None:
         if self._drained is not None:
             self._drained.set()
@@ -279,4 +301,5 @@ class StdoutSink:
         self._pending.clear()
         self._out_bytes = self._pending_size = 0
         self._set_drained()
+        self._set_wrote()
         self._release_hold()  # the client is gone: nothing waits for it

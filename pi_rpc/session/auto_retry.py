@@ -17,23 +17,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
 
-from pi_rpc.agent import Agent, AgentEvent, LoopConfig, MessageEnd, RunControl
+from pi_rpc.agent import Agent, AgentEvent, MessageEnd, RunControl
 from pi_rpc.ai import NOT_RETRIED_NOTE, AssistantMessage, AutoRetryEnd, AutoRetryStart, Message, backoff_ms
 from pi_rpc.session.compaction.planning import is_context_overflow
 
+if TYPE_CHECKING:
+    from pi_rpc.agent import LoopConfig
+
 # What Pi counts as passing: overload, rate limits, server errors, dropped or refused connections,
-# timeouts, a stream cut short.
-_PASSING = re.compile(
+# timeouts, a stream cut short. Compiled by the first failure (`re`'s cache keeps it), not at start.
+_PASSING = (
     r"overloaded|provider.?returned.?error|rate.?limit|too many requests|\b(?:429|500|502|503|504)\b"
     r"|service.?unavailable|server.?error|internal.?error|network.?error|connection.?(?:error|refused|lost)"
     r"|websocket.?(?:closed|error)|other side closed|fetch failed|upstream.?connect|reset before headers"
     r"|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated"
-    r"|retry delay",
-    re.IGNORECASE,
+    r"|retry delay"
 )
 CANCELLED = "Retry cancelled"
 
@@ -46,7 +49,8 @@ def is_passing_failure(message: Message | None) -> bool:
         return False
     if NOT_RETRIED_NOTE in message.error_message:
         return False  # a 5xx that blames the request (ai/http.py): another attempt fails the same way
-    return not is_context_overflow(message.error_message) and bool(_PASSING.search(message.error_message))
+    text = message.error_message
+    return not is_context_overflow(text) and re.search(_PASSING, text, re.IGNORECASE) is not None
 
 
 class RetrySeries(msgspec.Struct):

@@ -21,22 +21,14 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 
 from pi_rpc.agent import AgentTool
-from pi_rpc.tools import (
-    CODEMODE_TOOL_NAME,
-    MCP_SERVERS_SECTION,
-    TOOL_SEARCH_TOOL_NAME,
-    ListedServer,
-    Searchable,
-    ToolDefinition,
-    mcp_namespace,
-    render_servers_section,
-    search_document,
-    tool_search_definition,
-)
+from pi_rpc.tools import CODEMODE_TOOL_NAME, ToolDefinition
 
 if TYPE_CHECKING:
     from pi_rpc.session.configuration.config import SessionConfig
-    from pi_rpc.tools import McpServers
+    from pi_rpc.tools import McpServers, Searchable
+
+# What only MCP servers' tools need (tool_search and its ranking, the servers' prompt section) is
+# imported with the first server, as the SDK is (tools/mcp.py), not by every session.
 
 _log = logging.getLogger(__name__)
 
@@ -63,6 +55,8 @@ def register_mcp_tools(
     as Pi 1.6.0's MCP extension does, activate what reaches the undeclared ones: `codemode` for
     `codemode` exposure (unless mcp.json's `autoEnableCodemode` is false), `tool_search` for
     `deferred`, which later loads into `tools`' active set; a warning when neither reaches them."""
+    from pi_rpc.tools import TOOL_SEARCH_TOOL_NAME, tool_search_definition
+
     exposures = mcp.exposures()
     for definition in mcp.definitions():
         if definition.name in definitions or (state := config.tools.mcp_tool_state(definition.name)) is None:
@@ -107,6 +101,8 @@ def _declared(tool: ToolDefinition) -> AgentTool:
 def _searchable(mcp: McpServers, definitions: dict[str, ToolDefinition], active: list[str]) -> list[Searchable]:
     """The undeclared tools (`codemode` and `deferred` exposure) not active yet, each found also by
     its server's namespace text: Pi's `tool_search` loads either."""
+    from pi_rpc.tools import Searchable, mcp_namespace, search_document
+
     namespaces = {
         f"mcp:{name}": " ".join([mcp_namespace(name), c.config.description or "", c.instructions or ""])
         for name, c in mcp.connections.items()
@@ -122,6 +118,8 @@ def mcp_prompt_sections(mcp: McpServers | None) -> dict[str, str]:
     """`{"mcp_servers": …}` when some server has deferred tools, else nothing."""
     if mcp is None:
         return {}
+    from pi_rpc.tools import MCP_SERVERS_SECTION, ListedServer, render_servers_section
+
     servers = [ListedServer(c.config, c.instructions) for c in mcp.connections.values()]
     section = render_servers_section(servers)
     return {MCP_SERVERS_SECTION: section} if section else {}

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import anyio.abc
 import msgspec
 
-from pi_rpc.agent import Agent, AgentSettled, CompactionEnd, LoopConfig, RunControl
+from pi_rpc.agent import Agent, AgentSettled, CompactionEnd, RunControl
 from pi_rpc.ai import AssistantMessage, ImageContent, Message, TextContent, Usage, UserContent, UserMessage, add_usage
 from pi_rpc.session.auto_retry import RetrySeries, retry_failed_run
 from pi_rpc.session.compaction.planning import (
@@ -39,6 +39,9 @@ from pi_rpc.session.configuration.config import RetryConfig
 from pi_rpc.session.models.current import SessionModel
 from pi_rpc.session.storage.history import SessionHistory
 from pi_rpc.session.types import PromptOutcome
+
+if TYPE_CHECKING:
+    from pi_rpc.agent import LoopConfig  # the loop itself is loaded by the first run
 
 StreamingBehavior = Literal["steer", "followUp"]
 # Pi's compaction_end when the request retried after an overflow compaction overflows again.

@@ -27,7 +27,6 @@ from pi_rpc.agent import (
     AgentEvent,
     AgentSettled,
     BashExecutionUpdate,
-    LoopConfig,
     MessageEnd,
     QueueMode,
     ToolApprovalEnd,
@@ -74,6 +73,7 @@ from pi_rpc.session.user_bash import BashResult, UserBash, bash_execution_messag
 from pi_rpc.tools import EditorFiles, McpServerConfig, McpServerStatus
 
 if TYPE_CHECKING:
+    from pi_rpc.agent import LoopConfig
     from pi_rpc.tools import McpServers
 
 _log = logging.getLogger(__name__)
@@ -399,6 +399,8 @@ class AgentSession:
 
     def loop_config(self) -> LoopConfig:
         """How a run of this session calls the model and its tools, as the session is now."""
+        from pi_rpc.agent import LoopConfig  # the agent loop: loaded by the first run, not the session
+
         choice = self.current_model.require()
         options = StreamOptions(
             api_key=choice.api_key,

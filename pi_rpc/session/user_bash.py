@@ -19,7 +19,7 @@ from msgspec import UNSET, UnsetType
 from pi_rpc.agent import ToolError
 from pi_rpc.ai import BashExecutionMessage, Wire
 from pi_rpc.session.refusals import SessionBusy
-from pi_rpc.tools import LocalShellOperations, OutputAccumulator, ProcessTable, session_environment
+from pi_rpc.tools import LocalShellOperations, ProcessTable, session_environment
 
 
 class UserBashError(RuntimeError):
@@ -70,6 +70,8 @@ class UserBash:
         """`on_delta(run id, text)` receives the output as it arrives."""
         if self._scope is not None:
             raise BashBusyError("A bash command is already running")
+        from pi_rpc.tools import OutputAccumulator  # with the first command, not the session
+
         run_id = uuid.uuid4().hex
         output = OutputAccumulator(temp_file_prefix="pi-bash")
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

@@ -1,12 +1,13 @@
 """A fresh daemon readies itself for its first prompt while it waits for one.
 
-Start-up imports only what the first request needs (the daemon answers `initialize` sooner and
-sits smaller), so the first prompt used to pay for the rest: the model's provider module and
-httpx, jsonschema and each active tool's compiled validator, the HTTP client of the model's
-endpoint (its CA bundle, for https) and the process supervisor of the shell tools, about 100 ms
-on the first turn. An editor starts the daemon well before the user's first prompt, so that work
-is done once the daemon has been up for `WARM_UP_AFTER_S`, one step per pass of the event loop;
-the supervisor, a process of its own, is started at once (`AtOnce`) and boots meanwhile.
+Start-up imports only what the handshake needs (`initialize`, Pi mode's `get_state`: the daemon
+answers sooner and sits smaller), so the first prompt used to pay for the rest: the agent loop,
+the model's provider module and httpx, jsonschema and each active tool's compiled validator, the
+HTTP client of the model's endpoint (its CA bundle, for https), the shell tools' process
+supervisor and output accumulator, about 100 ms on the first turn. An editor starts the daemon
+well before the user's first prompt, so that work is done once the daemon has been up for
+`WARM_UP_AFTER_S`, one step per pass of the event loop; the supervisor, a process of its own, is
+started as soon as the daemon has answered its first request (`AtOnce`) and boots meanwhile.
 
 Nothing here reaches the network or runs anything of the user's: no connection is opened, and the
 supervisor runs no command until one is asked for. A step that fails is logged and skipped; the
@@ -35,9 +36,17 @@ Step = Callable[[], object]
 
 
 class AtOnce(functools.partial[object]):
-    """A step run as soon as the daemon serves, not after `WARM_UP_AFTER_S`: it starts a process
-    of its own (the shell tools' supervisor), which then boots beside the daemon instead of in the
-    way of the first shell command, a few hundred milliseconds later on a loaded machine."""
+    """A step run as soon as the daemon has answered its first request, not after
+    `WARM_UP_AFTER_S`: it starts a process of its own (the shell tools' supervisor), which then
+    boots beside the daemon instead of in the way of the first shell command, a few hundred
+    milliseconds later on a loaded machine. Not before the answer: on a machine with two cores a
+    Python booting beside the daemon's start delays the handshake."""
+
+
+def load_the_loop() -> None:
+    """What every run loads that a session's start does not: the agent loop and its tool-call
+    batch (through the agent's package, whose `LoopConfig` lives there)."""
+    from pi_rpc.agent import LoopConfig  # noqa: F401 - imported for its module
 
 
 def first_prompt_steps(config: SessionConfig) -> list[Step]:
@@ -48,6 +57,7 @@ def first_prompt_steps(config: SessionConfig) -> list[Step]:
         for tool in (config.tools.definitions.get(name) for name in config.tools.active)
         if tool is not None and tool.prepare is not None
     ]
+    steps.append(load_the_loop)
     choice = config.models.choice
     if choice is not None:
         steps.append(functools.partial(load_provider, choice.model.api))
@@ -63,15 +73,23 @@ def first_prompt_steps(config: SessionConfig) -> list[Step]:
 
 
 async def run_warm_up(
-    steps: Sequence[Step], after_s: float = WARM_UP_AFTER_S, idle: Callable[[], Awaitable[None]] | None = None
+    steps: Sequence[Step],
+    after_s: float = WARM_UP_AFTER_S,
+    idle: Callable[[], Awaitable[None]] | None = None,
+    answered: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Run `steps`, the `AtOnce` ones first, the rest after `after_s`, each once `idle` returns
-    (no run going): a prompt that came in first loads what it needs itself (a short answer needs
-    no tool's validator), and the rest waits until its run is over."""
+    """Run `steps`, the `AtOnce` ones once `answered` returns (the first answer is out) or
+    `after_s` has passed, the rest after `after_s`, each once `idle` returns (no run going): a
+    prompt that came in first loads what it needs itself (a short answer needs no tool's
+    validator), and the rest waits until its run is over."""
+    started = anyio.current_time()
+    if answered is not None:
+        with anyio.move_on_after(after_s):
+            await answered()
     for step in steps:
         if isinstance(step, AtOnce):
             _run(step)
-    await anyio.sleep(after_s)
+    await anyio.sleep(max(0.0, started + after_s - anyio.current_time()))
     for step in steps:
         if isinstance(step, AtOnce):
             continue

@@ -16,7 +16,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Collection, Mapping
-from typing import Annotated, Protocol
+from typing import TYPE_CHECKING, Annotated, Protocol
 
 import anyio
 import msgspec
@@ -25,10 +25,12 @@ from msgspec import UNSET, Meta, UnsetType
 from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolErrorWithResult, ToolPreview
 from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
 from pi_rpc.tools.process import OnExit, ProcessTable, run_process_group, start_supervisor
 from pi_rpc.tools.tool_env import AGENT_ENV, PROVIDER_KEY_VARS, without_withheld
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
+
+if TYPE_CHECKING:
+    from pi_rpc.tools.output import OutputSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +127,11 @@ class LocalShellOperations(msgspec.Struct):
     processes: ProcessTable = msgspec.field(default_factory=ProcessTable)
 
     def prepare(self) -> None:
-        """What the first command would start: the process supervisor."""
+        """What the first command would start and load: the process supervisor, and the output
+        accumulator and the supervisor's module, which the tool's definition leaves to it."""
+        from pi_rpc.tools.output import OutputAccumulator  # noqa: F401 - imported for its module
+        from pi_rpc.tools.supervisor import fd_bytes  # noqa: F401 - imported for its module
+
         start_supervisor()
 
     async def exec(
@@ -314,6 +320,8 @@ def create_shell_tool_definition(
     withheld_env: Collection[str] = PROVIDER_KEY_VARS,
 ) -> ToolDefinition:
     async def execute(params: BashParams, call: ToolCallContext) -> AgentToolResult:
+        from pi_rpc.tools.output import OutputAccumulator  # with the first command, not the definition
+
         timeout = validate_timeout(params.timeout)
         command = f"{command_prefix}\n{params.command}" if command_prefix else params.command
         spawn = SpawnContext(command, call.cwd, session_environment(call, expose_session_environment, withheld_env))

@@ -26,9 +26,7 @@ from msgspec import Meta
 from pi_rpc.agent import AgentTool, AgentToolResult, CustomEntries, ToolCallContext, ToolErrorWithResult
 from pi_rpc.ai import TextContent, json_schema_of
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.codemode_declarations import describe_output, script_identifier, tool_sample
 from pi_rpc.tools.codemode_sandbox import Limits, ScriptOutcome, run_script
-from pi_rpc.tools.codemode_values import OUTPUT_SCHEMAS, script_value, text_of
 
 CODEMODE_TOOL_NAME = "codemode"
 # Pi 1.6.0's custom entry holding one successful script's `store()` writes, `{set, delete}`.
@@ -121,6 +119,9 @@ def parse_source(source: str) -> tuple[str, SourceOptions]:
 
 
 def sample_of(tool: AgentTool) -> str:
+    from pi_rpc.tools.codemode_declarations import tool_sample
+    from pi_rpc.tools.codemode_values import OUTPUT_SCHEMAS
+
     return tool_sample(tool.name, tool.description, json_schema_of(tool.parameters), OUTPUT_SCHEMAS.get(tool.name))
 
 
@@ -133,6 +134,8 @@ def describe(peers: Sequence[AgentTool]) -> str:
     callable_tools = [tool for tool in peers if tool.name != CODEMODE_TOOL_NAME and tool.exposure == "codemode"]
     if not callable_tools:
         return "\n\n".join(sections)
+    from pi_rpc.tools.codemode_declarations import script_identifier
+
     listed = ["Nested tools:"]
     remaining = INLINE_BUDGET_TOKENS
     sections_by_cost = []
@@ -215,6 +218,9 @@ class CallRecord(msgspec.Struct):
 def annotate(tool: AgentTool, description: str) -> str:
     """A declared tool's description while codemode is active: how a script calls it and what the
     call resolves to (Pi's describeScriptCall)."""
+    from pi_rpc.tools.codemode_declarations import describe_output, script_identifier
+    from pi_rpc.tools.codemode_values import OUTPUT_SCHEMAS
+
     resolves = describe_output(tool.name, OUTPUT_SCHEMAS.get(tool.name))
     return f"{description.strip()}\n\nCodemode: `tools.{script_identifier(tool.name)}(args)` resolves to {resolves}."
 
@@ -261,6 +267,8 @@ class CodemodeRunner(msgspec.Struct):
     peers: Sequence[AgentTool] = ()
 
     async def execute(self, params: CodemodeParams, ctx: ToolCallContext) -> AgentToolResult:
+        from pi_rpc.tools.codemode_values import script_value, text_of
+
         started = time.monotonic()
         code, options = parse_source(params.code)  # a SourceError is the model's error result
         calls: list[CallRecord] = []
@@ -325,6 +333,8 @@ class CodemodeRunner(msgspec.Struct):
         return AgentToolResult(content=list(content), details=details)
 
     def _catalog(self) -> list[dict[str, str]]:
+        from pi_rpc.tools.codemode_declarations import script_identifier
+
         return [
             {"id": script_identifier(tool.name), "name": tool.name, "sample": sample_of(tool)}
             for tool in self.peers

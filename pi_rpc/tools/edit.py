@@ -7,7 +7,7 @@ import json
 import os
 import stat
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import anyio
 import msgspec
@@ -16,21 +16,12 @@ from msgspec import UNSET, Meta, UnsetType
 from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError, ToolPreview
 from pi_rpc.ai import JsonSchemaSampling, TextContent, Wire, displayable
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.edit_diff import (
-    LineEnding,
-    apply_replacements_to_original,
-    detect_line_ending,
-    generate_diff_string,
-    generate_unified_patch,
-    normalize_to_lf,
-    plan_replacements,
-    restore_line_endings,
-    strip_bom,
-)
 from pi_rpc.tools.fs import error_code, node_error_message, write_file_atomic
 from pi_rpc.tools.hunks import HunkOutcome, apply_selection, diff_hunks, hunk_outcome, partial_result_text
-from pi_rpc.tools.mutation_queue import with_file_mutation_queue
 from pi_rpc.tools.paths import resolve_to_cwd
+
+if TYPE_CHECKING:
+    from pi_rpc.tools.edit_diff import LineEnding
 
 DESCRIPTION = (
     "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
@@ -166,11 +157,22 @@ class _PlannedEdit(NamedTuple):
     def written(self, text: str) -> str:
         """What goes back to the file for `text` (`new`, or only some of its hunks): the BOM and
         the line endings restored. Some hunks only: in the file's first line ending throughout."""
+        from pi_rpc.tools.edit_diff import restore_line_endings
+
         return self.bom + (self.spliced if text == self.new else restore_line_endings(text, self.ending))
 
 
 async def _plan_edit(ops: EditOperations, absolute: str, path: str, edits: list[ReplaceEdit]) -> _PlannedEdit:
     """Read the file and apply the edits in memory; nothing is written. Raises the tool's errors."""
+    # The matching and diffing are loaded by the first edit, not with the tool's definition.
+    from pi_rpc.tools.edit_diff import (
+        apply_replacements_to_original,
+        detect_line_ending,
+        normalize_to_lf,
+        plan_replacements,
+        strip_bom,
+    )
+
     try:
         await ops.access(absolute)
     except Exception as exc:
@@ -197,6 +199,9 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
             raise ToolError(EMPTY_EDITS)
         path = params.path
         absolute = resolve_to_cwd(path, call.cwd)
+
+        from pi_rpc.tools.edit_diff import generate_diff_string, generate_unified_patch
+        from pi_rpc.tools.mutation_queue import with_file_mutation_queue
 
         async def mutate() -> AgentToolResult:
             planned = await _plan_edit(ops, absolute, path, params.edits)
@@ -228,6 +233,8 @@ def create_edit_tool(*, operations: EditOperations | None = None) -> ToolDefinit
     async def preview(params: EditParams, call: ToolCallContext) -> ToolPreview:
         if not params.edits:
             raise ToolError(EMPTY_EDITS)
+        from pi_rpc.tools.edit_diff import generate_unified_patch
+
         absolute = resolve_to_cwd(params.path, call.cwd)
         planned = await _plan_edit(ops, absolute, params.path, params.edits)
         return ToolPreview(

@@ -15,7 +15,6 @@ from typing import Protocol
 import anyio
 
 from pi_rpc.tools.edit import EditOperations, local_edit_operations
-from pi_rpc.tools.images import detect_supported_image_mime_type_from_file
 from pi_rpc.tools.read import ReadOperations, local_read_operations
 from pi_rpc.tools.write import WriteOperations, local_write_operations
 
@@ -39,6 +38,7 @@ class EditorFiles(Protocol):
 
 async def _is_text_file(path: str) -> bool:
     """True for a file an editor can hold as text; a file that does not exist yet counts as text."""
+    from pi_rpc.tools.images import detect_supported_image_mime_type_from_file  # with the first file
 
     def probe() -> bool:
         try:

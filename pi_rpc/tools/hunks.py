@@ -13,7 +13,6 @@ from collections.abc import Collection, Sequence
 
 from pi_rpc.agent import DiffHunk, HunkSelection, ToolError
 from pi_rpc.ai import Wire, displayable
-from pi_rpc.tools.edit_diff import diff_lines, hunk_text, patch_hunks
 
 
 class HunkOutcome(Wire, kw_only=True):
@@ -33,6 +32,10 @@ class HunkDetails(Wire, kw_only=True):
 
 def diff_hunks(old: str, new: str) -> list[DiffHunk]:
     """The hunks of the patch from `old` to `new`, numbered from 0, texts made displayable."""
+    # The diff is loaded by the first change that is shown or applied, not with the tools'
+    # definitions (the edit and write tools' details name the Structs above).
+    from pi_rpc.tools.edit_diff import diff_lines, hunk_text, patch_hunks
+
     hunks = patch_hunks(diff_lines(old, new))
     return [
         DiffHunk(
@@ -49,6 +52,8 @@ def diff_hunks(old: str, new: str) -> list[DiffHunk]:
 
 def apply_hunks(old: str, new: str, kept: Collection[int]) -> str:
     """`old` with only the `kept` hunks of its change to `new` applied."""
+    from pi_rpc.tools.edit_diff import diff_lines, patch_hunks
+
     parts = diff_lines(old, new)
     hunk_of_part = {part: index for index, hunk in enumerate(patch_hunks(parts)) for part in hunk.parts}
     out: list[str] = []

@@ -6,7 +6,7 @@ import errno
 import os
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import msgspec
@@ -16,10 +16,11 @@ from pi_rpc.agent import AgentToolResult, ToolCallContext, ToolError
 from pi_rpc.ai import ImageContent, JsonSchemaSampling, Model, TextContent, ToolResultContent, Wire
 from pi_rpc.tools.base import ToolDefinition
 from pi_rpc.tools.fs import node_error_message
-from pi_rpc.tools.images import detect_supported_image_mime_type_from_file, process_image
 from pi_rpc.tools.paths import resolve_read_path
-from pi_rpc.tools.read_lines import Selection, select_streamed, select_text
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Truncation, format_size
+
+if TYPE_CHECKING:
+    from pi_rpc.tools.read_lines import Selection
 
 DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). "
@@ -108,6 +109,10 @@ async def _local_access(path: str) -> None:
 
 
 async def _local_detect(path: str) -> str | None:
+    # The image code (and the line selection below) is loaded by the first read, not with the
+    # tool's definition.
+    from pi_rpc.tools.images import detect_supported_image_mime_type_from_file
+
     return await anyio.to_thread.run_sync(detect_supported_image_mime_type_from_file, path, abandon_on_cancel=True)
 
 
@@ -147,6 +152,8 @@ def _js_number(value: float) -> str:
 
 
 def _image_result(data: bytes, mime_type: str, auto_resize: bool, model: Model | None) -> AgentToolResult:
+    from pi_rpc.tools.images import process_image
+
     processed = process_image(data, mime_type, auto_resize=auto_resize)
     if not processed.ok:
         text = f"Read image file [{mime_type}]\n{processed.message}"
@@ -166,6 +173,8 @@ def _image_result(data: bytes, mime_type: str, auto_resize: bool, model: Model |
 
 def text_page(text: str, path: str, offset: float | None, limit: float | None) -> AgentToolResult:
     """Spec 8.7-8.8 for a text in memory: the selected lines plus the one continuation notice."""
+    from pi_rpc.tools.read_lines import select_text
+
     return _page(select_text(text, _start_line(offset), _limit_lines(limit)), path, offset, limit)
 
 
@@ -224,6 +233,8 @@ def create_read_tool(*, operations: ReadOperations | None = None, auto_resize_im
     ops = operations or local_read_operations()
 
     async def execute(params: ReadParams, call: ToolCallContext) -> AgentToolResult:
+        from pi_rpc.tools.read_lines import select_streamed, select_text
+
         effective_cwd = call.cwd  # spec 1.10
         absolute = await anyio.to_thread.run_sync(resolve_read_path, params.path, effective_cwd)
         try:

@@ -17,10 +17,8 @@ from msgspec import UNSET, Meta
 from pi_rpc.agent import AgentToolResult, HunkSelection, ToolCallContext, ToolError, ToolPreview, text_result
 from pi_rpc.ai import JsonSchemaSampling, TextContent, displayable
 from pi_rpc.tools.base import ToolDefinition
-from pi_rpc.tools.edit_diff import generate_unified_patch
 from pi_rpc.tools.fs import node_error_message, write_file_atomic
 from pi_rpc.tools.hunks import HunkDetails, apply_selection, diff_hunks, hunk_outcome, partial_result_text
-from pi_rpc.tools.mutation_queue import with_file_mutation_queue
 from pi_rpc.tools.paths import resolve_to_cwd
 
 DESCRIPTION = (
@@ -77,6 +75,8 @@ def create_write_tool(*, operations: WriteOperations | None = None) -> ToolDefin
     ops = operations or local_write_operations()
 
     async def execute(params: WriteParams, call: ToolCallContext) -> AgentToolResult:
+        from pi_rpc.tools.mutation_queue import with_file_mutation_queue  # with the first write
+
         absolute = resolve_to_cwd(params.path, call.cwd)
 
         async def mutate() -> AgentToolResult:
@@ -112,6 +112,8 @@ def create_write_tool(*, operations: WriteOperations | None = None) -> ToolDefin
         return content, AgentToolResult(content=[TextContent(text=text)], details=HunkDetails(hunks=outcome))
 
     async def preview(params: WriteParams, call: ToolCallContext) -> ToolPreview:
+        from pi_rpc.tools.edit_diff import generate_unified_patch  # with the first preview
+
         absolute = resolve_to_cwd(params.path, call.cwd)
         old = await read_existing(absolute)
         verb = "Overwrite" if old is not None else "Create"

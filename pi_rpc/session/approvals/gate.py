@@ -48,16 +48,10 @@ from pi_rpc.agent import (
 )
 from pi_rpc.ai import Wire, agent_config_paths
 from pi_rpc.session.approvals.hunk_choice import select_hunks
-from pi_rpc.session.approvals.shell_commands import (
-    code_running_option,
-    command_words,
-    deny_covers,
-    literal_words,
-    normal_form,
-    shell_literal_words,
-    words_in_unparsed,
-)
 from pi_rpc.tools import EditorRequestError, ToolDefinition, real_path, resolve_to_cwd
+
+# How shell commands read as rules (session/approvals/shell_commands.py) is imported by the first
+# shell call or rule that needs it, not by the session's start.
 
 _log = logging.getLogger(__name__)
 
@@ -139,6 +133,8 @@ class PermissionRule(msgspec.Struct, frozen=True):
 
     def _allows(self, tool: str, command: str) -> bool:
         """Only one simple command of literal words, with no option that runs other code, is covered."""
+        from pi_rpc.session.approvals.shell_commands import code_running_option, literal_words, shell_literal_words
+
         words = shell_literal_words(tool, command)
         spec, prefix = self._command()
         wanted = literal_words(spec)
@@ -149,6 +145,14 @@ class PermissionRule(msgspec.Struct, frozen=True):
     def _denies(self, tool: str, command: str) -> bool:
         """Any command anywhere in the text, in normal form; a text that fails to parse is matched
         by its words, so a deny rule errs on refusing."""
+        from pi_rpc.session.approvals.shell_commands import (
+            command_words,
+            deny_covers,
+            literal_words,
+            normal_form,
+            words_in_unparsed,
+        )
+
         spec, prefix = self._command()
         wanted = literal_words(spec) or tuple(spec.split())
         if not wanted:
@@ -244,6 +248,8 @@ def suggested_rule(tool: str, args: Any) -> str:
     nothing (an empty string) for a shell tool, since the tool alone would allow every command;
     the tool for other tools."""
     if tool in SHELL_TOOLS:
+        from pi_rpc.session.approvals.shell_commands import code_running_option, shell_literal_words
+
         words = shell_literal_words(tool, _argument(args, "command") or "")
         if words is None or code_running_option(words) is not None:
             return ""
@@ -312,6 +318,8 @@ class ApprovalGate:
         cwd = self._cwd()
         workspace, folders = real_path(cwd), list(self._config_folders())
         if tool in SHELL_TOOLS:
+            from pi_rpc.session.approvals.shell_commands import shell_literal_words
+
             words = shell_literal_words(tool, _argument(args, "command") or "") or ()
             candidates = [part for word in words[1:] for part in {word, word.split("=", 1)[-1]} if part]
         elif definition is not None and definition.mutating:

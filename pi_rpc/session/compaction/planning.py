@@ -25,9 +25,7 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from pi_rpc.agent import convert_to_llm
 from pi_rpc.ai import (
-    AssistantBuilder,
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -206,16 +204,16 @@ def estimated_tokens(messages: Sequence[Message]) -> int:
     return sum(estimate_tokens(m) for m in messages)
 
 
-_OVERFLOW = re.compile(
+# Compiled by the first failed request (`re`'s cache keeps it), not with the settings.
+_OVERFLOW = (
     r"context[_ ]length[_ ]exceeded|maximum context length|prompt is too long|too many tokens|"
-    r"exceeds? the context window|input is too long|context window",
-    re.IGNORECASE,
+    r"exceeds? the context window|input is too long|context window"
 )
 
 
 def is_context_overflow(error_message: str) -> bool:
     """Whether a failed request was refused for being larger than the model's context window."""
-    return bool(_OVERFLOW.search(error_message))
+    return bool(re.search(_OVERFLOW, error_message, re.IGNORECASE))
 
 
 def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
@@ -319,6 +317,8 @@ def plan_compaction(
 
 def serialize_conversation(messages: Sequence[Message]) -> str:
     """The conversation as labelled plain text, for the summariser to read rather than continue."""
+    from pi_rpc.agent import convert_to_llm  # with the first summary, not the settings
+
     parts: list[str] = []
     for message in convert_to_llm(messages):  # what the model read, as Pi's summariser reads it
         match message:
@@ -385,6 +385,8 @@ async def _ask(
     context = Context(
         system_prompt=SUMMARIZER_SYSTEM_PROMPT, tools=[], messages=[UserMessage(content=[TextContent(text=prompt)])]
     )
+
+    from pi_rpc.ai import AssistantBuilder
 
     async def produce() -> AssistantMessage:
         return await stream(model, context, options, AssistantBuilder(model, lambda event: None))

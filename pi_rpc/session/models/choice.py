@@ -18,35 +18,33 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from importlib import resources
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from pi_rpc.ai import (
     DEFAULT_ENDPOINT_API,
     DEFAULT_MODEL_IDS,
-    FAUX_MODEL,
     ConfigError,
-    FauxProvider,
     HttpClients,
     KnownApi,
     Model,
-    ModelListError,
     ModelRegistry,
-    ScriptError,
-    ServerModel,
     ThinkingLevel,
     api_declaration,
-    describe_server_models,
     get_stream_fn,
     key_variables,
-    load_script,
     not_found_hint,
-    server_model_details,
 )
+from pi_rpc.session.configuration.config import ModelChoice
 from pi_rpc.session.models.patterns import ScopedModel, resolve_cli_model, resolve_model_scope
-from pi_rpc.session.session import ModelChoice
 from pi_rpc.tools import PROVIDER_KEY_VARS
+
+if TYPE_CHECKING:
+    from pi_rpc.ai import ServerModel
+
+# The scripted model (ai/providers/faux.py) and the question a server is asked for its models
+# (ai/server_models.py) are imported by the start that uses them: most starts use neither.
 
 _log = logging.getLogger(__name__)
 
@@ -56,10 +54,14 @@ class ModelSetupError(ValueError):
 
 
 def demo_script_path() -> str:
+    from importlib import resources
+
     return str(resources.files("pi_rpc.demo").joinpath("script.json"))
 
 
 def scripted_choice(script_path: str | None = None) -> ModelChoice:
+    from pi_rpc.ai import FAUX_MODEL, FauxProvider, ScriptError, load_script
+
     try:
         script = load_script(script_path or demo_script_path())
     except ScriptError as exc:
@@ -150,6 +152,8 @@ def starting_model(
 def _endpoint_choice(
     base_url: str, api: KnownApi, provider: str | None, model_id: str | None, api_key_env: str | None
 ) -> ModelChoice:
+    from pi_rpc.ai import ServerModel, server_model_details
+
     base_url = base_url.rstrip("/")
     key = _endpoint_key(base_url, api, api_key_env)
     listed = _only_server_model(base_url, api, key) if model_id is None else ServerModel(model_id)
@@ -193,6 +197,8 @@ def _endpoint_key(base_url: str, api: str, api_key_env: str | None) -> str | Non
 
 
 def _only_server_model(base_url: str, api: str, key: str | None) -> ServerModel:
+    from pi_rpc.ai import ModelListError, describe_server_models
+
     if not api_declaration(api).lists_models:
         raise ModelSetupError(f"--base-url with --api {api} needs --model")
     try:
@@ -252,6 +258,8 @@ def model_resolvers(
         except ModelSetupError:
             models = []
         if initial is not None and initial.scripted:
+            from pi_rpc.ai import FAUX_MODEL
+
             models = [FAUX_MODEL, *models]
         return models
 

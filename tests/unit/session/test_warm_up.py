@@ -24,7 +24,20 @@ from pi_rpc.ai.clients import HttpClients
 from pi_rpc.cli import build_parser, build_session_config
 from pi_rpc.session.warm_up import first_prompt_steps, run_warm_up
 
-WATCHED = ("httpx", "jsonschema", "pi_rpc.ai.providers.openai_completions", "click", "pygments", "xml.sax")
+# What the session's start leaves to the first prompt (tests/unit/test_startup_imports.py), and
+# what the daemon never uses.
+FIRST_PROMPT = (
+    "httpx",
+    "jsonschema",
+    "pi_rpc.agent.loop",
+    "pi_rpc.agent.tool_calls",
+    "pi_rpc.ai.coercion",
+    "pi_rpc.ai.providers.openai_completions",
+    "pi_rpc.ai.stream",
+    "pi_rpc.tools.output",
+    "pi_rpc.tools.supervisor",
+)
+WATCHED = (*FIRST_PROMPT, "click", "pygments", "xml.sax")
 
 def loaded():
     return sorted(name for name in WATCHED if name in sys.modules)
@@ -51,7 +64,7 @@ config = build_session_config(args, http)
 before = {"loaded": loaded(), "clients": len(http), "supervisors": len(supervisors())}
 anyio.run(run_warm_up, first_prompt_steps(config), 0)
 after = {"loaded": loaded(), "clients": len(http), "supervisors": len(supervisors())}
-print(json.dumps({"before": before, "after": after}))
+print(json.dumps({"before": before, "after": after, "first_prompt": FIRST_PROMPT}))
 """
 
 
@@ -64,7 +77,7 @@ def test_the_warm_up_loads_what_the_first_prompt_needs_and_starts_the_supervisor
     assert report["before"] == {"loaded": [], "clients": 0, "supervisors": 0}
     # Not httpx's command-line client (click, pygments) nor xml.sax: the daemon never uses them.
     assert report["after"] == {
-        "loaded": ["httpx", "jsonschema", "pi_rpc.ai.providers.openai_completions"],
+        "loaded": sorted(report["first_prompt"]),
         "clients": 1,  # made, not connected: 127.0.0.1:9 (discard) was never dialled
         "supervisors": 1,
     }
@@ -106,6 +119,22 @@ async def test_a_helper_process_starts_at_once_and_the_rest_waits_for_the_delay(
     with anyio.move_on_after(0.2):
         await run_warm_up([lambda: ran.append("import"), AtOnce(ran.append, "supervisor")], after_s=30)
     assert ran == ["supervisor"]
+
+
+@pytest.mark.anyio
+async def test_a_helper_process_waits_for_the_first_answer() -> None:
+    """On a machine with two cores, a Python booting beside the daemon's start delays its
+    handshake: the supervisor starts once the first answer is out (or the delay has passed)."""
+    ran: list[str] = []
+    answered = anyio.Event()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(run_warm_up, [AtOnce(ran.append, "supervisor")], 30, None, answered.wait)
+        await anyio.sleep(0.05)
+        assert ran == []
+        answered.set()
+        await anyio.sleep(0.05)
+        assert ran == ["supervisor"]
+        tasks.cancel_scope.cancel()
 
 
 @pytest.mark.anyio
