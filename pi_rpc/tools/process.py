@@ -38,7 +38,6 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from pi_rpc.tools.supervisor import fd_bytes, received_fds
 from pi_rpc.tools.tool_env import helper_process_env
 
 log = logging.getLogger(__name__)
@@ -340,6 +339,10 @@ class _Supervisor:
     def send(self, fds: list[int]) -> None:
         """Hand one command's descriptors to a spare keeper, else to the supervisor, which forks a
         keeper for it (a retry starts a new supervisor)."""
+        # The supervisor's own module (with its ctypes) is loaded by the first command, not by
+        # the daemon's start.
+        from pi_rpc.tools.supervisor import fd_bytes
+
         message = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fd_bytes(fds))]
         with self._lock:
             for attempt in (1, 2):
@@ -380,6 +383,8 @@ class _Supervisor:
 
     def _receive_spares(self, control: socket.socket) -> None:
         """Take the spares' request sockets the supervisor has sent, without waiting."""
+        from pi_rpc.tools.supervisor import received_fds
+
         while True:
             try:
                 message, fds = received_fds(control, socket.MSG_DONTWAIT)
