@@ -380,6 +380,10 @@ async def acp_front(workspace: Path, home: Path, script: Path) -> AsyncIterator[
 # --- LSP: pytest-lsp's client, picking through window/showMessageRequest -------------------------
 
 
+# How the LSP server's message about a rewind begins (pi_rpc/modes/lsp/rewind.py).
+REPORTS = ("Pi rewound", "Rewound")
+
+
 class LspFront:
     complete = False
 
@@ -404,9 +408,11 @@ class LspFront:
         return await self.client.workspace_execute_command_async(params)
 
     async def prompt(self, text: str) -> None:
-        ends = self._ends()
+        """The run, until the user has its answer: the progress ends, then the answer's document
+        is shown (after the end, so a rewind asked at the end alone could see it arrive)."""
+        ends, documents = self._ends(), len(self.client.shown_documents)
         await self.execute("pi.prompt", text)
-        await self._until(lambda: self._ends() > ends)
+        await self._until(lambda: self._ends() > ends and len(self.client.shown_documents) > documents)
 
     async def checkpoints(self) -> list[tuple[str, dict[str, str]]]:
         """The choices the first question offers (then dismissed): each message and its files."""
@@ -426,14 +432,15 @@ class LspFront:
         shown = len(self.client.messages), len(self.client.shown_documents)
         self.answers = [f"{number}. ", "Files only", "Restore anyway" if force else "Keep my changes"]
         await self.execute("pi.rewind")
-        await self._until(
-            lambda: any(m.message.startswith(("Pi rewound", "Rewound")) for m in self.client.messages[shown[0] :])
+        report = await self._until(
+            lambda: next((m.message for m in self.client.messages[shown[0] :] if m.message.startswith(REPORTS)), None)
         )
-        documents = self.client.shown_documents[shown[1] :]
-        if documents:  # conflicts: the report with their diffs is a document the editor opens
-            path = lsp_path(documents[-1].uri)
-            return report_outcome(path.read_text().split("\n\n", 1)[1])
-        return report_outcome(self.client.messages[-1].message)
+        # conflicts: the report with their diffs is a document the editor opens (told by its heading)
+        for document in self.client.shown_documents[shown[1] :]:
+            heading, _, body = lsp_path(document.uri).read_text().partition("\n\n")
+            if heading == "# Rewind conflicts":
+                return report_outcome(body)
+        return report_outcome(report)
 
 
 def lsp_path(uri: str) -> Path:
