@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pi_rpc.demo.rpc_client import DaemonClient
+from pi_rpc.demo.sample_project import copy_sample_project
 from pi_rpc.session import ModelSetupError, demo_script_path, starting_model
-
-WORKSPACE = Path(__file__).resolve().parent / "workspace"
 
 PROMPTS = [
     "Show me around this project.",
@@ -147,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     code = 0
     client: DaemonClient | None = None
     try:
-        shutil.copytree(WORKSPACE, scratch, dirs_exist_ok=True)
+        copy_sample_project(scratch)
         # --no-session: the scratch workspace is thrown away, so its transcript need not be kept.
         client = DaemonClient(
             ["--cwd", str(scratch), "--no-session", *_demo_model_args()], on_notification=renderer, stderr=None

@@ -28,10 +28,10 @@ from typing import Any
 import msgspec
 
 from pi_rpc.demo.rpc_client import DaemonClient
+from pi_rpc.demo.sample_project import copy_sample_project
 
 ROOT = Path(__file__).resolve().parents[2]
 TRANSCRIPTS = ROOT / "protocol" / "transcripts"
-WORKSPACE = Path(__file__).resolve().parent / "workspace"
 SCRIPT = TRANSCRIPTS / "script.json"
 _TEMP_LOG = re.compile(r"/[^\s\]\"]*pi-(?:bash|output|powershell)-[0-9a-f]{16}\.log")
 
@@ -129,7 +129,7 @@ def run_scenario(
     """Run a conversation on a fresh workspace; returns every message in wire order, normalised.
     `answers`: what the client answers to the daemon's requests, by method, in order."""
     workspace = tempfile.mkdtemp(prefix="pi-rpc-transcript-")
-    shutil.copytree(WORKSPACE, workspace, dirs_exist_ok=True)
+    copy_sample_project(workspace)
     entries: list[Json] = []
     queued = {method: list(results) for method, results in (answers or {}).items()}
     client = DaemonClient(["--cwd", workspace, "--script", str(SCRIPT), *ARGS], framing=framing)
