@@ -357,9 +357,9 @@ def _fmt(value: float | None, unit: str, failed: bool) -> str:
 
 def render(contenders: list[Contender], pi: Contender | None, pi_note: str) -> str:
     """A row per metric: each daemon's median, then each pi-rpc's ratio to Pi."""
-    ours = [c for c in contenders if c is not pi]
+    rated = [c for c in contenders if c is not pi] if pi is not None else []  # no ratios without Pi
     names = [c.name for c in contenders]
-    ratio_names = [f"{c.name}/Pi" for c in ours] if pi is not None else []
+    ratio_names = [f"{c.name}/Pi" for c in rated]
     head = f"{'workload':<44}" + "".join(f" {name:>13}" for name in names)
     head += "".join(f" {name:>{max(10, len(name))}}" for name in ratio_names)
     lines = [head, "-" * len(head)]
@@ -368,7 +368,7 @@ def render(contenders: list[Contender], pi: Contender | None, pi_note: str) -> s
         cells = [_fmt(c.figures.median(metric), unit, prefix in c.figures.failures) for c in contenders]
         theirs = pi.figures.median(metric) if pi is not None else None
         ratios = []
-        for contender, name in zip(ours, ratio_names, strict=True):
+        for contender, name in zip(rated, ratio_names, strict=True):
             mine = contender.figures.median(metric)
             text = f"{mine / theirs:.3f}" if mine is not None and theirs else "-"
             ratios.append(f"{text:>{max(10, len(name))}}")
