@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 
+from .conftest import require_daemon
+
 pytestmark = pytest.mark.nvim
 
 
 def test_checkhealth_shows_the_doctor_report(make_editor: Any) -> None:
+    require_daemon()  # the report is the checkout's own pi-rpc's, as the other Neovim tests run it
     ed = make_editor()
     ed.nvim.command("checkhealth pi_rpc")
     text = "\n".join(ed.nvim.current.buffer[:])
