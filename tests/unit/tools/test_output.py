@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_rpc.tools.bash import format_output
-from pi_rpc.tools.output import OutputAccumulator
+from pi_rpc.tools.output import OutputAccumulator, OutputSnapshot
 from pi_rpc.tools.process import ProcessTable, run_process_group
 from pi_rpc.tools.truncate import DEFAULT_MAX_BYTES, truncate_tail
 
@@ -148,6 +148,22 @@ def test_huge_last_line_ending_in_newline_is_shown(tmp_path: os.PathLike[str]) -
     assert text.endswith(f"[Showing last 50.0KB of line 2 (line is 293.0KB). Full output: {snap.full_output_path}]")
 
 
+def _fed_in_chunks(
+    data: bytes, cuts: list[int], max_lines: int, max_bytes: int
+) -> tuple[OutputAccumulator, OutputSnapshot]:
+    """`data` appended in pieces of the `cuts` sizes (the rest at once), finished, and its snapshot."""
+    acc = OutputAccumulator(max_lines=max_lines, max_bytes=max_bytes)
+    pos = 0
+    for size in cuts:
+        acc.append(data[pos : pos + size])
+        pos += size
+    acc.append(data[pos:])
+    acc.finish()
+    snap = acc.snapshot()
+    acc.close_temp_file()
+    return acc, snap
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.text(alphabet=st.sampled_from(["x", "\n", "é", "€", "😀"]), max_size=300),
@@ -159,15 +175,7 @@ def test_huge_last_line_ending_in_newline_is_shown(tmp_path: os.PathLike[str]) -
 def test_any_chunking_matches_one_shot_truncation(text: str, cuts: list[int], max_lines: int, max_bytes: int) -> None:
     """spec 10.2-10.6: however the bytes are chunked, snapshots equal truncate_tail of the whole."""
     data = text.encode()
-    acc = OutputAccumulator(max_lines=max_lines, max_bytes=max_bytes)
-    pos = 0
-    for size in cuts:
-        acc.append(data[pos : pos + size])
-        pos += size
-    acc.append(data[pos:])
-    acc.finish()
-    snap = acc.snapshot()
-    acc.close_temp_file()
+    acc, snap = _fed_in_chunks(data, cuts, max_lines, max_bytes)
     expected_last = len(text.rstrip("\n").rsplit("\n", 1)[-1].encode()) if text.rstrip("\n") else 0
     if text.endswith("\n\n"):
         expected_last = 0  # the last line is empty
@@ -211,15 +219,7 @@ def test_invalid_utf8_in_any_chunking_matches_one_shot_decoding(
     snapshot; with bytes that are not UTF-8 anywhere (one U+FFFD each, three bytes), the result is
     still truncate_tail of the whole output decoded at once."""
     data = b"".join(pieces)
-    acc = OutputAccumulator(max_lines=max_lines, max_bytes=max_bytes)
-    pos = 0
-    for size in cuts:
-        acc.append(data[pos : pos + size])
-        pos += size
-    acc.append(data[pos:])
-    acc.finish()
-    snap = acc.snapshot()
-    acc.close_temp_file()
+    acc, snap = _fed_in_chunks(data, cuts, max_lines, max_bytes)
     if snap.full_output_path is not None:
         os.unlink(snap.full_output_path)
     text = data.decode("utf-8", errors="replace")
