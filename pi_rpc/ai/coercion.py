@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # jsonschema is imported on the first tool call (pi_rpc/ai/validation.py)
-    from jsonschema.protocols import Validator
+if TYPE_CHECKING:  # the validator is compiled on the first tool call (pi_rpc/ai/validation.py)
+    from pi_rpc.ai.plain_schema import SubschemaCheck
 
 from pi_rpc.ai.js_values import (
     JS_SPACE,
@@ -39,7 +39,7 @@ _MAX_DEPTH = 200  # guards walks over self-referencing `$ref`s that consume no d
 class SchemaWalker:
     """Walks one schema alongside a value it owns, resolving the schema's own `$ref`s."""
 
-    def __init__(self, root: Schema, validator: Validator) -> None:
+    def __init__(self, root: Schema, validator: SubschemaCheck) -> None:
         self.root = root
         self.validator = validator
 

@@ -4,7 +4,8 @@ Two kinds of parameter schema exist (spec 19.4): a msgspec Struct (the counterpa
 built-in tool schemas) comes back as an instance of the Struct, a plain JSON Schema dict
 (extensions, MCP, clients) as a dict. Since Pi 1.5.0 (pi-schema) both get the same three passes:
 optional `null`s dropped (3.3.2), TypeBox's conversion (3.4), AJV-style coercion (3.5). Then
-`jsonschema` checks the value, and a failure is explained in pi-schema's words
+the compiled schema checks the value (`pi_rpc/ai/plain_schema.py` for the plain schemas the built-in
+tools have, `jsonschema` for the rest), and a failure is explained in pi-schema's words
 (`pi_rpc/ai/schema_errors.py`) so the model can fix its call.
 """
 
@@ -19,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
-
     from pi_rpc.ai.coercion import Schema, SchemaWalker
+    from pi_rpc.ai.plain_schema import SubschemaCheck
 
 # The schema export (`json_schema_of`) is what a daemon needs to list its tools; the checking
-# (coercion, the error report, jsonschema) is loaded by the first call's arguments, or the warm-up.
+# (coercion, the error report, jsonschema for a schema that needs it) is loaded by the first
+# call's arguments, or the warm-up.
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +91,12 @@ def json_schema_of(parameters: type[msgspec.Struct] | dict[str, Any]) -> dict[st
 # --- compiled validators ------------------------------------------------------------------------
 
 
-def _compile(schema: Schema) -> Validator | None:
-    import jsonschema  # on the first tool call, not at the daemon's start
+def _compile(schema: Schema) -> SubschemaCheck | None:
+    from pi_rpc.ai.plain_schema import PlainValidator, covers
+
+    if covers(schema):
+        return PlainValidator(schema)
+    import jsonschema  # on the first call of a tool whose schema needs it, not at the daemon's start
     from jsonschema.exceptions import SchemaError
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -101,17 +106,17 @@ def _compile(schema: Schema) -> Validator | None:
         # Pi skips validation when its validator cannot compile the schema; do the same.
         log.warning("tool schema does not compile, arguments are not validated: %s", exc.message)
         return None
-    validator: Validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    validator: SubschemaCheck = cls(schema, format_checker=cls.FORMAT_CHECKER)
     return validator
 
 
 @functools.cache
-def _struct_validator(parameters: type[msgspec.Struct]) -> Validator | None:
+def _struct_validator(parameters: type[msgspec.Struct]) -> SubschemaCheck | None:
     return _compile(_struct_schema(parameters))
 
 
 @functools.lru_cache(maxsize=256)
-def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
+def _dict_validator(schema_text: str) -> tuple[Schema, SubschemaCheck | None]:
     # Keyed by the schema's JSON text: dicts cannot be weakly referenced, and an id() key would go
     # stale if a client mutated its schema in place. The decoded copy is ours and never changes.
     from pi_rpc.ai.schema_errors import reject_unresolved_refs
@@ -121,8 +126,8 @@ def _dict_validator(schema_text: str) -> tuple[Schema, Validator | None]:
 
 
 def prepare_validator(parameters: type[msgspec.Struct] | dict[str, Any]) -> None:
-    """Compile (and keep) the validator of these parameters now, jsonschema's import and the
-    coercion every check walks with included, rather than at the tool's first call."""
+    """Compile (and keep) the validator of these parameters now, the coercion every check walks
+    with (and jsonschema, if the schema needs it) included, rather than at the tool's first call."""
     from pi_rpc.ai.coercion import SchemaWalker  # noqa: F401 - imported for its module
 
     if isinstance(parameters, dict):

@@ -2,9 +2,10 @@
 
 Start-up imports only what the handshake needs (`initialize`, Pi mode's `get_state`: the daemon
 answers sooner and sits smaller), so the first prompt used to pay for the rest: the agent loop,
-the model's provider module and httpx, jsonschema and each active tool's compiled validator, the
-HTTP client of the model's endpoint (its CA bundle, for https), the shell tools' process
-supervisor and output accumulator, about 100 ms on the first turn. An editor starts the daemon
+the model's provider module and httpx, each active tool's compiled validator (and jsonschema, for
+a schema that needs more than `pi_rpc/ai/plain_schema.py` checks), the HTTP client of the model's
+endpoint (its CA bundle, for https), the shell tools' process supervisor and output accumulator,
+about 100 ms on the first turn. An editor starts the daemon
 well before the user's first prompt, so that work is done once the daemon has been up for
 `WARM_UP_AFTER_S`, one step per pass of the event loop; the supervisor, a process of its own, is
 started as soon as the daemon has answered its first request (`AtOnce`) and boots meanwhile.

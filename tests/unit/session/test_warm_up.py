@@ -28,16 +28,17 @@ from pi_rpc.session.warm_up import first_prompt_steps, run_warm_up
 # what the daemon never uses.
 FIRST_PROMPT = (
     "httpx",
-    "jsonschema",
     "pi_rpc.agent.loop",
     "pi_rpc.agent.tool_calls",
     "pi_rpc.ai.coercion",
+    "pi_rpc.ai.plain_schema",
     "pi_rpc.ai.providers.openai_completions",
     "pi_rpc.ai.stream",
     "pi_rpc.tools.output",
     "pi_rpc.tools.supervisor",
 )
-WATCHED = (*FIRST_PROMPT, "click", "pygments", "xml.sax")
+# jsonschema: the built-in tools' schemas are plain ones (pi_rpc/ai/plain_schema.py).
+WATCHED = (*FIRST_PROMPT, "click", "pygments", "xml.sax", "jsonschema")
 
 def loaded():
     return sorted(name for name in WATCHED if name in sys.modules)
@@ -75,7 +76,8 @@ def test_the_warm_up_loads_what_the_first_prompt_needs_and_starts_the_supervisor
     )
     report = json.loads(done.stdout)
     assert report["before"] == {"loaded": [], "clients": 0, "supervisors": 0}
-    # Not httpx's command-line client (click, pygments) nor xml.sax: the daemon never uses them.
+    # Not httpx's command-line client (click, pygments) nor xml.sax: the daemon never uses them;
+    # not jsonschema: no built-in tool's schema needs it.
     assert report["after"] == {
         "loaded": sorted(report["first_prompt"]),
         "clients": 1,  # made, not connected: 127.0.0.1:9 (discard) was never dialled
