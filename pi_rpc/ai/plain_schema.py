@@ -2,12 +2,12 @@
 
 Every built-in tool's parameters, and most MCP servers', are objects of typed properties: the
 keywords `type`, `properties`, `required`, `items` and `additionalProperties`, with descriptions.
-jsonschema would check those too, but importing it costs a daemon 3.4 MB of memory for as long as
-it lives and the first tool call 40-80 ms. A schema made of these keywords alone is checked here,
-with JSON Schema 2020-12's meaning (jsonschema's default draft); any other keyword, a `$schema`,
-or a keyword whose value the metaschema would refuse sends the schema to jsonschema instead, so a
-covered schema is one jsonschema accepts and judges the same way
-(tests/unit/ai/test_plain_schema.py compares the two).
+jsonschema would check those too, but importing it costs a daemon 2-3 MB of memory for as long as
+it lives, and a tool call that comes before the warm-up about 0.1 s. A schema made of these
+keywords alone is checked here, with JSON Schema 2020-12's meaning (jsonschema's default draft);
+any other keyword, a `$schema`, or a keyword whose value the metaschema would refuse sends the
+schema to jsonschema instead, so a covered schema is one jsonschema accepts and judges the same
+way (tests/unit/ai/test_plain_schema.py compares the two).
 """
 
 from __future__ import annotations

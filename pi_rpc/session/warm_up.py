@@ -5,10 +5,10 @@ answers sooner and sits smaller), so the first prompt used to pay for the rest: 
 the model's provider module and httpx, each active tool's compiled validator (and jsonschema, for
 a schema that needs more than `pi_rpc/ai/plain_schema.py` checks), the HTTP client of the model's
 endpoint (its CA bundle, for https), the shell tools' process supervisor and output accumulator,
-about 100 ms on the first turn. An editor starts the daemon
-well before the user's first prompt, so that work is done once the daemon has been up for
-`WARM_UP_AFTER_S`, one step per pass of the event loop; the supervisor, a process of its own, is
-started as soon as the daemon has answered its first request (`AtOnce`) and boots meanwhile.
+about 100 ms on the first turn. An editor starts the daemon well before the user's first prompt,
+so that work is done once the daemon has been up for `WARM_UP_AFTER_S`, one step per pass of the
+event loop; the supervisor, a process of its own, is started as soon as the daemon has answered
+its first request (`AtOnce`) and boots meanwhile.
 
 Nothing here reaches the network or runs anything of the user's: no connection is opened, and the
 supervisor runs no command until one is asked for. A step that fails is logged and skipped; the
