@@ -8,6 +8,11 @@ import { coalesceEvents } from "../common/chatModel";
 /** How long events wait to be sent together to the webview. */
 const BATCH_MS = 16;
 
+/** The `pi.chatFocused` context, under which the chat's own keys (Alt+Up, Alt+Down, …) are bound. */
+function setChatFocused(focused: boolean): Thenable<unknown> {
+  return vscode.commands.executeCommand("setContext", "pi.chatFocused", focused);
+}
+
 export interface ChatViewHandler {
   (message: ViewToHost): void | Promise<void>;
 }
@@ -40,6 +45,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
         this.ready = true;
         this.onReady();
         for (const waiter of this.readyWaiters.splice(0)) waiter();
+      } else if (message.type === "focus") {
+        // The view's own state, with or without a folder open: no session handles it.
+        void setChatFocused(message.focused);
       } else if (message.type === "testResult") {
         this.testWaiters.get(message.id)?.(message.texts);
         this.testWaiters.delete(message.id);
@@ -52,6 +60,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidDispose(() => {
       this.view = undefined;
       this.ready = false;
+      // A view closed with the focus in it sends no blur: its keys must not outlive it.
+      void setChatFocused(false);
     });
   }
 

@@ -143,9 +143,6 @@ export function activate(context: vscode.ExtensionContext): PiApi {
         await vscode.commands.executeCommand(message.command);
         return;
       }
-      case "focus":
-        await vscode.commands.executeCommand("setContext", "pi.chatFocused", message.focused);
-        return;
       case "mentions":
         chatView.post({ type: "mentions", requestId: message.requestId, items: await mentionCandidates(session.folder, message.query, terminal) });
         return;

@@ -410,3 +410,6 @@ window.addEventListener("blur", () => post({ type: "focus", focused: false }));
 
 render();
 post({ type: "ready" });
+// The view may have been focused before this script ran (Pi: Open Chat focuses it), when no focus
+// event will come: the keys' context starts from the focus as it is.
+post({ type: "focus", focused: document.hasFocus() });
