@@ -9,7 +9,7 @@ import { StreamingMarkdown } from "./markdown";
 import { actionButtons, renderNotice } from "./notice";
 import { renderToolCard } from "./toolCard";
 import { isAuthError, SET_API_KEY } from "../common/errors";
-import { moveCardFocus } from "./cardFocus";
+import { moveCardFocus, replaceCard } from "./cardFocus";
 import { MentionPicker } from "./mentionPicker";
 import { contextRefs, typedText } from "../common/mentions";
 
@@ -84,14 +84,8 @@ function schedule(): void {
   });
 }
 
-/** A redrawn card that still asks keeps the rejection reason being typed (and its focus). */
-function keepReason(old: HTMLElement, fresh: HTMLElement): void {
-  const typed = old.querySelector<HTMLInputElement>(".approval-reason");
-  const next = fresh.querySelector<HTMLInputElement>(".approval-reason");
-  if (!typed || !next || !typed.value) return;
-  next.value = typed.value;
-  if (document.activeElement === typed) queueMicrotask(() => next.focus());
-}
+/** The revision each drawn tool card shows: a card is redrawn only when its own revision moves. */
+const cardRevs = new WeakMap<HTMLElement, number>();
 
 /** Returns true when a block has work left for the next frame. */
 function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks?: (StreamingMarkdown | HTMLElement)[] }): boolean {
@@ -101,11 +95,12 @@ function renderAssistant(item: AssistantItem, entry: { node: HTMLElement; blocks
     let view = entry.blocks![i];
     if (block.kind === "toolCall") {
       const card = chat.cards[block.cardKey];
+      // A sibling's update leaves this card's DOM alone: its open result, focus ring and focus.
+      if (view instanceof HTMLElement && card && cardRevs.get(view) === card.rev) return;
       const fresh = card ? renderToolCard(card) : el("div");
-      if (view instanceof HTMLElement) {
-        keepReason(view, fresh);
-        view.replaceWith(fresh);
-      } else entry.node.append(fresh);
+      if (card) cardRevs.set(fresh, card.rev);
+      if (view instanceof HTMLElement) replaceCard(view, fresh);
+      else entry.node.append(fresh);
       entry.blocks![i] = fresh;
       return;
     }

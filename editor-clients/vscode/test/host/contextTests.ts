@@ -146,6 +146,33 @@ export function contextTests(host: ContextTestHost): [string, () => Promise<void
       assert.equal((await host.query(".tool.card-focused")).length, 1);
     }],
 
+    ["a card keeps its focus ring while it streams output, and while the card beside it does", async () => {
+      const focused = async () => (await host.query(".tool.card-focused .tool-summary"))[0];
+      // The live tail shows the last lines only: the newest tick printed is the one to compare.
+      const ticked = (n: number) => async () =>
+        Math.max(0, ...[...(await host.query(".tool[data-tool=bash] .tool-output.live")).join("").matchAll(/tick (\d+)/g)].map((m) => Number(m[1]))) >= n;
+      await vscode.commands.executeCommand("pi.focusChat");
+      await host.query("textarea.input", { type: "cards while streaming" });
+      await vscode.commands.executeCommand("pi.send");
+      await host.until("the bash card's live output", ticked(3));
+      const [read, bash] = (await host.query(".tool .tool-summary")).slice(-2);
+      assert.equal(read, "README.md");
+      // Next Card stops at the last card, wherever an earlier test left the ring.
+      await host.until("the running bash card focused", async () => {
+        if ((await focused()) === bash) return true;
+        await vscode.commands.executeCommand("pi.nextCard");
+        return false;
+      });
+      await host.until("more of its output", ticked(15));
+      assert.equal(await focused(), bash, "the ring stays on the card as it redraws");
+      await vscode.commands.executeCommand("pi.previousCard");
+      await host.until("the read card focused", async () => (await focused()) === read);
+      await host.until("more output beside it", ticked(30));
+      assert.equal(await focused(), read, "the ring stays while the card beside it redraws");
+      await host.until("the run to end", () => !host.session().chat.running, 30_000);
+      assert.deepEqual(await host.query(".tool.card-focused .tool-summary"), [read]);
+    }],
+
     ["Accept and Reject answer the waiting call from the keyboard commands", async () => {
       const note = join(host.folder(), "kbd-note.txt");
       await host.setPolicy("ask");
